@@ -1,0 +1,40 @@
+# mcpstack: the two commands a newcomer needs are `make run` and `make test`.
+GO ?= go
+GOFLAGS_TEST ?= -race -count=1 -timeout 9m
+
+.PHONY: all generate check-generate test test-short lint fmt vet bench-ingress fuzz
+
+all: generate test
+
+## generate: compile schema/ into generated/ (never edit generated/ by hand)
+generate:
+	$(GO) run ./gen
+
+## check-generate: fail when generated/ does not match schema/ and gen/
+check-generate:
+	$(GO) run ./gen -check
+
+## test: gofmt, vet, and every test with the race detector
+test: fmt vet
+	$(GO) test $(GOFLAGS_TEST) ./...
+
+test-short:
+	$(GO) test -short ./...
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+lint: fmt vet
+
+## bench-ingress: the ingress benchmark against its encoding/json baseline
+bench-ingress:
+	$(GO) test -run '^$$' -bench 'Ingress' -benchmem -count 5 ./generated/mcp/
+
+## fuzz: run each fuzz target for FUZZTIME (default 20s)
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME) ./generated/mcp/

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// revisionPackage is the Go package name of a revision: mcp20251125.
+func revisionPackage(rev string) string {
+	return "mcp" + strings.ReplaceAll(rev, "-", "")
+}
+
+// revision emits generated/<pkg>/spec_gen.go: the revision's method table and
+// its schemas, compiled once on first use.
+func (c *canonical) revision(rs *revisionSchema) *file {
+	f := newFile()
+	f.use(wirePkg)
+	f.use(schemaPkg)
+	f.p("// Revision is the MCP protocol revision of this package.")
+	f.p("const Revision = %q\n", rs.Name)
+	f.p("// SchemaHash identifies the schema files this package was generated from.")
+	f.p("const SchemaHash = %q\n", rs.Hash)
+	f.p("// Spec is the method table and the validators of revision %s.", rs.Name)
+	f.p("var Spec = wire.NewSpec(Revision, %d, SchemaHash, schema.FS, map[string]wire.Method{", rs.Index)
+	for _, me := range c.m.Methods {
+		rm := me.Revs[rs.Index]
+		if !rm.Present {
+			continue
+		}
+		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v},",
+			me.Name, me.Name, rm.Request, rm.Result, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired)
+	}
+	f.p("})")
+	return f
+}
+
+// registry emits generated/revisions_gen.go: every revision in one list.
+func (c *canonical) registry() *file {
+	f := newFile()
+	f.use(wirePkg)
+	for _, rs := range c.m.Revisions {
+		f.use("github.com/mcpstack/mcpstack/generated/" + revisionPackage(rs.Name))
+	}
+	f.p("// Specs lists every supported revision, oldest first.")
+	f.p("var Specs = []*wire.Spec{")
+	for _, rs := range c.m.Revisions {
+		f.p("\t%s.Spec,", revisionPackage(rs.Name))
+	}
+	f.p("}\n")
+	f.p("// Lookup returns the spec of a revision, or nil when it is not supported.")
+	f.p("func Lookup(revision string) *wire.Spec {")
+	f.p("\tfor _, s := range Specs {\n\t\tif s.Revision == revision {\n\t\t\treturn s\n\t\t}\n\t}\n\treturn nil\n}\n")
+	f.p("// Latest is the newest supported revision.")
+	f.p("func Latest() *wire.Spec { return Specs[len(Specs)-1] }")
+	return f
+}
+
+// provenance is the second header line of a revision's files.
+func provenance(rs *revisionSchema) string {
+	return fmt.Sprintf("Source: schema/%s (MCP revision %s, schema hash %s).", rs.Name, rs.Name, rs.Hash)
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// buildModel lowers every revision and merges the declarations by name into
+// one canonical model. Where revisions disagree on a type the canonical type
+// is the one that can hold every revision's values: integer and number merge
+// to number, a free-form object and a struct to the struct (it keeps unknown
+// members), two declared types to the newest; anything else becomes a
+// free-form value.
+func buildModel(revs []*revisionSchema) (*model, error) {
+	m := &model{Revisions: revs, Decls: map[string]*decl{}}
+	n := len(revs)
+	perRev := make([]map[string]*decl, n)
+	for i, rs := range revs {
+		decls, err := buildRevision(rs, n)
+		if err != nil {
+			return nil, err
+		}
+		perRev[i] = decls
+	}
+	for _, decls := range perRev { // oldest first: newer revisions win conflicts
+		for _, name := range sortedKeys(decls) {
+			d := decls[name]
+			cur, ok := m.Decls[name]
+			if !ok {
+				m.Decls[name] = d
+				continue
+			}
+			m.Decls[name] = mergeDecl(cur, d)
+		}
+	}
+	for _, d := range m.Decls {
+		for _, f := range d.Fields {
+			f.Required = true
+			for i := range f.revs {
+				if d.Revs[i] && (!f.revs[i] || !f.required[i]) {
+					f.Required = false
+				}
+			}
+			if f.Const != "" && !f.Required {
+				// An optional constant is still a value callers may set.
+				f.Const = ""
+			}
+		}
+	}
+	if err := m.buildMethods(); err != nil {
+		return nil, err
+	}
+	m.prune()
+	return m, nil
+}
+
+func mergeDecl(old, cur *decl) *decl {
+	for i := range old.Revs {
+		cur.Revs[i] = cur.Revs[i] || old.Revs[i]
+		if cur.revFields[i] == nil {
+			cur.revFields[i] = old.revFields[i]
+		}
+	}
+	cur.Named = cur.Named || old.Named
+	if cur.Doc == "" {
+		cur.Doc, cur.Ref = old.Doc, old.Ref
+	}
+	if old.Kind != cur.Kind {
+		return cur // the newest revision's shape wins
+	}
+	switch cur.Kind {
+	case dStruct:
+		byJSON := map[string]*field{}
+		for _, f := range cur.Fields {
+			byJSON[f.JSON] = f
+		}
+		for _, of := range old.Fields {
+			f, ok := byJSON[of.JSON]
+			if !ok {
+				cur.Fields = append(cur.Fields, of)
+				continue
+			}
+			for i := range of.revs {
+				f.revs[i] = f.revs[i] || of.revs[i]
+				f.required[i] = f.required[i] || of.required[i]
+			}
+			if f.Const != of.Const {
+				f.Const = ""
+			}
+			f.Type = mergeType(of.Type, f.Type)
+		}
+		sort.Slice(cur.Fields, func(i, j int) bool { return cur.Fields[i].JSON < cur.Fields[j].JSON })
+	case dUnion:
+		if old.Tag != cur.Tag {
+			cur.Tag = ""
+		}
+		// A member is known by its tag in tagged unions (a renamed member
+		// keeps its tag: ResourceReference became ResourceTemplateReference),
+		// by its type otherwise.
+		key := func(mb *member) string {
+			if cur.Tag != "" {
+				return mb.Tag
+			}
+			return mb.Type
+		}
+		seen := map[string]bool{}
+		for _, mb := range cur.Members {
+			seen[key(mb)] = true
+		}
+		for _, mb := range old.Members {
+			if !seen[key(mb)] {
+				cur.Members = append(cur.Members, mb)
+			}
+		}
+	case dEnum:
+		seen := map[string]bool{}
+		for _, v := range cur.Values {
+			seen[v] = true
+		}
+		for _, v := range old.Values {
+			if !seen[v] {
+				cur.Values = append(cur.Values, v)
+			}
+		}
+	case dAlias:
+		cur.Alias = mergeType(old.Alias, cur.Alias)
+	}
+	return cur
+}
+
+// mergeType picks a type for a member whose revisions disagree (older a, newer b).
+func mergeType(a, b *goType) *goType {
+	if a.key() == b.key() {
+		return b
+	}
+	nullable := a.Nullable || b.Nullable
+	with := func(t *goType) *goType {
+		if t.Nullable == nullable {
+			return t
+		}
+		c := *t
+		c.Nullable = nullable
+		return &c
+	}
+	switch {
+	case a.Kind == b.Kind && a.Kind != kArray && a.Kind != kMap && a.Kind != kNamed:
+		return with(b)
+	case (a.Kind == kInt || a.Kind == kFloat) && (b.Kind == kInt || b.Kind == kFloat):
+		return with(&goType{Kind: kFloat})
+	case a.Kind == kArray && b.Kind == kArray:
+		return with(&goType{Kind: kArray, Elem: mergeType(a.Elem, b.Elem)})
+	case a.Kind == kMap && b.Kind == kMap:
+		return with(&goType{Kind: kMap, Elem: mergeType(a.Elem, b.Elem)})
+	case a.Kind == kNamed && b.Kind == kNamed:
+		return with(b)
+	case a.Kind == kMap && a.Elem.Kind == kAny && b.Kind == kNamed:
+		return with(b)
+	case b.Kind == kMap && b.Elem.Kind == kAny && a.Kind == kNamed:
+		return with(a)
+	}
+	return anyType
+}
+
+// buildMethods reads the method table out of each revision's message unions.
+func (m *model) buildMethods() error {
+	byName := map[string]*method{}
+	var errs []string
+	for _, rs := range m.Revisions {
+		for _, side := range []struct {
+			union  string
+			c2s    bool
+			notify bool
+		}{
+			{"ClientRequest", true, false}, {"ServerRequest", false, false},
+			{"ClientNotification", true, true}, {"ServerNotification", false, true},
+		} {
+			u := rs.Defs[side.union]
+			if u == nil {
+				continue
+			}
+			var members []string
+			if len(u.Body.AnyOf) > 0 {
+				for _, br := range u.Body.AnyOf {
+					members = append(members, refName(br.Ref))
+				}
+			} else {
+				members = []string{side.union} // 2026-07-28: a single notification
+			}
+			for _, reqName := range members {
+				def := rs.Defs[reqName]
+				mp := def.Body.Properties["method"]
+				name, _ := mp.Const.(string)
+				if name == "" {
+					errs = append(errs, fmt.Sprintf("%s: %s has no constant method", rs.Name, reqName))
+					continue
+				}
+				me := byName[name]
+				if me == nil {
+					me = &method{Name: name, Notification: side.notify, Revs: make([]revMethod, len(m.Revisions))}
+					byName[name] = me
+				}
+				rm := &me.Revs[rs.Index]
+				rm.Present = true
+				rm.Request = reqName
+				if side.c2s {
+					rm.C2S, me.C2S = true, true
+				} else {
+					rm.S2C, me.S2C = true, true
+				}
+				rm.ParamsRequired = has(def.Body.Required, "params")
+				me.Request = reqName
+				if !side.notify {
+					if def.Result == "" {
+						errs = append(errs, fmt.Sprintf("%s: request %s has no x-mcp-result", rs.Name, reqName))
+						continue
+					}
+					rm.Result = refName(def.Result)
+				}
+				// The canonical params type: the type of the request's params member.
+				if d := m.Decls[reqName]; d != nil {
+					for _, f := range d.Fields {
+						if f.JSON == "params" {
+							me.Params = f.Type
+						}
+					}
+				}
+				if rm.Result != "" {
+					me.Result = &goType{Kind: kNamed, Name: rm.Result}
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	for _, name := range sortedKeys(byName) {
+		me := byName[name]
+		me.GoName = handlerName(me.Request, me.Notification)
+		m.Methods = append(m.Methods, me)
+	}
+	return nil
+}
+
+// handlerName derives the Handler method: CallToolRequest -> CallTool,
+// CancelledNotification -> OnCancelled.
+func handlerName(def string, notification bool) string {
+	if notification {
+		return "On" + strings.TrimSuffix(def, "Notification")
+	}
+	return strings.TrimSuffix(def, "Request")
+}
+
+// prune drops inline declarations that no longer appear anywhere after the
+// merge (an older revision's inline union replaced by a named one).
+func (m *model) prune() {
+	reach := map[string]bool{}
+	var visitType func(t *goType)
+	var visit func(name string)
+	visitType = func(t *goType) {
+		for t != nil {
+			if t.Kind == kNamed {
+				visit(t.Name)
+			}
+			t = t.Elem
+		}
+	}
+	visit = func(name string) {
+		if reach[name] {
+			return
+		}
+		reach[name] = true
+		d := m.Decls[name]
+		if d == nil {
+			return
+		}
+		for _, f := range d.Fields {
+			visitType(f.Type)
+		}
+		for _, mb := range d.Members {
+			visit(mb.Type)
+		}
+		visitType(d.Alias)
+	}
+	for name, d := range m.Decls {
+		if d.Named {
+			visit(name)
+		}
+	}
+	for _, me := range m.Methods {
+		visitType(me.Params)
+		visitType(me.Result)
+	}
+	for name := range m.Decls {
+		if !reach[name] {
+			delete(m.Decls, name)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+// Package schema holds mcpstack's own JSON Schemas for every released MCP
+// revision and for the project's extensions, embedded so that validators need
+// no files at run time.
+//
+// Layout: <revision>/<kind>/<Definition>.json, one definition per file, where
+// kind is jsonrpc, request, result, notification, content, error or shared.
+// References between definitions are relative paths ("../content/TextContent.json").
+// A request definition names its result with the annotation "x-mcp-result",
+// which the generator turns into the method table.
+package schema
+
+import (
+	"embed"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+// FS holds every schema file, rooted at this directory.
+//
+//go:embed 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28 ext
+var FS embed.FS
+
+// Revisions lists the MCP protocol revisions with schemas here, oldest first.
+var Revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// Ext is the folder of the project's own extension schemas.
+const Ext = "ext"
+
+// Files returns the schema files of one folder (a revision or Ext), keyed by
+// definition name, with their paths relative to FS.
+func Files(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	err := fs.WalkDir(FS, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".json") || path.Base(p) == "differences.json" {
+			return nil
+		}
+		out[strings.TrimSuffix(path.Base(p), ".json")] = p
+		return nil
+	})
+	return out, err
+}
+
+// Names returns the definition names of a folder, sorted.
+func Names(files map[string]string) []string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,75 @@
+package wire
+
+import (
+	"fmt"
+	"io/fs"
+	"sync"
+)
+
+// Encoder is implemented by every canonical type: it renders the value as a
+// JSON tree in the shape of one revision, leaving out members that revision
+// does not define. Revision -1 (AllRevisions) keeps everything.
+type Encoder interface {
+	EncodeValue(rev int) any
+}
+
+// AllRevisions asks an Encoder for the canonical shape, dropping nothing.
+const AllRevisions = -1
+
+// Method is one row of a revision's method table.
+type Method struct {
+	Name           string // "tools/call"
+	Request        string // definition a request or notification is validated against
+	Result         string // definition its result is validated against ("" for notifications)
+	Notification   bool
+	ClientToServer bool
+	ServerToClient bool
+	ParamsRequired bool
+}
+
+// Spec is everything mcpstack knows of one protocol revision: its method
+// table and its schemas. Generated packages declare one each.
+type Spec struct {
+	Revision string
+	Index    int    // position among the supported revisions, oldest first
+	Hash     string // hash of the schema files the code was generated from
+	Methods  map[string]Method
+
+	fsys      fs.FS
+	validator func() (*Validator, error)
+}
+
+// NewSpec declares a revision whose schemas are the files under
+// fsys/revision. The schemas are compiled on first use, once.
+func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method) *Spec {
+	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, fsys: fsys}
+	s.validator = sync.OnceValues(func() (*Validator, error) { return NewValidator(fsys, revision) })
+	return s
+}
+
+// Validator returns the compiled schemas of the revision.
+func (s *Spec) Validator() (*Validator, error) {
+	v, err := s.validator()
+	if err != nil {
+		return nil, fmt.Errorf("revision %s: %w", s.Revision, err)
+	}
+	return v, nil
+}
+
+// Validate checks a tree against one definition of the revision.
+func (s *Spec) Validate(definition string, value any) error {
+	v, err := s.Validator()
+	if err != nil {
+		return err
+	}
+	return v.Validate(definition, value)
+}
+
+// Method looks a method up in the revision's table.
+func (s *Spec) Method(name string) (Method, bool) {
+	m, ok := s.Methods[name]
+	return m, ok
+}
+
+// Project renders a canonical value in this revision's shape.
+func (s *Spec) Project(e Encoder) any { return e.EncodeValue(s.Index) }

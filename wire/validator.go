@@ -1,0 +1,188 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// schemaBase is the URL under which embedded schema files are registered. No
+// request ever goes there: every file is added as a resource before compiling.
+const schemaBase = "https://schema.mcpstack.invalid/"
+
+// ValidationError is the one structured error a schema failure becomes. Its
+// Pointer locates the offending value inside the validated message; the
+// server sends both as the data of a JSON-RPC -32602 error.
+type ValidationError struct {
+	Definition string // the schema definition validated against
+	Pointer    string // JSON pointer of the offending value ("" for the root)
+	Reason     string
+}
+
+func (e *ValidationError) Error() string {
+	field := e.Pointer
+	if field == "" {
+		field = "/"
+	}
+	return fmt.Sprintf("%s: at %s: %s", e.Definition, field, e.Reason)
+}
+
+// Validator checks tree values against the definitions of one schema folder.
+// It is safe for concurrent use.
+type Validator struct {
+	dir     string
+	schemas map[string]*jsonschema.Schema
+}
+
+// NewValidator compiles every definition file under dir of fsys. Cross-file
+// references resolve among the files of fsys only.
+func NewValidator(fsys fs.FS, dir string) (*Validator, error) {
+	c := jsonschema.NewCompiler()
+	defs := map[string]string{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".json") || path.Base(p) == "differences.json" {
+			return nil
+		}
+		f, err := fsys.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		doc, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			return fmt.Errorf("schema %s: %w", p, err)
+		}
+		if err := c.AddResource(schemaBase+p, doc); err != nil {
+			return fmt.Errorf("schema %s: %w", p, err)
+		}
+		if strings.HasPrefix(p, dir+"/") {
+			defs[strings.TrimSuffix(path.Base(p), ".json")] = p
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(defs) == 0 {
+		return nil, fmt.Errorf("no schema files under %q", dir)
+	}
+	v := &Validator{dir: dir, schemas: make(map[string]*jsonschema.Schema, len(defs))}
+	for name, p := range defs {
+		s, err := c.Compile(schemaBase + p)
+		if err != nil {
+			return nil, fmt.Errorf("compile %s: %w", p, err)
+		}
+		v.schemas[name] = s
+	}
+	return v, nil
+}
+
+// Has reports whether the folder defines name.
+func (v *Validator) Has(name string) bool { _, ok := v.schemas[name]; return ok }
+
+// Definitions lists the definition names, sorted.
+func (v *Validator) Definitions() []string {
+	out := make([]string, 0, len(v.schemas))
+	for n := range v.schemas {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Validate checks value against definition name. A failure is a
+// *ValidationError naming the most specific offending location.
+func (v *Validator) Validate(name string, value any) error {
+	s, ok := v.schemas[name]
+	if !ok {
+		return fmt.Errorf("validate: %s has no definition %q", v.dir, name)
+	}
+	err := s.Validate(value)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &ValidationError{Definition: name, Reason: err.Error()}
+	}
+	leaf := deepestCause(ve)
+	return &ValidationError{
+		Definition: name,
+		Pointer:    leafPointer(leaf),
+		Reason:     leaf.ErrorKind.LocalizedString(printer),
+	}
+}
+
+var printer = message.NewPrinter(language.English)
+
+// deepestCause picks the leaf error that says most. Inside an anyOf, branches
+// that failed a const (their discriminator did not match) are set aside, so
+// for a content block with type "text" the TextContent branch explains the
+// failure rather than "anyOf failed". Among the rest the deepest leaf wins.
+func deepestCause(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	causes := e.Causes
+	if _, isAnyOf := e.ErrorKind.(*kind.AnyOf); isAnyOf {
+		var matched []*jsonschema.ValidationError
+		for _, c := range causes {
+			if !hasConstFailure(c) {
+				matched = append(matched, c)
+			}
+		}
+		if len(matched) == 0 {
+			return e
+		}
+		causes = matched
+	}
+	best := e
+	for _, c := range causes {
+		if d := deepestCause(c); best == e || len(d.InstanceLocation) > len(best.InstanceLocation) {
+			best = d
+		}
+	}
+	return best
+}
+
+func hasConstFailure(e *jsonschema.ValidationError) bool {
+	if _, ok := e.ErrorKind.(*kind.Const); ok {
+		return true
+	}
+	for _, c := range e.Causes {
+		if hasConstFailure(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// leafPointer locates a failure; a missing required property is located at
+// the property itself, which is what a caller has to add.
+func leafPointer(e *jsonschema.ValidationError) string {
+	p := pointer(e.InstanceLocation)
+	if r, ok := e.ErrorKind.(*kind.Required); ok && len(r.Missing) > 0 {
+		p += "/" + escapePointer(r.Missing[0])
+	}
+	return p
+}
+
+func pointer(loc []string) string {
+	if len(loc) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, s := range loc {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(s))
+	}
+	return b.String()
+}
