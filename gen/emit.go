@@ -446,26 +446,12 @@ func (c *canonical) encode() *file {
 			}
 			f.p("var drop%s = [%d]uint64{%s}\n", n, nrev, strings.Join(parts, ", "))
 		}
-		// A type that some revision lacks sits in an open object there:
-		// its required members are only written when they hold something.
-		partial := false
-		var inRev []string
-		for _, ok := range d.Revs {
-			partial = partial || !ok
-			inRev = append(inRev, fmt.Sprint(ok))
-		}
-		if partial {
-			f.p("var revs%s = [%d]bool{%s}\n", n, nrev, strings.Join(inRev, ", "))
-		}
 		f.p("// EncodeValue renders x as a tree in the shape of revision rev.")
 		f.p("func (x *%s) EncodeValue(rev int) any {", n)
 		if anyDrop {
 			f.p("\tdrop := dropMask(&drop%s, rev)", n)
 		}
-		if partial {
-			f.p("\tdefined := rev < 0 || rev >= len(revs%s) || revs%s[rev]\n\t_ = defined", n, n)
-		}
-		if !anyDrop && !partial {
+		if !anyDrop {
 			f.p("\t_ = rev")
 		}
 		f.p("\tobj := make(map[string]any, %d+len(x.Extra))", len(d.Fields))
@@ -474,7 +460,7 @@ func (c *canonical) encode() *file {
 			if anyDrop {
 				cond = fmt.Sprintf("drop&(1<<%d) == 0", i)
 			}
-			c.encodeField(f, fl, cond, partial)
+			c.encodeField(f, fl, cond)
 		}
 		f.p("\twire.MergeExtra(obj, x.Extra)")
 		f.p("\treturn obj")
@@ -490,7 +476,7 @@ func (c *canonical) encode() *file {
 	return f
 }
 
-func (c *canonical) encodeField(f *file, fl *field, dropCond string, partial bool) {
+func (c *canonical) encodeField(f *file, fl *field, dropCond string) {
 	and := func(conds ...string) string {
 		var out []string
 		for _, s := range conds {
@@ -542,18 +528,8 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, partial boo
 	default: // required structs and scalars
 		val = c.encodeExpr(r, x)
 	}
-	if fl.Required && partial {
-		// required where the type is defined, optional where it is not
-		if present == "" {
-			present = "defined"
-		} else {
-			present = "(defined || " + present + ")"
-		}
-	}
 	if fl.Required {
-		if !partial {
-			present = ""
-		}
+		present = ""
 		if r.Kind == kArray && val != "" {
 			val = fmt.Sprintf("wire.NonNilArray(%s)", val)
 		}
@@ -706,6 +682,29 @@ func (c *canonical) handler() *file {
 		f.p("\treturn nil, wire.ErrMethodNotFound")
 		f.p("}\n")
 	}
+	f.p("// DecodeParams decodes the params tree of a request or notification by its")
+	f.p("// method, in either direction.")
+	f.p("func DecodeParams(method string, v any) (wire.Encoder, error) {")
+	f.p("\tswitch method {")
+	for _, me := range c.m.Methods {
+		if me.Params == nil {
+			continue
+		}
+		r := c.resolved(me.Params)
+		if d := c.decl(r); d == nil || (d.Kind != dStruct && d.Kind != dUnion) {
+			continue
+		}
+		f.p("\tcase %q:", me.Name)
+		if c.isStruct(me.Params) {
+			f.p("\t\tp := new(%s)", c.goExpr(me.Params))
+			f.p("\t\treturn p, p.DecodeValue(v)")
+		} else {
+			f.p("\t\treturn Decode%s(v)", c.decl(r).Name)
+		}
+	}
+	f.p("\t}")
+	f.p("\treturn nil, wire.ErrMethodNotFound")
+	f.p("}\n")
 	// Result decoding through the method table.
 	f.p("// DecodeResult decodes the result of a request by the method it answered:")
 	f.p("// results cannot be told apart by their shape.")

@@ -35,8 +35,16 @@ func buildModel(revs []*revisionSchema) (*model, error) {
 		}
 	}
 	for _, d := range m.Decls {
+		// A member is required in the canonical model when every revision
+		// requires it. A type that some revision lacks can arrive there
+		// inside an open object, with any member missing: its members are
+		// all optional.
+		partial := false
+		for _, ok := range d.Revs {
+			partial = partial || !ok
+		}
 		for _, f := range d.Fields {
-			f.Required = true
+			f.Required = !partial
 			for i := range f.revs {
 				if d.Revs[i] && (!f.revs[i] || !f.required[i]) {
 					f.Required = false

@@ -190,6 +190,11 @@ func (x *AudioContent) DecodeValue(v any) error {
 				x.MIMEType = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -331,6 +336,11 @@ func (x *BooleanSchema) DecodeValue(v any) error {
 				x.Title = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -379,11 +389,17 @@ func (x *CacheableResult) DecodeValue(v any) error {
 				x.ResultType = s
 			}
 		case "ttlMs":
+			if fv == nil {
+				x.TTLMs = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "ttlMs")
 			} else {
-				x.TTLMs = n
+				val = n
 			}
+			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -609,6 +625,11 @@ func (x *CallToolResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
 			x.Result = wire.Plain(fv)
 		default:
@@ -643,11 +664,27 @@ func (x *CancelTaskRequest) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val CancelTaskRequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1575,10 +1612,21 @@ func (x *CompleteResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
-			if err := x.Result.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Result = nil
+				continue
+			}
+			var val CompleteResult
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "result")
 			}
+			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1888,9 +1936,15 @@ func (x *CreateTaskResult) DecodeValue(v any) error {
 				x.Meta[k0] = v0
 			}
 		case "task":
-			if err := x.Task.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Task = nil
+				continue
+			}
+			var val Task
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "task")
 			}
+			x.Task = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1923,11 +1977,27 @@ func (x *DiscoverRequest) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val RequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1970,9 +2040,15 @@ func (x *DiscoverResult) DecodeValue(v any) error {
 				x.CacheScope = s
 			}
 		case "capabilities":
-			if err := x.Capabilities.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Capabilities = nil
+				continue
+			}
+			var val ServerCapabilities
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "capabilities")
 			}
+			x.Capabilities = &val
 		case "instructions":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "instructions")
@@ -1999,11 +2075,17 @@ func (x *DiscoverResult) DecodeValue(v any) error {
 				}
 			}
 		case "ttlMs":
+			if fv == nil {
+				x.TTLMs = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "ttlMs")
 			} else {
-				x.TTLMs = n
+				val = n
 			}
+			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2036,10 +2118,21 @@ func (x *DiscoverResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
-			if err := x.Result.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Result = nil
+				continue
+			}
+			var val DiscoverResult
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "result")
 			}
+			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2078,6 +2171,11 @@ func (x *ElicitRequest) DecodeValue(v any) error {
 				x.JSONRPC = s
 			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
 			if u, err := DecodeElicitRequestParams(fv); err != nil {
 				return wire.At(err, "params")
@@ -2132,9 +2230,15 @@ func (x *ElicitRequestFormParams) DecodeValue(v any) error {
 				x.Mode = s
 			}
 		case "requestedSchema":
-			if err := x.RequestedSchema.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.RequestedSchema = nil
+				continue
+			}
+			var val ElicitRequestFormParamsRequestedSchema
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "requestedSchema")
 			}
+			x.RequestedSchema = &val
 		case "task":
 			if fv == nil {
 				x.Task = nil
@@ -2232,6 +2336,11 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any) error {
 				}
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2280,6 +2389,11 @@ func (x *ElicitRequestURLParams) DecodeValue(v any) error {
 				x.Message = s
 			}
 		case "mode":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "mode")
+			} else {
+				x.Mode = s
+			}
 		case "task":
 			if fv == nil {
 				x.Task = nil
@@ -2406,11 +2520,27 @@ func (x *ElicitationCompleteNotification) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val ElicitationCompleteNotificationParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2521,11 +2651,17 @@ func (x *Error) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "message":
@@ -2744,6 +2880,11 @@ func (x *GetPromptResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
 			x.Result = wire.Plain(fv)
 		default:
@@ -2778,11 +2919,27 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val GetTaskPayloadRequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2882,11 +3039,27 @@ func (x *GetTaskRequest) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val GetTaskRequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3034,9 +3207,15 @@ func (x *HeaderMismatchError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if err := x.Error.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Error = nil
+				continue
+			}
+			var val HeaderMismatchErrorError
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "error")
 			}
+			x.Error = &val
 		case "id":
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
@@ -3044,6 +3223,11 @@ func (x *HeaderMismatchError) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3070,11 +3254,17 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "message":
@@ -3340,10 +3530,21 @@ func (x *InitializeRequest) DecodeValue(v any) error {
 				x.JSONRPC = s
 			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val InitializeRequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3380,13 +3581,25 @@ func (x *InitializeRequestParams) DecodeValue(v any) error {
 			}
 			x.Meta = &val
 		case "capabilities":
-			if err := x.Capabilities.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Capabilities = nil
+				continue
+			}
+			var val ClientCapabilities
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "capabilities")
 			}
+			x.Capabilities = &val
 		case "clientInfo":
-			if err := x.ClientInfo.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.ClientInfo = nil
+				continue
+			}
+			var val Implementation
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "clientInfo")
 			}
+			x.ClientInfo = &val
 		case "protocolVersion":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "protocolVersion")
@@ -3461,9 +3674,15 @@ func (x *InitializeResult) DecodeValue(v any) error {
 				x.Meta[k0] = v0
 			}
 		case "capabilities":
-			if err := x.Capabilities.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Capabilities = nil
+				continue
+			}
+			var val ServerCapabilities
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "capabilities")
 			}
+			x.Capabilities = &val
 		case "instructions":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "instructions")
@@ -3477,9 +3696,15 @@ func (x *InitializeResult) DecodeValue(v any) error {
 				x.ProtocolVersion = s
 			}
 		case "serverInfo":
-			if err := x.ServerInfo.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.ServerInfo = nil
+				continue
+			}
+			var val Implementation
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "serverInfo")
 			}
+			x.ServerInfo = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3512,6 +3737,11 @@ func (x *InitializedNotification) DecodeValue(v any) error {
 				x.JSONRPC = s
 			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
 			if fv == nil {
 				x.Params = nil
@@ -3610,9 +3840,15 @@ func (x *InputResponseRequestParams) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if err := x.Meta.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Meta = nil
+				continue
+			}
+			var val RequestMetaObject
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "_meta")
 			}
+			x.Meta = &val
 		case "inputResponses":
 			obj0, err := wire.Object(fv)
 			if err != nil {
@@ -3660,11 +3896,17 @@ func (x *InternalError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "message":
@@ -3699,11 +3941,17 @@ func (x *InvalidParamsError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "message":
@@ -3738,11 +3986,17 @@ func (x *InvalidRequestError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "message":
@@ -3777,9 +4031,15 @@ func (x *JSONRPCError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if err := x.Error.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Error = nil
+				continue
+			}
+			var val JSONRPCErrorError
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "error")
 			}
+			x.Error = &val
 		case "id":
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
@@ -3787,6 +4047,11 @@ func (x *JSONRPCError) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3813,11 +4078,17 @@ func (x *JSONRPCErrorError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "message":
@@ -3852,9 +4123,15 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if err := x.Error.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Error = nil
+				continue
+			}
+			var val Error
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "error")
 			}
+			x.Error = &val
 		case "id":
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
@@ -3862,6 +4139,11 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4086,10 +4368,21 @@ func (x *JSONRPCResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
-			if err := x.Result.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Result = nil
+				continue
+			}
+			var val Result
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "result")
 			}
+			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4160,6 +4453,11 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any) error {
 				x.Title = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4317,10 +4615,21 @@ func (x *ListPromptsResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
-			if err := x.Result.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Result = nil
+				continue
+			}
+			var val ListPromptsResult
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "result")
 			}
+			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4478,10 +4787,21 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
-			if err := x.Result.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Result = nil
+				continue
+			}
+			var val ListResourceTemplatesResult
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "result")
 			}
+			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4639,10 +4959,21 @@ func (x *ListResourcesResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
-			if err := x.Result.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Result = nil
+				continue
+			}
+			var val ListResourcesResult
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "result")
 			}
+			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4807,7 +5138,17 @@ func (x *ListTasksRequest) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
 			if fv == nil {
 				x.Params = nil
@@ -5029,10 +5370,21 @@ func (x *ListToolsResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
-			if err := x.Result.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Result = nil
+				continue
+			}
+			var val ListToolsResult
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "result")
 			}
+			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5144,11 +5496,17 @@ func (x *MethodNotFoundError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "message":
@@ -5183,9 +5541,15 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if err := x.Error.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Error = nil
+				continue
+			}
+			var val MissingRequiredClientCapabilityErrorError
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "error")
 			}
+			x.Error = &val
 		case "id":
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
@@ -5193,6 +5557,11 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5219,15 +5588,27 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
-			if err := x.Data.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Data = nil
+				continue
+			}
+			var val MissingRequiredClientCapabilityErrorErrorData
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "data")
 			}
+			x.Data = &val
 		case "message":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "message")
@@ -5260,9 +5641,15 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) DecodeValue(v any) error
 	for k, fv := range obj {
 		switch k {
 		case "requiredCapabilities":
-			if err := x.RequiredCapabilities.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.RequiredCapabilities = nil
+				continue
+			}
+			var val ClientCapabilities
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "requiredCapabilities")
 			}
+			x.RequiredCapabilities = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5720,11 +6107,17 @@ func (x *ParseError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "message":
@@ -5771,6 +6164,11 @@ func (x *PingRequest) DecodeValue(v any) error {
 				x.JSONRPC = s
 			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
 			if fv == nil {
 				x.Params = nil
@@ -6340,6 +6738,11 @@ func (x *ReadResourceResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
 			x.Result = wire.Plain(fv)
 		default:
@@ -6440,9 +6843,15 @@ func (x *RequestMetaObject) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "io.modelcontextprotocol/clientCapabilities":
-			if err := x.ClientCapabilities.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.ClientCapabilities = nil
+				continue
+			}
+			var val ClientCapabilities
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "io.modelcontextprotocol/clientCapabilities")
 			}
+			x.ClientCapabilities = &val
 		case "io.modelcontextprotocol/clientInfo":
 			if fv == nil {
 				x.ClientInfo = nil
@@ -6749,6 +7158,11 @@ func (x *ResourceLink) DecodeValue(v any) error {
 				x.Title = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		case "uri":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "uri")
@@ -6823,6 +7237,11 @@ func (x *ResourceReference) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		case "uri":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "uri")
@@ -6984,6 +7403,11 @@ func (x *ResourceTemplateReference) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		case "uri":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "uri")
@@ -7223,6 +7647,11 @@ func (x *RootsListChangedNotification) DecodeValue(v any) error {
 				x.JSONRPC = s
 			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
 			if fv == nil {
 				x.Params = nil
@@ -7693,10 +8122,21 @@ func (x *SetLevelRequest) DecodeValue(v any) error {
 				x.JSONRPC = s
 			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val SetLevelRequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7843,6 +8283,11 @@ func (x *StringSchema) DecodeValue(v any) error {
 				x.Title = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7881,10 +8326,21 @@ func (x *SubscribeRequest) DecodeValue(v any) error {
 				x.JSONRPC = s
 			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val SubscribeRequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8057,11 +8513,27 @@ func (x *SubscriptionsAcknowledgedNotification) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val SubscriptionsAcknowledgedNotificationParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8098,9 +8570,15 @@ func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any) error {
 			}
 			x.Meta = &val
 		case "notifications":
-			if err := x.Notifications.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Notifications = nil
+				continue
+			}
+			var val SubscriptionFilter
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "notifications")
 			}
+			x.Notifications = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8133,11 +8611,27 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val SubscriptionsListenRequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8164,13 +8658,25 @@ func (x *SubscriptionsListenRequestParams) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if err := x.Meta.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Meta = nil
+				continue
+			}
+			var val RequestMetaObject
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "_meta")
 			}
+			x.Meta = &val
 		case "notifications":
-			if err := x.Notifications.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Notifications = nil
+				continue
+			}
+			var val SubscriptionFilter
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "notifications")
 			}
+			x.Notifications = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8197,9 +8703,15 @@ func (x *SubscriptionsListenResult) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if err := x.Meta.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Meta = nil
+				continue
+			}
+			var val SubscriptionsListenResultMetaObject
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "_meta")
 			}
+			x.Meta = &val
 		case "resultType":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -8279,10 +8791,21 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "result":
-			if err := x.Result.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Result = nil
+				continue
+			}
+			var val SubscriptionsListenResult
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "result")
 			}
+			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8501,11 +9024,27 @@ func (x *TaskStatusNotification) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val TaskStatusNotificationParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8748,9 +9287,15 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any) error {
 				x.Description = s
 			}
 		case "items":
-			if err := x.Items.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Items = nil
+				continue
+			}
+			var val TitledMultiSelectEnumSchemaItems
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "items")
 			}
+			x.Items = &val
 		case "maxItems":
 			if fv == nil {
 				x.MaxItems = nil
@@ -8782,6 +9327,11 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any) error {
 				x.Title = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8912,6 +9462,11 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any) error {
 				x.Title = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9437,6 +9992,11 @@ func (x *ToolResultContent) DecodeValue(v any) error {
 				x.ToolUseID = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9497,6 +10057,11 @@ func (x *ToolUseContent) DecodeValue(v any) error {
 				x.Name = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9523,9 +10088,15 @@ func (x *URLElicitationRequiredError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if err := x.Error.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Error = nil
+				continue
+			}
+			var val URLElicitationRequiredErrorError
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "error")
 			}
+			x.Error = &val
 		case "id":
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
@@ -9533,6 +10104,11 @@ func (x *URLElicitationRequiredError) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9559,15 +10135,27 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
-			if err := x.Data.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Data = nil
+				continue
+			}
+			var val URLElicitationRequiredErrorErrorData
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "data")
 			}
+			x.Data = &val
 		case "message":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "message")
@@ -9649,10 +10237,21 @@ func (x *UnsubscribeRequest) DecodeValue(v any) error {
 				x.JSONRPC = s
 			}
 		case "method":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "method")
+			} else {
+				x.Method = s
+			}
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Params = nil
+				continue
+			}
+			var val UnsubscribeRequestParams
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "params")
 			}
+			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9751,9 +10350,15 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if err := x.Error.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Error = nil
+				continue
+			}
+			var val UnsupportedProtocolVersionErrorError
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "error")
 			}
+			x.Error = &val
 		case "id":
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
@@ -9761,6 +10366,11 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any) error {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "jsonrpc")
+			} else {
+				x.JSONRPC = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9787,15 +10397,27 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "code":
+			if fv == nil {
+				x.Code = nil
+				continue
+			}
+			var val int64
 			if n, err := wire.Int(fv); err != nil {
 				return wire.At(err, "code")
 			} else {
-				x.Code = n
+				val = n
 			}
+			x.Code = &val
 		case "data":
-			if err := x.Data.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Data = nil
+				continue
+			}
+			var val UnsupportedProtocolVersionErrorErrorData
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "data")
 			}
+			x.Data = &val
 		case "message":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "message")
@@ -9891,9 +10513,15 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any) error {
 				x.Description = s
 			}
 		case "items":
-			if err := x.Items.DecodeValue(fv); err != nil {
+			if fv == nil {
+				x.Items = nil
+				continue
+			}
+			var val UntitledMultiSelectEnumSchemaItems
+			if err := val.DecodeValue(fv); err != nil {
 				return wire.At(err, "items")
 			}
+			x.Items = &val
 		case "maxItems":
 			if fv == nil {
 				x.MaxItems = nil
@@ -9925,6 +10553,11 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any) error {
 				x.Title = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9964,6 +10597,11 @@ func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any) error {
 				}
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -10021,6 +10659,11 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any) error {
 				x.Title = s
 			}
 		case "type":
+			if s, err := wire.String(fv); err != nil {
+				return wire.At(err, "type")
+			} else {
+				x.Type = s
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}

@@ -15,12 +15,9 @@ func dropMask(masks *[5]uint64, rev int) uint64 {
 	return masks[rev]
 }
 
-var revsAnnotated = [5]bool{true, false, false, false, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Annotated) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsAnnotated) || revsAnnotated[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -34,12 +31,9 @@ func (x Annotated) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsAnnotatedAnnotations = [5]bool{true, false, false, false, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *AnnotatedAnnotations) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsAnnotatedAnnotations) || revsAnnotatedAnnotations[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Audience != nil {
 		obj["audience"] = encodeOfNRole(x.Audience, rev)
@@ -58,13 +52,9 @@ func (x AnnotatedAnnotations) MarshalJSON() ([]byte, error) {
 
 var dropAnnotations = [5]uint64{0x0, 0x2, 0x0, 0x0, 0x0}
 
-var revsAnnotations = [5]bool{false, true, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Annotations) EncodeValue(rev int) any {
 	drop := dropMask(&dropAnnotations, rev)
-	defined := rev < 0 || rev >= len(revsAnnotations) || revsAnnotations[rev]
-	_ = defined
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Audience != nil {
 		obj["audience"] = encodeOfNRole(x.Audience, rev)
@@ -86,13 +76,9 @@ func (x Annotations) MarshalJSON() ([]byte, error) {
 
 var dropAudioContent = [5]uint64{0x0, 0x1, 0x0, 0x0, 0x0}
 
-var revsAudioContent = [5]bool{false, true, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *AudioContent) EncodeValue(rev int) any {
 	drop := dropMask(&dropAudioContent, rev)
-	defined := rev < 0 || rev >= len(revsAudioContent) || revsAudioContent[rev]
-	_ = defined
 	obj := make(map[string]any, 5+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
@@ -100,14 +86,14 @@ func (x *AudioContent) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && (defined || x.Data != "") {
+	if drop&(1<<2) == 0 && x.Data != "" {
 		obj["data"] = x.Data
 	}
-	if drop&(1<<3) == 0 && (defined || x.MIMEType != "") {
+	if drop&(1<<3) == 0 && x.MIMEType != "" {
 		obj["mimeType"] = x.MIMEType
 	}
-	if drop&(1<<4) == 0 {
-		obj["type"] = "audio"
+	if drop&(1<<4) == 0 && x.Type != "" {
+		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -118,14 +104,11 @@ func (x AudioContent) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsBaseMetadata = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *BaseMetadata) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsBaseMetadata) || revsBaseMetadata[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if defined || x.Name != "" {
+	if x.Name != "" {
 		obj["name"] = x.Name
 	}
 	if x.Title != "" {
@@ -167,12 +150,9 @@ func (x BlobResourceContents) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsBooleanSchema = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *BooleanSchema) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsBooleanSchema) || revsBooleanSchema[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
 	if x.Default != nil {
 		obj["default"] = *x.Default
@@ -183,7 +163,9 @@ func (x *BooleanSchema) EncodeValue(rev int) any {
 	if x.Title != "" {
 		obj["title"] = x.Title
 	}
-	obj["type"] = "boolean"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -193,24 +175,21 @@ func (x BooleanSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCacheableResult = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CacheableResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCacheableResult) || revsCacheableResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if defined || x.CacheScope != "" {
+	if x.CacheScope != "" {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if defined || x.ResultType != "" {
+	if x.ResultType != "" {
 		obj["resultType"] = x.ResultType
 	}
-	if defined {
-		obj["ttlMs"] = x.TTLMs
+	if x.TTLMs != nil {
+		obj["ttlMs"] = *x.TTLMs
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -311,18 +290,17 @@ func (x CallToolResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCallToolResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CallToolResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCallToolResultResponse) || revsCallToolResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined || x.Result != nil {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -334,19 +312,20 @@ func (x CallToolResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCancelTaskRequest = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CancelTaskRequest) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCancelTaskRequest) || revsCancelTaskRequest[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "tasks/cancel"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
+	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -358,14 +337,11 @@ func (x CancelTaskRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCancelTaskRequestParams = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CancelTaskRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCancelTaskRequestParams) || revsCancelTaskRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if defined || x.TaskID != "" {
+	if x.TaskID != "" {
 		obj["taskId"] = x.TaskID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -377,38 +353,33 @@ func (x CancelTaskRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCancelTaskResult = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CancelTaskResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCancelTaskResult) || revsCancelTaskResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 8+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if defined || x.CreatedAt != "" {
+	if x.CreatedAt != "" {
 		obj["createdAt"] = x.CreatedAt
 	}
-	if defined || x.LastUpdatedAt != "" {
+	if x.LastUpdatedAt != "" {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
 	}
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if defined || x.Status != "" {
+	if x.Status != "" {
 		obj["status"] = string(x.Status)
 	}
 	if x.StatusMessage != "" {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if defined || x.TaskID != "" {
+	if x.TaskID != "" {
 		obj["taskId"] = x.TaskID
 	}
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
-	} else {
-		obj["ttl"] = nil
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -500,12 +471,9 @@ func (x ClientCapabilities) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsClientCapabilitiesElicitation = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ClientCapabilitiesElicitation) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsClientCapabilitiesElicitation) || revsClientCapabilitiesElicitation[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Form != nil {
 		obj["form"] = wire.AnyObject(x.Form)
@@ -522,12 +490,9 @@ func (x ClientCapabilitiesElicitation) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsClientCapabilitiesRoots = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ClientCapabilitiesRoots) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsClientCapabilitiesRoots) || revsClientCapabilitiesRoots[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.ListChanged != nil {
 		obj["listChanged"] = *x.ListChanged
@@ -541,12 +506,9 @@ func (x ClientCapabilitiesRoots) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsClientCapabilitiesSampling = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ClientCapabilitiesSampling) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsClientCapabilitiesSampling) || revsClientCapabilitiesSampling[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Context != nil {
 		obj["context"] = wire.AnyObject(x.Context)
@@ -563,12 +525,9 @@ func (x ClientCapabilitiesSampling) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsClientCapabilitiesTasks = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ClientCapabilitiesTasks) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsClientCapabilitiesTasks) || revsClientCapabilitiesTasks[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
 	if x.Cancel != nil {
 		obj["cancel"] = wire.AnyObject(x.Cancel)
@@ -588,12 +547,9 @@ func (x ClientCapabilitiesTasks) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsClientCapabilitiesTasksRequests = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ClientCapabilitiesTasksRequests) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsClientCapabilitiesTasksRequests) || revsClientCapabilitiesTasksRequests[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Elicitation != nil {
 		obj["elicitation"] = x.Elicitation.EncodeValue(rev)
@@ -610,12 +566,9 @@ func (x ClientCapabilitiesTasksRequests) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsClientCapabilitiesTasksRequestsElicitation = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ClientCapabilitiesTasksRequestsElicitation) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsClientCapabilitiesTasksRequestsElicitation) || revsClientCapabilitiesTasksRequestsElicitation[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Create != nil {
 		obj["create"] = wire.AnyObject(x.Create)
@@ -629,12 +582,9 @@ func (x ClientCapabilitiesTasksRequestsElicitation) MarshalJSON() ([]byte, error
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsClientCapabilitiesTasksRequestsSampling = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ClientCapabilitiesTasksRequestsSampling) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsClientCapabilitiesTasksRequestsSampling) || revsClientCapabilitiesTasksRequestsSampling[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.CreateMessage != nil {
 		obj["createMessage"] = wire.AnyObject(x.CreateMessage)
@@ -717,12 +667,9 @@ func (x CompleteRequestParamsArgument) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCompleteRequestParamsContext = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CompleteRequestParamsContext) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCompleteRequestParamsContext) || revsCompleteRequestParamsContext[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Arguments != nil {
 		obj["arguments"] = wire.AnyObject(x.Arguments)
@@ -780,18 +727,17 @@ func (x CompleteResultCompletion) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCompleteResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CompleteResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCompleteResultResponse) || revsCompleteResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -881,12 +827,9 @@ func (x CreateMessageRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCreateMessageRequestParamsMeta = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CreateMessageRequestParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCreateMessageRequestParamsMeta) || revsCreateMessageRequestParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -922,17 +865,14 @@ func (x CreateMessageResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsCreateTaskResult = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CreateTaskResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsCreateTaskResult) || revsCreateTaskResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if defined {
+	if x.Task != nil {
 		obj["task"] = x.Task.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -944,19 +884,20 @@ func (x CreateTaskResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsDiscoverRequest = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *DiscoverRequest) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsDiscoverRequest) || revsDiscoverRequest[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "server/discover"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
+	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -968,33 +909,30 @@ func (x DiscoverRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsDiscoverResult = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *DiscoverResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsDiscoverResult) || revsDiscoverResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 7+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if defined || x.CacheScope != "" {
+	if x.CacheScope != "" {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if defined {
+	if x.Capabilities != nil {
 		obj["capabilities"] = x.Capabilities.EncodeValue(rev)
 	}
 	if x.Instructions != "" {
 		obj["instructions"] = x.Instructions
 	}
-	if defined || x.ResultType != "" {
+	if x.ResultType != "" {
 		obj["resultType"] = x.ResultType
 	}
-	if defined || x.SupportedVersions != nil {
-		obj["supportedVersions"] = wire.NonNilArray(wire.AnyArray(x.SupportedVersions))
+	if x.SupportedVersions != nil {
+		obj["supportedVersions"] = wire.AnyArray(x.SupportedVersions)
 	}
-	if defined {
-		obj["ttlMs"] = x.TTLMs
+	if x.TTLMs != nil {
+		obj["ttlMs"] = *x.TTLMs
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -1005,18 +943,17 @@ func (x DiscoverResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsDiscoverResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *DiscoverResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsDiscoverResultResponse) || revsDiscoverResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1030,13 +967,9 @@ func (x DiscoverResultResponse) MarshalJSON() ([]byte, error) {
 
 var dropElicitRequest = [5]uint64{0x0, 0x0, 0x3, 0x0, 0x3}
 
-var revsElicitRequest = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitRequest, rev)
-	defined := rev < 0 || rev >= len(revsElicitRequest) || revsElicitRequest[rev]
-	_ = defined
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
@@ -1044,10 +977,10 @@ func (x *ElicitRequest) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.JSONRPC != "" {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 {
-		obj["method"] = "elicitation/create"
+	if drop&(1<<2) == 0 && x.Method != "" {
+		obj["method"] = x.Method
 	}
-	if drop&(1<<3) == 0 && (defined || x.Params != nil) {
+	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1061,24 +994,20 @@ func (x ElicitRequest) MarshalJSON() ([]byte, error) {
 
 var dropElicitRequestFormParams = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x11}
 
-var revsElicitRequestFormParams = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequestFormParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitRequestFormParams, rev)
-	defined := rev < 0 || rev >= len(revsElicitRequestFormParams) || revsElicitRequestFormParams[rev]
-	_ = defined
 	obj := make(map[string]any, 5+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (defined || x.Message != "") {
+	if drop&(1<<1) == 0 && x.Message != "" {
 		obj["message"] = x.Message
 	}
 	if drop&(1<<2) == 0 && x.Mode != "" {
 		obj["mode"] = x.Mode
 	}
-	if drop&(1<<3) == 0 && defined {
+	if drop&(1<<3) == 0 && x.RequestedSchema != nil {
 		obj["requestedSchema"] = x.RequestedSchema.EncodeValue(rev)
 	}
 	if drop&(1<<4) == 0 && x.Task != nil {
@@ -1093,12 +1022,9 @@ func (x ElicitRequestFormParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsElicitRequestFormParamsMeta = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequestFormParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsElicitRequestFormParamsMeta) || revsElicitRequestFormParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -1112,23 +1038,22 @@ func (x ElicitRequestFormParamsMeta) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsElicitRequestFormParamsRequestedSchema = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequestFormParamsRequestedSchema) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsElicitRequestFormParamsRequestedSchema) || revsElicitRequestFormParamsRequestedSchema[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
 	if x.Schema != "" {
 		obj["$schema"] = x.Schema
 	}
-	if defined || x.Properties != nil {
-		obj["properties"] = wire.NonNilObject(wire.AnyObject(x.Properties))
+	if x.Properties != nil {
+		obj["properties"] = wire.AnyObject(x.Properties)
 	}
 	if x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
 	}
-	obj["type"] = "object"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1140,13 +1065,9 @@ func (x ElicitRequestFormParamsRequestedSchema) MarshalJSON() ([]byte, error) {
 
 var dropElicitRequestURLParams = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x13}
 
-var revsElicitRequestURLParams = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequestURLParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitRequestURLParams, rev)
-	defined := rev < 0 || rev >= len(revsElicitRequestURLParams) || revsElicitRequestURLParams[rev]
-	_ = defined
 	obj := make(map[string]any, 6+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
@@ -1154,16 +1075,16 @@ func (x *ElicitRequestURLParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.ElicitationID != "" {
 		obj["elicitationId"] = x.ElicitationID
 	}
-	if drop&(1<<2) == 0 && (defined || x.Message != "") {
+	if drop&(1<<2) == 0 && x.Message != "" {
 		obj["message"] = x.Message
 	}
-	if drop&(1<<3) == 0 {
-		obj["mode"] = "url"
+	if drop&(1<<3) == 0 && x.Mode != "" {
+		obj["mode"] = x.Mode
 	}
 	if drop&(1<<4) == 0 && x.Task != nil {
 		obj["task"] = x.Task.EncodeValue(rev)
 	}
-	if drop&(1<<5) == 0 && (defined || x.URL != "") {
+	if drop&(1<<5) == 0 && x.URL != "" {
 		obj["url"] = x.URL
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1175,12 +1096,9 @@ func (x ElicitRequestURLParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsElicitRequestURLParamsMeta = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequestURLParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsElicitRequestURLParamsMeta) || revsElicitRequestURLParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -1196,18 +1114,14 @@ func (x ElicitRequestURLParamsMeta) MarshalJSON() ([]byte, error) {
 
 var dropElicitResult = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x1}
 
-var revsElicitResult = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitResult, rev)
-	defined := rev < 0 || rev >= len(revsElicitResult) || revsElicitResult[rev]
-	_ = defined
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && (defined || x.Action != "") {
+	if drop&(1<<1) == 0 && x.Action != "" {
 		obj["action"] = x.Action
 	}
 	if drop&(1<<2) == 0 && x.Content != nil {
@@ -1222,16 +1136,17 @@ func (x ElicitResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsElicitationCompleteNotification = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitationCompleteNotification) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsElicitationCompleteNotification) || revsElicitationCompleteNotification[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "notifications/elicitation/complete"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
+	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1243,14 +1158,11 @@ func (x ElicitationCompleteNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsElicitationCompleteNotificationParams = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitationCompleteNotificationParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsElicitationCompleteNotificationParams) || revsElicitationCompleteNotificationParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if defined || x.ElicitationID != "" {
+	if x.ElicitationID != "" {
 		obj["elicitationId"] = x.ElicitationID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1289,20 +1201,17 @@ func (x EmbeddedResource) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsError = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Error) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsError) || revsError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1398,18 +1307,17 @@ func (x GetPromptResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsGetPromptResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetPromptResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsGetPromptResultResponse) || revsGetPromptResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined || x.Result != nil {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1421,19 +1329,20 @@ func (x GetPromptResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsGetTaskPayloadRequest = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetTaskPayloadRequest) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsGetTaskPayloadRequest) || revsGetTaskPayloadRequest[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "tasks/result"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
+	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1445,14 +1354,11 @@ func (x GetTaskPayloadRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsGetTaskPayloadRequestParams = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetTaskPayloadRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsGetTaskPayloadRequestParams) || revsGetTaskPayloadRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if defined || x.TaskID != "" {
+	if x.TaskID != "" {
 		obj["taskId"] = x.TaskID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1464,12 +1370,9 @@ func (x GetTaskPayloadRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsGetTaskPayloadResult = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetTaskPayloadResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsGetTaskPayloadResult) || revsGetTaskPayloadResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
@@ -1483,19 +1386,20 @@ func (x GetTaskPayloadResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsGetTaskRequest = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetTaskRequest) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsGetTaskRequest) || revsGetTaskRequest[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "tasks/get"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
+	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1507,14 +1411,11 @@ func (x GetTaskRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsGetTaskRequestParams = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetTaskRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsGetTaskRequestParams) || revsGetTaskRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if defined || x.TaskID != "" {
+	if x.TaskID != "" {
 		obj["taskId"] = x.TaskID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1526,38 +1427,33 @@ func (x GetTaskRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsGetTaskResult = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetTaskResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsGetTaskResult) || revsGetTaskResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 8+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if defined || x.CreatedAt != "" {
+	if x.CreatedAt != "" {
 		obj["createdAt"] = x.CreatedAt
 	}
-	if defined || x.LastUpdatedAt != "" {
+	if x.LastUpdatedAt != "" {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
 	}
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if defined || x.Status != "" {
+	if x.Status != "" {
 		obj["status"] = string(x.Status)
 	}
 	if x.StatusMessage != "" {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if defined || x.TaskID != "" {
+	if x.TaskID != "" {
 		obj["taskId"] = x.TaskID
 	}
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
-	} else {
-		obj["ttl"] = nil
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -1568,20 +1464,19 @@ func (x GetTaskResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsHeaderMismatchError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *HeaderMismatchError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsHeaderMismatchError) || revsHeaderMismatchError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
+	if x.Error != nil {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1591,20 +1486,17 @@ func (x HeaderMismatchError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsHeaderMismatchErrorError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *HeaderMismatchErrorError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsHeaderMismatchErrorError) || revsHeaderMismatchErrorError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1616,12 +1508,9 @@ func (x HeaderMismatchErrorError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsIcon = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Icon) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsIcon) || revsIcon[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
 	if x.MIMEType != "" {
 		obj["mimeType"] = x.MIMEType
@@ -1629,7 +1518,7 @@ func (x *Icon) EncodeValue(rev int) any {
 	if x.Sizes != nil {
 		obj["sizes"] = wire.AnyArray(x.Sizes)
 	}
-	if defined || x.Src != "" {
+	if x.Src != "" {
 		obj["src"] = x.Src
 	}
 	if x.Theme != "" {
@@ -1644,12 +1533,9 @@ func (x Icon) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsIcons = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Icons) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsIcons) || revsIcons[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Icons != nil {
 		obj["icons"] = encodeOfNIcon(x.Icons, rev)
@@ -1728,13 +1614,9 @@ func (x Implementation) MarshalJSON() ([]byte, error) {
 
 var dropInitializeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 
-var revsInitializeRequest = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InitializeRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropInitializeRequest, rev)
-	defined := rev < 0 || rev >= len(revsInitializeRequest) || revsInitializeRequest[rev]
-	_ = defined
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
@@ -1742,10 +1624,10 @@ func (x *InitializeRequest) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.JSONRPC != "" {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 {
-		obj["method"] = "initialize"
+	if drop&(1<<2) == 0 && x.Method != "" {
+		obj["method"] = x.Method
 	}
-	if drop&(1<<3) == 0 && defined {
+	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1759,24 +1641,20 @@ func (x InitializeRequest) MarshalJSON() ([]byte, error) {
 
 var dropInitializeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
-var revsInitializeRequestParams = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InitializeRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropInitializeRequestParams, rev)
-	defined := rev < 0 || rev >= len(revsInitializeRequestParams) || revsInitializeRequestParams[rev]
-	_ = defined
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && defined {
+	if drop&(1<<1) == 0 && x.Capabilities != nil {
 		obj["capabilities"] = x.Capabilities.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && defined {
+	if drop&(1<<2) == 0 && x.ClientInfo != nil {
 		obj["clientInfo"] = x.ClientInfo.EncodeValue(rev)
 	}
-	if drop&(1<<3) == 0 && (defined || x.ProtocolVersion != "") {
+	if drop&(1<<3) == 0 && x.ProtocolVersion != "" {
 		obj["protocolVersion"] = x.ProtocolVersion
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1788,12 +1666,9 @@ func (x InitializeRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsInitializeRequestParamsMeta = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InitializeRequestParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsInitializeRequestParamsMeta) || revsInitializeRequestParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -1807,26 +1682,23 @@ func (x InitializeRequestParamsMeta) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsInitializeResult = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InitializeResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsInitializeResult) || revsInitializeResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if defined {
+	if x.Capabilities != nil {
 		obj["capabilities"] = x.Capabilities.EncodeValue(rev)
 	}
 	if x.Instructions != "" {
 		obj["instructions"] = x.Instructions
 	}
-	if defined || x.ProtocolVersion != "" {
+	if x.ProtocolVersion != "" {
 		obj["protocolVersion"] = x.ProtocolVersion
 	}
-	if defined {
+	if x.ServerInfo != nil {
 		obj["serverInfo"] = x.ServerInfo.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1840,19 +1712,15 @@ func (x InitializeResult) MarshalJSON() ([]byte, error) {
 
 var dropInitializedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
-var revsInitializedNotification = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InitializedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropInitializedNotification, rev)
-	defined := rev < 0 || rev >= len(revsInitializedNotification) || revsInitializedNotification[rev]
-	_ = defined
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.JSONRPC != "" {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<1) == 0 {
-		obj["method"] = "notifications/initialized"
+	if drop&(1<<1) == 0 && x.Method != "" {
+		obj["method"] = x.Method
 	}
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
@@ -1866,12 +1734,9 @@ func (x InitializedNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsInputRequiredResult = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InputRequiredResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsInputRequiredResult) || revsInputRequiredResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
@@ -1882,7 +1747,7 @@ func (x *InputRequiredResult) EncodeValue(rev int) any {
 	if x.RequestState != "" {
 		obj["requestState"] = x.RequestState
 	}
-	if defined || x.ResultType != "" {
+	if x.ResultType != "" {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1894,14 +1759,11 @@ func (x InputRequiredResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsInputResponseRequestParams = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InputResponseRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsInputResponseRequestParams) || revsInputResponseRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
+	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if x.InputResponses != nil {
@@ -1919,20 +1781,17 @@ func (x InputResponseRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsInternalError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InternalError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsInternalError) || revsInternalError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1944,20 +1803,17 @@ func (x InternalError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsInvalidParamsError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InvalidParamsError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsInvalidParamsError) || revsInvalidParamsError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1969,20 +1825,17 @@ func (x InvalidParamsError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsInvalidRequestError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InvalidRequestError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsInvalidRequestError) || revsInvalidRequestError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1994,20 +1847,19 @@ func (x InvalidRequestError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsJSONRPCError = [5]bool{true, true, true, false, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *JSONRPCError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsJSONRPCError) || revsJSONRPCError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
+	if x.Error != nil {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2017,20 +1869,17 @@ func (x JSONRPCError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsJSONRPCErrorError = [5]bool{true, true, true, false, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *JSONRPCErrorError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsJSONRPCErrorError) || revsJSONRPCErrorError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2042,20 +1891,19 @@ func (x JSONRPCErrorError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsJSONRPCErrorResponse = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *JSONRPCErrorResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsJSONRPCErrorResponse) || revsJSONRPCErrorResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
+	if x.Error != nil {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2083,12 +1931,9 @@ func (x JSONRPCNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsJSONRPCNotificationParams = [5]bool{true, true, true, false, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *JSONRPCNotificationParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsJSONRPCNotificationParams) || revsJSONRPCNotificationParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
@@ -2121,12 +1966,9 @@ func (x JSONRPCRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsJSONRPCRequestParams = [5]bool{true, true, true, false, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *JSONRPCRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsJSONRPCRequestParams) || revsJSONRPCRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
@@ -2140,12 +1982,9 @@ func (x JSONRPCRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsJSONRPCRequestParamsMeta = [5]bool{true, true, true, false, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *JSONRPCRequestParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsJSONRPCRequestParamsMeta) || revsJSONRPCRequestParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -2159,18 +1998,17 @@ func (x JSONRPCRequestParamsMeta) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsJSONRPCResultResponse = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *JSONRPCResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsJSONRPCResultResponse) || revsJSONRPCResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2182,12 +2020,9 @@ func (x JSONRPCResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsLegacyTitledEnumSchema = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsLegacyTitledEnumSchema) || revsLegacyTitledEnumSchema[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 6+len(x.Extra))
 	if x.Default != "" {
 		obj["default"] = x.Default
@@ -2195,8 +2030,8 @@ func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" {
 		obj["description"] = x.Description
 	}
-	if defined || x.Enum != nil {
-		obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
+	if x.Enum != nil {
+		obj["enum"] = wire.AnyArray(x.Enum)
 	}
 	if x.EnumNames != nil {
 		obj["enumNames"] = wire.AnyArray(x.EnumNames)
@@ -2204,7 +2039,9 @@ func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 	if x.Title != "" {
 		obj["title"] = x.Title
 	}
-	obj["type"] = "string"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2274,18 +2111,17 @@ func (x ListPromptsResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsListPromptsResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListPromptsResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsListPromptsResultResponse) || revsListPromptsResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2357,18 +2193,17 @@ func (x ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsListResourceTemplatesResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListResourceTemplatesResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsListResourceTemplatesResultResponse) || revsListResourceTemplatesResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2440,18 +2275,17 @@ func (x ListResourcesResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsListResourcesResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListResourcesResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsListResourcesResultResponse) || revsListResourcesResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2490,12 +2324,9 @@ func (x ListRootsRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsListRootsRequestParams = [5]bool{true, true, true, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListRootsRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsListRootsRequestParams) || revsListRootsRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
@@ -2530,18 +2361,19 @@ func (x ListRootsResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsListTasksRequest = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListTasksRequest) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsListTasksRequest) || revsListTasksRequest[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "tasks/list"
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
 	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
@@ -2554,12 +2386,9 @@ func (x ListTasksRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsListTasksResult = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListTasksResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsListTasksResult) || revsListTasksResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
@@ -2567,8 +2396,8 @@ func (x *ListTasksResult) EncodeValue(rev int) any {
 	if x.NextCursor != "" {
 		obj["nextCursor"] = x.NextCursor
 	}
-	if defined || x.Tasks != nil {
-		obj["tasks"] = wire.NonNilArray(encodeOfNTask(x.Tasks, rev))
+	if x.Tasks != nil {
+		obj["tasks"] = encodeOfNTask(x.Tasks, rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -2639,18 +2468,17 @@ func (x ListToolsResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsListToolsResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListToolsResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsListToolsResultResponse) || revsListToolsResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2713,20 +2541,17 @@ func (x LoggingMessageNotificationParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsMethodNotFoundError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *MethodNotFoundError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsMethodNotFoundError) || revsMethodNotFoundError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2738,20 +2563,19 @@ func (x MethodNotFoundError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsMissingRequiredClientCapabilityError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *MissingRequiredClientCapabilityError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsMissingRequiredClientCapabilityError) || revsMissingRequiredClientCapabilityError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
+	if x.Error != nil {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2761,20 +2585,17 @@ func (x MissingRequiredClientCapabilityError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsMissingRequiredClientCapabilityErrorError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *MissingRequiredClientCapabilityErrorError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsMissingRequiredClientCapabilityErrorError) || revsMissingRequiredClientCapabilityErrorError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
-	if defined {
+	if x.Data != nil {
 		obj["data"] = x.Data.EncodeValue(rev)
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2786,14 +2607,11 @@ func (x MissingRequiredClientCapabilityErrorError) MarshalJSON() ([]byte, error)
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsMissingRequiredClientCapabilityErrorErrorData = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *MissingRequiredClientCapabilityErrorErrorData) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsMissingRequiredClientCapabilityErrorErrorData) || revsMissingRequiredClientCapabilityErrorErrorData[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if defined {
+	if x.RequiredCapabilities != nil {
 		obj["requiredCapabilities"] = x.RequiredCapabilities.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2863,12 +2681,9 @@ func (x Notification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsNotificationMetaObject = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *NotificationMetaObject) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsNotificationMetaObject) || revsNotificationMetaObject[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.SubscriptionID.IsZero() {
 		obj["io.modelcontextprotocol/subscriptionId"] = x.SubscriptionID.Value()
@@ -2900,13 +2715,9 @@ func (x NotificationParams) MarshalJSON() ([]byte, error) {
 
 var dropNumberSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0x0}
 
-var revsNumberSchema = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *NumberSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropNumberSchema, rev)
-	defined := rev < 0 || rev >= len(revsNumberSchema) || revsNumberSchema[rev]
-	_ = defined
 	obj := make(map[string]any, 6+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Default != nil {
 		obj["default"] = *x.Default
@@ -2923,7 +2734,7 @@ func (x *NumberSchema) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && x.Title != "" {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<5) == 0 && (defined || x.Type != "") {
+	if drop&(1<<5) == 0 && x.Type != "" {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3007,20 +2818,17 @@ func (x PaginatedResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsParseError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ParseError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsParseError) || revsParseError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3034,13 +2842,9 @@ func (x ParseError) MarshalJSON() ([]byte, error) {
 
 var dropPingRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 
-var revsPingRequest = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *PingRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropPingRequest, rev)
-	defined := rev < 0 || rev >= len(revsPingRequest) || revsPingRequest[rev]
-	_ = defined
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
@@ -3048,8 +2852,8 @@ func (x *PingRequest) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.JSONRPC != "" {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 {
-		obj["method"] = "ping"
+	if drop&(1<<2) == 0 && x.Method != "" {
+		obj["method"] = x.Method
 	}
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
@@ -3324,18 +3128,17 @@ func (x ReadResourceResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsReadResourceResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ReadResourceResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsReadResourceResultResponse) || revsReadResourceResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined || x.Result != nil {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3347,14 +3150,11 @@ func (x ReadResourceResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsRelatedTaskMetadata = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *RelatedTaskMetadata) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsRelatedTaskMetadata) || revsRelatedTaskMetadata[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if defined || x.TaskID != "" {
+	if x.TaskID != "" {
 		obj["taskId"] = x.TaskID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3383,14 +3183,11 @@ func (x Request) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsRequestMetaObject = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *RequestMetaObject) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsRequestMetaObject) || revsRequestMetaObject[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
-	if defined {
+	if x.ClientCapabilities != nil {
 		obj["io.modelcontextprotocol/clientCapabilities"] = x.ClientCapabilities.EncodeValue(rev)
 	}
 	if x.ClientInfo != nil {
@@ -3399,7 +3196,7 @@ func (x *RequestMetaObject) EncodeValue(rev int) any {
 	if x.LogLevel != "" {
 		obj["io.modelcontextprotocol/logLevel"] = string(x.LogLevel)
 	}
-	if defined || x.ProtocolVersion != "" {
+	if x.ProtocolVersion != "" {
 		obj["io.modelcontextprotocol/protocolVersion"] = x.ProtocolVersion
 	}
 	if !x.ProgressToken.IsZero() {
@@ -3498,13 +3295,9 @@ func (x ResourceContents) MarshalJSON() ([]byte, error) {
 
 var dropResourceLink = [5]uint64{0x0, 0x0, 0x8, 0x0, 0x0}
 
-var revsResourceLink = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceLink) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceLink, rev)
-	defined := rev < 0 || rev >= len(revsResourceLink) || revsResourceLink[rev]
-	_ = defined
 	obj := make(map[string]any, 10+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
@@ -3521,7 +3314,7 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && x.MIMEType != "" {
 		obj["mimeType"] = x.MIMEType
 	}
-	if drop&(1<<5) == 0 && (defined || x.Name != "") {
+	if drop&(1<<5) == 0 && x.Name != "" {
 		obj["name"] = x.Name
 	}
 	if drop&(1<<6) == 0 && x.Size != nil {
@@ -3530,10 +3323,10 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 	if drop&(1<<7) == 0 && x.Title != "" {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<8) == 0 {
-		obj["type"] = "resource_link"
+	if drop&(1<<8) == 0 && x.Type != "" {
+		obj["type"] = x.Type
 	}
-	if drop&(1<<9) == 0 && (defined || x.URI != "") {
+	if drop&(1<<9) == 0 && x.URI != "" {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3569,15 +3362,14 @@ func (x ResourceListChangedNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsResourceReference = [5]bool{true, true, false, false, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceReference) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsResourceReference) || revsResourceReference[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	obj["type"] = "ref/resource"
-	if defined || x.URI != "" {
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
+	if x.URI != "" {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3589,17 +3381,14 @@ func (x ResourceReference) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsResourceRequestParams = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsResourceRequestParams) || revsResourceRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if defined || x.URI != "" {
+	if x.URI != "" {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3650,15 +3439,14 @@ func (x ResourceTemplate) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsResourceTemplateReference = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceTemplateReference) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsResourceTemplateReference) || revsResourceTemplateReference[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	obj["type"] = "ref/resource"
-	if defined || x.URI != "" {
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
+	if x.URI != "" {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3736,12 +3524,9 @@ func (x Result) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsResultMetaObject = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResultMetaObject) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsResultMetaObject) || revsResultMetaObject[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.ServerInfo != nil {
 		obj["io.modelcontextprotocol/serverInfo"] = x.ServerInfo.EncodeValue(rev)
@@ -3781,19 +3566,15 @@ func (x Root) MarshalJSON() ([]byte, error) {
 
 var dropRootsListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
-var revsRootsListChangedNotification = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *RootsListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropRootsListChangedNotification, rev)
-	defined := rev < 0 || rev >= len(revsRootsListChangedNotification) || revsRootsListChangedNotification[rev]
-	_ = defined
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.JSONRPC != "" {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<1) == 0 {
-		obj["method"] = "notifications/roots/list_changed"
+	if drop&(1<<1) == 0 && x.Method != "" {
+		obj["method"] = x.Method
 	}
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
@@ -3905,12 +3686,9 @@ func (x ServerCapabilitiesResources) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsServerCapabilitiesTasks = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ServerCapabilitiesTasks) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsServerCapabilitiesTasks) || revsServerCapabilitiesTasks[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
 	if x.Cancel != nil {
 		obj["cancel"] = wire.AnyObject(x.Cancel)
@@ -3930,12 +3708,9 @@ func (x ServerCapabilitiesTasks) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsServerCapabilitiesTasksRequests = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ServerCapabilitiesTasksRequests) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsServerCapabilitiesTasksRequests) || revsServerCapabilitiesTasksRequests[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Tools != nil {
 		obj["tools"] = x.Tools.EncodeValue(rev)
@@ -3949,12 +3724,9 @@ func (x ServerCapabilitiesTasksRequests) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsServerCapabilitiesTasksRequestsTools = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ServerCapabilitiesTasksRequestsTools) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsServerCapabilitiesTasksRequestsTools) || revsServerCapabilitiesTasksRequestsTools[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Call != nil {
 		obj["call"] = wire.AnyObject(x.Call)
@@ -3986,13 +3758,9 @@ func (x ServerCapabilitiesTools) MarshalJSON() ([]byte, error) {
 
 var dropSetLevelRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 
-var revsSetLevelRequest = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SetLevelRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropSetLevelRequest, rev)
-	defined := rev < 0 || rev >= len(revsSetLevelRequest) || revsSetLevelRequest[rev]
-	_ = defined
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
@@ -4000,10 +3768,10 @@ func (x *SetLevelRequest) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.JSONRPC != "" {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 {
-		obj["method"] = "logging/setLevel"
+	if drop&(1<<2) == 0 && x.Method != "" {
+		obj["method"] = x.Method
 	}
-	if drop&(1<<3) == 0 && defined {
+	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4017,18 +3785,14 @@ func (x SetLevelRequest) MarshalJSON() ([]byte, error) {
 
 var dropSetLevelRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
-var revsSetLevelRequestParams = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SetLevelRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropSetLevelRequestParams, rev)
-	defined := rev < 0 || rev >= len(revsSetLevelRequestParams) || revsSetLevelRequestParams[rev]
-	_ = defined
 	obj := make(map[string]any, 2+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (defined || x.Level != "") {
+	if drop&(1<<1) == 0 && x.Level != "" {
 		obj["level"] = string(x.Level)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4040,12 +3804,9 @@ func (x SetLevelRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSetLevelRequestParamsMeta = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SetLevelRequestParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSetLevelRequestParamsMeta) || revsSetLevelRequestParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -4061,13 +3822,9 @@ func (x SetLevelRequestParamsMeta) MarshalJSON() ([]byte, error) {
 
 var dropStringSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0x0}
 
-var revsStringSchema = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *StringSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropStringSchema, rev)
-	defined := rev < 0 || rev >= len(revsStringSchema) || revsStringSchema[rev]
-	_ = defined
 	obj := make(map[string]any, 7+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Default != "" {
 		obj["default"] = x.Default
@@ -4087,8 +3844,8 @@ func (x *StringSchema) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 && x.Title != "" {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<6) == 0 {
-		obj["type"] = "string"
+	if drop&(1<<6) == 0 && x.Type != "" {
+		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -4101,13 +3858,9 @@ func (x StringSchema) MarshalJSON() ([]byte, error) {
 
 var dropSubscribeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 
-var revsSubscribeRequest = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscribeRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropSubscribeRequest, rev)
-	defined := rev < 0 || rev >= len(revsSubscribeRequest) || revsSubscribeRequest[rev]
-	_ = defined
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
@@ -4115,10 +3868,10 @@ func (x *SubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.JSONRPC != "" {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 {
-		obj["method"] = "resources/subscribe"
+	if drop&(1<<2) == 0 && x.Method != "" {
+		obj["method"] = x.Method
 	}
-	if drop&(1<<3) == 0 && defined {
+	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4132,18 +3885,14 @@ func (x SubscribeRequest) MarshalJSON() ([]byte, error) {
 
 var dropSubscribeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
-var revsSubscribeRequestParams = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscribeRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropSubscribeRequestParams, rev)
-	defined := rev < 0 || rev >= len(revsSubscribeRequestParams) || revsSubscribeRequestParams[rev]
-	_ = defined
 	obj := make(map[string]any, 2+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (defined || x.URI != "") {
+	if drop&(1<<1) == 0 && x.URI != "" {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4155,12 +3904,9 @@ func (x SubscribeRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscribeRequestParamsMeta = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscribeRequestParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscribeRequestParamsMeta) || revsSubscribeRequestParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -4174,12 +3920,9 @@ func (x SubscribeRequestParamsMeta) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscriptionFilter = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscriptionFilter) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscriptionFilter) || revsSubscriptionFilter[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
 	if x.PromptsListChanged != nil {
 		obj["promptsListChanged"] = *x.PromptsListChanged
@@ -4202,16 +3945,17 @@ func (x SubscriptionFilter) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscriptionsAcknowledgedNotification = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscriptionsAcknowledgedNotification) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscriptionsAcknowledgedNotification) || revsSubscriptionsAcknowledgedNotification[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "notifications/subscriptions/acknowledged"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
+	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4223,17 +3967,14 @@ func (x SubscriptionsAcknowledgedNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscriptionsAcknowledgedNotificationParams = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscriptionsAcknowledgedNotificationParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscriptionsAcknowledgedNotificationParams) || revsSubscriptionsAcknowledgedNotificationParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if defined {
+	if x.Notifications != nil {
 		obj["notifications"] = x.Notifications.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4245,19 +3986,20 @@ func (x SubscriptionsAcknowledgedNotificationParams) MarshalJSON() ([]byte, erro
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscriptionsListenRequest = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscriptionsListenRequest) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscriptionsListenRequest) || revsSubscriptionsListenRequest[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "subscriptions/listen"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
+	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4269,17 +4011,14 @@ func (x SubscriptionsListenRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscriptionsListenRequestParams = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscriptionsListenRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscriptionsListenRequestParams) || revsSubscriptionsListenRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if defined {
+	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if defined {
+	if x.Notifications != nil {
 		obj["notifications"] = x.Notifications.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4291,17 +4030,14 @@ func (x SubscriptionsListenRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscriptionsListenResult = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscriptionsListenResult) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscriptionsListenResult) || revsSubscriptionsListenResult[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if defined {
+	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if defined || x.ResultType != "" {
+	if x.ResultType != "" {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4313,17 +4049,14 @@ func (x SubscriptionsListenResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscriptionsListenResultMetaObject = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscriptionsListenResultMetaObject) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscriptionsListenResultMetaObject) || revsSubscriptionsListenResultMetaObject[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.ServerInfo != nil {
 		obj["io.modelcontextprotocol/serverInfo"] = x.ServerInfo.EncodeValue(rev)
 	}
-	if defined || !x.SubscriptionID.IsZero() {
+	if !x.SubscriptionID.IsZero() {
 		obj["io.modelcontextprotocol/subscriptionId"] = x.SubscriptionID.Value()
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4335,18 +4068,17 @@ func (x SubscriptionsListenResultMetaObject) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsSubscriptionsListenResultResponse = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscriptionsListenResultResponse) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsSubscriptionsListenResultResponse) || revsSubscriptionsListenResultResponse[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined || !x.ID.IsZero() {
+	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Result != nil {
 		obj["result"] = x.Result.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4358,35 +4090,30 @@ func (x SubscriptionsListenResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTask = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Task) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTask) || revsTask[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 7+len(x.Extra))
-	if defined || x.CreatedAt != "" {
+	if x.CreatedAt != "" {
 		obj["createdAt"] = x.CreatedAt
 	}
-	if defined || x.LastUpdatedAt != "" {
+	if x.LastUpdatedAt != "" {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
 	}
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if defined || x.Status != "" {
+	if x.Status != "" {
 		obj["status"] = string(x.Status)
 	}
 	if x.StatusMessage != "" {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if defined || x.TaskID != "" {
+	if x.TaskID != "" {
 		obj["taskId"] = x.TaskID
 	}
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
-	} else {
-		obj["ttl"] = nil
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -4397,12 +4124,9 @@ func (x Task) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTaskAugmentedRequestParams = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TaskAugmentedRequestParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTaskAugmentedRequestParams) || revsTaskAugmentedRequestParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
@@ -4419,12 +4143,9 @@ func (x TaskAugmentedRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTaskAugmentedRequestParamsMeta = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TaskAugmentedRequestParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTaskAugmentedRequestParamsMeta) || revsTaskAugmentedRequestParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -4438,12 +4159,9 @@ func (x TaskAugmentedRequestParamsMeta) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTaskMetadata = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TaskMetadata) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTaskMetadata) || revsTaskMetadata[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
@@ -4457,16 +4175,17 @@ func (x TaskMetadata) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTaskStatusNotification = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TaskStatusNotification) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTaskStatusNotification) || revsTaskStatusNotification[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	obj["jsonrpc"] = "2.0"
-	obj["method"] = "notifications/tasks/status"
-	if defined {
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
+	if x.Method != "" {
+		obj["method"] = x.Method
+	}
+	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4478,38 +4197,33 @@ func (x TaskStatusNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTaskStatusNotificationParams = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTaskStatusNotificationParams) || revsTaskStatusNotificationParams[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 8+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if defined || x.CreatedAt != "" {
+	if x.CreatedAt != "" {
 		obj["createdAt"] = x.CreatedAt
 	}
-	if defined || x.LastUpdatedAt != "" {
+	if x.LastUpdatedAt != "" {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
 	}
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if defined || x.Status != "" {
+	if x.Status != "" {
 		obj["status"] = string(x.Status)
 	}
 	if x.StatusMessage != "" {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if defined || x.TaskID != "" {
+	if x.TaskID != "" {
 		obj["taskId"] = x.TaskID
 	}
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
-	} else {
-		obj["ttl"] = nil
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -4574,12 +4288,9 @@ func (x TextResourceContents) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTitledMultiSelectEnumSchema = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTitledMultiSelectEnumSchema) || revsTitledMultiSelectEnumSchema[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 7+len(x.Extra))
 	if x.Default != nil {
 		obj["default"] = wire.AnyArray(x.Default)
@@ -4587,7 +4298,7 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" {
 		obj["description"] = x.Description
 	}
-	if defined {
+	if x.Items != nil {
 		obj["items"] = x.Items.EncodeValue(rev)
 	}
 	if x.MaxItems != nil {
@@ -4599,7 +4310,9 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Title != "" {
 		obj["title"] = x.Title
 	}
-	obj["type"] = "array"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4609,15 +4322,12 @@ func (x TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTitledMultiSelectEnumSchemaItems = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTitledMultiSelectEnumSchemaItems) || revsTitledMultiSelectEnumSchemaItems[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if defined || x.AnyOf != nil {
-		obj["anyOf"] = wire.NonNilArray(encodeOfNTitledMultiSelectEnumSchemaItemsAnyOfItem(x.AnyOf, rev))
+	if x.AnyOf != nil {
+		obj["anyOf"] = encodeOfNTitledMultiSelectEnumSchemaItemsAnyOfItem(x.AnyOf, rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -4628,17 +4338,14 @@ func (x TitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTitledMultiSelectEnumSchemaItemsAnyOfItem = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTitledMultiSelectEnumSchemaItemsAnyOfItem) || revsTitledMultiSelectEnumSchemaItemsAnyOfItem[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if defined || x.Const != "" {
+	if x.Const != "" {
 		obj["const"] = x.Const
 	}
-	if defined || x.Title != "" {
+	if x.Title != "" {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4650,12 +4357,9 @@ func (x TitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() ([]byte, error)
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTitledSingleSelectEnumSchema = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTitledSingleSelectEnumSchema) || revsTitledSingleSelectEnumSchema[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
 	if x.Default != "" {
 		obj["default"] = x.Default
@@ -4663,13 +4367,15 @@ func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" {
 		obj["description"] = x.Description
 	}
-	if defined || x.OneOf != nil {
-		obj["oneOf"] = wire.NonNilArray(encodeOfNTitledSingleSelectEnumSchemaOneOfItem(x.OneOf, rev))
+	if x.OneOf != nil {
+		obj["oneOf"] = encodeOfNTitledSingleSelectEnumSchemaOneOfItem(x.OneOf, rev)
 	}
 	if x.Title != "" {
 		obj["title"] = x.Title
 	}
-	obj["type"] = "string"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4679,17 +4385,14 @@ func (x TitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsTitledSingleSelectEnumSchemaOneOfItem = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TitledSingleSelectEnumSchemaOneOfItem) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsTitledSingleSelectEnumSchemaOneOfItem) || revsTitledSingleSelectEnumSchemaOneOfItem[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if defined || x.Const != "" {
+	if x.Const != "" {
 		obj["const"] = x.Const
 	}
-	if defined || x.Title != "" {
+	if x.Title != "" {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4743,12 +4446,9 @@ func (x Tool) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsToolAnnotations = [5]bool{false, true, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolAnnotations) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsToolAnnotations) || revsToolAnnotations[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
 	if x.DestructiveHint != nil {
 		obj["destructiveHint"] = *x.DestructiveHint
@@ -4774,12 +4474,9 @@ func (x ToolAnnotations) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsToolChoice = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolChoice) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsToolChoice) || revsToolChoice[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Mode != "" {
 		obj["mode"] = x.Mode
@@ -4793,12 +4490,9 @@ func (x ToolChoice) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsToolExecution = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolExecution) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsToolExecution) || revsToolExecution[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.TaskSupport != "" {
 		obj["taskSupport"] = x.TaskSupport
@@ -4865,13 +4559,9 @@ func (x ToolListChangedNotification) MarshalJSON() ([]byte, error) {
 
 var dropToolOutputSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0xe}
 
-var revsToolOutputSchema = [5]bool{false, false, true, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolOutputSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropToolOutputSchema, rev)
-	defined := rev < 0 || rev >= len(revsToolOutputSchema) || revsToolOutputSchema[rev]
-	_ = defined
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Schema != "" {
 		obj["$schema"] = x.Schema
@@ -4894,18 +4584,15 @@ func (x ToolOutputSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsToolResultContent = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolResultContent) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsToolResultContent) || revsToolResultContent[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 6+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if defined || x.Content != nil {
-		obj["content"] = wire.NonNilArray(encodeOfNContentBlock(x.Content, rev))
+	if x.Content != nil {
+		obj["content"] = encodeOfNContentBlock(x.Content, rev)
 	}
 	if x.IsError != nil {
 		obj["isError"] = *x.IsError
@@ -4913,10 +4600,12 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 	if x.StructuredContent != nil {
 		obj["structuredContent"] = x.StructuredContent
 	}
-	if defined || x.ToolUseID != "" {
+	if x.ToolUseID != "" {
 		obj["toolUseId"] = x.ToolUseID
 	}
-	obj["type"] = "tool_result"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4926,26 +4615,25 @@ func (x ToolResultContent) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsToolUseContent = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolUseContent) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsToolUseContent) || revsToolUseContent[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if defined || x.ID != "" {
+	if x.ID != "" {
 		obj["id"] = x.ID
 	}
-	if defined || x.Input != nil {
-		obj["input"] = wire.NonNilObject(wire.AnyObject(x.Input))
+	if x.Input != nil {
+		obj["input"] = wire.AnyObject(x.Input)
 	}
-	if defined || x.Name != "" {
+	if x.Name != "" {
 		obj["name"] = x.Name
 	}
-	obj["type"] = "tool_use"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4955,20 +4643,19 @@ func (x ToolUseContent) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsURLElicitationRequiredError = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *URLElicitationRequiredError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsURLElicitationRequiredError) || revsURLElicitationRequiredError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
+	if x.Error != nil {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4978,20 +4665,17 @@ func (x URLElicitationRequiredError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsURLElicitationRequiredErrorError = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *URLElicitationRequiredErrorError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsURLElicitationRequiredErrorError) || revsURLElicitationRequiredErrorError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
-	if defined {
+	if x.Data != nil {
 		obj["data"] = x.Data.EncodeValue(rev)
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -5003,15 +4687,12 @@ func (x URLElicitationRequiredErrorError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsURLElicitationRequiredErrorErrorData = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *URLElicitationRequiredErrorErrorData) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsURLElicitationRequiredErrorErrorData) || revsURLElicitationRequiredErrorErrorData[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if defined || x.Elicitations != nil {
-		obj["elicitations"] = wire.NonNilArray(encodeOfNElicitRequestURLParams(x.Elicitations, rev))
+	if x.Elicitations != nil {
+		obj["elicitations"] = encodeOfNElicitRequestURLParams(x.Elicitations, rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -5024,13 +4705,9 @@ func (x URLElicitationRequiredErrorErrorData) MarshalJSON() ([]byte, error) {
 
 var dropUnsubscribeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 
-var revsUnsubscribeRequest = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropUnsubscribeRequest, rev)
-	defined := rev < 0 || rev >= len(revsUnsubscribeRequest) || revsUnsubscribeRequest[rev]
-	_ = defined
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
@@ -5038,10 +4715,10 @@ func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.JSONRPC != "" {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 {
-		obj["method"] = "resources/unsubscribe"
+	if drop&(1<<2) == 0 && x.Method != "" {
+		obj["method"] = x.Method
 	}
-	if drop&(1<<3) == 0 && defined {
+	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -5055,18 +4732,14 @@ func (x UnsubscribeRequest) MarshalJSON() ([]byte, error) {
 
 var dropUnsubscribeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
-var revsUnsubscribeRequestParams = [5]bool{true, true, true, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UnsubscribeRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropUnsubscribeRequestParams, rev)
-	defined := rev < 0 || rev >= len(revsUnsubscribeRequestParams) || revsUnsubscribeRequestParams[rev]
-	_ = defined
 	obj := make(map[string]any, 2+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (defined || x.URI != "") {
+	if drop&(1<<1) == 0 && x.URI != "" {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -5078,12 +4751,9 @@ func (x UnsubscribeRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsUnsubscribeRequestParamsMeta = [5]bool{false, false, false, true, false}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UnsubscribeRequestParamsMeta) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsUnsubscribeRequestParamsMeta) || revsUnsubscribeRequestParamsMeta[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
@@ -5097,20 +4767,19 @@ func (x UnsubscribeRequestParamsMeta) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsUnsupportedProtocolVersionError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UnsupportedProtocolVersionError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsUnsupportedProtocolVersionError) || revsUnsupportedProtocolVersionError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
+	if x.Error != nil {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	obj["jsonrpc"] = "2.0"
+	if x.JSONRPC != "" {
+		obj["jsonrpc"] = x.JSONRPC
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -5120,20 +4789,17 @@ func (x UnsupportedProtocolVersionError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsUnsupportedProtocolVersionErrorError = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UnsupportedProtocolVersionErrorError) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsUnsupportedProtocolVersionErrorError) || revsUnsupportedProtocolVersionErrorError[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if defined {
-		obj["code"] = x.Code
+	if x.Code != nil {
+		obj["code"] = *x.Code
 	}
-	if defined {
+	if x.Data != nil {
 		obj["data"] = x.Data.EncodeValue(rev)
 	}
-	if defined || x.Message != "" {
+	if x.Message != "" {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -5145,18 +4811,15 @@ func (x UnsupportedProtocolVersionErrorError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsUnsupportedProtocolVersionErrorErrorData = [5]bool{false, false, false, false, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UnsupportedProtocolVersionErrorErrorData) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsUnsupportedProtocolVersionErrorErrorData) || revsUnsupportedProtocolVersionErrorErrorData[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if defined || x.Requested != "" {
+	if x.Requested != "" {
 		obj["requested"] = x.Requested
 	}
-	if defined || x.Supported != nil {
-		obj["supported"] = wire.NonNilArray(wire.AnyArray(x.Supported))
+	if x.Supported != nil {
+		obj["supported"] = wire.AnyArray(x.Supported)
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -5167,12 +4830,9 @@ func (x UnsupportedProtocolVersionErrorErrorData) MarshalJSON() ([]byte, error) 
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsUntitledMultiSelectEnumSchema = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsUntitledMultiSelectEnumSchema) || revsUntitledMultiSelectEnumSchema[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 7+len(x.Extra))
 	if x.Default != nil {
 		obj["default"] = wire.AnyArray(x.Default)
@@ -5180,7 +4840,7 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" {
 		obj["description"] = x.Description
 	}
-	if defined {
+	if x.Items != nil {
 		obj["items"] = x.Items.EncodeValue(rev)
 	}
 	if x.MaxItems != nil {
@@ -5192,7 +4852,9 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Title != "" {
 		obj["title"] = x.Title
 	}
-	obj["type"] = "array"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -5202,17 +4864,16 @@ func (x UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsUntitledMultiSelectEnumSchemaItems = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UntitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsUntitledMultiSelectEnumSchemaItems) || revsUntitledMultiSelectEnumSchemaItems[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if defined || x.Enum != nil {
-		obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
+	if x.Enum != nil {
+		obj["enum"] = wire.AnyArray(x.Enum)
 	}
-	obj["type"] = "string"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -5222,12 +4883,9 @@ func (x UntitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var revsUntitledSingleSelectEnumSchema = [5]bool{false, false, false, true, true}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
-	defined := rev < 0 || rev >= len(revsUntitledSingleSelectEnumSchema) || revsUntitledSingleSelectEnumSchema[rev]
-	_ = defined
+	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
 	if x.Default != "" {
 		obj["default"] = x.Default
@@ -5235,13 +4893,15 @@ func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" {
 		obj["description"] = x.Description
 	}
-	if defined || x.Enum != nil {
-		obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
+	if x.Enum != nil {
+		obj["enum"] = wire.AnyArray(x.Enum)
 	}
 	if x.Title != "" {
 		obj["title"] = x.Title
 	}
-	obj["type"] = "string"
+	if x.Type != "" {
+		obj["type"] = x.Type
+	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }

@@ -793,6 +793,115 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	return nil, wire.ErrMethodNotFound
 }
 
+// DecodeParams decodes the params tree of a request or notification by its
+// method, in either direction.
+func DecodeParams(method string, v any) (wire.Encoder, error) {
+	switch method {
+	case "completion/complete":
+		p := new(CompleteRequestParams)
+		return p, p.DecodeValue(v)
+	case "elicitation/create":
+		return DecodeElicitRequestParams(v)
+	case "initialize":
+		p := new(InitializeRequestParams)
+		return p, p.DecodeValue(v)
+	case "logging/setLevel":
+		p := new(SetLevelRequestParams)
+		return p, p.DecodeValue(v)
+	case "notifications/cancelled":
+		p := new(CancelledNotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/elicitation/complete":
+		p := new(ElicitationCompleteNotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/initialized":
+		p := new(NotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/message":
+		p := new(LoggingMessageNotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/progress":
+		p := new(ProgressNotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/prompts/list_changed":
+		p := new(NotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/resources/list_changed":
+		p := new(NotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/resources/updated":
+		p := new(ResourceUpdatedNotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/roots/list_changed":
+		p := new(NotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/subscriptions/acknowledged":
+		p := new(SubscriptionsAcknowledgedNotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/tasks/status":
+		p := new(TaskStatusNotificationParams)
+		return p, p.DecodeValue(v)
+	case "notifications/tools/list_changed":
+		p := new(NotificationParams)
+		return p, p.DecodeValue(v)
+	case "ping":
+		p := new(RequestParams)
+		return p, p.DecodeValue(v)
+	case "prompts/get":
+		p := new(GetPromptRequestParams)
+		return p, p.DecodeValue(v)
+	case "prompts/list":
+		p := new(PaginatedRequestParams)
+		return p, p.DecodeValue(v)
+	case "resources/list":
+		p := new(PaginatedRequestParams)
+		return p, p.DecodeValue(v)
+	case "resources/read":
+		p := new(ReadResourceRequestParams)
+		return p, p.DecodeValue(v)
+	case "resources/subscribe":
+		p := new(SubscribeRequestParams)
+		return p, p.DecodeValue(v)
+	case "resources/templates/list":
+		p := new(PaginatedRequestParams)
+		return p, p.DecodeValue(v)
+	case "resources/unsubscribe":
+		p := new(UnsubscribeRequestParams)
+		return p, p.DecodeValue(v)
+	case "roots/list":
+		p := new(ListRootsRequestParams)
+		return p, p.DecodeValue(v)
+	case "sampling/createMessage":
+		p := new(CreateMessageRequestParams)
+		return p, p.DecodeValue(v)
+	case "server/discover":
+		p := new(RequestParams)
+		return p, p.DecodeValue(v)
+	case "subscriptions/listen":
+		p := new(SubscriptionsListenRequestParams)
+		return p, p.DecodeValue(v)
+	case "tasks/cancel":
+		p := new(CancelTaskRequestParams)
+		return p, p.DecodeValue(v)
+	case "tasks/get":
+		p := new(GetTaskRequestParams)
+		return p, p.DecodeValue(v)
+	case "tasks/list":
+		p := new(PaginatedRequestParams)
+		return p, p.DecodeValue(v)
+	case "tasks/result":
+		p := new(GetTaskPayloadRequestParams)
+		return p, p.DecodeValue(v)
+	case "tools/call":
+		p := new(CallToolRequestParams)
+		return p, p.DecodeValue(v)
+	case "tools/list":
+		p := new(PaginatedRequestParams)
+		return p, p.DecodeValue(v)
+	}
+	return nil, wire.ErrMethodNotFound
+}
+
 // DecodeResult decodes the result of a request by the method it answered:
 // results cannot be told apart by their shape.
 func DecodeResult(method string, v any) (wire.Encoder, error) {

@@ -48,8 +48,9 @@ type Annotations struct {
 type AudioContent struct {
 	Meta        MetaObject   // "_meta"
 	Annotations *Annotations // "annotations"
-	Data        string       // "data", required
-	MIMEType    string       // "mimeType", required
+	Data        string       // "data"
+	MIMEType    string       // "mimeType"
+	Type        string       // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -60,7 +61,7 @@ type AudioContent struct {
 // Ref: schema/2026-07-28/shared/BaseMetadata.json
 // Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
 type BaseMetadata struct {
-	Name  string // "name", required
+	Name  string // "name"
 	Title string // "title"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
@@ -89,6 +90,7 @@ type BooleanSchema struct {
 	Default     *bool  // "default"
 	Description string // "description"
 	Title       string // "title"
+	Type        string // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -100,9 +102,9 @@ type BooleanSchema struct {
 // Revisions: 2026-07-28.
 type CacheableResult struct {
 	Meta       *ResultMetaObject // "_meta"
-	CacheScope string            // "cacheScope", required
-	ResultType string            // "resultType", required
-	TTLMs      int64             // "ttlMs", required
+	CacheScope string            // "cacheScope"
+	ResultType string            // "resultType"
+	TTLMs      *int64            // "ttlMs"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -157,8 +159,9 @@ type CallToolResult struct {
 // Ref: schema/2026-07-28/result/CallToolResultResponse.json
 // Revisions: 2026-07-28.
 type CallToolResultResponse struct {
-	ID     RequestId // "id", required
-	Result any       // "result", required
+	ID      RequestId // "id"
+	JSONRPC string    // "jsonrpc"
+	Result  any       // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -169,8 +172,10 @@ type CallToolResultResponse struct {
 // Ref: schema/2025-11-25/request/CancelTaskRequest.json
 // Revisions: 2025-11-25.
 type CancelTaskRequest struct {
-	ID     RequestId               // "id", required
-	Params CancelTaskRequestParams // "params", required
+	ID      RequestId                // "id"
+	JSONRPC string                   // "jsonrpc"
+	Method  string                   // "method"
+	Params  *CancelTaskRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -179,7 +184,7 @@ type CancelTaskRequest struct {
 // CancelTaskRequestParams is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type CancelTaskRequestParams struct {
-	TaskID string // "taskId", required
+	TaskID string // "taskId"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -191,13 +196,13 @@ type CancelTaskRequestParams struct {
 // Revisions: 2025-11-25.
 type CancelTaskResult struct {
 	Meta          map[string]any // "_meta"
-	CreatedAt     string         // "createdAt", required
-	LastUpdatedAt string         // "lastUpdatedAt", required
+	CreatedAt     string         // "createdAt"
+	LastUpdatedAt string         // "lastUpdatedAt"
 	PollInterval  *int64         // "pollInterval"
-	Status        TaskStatus     // "status", required
+	Status        TaskStatus     // "status"
 	StatusMessage string         // "statusMessage"
-	TaskID        string         // "taskId", required
-	TTL           *int64         // "ttl", required
+	TaskID        string         // "taskId"
+	TTL           *int64         // "ttl"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -387,8 +392,9 @@ type CompleteResultCompletion struct {
 // Ref: schema/2026-07-28/result/CompleteResultResponse.json
 // Revisions: 2026-07-28.
 type CompleteResultResponse struct {
-	ID     RequestId      // "id", required
-	Result CompleteResult // "result", required
+	ID      RequestId       // "id"
+	JSONRPC string          // "jsonrpc"
+	Result  *CompleteResult // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -459,7 +465,7 @@ type CreateMessageResult struct {
 // Revisions: 2025-11-25.
 type CreateTaskResult struct {
 	Meta map[string]any // "_meta"
-	Task Task           // "task", required
+	Task *Task          // "task"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -476,8 +482,10 @@ type Cursor = string
 // Ref: schema/2026-07-28/request/DiscoverRequest.json
 // Revisions: 2026-07-28.
 type DiscoverRequest struct {
-	ID     RequestId     // "id", required
-	Params RequestParams // "params", required
+	ID      RequestId      // "id"
+	JSONRPC string         // "jsonrpc"
+	Method  string         // "method"
+	Params  *RequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -488,13 +496,13 @@ type DiscoverRequest struct {
 // Ref: schema/2026-07-28/result/DiscoverResult.json
 // Revisions: 2026-07-28.
 type DiscoverResult struct {
-	Meta              *ResultMetaObject  // "_meta"
-	CacheScope        string             // "cacheScope", required
-	Capabilities      ServerCapabilities // "capabilities", required
-	Instructions      string             // "instructions"
-	ResultType        string             // "resultType", required
-	SupportedVersions []string           // "supportedVersions", required
-	TTLMs             int64              // "ttlMs", required
+	Meta              *ResultMetaObject   // "_meta"
+	CacheScope        string              // "cacheScope"
+	Capabilities      *ServerCapabilities // "capabilities"
+	Instructions      string              // "instructions"
+	ResultType        string              // "resultType"
+	SupportedVersions []string            // "supportedVersions"
+	TTLMs             *int64              // "ttlMs"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -505,8 +513,9 @@ type DiscoverResult struct {
 // Ref: schema/2026-07-28/result/DiscoverResultResponse.json
 // Revisions: 2026-07-28.
 type DiscoverResultResponse struct {
-	ID     RequestId      // "id", required
-	Result DiscoverResult // "result", required
+	ID      RequestId       // "id"
+	JSONRPC string          // "jsonrpc"
+	Result  *DiscoverResult // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -519,7 +528,8 @@ type DiscoverResultResponse struct {
 type ElicitRequest struct {
 	ID      RequestId           // "id"
 	JSONRPC string              // "jsonrpc"
-	Params  ElicitRequestParams // "params", required
+	Method  string              // "method"
+	Params  ElicitRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -530,11 +540,11 @@ type ElicitRequest struct {
 // Ref: schema/2026-07-28/request/ElicitRequestFormParams.json
 // Revisions: 2025-11-25, 2026-07-28.
 type ElicitRequestFormParams struct {
-	Meta            *ElicitRequestFormParamsMeta           // "_meta"
-	Message         string                                 // "message", required
-	Mode            string                                 // "mode"
-	RequestedSchema ElicitRequestFormParamsRequestedSchema // "requestedSchema", required
-	Task            *TaskMetadata                          // "task"
+	Meta            *ElicitRequestFormParamsMeta            // "_meta"
+	Message         string                                  // "message"
+	Mode            string                                  // "mode"
+	RequestedSchema *ElicitRequestFormParamsRequestedSchema // "requestedSchema"
+	Task            *TaskMetadata                           // "task"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -553,8 +563,9 @@ type ElicitRequestFormParamsMeta struct {
 // Revisions: 2025-11-25, 2026-07-28.
 type ElicitRequestFormParamsRequestedSchema struct {
 	Schema     string                               // "$schema"
-	Properties map[string]PrimitiveSchemaDefinition // "properties", required
+	Properties map[string]PrimitiveSchemaDefinition // "properties"
 	Required   []string                             // "required"
+	Type       string                               // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -567,9 +578,10 @@ type ElicitRequestFormParamsRequestedSchema struct {
 type ElicitRequestURLParams struct {
 	Meta          *ElicitRequestURLParamsMeta // "_meta"
 	ElicitationID string                      // "elicitationId"
-	Message       string                      // "message", required
+	Message       string                      // "message"
+	Mode          string                      // "mode"
 	Task          *TaskMetadata               // "task"
-	URL           string                      // "url", required
+	URL           string                      // "url"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -590,7 +602,7 @@ type ElicitRequestURLParamsMeta struct {
 // Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
 type ElicitResult struct {
 	Meta    map[string]any // "_meta"
-	Action  string         // "action", required
+	Action  string         // "action"
 	Content map[string]any // "content"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
@@ -602,7 +614,9 @@ type ElicitResult struct {
 // Ref: schema/2025-11-25/notification/ElicitationCompleteNotification.json
 // Revisions: 2025-11-25.
 type ElicitationCompleteNotification struct {
-	Params ElicitationCompleteNotificationParams // "params", required
+	JSONRPC string                                 // "jsonrpc"
+	Method  string                                 // "method"
+	Params  *ElicitationCompleteNotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -611,7 +625,7 @@ type ElicitationCompleteNotification struct {
 // ElicitationCompleteNotificationParams is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type ElicitationCompleteNotificationParams struct {
-	ElicitationID string // "elicitationId", required
+	ElicitationID string // "elicitationId"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -647,9 +661,9 @@ type EnumSchema = any
 // Ref: schema/2026-07-28/error/Error.json
 // Revisions: 2025-11-25, 2026-07-28.
 type Error struct {
-	Code    int64  // "code", required
+	Code    *int64 // "code"
 	Data    any    // "data"
-	Message string // "message", required
+	Message string // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -702,8 +716,9 @@ type GetPromptResult struct {
 // Ref: schema/2026-07-28/result/GetPromptResultResponse.json
 // Revisions: 2026-07-28.
 type GetPromptResultResponse struct {
-	ID     RequestId // "id", required
-	Result any       // "result", required
+	ID      RequestId // "id"
+	JSONRPC string    // "jsonrpc"
+	Result  any       // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -714,8 +729,10 @@ type GetPromptResultResponse struct {
 // Ref: schema/2025-11-25/request/GetTaskPayloadRequest.json
 // Revisions: 2025-11-25.
 type GetTaskPayloadRequest struct {
-	ID     RequestId                   // "id", required
-	Params GetTaskPayloadRequestParams // "params", required
+	ID      RequestId                    // "id"
+	JSONRPC string                       // "jsonrpc"
+	Method  string                       // "method"
+	Params  *GetTaskPayloadRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -724,7 +741,7 @@ type GetTaskPayloadRequest struct {
 // GetTaskPayloadRequestParams is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type GetTaskPayloadRequestParams struct {
-	TaskID string // "taskId", required
+	TaskID string // "taskId"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -746,8 +763,10 @@ type GetTaskPayloadResult struct {
 // Ref: schema/2025-11-25/request/GetTaskRequest.json
 // Revisions: 2025-11-25.
 type GetTaskRequest struct {
-	ID     RequestId            // "id", required
-	Params GetTaskRequestParams // "params", required
+	ID      RequestId             // "id"
+	JSONRPC string                // "jsonrpc"
+	Method  string                // "method"
+	Params  *GetTaskRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -756,7 +775,7 @@ type GetTaskRequest struct {
 // GetTaskRequestParams is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type GetTaskRequestParams struct {
-	TaskID string // "taskId", required
+	TaskID string // "taskId"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -768,13 +787,13 @@ type GetTaskRequestParams struct {
 // Revisions: 2025-11-25.
 type GetTaskResult struct {
 	Meta          map[string]any // "_meta"
-	CreatedAt     string         // "createdAt", required
-	LastUpdatedAt string         // "lastUpdatedAt", required
+	CreatedAt     string         // "createdAt"
+	LastUpdatedAt string         // "lastUpdatedAt"
 	PollInterval  *int64         // "pollInterval"
-	Status        TaskStatus     // "status", required
+	Status        TaskStatus     // "status"
 	StatusMessage string         // "statusMessage"
-	TaskID        string         // "taskId", required
-	TTL           *int64         // "ttl", required
+	TaskID        string         // "taskId"
+	TTL           *int64         // "ttl"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -785,8 +804,9 @@ type GetTaskResult struct {
 // Ref: schema/2026-07-28/error/HeaderMismatchError.json
 // Revisions: 2026-07-28.
 type HeaderMismatchError struct {
-	Error HeaderMismatchErrorError // "error", required
-	ID    RequestId                // "id"
+	Error   *HeaderMismatchErrorError // "error"
+	ID      RequestId                 // "id"
+	JSONRPC string                    // "jsonrpc"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -795,9 +815,9 @@ type HeaderMismatchError struct {
 // HeaderMismatchErrorError is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type HeaderMismatchErrorError struct {
-	Code    int64  // "code", required
+	Code    *int64 // "code"
 	Data    any    // "data"
-	Message string // "message", required
+	Message string // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -810,7 +830,7 @@ type HeaderMismatchErrorError struct {
 type Icon struct {
 	MIMEType string   // "mimeType"
 	Sizes    []string // "sizes"
-	Src      string   // "src", required
+	Src      string   // "src"
 	Theme    string   // "theme"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
@@ -863,9 +883,10 @@ type Implementation struct {
 // Ref: schema/2025-11-25/request/InitializeRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type InitializeRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Params  InitializeRequestParams // "params", required
+	ID      RequestId                // "id"
+	JSONRPC string                   // "jsonrpc"
+	Method  string                   // "method"
+	Params  *InitializeRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -877,9 +898,9 @@ type InitializeRequest struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type InitializeRequestParams struct {
 	Meta            *InitializeRequestParamsMeta // "_meta"
-	Capabilities    ClientCapabilities           // "capabilities", required
-	ClientInfo      Implementation               // "clientInfo", required
-	ProtocolVersion string                       // "protocolVersion", required
+	Capabilities    *ClientCapabilities          // "capabilities"
+	ClientInfo      *Implementation              // "clientInfo"
+	ProtocolVersion string                       // "protocolVersion"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -899,11 +920,11 @@ type InitializeRequestParamsMeta struct {
 // Ref: schema/2025-11-25/result/InitializeResult.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type InitializeResult struct {
-	Meta            map[string]any     // "_meta"
-	Capabilities    ServerCapabilities // "capabilities", required
-	Instructions    string             // "instructions"
-	ProtocolVersion string             // "protocolVersion", required
-	ServerInfo      Implementation     // "serverInfo", required
+	Meta            map[string]any      // "_meta"
+	Capabilities    *ServerCapabilities // "capabilities"
+	Instructions    string              // "instructions"
+	ProtocolVersion string              // "protocolVersion"
+	ServerInfo      *Implementation     // "serverInfo"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -915,6 +936,7 @@ type InitializeResult struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type InitializedNotification struct {
 	JSONRPC string              // "jsonrpc"
+	Method  string              // "method"
 	Params  *NotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
@@ -935,7 +957,7 @@ type InputRequiredResult struct {
 	Meta          *ResultMetaObject // "_meta"
 	InputRequests InputRequests     // "inputRequests"
 	RequestState  string            // "requestState"
-	ResultType    string            // "resultType", required
+	ResultType    string            // "resultType"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -946,9 +968,9 @@ type InputRequiredResult struct {
 // Ref: schema/2026-07-28/request/InputResponseRequestParams.json
 // Revisions: 2026-07-28.
 type InputResponseRequestParams struct {
-	Meta           RequestMetaObject // "_meta", required
-	InputResponses InputResponses    // "inputResponses"
-	RequestState   string            // "requestState"
+	Meta           *RequestMetaObject // "_meta"
+	InputResponses InputResponses     // "inputResponses"
+	RequestState   string             // "requestState"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -965,9 +987,9 @@ type InputResponses = map[string]InputResponse
 // Ref: schema/2026-07-28/error/InternalError.json
 // Revisions: 2026-07-28.
 type InternalError struct {
-	Code    int64  // "code", required
+	Code    *int64 // "code"
 	Data    any    // "data"
-	Message string // "message", required
+	Message string // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -978,9 +1000,9 @@ type InternalError struct {
 // Ref: schema/2026-07-28/error/InvalidParamsError.json
 // Revisions: 2026-07-28.
 type InvalidParamsError struct {
-	Code    int64  // "code", required
+	Code    *int64 // "code"
 	Data    any    // "data"
-	Message string // "message", required
+	Message string // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -991,9 +1013,9 @@ type InvalidParamsError struct {
 // Ref: schema/2026-07-28/error/InvalidRequestError.json
 // Revisions: 2026-07-28.
 type InvalidRequestError struct {
-	Code    int64  // "code", required
+	Code    *int64 // "code"
 	Data    any    // "data"
-	Message string // "message", required
+	Message string // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1016,8 +1038,9 @@ type JSONObject = map[string]JSONValue
 // Ref: schema/2025-06-18/jsonrpc/JSONRPCError.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18.
 type JSONRPCError struct {
-	Error JSONRPCErrorError // "error", required
-	ID    RequestId         // "id", required
+	Error   *JSONRPCErrorError // "error"
+	ID      RequestId          // "id"
+	JSONRPC string             // "jsonrpc"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1026,9 +1049,9 @@ type JSONRPCError struct {
 // JSONRPCErrorError is an object of the MCP schemas.
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18.
 type JSONRPCErrorError struct {
-	Code    int64  // "code", required
+	Code    *int64 // "code"
 	Data    any    // "data"
-	Message string // "message", required
+	Message string // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1039,8 +1062,9 @@ type JSONRPCErrorError struct {
 // Ref: schema/2026-07-28/jsonrpc/JSONRPCErrorResponse.json
 // Revisions: 2025-11-25, 2026-07-28.
 type JSONRPCErrorResponse struct {
-	Error Error     // "error", required
-	ID    RequestId // "id"
+	Error   *Error    // "error"
+	ID      RequestId // "id"
+	JSONRPC string    // "jsonrpc"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1103,8 +1127,9 @@ type JSONRPCRequestParamsMeta struct {
 // Ref: schema/2026-07-28/jsonrpc/JSONRPCResultResponse.json
 // Revisions: 2025-11-25, 2026-07-28.
 type JSONRPCResultResponse struct {
-	ID     RequestId // "id", required
-	Result Result    // "result", required
+	ID      RequestId // "id"
+	JSONRPC string    // "jsonrpc"
+	Result  *Result   // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1123,9 +1148,10 @@ type JSONValue = any
 type LegacyTitledEnumSchema struct {
 	Default     string   // "default"
 	Description string   // "description"
-	Enum        []string // "enum", required
+	Enum        []string // "enum"
 	EnumNames   []string // "enumNames"
 	Title       string   // "title"
+	Type        string   // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1165,8 +1191,9 @@ type ListPromptsResult struct {
 // Ref: schema/2026-07-28/result/ListPromptsResultResponse.json
 // Revisions: 2026-07-28.
 type ListPromptsResultResponse struct {
-	ID     RequestId         // "id", required
-	Result ListPromptsResult // "result", required
+	ID      RequestId          // "id"
+	JSONRPC string             // "jsonrpc"
+	Result  *ListPromptsResult // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1206,8 +1233,9 @@ type ListResourceTemplatesResult struct {
 // Ref: schema/2026-07-28/result/ListResourceTemplatesResultResponse.json
 // Revisions: 2026-07-28.
 type ListResourceTemplatesResultResponse struct {
-	ID     RequestId                   // "id", required
-	Result ListResourceTemplatesResult // "result", required
+	ID      RequestId                    // "id"
+	JSONRPC string                       // "jsonrpc"
+	Result  *ListResourceTemplatesResult // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1247,8 +1275,9 @@ type ListResourcesResult struct {
 // Ref: schema/2026-07-28/result/ListResourcesResultResponse.json
 // Revisions: 2026-07-28.
 type ListResourcesResultResponse struct {
-	ID     RequestId           // "id", required
-	Result ListResourcesResult // "result", required
+	ID      RequestId            // "id"
+	JSONRPC string               // "jsonrpc"
+	Result  *ListResourcesResult // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1293,8 +1322,10 @@ type ListRootsResult struct {
 // Ref: schema/2025-11-25/request/ListTasksRequest.json
 // Revisions: 2025-11-25.
 type ListTasksRequest struct {
-	ID     RequestId               // "id", required
-	Params *PaginatedRequestParams // "params"
+	ID      RequestId               // "id"
+	JSONRPC string                  // "jsonrpc"
+	Method  string                  // "method"
+	Params  *PaginatedRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1307,7 +1338,7 @@ type ListTasksRequest struct {
 type ListTasksResult struct {
 	Meta       map[string]any // "_meta"
 	NextCursor string         // "nextCursor"
-	Tasks      []*Task        // "tasks", required
+	Tasks      []*Task        // "tasks"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1347,8 +1378,9 @@ type ListToolsResult struct {
 // Ref: schema/2026-07-28/result/ListToolsResultResponse.json
 // Revisions: 2026-07-28.
 type ListToolsResultResponse struct {
-	ID     RequestId       // "id", required
-	Result ListToolsResult // "result", required
+	ID      RequestId        // "id"
+	JSONRPC string           // "jsonrpc"
+	Result  *ListToolsResult // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1408,9 +1440,9 @@ type MetaObject = map[string]any
 // Ref: schema/2026-07-28/error/MethodNotFoundError.json
 // Revisions: 2026-07-28.
 type MethodNotFoundError struct {
-	Code    int64  // "code", required
+	Code    *int64 // "code"
 	Data    any    // "data"
-	Message string // "message", required
+	Message string // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1421,8 +1453,9 @@ type MethodNotFoundError struct {
 // Ref: schema/2026-07-28/error/MissingRequiredClientCapabilityError.json
 // Revisions: 2026-07-28.
 type MissingRequiredClientCapabilityError struct {
-	Error MissingRequiredClientCapabilityErrorError // "error", required
-	ID    RequestId                                 // "id"
+	Error   *MissingRequiredClientCapabilityErrorError // "error"
+	ID      RequestId                                  // "id"
+	JSONRPC string                                     // "jsonrpc"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1431,9 +1464,9 @@ type MissingRequiredClientCapabilityError struct {
 // MissingRequiredClientCapabilityErrorError is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type MissingRequiredClientCapabilityErrorError struct {
-	Code    int64                                         // "code", required
-	Data    MissingRequiredClientCapabilityErrorErrorData // "data", required
-	Message string                                        // "message", required
+	Code    *int64                                         // "code"
+	Data    *MissingRequiredClientCapabilityErrorErrorData // "data"
+	Message string                                         // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1442,7 +1475,7 @@ type MissingRequiredClientCapabilityErrorError struct {
 // MissingRequiredClientCapabilityErrorErrorData is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type MissingRequiredClientCapabilityErrorErrorData struct {
-	RequiredCapabilities ClientCapabilities // "requiredCapabilities", required
+	RequiredCapabilities *ClientCapabilities // "requiredCapabilities"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1523,7 +1556,7 @@ type NumberSchema struct {
 	Maximum     *float64 // "maximum"
 	Minimum     *float64 // "minimum"
 	Title       string   // "title"
-	Type        string   // "type", required
+	Type        string   // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1573,9 +1606,9 @@ type PaginatedResult struct {
 // Ref: schema/2026-07-28/error/ParseError.json
 // Revisions: 2026-07-28.
 type ParseError struct {
-	Code    int64  // "code", required
+	Code    *int64 // "code"
 	Data    any    // "data"
-	Message string // "message", required
+	Message string // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1588,6 +1621,7 @@ type ParseError struct {
 type PingRequest struct {
 	ID      RequestId      // "id"
 	JSONRPC string         // "jsonrpc"
+	Method  string         // "method"
 	Params  *RequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
@@ -1746,8 +1780,9 @@ type ReadResourceResult struct {
 // Ref: schema/2026-07-28/result/ReadResourceResultResponse.json
 // Revisions: 2026-07-28.
 type ReadResourceResultResponse struct {
-	ID     RequestId // "id", required
-	Result any       // "result", required
+	ID      RequestId // "id"
+	JSONRPC string    // "jsonrpc"
+	Result  any       // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1758,7 +1793,7 @@ type ReadResourceResultResponse struct {
 // Ref: schema/2025-11-25/shared/RelatedTaskMetadata.json
 // Revisions: 2025-11-25.
 type RelatedTaskMetadata struct {
-	TaskID string // "taskId", required
+	TaskID string // "taskId"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1787,11 +1822,11 @@ type RequestId = wire.ID
 // Ref: schema/2026-07-28/shared/RequestMetaObject.json
 // Revisions: 2026-07-28.
 type RequestMetaObject struct {
-	ClientCapabilities ClientCapabilities // "io.modelcontextprotocol/clientCapabilities", required
-	ClientInfo         *Implementation    // "io.modelcontextprotocol/clientInfo"
-	LogLevel           LoggingLevel       // "io.modelcontextprotocol/logLevel"
-	ProtocolVersion    string             // "io.modelcontextprotocol/protocolVersion", required
-	ProgressToken      ProgressToken      // "progressToken"
+	ClientCapabilities *ClientCapabilities // "io.modelcontextprotocol/clientCapabilities"
+	ClientInfo         *Implementation     // "io.modelcontextprotocol/clientInfo"
+	LogLevel           LoggingLevel        // "io.modelcontextprotocol/logLevel"
+	ProtocolVersion    string              // "io.modelcontextprotocol/protocolVersion"
+	ProgressToken      ProgressToken       // "progressToken"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1850,10 +1885,11 @@ type ResourceLink struct {
 	Description string       // "description"
 	Icons       []*Icon      // "icons"
 	MIMEType    string       // "mimeType"
-	Name        string       // "name", required
+	Name        string       // "name"
 	Size        *int64       // "size"
 	Title       string       // "title"
-	URI         string       // "uri", required
+	Type        string       // "type"
+	URI         string       // "uri"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1876,7 +1912,8 @@ type ResourceListChangedNotification struct {
 // Ref: schema/2025-03-26/shared/ResourceReference.json
 // Revisions: 2024-11-05, 2025-03-26.
 type ResourceReference struct {
-	URI string // "uri", required
+	Type string // "type"
+	URI  string // "uri"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1888,7 +1925,7 @@ type ResourceReference struct {
 // Revisions: 2025-11-25, 2026-07-28.
 type ResourceRequestParams struct {
 	Meta *RequestMetaObject // "_meta"
-	URI  string             // "uri", required
+	URI  string             // "uri"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1917,7 +1954,8 @@ type ResourceTemplate struct {
 // Ref: schema/2026-07-28/shared/ResourceTemplateReference.json
 // Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
 type ResourceTemplateReference struct {
-	URI string // "uri", required
+	Type string // "type"
+	URI  string // "uri"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2006,6 +2044,7 @@ type Root struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type RootsListChangedNotification struct {
 	JSONRPC string              // "jsonrpc"
+	Method  string              // "method"
 	Params  *NotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
@@ -2105,9 +2144,10 @@ type ServerCapabilitiesTools struct {
 // Ref: schema/2025-11-25/request/SetLevelRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type SetLevelRequest struct {
-	ID      RequestId             // "id"
-	JSONRPC string                // "jsonrpc"
-	Params  SetLevelRequestParams // "params", required
+	ID      RequestId              // "id"
+	JSONRPC string                 // "jsonrpc"
+	Method  string                 // "method"
+	Params  *SetLevelRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2119,7 +2159,7 @@ type SetLevelRequest struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type SetLevelRequestParams struct {
 	Meta  *SetLevelRequestParamsMeta // "_meta"
-	Level LoggingLevel               // "level", required
+	Level LoggingLevel               // "level"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2145,6 +2185,7 @@ type StringSchema struct {
 	MaxLength   *int64 // "maxLength"
 	MinLength   *int64 // "minLength"
 	Title       string // "title"
+	Type        string // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2155,9 +2196,10 @@ type StringSchema struct {
 // Ref: schema/2025-11-25/request/SubscribeRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type SubscribeRequest struct {
-	ID      RequestId              // "id"
-	JSONRPC string                 // "jsonrpc"
-	Params  SubscribeRequestParams // "params", required
+	ID      RequestId               // "id"
+	JSONRPC string                  // "jsonrpc"
+	Method  string                  // "method"
+	Params  *SubscribeRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2169,7 +2211,7 @@ type SubscribeRequest struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type SubscribeRequestParams struct {
 	Meta *SubscribeRequestParamsMeta // "_meta"
-	URI  string                      // "uri", required
+	URI  string                      // "uri"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2203,7 +2245,9 @@ type SubscriptionFilter struct {
 // Ref: schema/2026-07-28/notification/SubscriptionsAcknowledgedNotification.json
 // Revisions: 2026-07-28.
 type SubscriptionsAcknowledgedNotification struct {
-	Params SubscriptionsAcknowledgedNotificationParams // "params", required
+	JSONRPC string                                       // "jsonrpc"
+	Method  string                                       // "method"
+	Params  *SubscriptionsAcknowledgedNotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2215,7 +2259,7 @@ type SubscriptionsAcknowledgedNotification struct {
 // Revisions: 2026-07-28.
 type SubscriptionsAcknowledgedNotificationParams struct {
 	Meta          *NotificationMetaObject // "_meta"
-	Notifications SubscriptionFilter      // "notifications", required
+	Notifications *SubscriptionFilter     // "notifications"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2226,8 +2270,10 @@ type SubscriptionsAcknowledgedNotificationParams struct {
 // Ref: schema/2026-07-28/request/SubscriptionsListenRequest.json
 // Revisions: 2026-07-28.
 type SubscriptionsListenRequest struct {
-	ID     RequestId                        // "id", required
-	Params SubscriptionsListenRequestParams // "params", required
+	ID      RequestId                         // "id"
+	JSONRPC string                            // "jsonrpc"
+	Method  string                            // "method"
+	Params  *SubscriptionsListenRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2238,8 +2284,8 @@ type SubscriptionsListenRequest struct {
 // Ref: schema/2026-07-28/request/SubscriptionsListenRequestParams.json
 // Revisions: 2026-07-28.
 type SubscriptionsListenRequestParams struct {
-	Meta          RequestMetaObject  // "_meta", required
-	Notifications SubscriptionFilter // "notifications", required
+	Meta          *RequestMetaObject  // "_meta"
+	Notifications *SubscriptionFilter // "notifications"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2250,8 +2296,8 @@ type SubscriptionsListenRequestParams struct {
 // Ref: schema/2026-07-28/result/SubscriptionsListenResult.json
 // Revisions: 2026-07-28.
 type SubscriptionsListenResult struct {
-	Meta       SubscriptionsListenResultMetaObject // "_meta", required
-	ResultType string                              // "resultType", required
+	Meta       *SubscriptionsListenResultMetaObject // "_meta"
+	ResultType string                               // "resultType"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2263,7 +2309,7 @@ type SubscriptionsListenResult struct {
 // Revisions: 2026-07-28.
 type SubscriptionsListenResultMetaObject struct {
 	ServerInfo     *Implementation // "io.modelcontextprotocol/serverInfo"
-	SubscriptionID RequestId       // "io.modelcontextprotocol/subscriptionId", required
+	SubscriptionID RequestId       // "io.modelcontextprotocol/subscriptionId"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2274,8 +2320,9 @@ type SubscriptionsListenResultMetaObject struct {
 // Ref: schema/2026-07-28/result/SubscriptionsListenResultResponse.json
 // Revisions: 2026-07-28.
 type SubscriptionsListenResultResponse struct {
-	ID     RequestId                 // "id", required
-	Result SubscriptionsListenResult // "result", required
+	ID      RequestId                  // "id"
+	JSONRPC string                     // "jsonrpc"
+	Result  *SubscriptionsListenResult // "result"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2286,13 +2333,13 @@ type SubscriptionsListenResultResponse struct {
 // Ref: schema/2025-11-25/shared/Task.json
 // Revisions: 2025-11-25.
 type Task struct {
-	CreatedAt     string     // "createdAt", required
-	LastUpdatedAt string     // "lastUpdatedAt", required
+	CreatedAt     string     // "createdAt"
+	LastUpdatedAt string     // "lastUpdatedAt"
 	PollInterval  *int64     // "pollInterval"
-	Status        TaskStatus // "status", required
+	Status        TaskStatus // "status"
 	StatusMessage string     // "statusMessage"
-	TaskID        string     // "taskId", required
-	TTL           *int64     // "ttl", required
+	TaskID        string     // "taskId"
+	TTL           *int64     // "ttl"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2349,7 +2396,9 @@ const (
 // Ref: schema/2025-11-25/notification/TaskStatusNotification.json
 // Revisions: 2025-11-25.
 type TaskStatusNotification struct {
-	Params TaskStatusNotificationParams // "params", required
+	JSONRPC string                        // "jsonrpc"
+	Method  string                        // "method"
+	Params  *TaskStatusNotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2361,13 +2410,13 @@ type TaskStatusNotification struct {
 // Revisions: 2025-11-25.
 type TaskStatusNotificationParams struct {
 	Meta          map[string]any // "_meta"
-	CreatedAt     string         // "createdAt", required
-	LastUpdatedAt string         // "lastUpdatedAt", required
+	CreatedAt     string         // "createdAt"
+	LastUpdatedAt string         // "lastUpdatedAt"
 	PollInterval  *int64         // "pollInterval"
-	Status        TaskStatus     // "status", required
+	Status        TaskStatus     // "status"
 	StatusMessage string         // "statusMessage"
-	TaskID        string         // "taskId", required
-	TTL           *int64         // "ttl", required
+	TaskID        string         // "taskId"
+	TTL           *int64         // "ttl"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2405,12 +2454,13 @@ type TextResourceContents struct {
 // Ref: schema/2026-07-28/shared/TitledMultiSelectEnumSchema.json
 // Revisions: 2025-11-25, 2026-07-28.
 type TitledMultiSelectEnumSchema struct {
-	Default     []string                         // "default"
-	Description string                           // "description"
-	Items       TitledMultiSelectEnumSchemaItems // "items", required
-	MaxItems    *int64                           // "maxItems"
-	MinItems    *int64                           // "minItems"
-	Title       string                           // "title"
+	Default     []string                          // "default"
+	Description string                            // "description"
+	Items       *TitledMultiSelectEnumSchemaItems // "items"
+	MaxItems    *int64                            // "maxItems"
+	MinItems    *int64                            // "minItems"
+	Title       string                            // "title"
+	Type        string                            // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2419,7 +2469,7 @@ type TitledMultiSelectEnumSchema struct {
 // TitledMultiSelectEnumSchemaItems is an object of the MCP schemas.
 // Revisions: 2025-11-25, 2026-07-28.
 type TitledMultiSelectEnumSchemaItems struct {
-	AnyOf []*TitledMultiSelectEnumSchemaItemsAnyOfItem // "anyOf", required
+	AnyOf []*TitledMultiSelectEnumSchemaItemsAnyOfItem // "anyOf"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2428,8 +2478,8 @@ type TitledMultiSelectEnumSchemaItems struct {
 // TitledMultiSelectEnumSchemaItemsAnyOfItem is an object of the MCP schemas.
 // Revisions: 2025-11-25, 2026-07-28.
 type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
-	Const string // "const", required
-	Title string // "title", required
+	Const string // "const"
+	Title string // "title"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2442,8 +2492,9 @@ type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
 type TitledSingleSelectEnumSchema struct {
 	Default     string                                   // "default"
 	Description string                                   // "description"
-	OneOf       []*TitledSingleSelectEnumSchemaOneOfItem // "oneOf", required
+	OneOf       []*TitledSingleSelectEnumSchemaOneOfItem // "oneOf"
 	Title       string                                   // "title"
+	Type        string                                   // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2452,8 +2503,8 @@ type TitledSingleSelectEnumSchema struct {
 // TitledSingleSelectEnumSchemaOneOfItem is an object of the MCP schemas.
 // Revisions: 2025-11-25, 2026-07-28.
 type TitledSingleSelectEnumSchemaOneOfItem struct {
-	Const string // "const", required
-	Title string // "title", required
+	Const string // "const"
+	Title string // "title"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2556,10 +2607,11 @@ type ToolOutputSchema struct {
 // Revisions: 2025-11-25, 2026-07-28.
 type ToolResultContent struct {
 	Meta              MetaObject     // "_meta"
-	Content           []ContentBlock // "content", required
+	Content           []ContentBlock // "content"
 	IsError           *bool          // "isError"
 	StructuredContent any            // "structuredContent"
-	ToolUseID         string         // "toolUseId", required
+	ToolUseID         string         // "toolUseId"
+	Type              string         // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2571,9 +2623,10 @@ type ToolResultContent struct {
 // Revisions: 2025-11-25, 2026-07-28.
 type ToolUseContent struct {
 	Meta  MetaObject     // "_meta"
-	ID    string         // "id", required
-	Input map[string]any // "input", required
-	Name  string         // "name", required
+	ID    string         // "id"
+	Input map[string]any // "input"
+	Name  string         // "name"
+	Type  string         // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2584,8 +2637,9 @@ type ToolUseContent struct {
 // Ref: schema/2025-11-25/error/URLElicitationRequiredError.json
 // Revisions: 2025-11-25.
 type URLElicitationRequiredError struct {
-	Error URLElicitationRequiredErrorError // "error", required
-	ID    RequestId                        // "id"
+	Error   *URLElicitationRequiredErrorError // "error"
+	ID      RequestId                         // "id"
+	JSONRPC string                            // "jsonrpc"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2594,9 +2648,9 @@ type URLElicitationRequiredError struct {
 // URLElicitationRequiredErrorError is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type URLElicitationRequiredErrorError struct {
-	Code    int64                                // "code", required
-	Data    URLElicitationRequiredErrorErrorData // "data", required
-	Message string                               // "message", required
+	Code    *int64                                // "code"
+	Data    *URLElicitationRequiredErrorErrorData // "data"
+	Message string                                // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2605,7 +2659,7 @@ type URLElicitationRequiredErrorError struct {
 // URLElicitationRequiredErrorErrorData is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type URLElicitationRequiredErrorErrorData struct {
-	Elicitations []*ElicitRequestURLParams // "elicitations", required
+	Elicitations []*ElicitRequestURLParams // "elicitations"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2616,9 +2670,10 @@ type URLElicitationRequiredErrorErrorData struct {
 // Ref: schema/2025-11-25/request/UnsubscribeRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type UnsubscribeRequest struct {
-	ID      RequestId                // "id"
-	JSONRPC string                   // "jsonrpc"
-	Params  UnsubscribeRequestParams // "params", required
+	ID      RequestId                 // "id"
+	JSONRPC string                    // "jsonrpc"
+	Method  string                    // "method"
+	Params  *UnsubscribeRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2630,7 +2685,7 @@ type UnsubscribeRequest struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type UnsubscribeRequestParams struct {
 	Meta *UnsubscribeRequestParamsMeta // "_meta"
-	URI  string                        // "uri", required
+	URI  string                        // "uri"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2650,8 +2705,9 @@ type UnsubscribeRequestParamsMeta struct {
 // Ref: schema/2026-07-28/error/UnsupportedProtocolVersionError.json
 // Revisions: 2026-07-28.
 type UnsupportedProtocolVersionError struct {
-	Error UnsupportedProtocolVersionErrorError // "error", required
-	ID    RequestId                            // "id"
+	Error   *UnsupportedProtocolVersionErrorError // "error"
+	ID      RequestId                             // "id"
+	JSONRPC string                                // "jsonrpc"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2660,9 +2716,9 @@ type UnsupportedProtocolVersionError struct {
 // UnsupportedProtocolVersionErrorError is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type UnsupportedProtocolVersionErrorError struct {
-	Code    int64                                    // "code", required
-	Data    UnsupportedProtocolVersionErrorErrorData // "data", required
-	Message string                                   // "message", required
+	Code    *int64                                    // "code"
+	Data    *UnsupportedProtocolVersionErrorErrorData // "data"
+	Message string                                    // "message"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2671,8 +2727,8 @@ type UnsupportedProtocolVersionErrorError struct {
 // UnsupportedProtocolVersionErrorErrorData is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type UnsupportedProtocolVersionErrorErrorData struct {
-	Requested string   // "requested", required
-	Supported []string // "supported", required
+	Requested string   // "requested"
+	Supported []string // "supported"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2683,12 +2739,13 @@ type UnsupportedProtocolVersionErrorErrorData struct {
 // Ref: schema/2026-07-28/shared/UntitledMultiSelectEnumSchema.json
 // Revisions: 2025-11-25, 2026-07-28.
 type UntitledMultiSelectEnumSchema struct {
-	Default     []string                           // "default"
-	Description string                             // "description"
-	Items       UntitledMultiSelectEnumSchemaItems // "items", required
-	MaxItems    *int64                             // "maxItems"
-	MinItems    *int64                             // "minItems"
-	Title       string                             // "title"
+	Default     []string                            // "default"
+	Description string                              // "description"
+	Items       *UntitledMultiSelectEnumSchemaItems // "items"
+	MaxItems    *int64                              // "maxItems"
+	MinItems    *int64                              // "minItems"
+	Title       string                              // "title"
+	Type        string                              // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2697,7 +2754,8 @@ type UntitledMultiSelectEnumSchema struct {
 // UntitledMultiSelectEnumSchemaItems is an object of the MCP schemas.
 // Revisions: 2025-11-25, 2026-07-28.
 type UntitledMultiSelectEnumSchemaItems struct {
-	Enum []string // "enum", required
+	Enum []string // "enum"
+	Type string   // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2710,8 +2768,9 @@ type UntitledMultiSelectEnumSchemaItems struct {
 type UntitledSingleSelectEnumSchema struct {
 	Default     string   // "default"
 	Description string   // "description"
-	Enum        []string // "enum", required
+	Enum        []string // "enum"
 	Title       string   // "title"
+	Type        string   // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any

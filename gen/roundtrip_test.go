@@ -1,0 +1,210 @@
+package main
+
+import (
+	"encoding/json"
+	"io/fs"
+	"path"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/internal/instance"
+	"github.com/mcpstack/mcpstack/schema"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// schemaDoc loads one of our schema files as a map.
+func schemaDoc(t testing.TB, p string) map[string]any {
+	t.Helper()
+	raw, err := fs.ReadFile(schema.FS, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	return doc
+}
+
+func resolver(t testing.TB) instance.Resolver {
+	return func(base, ref string) (map[string]any, string, error) {
+		p := path.Join(path.Dir(base), ref)
+		return schemaDoc(t, p), p, nil
+	}
+}
+
+// synth returns a valid instance of a definition of a revision.
+func synth(t testing.TB, rev, def string, mode instance.Mode) map[string]any {
+	t.Helper()
+	files, err := schema.Files(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := files[def]
+	if !ok {
+		t.Fatalf("%s has no definition %s", rev, def)
+	}
+	v, err := instance.Generate(schemaDoc(t, p), p, resolver(t), mode)
+	if err != nil {
+		t.Fatalf("%s %s: %v", rev, def, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%s %s: instance is %T, not an object", rev, def, v)
+	}
+	return m
+}
+
+// normal re-encodes a tree through JSON so that trees built from different
+// Go number types compare equal.
+func normal(t testing.TB, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMethodRoundTrip drives a valid request and a valid result of every
+// method of every revision through validate, decode, project, validate, and
+// checks that nothing was lost or added on the way.
+func TestMethodRoundTrip(t *testing.T) {
+	total := 0
+	for _, spec := range generated.Specs {
+		names := make([]string, 0, len(spec.Methods))
+		for n := range spec.Methods {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			m := spec.Methods[name]
+			for _, mode := range []instance.Mode{instance.Minimal, instance.Full} {
+				modeName := map[instance.Mode]string{instance.Minimal: "minimal", instance.Full: "full"}[mode]
+				t.Run(spec.Revision+"/"+name+"/"+modeName, func(t *testing.T) {
+					msg := synth(t, spec.Revision, m.Request, mode)
+					if err := spec.Validate(m.Request, msg); err != nil {
+						t.Fatalf("synthesized request is invalid: %v", err)
+					}
+					if params, ok := msg["params"]; ok {
+						p, err := mcp.DecodeParams(name, params)
+						if err != nil {
+							t.Fatalf("decode params: %v", err)
+						}
+						back := map[string]any{}
+						for k, v := range msg {
+							back[k] = v
+						}
+						back["params"] = spec.Project(p)
+						if err := spec.Validate(m.Request, back); err != nil {
+							t.Fatalf("projected request is invalid: %v", err)
+						}
+						if got, want := normal(t, back), normal(t, msg); !reflect.DeepEqual(got, want) {
+							t.Errorf("request round trip differs:\n got %v\nwant %v", got, want)
+						}
+					}
+					if m.Notification {
+						return
+					}
+					res := synth(t, spec.Revision, m.Result, mode)
+					if err := spec.Validate(m.Result, res); err != nil {
+						t.Fatalf("synthesized result is invalid: %v", err)
+					}
+					r, err := mcp.DecodeResult(name, res)
+					if err != nil {
+						t.Fatalf("decode result: %v", err)
+					}
+					out := spec.Project(r)
+					if err := spec.Validate(m.Result, out); err != nil {
+						t.Fatalf("projected result is invalid: %v", err)
+					}
+					if got, want := normal(t, out), normal(t, res); !reflect.DeepEqual(got, want) {
+						t.Errorf("result round trip differs:\n got %v\nwant %v", got, want)
+					}
+				})
+				total++
+			}
+		}
+	}
+	t.Logf("%d method round trips over %d revisions", total, len(generated.Specs))
+}
+
+// TestUnknownMembersKept checks that members the model does not know survive
+// a decode and re-encode at every level, _meta included.
+func TestUnknownMembersKept(t *testing.T) {
+	in := `{"name":"chat","arguments":{"query":"hi","n":3},"x-top":{"a":[1,2]},
+		"_meta":{"progressToken":"p1","com.example/trace":"abc"}}`
+	var p mcp.CallToolRequestParams
+	if err := json.Unmarshal([]byte(in), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Meta == nil || p.Meta.ProgressToken != wire.StringID("p1") {
+		t.Fatalf("progress token not decoded: %+v", p.Meta)
+	}
+	out, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := normal(t, json.RawMessage(out)), normal(t, json.RawMessage(in)); !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip lost members:\n got %s\nwant %s", out, in)
+	}
+
+	res := `{"content":[{"type":"text","text":"hello","x-block":true,"_meta":{"k":1}}],"isError":false,"x-res":1}`
+	var r mcp.CallToolResult
+	if err := json.Unmarshal([]byte(res), &r); err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Text != "hello" {
+		t.Fatalf("content[0] = %#v, want *TextContent hello", r.Content[0])
+	}
+	out, _ = json.Marshal(r)
+	if got, want := normal(t, json.RawMessage(out)), normal(t, json.RawMessage(res)); !reflect.DeepEqual(got, want) {
+		t.Errorf("result round trip lost members:\n got %s\nwant %s", out, res)
+	}
+}
+
+// TestProjectionDropsWhatRevisionLacks: a canonical result carrying fields of
+// newer revisions is projected onto an old revision without them.
+func TestProjectionDropsWhatRevisionLacks(t *testing.T) {
+	isErr := false
+	r := &mcp.CallToolResult{
+		Content:           []mcp.ContentBlock{&mcp.TextContent{Text: "hi"}},
+		IsError:           &isErr,
+		StructuredContent: map[string]any{"answer": "hi"},
+		ResultType:        "complete",
+		Extra:             map[string]any{"x-custom": 1},
+	}
+	tests := []struct {
+		rev     string
+		present []string
+		absent  []string
+	}{
+		{"2024-11-05", []string{"content", "isError", "x-custom"}, []string{"structuredContent", "resultType"}},
+		{"2025-06-18", []string{"content", "isError", "structuredContent"}, []string{"resultType"}},
+		{"2026-07-28", []string{"content", "structuredContent", "resultType"}, nil},
+	}
+	for _, tt := range tests {
+		spec := generated.Lookup(tt.rev)
+		out := spec.Project(r).(map[string]any)
+		for _, k := range tt.present {
+			if _, ok := out[k]; !ok {
+				t.Errorf("%s: %q missing from %v", tt.rev, k, out)
+			}
+		}
+		for _, k := range tt.absent {
+			if _, ok := out[k]; ok {
+				t.Errorf("%s: %q should be dropped: %v", tt.rev, k, out)
+			}
+		}
+		if err := spec.Validate("CallToolResult", out); err != nil {
+			t.Errorf("%s: projection invalid: %v", tt.rev, err)
+		}
+	}
+}
