@@ -32,9 +32,9 @@ lint: fmt vet
 
 ## bench-ingress: the ingress benchmark against its encoding/json baseline
 bench-ingress:
-	$(GO) test -run '^$$' -bench 'Ingress' -benchmem -count 5 ./generated/mcp/
+	$(GO) test -run '^$$' -bench Ingress -benchmem -count 5 ./gen/
 
 ## fuzz: run each fuzz target for FUZZTIME (default 20s)
 FUZZTIME ?= 20s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME) ./generated/mcp/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME) ./gen/

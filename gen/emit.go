@@ -195,6 +195,9 @@ func (c *canonical) types() *file {
 			f.p("\t// Extra keeps members this model does not know, so that a decode")
 			f.p("\t// and re-encode loses nothing.")
 			f.p("\tExtra map[string]any")
+			if c.hasEmptyStrings(d) {
+				f.p("\n\tempty uint64 // optional strings that were present but empty")
+			}
 			f.p("}\n")
 		case dEnum:
 			doc(f, n, d.Doc)
@@ -259,7 +262,7 @@ func (c *canonical) unions() *file {
 		f.p("\tis%s()", n)
 		f.p("}\n")
 		f.p("// Decode%s decodes a tree into the member it holds.", n)
-		f.p("func Decode%s(v any) (%s, error) {", n, n)
+		f.p("func Decode%s(v any, rev int) (%s, error) {", n, n)
 		f.p("\tobj, err := wire.Object(v)")
 		f.p("\tif err != nil {\n\t\treturn nil, err\n\t}")
 		if d.Tag != "" {
@@ -268,7 +271,7 @@ func (c *canonical) unions() *file {
 			for _, mb := range d.Members {
 				f.p("\tcase %q:", mb.Tag)
 				f.p("\t\tx := new(%s)", mb.Type)
-				f.p("\t\treturn x, x.DecodeValue(obj)")
+				f.p("\t\treturn x, x.DecodeValue(obj, rev)")
 			}
 			f.p("\t}")
 			f.use("fmt")
@@ -289,7 +292,7 @@ func (c *canonical) unions() *file {
 			for i, mb := range d.Members {
 				f.p("\tcase %d:", i)
 				f.p("\t\tx := new(%s)", mb.Type)
-				f.p("\t\treturn x, x.DecodeValue(obj)")
+				f.p("\t\treturn x, x.DecodeValue(obj, rev)")
 			}
 			f.p("\t}")
 			f.p("\treturn nil, &wire.DecodeError{Reason: %q}", "matches no member of "+n)
@@ -311,16 +314,59 @@ func (c *canonical) decode() *file {
 	f.use(wirePkg)
 	for _, n := range c.declNames(dStruct) {
 		d := c.m.Decls[n]
-		f.p("// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.")
-		f.p("func (x *%s) DecodeValue(v any) error {", n)
+		masks, anyDrop := c.masks(d)
+		partial := c.partial(d)
+		if anyDrop {
+			var parts []string
+			for _, m := range masks {
+				parts = append(parts, fmt.Sprintf("%#x", m))
+			}
+			f.p("// drop%s marks, per revision, the members it does not define.", n)
+			f.p("var drop%s = [%d]uint64{%s}\n", n, len(masks), strings.Join(parts, ", "))
+		}
+		if partial {
+			var in []string
+			for _, ok := range d.Revs {
+				in = append(in, fmt.Sprint(ok))
+			}
+			f.p("// revs%s marks the revisions that define %s.", n, n)
+			f.p("var revs%s = [%d]bool{%s}\n", n, len(d.Revs), strings.Join(in, ", "))
+		}
+		f.p("// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions")
+		f.p("// for any). Members x does not know, or that rev does not define, go to Extra.")
+		f.p("func (x *%s) DecodeValue(v any, rev int) error {", n)
 		f.p("\tobj, err := wire.Object(v)")
 		f.p("\tif err != nil {\n\t\treturn err\n\t}")
+		if anyDrop {
+			f.p("\tdrop := dropMask(&drop%s, rev)", n)
+		}
+		if partial {
+			f.p("\t// Where rev lacks %s it sits in an open object: a member of", n)
+			f.p("\t// another shape is kept in Extra rather than refused.")
+			f.p("\tdefined := rev < 0 || rev >= len(revs%s) || revs%s[rev]", n, n)
+		}
 		f.p("\tfor k, fv := range obj {")
 		f.p("\t\tswitch k {")
-		for _, fl := range d.Fields {
+		for i, fl := range d.Fields {
 			f.p("\t\tcase %q:", fl.JSON)
+			if anyDrop && fieldMayDrop(masks, i) {
+				f.p("\t\t\tif drop&(1<<%d) != 0 {\n\t\t\t\twire.Extra(&x.Extra, k, fv)\n\t\t\t\tcontinue\n\t\t\t}", i)
+			}
 			if fl.Const != "" {
 				continue // a constant: validation checked it, encoding writes it
+			}
+			if c.emptyStringKept(fl) {
+				f.p("\t\t\tif fv == \"\" {\n\t\t\t\tx.empty |= 1 << %d\n\t\t\t}", i)
+			}
+			if partial {
+				f.p("\t\t\tif err := func() error {")
+				c.decodeField(f, fl)
+				f.p("\t\t\t\treturn nil")
+				f.p("\t\t\t}(); err != nil {")
+				f.p("\t\t\t\tif defined {\n\t\t\t\t\treturn err\n\t\t\t\t}")
+				f.p("\t\t\t\twire.Extra(&x.Extra, k, fv)")
+				f.p("\t\t\t}")
+				continue
 			}
 			c.decodeField(f, fl)
 		}
@@ -334,7 +380,7 @@ func (c *canonical) decode() *file {
 		f.p("\tv, err := wire.Parse(b)")
 		f.p("\tif err != nil {\n\t\treturn err\n\t}")
 		f.p("\t*x = %s{}", n)
-		f.p("\treturn x.DecodeValue(v)")
+		f.p("\treturn x.DecodeValue(v, wire.AllRevisions)")
 		f.p("}\n")
 	}
 	return f
@@ -345,10 +391,11 @@ func (c *canonical) decodeField(f *file, fl *field) {
 	expr := c.fieldExpr(fl)
 	target := "x." + fl.Go
 	if strings.HasPrefix(expr, "*") {
-		f.p("\t\t\tif fv == nil {\n\t\t\t\tx.%s = nil\n\t\t\t\tcontinue\n\t\t\t}", fl.Go)
+		f.p("\t\t\tif fv == nil {\n\t\t\t\tx.%s = nil\n\t\t\t} else {", fl.Go)
 		f.p("\t\t\tvar val %s", expr[1:])
 		c.decodeInto(f, fl.Type, "fv", "val", wrap, 0)
 		f.p("\t\t\t%s = &val", target)
+		f.p("\t\t\t}")
 		return
 	}
 	c.decodeInto(f, fl.Type, "fv", target, wrap, 0)
@@ -395,9 +442,9 @@ func (c *canonical) decodeInto(f *file, t *goType, src, dst, wrap string, depth 
 		f.p("%s[%s] = %s", dst, k, v)
 		f.p("}")
 	case d != nil && d.Kind == dStruct:
-		f.p("if err := %s.DecodeValue(%s); err != nil {\n%s\n}", dst, src, errRet())
+		f.p("if err := %s.DecodeValue(%s, rev); err != nil {\n%s\n}", dst, src, errRet())
 	case d != nil && d.Kind == dUnion:
-		f.p("if u, err := Decode%s(%s); err != nil {\n%s\n} else {\n%s = u\n}", d.Name, src, errRet(), dst)
+		f.p("if u, err := Decode%s(%s, rev); err != nil {\n%s\n} else {\n%s = u\n}", d.Name, src, errRet(), dst)
 	default:
 		panic(fmt.Sprintf("decode: unhandled type %s", t.key()))
 	}
@@ -426,26 +473,7 @@ func (c *canonical) encode() *file {
 		if len(d.Fields) > 64 {
 			panic(n + " has more than 64 members")
 		}
-		masks := make([]uint64, nrev)
-		anyDrop := false
-		for r := 0; r < nrev; r++ {
-			if !d.Revs[r] || d.revFields[r] == nil {
-				continue
-			}
-			for i, fl := range d.Fields {
-				if !d.revFields[r][fl.JSON] {
-					masks[r] |= 1 << uint(i)
-					anyDrop = true
-				}
-			}
-		}
-		if anyDrop {
-			var parts []string
-			for _, m := range masks {
-				parts = append(parts, fmt.Sprintf("%#x", m))
-			}
-			f.p("var drop%s = [%d]uint64{%s}\n", n, nrev, strings.Join(parts, ", "))
-		}
+		_, anyDrop := c.masks(d)
 		f.p("// EncodeValue renders x as a tree in the shape of revision rev.")
 		f.p("func (x *%s) EncodeValue(rev int) any {", n)
 		if anyDrop {
@@ -460,7 +488,7 @@ func (c *canonical) encode() *file {
 			if anyDrop {
 				cond = fmt.Sprintf("drop&(1<<%d) == 0", i)
 			}
-			c.encodeField(f, fl, cond)
+			c.encodeField(f, fl, cond, i)
 		}
 		f.p("\twire.MergeExtra(obj, x.Extra)")
 		f.p("\treturn obj")
@@ -476,7 +504,7 @@ func (c *canonical) encode() *file {
 	return f
 }
 
-func (c *canonical) encodeField(f *file, fl *field, dropCond string) {
+func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 	and := func(conds ...string) string {
 		var out []string
 		for _, s := range conds {
@@ -518,6 +546,9 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string) {
 		}
 	case r.Kind == kString || (d != nil && d.Kind == dEnum):
 		present = x + ` != ""`
+		if c.emptyStringKept(fl) {
+			present = fmt.Sprintf("(%s || x.empty&(1<<%d) != 0)", present, bit)
+		}
 		val = c.encodeExpr(r, x)
 	case r.Kind == kID:
 		present = "!" + x + ".IsZero()"
@@ -659,10 +690,11 @@ func (c *canonical) handler() *file {
 			f.p("// %s implements %s.", me.GoName, side.name)
 			f.p("func (Unimplemented%s) %s(context.Context%s) %s {\n\treturn %s\n}\n", side.name, me.GoName, c.paramsTypeOnly(me), c.resultDecl(me), ret)
 		}
-		f.p("// Dispatch%s decodes the params tree of method (nil when absent) and", side.name)
+		f.p("// Dispatch%s decodes the params tree of method (nil when absent), sent in", side.name)
+		f.p("// revision rev, and")
 		f.p("// calls h. It returns the result to encode, nil for a notification, or")
 		f.p("// wire.ErrMethodNotFound for a method %s does not have.", side.name)
-		f.p("func Dispatch%s(ctx context.Context, h %s, method string, params any) (wire.Encoder, error) {", side.name, side.name)
+		f.p("func Dispatch%s(ctx context.Context, h %s, method string, params any, rev int) (wire.Encoder, error) {", side.name, side.name)
 		f.p("\tswitch method {")
 		for _, me := range ms {
 			f.p("\tcase %q:", me.Name)
@@ -684,7 +716,7 @@ func (c *canonical) handler() *file {
 	}
 	f.p("// DecodeParams decodes the params tree of a request or notification by its")
 	f.p("// method, in either direction.")
-	f.p("func DecodeParams(method string, v any) (wire.Encoder, error) {")
+	f.p("func DecodeParams(method string, v any, rev int) (wire.Encoder, error) {")
 	f.p("\tswitch method {")
 	for _, me := range c.m.Methods {
 		if me.Params == nil {
@@ -697,9 +729,9 @@ func (c *canonical) handler() *file {
 		f.p("\tcase %q:", me.Name)
 		if c.isStruct(me.Params) {
 			f.p("\t\tp := new(%s)", c.goExpr(me.Params))
-			f.p("\t\treturn p, p.DecodeValue(v)")
+			f.p("\t\treturn p, p.DecodeValue(v, rev)")
 		} else {
-			f.p("\t\treturn Decode%s(v)", c.decl(r).Name)
+			f.p("\t\treturn Decode%s(v, rev)", c.decl(r).Name)
 		}
 	}
 	f.p("\t}")
@@ -708,7 +740,7 @@ func (c *canonical) handler() *file {
 	// Result decoding through the method table.
 	f.p("// DecodeResult decodes the result of a request by the method it answered:")
 	f.p("// results cannot be told apart by their shape.")
-	f.p("func DecodeResult(method string, v any) (wire.Encoder, error) {")
+	f.p("func DecodeResult(method string, v any, rev int) (wire.Encoder, error) {")
 	f.p("\tswitch method {")
 	for _, me := range c.m.Methods {
 		if me.Notification || me.Result == nil {
@@ -716,7 +748,7 @@ func (c *canonical) handler() *file {
 		}
 		f.p("\tcase %q:", me.Name)
 		f.p("\t\tr := new(%s)", me.Result.Name)
-		f.p("\t\treturn r, r.DecodeValue(v)")
+		f.p("\t\treturn r, r.DecodeValue(v, rev)")
 	}
 	f.p("\t}")
 	f.p("\treturn nil, wire.ErrMethodNotFound")
@@ -765,7 +797,7 @@ func (c *canonical) decodeParams(f *file, me *method) {
 	if c.isStruct(me.Params) {
 		f.p("\t\tp := new(%s)", c.goExpr(me.Params))
 		f.p("\t\tif params != nil {")
-		f.p("\t\t\tif err := p.DecodeValue(params); err != nil {\n\t\t\t\treturn nil, wire.InvalidParams(%s)\n\t\t\t}", fmt.Sprintf(wrap, "err"))
+		f.p("\t\t\tif err := p.DecodeValue(params, rev); err != nil {\n\t\t\t\treturn nil, wire.InvalidParams(%s)\n\t\t\t}", fmt.Sprintf(wrap, "err"))
 		f.p("\t\t}")
 		return
 	}
@@ -825,4 +857,62 @@ func (c *canonical) methods() *file {
 	}
 	f.p("}")
 	return f
+}
+
+// masks computes, per revision, the bit set of members the revision's own
+// version of d lacks (bit i is d.Fields[i]).
+func (c *canonical) masks(d *decl) ([]uint64, bool) {
+	masks := make([]uint64, len(c.m.Revisions))
+	anyDrop := false
+	for r := range masks {
+		if !d.Revs[r] || d.revFields[r] == nil {
+			continue
+		}
+		for i, fl := range d.Fields {
+			if !d.revFields[r][fl.JSON] {
+				masks[r] |= 1 << uint(i)
+				anyDrop = true
+			}
+		}
+	}
+	return masks, anyDrop
+}
+
+// partial reports whether some revision lacks d.
+func (c *canonical) partial(d *decl) bool {
+	for _, ok := range d.Revs {
+		if !ok {
+			return true
+		}
+	}
+	return false
+}
+
+func fieldMayDrop(masks []uint64, i int) bool {
+	for _, m := range masks {
+		if m&(1<<uint(i)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyStringKept: an optional string member, whose explicit "" is
+// remembered on decode so that a re-encode writes it again.
+func (c *canonical) emptyStringKept(fl *field) bool {
+	if fl.Const != "" || fl.Required {
+		return false
+	}
+	r := c.resolved(fl.Type)
+	d := c.decl(r)
+	return !r.Nullable && (r.Kind == kString && d == nil || d != nil && d.Kind == dEnum)
+}
+
+func (c *canonical) hasEmptyStrings(d *decl) bool {
+	for _, fl := range d.Fields {
+		if c.emptyStringKept(fl) {
+			return true
+		}
+	}
+	return false
 }

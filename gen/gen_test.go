@@ -111,13 +111,13 @@ func TestGeneratedUpToDate(t *testing.T) {
 // TestGoName pins the property-name mapping.
 func TestGoName(t *testing.T) {
 	for in, want := range map[string]string{
-		"_meta":                                  "Meta",
+		"_meta": "Meta",
 		"io.modelcontextprotocol/protocolVersion": "ProtocolVersion",
-		"conversation_id":                        "ConversationID",
-		"uriTemplate":                            "URITemplate",
-		"mimeType":                               "MIMEType",
-		"$schema":                                "Schema",
-		"ttlMs":                                  "TTLMs",
+		"conversation_id":                         "ConversationID",
+		"uriTemplate":                             "URITemplate",
+		"mimeType":                                "MIMEType",
+		"$schema":                                 "Schema",
+		"ttlMs":                                   "TTLMs",
 	} {
 		if got := goName(in); got != want {
 			t.Errorf("goName(%q) = %q, want %q", in, got, want)

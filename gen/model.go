@@ -78,7 +78,7 @@ type field struct {
 	Go       string
 	Type     *goType
 	Const    string // the property is a constant in every revision that has it
-	Required bool   // required in every revision that has the type
+	Required bool   // required in every revision, so always present
 	revs     []bool
 	required []bool
 }

@@ -94,7 +94,7 @@ func TestMethodRoundTrip(t *testing.T) {
 						t.Fatalf("synthesized request is invalid: %v", err)
 					}
 					if params, ok := msg["params"]; ok {
-						p, err := mcp.DecodeParams(name, params)
+						p, err := mcp.DecodeParams(name, params, spec.Index)
 						if err != nil {
 							t.Fatalf("decode params: %v", err)
 						}
@@ -117,7 +117,7 @@ func TestMethodRoundTrip(t *testing.T) {
 					if err := spec.Validate(m.Result, res); err != nil {
 						t.Fatalf("synthesized result is invalid: %v", err)
 					}
-					r, err := mcp.DecodeResult(name, res)
+					r, err := mcp.DecodeResult(name, res, spec.Index)
 					if err != nil {
 						t.Fatalf("decode result: %v", err)
 					}

@@ -7,24 +7,39 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Annotated) DecodeValue(v any) error {
+// revsAnnotated marks the revisions that define Annotated.
+var revsAnnotated = [5]bool{true, false, false, false, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Annotated) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks Annotated it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsAnnotated) || revsAnnotated[rev]
 	for k, fv := range obj {
 		switch k {
 		case "annotations":
-			if fv == nil {
-				x.Annotations = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Annotations = nil
+				} else {
+					var val AnnotatedAnnotations
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "annotations")
+					}
+					x.Annotations = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val AnnotatedAnnotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
-			}
-			x.Annotations = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -39,42 +54,65 @@ func (x *Annotated) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Annotated{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *AnnotatedAnnotations) DecodeValue(v any) error {
+// revsAnnotatedAnnotations marks the revisions that define AnnotatedAnnotations.
+var revsAnnotatedAnnotations = [5]bool{true, false, false, false, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks AnnotatedAnnotations it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsAnnotatedAnnotations) || revsAnnotatedAnnotations[rev]
 	for k, fv := range obj {
 		switch k {
 		case "audience":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "audience")
-			}
-			x.Audience = make([]Role, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "audience")
-				} else {
-					x.Audience[i0] = Role(s)
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "audience")
 				}
+				x.Audience = make([]Role, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "audience")
+					} else {
+						x.Audience[i0] = Role(s)
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "priority":
-			if fv == nil {
-				x.Priority = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Priority = nil
+				} else {
+					var val float64
+					if n, err := wire.Float(fv); err != nil {
+						return wire.At(err, "priority")
+					} else {
+						val = n
+					}
+					x.Priority = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "priority")
-			} else {
-				val = n
-			}
-			x.Priority = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -89,48 +127,90 @@ func (x *AnnotatedAnnotations) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = AnnotatedAnnotations{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Annotations) DecodeValue(v any) error {
+// dropAnnotations marks, per revision, the members it does not define.
+var dropAnnotations = [5]uint64{0x0, 0x2, 0x0, 0x0, 0x0}
+
+// revsAnnotations marks the revisions that define Annotations.
+var revsAnnotations = [5]bool{false, true, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Annotations) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropAnnotations, rev)
+	// Where rev lacks Annotations it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsAnnotations) || revsAnnotations[rev]
 	for k, fv := range obj {
 		switch k {
 		case "audience":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "audience")
-			}
-			x.Audience = make([]Role, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "audience")
-				} else {
-					x.Audience[i0] = Role(s)
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "audience")
 				}
+				x.Audience = make([]Role, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "audience")
+					} else {
+						x.Audience[i0] = Role(s)
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastModified":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "lastModified")
-			} else {
-				x.LastModified = s
-			}
-		case "priority":
-			if fv == nil {
-				x.Priority = nil
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "priority")
-			} else {
-				val = n
+			if fv == "" {
+				x.empty |= 1 << 1
 			}
-			x.Priority = &val
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "lastModified")
+				} else {
+					x.LastModified = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "priority":
+			if err := func() error {
+				if fv == nil {
+					x.Priority = nil
+				} else {
+					var val float64
+					if n, err := wire.Float(fv); err != nil {
+						return wire.At(err, "priority")
+					} else {
+						val = n
+					}
+					x.Priority = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -145,55 +225,119 @@ func (x *Annotations) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Annotations{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *AudioContent) DecodeValue(v any) error {
+// dropAudioContent marks, per revision, the members it does not define.
+var dropAudioContent = [5]uint64{0x0, 0x1, 0x0, 0x0, 0x0}
+
+// revsAudioContent marks the revisions that define AudioContent.
+var revsAudioContent = [5]bool{false, true, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *AudioContent) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropAudioContent, rev)
+	// Where rev lacks AudioContent it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsAudioContent) || revsAudioContent[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
-			}
-		case "annotations":
-			if fv == nil {
-				x.Annotations = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val Annotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Annotations = &val
+		case "annotations":
+			if err := func() error {
+				if fv == nil {
+					x.Annotations = nil
+				} else {
+					var val Annotations
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "annotations")
+					}
+					x.Annotations = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "data":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "data")
-			} else {
-				x.Data = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "data")
+				} else {
+					x.Data = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "mimeType":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "mimeType")
+				} else {
+					x.MIMEType = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -209,28 +353,57 @@ func (x *AudioContent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = AudioContent{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *BaseMetadata) DecodeValue(v any) error {
+// revsBaseMetadata marks the revisions that define BaseMetadata.
+var revsBaseMetadata = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks BaseMetadata it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsBaseMetadata) || revsBaseMetadata[rev]
 	for k, fv := range obj {
 		switch k {
 		case "name":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "name")
-			} else {
-				x.Name = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "name")
+				} else {
+					x.Name = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -246,18 +419,27 @@ func (x *BaseMetadata) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = BaseMetadata{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *BlobResourceContents) DecodeValue(v any) error {
+// dropBlobResourceContents marks, per revision, the members it does not define.
+var dropBlobResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropBlobResourceContents, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -275,6 +457,9 @@ func (x *BlobResourceContents) DecodeValue(v any) error {
 				x.Blob = s
 			}
 		case "mimeType":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
 			} else {
@@ -300,46 +485,94 @@ func (x *BlobResourceContents) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = BlobResourceContents{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *BooleanSchema) DecodeValue(v any) error {
+// revsBooleanSchema marks the revisions that define BooleanSchema.
+var revsBooleanSchema = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks BooleanSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsBooleanSchema) || revsBooleanSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "default":
-			if fv == nil {
-				x.Default = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Default = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "default")
+					} else {
+						val = b
+					}
+					x.Default = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "default")
-			} else {
-				val = b
-			}
-			x.Default = &val
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -355,51 +588,96 @@ func (x *BooleanSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = BooleanSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CacheableResult) DecodeValue(v any) error {
+// revsCacheableResult marks the revisions that define CacheableResult.
+var revsCacheableResult = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CacheableResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CacheableResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCacheableResult) || revsCacheableResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val ResultMetaObject
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "cacheScope":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "cacheScope")
-			} else {
-				x.CacheScope = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "cacheScope")
+				} else {
+					x.CacheScope = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "resultType")
+				} else {
+					x.ResultType = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
-			if fv == nil {
-				x.TTLMs = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.TTLMs = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "ttlMs")
+					} else {
+						val = n
+					}
+					x.TTLMs = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttlMs")
-			} else {
-				val = n
-			}
-			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -414,24 +692,40 @@ func (x *CacheableResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CacheableResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CallToolRequest) DecodeValue(v any) error {
+// dropCallToolRequest marks, per revision, the members it does not define.
+var dropCallToolRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCallToolRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -439,7 +733,7 @@ func (x *CallToolRequest) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -456,27 +750,36 @@ func (x *CallToolRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CallToolRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CallToolRequestParams) DecodeValue(v any) error {
+// dropCallToolRequestParams marks, per revision, the members it does not define.
+var dropCallToolRequestParams = [5]uint64{0x35, 0x35, 0x35, 0x14, 0x20}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCallToolRequestParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val RequestMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "arguments":
 			obj0, err := wire.Object(fv)
 			if err != nil {
@@ -489,6 +792,10 @@ func (x *CallToolRequestParams) DecodeValue(v any) error {
 				x.Arguments[k0] = v0
 			}
 		case "inputResponses":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "inputResponses")
@@ -496,7 +803,7 @@ func (x *CallToolRequestParams) DecodeValue(v any) error {
 			x.InputResponses = make(map[string]InputResponse, len(obj0))
 			for k0, e0 := range obj0 {
 				var v0 InputResponse
-				if u, err := DecodeInputResponse(e0); err != nil {
+				if u, err := DecodeInputResponse(e0, rev); err != nil {
 					return wire.At(wire.At(err, k0), "inputResponses")
 				} else {
 					v0 = u
@@ -510,21 +817,32 @@ func (x *CallToolRequestParams) DecodeValue(v any) error {
 				x.Name = s
 			}
 		case "requestState":
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "requestState")
 			} else {
 				x.RequestState = s
 			}
 		case "task":
-			if fv == nil {
-				x.Task = nil
+			if drop&(1<<5) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val TaskMetadata
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "task")
+			if fv == nil {
+				x.Task = nil
+			} else {
+				var val TaskMetadata
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "task")
+				}
+				x.Task = &val
 			}
-			x.Task = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -539,27 +857,32 @@ func (x *CallToolRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CallToolRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CallToolResult) DecodeValue(v any) error {
+// dropCallToolResult marks, per revision, the members it does not define.
+var dropCallToolResult = [5]uint64{0x18, 0x18, 0x8, 0x8, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CallToolResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCallToolResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
-				continue
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "content":
 			arr0, err := wire.Array(fv)
 			if err != nil {
@@ -567,7 +890,7 @@ func (x *CallToolResult) DecodeValue(v any) error {
 			}
 			x.Content = make([]ContentBlock, len(arr0))
 			for i0, e0 := range arr0 {
-				if u, err := DecodeContentBlock(e0); err != nil {
+				if u, err := DecodeContentBlock(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "content")
 				} else {
 					x.Content[i0] = u
@@ -576,22 +899,33 @@ func (x *CallToolResult) DecodeValue(v any) error {
 		case "isError":
 			if fv == nil {
 				x.IsError = nil
+			} else {
+				var val bool
+				if b, err := wire.Bool(fv); err != nil {
+					return wire.At(err, "isError")
+				} else {
+					val = b
+				}
+				x.IsError = &val
+			}
+		case "resultType":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "isError")
-			} else {
-				val = b
+			if fv == "" {
+				x.empty |= 1 << 3
 			}
-			x.IsError = &val
-		case "resultType":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
 				x.ResultType = s
 			}
 		case "structuredContent":
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			x.StructuredContent = wire.Plain(fv)
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -607,31 +941,65 @@ func (x *CallToolResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CallToolResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CallToolResultResponse) DecodeValue(v any) error {
+// revsCallToolResultResponse marks the revisions that define CallToolResultResponse.
+var revsCallToolResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CallToolResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CallToolResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCallToolResultResponse) || revsCallToolResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			x.Result = wire.Plain(fv)
+			if err := func() error {
+				x.Result = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -646,45 +1014,90 @@ func (x *CallToolResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CallToolResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CancelTaskRequest) DecodeValue(v any) error {
+// revsCancelTaskRequest marks the revisions that define CancelTaskRequest.
+var revsCancelTaskRequest = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CancelTaskRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCancelTaskRequest) || revsCancelTaskRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val CancelTaskRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val CancelTaskRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -699,22 +1112,40 @@ func (x *CancelTaskRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CancelTaskRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CancelTaskRequestParams) DecodeValue(v any) error {
+// revsCancelTaskRequestParams marks the revisions that define CancelTaskRequestParams.
+var revsCancelTaskRequestParams = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CancelTaskRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCancelTaskRequestParams) || revsCancelTaskRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "taskId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskId")
-			} else {
-				x.TaskID = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskId")
+				} else {
+					x.TaskID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -730,82 +1161,168 @@ func (x *CancelTaskRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CancelTaskRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CancelTaskResult) DecodeValue(v any) error {
+// revsCancelTaskResult marks the revisions that define CancelTaskResult.
+var revsCancelTaskResult = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CancelTaskResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCancelTaskResult) || revsCancelTaskResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "createdAt")
-			} else {
-				x.CreatedAt = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "createdAt")
+				} else {
+					x.CreatedAt = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "lastUpdatedAt")
-			} else {
-				x.LastUpdatedAt = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "lastUpdatedAt")
+				} else {
+					x.LastUpdatedAt = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "pollInterval":
-			if fv == nil {
-				x.PollInterval = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.PollInterval = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "pollInterval")
+					} else {
+						val = n
+					}
+					x.PollInterval = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "pollInterval")
-			} else {
-				val = n
-			}
-			x.PollInterval = &val
 		case "status":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "status")
-			} else {
-				x.Status = TaskStatus(s)
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "status")
+				} else {
+					x.Status = TaskStatus(s)
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "statusMessage")
-			} else {
-				x.StatusMessage = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "statusMessage")
+				} else {
+					x.StatusMessage = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskId")
-			} else {
-				x.TaskID = s
+			if fv == "" {
+				x.empty |= 1 << 6
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskId")
+				} else {
+					x.TaskID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "ttl":
-			if fv == nil {
-				x.TTL = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.TTL = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "ttl")
+					} else {
+						val = n
+					}
+					x.TTL = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttl")
-			} else {
-				val = n
-			}
-			x.TTL = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -820,18 +1337,30 @@ func (x *CancelTaskResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CancelTaskResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CancelledNotification) DecodeValue(v any) error {
+// dropCancelledNotification marks, per revision, the members it does not define.
+var dropCancelledNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CancelledNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCancelledNotification, rev)
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -839,7 +1368,7 @@ func (x *CancelledNotification) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -856,28 +1385,40 @@ func (x *CancelledNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CancelledNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CancelledNotificationParams) DecodeValue(v any) error {
+// dropCancelledNotificationParams marks, per revision, the members it does not define.
+var dropCancelledNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCancelledNotificationParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val NotificationMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val NotificationMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "reason":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "reason")
 			} else {
@@ -903,27 +1444,36 @@ func (x *CancelledNotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CancelledNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ClientCapabilities) DecodeValue(v any) error {
+// dropClientCapabilities marks, per revision, the members it does not define.
+var dropClientCapabilities = [5]uint64{0x25, 0x25, 0x24, 0x4, 0x20}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropClientCapabilities, rev)
 	for k, fv := range obj {
 		switch k {
 		case "elicitation":
-			if fv == nil {
-				x.Elicitation = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ClientCapabilitiesElicitation
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "elicitation")
+			if fv == nil {
+				x.Elicitation = nil
+			} else {
+				var val ClientCapabilitiesElicitation
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "elicitation")
+				}
+				x.Elicitation = &val
 			}
-			x.Elicitation = &val
 		case "experimental":
 			obj0, err := wire.Object(fv)
 			if err != nil {
@@ -945,6 +1495,10 @@ func (x *ClientCapabilities) DecodeValue(v any) error {
 				x.Experimental[k0] = v0
 			}
 		case "extensions":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "extensions")
@@ -967,33 +1521,37 @@ func (x *ClientCapabilities) DecodeValue(v any) error {
 		case "roots":
 			if fv == nil {
 				x.Roots = nil
-				continue
+			} else {
+				var val ClientCapabilitiesRoots
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "roots")
+				}
+				x.Roots = &val
 			}
-			var val ClientCapabilitiesRoots
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "roots")
-			}
-			x.Roots = &val
 		case "sampling":
 			if fv == nil {
 				x.Sampling = nil
+			} else {
+				var val ClientCapabilitiesSampling
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "sampling")
+				}
+				x.Sampling = &val
+			}
+		case "tasks":
+			if drop&(1<<5) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ClientCapabilitiesSampling
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "sampling")
-			}
-			x.Sampling = &val
-		case "tasks":
 			if fv == nil {
 				x.Tasks = nil
-				continue
+			} else {
+				var val ClientCapabilitiesTasks
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "tasks")
+				}
+				x.Tasks = &val
 			}
-			var val ClientCapabilitiesTasks
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "tasks")
-			}
-			x.Tasks = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1008,38 +1566,61 @@ func (x *ClientCapabilities) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ClientCapabilities{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ClientCapabilitiesElicitation) DecodeValue(v any) error {
+// revsClientCapabilitiesElicitation marks the revisions that define ClientCapabilitiesElicitation.
+var revsClientCapabilitiesElicitation = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ClientCapabilitiesElicitation it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsClientCapabilitiesElicitation) || revsClientCapabilitiesElicitation[rev]
 	for k, fv := range obj {
 		switch k {
 		case "form":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "form")
-			}
-			x.Form = make(map[string]JSONValue, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONValue
-				v0 = wire.Plain(e0)
-				x.Form[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "form")
+				}
+				x.Form = make(map[string]JSONValue, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 JSONValue
+					v0 = wire.Plain(e0)
+					x.Form[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "url":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "url")
-			}
-			x.URL = make(map[string]JSONValue, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONValue
-				v0 = wire.Plain(e0)
-				x.URL[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "url")
+				}
+				x.URL = make(map[string]JSONValue, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 JSONValue
+					v0 = wire.Plain(e0)
+					x.URL[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -1055,29 +1636,44 @@ func (x *ClientCapabilitiesElicitation) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ClientCapabilitiesElicitation{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ClientCapabilitiesRoots) DecodeValue(v any) error {
+// revsClientCapabilitiesRoots marks the revisions that define ClientCapabilitiesRoots.
+var revsClientCapabilitiesRoots = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ClientCapabilitiesRoots) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ClientCapabilitiesRoots it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsClientCapabilitiesRoots) || revsClientCapabilitiesRoots[rev]
 	for k, fv := range obj {
 		switch k {
 		case "listChanged":
-			if fv == nil {
-				x.ListChanged = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ListChanged = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "listChanged")
+					} else {
+						val = b
+					}
+					x.ListChanged = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "listChanged")
-			} else {
-				val = b
-			}
-			x.ListChanged = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1092,38 +1688,61 @@ func (x *ClientCapabilitiesRoots) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ClientCapabilitiesRoots{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ClientCapabilitiesSampling) DecodeValue(v any) error {
+// revsClientCapabilitiesSampling marks the revisions that define ClientCapabilitiesSampling.
+var revsClientCapabilitiesSampling = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ClientCapabilitiesSampling it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsClientCapabilitiesSampling) || revsClientCapabilitiesSampling[rev]
 	for k, fv := range obj {
 		switch k {
 		case "context":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "context")
-			}
-			x.Context = make(map[string]JSONValue, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONValue
-				v0 = wire.Plain(e0)
-				x.Context[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "context")
+				}
+				x.Context = make(map[string]JSONValue, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 JSONValue
+					v0 = wire.Plain(e0)
+					x.Context[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "tools":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "tools")
-			}
-			x.Tools = make(map[string]JSONValue, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONValue
-				v0 = wire.Plain(e0)
-				x.Tools[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "tools")
+				}
+				x.Tools = make(map[string]JSONValue, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 JSONValue
+					v0 = wire.Plain(e0)
+					x.Tools[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -1139,49 +1758,80 @@ func (x *ClientCapabilitiesSampling) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ClientCapabilitiesSampling{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ClientCapabilitiesTasks) DecodeValue(v any) error {
+// revsClientCapabilitiesTasks marks the revisions that define ClientCapabilitiesTasks.
+var revsClientCapabilitiesTasks = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ClientCapabilitiesTasks it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsClientCapabilitiesTasks) || revsClientCapabilitiesTasks[rev]
 	for k, fv := range obj {
 		switch k {
 		case "cancel":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "cancel")
-			}
-			x.Cancel = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Cancel[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "cancel")
+				}
+				x.Cancel = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Cancel[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "list":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "list")
-			}
-			x.List = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.List[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "list")
+				}
+				x.List = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.List[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "requests":
-			if fv == nil {
-				x.Requests = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Requests = nil
+				} else {
+					var val ClientCapabilitiesTasksRequests
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "requests")
+					}
+					x.Requests = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ClientCapabilitiesTasksRequests
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "requests")
-			}
-			x.Requests = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1196,37 +1846,60 @@ func (x *ClientCapabilitiesTasks) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ClientCapabilitiesTasks{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ClientCapabilitiesTasksRequests) DecodeValue(v any) error {
+// revsClientCapabilitiesTasksRequests marks the revisions that define ClientCapabilitiesTasksRequests.
+var revsClientCapabilitiesTasksRequests = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ClientCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ClientCapabilitiesTasksRequests it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsClientCapabilitiesTasksRequests) || revsClientCapabilitiesTasksRequests[rev]
 	for k, fv := range obj {
 		switch k {
 		case "elicitation":
-			if fv == nil {
-				x.Elicitation = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Elicitation = nil
+				} else {
+					var val ClientCapabilitiesTasksRequestsElicitation
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "elicitation")
+					}
+					x.Elicitation = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ClientCapabilitiesTasksRequestsElicitation
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "elicitation")
-			}
-			x.Elicitation = &val
 		case "sampling":
-			if fv == nil {
-				x.Sampling = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Sampling = nil
+				} else {
+					var val ClientCapabilitiesTasksRequestsSampling
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "sampling")
+					}
+					x.Sampling = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ClientCapabilitiesTasksRequestsSampling
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "sampling")
-			}
-			x.Sampling = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1241,27 +1914,42 @@ func (x *ClientCapabilitiesTasksRequests) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ClientCapabilitiesTasksRequests{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any) error {
+// revsClientCapabilitiesTasksRequestsElicitation marks the revisions that define ClientCapabilitiesTasksRequestsElicitation.
+var revsClientCapabilitiesTasksRequestsElicitation = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ClientCapabilitiesTasksRequestsElicitation it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsClientCapabilitiesTasksRequestsElicitation) || revsClientCapabilitiesTasksRequestsElicitation[rev]
 	for k, fv := range obj {
 		switch k {
 		case "create":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "create")
-			}
-			x.Create = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Create[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "create")
+				}
+				x.Create = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Create[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -1277,27 +1965,42 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) UnmarshalJSON(b []byte) err
 		return err
 	}
 	*x = ClientCapabilitiesTasksRequestsElicitation{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any) error {
+// revsClientCapabilitiesTasksRequestsSampling marks the revisions that define ClientCapabilitiesTasksRequestsSampling.
+var revsClientCapabilitiesTasksRequestsSampling = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ClientCapabilitiesTasksRequestsSampling it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsClientCapabilitiesTasksRequestsSampling) || revsClientCapabilitiesTasksRequestsSampling[rev]
 	for k, fv := range obj {
 		switch k {
 		case "createMessage":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "createMessage")
-			}
-			x.CreateMessage = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.CreateMessage[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "createMessage")
+				}
+				x.CreateMessage = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.CreateMessage[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -1313,24 +2016,40 @@ func (x *ClientCapabilitiesTasksRequestsSampling) UnmarshalJSON(b []byte) error 
 		return err
 	}
 	*x = ClientCapabilitiesTasksRequestsSampling{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CompleteRequest) DecodeValue(v any) error {
+// dropCompleteRequest marks, per revision, the members it does not define.
+var dropCompleteRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCompleteRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -1338,7 +2057,7 @@ func (x *CompleteRequest) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -1355,43 +2074,56 @@ func (x *CompleteRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CompleteRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CompleteRequestParams) DecodeValue(v any) error {
+// dropCompleteRequestParams marks, per revision, the members it does not define.
+var dropCompleteRequestParams = [5]uint64{0x5, 0x5, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CompleteRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCompleteRequestParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val RequestMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "argument":
-			if err := x.Argument.DecodeValue(fv); err != nil {
+			if err := x.Argument.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "argument")
 			}
 		case "context":
-			if fv == nil {
-				x.Context = nil
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val CompleteRequestParamsContext
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "context")
+			if fv == nil {
+				x.Context = nil
+			} else {
+				var val CompleteRequestParamsContext
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "context")
+				}
+				x.Context = &val
 			}
-			x.Context = &val
 		case "ref":
-			if u, err := DecodeCompleteRequestParamsRef(fv); err != nil {
+			if u, err := DecodeCompleteRequestParamsRef(fv, rev); err != nil {
 				return wire.At(err, "ref")
 			} else {
 				x.Ref = u
@@ -1410,11 +2142,12 @@ func (x *CompleteRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CompleteRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CompleteRequestParamsArgument) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CompleteRequestParamsArgument) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -1447,31 +2180,46 @@ func (x *CompleteRequestParamsArgument) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CompleteRequestParamsArgument{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CompleteRequestParamsContext) DecodeValue(v any) error {
+// revsCompleteRequestParamsContext marks the revisions that define CompleteRequestParamsContext.
+var revsCompleteRequestParamsContext = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CompleteRequestParamsContext) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CompleteRequestParamsContext it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCompleteRequestParamsContext) || revsCompleteRequestParamsContext[rev]
 	for k, fv := range obj {
 		switch k {
 		case "arguments":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "arguments")
-			}
-			x.Arguments = make(map[string]string, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 string
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.At(err, k0), "arguments")
-				} else {
-					v0 = s
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "arguments")
 				}
-				x.Arguments[k0] = v0
+				x.Arguments = make(map[string]string, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 string
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.At(err, k0), "arguments")
+					} else {
+						v0 = s
+					}
+					x.Arguments[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -1487,32 +2235,44 @@ func (x *CompleteRequestParamsContext) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CompleteRequestParamsContext{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CompleteResult) DecodeValue(v any) error {
+// dropCompleteResult marks, per revision, the members it does not define.
+var dropCompleteResult = [5]uint64{0x4, 0x4, 0x4, 0x4, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CompleteResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCompleteResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
-				continue
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "completion":
-			if err := x.Completion.DecodeValue(fv); err != nil {
+			if err := x.Completion.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "completion")
 			}
 		case "resultType":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
@@ -1532,11 +2292,12 @@ func (x *CompleteResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CompleteResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CompleteResultCompletion) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -1546,27 +2307,27 @@ func (x *CompleteResultCompletion) DecodeValue(v any) error {
 		case "hasMore":
 			if fv == nil {
 				x.HasMore = nil
-				continue
-			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "hasMore")
 			} else {
-				val = b
+				var val bool
+				if b, err := wire.Bool(fv); err != nil {
+					return wire.At(err, "hasMore")
+				} else {
+					val = b
+				}
+				x.HasMore = &val
 			}
-			x.HasMore = &val
 		case "total":
 			if fv == nil {
 				x.Total = nil
-				continue
-			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "total")
 			} else {
-				val = n
+				var val int64
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "total")
+				} else {
+					val = n
+				}
+				x.Total = &val
 			}
-			x.Total = &val
 		case "values":
 			arr0, err := wire.Array(fv)
 			if err != nil {
@@ -1594,39 +2355,73 @@ func (x *CompleteResultCompletion) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CompleteResultCompletion{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CompleteResultResponse) DecodeValue(v any) error {
+// revsCompleteResultResponse marks the revisions that define CompleteResultResponse.
+var revsCompleteResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CompleteResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCompleteResultResponse) || revsCompleteResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			if fv == nil {
-				x.Result = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Result = nil
+				} else {
+					var val CompleteResult
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "result")
+					}
+					x.Result = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val CompleteResult
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "result")
-			}
-			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1641,24 +2436,40 @@ func (x *CompleteResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CompleteResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CreateMessageRequest) DecodeValue(v any) error {
+// dropCreateMessageRequest marks, per revision, the members it does not define.
+var dropCreateMessageRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x3}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCreateMessageRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -1666,7 +2477,7 @@ func (x *CreateMessageRequest) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -1683,28 +2494,40 @@ func (x *CreateMessageRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CreateMessageRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CreateMessageRequestParams) DecodeValue(v any) error {
+// dropCreateMessageRequestParams marks, per revision, the members it does not define.
+var dropCreateMessageRequestParams = [5]uint64{0xd01, 0xd01, 0xd01, 0x0, 0x101}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropCreateMessageRequestParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val CreateMessageRequestParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val CreateMessageRequestParamsMeta
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "includeContext":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "includeContext")
 			} else {
@@ -1724,7 +2547,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any) error {
 			x.Messages = make([]*SamplingMessage, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Messages[i0] = new(SamplingMessage)
-				if err := x.Messages[i0].DecodeValue(e0); err != nil {
+				if err := x.Messages[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "messages")
 				}
 			}
@@ -1742,13 +2565,13 @@ func (x *CreateMessageRequestParams) DecodeValue(v any) error {
 		case "modelPreferences":
 			if fv == nil {
 				x.ModelPreferences = nil
-				continue
+			} else {
+				var val ModelPreferences
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "modelPreferences")
+				}
+				x.ModelPreferences = &val
 			}
-			var val ModelPreferences
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "modelPreferences")
-			}
-			x.ModelPreferences = &val
 		case "stopSequences":
 			arr0, err := wire.Array(fv)
 			if err != nil {
@@ -1763,44 +2586,59 @@ func (x *CreateMessageRequestParams) DecodeValue(v any) error {
 				}
 			}
 		case "systemPrompt":
+			if fv == "" {
+				x.empty |= 1 << 7
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "systemPrompt")
 			} else {
 				x.SystemPrompt = s
 			}
 		case "task":
-			if fv == nil {
-				x.Task = nil
+			if drop&(1<<8) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val TaskMetadata
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "task")
+			if fv == nil {
+				x.Task = nil
+			} else {
+				var val TaskMetadata
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "task")
+				}
+				x.Task = &val
 			}
-			x.Task = &val
 		case "temperature":
 			if fv == nil {
 				x.Temperature = nil
+			} else {
+				var val float64
+				if n, err := wire.Float(fv); err != nil {
+					return wire.At(err, "temperature")
+				} else {
+					val = n
+				}
+				x.Temperature = &val
+			}
+		case "toolChoice":
+			if drop&(1<<10) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "temperature")
-			} else {
-				val = n
-			}
-			x.Temperature = &val
-		case "toolChoice":
 			if fv == nil {
 				x.ToolChoice = nil
+			} else {
+				var val ToolChoice
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "toolChoice")
+				}
+				x.ToolChoice = &val
+			}
+		case "tools":
+			if drop&(1<<11) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ToolChoice
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "toolChoice")
-			}
-			x.ToolChoice = &val
-		case "tools":
 			arr0, err := wire.Array(fv)
 			if err != nil {
 				return wire.At(err, "tools")
@@ -1808,7 +2646,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any) error {
 			x.Tools = make([]*Tool, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Tools[i0] = new(Tool)
-				if err := x.Tools[i0].DecodeValue(e0); err != nil {
+				if err := x.Tools[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "tools")
 				}
 			}
@@ -1826,22 +2664,37 @@ func (x *CreateMessageRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CreateMessageRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CreateMessageRequestParamsMeta) DecodeValue(v any) error {
+// revsCreateMessageRequestParamsMeta marks the revisions that define CreateMessageRequestParamsMeta.
+var revsCreateMessageRequestParamsMeta = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CreateMessageRequestParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CreateMessageRequestParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCreateMessageRequestParamsMeta) || revsCreateMessageRequestParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -1857,11 +2710,12 @@ func (x *CreateMessageRequestParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CreateMessageRequestParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CreateMessageResult) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -1894,6 +2748,9 @@ func (x *CreateMessageResult) DecodeValue(v any) error {
 				x.Role = Role(s)
 			}
 		case "stopReason":
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "stopReason")
 			} else {
@@ -1913,38 +2770,61 @@ func (x *CreateMessageResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CreateMessageResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *CreateTaskResult) DecodeValue(v any) error {
+// revsCreateTaskResult marks the revisions that define CreateTaskResult.
+var revsCreateTaskResult = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks CreateTaskResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsCreateTaskResult) || revsCreateTaskResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "task":
-			if fv == nil {
-				x.Task = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Task = nil
+				} else {
+					var val Task
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "task")
+					}
+					x.Task = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Task
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "task")
-			}
-			x.Task = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -1959,45 +2839,90 @@ func (x *CreateTaskResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = CreateTaskResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *DiscoverRequest) DecodeValue(v any) error {
+// revsDiscoverRequest marks the revisions that define DiscoverRequest.
+var revsDiscoverRequest = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks DiscoverRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsDiscoverRequest) || revsDiscoverRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val RequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val RequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2012,80 +2937,152 @@ func (x *DiscoverRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = DiscoverRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *DiscoverResult) DecodeValue(v any) error {
+// revsDiscoverResult marks the revisions that define DiscoverResult.
+var revsDiscoverResult = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks DiscoverResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsDiscoverResult) || revsDiscoverResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val ResultMetaObject
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "cacheScope":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "cacheScope")
-			} else {
-				x.CacheScope = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "cacheScope")
+				} else {
+					x.CacheScope = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "capabilities":
-			if fv == nil {
-				x.Capabilities = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Capabilities = nil
+				} else {
+					var val ServerCapabilities
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "capabilities")
+					}
+					x.Capabilities = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ServerCapabilities
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "capabilities")
-			}
-			x.Capabilities = &val
 		case "instructions":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "instructions")
-			} else {
-				x.Instructions = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "instructions")
+				} else {
+					x.Instructions = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "resultType")
+				} else {
+					x.ResultType = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "supportedVersions":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "supportedVersions")
-			}
-			x.SupportedVersions = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "supportedVersions")
-				} else {
-					x.SupportedVersions[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "supportedVersions")
 				}
+				x.SupportedVersions = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "supportedVersions")
+					} else {
+						x.SupportedVersions[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
-			if fv == nil {
-				x.TTLMs = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.TTLMs = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "ttlMs")
+					} else {
+						val = n
+					}
+					x.TTLMs = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttlMs")
-			} else {
-				val = n
-			}
-			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2100,39 +3097,73 @@ func (x *DiscoverResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = DiscoverResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *DiscoverResultResponse) DecodeValue(v any) error {
+// revsDiscoverResultResponse marks the revisions that define DiscoverResultResponse.
+var revsDiscoverResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks DiscoverResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsDiscoverResultResponse) || revsDiscoverResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			if fv == nil {
-				x.Result = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Result = nil
+				} else {
+					var val DiscoverResult
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "result")
+					}
+					x.Result = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val DiscoverResult
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "result")
-			}
-			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2147,40 +3178,97 @@ func (x *DiscoverResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = DiscoverResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitRequest) DecodeValue(v any) error {
+// dropElicitRequest marks, per revision, the members it does not define.
+var dropElicitRequest = [5]uint64{0x0, 0x0, 0x3, 0x0, 0x3}
+
+// revsElicitRequest marks the revisions that define ElicitRequest.
+var revsElicitRequest = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropElicitRequest, rev)
+	// Where rev lacks ElicitRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitRequest) || revsElicitRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if u, err := DecodeElicitRequestParams(fv); err != nil {
-				return wire.At(err, "params")
-			} else {
-				x.Params = u
+			if err := func() error {
+				if u, err := DecodeElicitRequestParams(fv, rev); err != nil {
+					return wire.At(err, "params")
+				} else {
+					x.Params = u
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2196,59 +3284,124 @@ func (x *ElicitRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitRequestFormParams) DecodeValue(v any) error {
+// dropElicitRequestFormParams marks, per revision, the members it does not define.
+var dropElicitRequestFormParams = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x11}
+
+// revsElicitRequestFormParams marks the revisions that define ElicitRequestFormParams.
+var revsElicitRequestFormParams = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropElicitRequestFormParams, rev)
+	// Where rev lacks ElicitRequestFormParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitRequestFormParams) || revsElicitRequestFormParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ElicitRequestFormParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val ElicitRequestFormParamsMeta
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Meta = &val
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "mode":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "mode")
-			} else {
-				x.Mode = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "mode")
+				} else {
+					x.Mode = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "requestedSchema":
-			if fv == nil {
-				x.RequestedSchema = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.RequestedSchema = nil
+				} else {
+					var val ElicitRequestFormParamsRequestedSchema
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "requestedSchema")
+					}
+					x.RequestedSchema = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ElicitRequestFormParamsRequestedSchema
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "requestedSchema")
-			}
-			x.RequestedSchema = &val
 		case "task":
-			if fv == nil {
-				x.Task = nil
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val TaskMetadata
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "task")
+			if err := func() error {
+				if fv == nil {
+					x.Task = nil
+				} else {
+					var val TaskMetadata
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "task")
+					}
+					x.Task = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Task = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2263,22 +3416,37 @@ func (x *ElicitRequestFormParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitRequestFormParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitRequestFormParamsMeta) DecodeValue(v any) error {
+// revsElicitRequestFormParamsMeta marks the revisions that define ElicitRequestFormParamsMeta.
+var revsElicitRequestFormParamsMeta = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitRequestFormParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ElicitRequestFormParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitRequestFormParamsMeta) || revsElicitRequestFormParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2294,52 +3462,97 @@ func (x *ElicitRequestFormParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitRequestFormParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any) error {
+// revsElicitRequestFormParamsRequestedSchema marks the revisions that define ElicitRequestFormParamsRequestedSchema.
+var revsElicitRequestFormParamsRequestedSchema = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ElicitRequestFormParamsRequestedSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitRequestFormParamsRequestedSchema) || revsElicitRequestFormParamsRequestedSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "$schema":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "$schema")
-			} else {
-				x.Schema = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "$schema")
+				} else {
+					x.Schema = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "properties":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "properties")
-			}
-			x.Properties = make(map[string]PrimitiveSchemaDefinition, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 PrimitiveSchemaDefinition
-				v0 = wire.Plain(e0)
-				x.Properties[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "properties")
+				}
+				x.Properties = make(map[string]PrimitiveSchemaDefinition, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 PrimitiveSchemaDefinition
+					v0 = wire.Plain(e0)
+					x.Properties[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "required":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "required")
-			}
-			x.Required = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "required")
-				} else {
-					x.Required[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "required")
 				}
+				x.Required = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "required")
+					} else {
+						x.Required[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2355,60 +3568,143 @@ func (x *ElicitRequestFormParamsRequestedSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitRequestFormParamsRequestedSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitRequestURLParams) DecodeValue(v any) error {
+// dropElicitRequestURLParams marks, per revision, the members it does not define.
+var dropElicitRequestURLParams = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x13}
+
+// revsElicitRequestURLParams marks the revisions that define ElicitRequestURLParams.
+var revsElicitRequestURLParams = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropElicitRequestURLParams, rev)
+	// Where rev lacks ElicitRequestURLParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitRequestURLParams) || revsElicitRequestURLParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ElicitRequestURLParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val ElicitRequestURLParamsMeta
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Meta = &val
 		case "elicitationId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "elicitationId")
-			} else {
-				x.ElicitationID = s
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "elicitationId")
+				} else {
+					x.ElicitationID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "mode":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "mode")
-			} else {
-				x.Mode = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "mode")
+				} else {
+					x.Mode = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "task":
-			if fv == nil {
-				x.Task = nil
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val TaskMetadata
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "task")
+			if err := func() error {
+				if fv == nil {
+					x.Task = nil
+				} else {
+					var val TaskMetadata
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "task")
+					}
+					x.Task = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Task = &val
 		case "url":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "url")
-			} else {
-				x.URL = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "url")
+				} else {
+					x.URL = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2424,22 +3720,37 @@ func (x *ElicitRequestURLParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitRequestURLParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitRequestURLParamsMeta) DecodeValue(v any) error {
+// revsElicitRequestURLParamsMeta marks the revisions that define ElicitRequestURLParamsMeta.
+var revsElicitRequestURLParamsMeta = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitRequestURLParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ElicitRequestURLParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitRequestURLParamsMeta) || revsElicitRequestURLParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2455,44 +3766,86 @@ func (x *ElicitRequestURLParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitRequestURLParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitResult) DecodeValue(v any) error {
+// dropElicitResult marks, per revision, the members it does not define.
+var dropElicitResult = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x1}
+
+// revsElicitResult marks the revisions that define ElicitResult.
+var revsElicitResult = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropElicitResult, rev)
+	// Where rev lacks ElicitResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitResult) || revsElicitResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
 			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "action":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "action")
-			} else {
-				x.Action = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "action")
+				} else {
+					x.Action = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "content":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "content")
-			}
-			x.Content = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Content[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "content")
+				}
+				x.Content = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Content[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2508,39 +3861,76 @@ func (x *ElicitResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitationCompleteNotification) DecodeValue(v any) error {
+// revsElicitationCompleteNotification marks the revisions that define ElicitationCompleteNotification.
+var revsElicitationCompleteNotification = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitationCompleteNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ElicitationCompleteNotification it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitationCompleteNotification) || revsElicitationCompleteNotification[rev]
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val ElicitationCompleteNotificationParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ElicitationCompleteNotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2555,22 +3945,40 @@ func (x *ElicitationCompleteNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitationCompleteNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ElicitationCompleteNotificationParams) DecodeValue(v any) error {
+// revsElicitationCompleteNotificationParams marks the revisions that define ElicitationCompleteNotificationParams.
+var revsElicitationCompleteNotificationParams = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ElicitationCompleteNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ElicitationCompleteNotificationParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsElicitationCompleteNotificationParams) || revsElicitationCompleteNotificationParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "elicitationId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "elicitationId")
-			} else {
-				x.ElicitationID = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "elicitationId")
+				} else {
+					x.ElicitationID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2586,18 +3994,27 @@ func (x *ElicitationCompleteNotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ElicitationCompleteNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *EmbeddedResource) DecodeValue(v any) error {
+// dropEmbeddedResource marks, per revision, the members it does not define.
+var dropEmbeddedResource = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropEmbeddedResource, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -2611,15 +4028,15 @@ func (x *EmbeddedResource) DecodeValue(v any) error {
 		case "annotations":
 			if fv == nil {
 				x.Annotations = nil
-				continue
+			} else {
+				var val Annotations
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "annotations")
+				}
+				x.Annotations = &val
 			}
-			var val Annotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
-			}
-			x.Annotations = &val
 		case "resource":
-			if u, err := DecodeEmbeddedResourceResource(fv); err != nil {
+			if u, err := DecodeEmbeddedResourceResource(fv, rev); err != nil {
 				return wire.At(err, "resource")
 			} else {
 				x.Resource = u
@@ -2639,36 +4056,70 @@ func (x *EmbeddedResource) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = EmbeddedResource{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Error) DecodeValue(v any) error {
+// revsError marks the revisions that define Error.
+var revsError = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Error) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks Error it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsError) || revsError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			x.Data = wire.Plain(fv)
+			if err := func() error {
+				x.Data = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2684,24 +4135,40 @@ func (x *Error) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Error{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetPromptRequest) DecodeValue(v any) error {
+// dropGetPromptRequest marks, per revision, the members it does not define.
+var dropGetPromptRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropGetPromptRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -2709,7 +4176,7 @@ func (x *GetPromptRequest) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -2726,27 +4193,36 @@ func (x *GetPromptRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetPromptRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetPromptRequestParams) DecodeValue(v any) error {
+// dropGetPromptRequestParams marks, per revision, the members it does not define.
+var dropGetPromptRequestParams = [5]uint64{0x15, 0x15, 0x15, 0x14, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropGetPromptRequestParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val RequestMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "arguments":
 			obj0, err := wire.Object(fv)
 			if err != nil {
@@ -2763,6 +4239,10 @@ func (x *GetPromptRequestParams) DecodeValue(v any) error {
 				x.Arguments[k0] = v0
 			}
 		case "inputResponses":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "inputResponses")
@@ -2770,7 +4250,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any) error {
 			x.InputResponses = make(map[string]InputResponse, len(obj0))
 			for k0, e0 := range obj0 {
 				var v0 InputResponse
-				if u, err := DecodeInputResponse(e0); err != nil {
+				if u, err := DecodeInputResponse(e0, rev); err != nil {
 					return wire.At(wire.At(err, k0), "inputResponses")
 				} else {
 					v0 = u
@@ -2784,6 +4264,13 @@ func (x *GetPromptRequestParams) DecodeValue(v any) error {
 				x.Name = s
 			}
 		case "requestState":
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "requestState")
 			} else {
@@ -2803,28 +4290,36 @@ func (x *GetPromptRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetPromptRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetPromptResult) DecodeValue(v any) error {
+// dropGetPromptResult marks, per revision, the members it does not define.
+var dropGetPromptResult = [5]uint64{0x8, 0x8, 0x8, 0x8, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropGetPromptResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
-				continue
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "description":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
 			} else {
@@ -2838,11 +4333,18 @@ func (x *GetPromptResult) DecodeValue(v any) error {
 			x.Messages = make([]*PromptMessage, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Messages[i0] = new(PromptMessage)
-				if err := x.Messages[i0].DecodeValue(e0); err != nil {
+				if err := x.Messages[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "messages")
 				}
 			}
 		case "resultType":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
@@ -2862,31 +4364,65 @@ func (x *GetPromptResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetPromptResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetPromptResultResponse) DecodeValue(v any) error {
+// revsGetPromptResultResponse marks the revisions that define GetPromptResultResponse.
+var revsGetPromptResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetPromptResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks GetPromptResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsGetPromptResultResponse) || revsGetPromptResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			x.Result = wire.Plain(fv)
+			if err := func() error {
+				x.Result = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2901,45 +4437,90 @@ func (x *GetPromptResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetPromptResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetTaskPayloadRequest) DecodeValue(v any) error {
+// revsGetTaskPayloadRequest marks the revisions that define GetTaskPayloadRequest.
+var revsGetTaskPayloadRequest = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks GetTaskPayloadRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsGetTaskPayloadRequest) || revsGetTaskPayloadRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val GetTaskPayloadRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val GetTaskPayloadRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -2954,22 +4535,40 @@ func (x *GetTaskPayloadRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetTaskPayloadRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetTaskPayloadRequestParams) DecodeValue(v any) error {
+// revsGetTaskPayloadRequestParams marks the revisions that define GetTaskPayloadRequestParams.
+var revsGetTaskPayloadRequestParams = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetTaskPayloadRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks GetTaskPayloadRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsGetTaskPayloadRequestParams) || revsGetTaskPayloadRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "taskId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskId")
-			} else {
-				x.TaskID = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskId")
+				} else {
+					x.TaskID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2985,27 +4584,42 @@ func (x *GetTaskPayloadRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetTaskPayloadRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetTaskPayloadResult) DecodeValue(v any) error {
+// revsGetTaskPayloadResult marks the revisions that define GetTaskPayloadResult.
+var revsGetTaskPayloadResult = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks GetTaskPayloadResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsGetTaskPayloadResult) || revsGetTaskPayloadResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3021,45 +4635,90 @@ func (x *GetTaskPayloadResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetTaskPayloadResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetTaskRequest) DecodeValue(v any) error {
+// revsGetTaskRequest marks the revisions that define GetTaskRequest.
+var revsGetTaskRequest = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks GetTaskRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsGetTaskRequest) || revsGetTaskRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val GetTaskRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val GetTaskRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3074,22 +4733,40 @@ func (x *GetTaskRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetTaskRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetTaskRequestParams) DecodeValue(v any) error {
+// revsGetTaskRequestParams marks the revisions that define GetTaskRequestParams.
+var revsGetTaskRequestParams = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks GetTaskRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsGetTaskRequestParams) || revsGetTaskRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "taskId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskId")
-			} else {
-				x.TaskID = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskId")
+				} else {
+					x.TaskID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3105,82 +4782,168 @@ func (x *GetTaskRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetTaskRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *GetTaskResult) DecodeValue(v any) error {
+// revsGetTaskResult marks the revisions that define GetTaskResult.
+var revsGetTaskResult = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks GetTaskResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsGetTaskResult) || revsGetTaskResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "createdAt")
-			} else {
-				x.CreatedAt = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "createdAt")
+				} else {
+					x.CreatedAt = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "lastUpdatedAt")
-			} else {
-				x.LastUpdatedAt = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "lastUpdatedAt")
+				} else {
+					x.LastUpdatedAt = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "pollInterval":
-			if fv == nil {
-				x.PollInterval = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.PollInterval = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "pollInterval")
+					} else {
+						val = n
+					}
+					x.PollInterval = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "pollInterval")
-			} else {
-				val = n
-			}
-			x.PollInterval = &val
 		case "status":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "status")
-			} else {
-				x.Status = TaskStatus(s)
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "status")
+				} else {
+					x.Status = TaskStatus(s)
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "statusMessage")
-			} else {
-				x.StatusMessage = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "statusMessage")
+				} else {
+					x.StatusMessage = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskId")
-			} else {
-				x.TaskID = s
+			if fv == "" {
+				x.empty |= 1 << 6
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskId")
+				} else {
+					x.TaskID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "ttl":
-			if fv == nil {
-				x.TTL = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.TTL = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "ttl")
+					} else {
+						val = n
+					}
+					x.TTL = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttl")
-			} else {
-				val = n
-			}
-			x.TTL = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3195,38 +4958,72 @@ func (x *GetTaskResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = GetTaskResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *HeaderMismatchError) DecodeValue(v any) error {
+// revsHeaderMismatchError marks the revisions that define HeaderMismatchError.
+var revsHeaderMismatchError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks HeaderMismatchError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsHeaderMismatchError) || revsHeaderMismatchError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if fv == nil {
-				x.Error = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Error = nil
+				} else {
+					var val HeaderMismatchErrorError
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "error")
+					}
+					x.Error = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val HeaderMismatchErrorError
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "error")
-			}
-			x.Error = &val
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3242,36 +5039,70 @@ func (x *HeaderMismatchError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = HeaderMismatchError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *HeaderMismatchErrorError) DecodeValue(v any) error {
+// revsHeaderMismatchErrorError marks the revisions that define HeaderMismatchErrorError.
+var revsHeaderMismatchErrorError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks HeaderMismatchErrorError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsHeaderMismatchErrorError) || revsHeaderMismatchErrorError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			x.Data = wire.Plain(fv)
+			if err := func() error {
+				x.Data = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3287,47 +5118,95 @@ func (x *HeaderMismatchErrorError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = HeaderMismatchErrorError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Icon) DecodeValue(v any) error {
+// revsIcon marks the revisions that define Icon.
+var revsIcon = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Icon) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks Icon it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsIcon) || revsIcon[rev]
 	for k, fv := range obj {
 		switch k {
 		case "mimeType":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "mimeType")
+				} else {
+					x.MIMEType = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "sizes":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "sizes")
-			}
-			x.Sizes = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "sizes")
-				} else {
-					x.Sizes[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "sizes")
 				}
+				x.Sizes = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "sizes")
+					} else {
+						x.Sizes[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "src":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "src")
-			} else {
-				x.Src = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "src")
+				} else {
+					x.Src = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "theme":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "theme")
-			} else {
-				x.Theme = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "theme")
+				} else {
+					x.Theme = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3343,28 +5222,43 @@ func (x *Icon) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Icon{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Icons) DecodeValue(v any) error {
+// revsIcons marks the revisions that define Icons.
+var revsIcons = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Icons) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks Icons it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsIcons) || revsIcons[rev]
 	for k, fv := range obj {
 		switch k {
 		case "icons":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "icons")
-			}
-			x.Icons = make([]*Icon, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "icons")
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "icons")
 				}
+				x.Icons = make([]*Icon, len(arr0))
+				for i0, e0 := range arr0 {
+					x.Icons[i0] = new(Icon)
+					if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "icons")
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3380,18 +5274,27 @@ func (x *Icons) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Icons{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ImageContent) DecodeValue(v any) error {
+// dropImageContent marks, per revision, the members it does not define.
+var dropImageContent = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ImageContent) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropImageContent, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -3405,13 +5308,13 @@ func (x *ImageContent) DecodeValue(v any) error {
 		case "annotations":
 			if fv == nil {
 				x.Annotations = nil
-				continue
+			} else {
+				var val Annotations
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "annotations")
+				}
+				x.Annotations = &val
 			}
-			var val Annotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
-			}
-			x.Annotations = &val
 		case "data":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "data")
@@ -3439,24 +5342,40 @@ func (x *ImageContent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ImageContent{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Implementation) DecodeValue(v any) error {
+// dropImplementation marks, per revision, the members it does not define.
+var dropImplementation = [5]uint64{0x2b, 0x2b, 0x23, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Implementation) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropImplementation, rev)
 	for k, fv := range obj {
 		switch k {
 		case "description":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
 			} else {
 				x.Description = s
 			}
 		case "icons":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			arr0, err := wire.Array(fv)
 			if err != nil {
 				return wire.At(err, "icons")
@@ -3464,7 +5383,7 @@ func (x *Implementation) DecodeValue(v any) error {
 			x.Icons = make([]*Icon, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0); err != nil {
+				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "icons")
 				}
 			}
@@ -3475,6 +5394,13 @@ func (x *Implementation) DecodeValue(v any) error {
 				x.Name = s
 			}
 		case "title":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
 			} else {
@@ -3487,6 +5413,13 @@ func (x *Implementation) DecodeValue(v any) error {
 				x.Version = s
 			}
 		case "websiteUrl":
+			if drop&(1<<5) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "websiteUrl")
 			} else {
@@ -3506,45 +5439,102 @@ func (x *Implementation) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Implementation{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InitializeRequest) DecodeValue(v any) error {
+// dropInitializeRequest marks, per revision, the members it does not define.
+var dropInitializeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// revsInitializeRequest marks the revisions that define InitializeRequest.
+var revsInitializeRequest = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropInitializeRequest, rev)
+	// Where rev lacks InitializeRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInitializeRequest) || revsInitializeRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
-			}
-		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
-		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
-			}
-		case "params":
-			if fv == nil {
-				x.Params = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val InitializeRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Params = &val
+		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "method":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "params":
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val InitializeRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3559,52 +5549,102 @@ func (x *InitializeRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InitializeRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InitializeRequestParams) DecodeValue(v any) error {
+// dropInitializeRequestParams marks, per revision, the members it does not define.
+var dropInitializeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// revsInitializeRequestParams marks the revisions that define InitializeRequestParams.
+var revsInitializeRequestParams = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropInitializeRequestParams, rev)
+	// Where rev lacks InitializeRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInitializeRequestParams) || revsInitializeRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val InitializeRequestParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val InitializeRequestParamsMeta
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Meta = &val
 		case "capabilities":
-			if fv == nil {
-				x.Capabilities = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Capabilities = nil
+				} else {
+					var val ClientCapabilities
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "capabilities")
+					}
+					x.Capabilities = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ClientCapabilities
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "capabilities")
-			}
-			x.Capabilities = &val
 		case "clientInfo":
-			if fv == nil {
-				x.ClientInfo = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ClientInfo = nil
+				} else {
+					var val Implementation
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "clientInfo")
+					}
+					x.ClientInfo = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Implementation
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "clientInfo")
-			}
-			x.ClientInfo = &val
 		case "protocolVersion":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "protocolVersion")
-			} else {
-				x.ProtocolVersion = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "protocolVersion")
+				} else {
+					x.ProtocolVersion = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3620,22 +5660,37 @@ func (x *InitializeRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InitializeRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InitializeRequestParamsMeta) DecodeValue(v any) error {
+// revsInitializeRequestParamsMeta marks the revisions that define InitializeRequestParamsMeta.
+var revsInitializeRequestParamsMeta = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InitializeRequestParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks InitializeRequestParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInitializeRequestParamsMeta) || revsInitializeRequestParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3651,60 +5706,113 @@ func (x *InitializeRequestParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InitializeRequestParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InitializeResult) DecodeValue(v any) error {
+// revsInitializeResult marks the revisions that define InitializeResult.
+var revsInitializeResult = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InitializeResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks InitializeResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInitializeResult) || revsInitializeResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "capabilities":
-			if fv == nil {
-				x.Capabilities = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Capabilities = nil
+				} else {
+					var val ServerCapabilities
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "capabilities")
+					}
+					x.Capabilities = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ServerCapabilities
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "capabilities")
-			}
-			x.Capabilities = &val
 		case "instructions":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "instructions")
-			} else {
-				x.Instructions = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "instructions")
+				} else {
+					x.Instructions = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "protocolVersion":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "protocolVersion")
-			} else {
-				x.ProtocolVersion = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "protocolVersion")
+				} else {
+					x.ProtocolVersion = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "serverInfo":
-			if fv == nil {
-				x.ServerInfo = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ServerInfo = nil
+				} else {
+					var val Implementation
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "serverInfo")
+					}
+					x.ServerInfo = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Implementation
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "serverInfo")
-			}
-			x.ServerInfo = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3719,39 +5827,84 @@ func (x *InitializeResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InitializeResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InitializedNotification) DecodeValue(v any) error {
+// dropInitializedNotification marks, per revision, the members it does not define.
+var dropInitializedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// revsInitializedNotification marks the revisions that define InitializedNotification.
+var revsInitializedNotification = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InitializedNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropInitializedNotification, rev)
+	// Where rev lacks InitializedNotification it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInitializedNotification) || revsInitializedNotification[rev]
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
-		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
-			}
-		case "params":
-			if fv == nil {
-				x.Params = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val NotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
+			if fv == "" {
+				x.empty |= 1 << 0
 			}
-			x.Params = &val
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "method":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "params":
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val NotificationParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3766,53 +5919,98 @@ func (x *InitializedNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InitializedNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InputRequiredResult) DecodeValue(v any) error {
+// revsInputRequiredResult marks the revisions that define InputRequiredResult.
+var revsInputRequiredResult = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks InputRequiredResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInputRequiredResult) || revsInputRequiredResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
-			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
-		case "inputRequests":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "inputRequests")
-			}
-			x.InputRequests = make(map[string]InputRequest, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 InputRequest
-				if u, err := DecodeInputRequest(e0); err != nil {
-					return wire.At(wire.At(err, k0), "inputRequests")
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
 				} else {
-					v0 = u
+					var val ResultMetaObject
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
 				}
-				x.InputRequests[k0] = v0
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "inputRequests":
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "inputRequests")
+				}
+				x.InputRequests = make(map[string]InputRequest, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 InputRequest
+					if u, err := DecodeInputRequest(e0, rev); err != nil {
+						return wire.At(wire.At(err, k0), "inputRequests")
+					} else {
+						v0 = u
+					}
+					x.InputRequests[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "requestState":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "requestState")
-			} else {
-				x.RequestState = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "requestState")
+				} else {
+					x.RequestState = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "resultType")
+				} else {
+					x.ResultType = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3828,47 +6026,81 @@ func (x *InputRequiredResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InputRequiredResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InputResponseRequestParams) DecodeValue(v any) error {
+// revsInputResponseRequestParams marks the revisions that define InputResponseRequestParams.
+var revsInputResponseRequestParams = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks InputResponseRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInputResponseRequestParams) || revsInputResponseRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
-			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
-		case "inputResponses":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "inputResponses")
-			}
-			x.InputResponses = make(map[string]InputResponse, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 InputResponse
-				if u, err := DecodeInputResponse(e0); err != nil {
-					return wire.At(wire.At(err, k0), "inputResponses")
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
 				} else {
-					v0 = u
+					var val RequestMetaObject
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
 				}
-				x.InputResponses[k0] = v0
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "inputResponses":
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "inputResponses")
+				}
+				x.InputResponses = make(map[string]InputResponse, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 InputResponse
+					if u, err := DecodeInputResponse(e0, rev); err != nil {
+						return wire.At(wire.At(err, k0), "inputResponses")
+					} else {
+						v0 = u
+					}
+					x.InputResponses[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "requestState":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "requestState")
-			} else {
-				x.RequestState = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "requestState")
+				} else {
+					x.RequestState = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3884,36 +6116,70 @@ func (x *InputResponseRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InputResponseRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InternalError) DecodeValue(v any) error {
+// revsInternalError marks the revisions that define InternalError.
+var revsInternalError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InternalError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks InternalError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInternalError) || revsInternalError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			x.Data = wire.Plain(fv)
+			if err := func() error {
+				x.Data = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3929,36 +6195,70 @@ func (x *InternalError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InternalError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InvalidParamsError) DecodeValue(v any) error {
+// revsInvalidParamsError marks the revisions that define InvalidParamsError.
+var revsInvalidParamsError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks InvalidParamsError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInvalidParamsError) || revsInvalidParamsError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			x.Data = wire.Plain(fv)
+			if err := func() error {
+				x.Data = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3974,36 +6274,70 @@ func (x *InvalidParamsError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InvalidParamsError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *InvalidRequestError) DecodeValue(v any) error {
+// revsInvalidRequestError marks the revisions that define InvalidRequestError.
+var revsInvalidRequestError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks InvalidRequestError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsInvalidRequestError) || revsInvalidRequestError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			x.Data = wire.Plain(fv)
+			if err := func() error {
+				x.Data = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -4019,38 +6353,72 @@ func (x *InvalidRequestError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = InvalidRequestError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCError) DecodeValue(v any) error {
+// revsJSONRPCError marks the revisions that define JSONRPCError.
+var revsJSONRPCError = [5]bool{true, true, true, false, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks JSONRPCError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsJSONRPCError) || revsJSONRPCError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if fv == nil {
-				x.Error = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Error = nil
+				} else {
+					var val JSONRPCErrorError
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "error")
+					}
+					x.Error = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val JSONRPCErrorError
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "error")
-			}
-			x.Error = &val
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -4066,36 +6434,70 @@ func (x *JSONRPCError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCErrorError) DecodeValue(v any) error {
+// revsJSONRPCErrorError marks the revisions that define JSONRPCErrorError.
+var revsJSONRPCErrorError = [5]bool{true, true, true, false, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks JSONRPCErrorError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsJSONRPCErrorError) || revsJSONRPCErrorError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			x.Data = wire.Plain(fv)
+			if err := func() error {
+				x.Data = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -4111,38 +6513,72 @@ func (x *JSONRPCErrorError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCErrorError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCErrorResponse) DecodeValue(v any) error {
+// revsJSONRPCErrorResponse marks the revisions that define JSONRPCErrorResponse.
+var revsJSONRPCErrorResponse = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks JSONRPCErrorResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsJSONRPCErrorResponse) || revsJSONRPCErrorResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if fv == nil {
-				x.Error = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Error = nil
+				} else {
+					var val Error
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "error")
+					}
+					x.Error = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Error
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "error")
-			}
-			x.Error = &val
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -4158,11 +6594,12 @@ func (x *JSONRPCErrorResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCErrorResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCNotification) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -4179,13 +6616,13 @@ func (x *JSONRPCNotification) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val JSONRPCNotificationParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val JSONRPCNotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4200,27 +6637,42 @@ func (x *JSONRPCNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCNotificationParams) DecodeValue(v any) error {
+// revsJSONRPCNotificationParams marks the revisions that define JSONRPCNotificationParams.
+var revsJSONRPCNotificationParams = [5]bool{true, true, true, false, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks JSONRPCNotificationParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsJSONRPCNotificationParams) || revsJSONRPCNotificationParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -4236,11 +6688,12 @@ func (x *JSONRPCNotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCRequest) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -4263,13 +6716,13 @@ func (x *JSONRPCRequest) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val JSONRPCRequestParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val JSONRPCRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4284,27 +6737,42 @@ func (x *JSONRPCRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCRequestParams) DecodeValue(v any) error {
+// revsJSONRPCRequestParams marks the revisions that define JSONRPCRequestParams.
+var revsJSONRPCRequestParams = [5]bool{true, true, true, false, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks JSONRPCRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsJSONRPCRequestParams) || revsJSONRPCRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val JSONRPCRequestParamsMeta
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val JSONRPCRequestParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4319,22 +6787,37 @@ func (x *JSONRPCRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCRequestParamsMeta) DecodeValue(v any) error {
+// revsJSONRPCRequestParamsMeta marks the revisions that define JSONRPCRequestParamsMeta.
+var revsJSONRPCRequestParamsMeta = [5]bool{true, true, true, false, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCRequestParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks JSONRPCRequestParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsJSONRPCRequestParamsMeta) || revsJSONRPCRequestParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -4350,39 +6833,73 @@ func (x *JSONRPCRequestParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCRequestParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *JSONRPCResultResponse) DecodeValue(v any) error {
+// revsJSONRPCResultResponse marks the revisions that define JSONRPCResultResponse.
+var revsJSONRPCResultResponse = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks JSONRPCResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsJSONRPCResultResponse) || revsJSONRPCResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			if fv == nil {
-				x.Result = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Result = nil
+				} else {
+					var val Result
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "result")
+					}
+					x.Result = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Result
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "result")
-			}
-			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4397,66 +6914,133 @@ func (x *JSONRPCResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = JSONRPCResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *LegacyTitledEnumSchema) DecodeValue(v any) error {
+// revsLegacyTitledEnumSchema marks the revisions that define LegacyTitledEnumSchema.
+var revsLegacyTitledEnumSchema = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks LegacyTitledEnumSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsLegacyTitledEnumSchema) || revsLegacyTitledEnumSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "default":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "default")
-			} else {
-				x.Default = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "default")
+				} else {
+					x.Default = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "enum":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "enum")
-			}
-			x.Enum = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "enum")
-				} else {
-					x.Enum[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "enum")
 				}
+				x.Enum = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "enum")
+					} else {
+						x.Enum[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "enumNames":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "enumNames")
-			}
-			x.EnumNames = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "enumNames")
-				} else {
-					x.EnumNames[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "enumNames")
 				}
+				x.EnumNames = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "enumNames")
+					} else {
+						x.EnumNames[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -4472,24 +7056,40 @@ func (x *LegacyTitledEnumSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = LegacyTitledEnumSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListPromptsRequest) DecodeValue(v any) error {
+// dropListPromptsRequest marks, per revision, the members it does not define.
+var dropListPromptsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListPromptsRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -4499,13 +7099,13 @@ func (x *ListPromptsRequest) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val PaginatedRequestParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val PaginatedRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4520,34 +7120,49 @@ func (x *ListPromptsRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListPromptsRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListPromptsResult) DecodeValue(v any) error {
+// dropListPromptsResult marks, per revision, the members it does not define.
+var dropListPromptsResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListPromptsResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
+			}
+		case "cacheScope":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == "" {
+				x.empty |= 1 << 1
 			}
-			x.Meta = &val
-		case "cacheScope":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
 			} else {
 				x.CacheScope = s
 			}
 		case "nextCursor":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
 			} else {
@@ -4561,28 +7176,39 @@ func (x *ListPromptsResult) DecodeValue(v any) error {
 			x.Prompts = make([]*Prompt, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Prompts[i0] = new(Prompt)
-				if err := x.Prompts[i0].DecodeValue(e0); err != nil {
+				if err := x.Prompts[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "prompts")
 				}
 			}
 		case "resultType":
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
 				x.ResultType = s
 			}
 		case "ttlMs":
-			if fv == nil {
-				x.TTLMs = nil
+			if drop&(1<<5) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttlMs")
+			if fv == nil {
+				x.TTLMs = nil
 			} else {
-				val = n
+				var val int64
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "ttlMs")
+				} else {
+					val = n
+				}
+				x.TTLMs = &val
 			}
-			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4597,39 +7223,73 @@ func (x *ListPromptsResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListPromptsResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListPromptsResultResponse) DecodeValue(v any) error {
+// revsListPromptsResultResponse marks the revisions that define ListPromptsResultResponse.
+var revsListPromptsResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ListPromptsResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsListPromptsResultResponse) || revsListPromptsResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			if fv == nil {
-				x.Result = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Result = nil
+				} else {
+					var val ListPromptsResult
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "result")
+					}
+					x.Result = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ListPromptsResult
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "result")
-			}
-			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4644,24 +7304,40 @@ func (x *ListPromptsResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListPromptsResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListResourceTemplatesRequest) DecodeValue(v any) error {
+// dropListResourceTemplatesRequest marks, per revision, the members it does not define.
+var dropListResourceTemplatesRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListResourceTemplatesRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -4671,13 +7347,13 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val PaginatedRequestParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val PaginatedRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4692,34 +7368,49 @@ func (x *ListResourceTemplatesRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListResourceTemplatesRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListResourceTemplatesResult) DecodeValue(v any) error {
+// dropListResourceTemplatesResult marks, per revision, the members it does not define.
+var dropListResourceTemplatesResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListResourceTemplatesResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
+			}
+		case "cacheScope":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == "" {
+				x.empty |= 1 << 1
 			}
-			x.Meta = &val
-		case "cacheScope":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
 			} else {
 				x.CacheScope = s
 			}
 		case "nextCursor":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
 			} else {
@@ -4733,28 +7424,39 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any) error {
 			x.ResourceTemplates = make([]*ResourceTemplate, len(arr0))
 			for i0, e0 := range arr0 {
 				x.ResourceTemplates[i0] = new(ResourceTemplate)
-				if err := x.ResourceTemplates[i0].DecodeValue(e0); err != nil {
+				if err := x.ResourceTemplates[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "resourceTemplates")
 				}
 			}
 		case "resultType":
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
 				x.ResultType = s
 			}
 		case "ttlMs":
-			if fv == nil {
-				x.TTLMs = nil
+			if drop&(1<<5) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttlMs")
+			if fv == nil {
+				x.TTLMs = nil
 			} else {
-				val = n
+				var val int64
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "ttlMs")
+				} else {
+					val = n
+				}
+				x.TTLMs = &val
 			}
-			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4769,39 +7471,73 @@ func (x *ListResourceTemplatesResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListResourceTemplatesResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListResourceTemplatesResultResponse) DecodeValue(v any) error {
+// revsListResourceTemplatesResultResponse marks the revisions that define ListResourceTemplatesResultResponse.
+var revsListResourceTemplatesResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ListResourceTemplatesResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsListResourceTemplatesResultResponse) || revsListResourceTemplatesResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			if fv == nil {
-				x.Result = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Result = nil
+				} else {
+					var val ListResourceTemplatesResult
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "result")
+					}
+					x.Result = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ListResourceTemplatesResult
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "result")
-			}
-			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4816,24 +7552,40 @@ func (x *ListResourceTemplatesResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListResourceTemplatesResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListResourcesRequest) DecodeValue(v any) error {
+// dropListResourcesRequest marks, per revision, the members it does not define.
+var dropListResourcesRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListResourcesRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -4843,13 +7595,13 @@ func (x *ListResourcesRequest) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val PaginatedRequestParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val PaginatedRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4864,34 +7616,49 @@ func (x *ListResourcesRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListResourcesRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListResourcesResult) DecodeValue(v any) error {
+// dropListResourcesResult marks, per revision, the members it does not define.
+var dropListResourcesResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListResourcesResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
+			}
+		case "cacheScope":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == "" {
+				x.empty |= 1 << 1
 			}
-			x.Meta = &val
-		case "cacheScope":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
 			} else {
 				x.CacheScope = s
 			}
 		case "nextCursor":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
 			} else {
@@ -4905,28 +7672,39 @@ func (x *ListResourcesResult) DecodeValue(v any) error {
 			x.Resources = make([]*Resource, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Resources[i0] = new(Resource)
-				if err := x.Resources[i0].DecodeValue(e0); err != nil {
+				if err := x.Resources[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "resources")
 				}
 			}
 		case "resultType":
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
 				x.ResultType = s
 			}
 		case "ttlMs":
-			if fv == nil {
-				x.TTLMs = nil
+			if drop&(1<<5) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttlMs")
+			if fv == nil {
+				x.TTLMs = nil
 			} else {
-				val = n
+				var val int64
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "ttlMs")
+				} else {
+					val = n
+				}
+				x.TTLMs = &val
 			}
-			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4941,39 +7719,73 @@ func (x *ListResourcesResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListResourcesResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListResourcesResultResponse) DecodeValue(v any) error {
+// revsListResourcesResultResponse marks the revisions that define ListResourcesResultResponse.
+var revsListResourcesResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ListResourcesResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsListResourcesResultResponse) || revsListResourcesResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			if fv == nil {
-				x.Result = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Result = nil
+				} else {
+					var val ListResourcesResult
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "result")
+					}
+					x.Result = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ListResourcesResult
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "result")
-			}
-			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -4988,24 +7800,40 @@ func (x *ListResourcesResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListResourcesResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListRootsRequest) DecodeValue(v any) error {
+// dropListRootsRequest marks, per revision, the members it does not define.
+var dropListRootsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x3}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListRootsRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -5015,13 +7843,13 @@ func (x *ListRootsRequest) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val ListRootsRequestParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val ListRootsRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5036,27 +7864,42 @@ func (x *ListRootsRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListRootsRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListRootsRequestParams) DecodeValue(v any) error {
+// revsListRootsRequestParams marks the revisions that define ListRootsRequestParams.
+var revsListRootsRequestParams = [5]bool{true, true, true, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ListRootsRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsListRootsRequestParams) || revsListRootsRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -5072,18 +7915,27 @@ func (x *ListRootsRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListRootsRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListRootsResult) DecodeValue(v any) error {
+// dropListRootsResult marks, per revision, the members it does not define.
+var dropListRootsResult = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x1}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListRootsResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -5102,7 +7954,7 @@ func (x *ListRootsResult) DecodeValue(v any) error {
 			x.Roots = make([]*Root, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Roots[i0] = new(Root)
-				if err := x.Roots[i0].DecodeValue(e0); err != nil {
+				if err := x.Roots[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "roots")
 				}
 			}
@@ -5120,45 +7972,90 @@ func (x *ListRootsResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListRootsResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListTasksRequest) DecodeValue(v any) error {
+// revsListTasksRequest marks the revisions that define ListTasksRequest.
+var revsListTasksRequest = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ListTasksRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsListTasksRequest) || revsListTasksRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val PaginatedRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val PaginatedRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5173,45 +8070,79 @@ func (x *ListTasksRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListTasksRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListTasksResult) DecodeValue(v any) error {
+// revsListTasksResult marks the revisions that define ListTasksResult.
+var revsListTasksResult = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ListTasksResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsListTasksResult) || revsListTasksResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "nextCursor":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "nextCursor")
-			} else {
-				x.NextCursor = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "nextCursor")
+				} else {
+					x.NextCursor = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "tasks":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "tasks")
-			}
-			x.Tasks = make([]*Task, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Tasks[i0] = new(Task)
-				if err := x.Tasks[i0].DecodeValue(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "tasks")
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "tasks")
 				}
+				x.Tasks = make([]*Task, len(arr0))
+				for i0, e0 := range arr0 {
+					x.Tasks[i0] = new(Task)
+					if err := x.Tasks[i0].DecodeValue(e0, rev); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "tasks")
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -5227,24 +8158,40 @@ func (x *ListTasksResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListTasksResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListToolsRequest) DecodeValue(v any) error {
+// dropListToolsRequest marks, per revision, the members it does not define.
+var dropListToolsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListToolsRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -5254,13 +8201,13 @@ func (x *ListToolsRequest) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val PaginatedRequestParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val PaginatedRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5275,40 +8222,62 @@ func (x *ListToolsRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListToolsRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListToolsResult) DecodeValue(v any) error {
+// dropListToolsResult marks, per revision, the members it does not define.
+var dropListToolsResult = [5]uint64{0x2a, 0x2a, 0x2a, 0x2a, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropListToolsResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
+			}
+		case "cacheScope":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == "" {
+				x.empty |= 1 << 1
 			}
-			x.Meta = &val
-		case "cacheScope":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
 			} else {
 				x.CacheScope = s
 			}
 		case "nextCursor":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
 			} else {
 				x.NextCursor = s
 			}
 		case "resultType":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
@@ -5322,22 +8291,26 @@ func (x *ListToolsResult) DecodeValue(v any) error {
 			x.Tools = make([]*Tool, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Tools[i0] = new(Tool)
-				if err := x.Tools[i0].DecodeValue(e0); err != nil {
+				if err := x.Tools[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "tools")
 				}
 			}
 		case "ttlMs":
-			if fv == nil {
-				x.TTLMs = nil
+			if drop&(1<<5) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttlMs")
+			if fv == nil {
+				x.TTLMs = nil
 			} else {
-				val = n
+				var val int64
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "ttlMs")
+				} else {
+					val = n
+				}
+				x.TTLMs = &val
 			}
-			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5352,39 +8325,73 @@ func (x *ListToolsResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListToolsResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ListToolsResultResponse) DecodeValue(v any) error {
+// revsListToolsResultResponse marks the revisions that define ListToolsResultResponse.
+var revsListToolsResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ListToolsResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsListToolsResultResponse) || revsListToolsResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			if fv == nil {
-				x.Result = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Result = nil
+				} else {
+					var val ListToolsResult
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "result")
+					}
+					x.Result = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ListToolsResult
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "result")
-			}
-			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5399,18 +8406,30 @@ func (x *ListToolsResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ListToolsResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *LoggingMessageNotification) DecodeValue(v any) error {
+// dropLoggingMessageNotification marks, per revision, the members it does not define.
+var dropLoggingMessageNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *LoggingMessageNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropLoggingMessageNotification, rev)
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -5418,7 +8437,7 @@ func (x *LoggingMessageNotification) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -5435,27 +8454,36 @@ func (x *LoggingMessageNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = LoggingMessageNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *LoggingMessageNotificationParams) DecodeValue(v any) error {
+// dropLoggingMessageNotificationParams marks, per revision, the members it does not define.
+var dropLoggingMessageNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropLoggingMessageNotificationParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val NotificationMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val NotificationMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "level":
@@ -5465,6 +8493,9 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any) error {
 				x.Level = LoggingLevel(s)
 			}
 		case "logger":
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "logger")
 			} else {
@@ -5484,36 +8515,70 @@ func (x *LoggingMessageNotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = LoggingMessageNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *MethodNotFoundError) DecodeValue(v any) error {
+// revsMethodNotFoundError marks the revisions that define MethodNotFoundError.
+var revsMethodNotFoundError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks MethodNotFoundError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsMethodNotFoundError) || revsMethodNotFoundError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			x.Data = wire.Plain(fv)
+			if err := func() error {
+				x.Data = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -5529,38 +8594,72 @@ func (x *MethodNotFoundError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = MethodNotFoundError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *MissingRequiredClientCapabilityError) DecodeValue(v any) error {
+// revsMissingRequiredClientCapabilityError marks the revisions that define MissingRequiredClientCapabilityError.
+var revsMissingRequiredClientCapabilityError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks MissingRequiredClientCapabilityError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsMissingRequiredClientCapabilityError) || revsMissingRequiredClientCapabilityError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if fv == nil {
-				x.Error = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Error = nil
+				} else {
+					var val MissingRequiredClientCapabilityErrorError
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "error")
+					}
+					x.Error = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val MissingRequiredClientCapabilityErrorError
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "error")
-			}
-			x.Error = &val
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -5576,44 +8675,78 @@ func (x *MissingRequiredClientCapabilityError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = MissingRequiredClientCapabilityError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any) error {
+// revsMissingRequiredClientCapabilityErrorError marks the revisions that define MissingRequiredClientCapabilityErrorError.
+var revsMissingRequiredClientCapabilityErrorError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks MissingRequiredClientCapabilityErrorError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsMissingRequiredClientCapabilityErrorError) || revsMissingRequiredClientCapabilityErrorError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			if fv == nil {
-				x.Data = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Data = nil
+				} else {
+					var val MissingRequiredClientCapabilityErrorErrorData
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "data")
+					}
+					x.Data = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val MissingRequiredClientCapabilityErrorErrorData
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "data")
-			}
-			x.Data = &val
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -5629,27 +8762,42 @@ func (x *MissingRequiredClientCapabilityErrorError) UnmarshalJSON(b []byte) erro
 		return err
 	}
 	*x = MissingRequiredClientCapabilityErrorError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *MissingRequiredClientCapabilityErrorErrorData) DecodeValue(v any) error {
+// revsMissingRequiredClientCapabilityErrorErrorData marks the revisions that define MissingRequiredClientCapabilityErrorErrorData.
+var revsMissingRequiredClientCapabilityErrorErrorData = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *MissingRequiredClientCapabilityErrorErrorData) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks MissingRequiredClientCapabilityErrorErrorData it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsMissingRequiredClientCapabilityErrorErrorData) || revsMissingRequiredClientCapabilityErrorErrorData[rev]
 	for k, fv := range obj {
 		switch k {
 		case "requiredCapabilities":
-			if fv == nil {
-				x.RequiredCapabilities = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.RequiredCapabilities = nil
+				} else {
+					var val ClientCapabilities
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "requiredCapabilities")
+					}
+					x.RequiredCapabilities = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ClientCapabilities
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "requiredCapabilities")
-			}
-			x.RequiredCapabilities = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5664,11 +8812,12 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) UnmarshalJSON(b []byte) 
 		return err
 	}
 	*x = MissingRequiredClientCapabilityErrorErrorData{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ModelHint) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ModelHint) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -5676,6 +8825,9 @@ func (x *ModelHint) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "name":
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "name")
 			} else {
@@ -5695,11 +8847,12 @@ func (x *ModelHint) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ModelHint{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ModelPreferences) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -5709,15 +8862,15 @@ func (x *ModelPreferences) DecodeValue(v any) error {
 		case "costPriority":
 			if fv == nil {
 				x.CostPriority = nil
-				continue
-			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "costPriority")
 			} else {
-				val = n
+				var val float64
+				if n, err := wire.Float(fv); err != nil {
+					return wire.At(err, "costPriority")
+				} else {
+					val = n
+				}
+				x.CostPriority = &val
 			}
-			x.CostPriority = &val
 		case "hints":
 			arr0, err := wire.Array(fv)
 			if err != nil {
@@ -5726,34 +8879,34 @@ func (x *ModelPreferences) DecodeValue(v any) error {
 			x.Hints = make([]*ModelHint, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Hints[i0] = new(ModelHint)
-				if err := x.Hints[i0].DecodeValue(e0); err != nil {
+				if err := x.Hints[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "hints")
 				}
 			}
 		case "intelligencePriority":
 			if fv == nil {
 				x.IntelligencePriority = nil
-				continue
-			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "intelligencePriority")
 			} else {
-				val = n
+				var val float64
+				if n, err := wire.Float(fv); err != nil {
+					return wire.At(err, "intelligencePriority")
+				} else {
+					val = n
+				}
+				x.IntelligencePriority = &val
 			}
-			x.IntelligencePriority = &val
 		case "speedPriority":
 			if fv == nil {
 				x.SpeedPriority = nil
-				continue
-			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "speedPriority")
 			} else {
-				val = n
+				var val float64
+				if n, err := wire.Float(fv); err != nil {
+					return wire.At(err, "speedPriority")
+				} else {
+					val = n
+				}
+				x.SpeedPriority = &val
 			}
-			x.SpeedPriority = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5768,11 +8921,12 @@ func (x *ModelPreferences) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ModelPreferences{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Notification) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Notification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -5788,13 +8942,13 @@ func (x *Notification) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val NotificationParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val NotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5809,22 +8963,37 @@ func (x *Notification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Notification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *NotificationMetaObject) DecodeValue(v any) error {
+// revsNotificationMetaObject marks the revisions that define NotificationMetaObject.
+var revsNotificationMetaObject = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *NotificationMetaObject) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks NotificationMetaObject it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsNotificationMetaObject) || revsNotificationMetaObject[rev]
 	for k, fv := range obj {
 		switch k {
 		case "io.modelcontextprotocol/subscriptionId":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "io.modelcontextprotocol/subscriptionId")
-			} else {
-				x.SubscriptionID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "io.modelcontextprotocol/subscriptionId")
+				} else {
+					x.SubscriptionID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -5840,11 +9009,12 @@ func (x *NotificationMetaObject) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = NotificationMetaObject{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *NotificationParams) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *NotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -5854,13 +9024,13 @@ func (x *NotificationParams) DecodeValue(v any) error {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
-				continue
+			} else {
+				var val NotificationMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			var val NotificationMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5875,70 +9045,142 @@ func (x *NotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = NotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *NumberSchema) DecodeValue(v any) error {
+// dropNumberSchema marks, per revision, the members it does not define.
+var dropNumberSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0x0}
+
+// revsNumberSchema marks the revisions that define NumberSchema.
+var revsNumberSchema = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *NumberSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropNumberSchema, rev)
+	// Where rev lacks NumberSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsNumberSchema) || revsNumberSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "default":
-			if fv == nil {
-				x.Default = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "default")
-			} else {
-				val = n
+			if err := func() error {
+				if fv == nil {
+					x.Default = nil
+				} else {
+					var val float64
+					if n, err := wire.Float(fv); err != nil {
+						return wire.At(err, "default")
+					} else {
+						val = n
+					}
+					x.Default = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Default = &val
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "maximum":
-			if fv == nil {
-				x.Maximum = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Maximum = nil
+				} else {
+					var val float64
+					if n, err := wire.Float(fv); err != nil {
+						return wire.At(err, "maximum")
+					} else {
+						val = n
+					}
+					x.Maximum = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "maximum")
-			} else {
-				val = n
-			}
-			x.Maximum = &val
 		case "minimum":
-			if fv == nil {
-				x.Minimum = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Minimum = nil
+				} else {
+					var val float64
+					if n, err := wire.Float(fv); err != nil {
+						return wire.At(err, "minimum")
+					} else {
+						val = n
+					}
+					x.Minimum = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "minimum")
-			} else {
-				val = n
-			}
-			x.Minimum = &val
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -5954,24 +9196,40 @@ func (x *NumberSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = NumberSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PaginatedRequest) DecodeValue(v any) error {
+// dropPaginatedRequest marks, per revision, the members it does not define.
+var dropPaginatedRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropPaginatedRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -5986,13 +9244,13 @@ func (x *PaginatedRequest) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val PaginatedRequestParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val PaginatedRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6007,28 +9265,40 @@ func (x *PaginatedRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PaginatedRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PaginatedRequestParams) DecodeValue(v any) error {
+// dropPaginatedRequestParams marks, per revision, the members it does not define.
+var dropPaginatedRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropPaginatedRequestParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val RequestMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "cursor":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cursor")
 			} else {
@@ -6048,34 +9318,49 @@ func (x *PaginatedRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PaginatedRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PaginatedResult) DecodeValue(v any) error {
+// dropPaginatedResult marks, per revision, the members it does not define.
+var dropPaginatedResult = [5]uint64{0x4, 0x4, 0x4, 0x4, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropPaginatedResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
-				continue
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "nextCursor":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
 			} else {
 				x.NextCursor = s
 			}
 		case "resultType":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
@@ -6095,36 +9380,70 @@ func (x *PaginatedResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PaginatedResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ParseError) DecodeValue(v any) error {
+// revsParseError marks the revisions that define ParseError.
+var revsParseError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ParseError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ParseError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsParseError) || revsParseError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			x.Data = wire.Plain(fv)
+			if err := func() error {
+				x.Data = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -6140,45 +9459,102 @@ func (x *ParseError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ParseError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PingRequest) DecodeValue(v any) error {
+// dropPingRequest marks, per revision, the members it does not define.
+var dropPingRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// revsPingRequest marks the revisions that define PingRequest.
+var revsPingRequest = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PingRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropPingRequest, rev)
+	// Where rev lacks PingRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsPingRequest) || revsPingRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
-			}
-		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
-		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
-			}
-		case "params":
-			if fv == nil {
-				x.Params = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val RequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Params = &val
+		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "method":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "params":
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val RequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6193,18 +9569,30 @@ func (x *PingRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PingRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ProgressNotification) DecodeValue(v any) error {
+// dropProgressNotification marks, per revision, the members it does not define.
+var dropProgressNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ProgressNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropProgressNotification, rev)
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -6212,7 +9600,7 @@ func (x *ProgressNotification) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -6229,28 +9617,44 @@ func (x *ProgressNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ProgressNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ProgressNotificationParams) DecodeValue(v any) error {
+// dropProgressNotificationParams marks, per revision, the members it does not define.
+var dropProgressNotificationParams = [5]uint64{0x3, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropProgressNotificationParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val NotificationMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val NotificationMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "message":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "message")
 			} else {
@@ -6271,15 +9675,15 @@ func (x *ProgressNotificationParams) DecodeValue(v any) error {
 		case "total":
 			if fv == nil {
 				x.Total = nil
-				continue
-			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "total")
 			} else {
-				val = n
+				var val float64
+				if n, err := wire.Float(fv); err != nil {
+					return wire.At(err, "total")
+				} else {
+					val = n
+				}
+				x.Total = &val
 			}
-			x.Total = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6294,18 +9698,27 @@ func (x *ProgressNotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ProgressNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Prompt) DecodeValue(v any) error {
+// dropPrompt marks, per revision, the members it does not define.
+var dropPrompt = [5]uint64{0x29, 0x29, 0x8, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Prompt) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropPrompt, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -6324,17 +9737,24 @@ func (x *Prompt) DecodeValue(v any) error {
 			x.Arguments = make([]*PromptArgument, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Arguments[i0] = new(PromptArgument)
-				if err := x.Arguments[i0].DecodeValue(e0); err != nil {
+				if err := x.Arguments[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "arguments")
 				}
 			}
 		case "description":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
 			} else {
 				x.Description = s
 			}
 		case "icons":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			arr0, err := wire.Array(fv)
 			if err != nil {
 				return wire.At(err, "icons")
@@ -6342,7 +9762,7 @@ func (x *Prompt) DecodeValue(v any) error {
 			x.Icons = make([]*Icon, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0); err != nil {
+				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "icons")
 				}
 			}
@@ -6353,6 +9773,13 @@ func (x *Prompt) DecodeValue(v any) error {
 				x.Name = s
 			}
 		case "title":
+			if drop&(1<<5) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
 			} else {
@@ -6372,18 +9799,26 @@ func (x *Prompt) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Prompt{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PromptArgument) DecodeValue(v any) error {
+// dropPromptArgument marks, per revision, the members it does not define.
+var dropPromptArgument = [5]uint64{0x8, 0x8, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PromptArgument) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropPromptArgument, rev)
 	for k, fv := range obj {
 		switch k {
 		case "description":
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
 			} else {
@@ -6398,16 +9833,23 @@ func (x *PromptArgument) DecodeValue(v any) error {
 		case "required":
 			if fv == nil {
 				x.Required = nil
+			} else {
+				var val bool
+				if b, err := wire.Bool(fv); err != nil {
+					return wire.At(err, "required")
+				} else {
+					val = b
+				}
+				x.Required = &val
+			}
+		case "title":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "required")
-			} else {
-				val = b
+			if fv == "" {
+				x.empty |= 1 << 3
 			}
-			x.Required = &val
-		case "title":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
 			} else {
@@ -6427,18 +9869,30 @@ func (x *PromptArgument) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PromptArgument{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PromptListChangedNotification) DecodeValue(v any) error {
+// dropPromptListChangedNotification marks, per revision, the members it does not define.
+var dropPromptListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PromptListChangedNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropPromptListChangedNotification, rev)
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -6448,13 +9902,13 @@ func (x *PromptListChangedNotification) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val NotificationParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val NotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6469,11 +9923,12 @@ func (x *PromptListChangedNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PromptListChangedNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PromptMessage) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PromptMessage) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -6481,7 +9936,7 @@ func (x *PromptMessage) DecodeValue(v any) error {
 	for k, fv := range obj {
 		switch k {
 		case "content":
-			if u, err := DecodeContentBlock(fv); err != nil {
+			if u, err := DecodeContentBlock(fv, rev); err != nil {
 				return wire.At(err, "content")
 			} else {
 				x.Content = u
@@ -6506,15 +9961,20 @@ func (x *PromptMessage) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PromptMessage{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PromptReference) DecodeValue(v any) error {
+// dropPromptReference marks, per revision, the members it does not define.
+var dropPromptReference = [5]uint64{0x2, 0x2, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PromptReference) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropPromptReference, rev)
 	for k, fv := range obj {
 		switch k {
 		case "name":
@@ -6524,6 +9984,13 @@ func (x *PromptReference) DecodeValue(v any) error {
 				x.Name = s
 			}
 		case "title":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
 			} else {
@@ -6544,24 +10011,40 @@ func (x *PromptReference) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PromptReference{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ReadResourceRequest) DecodeValue(v any) error {
+// dropReadResourceRequest marks, per revision, the members it does not define.
+var dropReadResourceRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropReadResourceRequest, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			if id, err := wire.IDFromValue(fv); err != nil {
 				return wire.At(err, "id")
 			} else {
 				x.ID = id
 			}
 		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -6569,7 +10052,7 @@ func (x *ReadResourceRequest) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -6586,28 +10069,41 @@ func (x *ReadResourceRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ReadResourceRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ReadResourceRequestParams) DecodeValue(v any) error {
+// dropReadResourceRequestParams marks, per revision, the members it does not define.
+var dropReadResourceRequestParams = [5]uint64{0x7, 0x7, 0x7, 0x6, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropReadResourceRequestParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val RequestMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "inputResponses":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "inputResponses")
@@ -6615,7 +10111,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any) error {
 			x.InputResponses = make(map[string]InputResponse, len(obj0))
 			for k0, e0 := range obj0 {
 				var v0 InputResponse
-				if u, err := DecodeInputResponse(e0); err != nil {
+				if u, err := DecodeInputResponse(e0, rev); err != nil {
 					return wire.At(wire.At(err, k0), "inputResponses")
 				} else {
 					v0 = u
@@ -6623,6 +10119,13 @@ func (x *ReadResourceRequestParams) DecodeValue(v any) error {
 				x.InputResponses[k0] = v0
 			}
 		case "requestState":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "requestState")
 			} else {
@@ -6648,28 +10151,40 @@ func (x *ReadResourceRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ReadResourceRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ReadResourceResult) DecodeValue(v any) error {
+// dropReadResourceResult marks, per revision, the members it does not define.
+var dropReadResourceResult = [5]uint64{0x1a, 0x1a, 0x1a, 0x1a, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropReadResourceResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
+			}
+		case "cacheScope":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == "" {
+				x.empty |= 1 << 1
 			}
-			x.Meta = &val
-		case "cacheScope":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
 			} else {
@@ -6682,30 +10197,41 @@ func (x *ReadResourceResult) DecodeValue(v any) error {
 			}
 			x.Contents = make([]ReadResourceResultContentsItem, len(arr0))
 			for i0, e0 := range arr0 {
-				if u, err := DecodeReadResourceResultContentsItem(e0); err != nil {
+				if u, err := DecodeReadResourceResultContentsItem(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "contents")
 				} else {
 					x.Contents[i0] = u
 				}
 			}
 		case "resultType":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
 				x.ResultType = s
 			}
 		case "ttlMs":
-			if fv == nil {
-				x.TTLMs = nil
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttlMs")
+			if fv == nil {
+				x.TTLMs = nil
 			} else {
-				val = n
+				var val int64
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "ttlMs")
+				} else {
+					val = n
+				}
+				x.TTLMs = &val
 			}
-			x.TTLMs = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6720,31 +10246,65 @@ func (x *ReadResourceResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ReadResourceResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ReadResourceResultResponse) DecodeValue(v any) error {
+// revsReadResourceResultResponse marks the revisions that define ReadResourceResultResponse.
+var revsReadResourceResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ReadResourceResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ReadResourceResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsReadResourceResultResponse) || revsReadResourceResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			x.Result = wire.Plain(fv)
+			if err := func() error {
+				x.Result = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6759,22 +10319,40 @@ func (x *ReadResourceResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ReadResourceResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *RelatedTaskMetadata) DecodeValue(v any) error {
+// revsRelatedTaskMetadata marks the revisions that define RelatedTaskMetadata.
+var revsRelatedTaskMetadata = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *RelatedTaskMetadata) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks RelatedTaskMetadata it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsRelatedTaskMetadata) || revsRelatedTaskMetadata[rev]
 	for k, fv := range obj {
 		switch k {
 		case "taskId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskId")
-			} else {
-				x.TaskID = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskId")
+				} else {
+					x.TaskID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -6790,11 +10368,12 @@ func (x *RelatedTaskMetadata) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = RelatedTaskMetadata{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Request) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Request) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -6810,13 +10389,13 @@ func (x *Request) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val RequestParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val RequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6831,54 +10410,107 @@ func (x *Request) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Request{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *RequestMetaObject) DecodeValue(v any) error {
+// revsRequestMetaObject marks the revisions that define RequestMetaObject.
+var revsRequestMetaObject = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks RequestMetaObject it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsRequestMetaObject) || revsRequestMetaObject[rev]
 	for k, fv := range obj {
 		switch k {
 		case "io.modelcontextprotocol/clientCapabilities":
-			if fv == nil {
-				x.ClientCapabilities = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ClientCapabilities = nil
+				} else {
+					var val ClientCapabilities
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "io.modelcontextprotocol/clientCapabilities")
+					}
+					x.ClientCapabilities = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ClientCapabilities
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "io.modelcontextprotocol/clientCapabilities")
-			}
-			x.ClientCapabilities = &val
 		case "io.modelcontextprotocol/clientInfo":
-			if fv == nil {
-				x.ClientInfo = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ClientInfo = nil
+				} else {
+					var val Implementation
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "io.modelcontextprotocol/clientInfo")
+					}
+					x.ClientInfo = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Implementation
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "io.modelcontextprotocol/clientInfo")
-			}
-			x.ClientInfo = &val
 		case "io.modelcontextprotocol/logLevel":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "io.modelcontextprotocol/logLevel")
-			} else {
-				x.LogLevel = LoggingLevel(s)
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "io.modelcontextprotocol/logLevel")
+				} else {
+					x.LogLevel = LoggingLevel(s)
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "io.modelcontextprotocol/protocolVersion":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "io.modelcontextprotocol/protocolVersion")
-			} else {
-				x.ProtocolVersion = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "io.modelcontextprotocol/protocolVersion")
+				} else {
+					x.ProtocolVersion = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -6894,11 +10526,12 @@ func (x *RequestMetaObject) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = RequestMetaObject{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *RequestParams) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *RequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -6908,13 +10541,13 @@ func (x *RequestParams) DecodeValue(v any) error {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
-				continue
+			} else {
+				var val RequestMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6929,18 +10562,27 @@ func (x *RequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = RequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Resource) DecodeValue(v any) error {
+// dropResource marks, per revision, the members it does not define.
+var dropResource = [5]uint64{0x89, 0x89, 0x8, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Resource) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropResource, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -6954,20 +10596,27 @@ func (x *Resource) DecodeValue(v any) error {
 		case "annotations":
 			if fv == nil {
 				x.Annotations = nil
-				continue
+			} else {
+				var val Annotations
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "annotations")
+				}
+				x.Annotations = &val
 			}
-			var val Annotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
-			}
-			x.Annotations = &val
 		case "description":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
 			} else {
 				x.Description = s
 			}
 		case "icons":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			arr0, err := wire.Array(fv)
 			if err != nil {
 				return wire.At(err, "icons")
@@ -6975,11 +10624,14 @@ func (x *Resource) DecodeValue(v any) error {
 			x.Icons = make([]*Icon, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0); err != nil {
+				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "icons")
 				}
 			}
 		case "mimeType":
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
 			} else {
@@ -6994,16 +10646,23 @@ func (x *Resource) DecodeValue(v any) error {
 		case "size":
 			if fv == nil {
 				x.Size = nil
+			} else {
+				var val int64
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "size")
+				} else {
+					val = n
+				}
+				x.Size = &val
+			}
+		case "title":
+			if drop&(1<<7) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "size")
-			} else {
-				val = n
+			if fv == "" {
+				x.empty |= 1 << 7
 			}
-			x.Size = &val
-		case "title":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
 			} else {
@@ -7029,18 +10688,27 @@ func (x *Resource) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Resource{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceContents) DecodeValue(v any) error {
+// dropResourceContents marks, per revision, the members it does not define.
+var dropResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceContents) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropResourceContents, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -7052,6 +10720,9 @@ func (x *ResourceContents) DecodeValue(v any) error {
 				x.Meta[k0] = v0
 			}
 		case "mimeType":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
 			} else {
@@ -7077,97 +10748,210 @@ func (x *ResourceContents) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceContents{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceLink) DecodeValue(v any) error {
+// dropResourceLink marks, per revision, the members it does not define.
+var dropResourceLink = [5]uint64{0x0, 0x0, 0x8, 0x0, 0x0}
+
+// revsResourceLink marks the revisions that define ResourceLink.
+var revsResourceLink = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceLink) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropResourceLink, rev)
+	// Where rev lacks ResourceLink it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsResourceLink) || revsResourceLink[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "annotations":
-			if fv == nil {
-				x.Annotations = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Annotations = nil
+				} else {
+					var val Annotations
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "annotations")
+					}
+					x.Annotations = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Annotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
-			}
-			x.Annotations = &val
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "icons":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "icons")
-			}
-			x.Icons = make([]*Icon, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "icons")
-				}
-			}
-		case "mimeType":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
-			}
-		case "name":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "name")
-			} else {
-				x.Name = s
-			}
-		case "size":
-			if fv == nil {
-				x.Size = nil
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "size")
-			} else {
-				val = n
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "icons")
+				}
+				x.Icons = make([]*Icon, len(arr0))
+				for i0, e0 := range arr0 {
+					x.Icons[i0] = new(Icon)
+					if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "icons")
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Size = &val
+		case "mimeType":
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "mimeType")
+				} else {
+					x.MIMEType = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "name":
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "name")
+				} else {
+					x.Name = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "size":
+			if err := func() error {
+				if fv == nil {
+					x.Size = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "size")
+					} else {
+						val = n
+					}
+					x.Size = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 7
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 8
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "uri")
-			} else {
-				x.URI = s
+			if fv == "" {
+				x.empty |= 1 << 9
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "uri")
+				} else {
+					x.URI = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -7183,18 +10967,30 @@ func (x *ResourceLink) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceLink{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceListChangedNotification) DecodeValue(v any) error {
+// dropResourceListChangedNotification marks, per revision, the members it does not define.
+var dropResourceListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceListChangedNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropResourceListChangedNotification, rev)
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -7204,13 +11000,13 @@ func (x *ResourceListChangedNotification) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val NotificationParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val NotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7225,28 +11021,57 @@ func (x *ResourceListChangedNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceListChangedNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceReference) DecodeValue(v any) error {
+// revsResourceReference marks the revisions that define ResourceReference.
+var revsResourceReference = [5]bool{true, true, false, false, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceReference) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ResourceReference it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsResourceReference) || revsResourceReference[rev]
 	for k, fv := range obj {
 		switch k {
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "uri")
-			} else {
-				x.URI = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "uri")
+				} else {
+					x.URI = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -7262,32 +11087,58 @@ func (x *ResourceReference) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceReference{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceRequestParams) DecodeValue(v any) error {
+// revsResourceRequestParams marks the revisions that define ResourceRequestParams.
+var revsResourceRequestParams = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ResourceRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsResourceRequestParams) || revsResourceRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val RequestMetaObject
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "uri")
-			} else {
-				x.URI = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "uri")
+				} else {
+					x.URI = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -7303,18 +11154,27 @@ func (x *ResourceRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceTemplate) DecodeValue(v any) error {
+// dropResourceTemplate marks, per revision, the members it does not define.
+var dropResourceTemplate = [5]uint64{0x49, 0x49, 0x8, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropResourceTemplate, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -7328,20 +11188,27 @@ func (x *ResourceTemplate) DecodeValue(v any) error {
 		case "annotations":
 			if fv == nil {
 				x.Annotations = nil
-				continue
+			} else {
+				var val Annotations
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "annotations")
+				}
+				x.Annotations = &val
 			}
-			var val Annotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
-			}
-			x.Annotations = &val
 		case "description":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
 			} else {
 				x.Description = s
 			}
 		case "icons":
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			arr0, err := wire.Array(fv)
 			if err != nil {
 				return wire.At(err, "icons")
@@ -7349,11 +11216,14 @@ func (x *ResourceTemplate) DecodeValue(v any) error {
 			x.Icons = make([]*Icon, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0); err != nil {
+				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "icons")
 				}
 			}
 		case "mimeType":
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
 			} else {
@@ -7366,6 +11236,13 @@ func (x *ResourceTemplate) DecodeValue(v any) error {
 				x.Name = s
 			}
 		case "title":
+			if drop&(1<<6) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 6
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
 			} else {
@@ -7391,28 +11268,57 @@ func (x *ResourceTemplate) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceTemplate{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceTemplateReference) DecodeValue(v any) error {
+// revsResourceTemplateReference marks the revisions that define ResourceTemplateReference.
+var revsResourceTemplateReference = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceTemplateReference) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ResourceTemplateReference it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsResourceTemplateReference) || revsResourceTemplateReference[rev]
 	for k, fv := range obj {
 		switch k {
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "uri")
-			} else {
-				x.URI = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "uri")
+				} else {
+					x.URI = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -7428,18 +11334,30 @@ func (x *ResourceTemplateReference) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceTemplateReference{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceUpdatedNotification) DecodeValue(v any) error {
+// dropResourceUpdatedNotification marks, per revision, the members it does not define.
+var dropResourceUpdatedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceUpdatedNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropResourceUpdatedNotification, rev)
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -7447,7 +11365,7 @@ func (x *ResourceUpdatedNotification) DecodeValue(v any) error {
 			}
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -7464,27 +11382,36 @@ func (x *ResourceUpdatedNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceUpdatedNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResourceUpdatedNotificationParams) DecodeValue(v any) error {
+// dropResourceUpdatedNotificationParams marks, per revision, the members it does not define.
+var dropResourceUpdatedNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResourceUpdatedNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropResourceUpdatedNotificationParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val NotificationMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == nil {
+				x.Meta = nil
+			} else {
+				var val NotificationMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
 			}
-			x.Meta = &val
 		case "uri":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "uri")
@@ -7505,28 +11432,40 @@ func (x *ResourceUpdatedNotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResourceUpdatedNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Result) DecodeValue(v any) error {
+// dropResult marks, per revision, the members it does not define.
+var dropResult = [5]uint64{0x2, 0x2, 0x2, 0x2, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Result) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
 			if fv == nil {
 				x.Meta = nil
+			} else {
+				var val ResultMetaObject
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = &val
+			}
+		case "resultType":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if fv == "" {
+				x.empty |= 1 << 1
 			}
-			x.Meta = &val
-		case "resultType":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
 			} else {
@@ -7546,27 +11485,42 @@ func (x *Result) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Result{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ResultMetaObject) DecodeValue(v any) error {
+// revsResultMetaObject marks the revisions that define ResultMetaObject.
+var revsResultMetaObject = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ResultMetaObject) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ResultMetaObject it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsResultMetaObject) || revsResultMetaObject[rev]
 	for k, fv := range obj {
 		switch k {
 		case "io.modelcontextprotocol/serverInfo":
-			if fv == nil {
-				x.ServerInfo = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ServerInfo = nil
+				} else {
+					var val Implementation
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "io.modelcontextprotocol/serverInfo")
+					}
+					x.ServerInfo = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Implementation
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "io.modelcontextprotocol/serverInfo")
-			}
-			x.ServerInfo = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7581,18 +11535,27 @@ func (x *ResultMetaObject) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ResultMetaObject{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Root) DecodeValue(v any) error {
+// dropRoot marks, per revision, the members it does not define.
+var dropRoot = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Root) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropRoot, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -7604,6 +11567,9 @@ func (x *Root) DecodeValue(v any) error {
 				x.Meta[k0] = v0
 			}
 		case "name":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "name")
 			} else {
@@ -7629,39 +11595,84 @@ func (x *Root) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Root{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *RootsListChangedNotification) DecodeValue(v any) error {
+// dropRootsListChangedNotification marks, per revision, the members it does not define.
+var dropRootsListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// revsRootsListChangedNotification marks the revisions that define RootsListChangedNotification.
+var revsRootsListChangedNotification = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *RootsListChangedNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropRootsListChangedNotification, rev)
+	// Where rev lacks RootsListChangedNotification it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsRootsListChangedNotification) || revsRootsListChangedNotification[rev]
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
-		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
-			}
-		case "params":
-			if fv == nil {
-				x.Params = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val NotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
+			if fv == "" {
+				x.empty |= 1 << 0
 			}
-			x.Params = &val
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "method":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "params":
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val NotificationParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7676,18 +11687,27 @@ func (x *RootsListChangedNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = RootsListChangedNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SamplingMessage) DecodeValue(v any) error {
+// dropSamplingMessage marks, per revision, the members it does not define.
+var dropSamplingMessage = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropSamplingMessage, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -7720,18 +11740,27 @@ func (x *SamplingMessage) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SamplingMessage{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ServerCapabilities) DecodeValue(v any) error {
+// dropServerCapabilities marks, per revision, the members it does not define.
+var dropServerCapabilities = [5]uint64{0x45, 0x44, 0x44, 0x4, 0x40}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropServerCapabilities, rev)
 	for k, fv := range obj {
 		switch k {
 		case "completions":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "completions")
@@ -7763,6 +11792,10 @@ func (x *ServerCapabilities) DecodeValue(v any) error {
 				x.Experimental[k0] = v0
 			}
 		case "extensions":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "extensions")
@@ -7796,43 +11829,47 @@ func (x *ServerCapabilities) DecodeValue(v any) error {
 		case "prompts":
 			if fv == nil {
 				x.Prompts = nil
-				continue
+			} else {
+				var val ServerCapabilitiesPrompts
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "prompts")
+				}
+				x.Prompts = &val
 			}
-			var val ServerCapabilitiesPrompts
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "prompts")
-			}
-			x.Prompts = &val
 		case "resources":
 			if fv == nil {
 				x.Resources = nil
+			} else {
+				var val ServerCapabilitiesResources
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "resources")
+				}
+				x.Resources = &val
+			}
+		case "tasks":
+			if drop&(1<<6) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ServerCapabilitiesResources
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "resources")
-			}
-			x.Resources = &val
-		case "tasks":
 			if fv == nil {
 				x.Tasks = nil
-				continue
+			} else {
+				var val ServerCapabilitiesTasks
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "tasks")
+				}
+				x.Tasks = &val
 			}
-			var val ServerCapabilitiesTasks
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "tasks")
-			}
-			x.Tasks = &val
 		case "tools":
 			if fv == nil {
 				x.Tools = nil
-				continue
+			} else {
+				var val ServerCapabilitiesTools
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "tools")
+				}
+				x.Tools = &val
 			}
-			var val ServerCapabilitiesTools
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "tools")
-			}
-			x.Tools = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7847,11 +11884,12 @@ func (x *ServerCapabilities) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ServerCapabilities{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ServerCapabilitiesPrompts) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ServerCapabilitiesPrompts) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -7861,15 +11899,15 @@ func (x *ServerCapabilitiesPrompts) DecodeValue(v any) error {
 		case "listChanged":
 			if fv == nil {
 				x.ListChanged = nil
-				continue
-			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "listChanged")
 			} else {
-				val = b
+				var val bool
+				if b, err := wire.Bool(fv); err != nil {
+					return wire.At(err, "listChanged")
+				} else {
+					val = b
+				}
+				x.ListChanged = &val
 			}
-			x.ListChanged = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7884,11 +11922,12 @@ func (x *ServerCapabilitiesPrompts) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ServerCapabilitiesPrompts{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ServerCapabilitiesResources) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -7898,27 +11937,27 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any) error {
 		case "listChanged":
 			if fv == nil {
 				x.ListChanged = nil
-				continue
-			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "listChanged")
 			} else {
-				val = b
+				var val bool
+				if b, err := wire.Bool(fv); err != nil {
+					return wire.At(err, "listChanged")
+				} else {
+					val = b
+				}
+				x.ListChanged = &val
 			}
-			x.ListChanged = &val
 		case "subscribe":
 			if fv == nil {
 				x.Subscribe = nil
-				continue
-			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "subscribe")
 			} else {
-				val = b
+				var val bool
+				if b, err := wire.Bool(fv); err != nil {
+					return wire.At(err, "subscribe")
+				} else {
+					val = b
+				}
+				x.Subscribe = &val
 			}
-			x.Subscribe = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7933,49 +11972,80 @@ func (x *ServerCapabilitiesResources) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ServerCapabilitiesResources{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ServerCapabilitiesTasks) DecodeValue(v any) error {
+// revsServerCapabilitiesTasks marks the revisions that define ServerCapabilitiesTasks.
+var revsServerCapabilitiesTasks = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ServerCapabilitiesTasks it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsServerCapabilitiesTasks) || revsServerCapabilitiesTasks[rev]
 	for k, fv := range obj {
 		switch k {
 		case "cancel":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "cancel")
-			}
-			x.Cancel = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Cancel[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "cancel")
+				}
+				x.Cancel = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Cancel[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "list":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "list")
-			}
-			x.List = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.List[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "list")
+				}
+				x.List = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.List[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "requests":
-			if fv == nil {
-				x.Requests = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Requests = nil
+				} else {
+					var val ServerCapabilitiesTasksRequests
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "requests")
+					}
+					x.Requests = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ServerCapabilitiesTasksRequests
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "requests")
-			}
-			x.Requests = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7990,27 +12060,42 @@ func (x *ServerCapabilitiesTasks) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ServerCapabilitiesTasks{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ServerCapabilitiesTasksRequests) DecodeValue(v any) error {
+// revsServerCapabilitiesTasksRequests marks the revisions that define ServerCapabilitiesTasksRequests.
+var revsServerCapabilitiesTasksRequests = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ServerCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ServerCapabilitiesTasksRequests it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsServerCapabilitiesTasksRequests) || revsServerCapabilitiesTasksRequests[rev]
 	for k, fv := range obj {
 		switch k {
 		case "tools":
-			if fv == nil {
-				x.Tools = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Tools = nil
+				} else {
+					var val ServerCapabilitiesTasksRequestsTools
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "tools")
+					}
+					x.Tools = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val ServerCapabilitiesTasksRequestsTools
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "tools")
-			}
-			x.Tools = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8025,27 +12110,42 @@ func (x *ServerCapabilitiesTasksRequests) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ServerCapabilitiesTasksRequests{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any) error {
+// revsServerCapabilitiesTasksRequestsTools marks the revisions that define ServerCapabilitiesTasksRequestsTools.
+var revsServerCapabilitiesTasksRequestsTools = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ServerCapabilitiesTasksRequestsTools it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsServerCapabilitiesTasksRequestsTools) || revsServerCapabilitiesTasksRequestsTools[rev]
 	for k, fv := range obj {
 		switch k {
 		case "call":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "call")
-			}
-			x.Call = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Call[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "call")
+				}
+				x.Call = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Call[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8061,11 +12161,12 @@ func (x *ServerCapabilitiesTasksRequestsTools) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ServerCapabilitiesTasksRequestsTools{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ServerCapabilitiesTools) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ServerCapabilitiesTools) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -8075,15 +12176,15 @@ func (x *ServerCapabilitiesTools) DecodeValue(v any) error {
 		case "listChanged":
 			if fv == nil {
 				x.ListChanged = nil
-				continue
-			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "listChanged")
 			} else {
-				val = b
+				var val bool
+				if b, err := wire.Bool(fv); err != nil {
+					return wire.At(err, "listChanged")
+				} else {
+					val = b
+				}
+				x.ListChanged = &val
 			}
-			x.ListChanged = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8098,45 +12199,102 @@ func (x *ServerCapabilitiesTools) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ServerCapabilitiesTools{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SetLevelRequest) DecodeValue(v any) error {
+// dropSetLevelRequest marks, per revision, the members it does not define.
+var dropSetLevelRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// revsSetLevelRequest marks the revisions that define SetLevelRequest.
+var revsSetLevelRequest = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropSetLevelRequest, rev)
+	// Where rev lacks SetLevelRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSetLevelRequest) || revsSetLevelRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
-			}
-		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
-		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
-			}
-		case "params":
-			if fv == nil {
-				x.Params = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val SetLevelRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Params = &val
+		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "method":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "params":
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val SetLevelRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8151,32 +12309,66 @@ func (x *SetLevelRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SetLevelRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SetLevelRequestParams) DecodeValue(v any) error {
+// dropSetLevelRequestParams marks, per revision, the members it does not define.
+var dropSetLevelRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// revsSetLevelRequestParams marks the revisions that define SetLevelRequestParams.
+var revsSetLevelRequestParams = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropSetLevelRequestParams, rev)
+	// Where rev lacks SetLevelRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSetLevelRequestParams) || revsSetLevelRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val SetLevelRequestParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val SetLevelRequestParamsMeta
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Meta = &val
 		case "level":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "level")
-			} else {
-				x.Level = LoggingLevel(s)
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "level")
+				} else {
+					x.Level = LoggingLevel(s)
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8192,22 +12384,37 @@ func (x *SetLevelRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SetLevelRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SetLevelRequestParamsMeta) DecodeValue(v any) error {
+// revsSetLevelRequestParamsMeta marks the revisions that define SetLevelRequestParamsMeta.
+var revsSetLevelRequestParamsMeta = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SetLevelRequestParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SetLevelRequestParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSetLevelRequestParamsMeta) || revsSetLevelRequestParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8223,70 +12430,156 @@ func (x *SetLevelRequestParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SetLevelRequestParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *StringSchema) DecodeValue(v any) error {
+// dropStringSchema marks, per revision, the members it does not define.
+var dropStringSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0x0}
+
+// revsStringSchema marks the revisions that define StringSchema.
+var revsStringSchema = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *StringSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropStringSchema, rev)
+	// Where rev lacks StringSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsStringSchema) || revsStringSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "default":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "default")
-			} else {
-				x.Default = s
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "default")
+				} else {
+					x.Default = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "format":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "format")
-			} else {
-				x.Format = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "format")
+				} else {
+					x.Format = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "maxLength":
-			if fv == nil {
-				x.MaxLength = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.MaxLength = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "maxLength")
+					} else {
+						val = n
+					}
+					x.MaxLength = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "maxLength")
-			} else {
-				val = n
-			}
-			x.MaxLength = &val
 		case "minLength":
-			if fv == nil {
-				x.MinLength = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.MinLength = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "minLength")
+					} else {
+						val = n
+					}
+					x.MinLength = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "minLength")
-			} else {
-				val = n
-			}
-			x.MinLength = &val
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 6
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8302,45 +12595,102 @@ func (x *StringSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = StringSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscribeRequest) DecodeValue(v any) error {
+// dropSubscribeRequest marks, per revision, the members it does not define.
+var dropSubscribeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// revsSubscribeRequest marks the revisions that define SubscribeRequest.
+var revsSubscribeRequest = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropSubscribeRequest, rev)
+	// Where rev lacks SubscribeRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscribeRequest) || revsSubscribeRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
-			}
-		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
-		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
-			}
-		case "params":
-			if fv == nil {
-				x.Params = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val SubscribeRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Params = &val
+		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "method":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "params":
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val SubscribeRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8355,32 +12705,66 @@ func (x *SubscribeRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscribeRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscribeRequestParams) DecodeValue(v any) error {
+// dropSubscribeRequestParams marks, per revision, the members it does not define.
+var dropSubscribeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// revsSubscribeRequestParams marks the revisions that define SubscribeRequestParams.
+var revsSubscribeRequestParams = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropSubscribeRequestParams, rev)
+	// Where rev lacks SubscribeRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscribeRequestParams) || revsSubscribeRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val SubscribeRequestParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val SubscribeRequestParamsMeta
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Meta = &val
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "uri")
-			} else {
-				x.URI = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "uri")
+				} else {
+					x.URI = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8396,22 +12780,37 @@ func (x *SubscribeRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscribeRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscribeRequestParamsMeta) DecodeValue(v any) error {
+// revsSubscribeRequestParamsMeta marks the revisions that define SubscribeRequestParamsMeta.
+var revsSubscribeRequestParamsMeta = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscribeRequestParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscribeRequestParamsMeta) || revsSubscribeRequestParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8427,66 +12826,105 @@ func (x *SubscribeRequestParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscribeRequestParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscriptionFilter) DecodeValue(v any) error {
+// revsSubscriptionFilter marks the revisions that define SubscriptionFilter.
+var revsSubscriptionFilter = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscriptionFilter it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscriptionFilter) || revsSubscriptionFilter[rev]
 	for k, fv := range obj {
 		switch k {
 		case "promptsListChanged":
-			if fv == nil {
-				x.PromptsListChanged = nil
-				continue
-			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "promptsListChanged")
-			} else {
-				val = b
-			}
-			x.PromptsListChanged = &val
-		case "resourceSubscriptions":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "resourceSubscriptions")
-			}
-			x.ResourceSubscriptions = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "resourceSubscriptions")
+			if err := func() error {
+				if fv == nil {
+					x.PromptsListChanged = nil
 				} else {
-					x.ResourceSubscriptions[i0] = s
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "promptsListChanged")
+					} else {
+						val = b
+					}
+					x.PromptsListChanged = &val
 				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "resourceSubscriptions":
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "resourceSubscriptions")
+				}
+				x.ResourceSubscriptions = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "resourceSubscriptions")
+					} else {
+						x.ResourceSubscriptions[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "resourcesListChanged":
-			if fv == nil {
-				x.ResourcesListChanged = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ResourcesListChanged = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "resourcesListChanged")
+					} else {
+						val = b
+					}
+					x.ResourcesListChanged = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "resourcesListChanged")
-			} else {
-				val = b
-			}
-			x.ResourcesListChanged = &val
 		case "toolsListChanged":
-			if fv == nil {
-				x.ToolsListChanged = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ToolsListChanged = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "toolsListChanged")
+					} else {
+						val = b
+					}
+					x.ToolsListChanged = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "toolsListChanged")
-			} else {
-				val = b
-			}
-			x.ToolsListChanged = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8501,39 +12939,76 @@ func (x *SubscriptionFilter) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscriptionFilter{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscriptionsAcknowledgedNotification) DecodeValue(v any) error {
+// revsSubscriptionsAcknowledgedNotification marks the revisions that define SubscriptionsAcknowledgedNotification.
+var revsSubscriptionsAcknowledgedNotification = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscriptionsAcknowledgedNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscriptionsAcknowledgedNotification it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscriptionsAcknowledgedNotification) || revsSubscriptionsAcknowledgedNotification[rev]
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val SubscriptionsAcknowledgedNotificationParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val SubscriptionsAcknowledgedNotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8548,37 +13023,60 @@ func (x *SubscriptionsAcknowledgedNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscriptionsAcknowledgedNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any) error {
+// revsSubscriptionsAcknowledgedNotificationParams marks the revisions that define SubscriptionsAcknowledgedNotificationParams.
+var revsSubscriptionsAcknowledgedNotificationParams = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscriptionsAcknowledgedNotificationParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscriptionsAcknowledgedNotificationParams) || revsSubscriptionsAcknowledgedNotificationParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val NotificationMetaObject
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val NotificationMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "notifications":
-			if fv == nil {
-				x.Notifications = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Notifications = nil
+				} else {
+					var val SubscriptionFilter
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "notifications")
+					}
+					x.Notifications = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val SubscriptionFilter
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "notifications")
-			}
-			x.Notifications = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8593,45 +13091,90 @@ func (x *SubscriptionsAcknowledgedNotificationParams) UnmarshalJSON(b []byte) er
 		return err
 	}
 	*x = SubscriptionsAcknowledgedNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscriptionsListenRequest) DecodeValue(v any) error {
+// revsSubscriptionsListenRequest marks the revisions that define SubscriptionsListenRequest.
+var revsSubscriptionsListenRequest = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscriptionsListenRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscriptionsListenRequest) || revsSubscriptionsListenRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val SubscriptionsListenRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val SubscriptionsListenRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8646,37 +13189,60 @@ func (x *SubscriptionsListenRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscriptionsListenRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscriptionsListenRequestParams) DecodeValue(v any) error {
+// revsSubscriptionsListenRequestParams marks the revisions that define SubscriptionsListenRequestParams.
+var revsSubscriptionsListenRequestParams = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscriptionsListenRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscriptionsListenRequestParams) || revsSubscriptionsListenRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val RequestMetaObject
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val RequestMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "notifications":
-			if fv == nil {
-				x.Notifications = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Notifications = nil
+				} else {
+					var val SubscriptionFilter
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "notifications")
+					}
+					x.Notifications = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val SubscriptionFilter
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "notifications")
-			}
-			x.Notifications = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8691,32 +13257,58 @@ func (x *SubscriptionsListenRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscriptionsListenRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscriptionsListenResult) DecodeValue(v any) error {
+// revsSubscriptionsListenResult marks the revisions that define SubscriptionsListenResult.
+var revsSubscriptionsListenResult = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscriptionsListenResult it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscriptionsListenResult) || revsSubscriptionsListenResult[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val SubscriptionsListenResultMetaObject
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val SubscriptionsListenResultMetaObject
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "resultType":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "resultType")
+				} else {
+					x.ResultType = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8732,32 +13324,55 @@ func (x *SubscriptionsListenResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscriptionsListenResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any) error {
+// revsSubscriptionsListenResultMetaObject marks the revisions that define SubscriptionsListenResultMetaObject.
+var revsSubscriptionsListenResultMetaObject = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscriptionsListenResultMetaObject it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscriptionsListenResultMetaObject) || revsSubscriptionsListenResultMetaObject[rev]
 	for k, fv := range obj {
 		switch k {
 		case "io.modelcontextprotocol/serverInfo":
-			if fv == nil {
-				x.ServerInfo = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ServerInfo = nil
+				} else {
+					var val Implementation
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "io.modelcontextprotocol/serverInfo")
+					}
+					x.ServerInfo = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val Implementation
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "io.modelcontextprotocol/serverInfo")
-			}
-			x.ServerInfo = &val
 		case "io.modelcontextprotocol/subscriptionId":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "io.modelcontextprotocol/subscriptionId")
-			} else {
-				x.SubscriptionID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "io.modelcontextprotocol/subscriptionId")
+				} else {
+					x.SubscriptionID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8773,39 +13388,73 @@ func (x *SubscriptionsListenResultMetaObject) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscriptionsListenResultMetaObject{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *SubscriptionsListenResultResponse) DecodeValue(v any) error {
+// revsSubscriptionsListenResultResponse marks the revisions that define SubscriptionsListenResultResponse.
+var revsSubscriptionsListenResultResponse = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks SubscriptionsListenResultResponse it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsSubscriptionsListenResultResponse) || revsSubscriptionsListenResultResponse[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "result":
-			if fv == nil {
-				x.Result = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Result = nil
+				} else {
+					var val SubscriptionsListenResult
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "result")
+					}
+					x.Result = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val SubscriptionsListenResult
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "result")
-			}
-			x.Result = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8820,71 +13469,149 @@ func (x *SubscriptionsListenResultResponse) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = SubscriptionsListenResultResponse{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Task) DecodeValue(v any) error {
+// revsTask marks the revisions that define Task.
+var revsTask = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Task) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks Task it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTask) || revsTask[rev]
 	for k, fv := range obj {
 		switch k {
 		case "createdAt":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "createdAt")
-			} else {
-				x.CreatedAt = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "createdAt")
+				} else {
+					x.CreatedAt = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "lastUpdatedAt")
-			} else {
-				x.LastUpdatedAt = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "lastUpdatedAt")
+				} else {
+					x.LastUpdatedAt = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "pollInterval":
-			if fv == nil {
-				x.PollInterval = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.PollInterval = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "pollInterval")
+					} else {
+						val = n
+					}
+					x.PollInterval = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "pollInterval")
-			} else {
-				val = n
-			}
-			x.PollInterval = &val
 		case "status":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "status")
-			} else {
-				x.Status = TaskStatus(s)
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "status")
+				} else {
+					x.Status = TaskStatus(s)
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "statusMessage")
-			} else {
-				x.StatusMessage = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "statusMessage")
+				} else {
+					x.StatusMessage = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskId")
-			} else {
-				x.TaskID = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskId")
+				} else {
+					x.TaskID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "ttl":
-			if fv == nil {
-				x.TTL = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.TTL = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "ttl")
+					} else {
+						val = n
+					}
+					x.TTL = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttl")
-			} else {
-				val = n
-			}
-			x.TTL = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8899,37 +13626,60 @@ func (x *Task) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Task{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TaskAugmentedRequestParams) DecodeValue(v any) error {
+// revsTaskAugmentedRequestParams marks the revisions that define TaskAugmentedRequestParams.
+var revsTaskAugmentedRequestParams = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TaskAugmentedRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TaskAugmentedRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTaskAugmentedRequestParams) || revsTaskAugmentedRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val TaskAugmentedRequestParamsMeta
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val TaskAugmentedRequestParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = &val
 		case "task":
-			if fv == nil {
-				x.Task = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Task = nil
+				} else {
+					var val TaskMetadata
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "task")
+					}
+					x.Task = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val TaskMetadata
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "task")
-			}
-			x.Task = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8944,22 +13694,37 @@ func (x *TaskAugmentedRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TaskAugmentedRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TaskAugmentedRequestParamsMeta) DecodeValue(v any) error {
+// revsTaskAugmentedRequestParamsMeta marks the revisions that define TaskAugmentedRequestParamsMeta.
+var revsTaskAugmentedRequestParamsMeta = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TaskAugmentedRequestParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TaskAugmentedRequestParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTaskAugmentedRequestParamsMeta) || revsTaskAugmentedRequestParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8975,29 +13740,44 @@ func (x *TaskAugmentedRequestParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TaskAugmentedRequestParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TaskMetadata) DecodeValue(v any) error {
+// revsTaskMetadata marks the revisions that define TaskMetadata.
+var revsTaskMetadata = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TaskMetadata) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TaskMetadata it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTaskMetadata) || revsTaskMetadata[rev]
 	for k, fv := range obj {
 		switch k {
 		case "ttl":
-			if fv == nil {
-				x.TTL = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.TTL = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "ttl")
+					} else {
+						val = n
+					}
+					x.TTL = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttl")
-			} else {
-				val = n
-			}
-			x.TTL = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9012,39 +13792,76 @@ func (x *TaskMetadata) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TaskMetadata{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TaskStatusNotification) DecodeValue(v any) error {
+// revsTaskStatusNotification marks the revisions that define TaskStatusNotification.
+var revsTaskStatusNotification = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TaskStatusNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TaskStatusNotification it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTaskStatusNotification) || revsTaskStatusNotification[rev]
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "params":
-			if fv == nil {
-				x.Params = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val TaskStatusNotificationParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val TaskStatusNotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9059,82 +13876,168 @@ func (x *TaskStatusNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TaskStatusNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TaskStatusNotificationParams) DecodeValue(v any) error {
+// revsTaskStatusNotificationParams marks the revisions that define TaskStatusNotificationParams.
+var revsTaskStatusNotificationParams = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TaskStatusNotificationParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTaskStatusNotificationParams) || revsTaskStatusNotificationParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "createdAt")
-			} else {
-				x.CreatedAt = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "createdAt")
+				} else {
+					x.CreatedAt = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "lastUpdatedAt")
-			} else {
-				x.LastUpdatedAt = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "lastUpdatedAt")
+				} else {
+					x.LastUpdatedAt = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "pollInterval":
-			if fv == nil {
-				x.PollInterval = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.PollInterval = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "pollInterval")
+					} else {
+						val = n
+					}
+					x.PollInterval = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "pollInterval")
-			} else {
-				val = n
-			}
-			x.PollInterval = &val
 		case "status":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "status")
-			} else {
-				x.Status = TaskStatus(s)
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "status")
+				} else {
+					x.Status = TaskStatus(s)
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "statusMessage")
-			} else {
-				x.StatusMessage = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "statusMessage")
+				} else {
+					x.StatusMessage = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskId")
-			} else {
-				x.TaskID = s
+			if fv == "" {
+				x.empty |= 1 << 6
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskId")
+				} else {
+					x.TaskID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "ttl":
-			if fv == nil {
-				x.TTL = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.TTL = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "ttl")
+					} else {
+						val = n
+					}
+					x.TTL = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "ttl")
-			} else {
-				val = n
-			}
-			x.TTL = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9149,18 +14052,27 @@ func (x *TaskStatusNotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TaskStatusNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TextContent) DecodeValue(v any) error {
+// dropTextContent marks, per revision, the members it does not define.
+var dropTextContent = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TextContent) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropTextContent, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -9174,13 +14086,13 @@ func (x *TextContent) DecodeValue(v any) error {
 		case "annotations":
 			if fv == nil {
 				x.Annotations = nil
-				continue
+			} else {
+				var val Annotations
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "annotations")
+				}
+				x.Annotations = &val
 			}
-			var val Annotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
-			}
-			x.Annotations = &val
 		case "text":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "text")
@@ -9202,18 +14114,27 @@ func (x *TextContent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TextContent{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TextResourceContents) DecodeValue(v any) error {
+// dropTextResourceContents marks, per revision, the members it does not define.
+var dropTextResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropTextResourceContents, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -9225,6 +14146,9 @@ func (x *TextResourceContents) DecodeValue(v any) error {
 				x.Meta[k0] = v0
 			}
 		case "mimeType":
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
 			} else {
@@ -9256,81 +14180,153 @@ func (x *TextResourceContents) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TextResourceContents{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TitledMultiSelectEnumSchema) DecodeValue(v any) error {
+// revsTitledMultiSelectEnumSchema marks the revisions that define TitledMultiSelectEnumSchema.
+var revsTitledMultiSelectEnumSchema = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TitledMultiSelectEnumSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTitledMultiSelectEnumSchema) || revsTitledMultiSelectEnumSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "default":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "default")
-			}
-			x.Default = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "default")
-				} else {
-					x.Default[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "default")
 				}
+				x.Default = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "default")
+					} else {
+						x.Default[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "items":
-			if fv == nil {
-				x.Items = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Items = nil
+				} else {
+					var val TitledMultiSelectEnumSchemaItems
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "items")
+					}
+					x.Items = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val TitledMultiSelectEnumSchemaItems
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "items")
-			}
-			x.Items = &val
 		case "maxItems":
-			if fv == nil {
-				x.MaxItems = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.MaxItems = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "maxItems")
+					} else {
+						val = n
+					}
+					x.MaxItems = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "maxItems")
-			} else {
-				val = n
-			}
-			x.MaxItems = &val
 		case "minItems":
-			if fv == nil {
-				x.MinItems = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.MinItems = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "minItems")
+					} else {
+						val = n
+					}
+					x.MinItems = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "minItems")
-			} else {
-				val = n
-			}
-			x.MinItems = &val
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 6
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9346,28 +14342,43 @@ func (x *TitledMultiSelectEnumSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TitledMultiSelectEnumSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any) error {
+// revsTitledMultiSelectEnumSchemaItems marks the revisions that define TitledMultiSelectEnumSchemaItems.
+var revsTitledMultiSelectEnumSchemaItems = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TitledMultiSelectEnumSchemaItems it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTitledMultiSelectEnumSchemaItems) || revsTitledMultiSelectEnumSchemaItems[rev]
 	for k, fv := range obj {
 		switch k {
 		case "anyOf":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "anyOf")
-			}
-			x.AnyOf = make([]*TitledMultiSelectEnumSchemaItemsAnyOfItem, len(arr0))
-			for i0, e0 := range arr0 {
-				x.AnyOf[i0] = new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-				if err := x.AnyOf[i0].DecodeValue(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "anyOf")
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "anyOf")
 				}
+				x.AnyOf = make([]*TitledMultiSelectEnumSchemaItemsAnyOfItem, len(arr0))
+				for i0, e0 := range arr0 {
+					x.AnyOf[i0] = new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+					if err := x.AnyOf[i0].DecodeValue(e0, rev); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "anyOf")
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9383,28 +14394,57 @@ func (x *TitledMultiSelectEnumSchemaItems) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TitledMultiSelectEnumSchemaItems{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any) error {
+// revsTitledMultiSelectEnumSchemaItemsAnyOfItem marks the revisions that define TitledMultiSelectEnumSchemaItemsAnyOfItem.
+var revsTitledMultiSelectEnumSchemaItemsAnyOfItem = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TitledMultiSelectEnumSchemaItemsAnyOfItem it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTitledMultiSelectEnumSchemaItemsAnyOfItem) || revsTitledMultiSelectEnumSchemaItemsAnyOfItem[rev]
 	for k, fv := range obj {
 		switch k {
 		case "const":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "const")
-			} else {
-				x.Const = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "const")
+				} else {
+					x.Const = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9420,52 +14460,111 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(b []byte) erro
 		return err
 	}
 	*x = TitledMultiSelectEnumSchemaItemsAnyOfItem{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TitledSingleSelectEnumSchema) DecodeValue(v any) error {
+// revsTitledSingleSelectEnumSchema marks the revisions that define TitledSingleSelectEnumSchema.
+var revsTitledSingleSelectEnumSchema = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TitledSingleSelectEnumSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTitledSingleSelectEnumSchema) || revsTitledSingleSelectEnumSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "default":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "default")
-			} else {
-				x.Default = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "default")
+				} else {
+					x.Default = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "oneOf":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "oneOf")
-			}
-			x.OneOf = make([]*TitledSingleSelectEnumSchemaOneOfItem, len(arr0))
-			for i0, e0 := range arr0 {
-				x.OneOf[i0] = new(TitledSingleSelectEnumSchemaOneOfItem)
-				if err := x.OneOf[i0].DecodeValue(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "oneOf")
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "oneOf")
 				}
+				x.OneOf = make([]*TitledSingleSelectEnumSchemaOneOfItem, len(arr0))
+				for i0, e0 := range arr0 {
+					x.OneOf[i0] = new(TitledSingleSelectEnumSchemaOneOfItem)
+					if err := x.OneOf[i0].DecodeValue(e0, rev); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "oneOf")
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9481,28 +14580,57 @@ func (x *TitledSingleSelectEnumSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TitledSingleSelectEnumSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any) error {
+// revsTitledSingleSelectEnumSchemaOneOfItem marks the revisions that define TitledSingleSelectEnumSchemaOneOfItem.
+var revsTitledSingleSelectEnumSchemaOneOfItem = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TitledSingleSelectEnumSchemaOneOfItem it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTitledSingleSelectEnumSchemaOneOfItem) || revsTitledSingleSelectEnumSchemaOneOfItem[rev]
 	for k, fv := range obj {
 		switch k {
 		case "const":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "const")
-			} else {
-				x.Const = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "const")
+				} else {
+					x.Const = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9518,18 +14646,27 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TitledSingleSelectEnumSchemaOneOfItem{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *Tool) DecodeValue(v any) error {
+// dropTool marks, per revision, the members it does not define.
+var dropTool = [5]uint64{0x19b, 0x199, 0x18, 0x0, 0x8}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *Tool) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropTool, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "_meta")
@@ -9541,32 +14678,47 @@ func (x *Tool) DecodeValue(v any) error {
 				x.Meta[k0] = v0
 			}
 		case "annotations":
-			if fv == nil {
-				x.Annotations = nil
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ToolAnnotations
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "annotations")
+			if fv == nil {
+				x.Annotations = nil
+			} else {
+				var val ToolAnnotations
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "annotations")
+				}
+				x.Annotations = &val
 			}
-			x.Annotations = &val
 		case "description":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
 			} else {
 				x.Description = s
 			}
 		case "execution":
-			if fv == nil {
-				x.Execution = nil
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ToolExecution
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "execution")
+			if fv == nil {
+				x.Execution = nil
+			} else {
+				var val ToolExecution
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "execution")
+				}
+				x.Execution = &val
 			}
-			x.Execution = &val
 		case "icons":
+			if drop&(1<<4) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			arr0, err := wire.Array(fv)
 			if err != nil {
 				return wire.At(err, "icons")
@@ -9574,12 +14726,12 @@ func (x *Tool) DecodeValue(v any) error {
 			x.Icons = make([]*Icon, len(arr0))
 			for i0, e0 := range arr0 {
 				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0); err != nil {
+				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "icons")
 				}
 			}
 		case "inputSchema":
-			if err := x.InputSchema.DecodeValue(fv); err != nil {
+			if err := x.InputSchema.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "inputSchema")
 			}
 		case "name":
@@ -9589,16 +14741,27 @@ func (x *Tool) DecodeValue(v any) error {
 				x.Name = s
 			}
 		case "outputSchema":
-			if fv == nil {
-				x.OutputSchema = nil
+			if drop&(1<<7) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val ToolOutputSchema
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "outputSchema")
+			if fv == nil {
+				x.OutputSchema = nil
+			} else {
+				var val ToolOutputSchema
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "outputSchema")
+				}
+				x.OutputSchema = &val
 			}
-			x.OutputSchema = &val
 		case "title":
+			if drop&(1<<8) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 8
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
 			} else {
@@ -9618,70 +14781,120 @@ func (x *Tool) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Tool{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ToolAnnotations) DecodeValue(v any) error {
+// revsToolAnnotations marks the revisions that define ToolAnnotations.
+var revsToolAnnotations = [5]bool{false, true, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ToolAnnotations it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsToolAnnotations) || revsToolAnnotations[rev]
 	for k, fv := range obj {
 		switch k {
 		case "destructiveHint":
-			if fv == nil {
-				x.DestructiveHint = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.DestructiveHint = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "destructiveHint")
+					} else {
+						val = b
+					}
+					x.DestructiveHint = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "destructiveHint")
-			} else {
-				val = b
-			}
-			x.DestructiveHint = &val
 		case "idempotentHint":
-			if fv == nil {
-				x.IdempotentHint = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.IdempotentHint = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "idempotentHint")
+					} else {
+						val = b
+					}
+					x.IdempotentHint = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "idempotentHint")
-			} else {
-				val = b
-			}
-			x.IdempotentHint = &val
 		case "openWorldHint":
-			if fv == nil {
-				x.OpenWorldHint = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.OpenWorldHint = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "openWorldHint")
+					} else {
+						val = b
+					}
+					x.OpenWorldHint = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "openWorldHint")
-			} else {
-				val = b
-			}
-			x.OpenWorldHint = &val
 		case "readOnlyHint":
-			if fv == nil {
-				x.ReadOnlyHint = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.ReadOnlyHint = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "readOnlyHint")
+					} else {
+						val = b
+					}
+					x.ReadOnlyHint = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "readOnlyHint")
-			} else {
-				val = b
-			}
-			x.ReadOnlyHint = &val
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9697,22 +14910,40 @@ func (x *ToolAnnotations) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ToolAnnotations{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ToolChoice) DecodeValue(v any) error {
+// revsToolChoice marks the revisions that define ToolChoice.
+var revsToolChoice = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ToolChoice) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ToolChoice it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsToolChoice) || revsToolChoice[rev]
 	for k, fv := range obj {
 		switch k {
 		case "mode":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "mode")
-			} else {
-				x.Mode = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "mode")
+				} else {
+					x.Mode = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9728,22 +14959,40 @@ func (x *ToolChoice) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ToolChoice{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ToolExecution) DecodeValue(v any) error {
+// revsToolExecution marks the revisions that define ToolExecution.
+var revsToolExecution = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ToolExecution) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ToolExecution it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsToolExecution) || revsToolExecution[rev]
 	for k, fv := range obj {
 		switch k {
 		case "taskSupport":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "taskSupport")
-			} else {
-				x.TaskSupport = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "taskSupport")
+				} else {
+					x.TaskSupport = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9759,24 +15008,40 @@ func (x *ToolExecution) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ToolExecution{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ToolInputSchema) DecodeValue(v any) error {
+// dropToolInputSchema marks, per revision, the members it does not define.
+var dropToolInputSchema = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x6}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropToolInputSchema, rev)
 	for k, fv := range obj {
 		switch k {
 		case "$schema":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "$schema")
 			} else {
 				x.Schema = s
 			}
 		case "properties":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			obj0, err := wire.Object(fv)
 			if err != nil {
 				return wire.At(err, "properties")
@@ -9797,6 +15062,10 @@ func (x *ToolInputSchema) DecodeValue(v any) error {
 				x.Properties[k0] = v0
 			}
 		case "required":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
 			arr0, err := wire.Array(fv)
 			if err != nil {
 				return wire.At(err, "required")
@@ -9824,18 +15093,30 @@ func (x *ToolInputSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ToolInputSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ToolListChangedNotification) DecodeValue(v any) error {
+// dropToolListChangedNotification marks, per revision, the members it does not define.
+var dropToolListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ToolListChangedNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropToolListChangedNotification, rev)
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "jsonrpc")
 			} else {
@@ -9845,13 +15126,13 @@ func (x *ToolListChangedNotification) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val NotificationParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val NotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -9866,61 +15147,126 @@ func (x *ToolListChangedNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ToolListChangedNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ToolOutputSchema) DecodeValue(v any) error {
+// dropToolOutputSchema marks, per revision, the members it does not define.
+var dropToolOutputSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0xe}
+
+// revsToolOutputSchema marks the revisions that define ToolOutputSchema.
+var revsToolOutputSchema = [5]bool{false, false, true, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropToolOutputSchema, rev)
+	// Where rev lacks ToolOutputSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsToolOutputSchema) || revsToolOutputSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "$schema":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "$schema")
-			} else {
-				x.Schema = s
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "$schema")
+				} else {
+					x.Schema = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "properties":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "properties")
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
 			}
-			x.Properties = make(map[string]map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 map[string]any
-				obj1, err := wire.Object(e0)
+			if err := func() error {
+				obj0, err := wire.Object(fv)
 				if err != nil {
-					return wire.At(wire.At(err, k0), "properties")
+					return wire.At(err, "properties")
 				}
-				v0 = make(map[string]any, len(obj1))
-				for k1, e1 := range obj1 {
-					var v1 any
-					v1 = wire.Plain(e1)
-					v0[k1] = v1
+				x.Properties = make(map[string]map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 map[string]any
+					obj1, err := wire.Object(e0)
+					if err != nil {
+						return wire.At(wire.At(err, k0), "properties")
+					}
+					v0 = make(map[string]any, len(obj1))
+					for k1, e1 := range obj1 {
+						var v1 any
+						v1 = wire.Plain(e1)
+						v0[k1] = v1
+					}
+					x.Properties[k0] = v0
 				}
-				x.Properties[k0] = v0
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "required":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "required")
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
 			}
-			x.Required = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "required")
-				} else {
-					x.Required[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "required")
 				}
+				x.Required = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "required")
+					} else {
+						x.Required[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if drop&(1<<3) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9936,66 +15282,127 @@ func (x *ToolOutputSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ToolOutputSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ToolResultContent) DecodeValue(v any) error {
+// revsToolResultContent marks the revisions that define ToolResultContent.
+var revsToolResultContent = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ToolResultContent it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsToolResultContent) || revsToolResultContent[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "content":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "content")
-			}
-			x.Content = make([]ContentBlock, len(arr0))
-			for i0, e0 := range arr0 {
-				if u, err := DecodeContentBlock(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "content")
-				} else {
-					x.Content[i0] = u
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "content")
 				}
+				x.Content = make([]ContentBlock, len(arr0))
+				for i0, e0 := range arr0 {
+					if u, err := DecodeContentBlock(e0, rev); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "content")
+					} else {
+						x.Content[i0] = u
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "isError":
-			if fv == nil {
-				x.IsError = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.IsError = nil
+				} else {
+					var val bool
+					if b, err := wire.Bool(fv); err != nil {
+						return wire.At(err, "isError")
+					} else {
+						val = b
+					}
+					x.IsError = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val bool
-			if b, err := wire.Bool(fv); err != nil {
-				return wire.At(err, "isError")
-			} else {
-				val = b
-			}
-			x.IsError = &val
 		case "structuredContent":
-			x.StructuredContent = wire.Plain(fv)
+			if err := func() error {
+				x.StructuredContent = wire.Plain(fv)
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		case "toolUseId":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "toolUseId")
-			} else {
-				x.ToolUseID = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "toolUseId")
+				} else {
+					x.ToolUseID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10011,56 +15418,112 @@ func (x *ToolResultContent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ToolResultContent{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ToolUseContent) DecodeValue(v any) error {
+// revsToolUseContent marks the revisions that define ToolUseContent.
+var revsToolUseContent = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks ToolUseContent it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsToolUseContent) || revsToolUseContent[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "_meta")
+				}
+				x.Meta = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Meta[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "id":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "input":
-			obj0, err := wire.Object(fv)
-			if err != nil {
-				return wire.At(err, "input")
-			}
-			x.Input = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Input[k0] = v0
+			if err := func() error {
+				obj0, err := wire.Object(fv)
+				if err != nil {
+					return wire.At(err, "input")
+				}
+				x.Input = make(map[string]any, len(obj0))
+				for k0, e0 := range obj0 {
+					var v0 any
+					v0 = wire.Plain(e0)
+					x.Input[k0] = v0
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "name")
-			} else {
-				x.Name = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "name")
+				} else {
+					x.Name = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10076,38 +15539,72 @@ func (x *ToolUseContent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ToolUseContent{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *URLElicitationRequiredError) DecodeValue(v any) error {
+// revsURLElicitationRequiredError marks the revisions that define URLElicitationRequiredError.
+var revsURLElicitationRequiredError = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks URLElicitationRequiredError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsURLElicitationRequiredError) || revsURLElicitationRequiredError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if fv == nil {
-				x.Error = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Error = nil
+				} else {
+					var val URLElicitationRequiredErrorError
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "error")
+					}
+					x.Error = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val URLElicitationRequiredErrorError
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "error")
-			}
-			x.Error = &val
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10123,44 +15620,78 @@ func (x *URLElicitationRequiredError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = URLElicitationRequiredError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *URLElicitationRequiredErrorError) DecodeValue(v any) error {
+// revsURLElicitationRequiredErrorError marks the revisions that define URLElicitationRequiredErrorError.
+var revsURLElicitationRequiredErrorError = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks URLElicitationRequiredErrorError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsURLElicitationRequiredErrorError) || revsURLElicitationRequiredErrorError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			if fv == nil {
-				x.Data = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Data = nil
+				} else {
+					var val URLElicitationRequiredErrorErrorData
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "data")
+					}
+					x.Data = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val URLElicitationRequiredErrorErrorData
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "data")
-			}
-			x.Data = &val
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10176,28 +15707,43 @@ func (x *URLElicitationRequiredErrorError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = URLElicitationRequiredErrorError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any) error {
+// revsURLElicitationRequiredErrorErrorData marks the revisions that define URLElicitationRequiredErrorErrorData.
+var revsURLElicitationRequiredErrorErrorData = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks URLElicitationRequiredErrorErrorData it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsURLElicitationRequiredErrorErrorData) || revsURLElicitationRequiredErrorErrorData[rev]
 	for k, fv := range obj {
 		switch k {
 		case "elicitations":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "elicitations")
-			}
-			x.Elicitations = make([]*ElicitRequestURLParams, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Elicitations[i0] = new(ElicitRequestURLParams)
-				if err := x.Elicitations[i0].DecodeValue(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "elicitations")
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "elicitations")
 				}
+				x.Elicitations = make([]*ElicitRequestURLParams, len(arr0))
+				for i0, e0 := range arr0 {
+					x.Elicitations[i0] = new(ElicitRequestURLParams)
+					if err := x.Elicitations[i0].DecodeValue(e0, rev); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "elicitations")
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10213,45 +15759,102 @@ func (x *URLElicitationRequiredErrorErrorData) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = URLElicitationRequiredErrorErrorData{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UnsubscribeRequest) DecodeValue(v any) error {
+// dropUnsubscribeRequest marks, per revision, the members it does not define.
+var dropUnsubscribeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
+
+// revsUnsubscribeRequest marks the revisions that define UnsubscribeRequest.
+var revsUnsubscribeRequest = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropUnsubscribeRequest, rev)
+	// Where rev lacks UnsubscribeRequest it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUnsubscribeRequest) || revsUnsubscribeRequest[rev]
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
-			}
-		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
-		case "method":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "method")
-			} else {
-				x.Method = s
-			}
-		case "params":
-			if fv == nil {
-				x.Params = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val UnsubscribeRequestParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Params = &val
+		case "jsonrpc":
+			if drop&(1<<1) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "method":
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "method")
+				} else {
+					x.Method = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
+		case "params":
+			if err := func() error {
+				if fv == nil {
+					x.Params = nil
+				} else {
+					var val UnsubscribeRequestParams
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "params")
+					}
+					x.Params = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
+			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -10266,32 +15869,66 @@ func (x *UnsubscribeRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = UnsubscribeRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UnsubscribeRequestParams) DecodeValue(v any) error {
+// dropUnsubscribeRequestParams marks, per revision, the members it does not define.
+var dropUnsubscribeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
+
+// revsUnsubscribeRequestParams marks the revisions that define UnsubscribeRequestParams.
+var revsUnsubscribeRequestParams = [5]bool{true, true, true, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropUnsubscribeRequestParams, rev)
+	// Where rev lacks UnsubscribeRequestParams it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUnsubscribeRequestParams) || revsUnsubscribeRequestParams[rev]
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if fv == nil {
-				x.Meta = nil
+			if drop&(1<<0) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val UnsubscribeRequestParamsMeta
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "_meta")
+			if err := func() error {
+				if fv == nil {
+					x.Meta = nil
+				} else {
+					var val UnsubscribeRequestParamsMeta
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "_meta")
+					}
+					x.Meta = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			x.Meta = &val
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "uri")
-			} else {
-				x.URI = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "uri")
+				} else {
+					x.URI = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10307,22 +15944,37 @@ func (x *UnsubscribeRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = UnsubscribeRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UnsubscribeRequestParamsMeta) DecodeValue(v any) error {
+// revsUnsubscribeRequestParamsMeta marks the revisions that define UnsubscribeRequestParamsMeta.
+var revsUnsubscribeRequestParamsMeta = [5]bool{false, false, false, true, false}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UnsubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks UnsubscribeRequestParamsMeta it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUnsubscribeRequestParamsMeta) || revsUnsubscribeRequestParamsMeta[rev]
 	for k, fv := range obj {
 		switch k {
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "progressToken")
+				} else {
+					x.ProgressToken = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10338,38 +15990,72 @@ func (x *UnsubscribeRequestParamsMeta) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = UnsubscribeRequestParamsMeta{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UnsupportedProtocolVersionError) DecodeValue(v any) error {
+// revsUnsupportedProtocolVersionError marks the revisions that define UnsupportedProtocolVersionError.
+var revsUnsupportedProtocolVersionError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks UnsupportedProtocolVersionError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUnsupportedProtocolVersionError) || revsUnsupportedProtocolVersionError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "error":
-			if fv == nil {
-				x.Error = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Error = nil
+				} else {
+					var val UnsupportedProtocolVersionErrorError
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "error")
+					}
+					x.Error = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val UnsupportedProtocolVersionErrorError
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "error")
-			}
-			x.Error = &val
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
-				return wire.At(err, "id")
-			} else {
-				x.ID = id
+			if err := func() error {
+				if id, err := wire.IDFromValue(fv); err != nil {
+					return wire.At(err, "id")
+				} else {
+					x.ID = id
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "jsonrpc")
+				} else {
+					x.JSONRPC = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10385,44 +16071,78 @@ func (x *UnsupportedProtocolVersionError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = UnsupportedProtocolVersionError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any) error {
+// revsUnsupportedProtocolVersionErrorError marks the revisions that define UnsupportedProtocolVersionErrorError.
+var revsUnsupportedProtocolVersionErrorError = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks UnsupportedProtocolVersionErrorError it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUnsupportedProtocolVersionErrorError) || revsUnsupportedProtocolVersionErrorError[rev]
 	for k, fv := range obj {
 		switch k {
 		case "code":
-			if fv == nil {
-				x.Code = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Code = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "code")
+					} else {
+						val = n
+					}
+					x.Code = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "code")
-			} else {
-				val = n
-			}
-			x.Code = &val
 		case "data":
-			if fv == nil {
-				x.Data = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Data = nil
+				} else {
+					var val UnsupportedProtocolVersionErrorErrorData
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "data")
+					}
+					x.Data = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val UnsupportedProtocolVersionErrorErrorData
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "data")
-			}
-			x.Data = &val
 		case "message":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "message")
-			} else {
-				x.Message = s
+			if fv == "" {
+				x.empty |= 1 << 2
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "message")
+				} else {
+					x.Message = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10438,35 +16158,61 @@ func (x *UnsupportedProtocolVersionErrorError) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = UnsupportedProtocolVersionErrorError{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any) error {
+// revsUnsupportedProtocolVersionErrorErrorData marks the revisions that define UnsupportedProtocolVersionErrorErrorData.
+var revsUnsupportedProtocolVersionErrorErrorData = [5]bool{false, false, false, false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks UnsupportedProtocolVersionErrorErrorData it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUnsupportedProtocolVersionErrorErrorData) || revsUnsupportedProtocolVersionErrorErrorData[rev]
 	for k, fv := range obj {
 		switch k {
 		case "requested":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "requested")
-			} else {
-				x.Requested = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "requested")
+				} else {
+					x.Requested = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "supported":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "supported")
-			}
-			x.Supported = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "supported")
-				} else {
-					x.Supported[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "supported")
 				}
+				x.Supported = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "supported")
+					} else {
+						x.Supported[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10482,81 +16228,153 @@ func (x *UnsupportedProtocolVersionErrorErrorData) UnmarshalJSON(b []byte) error
 		return err
 	}
 	*x = UnsupportedProtocolVersionErrorErrorData{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any) error {
+// revsUntitledMultiSelectEnumSchema marks the revisions that define UntitledMultiSelectEnumSchema.
+var revsUntitledMultiSelectEnumSchema = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks UntitledMultiSelectEnumSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUntitledMultiSelectEnumSchema) || revsUntitledMultiSelectEnumSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "default":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "default")
-			}
-			x.Default = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "default")
-				} else {
-					x.Default[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "default")
 				}
+				x.Default = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "default")
+					} else {
+						x.Default[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "items":
-			if fv == nil {
-				x.Items = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.Items = nil
+				} else {
+					var val UntitledMultiSelectEnumSchemaItems
+					if err := val.DecodeValue(fv, rev); err != nil {
+						return wire.At(err, "items")
+					}
+					x.Items = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val UntitledMultiSelectEnumSchemaItems
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "items")
-			}
-			x.Items = &val
 		case "maxItems":
-			if fv == nil {
-				x.MaxItems = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.MaxItems = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "maxItems")
+					} else {
+						val = n
+					}
+					x.MaxItems = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "maxItems")
-			} else {
-				val = n
-			}
-			x.MaxItems = &val
 		case "minItems":
-			if fv == nil {
-				x.MinItems = nil
-				continue
+			if err := func() error {
+				if fv == nil {
+					x.MinItems = nil
+				} else {
+					var val int64
+					if n, err := wire.Int(fv); err != nil {
+						return wire.At(err, "minItems")
+					} else {
+						val = n
+					}
+					x.MinItems = &val
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "minItems")
-			} else {
-				val = n
-			}
-			x.MinItems = &val
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 5
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 6
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10572,35 +16390,61 @@ func (x *UntitledMultiSelectEnumSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = UntitledMultiSelectEnumSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any) error {
+// revsUntitledMultiSelectEnumSchemaItems marks the revisions that define UntitledMultiSelectEnumSchemaItems.
+var revsUntitledMultiSelectEnumSchemaItems = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks UntitledMultiSelectEnumSchemaItems it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUntitledMultiSelectEnumSchemaItems) || revsUntitledMultiSelectEnumSchemaItems[rev]
 	for k, fv := range obj {
 		switch k {
 		case "enum":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "enum")
-			}
-			x.Enum = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "enum")
-				} else {
-					x.Enum[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "enum")
 				}
+				x.Enum = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "enum")
+					} else {
+						x.Enum[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10616,53 +16460,112 @@ func (x *UntitledMultiSelectEnumSchemaItems) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = UntitledMultiSelectEnumSchemaItems{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any) error {
+// revsUntitledSingleSelectEnumSchema marks the revisions that define UntitledSingleSelectEnumSchema.
+var revsUntitledSingleSelectEnumSchema = [5]bool{false, false, false, true, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks UntitledSingleSelectEnumSchema it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsUntitledSingleSelectEnumSchema) || revsUntitledSingleSelectEnumSchema[rev]
 	for k, fv := range obj {
 		switch k {
 		case "default":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "default")
-			} else {
-				x.Default = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "default")
+				} else {
+					x.Default = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "description":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "description")
-			} else {
-				x.Description = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "description")
+				} else {
+					x.Description = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "enum":
-			arr0, err := wire.Array(fv)
-			if err != nil {
-				return wire.At(err, "enum")
-			}
-			x.Enum = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "enum")
-				} else {
-					x.Enum[i0] = s
+			if err := func() error {
+				arr0, err := wire.Array(fv)
+				if err != nil {
+					return wire.At(err, "enum")
 				}
+				x.Enum = make([]string, len(arr0))
+				for i0, e0 := range arr0 {
+					if s, err := wire.String(e0); err != nil {
+						return wire.At(wire.AtIndex(err, i0), "enum")
+					} else {
+						x.Enum[i0] = s
+					}
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "title")
-			} else {
-				x.Title = s
+			if fv == "" {
+				x.empty |= 1 << 3
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "title")
+				} else {
+					x.Title = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "type")
-			} else {
-				x.Type = s
+			if fv == "" {
+				x.empty |= 1 << 4
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "type")
+				} else {
+					x.Type = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10678,5 +16581,5 @@ func (x *UntitledSingleSelectEnumSchema) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = UntitledSingleSelectEnumSchema{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }

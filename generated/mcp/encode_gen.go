@@ -50,8 +50,6 @@ func (x AnnotatedAnnotations) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropAnnotations = [5]uint64{0x0, 0x2, 0x0, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Annotations) EncodeValue(rev int) any {
 	drop := dropMask(&dropAnnotations, rev)
@@ -59,7 +57,7 @@ func (x *Annotations) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Audience != nil {
 		obj["audience"] = encodeOfNRole(x.Audience, rev)
 	}
-	if drop&(1<<1) == 0 && x.LastModified != "" {
+	if drop&(1<<1) == 0 && (x.LastModified != "" || x.empty&(1<<1) != 0) {
 		obj["lastModified"] = x.LastModified
 	}
 	if drop&(1<<2) == 0 && x.Priority != nil {
@@ -74,8 +72,6 @@ func (x Annotations) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropAudioContent = [5]uint64{0x0, 0x1, 0x0, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *AudioContent) EncodeValue(rev int) any {
 	drop := dropMask(&dropAudioContent, rev)
@@ -86,13 +82,13 @@ func (x *AudioContent) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && x.Data != "" {
+	if drop&(1<<2) == 0 && (x.Data != "" || x.empty&(1<<2) != 0) {
 		obj["data"] = x.Data
 	}
-	if drop&(1<<3) == 0 && x.MIMEType != "" {
+	if drop&(1<<3) == 0 && (x.MIMEType != "" || x.empty&(1<<3) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
-	if drop&(1<<4) == 0 && x.Type != "" {
+	if drop&(1<<4) == 0 && (x.Type != "" || x.empty&(1<<4) != 0) {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -108,10 +104,10 @@ func (x AudioContent) MarshalJSON() ([]byte, error) {
 func (x *BaseMetadata) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Name != "" {
+	if x.Name != "" || x.empty&(1<<0) != 0 {
 		obj["name"] = x.Name
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<1) != 0 {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -123,8 +119,6 @@ func (x BaseMetadata) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropBlobResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *BlobResourceContents) EncodeValue(rev int) any {
 	drop := dropMask(&dropBlobResourceContents, rev)
@@ -135,7 +129,7 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["blob"] = x.Blob
 	}
-	if drop&(1<<2) == 0 && x.MIMEType != "" {
+	if drop&(1<<2) == 0 && (x.MIMEType != "" || x.empty&(1<<2) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<3) == 0 {
@@ -157,13 +151,13 @@ func (x *BooleanSchema) EncodeValue(rev int) any {
 	if x.Default != nil {
 		obj["default"] = *x.Default
 	}
-	if x.Description != "" {
+	if x.Description != "" || x.empty&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<2) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<3) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -182,10 +176,10 @@ func (x *CacheableResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if x.CacheScope != "" {
+	if x.CacheScope != "" || x.empty&(1<<1) != 0 {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if x.ResultType != "" {
+	if x.ResultType != "" || x.empty&(1<<2) != 0 {
 		obj["resultType"] = x.ResultType
 	}
 	if x.TTLMs != nil {
@@ -200,8 +194,6 @@ func (x CacheableResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCallToolRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CallToolRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropCallToolRequest, rev)
@@ -209,7 +201,7 @@ func (x *CallToolRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -227,8 +219,6 @@ func (x CallToolRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCallToolRequestParams = [5]uint64{0x35, 0x35, 0x35, 0x14, 0x20}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CallToolRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropCallToolRequestParams, rev)
@@ -245,7 +235,7 @@ func (x *CallToolRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<4) == 0 && x.RequestState != "" {
+	if drop&(1<<4) == 0 && (x.RequestState != "" || x.empty&(1<<4) != 0) {
 		obj["requestState"] = x.RequestState
 	}
 	if drop&(1<<5) == 0 && x.Task != nil {
@@ -260,8 +250,6 @@ func (x CallToolRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCallToolResult = [5]uint64{0x18, 0x18, 0x8, 0x8, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CallToolResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropCallToolResult, rev)
@@ -275,7 +263,7 @@ func (x *CallToolResult) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.IsError != nil {
 		obj["isError"] = *x.IsError
 	}
-	if drop&(1<<3) == 0 && x.ResultType != "" {
+	if drop&(1<<3) == 0 && (x.ResultType != "" || x.empty&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 && x.StructuredContent != nil {
@@ -297,7 +285,7 @@ func (x *CallToolResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -319,10 +307,10 @@ func (x *CancelTaskRequest) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<2) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -341,7 +329,7 @@ func (x CancelTaskRequest) MarshalJSON() ([]byte, error) {
 func (x *CancelTaskRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskID != "" {
+	if x.TaskID != "" || x.empty&(1<<0) != 0 {
 		obj["taskId"] = x.TaskID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -360,22 +348,22 @@ func (x *CancelTaskResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.CreatedAt != "" {
+	if x.CreatedAt != "" || x.empty&(1<<1) != 0 {
 		obj["createdAt"] = x.CreatedAt
 	}
-	if x.LastUpdatedAt != "" {
+	if x.LastUpdatedAt != "" || x.empty&(1<<2) != 0 {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
 	}
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if x.Status != "" {
+	if x.Status != "" || x.empty&(1<<4) != 0 {
 		obj["status"] = string(x.Status)
 	}
-	if x.StatusMessage != "" {
+	if x.StatusMessage != "" || x.empty&(1<<5) != 0 {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if x.TaskID != "" {
+	if x.TaskID != "" || x.empty&(1<<6) != 0 {
 		obj["taskId"] = x.TaskID
 	}
 	if x.TTL != nil {
@@ -390,13 +378,11 @@ func (x CancelTaskResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCancelledNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CancelledNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropCancelledNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<1) == 0 {
@@ -414,8 +400,6 @@ func (x CancelledNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCancelledNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CancelledNotificationParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropCancelledNotificationParams, rev)
@@ -423,7 +407,7 @@ func (x *CancelledNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.Reason != "" {
+	if drop&(1<<1) == 0 && (x.Reason != "" || x.empty&(1<<1) != 0) {
 		obj["reason"] = x.Reason
 	}
 	if drop&(1<<2) == 0 && !x.RequestID.IsZero() {
@@ -437,8 +421,6 @@ func (x *CancelledNotificationParams) EncodeValue(rev int) any {
 func (x CancelledNotificationParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropClientCapabilities = [5]uint64{0x25, 0x25, 0x24, 0x4, 0x20}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ClientCapabilities) EncodeValue(rev int) any {
@@ -598,8 +580,6 @@ func (x ClientCapabilitiesTasksRequestsSampling) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCompleteRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CompleteRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropCompleteRequest, rev)
@@ -607,7 +587,7 @@ func (x *CompleteRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -624,8 +604,6 @@ func (x *CompleteRequest) EncodeValue(rev int) any {
 func (x CompleteRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropCompleteRequestParams = [5]uint64{0x5, 0x5, 0x1, 0x0, 0x0}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CompleteRequestParams) EncodeValue(rev int) any {
@@ -683,8 +661,6 @@ func (x CompleteRequestParamsContext) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCompleteResult = [5]uint64{0x4, 0x4, 0x4, 0x4, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CompleteResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropCompleteResult, rev)
@@ -695,7 +671,7 @@ func (x *CompleteResult) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["completion"] = x.Completion.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && x.ResultType != "" {
+	if drop&(1<<2) == 0 && (x.ResultType != "" || x.empty&(1<<2) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -734,7 +710,7 @@ func (x *CompleteResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -749,8 +725,6 @@ func (x CompleteResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCreateMessageRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x3}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CreateMessageRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropCreateMessageRequest, rev)
@@ -758,7 +732,7 @@ func (x *CreateMessageRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -776,8 +750,6 @@ func (x CreateMessageRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropCreateMessageRequestParams = [5]uint64{0xd01, 0xd01, 0xd01, 0x0, 0x101}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropCreateMessageRequestParams, rev)
@@ -785,7 +757,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.IncludeContext != "" {
+	if drop&(1<<1) == 0 && (x.IncludeContext != "" || x.empty&(1<<1) != 0) {
 		obj["includeContext"] = x.IncludeContext
 	}
 	if drop&(1<<2) == 0 {
@@ -803,7 +775,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<6) == 0 && x.StopSequences != nil {
 		obj["stopSequences"] = wire.AnyArray(x.StopSequences)
 	}
-	if drop&(1<<7) == 0 && x.SystemPrompt != "" {
+	if drop&(1<<7) == 0 && (x.SystemPrompt != "" || x.empty&(1<<7) != 0) {
 		obj["systemPrompt"] = x.SystemPrompt
 	}
 	if drop&(1<<8) == 0 && x.Task != nil {
@@ -853,7 +825,7 @@ func (x *CreateMessageResult) EncodeValue(rev int) any {
 	obj["content"] = x.Content
 	obj["model"] = x.Model
 	obj["role"] = string(x.Role)
-	if x.StopReason != "" {
+	if x.StopReason != "" || x.empty&(1<<4) != 0 {
 		obj["stopReason"] = x.StopReason
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -891,10 +863,10 @@ func (x *DiscoverRequest) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<2) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -916,16 +888,16 @@ func (x *DiscoverResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if x.CacheScope != "" {
+	if x.CacheScope != "" || x.empty&(1<<1) != 0 {
 		obj["cacheScope"] = x.CacheScope
 	}
 	if x.Capabilities != nil {
 		obj["capabilities"] = x.Capabilities.EncodeValue(rev)
 	}
-	if x.Instructions != "" {
+	if x.Instructions != "" || x.empty&(1<<3) != 0 {
 		obj["instructions"] = x.Instructions
 	}
-	if x.ResultType != "" {
+	if x.ResultType != "" || x.empty&(1<<4) != 0 {
 		obj["resultType"] = x.ResultType
 	}
 	if x.SupportedVersions != nil {
@@ -950,7 +922,7 @@ func (x *DiscoverResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -965,8 +937,6 @@ func (x DiscoverResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropElicitRequest = [5]uint64{0x0, 0x0, 0x3, 0x0, 0x3}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitRequest, rev)
@@ -974,10 +944,10 @@ func (x *ElicitRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 && x.Method != "" {
+	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
 		obj["method"] = x.Method
 	}
 	if drop&(1<<3) == 0 && x.Params != nil {
@@ -992,8 +962,6 @@ func (x ElicitRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropElicitRequestFormParams = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x11}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequestFormParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitRequestFormParams, rev)
@@ -1001,10 +969,10 @@ func (x *ElicitRequestFormParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.Message != "" {
+	if drop&(1<<1) == 0 && (x.Message != "" || x.empty&(1<<1) != 0) {
 		obj["message"] = x.Message
 	}
-	if drop&(1<<2) == 0 && x.Mode != "" {
+	if drop&(1<<2) == 0 && (x.Mode != "" || x.empty&(1<<2) != 0) {
 		obj["mode"] = x.Mode
 	}
 	if drop&(1<<3) == 0 && x.RequestedSchema != nil {
@@ -1042,7 +1010,7 @@ func (x ElicitRequestFormParamsMeta) MarshalJSON() ([]byte, error) {
 func (x *ElicitRequestFormParamsRequestedSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if x.Schema != "" {
+	if x.Schema != "" || x.empty&(1<<0) != 0 {
 		obj["$schema"] = x.Schema
 	}
 	if x.Properties != nil {
@@ -1051,7 +1019,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) EncodeValue(rev int) any {
 	if x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<3) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1063,8 +1031,6 @@ func (x ElicitRequestFormParamsRequestedSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropElicitRequestURLParams = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x13}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitRequestURLParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitRequestURLParams, rev)
@@ -1072,19 +1038,19 @@ func (x *ElicitRequestURLParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.ElicitationID != "" {
+	if drop&(1<<1) == 0 && (x.ElicitationID != "" || x.empty&(1<<1) != 0) {
 		obj["elicitationId"] = x.ElicitationID
 	}
-	if drop&(1<<2) == 0 && x.Message != "" {
+	if drop&(1<<2) == 0 && (x.Message != "" || x.empty&(1<<2) != 0) {
 		obj["message"] = x.Message
 	}
-	if drop&(1<<3) == 0 && x.Mode != "" {
+	if drop&(1<<3) == 0 && (x.Mode != "" || x.empty&(1<<3) != 0) {
 		obj["mode"] = x.Mode
 	}
 	if drop&(1<<4) == 0 && x.Task != nil {
 		obj["task"] = x.Task.EncodeValue(rev)
 	}
-	if drop&(1<<5) == 0 && x.URL != "" {
+	if drop&(1<<5) == 0 && (x.URL != "" || x.empty&(1<<5) != 0) {
 		obj["url"] = x.URL
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1112,8 +1078,6 @@ func (x ElicitRequestURLParamsMeta) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropElicitResult = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x1}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ElicitResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitResult, rev)
@@ -1121,7 +1085,7 @@ func (x *ElicitResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && x.Action != "" {
+	if drop&(1<<1) == 0 && (x.Action != "" || x.empty&(1<<1) != 0) {
 		obj["action"] = x.Action
 	}
 	if drop&(1<<2) == 0 && x.Content != nil {
@@ -1140,10 +1104,10 @@ func (x ElicitResult) MarshalJSON() ([]byte, error) {
 func (x *ElicitationCompleteNotification) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<0) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<1) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -1162,7 +1126,7 @@ func (x ElicitationCompleteNotification) MarshalJSON() ([]byte, error) {
 func (x *ElicitationCompleteNotificationParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.ElicitationID != "" {
+	if x.ElicitationID != "" || x.empty&(1<<0) != 0 {
 		obj["elicitationId"] = x.ElicitationID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1173,8 +1137,6 @@ func (x *ElicitationCompleteNotificationParams) EncodeValue(rev int) any {
 func (x ElicitationCompleteNotificationParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropEmbeddedResource = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *EmbeddedResource) EncodeValue(rev int) any {
@@ -1211,7 +1173,7 @@ func (x *Error) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1223,8 +1185,6 @@ func (x Error) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropGetPromptRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetPromptRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropGetPromptRequest, rev)
@@ -1232,7 +1192,7 @@ func (x *GetPromptRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -1250,8 +1210,6 @@ func (x GetPromptRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropGetPromptRequestParams = [5]uint64{0x15, 0x15, 0x15, 0x14, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropGetPromptRequestParams, rev)
@@ -1268,7 +1226,7 @@ func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<4) == 0 && x.RequestState != "" {
+	if drop&(1<<4) == 0 && (x.RequestState != "" || x.empty&(1<<4) != 0) {
 		obj["requestState"] = x.RequestState
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1280,8 +1238,6 @@ func (x GetPromptRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropGetPromptResult = [5]uint64{0x8, 0x8, 0x8, 0x8, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *GetPromptResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropGetPromptResult, rev)
@@ -1289,13 +1245,13 @@ func (x *GetPromptResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.Description != "" {
+	if drop&(1<<1) == 0 && (x.Description != "" || x.empty&(1<<1) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<2) == 0 {
 		obj["messages"] = wire.NonNilArray(encodeOfNPromptMessage(x.Messages, rev))
 	}
-	if drop&(1<<3) == 0 && x.ResultType != "" {
+	if drop&(1<<3) == 0 && (x.ResultType != "" || x.empty&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1314,7 +1270,7 @@ func (x *GetPromptResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -1336,10 +1292,10 @@ func (x *GetTaskPayloadRequest) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<2) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -1358,7 +1314,7 @@ func (x GetTaskPayloadRequest) MarshalJSON() ([]byte, error) {
 func (x *GetTaskPayloadRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskID != "" {
+	if x.TaskID != "" || x.empty&(1<<0) != 0 {
 		obj["taskId"] = x.TaskID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1393,10 +1349,10 @@ func (x *GetTaskRequest) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<2) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -1415,7 +1371,7 @@ func (x GetTaskRequest) MarshalJSON() ([]byte, error) {
 func (x *GetTaskRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskID != "" {
+	if x.TaskID != "" || x.empty&(1<<0) != 0 {
 		obj["taskId"] = x.TaskID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1434,22 +1390,22 @@ func (x *GetTaskResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.CreatedAt != "" {
+	if x.CreatedAt != "" || x.empty&(1<<1) != 0 {
 		obj["createdAt"] = x.CreatedAt
 	}
-	if x.LastUpdatedAt != "" {
+	if x.LastUpdatedAt != "" || x.empty&(1<<2) != 0 {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
 	}
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if x.Status != "" {
+	if x.Status != "" || x.empty&(1<<4) != 0 {
 		obj["status"] = string(x.Status)
 	}
-	if x.StatusMessage != "" {
+	if x.StatusMessage != "" || x.empty&(1<<5) != 0 {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if x.TaskID != "" {
+	if x.TaskID != "" || x.empty&(1<<6) != 0 {
 		obj["taskId"] = x.TaskID
 	}
 	if x.TTL != nil {
@@ -1474,7 +1430,7 @@ func (x *HeaderMismatchError) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1496,7 +1452,7 @@ func (x *HeaderMismatchErrorError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1512,16 +1468,16 @@ func (x HeaderMismatchErrorError) MarshalJSON() ([]byte, error) {
 func (x *Icon) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if x.MIMEType != "" {
+	if x.MIMEType != "" || x.empty&(1<<0) != 0 {
 		obj["mimeType"] = x.MIMEType
 	}
 	if x.Sizes != nil {
 		obj["sizes"] = wire.AnyArray(x.Sizes)
 	}
-	if x.Src != "" {
+	if x.Src != "" || x.empty&(1<<2) != 0 {
 		obj["src"] = x.Src
 	}
-	if x.Theme != "" {
+	if x.Theme != "" || x.empty&(1<<3) != 0 {
 		obj["theme"] = x.Theme
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1548,8 +1504,6 @@ func (x *Icons) EncodeValue(rev int) any {
 func (x Icons) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropImageContent = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ImageContent) EncodeValue(rev int) any {
@@ -1579,13 +1533,11 @@ func (x ImageContent) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropImplementation = [5]uint64{0x2b, 0x2b, 0x23, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Implementation) EncodeValue(rev int) any {
 	drop := dropMask(&dropImplementation, rev)
 	obj := make(map[string]any, 6+len(x.Extra))
-	if drop&(1<<0) == 0 && x.Description != "" {
+	if drop&(1<<0) == 0 && (x.Description != "" || x.empty&(1<<0) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<1) == 0 && x.Icons != nil {
@@ -1594,13 +1546,13 @@ func (x *Implementation) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<3) == 0 && x.Title != "" {
+	if drop&(1<<3) == 0 && (x.Title != "" || x.empty&(1<<3) != 0) {
 		obj["title"] = x.Title
 	}
 	if drop&(1<<4) == 0 {
 		obj["version"] = x.Version
 	}
-	if drop&(1<<5) == 0 && x.WebsiteURL != "" {
+	if drop&(1<<5) == 0 && (x.WebsiteURL != "" || x.empty&(1<<5) != 0) {
 		obj["websiteUrl"] = x.WebsiteURL
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1612,8 +1564,6 @@ func (x Implementation) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropInitializeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InitializeRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropInitializeRequest, rev)
@@ -1621,10 +1571,10 @@ func (x *InitializeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 && x.Method != "" {
+	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
 		obj["method"] = x.Method
 	}
 	if drop&(1<<3) == 0 && x.Params != nil {
@@ -1639,8 +1589,6 @@ func (x InitializeRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropInitializeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InitializeRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropInitializeRequestParams, rev)
@@ -1654,7 +1602,7 @@ func (x *InitializeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.ClientInfo != nil {
 		obj["clientInfo"] = x.ClientInfo.EncodeValue(rev)
 	}
-	if drop&(1<<3) == 0 && x.ProtocolVersion != "" {
+	if drop&(1<<3) == 0 && (x.ProtocolVersion != "" || x.empty&(1<<3) != 0) {
 		obj["protocolVersion"] = x.ProtocolVersion
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1692,10 +1640,10 @@ func (x *InitializeResult) EncodeValue(rev int) any {
 	if x.Capabilities != nil {
 		obj["capabilities"] = x.Capabilities.EncodeValue(rev)
 	}
-	if x.Instructions != "" {
+	if x.Instructions != "" || x.empty&(1<<2) != 0 {
 		obj["instructions"] = x.Instructions
 	}
-	if x.ProtocolVersion != "" {
+	if x.ProtocolVersion != "" || x.empty&(1<<3) != 0 {
 		obj["protocolVersion"] = x.ProtocolVersion
 	}
 	if x.ServerInfo != nil {
@@ -1710,16 +1658,14 @@ func (x InitializeResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropInitializedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *InitializedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropInitializedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<1) == 0 && x.Method != "" {
+	if drop&(1<<1) == 0 && (x.Method != "" || x.empty&(1<<1) != 0) {
 		obj["method"] = x.Method
 	}
 	if drop&(1<<2) == 0 && x.Params != nil {
@@ -1744,10 +1690,10 @@ func (x *InputRequiredResult) EncodeValue(rev int) any {
 	if x.InputRequests != nil {
 		obj["inputRequests"] = encodeMapOfNInputRequest(x.InputRequests, rev)
 	}
-	if x.RequestState != "" {
+	if x.RequestState != "" || x.empty&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
 	}
-	if x.ResultType != "" {
+	if x.ResultType != "" || x.empty&(1<<3) != 0 {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1769,7 +1715,7 @@ func (x *InputResponseRequestParams) EncodeValue(rev int) any {
 	if x.InputResponses != nil {
 		obj["inputResponses"] = encodeMapOfNInputResponse(x.InputResponses, rev)
 	}
-	if x.RequestState != "" {
+	if x.RequestState != "" || x.empty&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1791,7 +1737,7 @@ func (x *InternalError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1813,7 +1759,7 @@ func (x *InvalidParamsError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1835,7 +1781,7 @@ func (x *InvalidRequestError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1857,7 +1803,7 @@ func (x *JSONRPCError) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1879,7 +1825,7 @@ func (x *JSONRPCErrorError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1901,7 +1847,7 @@ func (x *JSONRPCErrorResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2005,7 +1951,7 @@ func (x *JSONRPCResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -2024,10 +1970,10 @@ func (x JSONRPCResultResponse) MarshalJSON() ([]byte, error) {
 func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 6+len(x.Extra))
-	if x.Default != "" {
+	if x.Default != "" || x.empty&(1<<0) != 0 {
 		obj["default"] = x.Default
 	}
-	if x.Description != "" {
+	if x.Description != "" || x.empty&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
 	if x.Enum != nil {
@@ -2036,10 +1982,10 @@ func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 	if x.EnumNames != nil {
 		obj["enumNames"] = wire.AnyArray(x.EnumNames)
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<4) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<5) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2051,8 +1997,6 @@ func (x LegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListPromptsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListPromptsRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropListPromptsRequest, rev)
@@ -2060,7 +2004,7 @@ func (x *ListPromptsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -2078,8 +2022,6 @@ func (x ListPromptsRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListPromptsResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListPromptsResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropListPromptsResult, rev)
@@ -2087,16 +2029,16 @@ func (x *ListPromptsResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.CacheScope != "" {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if drop&(1<<2) == 0 && x.NextCursor != "" {
+	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.empty&(1<<2) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
 		obj["prompts"] = wire.NonNilArray(encodeOfNPrompt(x.Prompts, rev))
 	}
-	if drop&(1<<4) == 0 && x.ResultType != "" {
+	if drop&(1<<4) == 0 && (x.ResultType != "" || x.empty&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
@@ -2118,7 +2060,7 @@ func (x *ListPromptsResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -2133,8 +2075,6 @@ func (x ListPromptsResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListResourceTemplatesRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListResourceTemplatesRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropListResourceTemplatesRequest, rev)
@@ -2142,7 +2082,7 @@ func (x *ListResourceTemplatesRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -2160,8 +2100,6 @@ func (x ListResourceTemplatesRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListResourceTemplatesResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropListResourceTemplatesResult, rev)
@@ -2169,16 +2107,16 @@ func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.CacheScope != "" {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if drop&(1<<2) == 0 && x.NextCursor != "" {
+	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.empty&(1<<2) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
 		obj["resourceTemplates"] = wire.NonNilArray(encodeOfNResourceTemplate(x.ResourceTemplates, rev))
 	}
-	if drop&(1<<4) == 0 && x.ResultType != "" {
+	if drop&(1<<4) == 0 && (x.ResultType != "" || x.empty&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
@@ -2200,7 +2138,7 @@ func (x *ListResourceTemplatesResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -2215,8 +2153,6 @@ func (x ListResourceTemplatesResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListResourcesRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListResourcesRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropListResourcesRequest, rev)
@@ -2224,7 +2160,7 @@ func (x *ListResourcesRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -2242,8 +2178,6 @@ func (x ListResourcesRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListResourcesResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListResourcesResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropListResourcesResult, rev)
@@ -2251,16 +2185,16 @@ func (x *ListResourcesResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.CacheScope != "" {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if drop&(1<<2) == 0 && x.NextCursor != "" {
+	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.empty&(1<<2) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
 		obj["resources"] = wire.NonNilArray(encodeOfNResource(x.Resources, rev))
 	}
-	if drop&(1<<4) == 0 && x.ResultType != "" {
+	if drop&(1<<4) == 0 && (x.ResultType != "" || x.empty&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
@@ -2282,7 +2216,7 @@ func (x *ListResourcesResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -2297,8 +2231,6 @@ func (x ListResourcesResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListRootsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x3}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListRootsRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropListRootsRequest, rev)
@@ -2306,7 +2238,7 @@ func (x *ListRootsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -2340,8 +2272,6 @@ func (x ListRootsRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListRootsResult = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x1}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListRootsResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropListRootsResult, rev)
@@ -2368,10 +2298,10 @@ func (x *ListTasksRequest) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<2) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -2393,7 +2323,7 @@ func (x *ListTasksResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.NextCursor != "" {
+	if x.NextCursor != "" || x.empty&(1<<1) != 0 {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if x.Tasks != nil {
@@ -2408,8 +2338,6 @@ func (x ListTasksResult) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListToolsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListToolsRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropListToolsRequest, rev)
@@ -2417,7 +2345,7 @@ func (x *ListToolsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -2435,8 +2363,6 @@ func (x ListToolsRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropListToolsResult = [5]uint64{0x2a, 0x2a, 0x2a, 0x2a, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ListToolsResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropListToolsResult, rev)
@@ -2444,13 +2370,13 @@ func (x *ListToolsResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.CacheScope != "" {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if drop&(1<<2) == 0 && x.NextCursor != "" {
+	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.empty&(1<<2) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
-	if drop&(1<<3) == 0 && x.ResultType != "" {
+	if drop&(1<<3) == 0 && (x.ResultType != "" || x.empty&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 {
@@ -2475,7 +2401,7 @@ func (x *ListToolsResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -2490,13 +2416,11 @@ func (x ListToolsResultResponse) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropLoggingMessageNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *LoggingMessageNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropLoggingMessageNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<1) == 0 {
@@ -2514,8 +2438,6 @@ func (x LoggingMessageNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropLoggingMessageNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *LoggingMessageNotificationParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropLoggingMessageNotificationParams, rev)
@@ -2529,7 +2451,7 @@ func (x *LoggingMessageNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["level"] = string(x.Level)
 	}
-	if drop&(1<<3) == 0 && x.Logger != "" {
+	if drop&(1<<3) == 0 && (x.Logger != "" || x.empty&(1<<3) != 0) {
 		obj["logger"] = x.Logger
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2551,7 +2473,7 @@ func (x *MethodNotFoundError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2573,7 +2495,7 @@ func (x *MissingRequiredClientCapabilityError) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2595,7 +2517,7 @@ func (x *MissingRequiredClientCapabilityErrorError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data.EncodeValue(rev)
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2627,7 +2549,7 @@ func (x MissingRequiredClientCapabilityErrorErrorData) MarshalJSON() ([]byte, er
 func (x *ModelHint) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.Name != "" {
+	if x.Name != "" || x.empty&(1<<0) != 0 {
 		obj["name"] = x.Name
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2713,8 +2635,6 @@ func (x NotificationParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropNumberSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *NumberSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropNumberSchema, rev)
@@ -2722,7 +2642,7 @@ func (x *NumberSchema) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Default != nil {
 		obj["default"] = *x.Default
 	}
-	if drop&(1<<1) == 0 && x.Description != "" {
+	if drop&(1<<1) == 0 && (x.Description != "" || x.empty&(1<<1) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<2) == 0 && x.Maximum != nil {
@@ -2731,10 +2651,10 @@ func (x *NumberSchema) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Minimum != nil {
 		obj["minimum"] = *x.Minimum
 	}
-	if drop&(1<<4) == 0 && x.Title != "" {
+	if drop&(1<<4) == 0 && (x.Title != "" || x.empty&(1<<4) != 0) {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<5) == 0 && x.Type != "" {
+	if drop&(1<<5) == 0 && (x.Type != "" || x.empty&(1<<5) != 0) {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2746,8 +2666,6 @@ func (x NumberSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropPaginatedRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *PaginatedRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropPaginatedRequest, rev)
@@ -2755,7 +2673,7 @@ func (x *PaginatedRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -2773,8 +2691,6 @@ func (x PaginatedRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropPaginatedRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *PaginatedRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropPaginatedRequestParams, rev)
@@ -2782,7 +2698,7 @@ func (x *PaginatedRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.Cursor != "" {
+	if drop&(1<<1) == 0 && (x.Cursor != "" || x.empty&(1<<1) != 0) {
 		obj["cursor"] = x.Cursor
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2794,8 +2710,6 @@ func (x PaginatedRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropPaginatedResult = [5]uint64{0x4, 0x4, 0x4, 0x4, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *PaginatedResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropPaginatedResult, rev)
@@ -2803,10 +2717,10 @@ func (x *PaginatedResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.NextCursor != "" {
+	if drop&(1<<1) == 0 && (x.NextCursor != "" || x.empty&(1<<1) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
-	if drop&(1<<2) == 0 && x.ResultType != "" {
+	if drop&(1<<2) == 0 && (x.ResultType != "" || x.empty&(1<<2) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2828,7 +2742,7 @@ func (x *ParseError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2840,8 +2754,6 @@ func (x ParseError) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropPingRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *PingRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropPingRequest, rev)
@@ -2849,10 +2761,10 @@ func (x *PingRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 && x.Method != "" {
+	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
 		obj["method"] = x.Method
 	}
 	if drop&(1<<3) == 0 && x.Params != nil {
@@ -2867,13 +2779,11 @@ func (x PingRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropProgressNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ProgressNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropProgressNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<1) == 0 {
@@ -2891,8 +2801,6 @@ func (x ProgressNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropProgressNotificationParams = [5]uint64{0x3, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ProgressNotificationParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropProgressNotificationParams, rev)
@@ -2900,7 +2808,7 @@ func (x *ProgressNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.Message != "" {
+	if drop&(1<<1) == 0 && (x.Message != "" || x.empty&(1<<1) != 0) {
 		obj["message"] = x.Message
 	}
 	if drop&(1<<2) == 0 {
@@ -2921,8 +2829,6 @@ func (x ProgressNotificationParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropPrompt = [5]uint64{0x29, 0x29, 0x8, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Prompt) EncodeValue(rev int) any {
 	drop := dropMask(&dropPrompt, rev)
@@ -2933,7 +2839,7 @@ func (x *Prompt) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Arguments != nil {
 		obj["arguments"] = encodeOfNPromptArgument(x.Arguments, rev)
 	}
-	if drop&(1<<2) == 0 && x.Description != "" {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
@@ -2942,7 +2848,7 @@ func (x *Prompt) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<5) == 0 && x.Title != "" {
+	if drop&(1<<5) == 0 && (x.Title != "" || x.empty&(1<<5) != 0) {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2954,13 +2860,11 @@ func (x Prompt) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropPromptArgument = [5]uint64{0x8, 0x8, 0x0, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *PromptArgument) EncodeValue(rev int) any {
 	drop := dropMask(&dropPromptArgument, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
-	if drop&(1<<0) == 0 && x.Description != "" {
+	if drop&(1<<0) == 0 && (x.Description != "" || x.empty&(1<<0) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<1) == 0 {
@@ -2969,7 +2873,7 @@ func (x *PromptArgument) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = *x.Required
 	}
-	if drop&(1<<3) == 0 && x.Title != "" {
+	if drop&(1<<3) == 0 && (x.Title != "" || x.empty&(1<<3) != 0) {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2981,13 +2885,11 @@ func (x PromptArgument) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropPromptListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *PromptListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropPromptListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<1) == 0 {
@@ -3020,8 +2922,6 @@ func (x PromptMessage) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropPromptReference = [5]uint64{0x2, 0x2, 0x0, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *PromptReference) EncodeValue(rev int) any {
 	drop := dropMask(&dropPromptReference, rev)
@@ -3029,7 +2929,7 @@ func (x *PromptReference) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<1) == 0 && x.Title != "" {
+	if drop&(1<<1) == 0 && (x.Title != "" || x.empty&(1<<1) != 0) {
 		obj["title"] = x.Title
 	}
 	if drop&(1<<2) == 0 {
@@ -3044,8 +2944,6 @@ func (x PromptReference) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropReadResourceRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ReadResourceRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropReadResourceRequest, rev)
@@ -3053,7 +2951,7 @@ func (x *ReadResourceRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<2) == 0 {
@@ -3071,8 +2969,6 @@ func (x ReadResourceRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropReadResourceRequestParams = [5]uint64{0x7, 0x7, 0x7, 0x6, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropReadResourceRequestParams, rev)
@@ -3083,7 +2979,7 @@ func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.InputResponses != nil {
 		obj["inputResponses"] = encodeMapOfNInputResponse(x.InputResponses, rev)
 	}
-	if drop&(1<<2) == 0 && x.RequestState != "" {
+	if drop&(1<<2) == 0 && (x.RequestState != "" || x.empty&(1<<2) != 0) {
 		obj["requestState"] = x.RequestState
 	}
 	if drop&(1<<3) == 0 {
@@ -3098,8 +2994,6 @@ func (x ReadResourceRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropReadResourceResult = [5]uint64{0x1a, 0x1a, 0x1a, 0x1a, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ReadResourceResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropReadResourceResult, rev)
@@ -3107,13 +3001,13 @@ func (x *ReadResourceResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.CacheScope != "" {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
 	if drop&(1<<2) == 0 {
 		obj["contents"] = wire.NonNilArray(encodeOfNReadResourceResultContentsItem(x.Contents, rev))
 	}
-	if drop&(1<<3) == 0 && x.ResultType != "" {
+	if drop&(1<<3) == 0 && (x.ResultType != "" || x.empty&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 && x.TTLMs != nil {
@@ -3135,7 +3029,7 @@ func (x *ReadResourceResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -3154,7 +3048,7 @@ func (x ReadResourceResultResponse) MarshalJSON() ([]byte, error) {
 func (x *RelatedTaskMetadata) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskID != "" {
+	if x.TaskID != "" || x.empty&(1<<0) != 0 {
 		obj["taskId"] = x.TaskID
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3193,10 +3087,10 @@ func (x *RequestMetaObject) EncodeValue(rev int) any {
 	if x.ClientInfo != nil {
 		obj["io.modelcontextprotocol/clientInfo"] = x.ClientInfo.EncodeValue(rev)
 	}
-	if x.LogLevel != "" {
+	if x.LogLevel != "" || x.empty&(1<<2) != 0 {
 		obj["io.modelcontextprotocol/logLevel"] = string(x.LogLevel)
 	}
-	if x.ProtocolVersion != "" {
+	if x.ProtocolVersion != "" || x.empty&(1<<3) != 0 {
 		obj["io.modelcontextprotocol/protocolVersion"] = x.ProtocolVersion
 	}
 	if !x.ProgressToken.IsZero() {
@@ -3227,8 +3121,6 @@ func (x RequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropResource = [5]uint64{0x89, 0x89, 0x8, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Resource) EncodeValue(rev int) any {
 	drop := dropMask(&dropResource, rev)
@@ -3239,13 +3131,13 @@ func (x *Resource) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && x.Description != "" {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
 		obj["icons"] = encodeOfNIcon(x.Icons, rev)
 	}
-	if drop&(1<<4) == 0 && x.MIMEType != "" {
+	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.empty&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<5) == 0 {
@@ -3254,7 +3146,7 @@ func (x *Resource) EncodeValue(rev int) any {
 	if drop&(1<<6) == 0 && x.Size != nil {
 		obj["size"] = *x.Size
 	}
-	if drop&(1<<7) == 0 && x.Title != "" {
+	if drop&(1<<7) == 0 && (x.Title != "" || x.empty&(1<<7) != 0) {
 		obj["title"] = x.Title
 	}
 	if drop&(1<<8) == 0 {
@@ -3269,8 +3161,6 @@ func (x Resource) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceContents) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceContents, rev)
@@ -3278,7 +3168,7 @@ func (x *ResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && x.MIMEType != "" {
+	if drop&(1<<1) == 0 && (x.MIMEType != "" || x.empty&(1<<1) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<2) == 0 {
@@ -3293,8 +3183,6 @@ func (x ResourceContents) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropResourceLink = [5]uint64{0x0, 0x0, 0x8, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceLink) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceLink, rev)
@@ -3305,28 +3193,28 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && x.Description != "" {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
 		obj["icons"] = encodeOfNIcon(x.Icons, rev)
 	}
-	if drop&(1<<4) == 0 && x.MIMEType != "" {
+	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.empty&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
-	if drop&(1<<5) == 0 && x.Name != "" {
+	if drop&(1<<5) == 0 && (x.Name != "" || x.empty&(1<<5) != 0) {
 		obj["name"] = x.Name
 	}
 	if drop&(1<<6) == 0 && x.Size != nil {
 		obj["size"] = *x.Size
 	}
-	if drop&(1<<7) == 0 && x.Title != "" {
+	if drop&(1<<7) == 0 && (x.Title != "" || x.empty&(1<<7) != 0) {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<8) == 0 && x.Type != "" {
+	if drop&(1<<8) == 0 && (x.Type != "" || x.empty&(1<<8) != 0) {
 		obj["type"] = x.Type
 	}
-	if drop&(1<<9) == 0 && x.URI != "" {
+	if drop&(1<<9) == 0 && (x.URI != "" || x.empty&(1<<9) != 0) {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3338,13 +3226,11 @@ func (x ResourceLink) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropResourceListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<1) == 0 {
@@ -3366,10 +3252,10 @@ func (x ResourceListChangedNotification) MarshalJSON() ([]byte, error) {
 func (x *ResourceReference) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<0) != 0 {
 		obj["type"] = x.Type
 	}
-	if x.URI != "" {
+	if x.URI != "" || x.empty&(1<<1) != 0 {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3388,7 +3274,7 @@ func (x *ResourceRequestParams) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if x.URI != "" {
+	if x.URI != "" || x.empty&(1<<1) != 0 {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3400,8 +3286,6 @@ func (x ResourceRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropResourceTemplate = [5]uint64{0x49, 0x49, 0x8, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceTemplate) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceTemplate, rev)
@@ -3412,19 +3296,19 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && x.Description != "" {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
 		obj["icons"] = encodeOfNIcon(x.Icons, rev)
 	}
-	if drop&(1<<4) == 0 && x.MIMEType != "" {
+	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.empty&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<5) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<6) == 0 && x.Title != "" {
+	if drop&(1<<6) == 0 && (x.Title != "" || x.empty&(1<<6) != 0) {
 		obj["title"] = x.Title
 	}
 	if drop&(1<<7) == 0 {
@@ -3443,10 +3327,10 @@ func (x ResourceTemplate) MarshalJSON() ([]byte, error) {
 func (x *ResourceTemplateReference) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<0) != 0 {
 		obj["type"] = x.Type
 	}
-	if x.URI != "" {
+	if x.URI != "" || x.empty&(1<<1) != 0 {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3458,13 +3342,11 @@ func (x ResourceTemplateReference) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropResourceUpdatedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceUpdatedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceUpdatedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<1) == 0 {
@@ -3481,8 +3363,6 @@ func (x *ResourceUpdatedNotification) EncodeValue(rev int) any {
 func (x ResourceUpdatedNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropResourceUpdatedNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ResourceUpdatedNotificationParams) EncodeValue(rev int) any {
@@ -3503,8 +3383,6 @@ func (x ResourceUpdatedNotificationParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropResult = [5]uint64{0x2, 0x2, 0x2, 0x2, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Result) EncodeValue(rev int) any {
 	drop := dropMask(&dropResult, rev)
@@ -3512,7 +3390,7 @@ func (x *Result) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.ResultType != "" {
+	if drop&(1<<1) == 0 && (x.ResultType != "" || x.empty&(1<<1) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3540,8 +3418,6 @@ func (x ResultMetaObject) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropRoot = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Root) EncodeValue(rev int) any {
 	drop := dropMask(&dropRoot, rev)
@@ -3549,7 +3425,7 @@ func (x *Root) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && x.Name != "" {
+	if drop&(1<<1) == 0 && (x.Name != "" || x.empty&(1<<1) != 0) {
 		obj["name"] = x.Name
 	}
 	if drop&(1<<2) == 0 {
@@ -3564,16 +3440,14 @@ func (x Root) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropRootsListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *RootsListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropRootsListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<1) == 0 && x.Method != "" {
+	if drop&(1<<1) == 0 && (x.Method != "" || x.empty&(1<<1) != 0) {
 		obj["method"] = x.Method
 	}
 	if drop&(1<<2) == 0 && x.Params != nil {
@@ -3587,8 +3461,6 @@ func (x *RootsListChangedNotification) EncodeValue(rev int) any {
 func (x RootsListChangedNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropSamplingMessage = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SamplingMessage) EncodeValue(rev int) any {
@@ -3611,8 +3483,6 @@ func (x *SamplingMessage) EncodeValue(rev int) any {
 func (x SamplingMessage) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropServerCapabilities = [5]uint64{0x45, 0x44, 0x44, 0x4, 0x40}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ServerCapabilities) EncodeValue(rev int) any {
@@ -3756,8 +3626,6 @@ func (x ServerCapabilitiesTools) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropSetLevelRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SetLevelRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropSetLevelRequest, rev)
@@ -3765,10 +3633,10 @@ func (x *SetLevelRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 && x.Method != "" {
+	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
 		obj["method"] = x.Method
 	}
 	if drop&(1<<3) == 0 && x.Params != nil {
@@ -3783,8 +3651,6 @@ func (x SetLevelRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropSetLevelRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SetLevelRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropSetLevelRequestParams, rev)
@@ -3792,7 +3658,7 @@ func (x *SetLevelRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.Level != "" {
+	if drop&(1<<1) == 0 && (x.Level != "" || x.empty&(1<<1) != 0) {
 		obj["level"] = string(x.Level)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3820,19 +3686,17 @@ func (x SetLevelRequestParamsMeta) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropStringSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *StringSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropStringSchema, rev)
 	obj := make(map[string]any, 7+len(x.Extra))
-	if drop&(1<<0) == 0 && x.Default != "" {
+	if drop&(1<<0) == 0 && (x.Default != "" || x.empty&(1<<0) != 0) {
 		obj["default"] = x.Default
 	}
-	if drop&(1<<1) == 0 && x.Description != "" {
+	if drop&(1<<1) == 0 && (x.Description != "" || x.empty&(1<<1) != 0) {
 		obj["description"] = x.Description
 	}
-	if drop&(1<<2) == 0 && x.Format != "" {
+	if drop&(1<<2) == 0 && (x.Format != "" || x.empty&(1<<2) != 0) {
 		obj["format"] = x.Format
 	}
 	if drop&(1<<3) == 0 && x.MaxLength != nil {
@@ -3841,10 +3705,10 @@ func (x *StringSchema) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && x.MinLength != nil {
 		obj["minLength"] = *x.MinLength
 	}
-	if drop&(1<<5) == 0 && x.Title != "" {
+	if drop&(1<<5) == 0 && (x.Title != "" || x.empty&(1<<5) != 0) {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<6) == 0 && x.Type != "" {
+	if drop&(1<<6) == 0 && (x.Type != "" || x.empty&(1<<6) != 0) {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3856,8 +3720,6 @@ func (x StringSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropSubscribeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscribeRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropSubscribeRequest, rev)
@@ -3865,10 +3727,10 @@ func (x *SubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 && x.Method != "" {
+	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
 		obj["method"] = x.Method
 	}
 	if drop&(1<<3) == 0 && x.Params != nil {
@@ -3883,8 +3745,6 @@ func (x SubscribeRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropSubscribeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *SubscribeRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropSubscribeRequestParams, rev)
@@ -3892,7 +3752,7 @@ func (x *SubscribeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.URI != "" {
+	if drop&(1<<1) == 0 && (x.URI != "" || x.empty&(1<<1) != 0) {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3949,10 +3809,10 @@ func (x SubscriptionFilter) MarshalJSON() ([]byte, error) {
 func (x *SubscriptionsAcknowledgedNotification) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<0) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<1) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -3993,10 +3853,10 @@ func (x *SubscriptionsListenRequest) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<2) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -4037,7 +3897,7 @@ func (x *SubscriptionsListenResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if x.ResultType != "" {
+	if x.ResultType != "" || x.empty&(1<<1) != 0 {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4075,7 +3935,7 @@ func (x *SubscriptionsListenResultResponse) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if x.Result != nil {
@@ -4094,22 +3954,22 @@ func (x SubscriptionsListenResultResponse) MarshalJSON() ([]byte, error) {
 func (x *Task) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 7+len(x.Extra))
-	if x.CreatedAt != "" {
+	if x.CreatedAt != "" || x.empty&(1<<0) != 0 {
 		obj["createdAt"] = x.CreatedAt
 	}
-	if x.LastUpdatedAt != "" {
+	if x.LastUpdatedAt != "" || x.empty&(1<<1) != 0 {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
 	}
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if x.Status != "" {
+	if x.Status != "" || x.empty&(1<<3) != 0 {
 		obj["status"] = string(x.Status)
 	}
-	if x.StatusMessage != "" {
+	if x.StatusMessage != "" || x.empty&(1<<4) != 0 {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if x.TaskID != "" {
+	if x.TaskID != "" || x.empty&(1<<5) != 0 {
 		obj["taskId"] = x.TaskID
 	}
 	if x.TTL != nil {
@@ -4179,10 +4039,10 @@ func (x TaskMetadata) MarshalJSON() ([]byte, error) {
 func (x *TaskStatusNotification) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<0) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if x.Method != "" {
+	if x.Method != "" || x.empty&(1<<1) != 0 {
 		obj["method"] = x.Method
 	}
 	if x.Params != nil {
@@ -4204,22 +4064,22 @@ func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.CreatedAt != "" {
+	if x.CreatedAt != "" || x.empty&(1<<1) != 0 {
 		obj["createdAt"] = x.CreatedAt
 	}
-	if x.LastUpdatedAt != "" {
+	if x.LastUpdatedAt != "" || x.empty&(1<<2) != 0 {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
 	}
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if x.Status != "" {
+	if x.Status != "" || x.empty&(1<<4) != 0 {
 		obj["status"] = string(x.Status)
 	}
-	if x.StatusMessage != "" {
+	if x.StatusMessage != "" || x.empty&(1<<5) != 0 {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if x.TaskID != "" {
+	if x.TaskID != "" || x.empty&(1<<6) != 0 {
 		obj["taskId"] = x.TaskID
 	}
 	if x.TTL != nil {
@@ -4233,8 +4093,6 @@ func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
 func (x TaskStatusNotificationParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropTextContent = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TextContent) EncodeValue(rev int) any {
@@ -4261,8 +4119,6 @@ func (x TextContent) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropTextResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *TextResourceContents) EncodeValue(rev int) any {
 	drop := dropMask(&dropTextResourceContents, rev)
@@ -4270,7 +4126,7 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && x.MIMEType != "" {
+	if drop&(1<<1) == 0 && (x.MIMEType != "" || x.empty&(1<<1) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<2) == 0 {
@@ -4295,7 +4151,7 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Default != nil {
 		obj["default"] = wire.AnyArray(x.Default)
 	}
-	if x.Description != "" {
+	if x.Description != "" || x.empty&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
 	if x.Items != nil {
@@ -4307,10 +4163,10 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.MinItems != nil {
 		obj["minItems"] = *x.MinItems
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<5) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<6) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4342,10 +4198,10 @@ func (x TitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
 func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Const != "" {
+	if x.Const != "" || x.empty&(1<<0) != 0 {
 		obj["const"] = x.Const
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<1) != 0 {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4361,19 +4217,19 @@ func (x TitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() ([]byte, error)
 func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
-	if x.Default != "" {
+	if x.Default != "" || x.empty&(1<<0) != 0 {
 		obj["default"] = x.Default
 	}
-	if x.Description != "" {
+	if x.Description != "" || x.empty&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
 	if x.OneOf != nil {
 		obj["oneOf"] = encodeOfNTitledSingleSelectEnumSchemaOneOfItem(x.OneOf, rev)
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<4) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4389,10 +4245,10 @@ func (x TitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *TitledSingleSelectEnumSchemaOneOfItem) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Const != "" {
+	if x.Const != "" || x.empty&(1<<0) != 0 {
 		obj["const"] = x.Const
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<1) != 0 {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4404,8 +4260,6 @@ func (x TitledSingleSelectEnumSchemaOneOfItem) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropTool = [5]uint64{0x19b, 0x199, 0x18, 0x0, 0x8}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Tool) EncodeValue(rev int) any {
 	drop := dropMask(&dropTool, rev)
@@ -4416,7 +4270,7 @@ func (x *Tool) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && x.Description != "" {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Execution != nil {
@@ -4434,7 +4288,7 @@ func (x *Tool) EncodeValue(rev int) any {
 	if drop&(1<<7) == 0 && x.OutputSchema != nil {
 		obj["outputSchema"] = x.OutputSchema.EncodeValue(rev)
 	}
-	if drop&(1<<8) == 0 && x.Title != "" {
+	if drop&(1<<8) == 0 && (x.Title != "" || x.empty&(1<<8) != 0) {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4462,7 +4316,7 @@ func (x *ToolAnnotations) EncodeValue(rev int) any {
 	if x.ReadOnlyHint != nil {
 		obj["readOnlyHint"] = *x.ReadOnlyHint
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<4) != 0 {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4478,7 +4332,7 @@ func (x ToolAnnotations) MarshalJSON() ([]byte, error) {
 func (x *ToolChoice) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.Mode != "" {
+	if x.Mode != "" || x.empty&(1<<0) != 0 {
 		obj["mode"] = x.Mode
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4494,7 +4348,7 @@ func (x ToolChoice) MarshalJSON() ([]byte, error) {
 func (x *ToolExecution) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskSupport != "" {
+	if x.TaskSupport != "" || x.empty&(1<<0) != 0 {
 		obj["taskSupport"] = x.TaskSupport
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4506,13 +4360,11 @@ func (x ToolExecution) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropToolInputSchema = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x6}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolInputSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropToolInputSchema, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
-	if drop&(1<<0) == 0 && x.Schema != "" {
+	if drop&(1<<0) == 0 && (x.Schema != "" || x.empty&(1<<0) != 0) {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
@@ -4533,13 +4385,11 @@ func (x ToolInputSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropToolListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropToolListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.JSONRPC != "" {
+	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	if drop&(1<<1) == 0 {
@@ -4557,13 +4407,11 @@ func (x ToolListChangedNotification) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropToolOutputSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0xe}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *ToolOutputSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropToolOutputSchema, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
-	if drop&(1<<0) == 0 && x.Schema != "" {
+	if drop&(1<<0) == 0 && (x.Schema != "" || x.empty&(1<<0) != 0) {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
@@ -4572,7 +4420,7 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
 	}
-	if drop&(1<<3) == 0 && x.Type != "" {
+	if drop&(1<<3) == 0 && (x.Type != "" || x.empty&(1<<3) != 0) {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4600,10 +4448,10 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 	if x.StructuredContent != nil {
 		obj["structuredContent"] = x.StructuredContent
 	}
-	if x.ToolUseID != "" {
+	if x.ToolUseID != "" || x.empty&(1<<4) != 0 {
 		obj["toolUseId"] = x.ToolUseID
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<5) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4622,16 +4470,16 @@ func (x *ToolUseContent) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.ID != "" {
+	if x.ID != "" || x.empty&(1<<1) != 0 {
 		obj["id"] = x.ID
 	}
 	if x.Input != nil {
 		obj["input"] = wire.AnyObject(x.Input)
 	}
-	if x.Name != "" {
+	if x.Name != "" || x.empty&(1<<3) != 0 {
 		obj["name"] = x.Name
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<4) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4653,7 +4501,7 @@ func (x *URLElicitationRequiredError) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4675,7 +4523,7 @@ func (x *URLElicitationRequiredErrorError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data.EncodeValue(rev)
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4703,8 +4551,6 @@ func (x URLElicitationRequiredErrorErrorData) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropUnsubscribeRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 	drop := dropMask(&dropUnsubscribeRequest, rev)
@@ -4712,10 +4558,10 @@ func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.JSONRPC != "" {
+	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
 		obj["jsonrpc"] = x.JSONRPC
 	}
-	if drop&(1<<2) == 0 && x.Method != "" {
+	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
 		obj["method"] = x.Method
 	}
 	if drop&(1<<3) == 0 && x.Params != nil {
@@ -4730,8 +4576,6 @@ func (x UnsubscribeRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropUnsubscribeRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *UnsubscribeRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropUnsubscribeRequestParams, rev)
@@ -4739,7 +4583,7 @@ func (x *UnsubscribeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.URI != "" {
+	if drop&(1<<1) == 0 && (x.URI != "" || x.empty&(1<<1) != 0) {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4777,7 +4621,7 @@ func (x *UnsupportedProtocolVersionError) EncodeValue(rev int) any {
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" {
+	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
 		obj["jsonrpc"] = x.JSONRPC
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4799,7 +4643,7 @@ func (x *UnsupportedProtocolVersionErrorError) EncodeValue(rev int) any {
 	if x.Data != nil {
 		obj["data"] = x.Data.EncodeValue(rev)
 	}
-	if x.Message != "" {
+	if x.Message != "" || x.empty&(1<<2) != 0 {
 		obj["message"] = x.Message
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4815,7 +4659,7 @@ func (x UnsupportedProtocolVersionErrorError) MarshalJSON() ([]byte, error) {
 func (x *UnsupportedProtocolVersionErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Requested != "" {
+	if x.Requested != "" || x.empty&(1<<0) != 0 {
 		obj["requested"] = x.Requested
 	}
 	if x.Supported != nil {
@@ -4837,7 +4681,7 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Default != nil {
 		obj["default"] = wire.AnyArray(x.Default)
 	}
-	if x.Description != "" {
+	if x.Description != "" || x.empty&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
 	if x.Items != nil {
@@ -4849,10 +4693,10 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.MinItems != nil {
 		obj["minItems"] = *x.MinItems
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<5) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<6) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4871,7 +4715,7 @@ func (x *UntitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 	if x.Enum != nil {
 		obj["enum"] = wire.AnyArray(x.Enum)
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<1) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4887,19 +4731,19 @@ func (x UntitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
 func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
-	if x.Default != "" {
+	if x.Default != "" || x.empty&(1<<0) != 0 {
 		obj["default"] = x.Default
 	}
-	if x.Description != "" {
+	if x.Description != "" || x.empty&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
 	if x.Enum != nil {
 		obj["enum"] = wire.AnyArray(x.Enum)
 	}
-	if x.Title != "" {
+	if x.Title != "" || x.empty&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" {
+	if x.Type != "" || x.empty&(1<<4) != 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)

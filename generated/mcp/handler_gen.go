@@ -187,15 +187,16 @@ func (UnimplementedHandler) Unsubscribe(context.Context, *UnsubscribeRequestPara
 	return nil, wire.ErrMethodNotFound
 }
 
-// DispatchHandler decodes the params tree of method (nil when absent) and
+// DispatchHandler decodes the params tree of method (nil when absent), sent in
+// revision rev, and
 // calls h. It returns the result to encode, nil for a notification, or
 // wire.ErrMethodNotFound for a method Handler does not have.
-func DispatchHandler(ctx context.Context, h Handler, method string, params any) (wire.Encoder, error) {
+func DispatchHandler(ctx context.Context, h Handler, method string, params any, rev int) (wire.Encoder, error) {
 	switch method {
 	case "tools/call":
 		p := new(CallToolRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -207,7 +208,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "tasks/cancel":
 		p := new(CancelTaskRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -219,7 +220,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "completion/complete":
 		p := new(CompleteRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -231,7 +232,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "server/discover":
 		p := new(RequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -243,7 +244,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "prompts/get":
 		p := new(GetPromptRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -255,7 +256,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "tasks/get":
 		p := new(GetTaskRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -267,7 +268,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "tasks/result":
 		p := new(GetTaskPayloadRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -279,7 +280,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "initialize":
 		p := new(InitializeRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -291,7 +292,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "prompts/list":
 		p := new(PaginatedRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -303,7 +304,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "resources/templates/list":
 		p := new(PaginatedRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -315,7 +316,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "resources/list":
 		p := new(PaginatedRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -327,7 +328,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "tasks/list":
 		p := new(PaginatedRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -339,7 +340,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "tools/list":
 		p := new(PaginatedRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -351,7 +352,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "notifications/cancelled":
 		p := new(CancelledNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -359,7 +360,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "notifications/initialized":
 		p := new(NotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -367,7 +368,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "notifications/progress":
 		p := new(ProgressNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -375,7 +376,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "notifications/roots/list_changed":
 		p := new(NotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -383,7 +384,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "notifications/tasks/status":
 		p := new(TaskStatusNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -391,7 +392,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "ping":
 		p := new(RequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -403,7 +404,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "resources/read":
 		p := new(ReadResourceRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -415,7 +416,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "logging/setLevel":
 		p := new(SetLevelRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -427,7 +428,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "resources/subscribe":
 		p := new(SubscribeRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -439,7 +440,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "subscriptions/listen":
 		p := new(SubscriptionsListenRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -451,7 +452,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "resources/unsubscribe":
 		p := new(UnsubscribeRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -601,15 +602,16 @@ func (UnimplementedClientHandler) Ping(context.Context, *RequestParams) (*EmptyR
 	return nil, wire.ErrMethodNotFound
 }
 
-// DispatchClientHandler decodes the params tree of method (nil when absent) and
+// DispatchClientHandler decodes the params tree of method (nil when absent), sent in
+// revision rev, and
 // calls h. It returns the result to encode, nil for a notification, or
 // wire.ErrMethodNotFound for a method ClientHandler does not have.
-func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, params any) (wire.Encoder, error) {
+func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, params any, rev int) (wire.Encoder, error) {
 	switch method {
 	case "tasks/cancel":
 		p := new(CancelTaskRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -621,7 +623,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "sampling/createMessage":
 		p := new(CreateMessageRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -634,7 +636,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		var p ElicitRequestParams
 		if params != nil {
 			if err := func() error {
-				if u, err := DecodeElicitRequestParams(params); err != nil {
+				if u, err := DecodeElicitRequestParams(params, rev); err != nil {
 					return err
 				} else {
 					p = u
@@ -652,7 +654,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "tasks/get":
 		p := new(GetTaskRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -664,7 +666,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "tasks/result":
 		p := new(GetTaskPayloadRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -676,7 +678,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "roots/list":
 		p := new(ListRootsRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -688,7 +690,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "tasks/list":
 		p := new(PaginatedRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -700,7 +702,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/cancelled":
 		p := new(CancelledNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -708,7 +710,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/elicitation/complete":
 		p := new(ElicitationCompleteNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -716,7 +718,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/message":
 		p := new(LoggingMessageNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -724,7 +726,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/progress":
 		p := new(ProgressNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -732,7 +734,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/prompts/list_changed":
 		p := new(NotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -740,7 +742,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/resources/list_changed":
 		p := new(NotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -748,7 +750,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/resources/updated":
 		p := new(ResourceUpdatedNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -756,7 +758,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/subscriptions/acknowledged":
 		p := new(SubscriptionsAcknowledgedNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -764,7 +766,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/tasks/status":
 		p := new(TaskStatusNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -772,7 +774,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "notifications/tools/list_changed":
 		p := new(NotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -780,7 +782,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 	case "ping":
 		p := new(RequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -795,183 +797,183 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 
 // DecodeParams decodes the params tree of a request or notification by its
 // method, in either direction.
-func DecodeParams(method string, v any) (wire.Encoder, error) {
+func DecodeParams(method string, v any, rev int) (wire.Encoder, error) {
 	switch method {
 	case "completion/complete":
 		p := new(CompleteRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "elicitation/create":
-		return DecodeElicitRequestParams(v)
+		return DecodeElicitRequestParams(v, rev)
 	case "initialize":
 		p := new(InitializeRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "logging/setLevel":
 		p := new(SetLevelRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/cancelled":
 		p := new(CancelledNotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/elicitation/complete":
 		p := new(ElicitationCompleteNotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/initialized":
 		p := new(NotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/message":
 		p := new(LoggingMessageNotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/progress":
 		p := new(ProgressNotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/prompts/list_changed":
 		p := new(NotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/resources/list_changed":
 		p := new(NotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/resources/updated":
 		p := new(ResourceUpdatedNotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/roots/list_changed":
 		p := new(NotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/subscriptions/acknowledged":
 		p := new(SubscriptionsAcknowledgedNotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/tasks/status":
 		p := new(TaskStatusNotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/tools/list_changed":
 		p := new(NotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "ping":
 		p := new(RequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "prompts/get":
 		p := new(GetPromptRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "prompts/list":
 		p := new(PaginatedRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "resources/list":
 		p := new(PaginatedRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "resources/read":
 		p := new(ReadResourceRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "resources/subscribe":
 		p := new(SubscribeRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "resources/templates/list":
 		p := new(PaginatedRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "resources/unsubscribe":
 		p := new(UnsubscribeRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "roots/list":
 		p := new(ListRootsRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "sampling/createMessage":
 		p := new(CreateMessageRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "server/discover":
 		p := new(RequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "subscriptions/listen":
 		p := new(SubscriptionsListenRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "tasks/cancel":
 		p := new(CancelTaskRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "tasks/get":
 		p := new(GetTaskRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "tasks/list":
 		p := new(PaginatedRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "tasks/result":
 		p := new(GetTaskPayloadRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "tools/call":
 		p := new(CallToolRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "tools/list":
 		p := new(PaginatedRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	}
 	return nil, wire.ErrMethodNotFound
 }
 
 // DecodeResult decodes the result of a request by the method it answered:
 // results cannot be told apart by their shape.
-func DecodeResult(method string, v any) (wire.Encoder, error) {
+func DecodeResult(method string, v any, rev int) (wire.Encoder, error) {
 	switch method {
 	case "completion/complete":
 		r := new(CompleteResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "elicitation/create":
 		r := new(ElicitResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "initialize":
 		r := new(InitializeResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "logging/setLevel":
 		r := new(EmptyResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "ping":
 		r := new(EmptyResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "prompts/get":
 		r := new(GetPromptResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "prompts/list":
 		r := new(ListPromptsResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "resources/list":
 		r := new(ListResourcesResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "resources/read":
 		r := new(ReadResourceResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "resources/subscribe":
 		r := new(EmptyResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "resources/templates/list":
 		r := new(ListResourceTemplatesResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "resources/unsubscribe":
 		r := new(EmptyResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "roots/list":
 		r := new(ListRootsResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "sampling/createMessage":
 		r := new(CreateMessageResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "server/discover":
 		r := new(DiscoverResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "subscriptions/listen":
 		r := new(SubscriptionsListenResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "tasks/cancel":
 		r := new(CancelTaskResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "tasks/get":
 		r := new(GetTaskResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "tasks/list":
 		r := new(ListTasksResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "tasks/result":
 		r := new(GetTaskPayloadResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "tools/call":
 		r := new(CallToolResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	case "tools/list":
 		r := new(ListToolsResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	}
 	return nil, wire.ErrMethodNotFound
 }

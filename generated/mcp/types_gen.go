@@ -39,6 +39,8 @@ type Annotations struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // AudioContent: A content block holding base64-encoded audio data and its MIME type.
@@ -54,6 +56,8 @@ type AudioContent struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // BaseMetadata: Shared naming fields: a programmatic name plus an optional human-friendly title.
@@ -66,6 +70,8 @@ type BaseMetadata struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // BlobResourceContents: Resource contents delivered as base64-encoded binary data.
@@ -80,6 +86,8 @@ type BlobResourceContents struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // BooleanSchema: Describes a yes/no field that a user can fill in during elicitation.
@@ -94,6 +102,8 @@ type BooleanSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CacheableResult: Result fields that tell clients how long and how widely they may cache a response.
@@ -108,6 +118,8 @@ type CacheableResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CallToolRequest: Asks the server to run one of its tools with the given arguments.
@@ -121,6 +133,8 @@ type CallToolRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CallToolRequestParams: Parameters for a tool call: the tool's name and its arguments.
@@ -137,6 +151,8 @@ type CallToolRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CallToolResult: Outcome of a tool call: content blocks, optional structured output and an error flag.
@@ -152,6 +168,8 @@ type CallToolResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CallToolResultResponse: JSON-RPC success response to a tool call, holding a tool result or an input-required result.
@@ -165,6 +183,8 @@ type CallToolResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CancelTaskRequest: Asks the receiver to stop a running task identified by its ID.
@@ -179,6 +199,8 @@ type CancelTaskRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CancelTaskRequestParams is an object of the MCP schemas.
@@ -188,6 +210,8 @@ type CancelTaskRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CancelTaskResult: Reports the state of a task after a cancellation request.
@@ -206,6 +230,8 @@ type CancelTaskResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CancelledNotification: Tells the receiver that the sender has abandoned an earlier request and expects no reply.
@@ -218,6 +244,8 @@ type CancelledNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CancelledNotificationParams: Identifies the abandoned request and optionally explains why.
@@ -231,6 +259,8 @@ type CancelledNotificationParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ClientCapabilities: Declares which optional features the client supports.
@@ -328,6 +358,8 @@ type CompleteRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CompleteRequestParams: Parameters for completion: what is being completed, the partial argument and optional context.
@@ -374,6 +406,8 @@ type CompleteResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CompleteResultCompletion is an object of the MCP schemas.
@@ -398,6 +432,8 @@ type CompleteResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CreateMessageRequest: Asks the client to generate a reply with its language model.
@@ -411,6 +447,8 @@ type CreateMessageRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CreateMessageRequestParams: Sampling inputs: conversation messages, model preferences, system prompt, token limit and related options.
@@ -433,6 +471,8 @@ type CreateMessageRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CreateMessageRequestParamsMeta is an object of the MCP schemas.
@@ -457,6 +497,8 @@ type CreateMessageResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // CreateTaskResult: Answers a task-augmented request by returning the newly created task.
@@ -489,6 +531,8 @@ type DiscoverRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // DiscoverResult: Describes the server, including its capabilities and supported protocol versions.
@@ -506,6 +550,8 @@ type DiscoverResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // DiscoverResultResponse: JSON-RPC success response carrying a server discovery result.
@@ -519,6 +565,8 @@ type DiscoverResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitRequest: Asks the client to collect information from the user on the server's behalf.
@@ -533,6 +581,8 @@ type ElicitRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitRequestFormParams: Elicitation parameters for form mode: a message and a flat schema of fields to fill.
@@ -548,6 +598,8 @@ type ElicitRequestFormParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitRequestFormParamsMeta is an object of the MCP schemas.
@@ -569,6 +621,8 @@ type ElicitRequestFormParamsRequestedSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitRequestURLParams: Elicitation parameters for URL mode: a message, an elicitation ID and a URL to open.
@@ -585,6 +639,8 @@ type ElicitRequestURLParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitRequestURLParamsMeta is an object of the MCP schemas.
@@ -607,6 +663,8 @@ type ElicitResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitationCompleteNotification: Tells the client that an out-of-band URL elicitation has finished.
@@ -620,6 +678,8 @@ type ElicitationCompleteNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitationCompleteNotificationParams is an object of the MCP schemas.
@@ -629,6 +689,8 @@ type ElicitationCompleteNotificationParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // EmbeddedResource: A content block that carries a resource's contents inline.
@@ -667,6 +729,8 @@ type Error struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetPromptRequest: Asks the server for a prompt, filled in with the given arguments.
@@ -680,6 +744,8 @@ type GetPromptRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetPromptRequestParams: Parameters for fetching a prompt: its name and argument values.
@@ -695,6 +761,8 @@ type GetPromptRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetPromptResult: A rendered prompt: an optional description and its list of messages.
@@ -709,6 +777,8 @@ type GetPromptResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetPromptResultResponse: JSON-RPC success response carrying the outcome of a prompt fetch.
@@ -722,6 +792,8 @@ type GetPromptResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskPayloadRequest: Asks for the final result produced by a task.
@@ -736,6 +808,8 @@ type GetTaskPayloadRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskPayloadRequestParams is an object of the MCP schemas.
@@ -745,6 +819,8 @@ type GetTaskPayloadRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskPayloadResult: The result that a finished task produced for its original request.
@@ -770,6 +846,8 @@ type GetTaskRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskRequestParams is an object of the MCP schemas.
@@ -779,6 +857,8 @@ type GetTaskRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskResult: Reports a task's current status and details.
@@ -797,6 +877,8 @@ type GetTaskResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // HeaderMismatchError: Error returned when HTTP headers are missing or disagree with the JSON-RPC message body.
@@ -810,6 +892,8 @@ type HeaderMismatchError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // HeaderMismatchErrorError is an object of the MCP schemas.
@@ -821,6 +905,8 @@ type HeaderMismatchErrorError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // Icon: An image that represents an item, with its source, MIME type, sizes and theme.
@@ -835,6 +921,8 @@ type Icon struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // Icons: Adds an optional list of icons that user interfaces can show for an object.
@@ -876,6 +964,8 @@ type Implementation struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InitializeRequest: Opens a session by sending the client's protocol version, capabilities and identity.
@@ -890,6 +980,8 @@ type InitializeRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InitializeRequestParams: The client's protocol version, capabilities and identity sent when opening a session.
@@ -904,6 +996,8 @@ type InitializeRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InitializeRequestParamsMeta is an object of the MCP schemas.
@@ -928,6 +1022,8 @@ type InitializeResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InitializedNotification: Tells the server the client has finished initialization and normal traffic may begin.
@@ -941,6 +1037,8 @@ type InitializedNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InputRequests: Map of named input requests the server needs answered before it can finish.
@@ -961,6 +1059,8 @@ type InputRequiredResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InputResponseRequestParams: Request parameters that let a retried request carry input responses and saved server state.
@@ -974,6 +1074,8 @@ type InputResponseRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InputResponses: Map of the client's answers, keyed like the input requests they answer.
@@ -993,6 +1095,8 @@ type InternalError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InvalidParamsError: Error returned when a request's parameters are missing or invalid.
@@ -1006,6 +1110,8 @@ type InvalidParamsError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // InvalidRequestError: Error returned when a message is not a valid JSON-RPC request.
@@ -1019,6 +1125,8 @@ type InvalidRequestError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // JSONArray: An ordered list of JSON values.
@@ -1044,6 +1152,8 @@ type JSONRPCError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // JSONRPCErrorError is an object of the MCP schemas.
@@ -1055,6 +1165,8 @@ type JSONRPCErrorError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // JSONRPCErrorResponse: A JSON-RPC response reporting that a request failed, with an error object.
@@ -1068,6 +1180,8 @@ type JSONRPCErrorResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // JSONRPCNotification: A JSON-RPC message with a method and no ID, so no reply is expected.
@@ -1133,6 +1247,8 @@ type JSONRPCResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // JSONValue: Any JSON value allowed in free-form protocol data.
@@ -1155,6 +1271,8 @@ type LegacyTitledEnumSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListPromptsRequest: Asks the server for a page of the prompts it offers.
@@ -1168,6 +1286,8 @@ type ListPromptsRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListPromptsResult: A page of available prompts, with a cursor if more remain.
@@ -1184,6 +1304,8 @@ type ListPromptsResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListPromptsResultResponse: JSON-RPC success response carrying a page of prompts.
@@ -1197,6 +1319,8 @@ type ListPromptsResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListResourceTemplatesRequest: Asks the server for a page of its parameterized resource templates.
@@ -1210,6 +1334,8 @@ type ListResourceTemplatesRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListResourceTemplatesResult: A page of resource templates, with a cursor if more remain.
@@ -1226,6 +1352,8 @@ type ListResourceTemplatesResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListResourceTemplatesResultResponse: JSON-RPC success response carrying a page of resource templates.
@@ -1239,6 +1367,8 @@ type ListResourceTemplatesResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListResourcesRequest: Asks the server for a page of the resources it exposes.
@@ -1252,6 +1382,8 @@ type ListResourcesRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListResourcesResult: A page of available resources, with a cursor if more remain.
@@ -1268,6 +1400,8 @@ type ListResourcesResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListResourcesResultResponse: JSON-RPC success response carrying a page of resources.
@@ -1281,6 +1415,8 @@ type ListResourcesResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListRootsRequest: Asks the client for the filesystem roots the server may work within.
@@ -1294,6 +1430,8 @@ type ListRootsRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListRootsRequestParams is an object of the MCP schemas.
@@ -1329,6 +1467,8 @@ type ListTasksRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListTasksResult: A page of tasks, with a cursor if more remain.
@@ -1342,6 +1482,8 @@ type ListTasksResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListToolsRequest: Asks the server for a page of the tools it offers.
@@ -1355,6 +1497,8 @@ type ListToolsRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListToolsResult: A page of available tools, with a cursor if more remain.
@@ -1371,6 +1515,8 @@ type ListToolsResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ListToolsResultResponse: JSON-RPC success response carrying a page of tools.
@@ -1384,6 +1530,8 @@ type ListToolsResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // LoggingLevel: Severity of a log message, from debug up to emergency.
@@ -1413,6 +1561,8 @@ type LoggingMessageNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // LoggingMessageNotificationParams: A log entry's severity, optional logger name and data.
@@ -1427,6 +1577,8 @@ type LoggingMessageNotificationParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // MetaObject: Open _meta object for extra protocol or implementation metadata.
@@ -1446,6 +1598,8 @@ type MethodNotFoundError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // MissingRequiredClientCapabilityError: Error returned when a request needs a client capability the client did not declare.
@@ -1459,6 +1613,8 @@ type MissingRequiredClientCapabilityError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // MissingRequiredClientCapabilityErrorError is an object of the MCP schemas.
@@ -1470,6 +1626,8 @@ type MissingRequiredClientCapabilityErrorError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // MissingRequiredClientCapabilityErrorErrorData is an object of the MCP schemas.
@@ -1490,6 +1648,8 @@ type ModelHint struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ModelPreferences: The server's model hints and its priorities for cost, speed and intelligence.
@@ -1560,6 +1720,8 @@ type NumberSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // PaginatedRequest: Base for list requests that accept a cursor to fetch later pages.
@@ -1574,6 +1736,8 @@ type PaginatedRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // PaginatedRequestParams: Parameters for a list request, including an optional page cursor.
@@ -1586,6 +1750,8 @@ type PaginatedRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // PaginatedResult: Base for list results that may include a cursor for the next page.
@@ -1599,6 +1765,8 @@ type PaginatedResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ParseError: Error returned when a received message is not valid JSON.
@@ -1612,6 +1780,8 @@ type ParseError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // PingRequest: Checks that the other side is still responsive; the reply is an empty result.
@@ -1626,6 +1796,8 @@ type PingRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // PrimitiveSchemaDefinition: Any of the simple field schemas allowed in an elicitation form.
@@ -1644,6 +1816,8 @@ type ProgressNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ProgressNotificationParams: The progress token, amount done, optional total and optional status message.
@@ -1659,6 +1833,8 @@ type ProgressNotificationParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ProgressToken: A string or integer that ties progress updates to the request they describe.
@@ -1681,6 +1857,8 @@ type Prompt struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // PromptArgument: Describes one argument a prompt accepts and whether it is required.
@@ -1695,6 +1873,8 @@ type PromptArgument struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // PromptListChangedNotification: Tells the client that the server's set of prompts has changed.
@@ -1707,6 +1887,8 @@ type PromptListChangedNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // PromptMessage: One message in a prompt, with a role and content.
@@ -1731,6 +1913,8 @@ type PromptReference struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ReadResourceRequest: Asks the server for the contents of a resource by URI.
@@ -1744,6 +1928,8 @@ type ReadResourceRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ReadResourceRequestParams: Parameters for reading a resource: the resource's URI.
@@ -1758,6 +1944,8 @@ type ReadResourceRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ReadResourceResult: The contents returned for a resource, as text or binary parts.
@@ -1773,6 +1961,8 @@ type ReadResourceResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ReadResourceResultResponse: JSON-RPC success response carrying the outcome of a resource read.
@@ -1786,6 +1976,8 @@ type ReadResourceResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // RelatedTaskMetadata: Metadata linking a message to the task it belongs to.
@@ -1797,6 +1989,8 @@ type RelatedTaskMetadata struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // Request: Base shape of a request: a method name and optional parameters.
@@ -1830,6 +2024,8 @@ type RequestMetaObject struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // RequestParams: Base shape of request parameters, allowing optional metadata.
@@ -1860,6 +2056,8 @@ type Resource struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceContents: Common fields of a resource's contents: its URI and optional MIME type.
@@ -1873,6 +2071,8 @@ type ResourceContents struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceLink: A content block that points to a resource by URI without including its contents.
@@ -1893,6 +2093,8 @@ type ResourceLink struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceListChangedNotification: Tells the client that the server's set of resources has changed.
@@ -1905,6 +2107,8 @@ type ResourceListChangedNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceReference: Points to a resource or resource template by URI, for example as a completion target.
@@ -1917,6 +2121,8 @@ type ResourceReference struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceRequestParams: Base parameters for requests that target a single resource by URI.
@@ -1929,6 +2135,8 @@ type ResourceRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceTemplate: Describes a URI template the client can fill in to address server resources.
@@ -1947,6 +2155,8 @@ type ResourceTemplate struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceTemplateReference: Points to a resource template by URI, for example as a completion target.
@@ -1959,6 +2169,8 @@ type ResourceTemplateReference struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceUpdatedNotification: Tells the client that a watched resource has changed.
@@ -1971,6 +2183,8 @@ type ResourceUpdatedNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceUpdatedNotificationParams: Identifies the resource that changed by its URI.
@@ -1995,6 +2209,8 @@ type Result struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ResultMetaObject: The _meta object attached to a result.
@@ -2036,6 +2252,8 @@ type Root struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // RootsListChangedNotification: Tells the server that the client's list of roots has changed.
@@ -2049,6 +2267,8 @@ type RootsListChangedNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SamplingMessage: One message in a sampling conversation, with a role and content.
@@ -2151,6 +2371,8 @@ type SetLevelRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SetLevelRequestParams: Parameters for setting the logging level: the minimum severity wanted.
@@ -2163,6 +2385,8 @@ type SetLevelRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SetLevelRequestParamsMeta is an object of the MCP schemas.
@@ -2189,6 +2413,8 @@ type StringSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SubscribeRequest: Asks the server to send update notifications when a resource changes.
@@ -2203,6 +2429,8 @@ type SubscribeRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SubscribeRequestParams: Parameters for subscribing: the URI of the resource to watch.
@@ -2215,6 +2443,8 @@ type SubscribeRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SubscribeRequestParamsMeta is an object of the MCP schemas.
@@ -2251,6 +2481,8 @@ type SubscriptionsAcknowledgedNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SubscriptionsAcknowledgedNotificationParams: Details the server sends when confirming a subscription stream.
@@ -2277,6 +2509,8 @@ type SubscriptionsListenRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SubscriptionsListenRequestParams: Parameters for opening a subscription stream, including which notifications to receive.
@@ -2301,6 +2535,8 @@ type SubscriptionsListenResult struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // SubscriptionsListenResultMetaObject: The _meta object attached to a subscription stream's result.
@@ -2326,6 +2562,8 @@ type SubscriptionsListenResultResponse struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // Task: State of a long-running operation: its ID, status, timestamps and retention time.
@@ -2343,6 +2581,8 @@ type Task struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // TaskAugmentedRequestParams: Request parameters that may ask for the request to run as a task.
@@ -2402,6 +2642,8 @@ type TaskStatusNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // TaskStatusNotificationParams: The task's current state sent with a status change notification.
@@ -2420,6 +2662,8 @@ type TaskStatusNotificationParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // TextContent: A content block holding plain text.
@@ -2447,6 +2691,8 @@ type TextResourceContents struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // TitledMultiSelectEnumSchema: Multi-choice elicitation field whose options each have a value and a display label.
@@ -2464,6 +2710,8 @@ type TitledMultiSelectEnumSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // TitledMultiSelectEnumSchemaItems is an object of the MCP schemas.
@@ -2483,6 +2731,8 @@ type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // TitledSingleSelectEnumSchema: Single-choice elicitation field whose options each have a value and a display label.
@@ -2498,6 +2748,8 @@ type TitledSingleSelectEnumSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // TitledSingleSelectEnumSchemaOneOfItem is an object of the MCP schemas.
@@ -2508,6 +2760,8 @@ type TitledSingleSelectEnumSchemaOneOfItem struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // Tool: Describes a tool the server offers, including its name and input schema.
@@ -2527,6 +2781,8 @@ type Tool struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ToolAnnotations: Optional hints about a tool's behavior, such as being read-only or destructive.
@@ -2542,6 +2798,8 @@ type ToolAnnotations struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ToolChoice: Controls whether and how the model may call tools during sampling.
@@ -2553,6 +2811,8 @@ type ToolChoice struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ToolExecution: Describes how a tool may be executed, such as whether it supports tasks.
@@ -2564,6 +2824,8 @@ type ToolExecution struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ToolInputSchema is an object of the MCP schemas.
@@ -2575,6 +2837,8 @@ type ToolInputSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ToolListChangedNotification: Tells the client that the server's set of tools has changed.
@@ -2587,6 +2851,8 @@ type ToolListChangedNotification struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ToolOutputSchema is an object of the MCP schemas.
@@ -2599,6 +2865,8 @@ type ToolOutputSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ToolResultContent: A content block carrying the output of a tool call back to the model.
@@ -2615,6 +2883,8 @@ type ToolResultContent struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // ToolUseContent: A content block in which the model asks to call a tool with given input.
@@ -2630,6 +2900,8 @@ type ToolUseContent struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // URLElicitationRequiredError: Error saying the user must finish one or more URL elicitations before the request can proceed.
@@ -2643,6 +2915,8 @@ type URLElicitationRequiredError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // URLElicitationRequiredErrorError is an object of the MCP schemas.
@@ -2654,6 +2928,8 @@ type URLElicitationRequiredErrorError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // URLElicitationRequiredErrorErrorData is an object of the MCP schemas.
@@ -2677,6 +2953,8 @@ type UnsubscribeRequest struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // UnsubscribeRequestParams: Parameters for unsubscribing: the URI of the resource to stop watching.
@@ -2689,6 +2967,8 @@ type UnsubscribeRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // UnsubscribeRequestParamsMeta is an object of the MCP schemas.
@@ -2711,6 +2991,8 @@ type UnsupportedProtocolVersionError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // UnsupportedProtocolVersionErrorError is an object of the MCP schemas.
@@ -2722,6 +3004,8 @@ type UnsupportedProtocolVersionErrorError struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // UnsupportedProtocolVersionErrorErrorData is an object of the MCP schemas.
@@ -2732,6 +3016,8 @@ type UnsupportedProtocolVersionErrorErrorData struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // UntitledMultiSelectEnumSchema: Multi-choice elicitation field whose options are plain values without labels.
@@ -2749,6 +3035,8 @@ type UntitledMultiSelectEnumSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // UntitledMultiSelectEnumSchemaItems is an object of the MCP schemas.
@@ -2759,6 +3047,8 @@ type UntitledMultiSelectEnumSchemaItems struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // UntitledSingleSelectEnumSchema: Single-choice elicitation field whose options are plain values without labels.
@@ -2774,4 +3064,6 @@ type UntitledSingleSelectEnumSchema struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }

@@ -18,7 +18,7 @@ type CompleteRequestParamsRef interface {
 }
 
 // DecodeCompleteRequestParamsRef decodes a tree into the member it holds.
-func DecodeCompleteRequestParamsRef(v any) (CompleteRequestParamsRef, error) {
+func DecodeCompleteRequestParamsRef(v any, rev int) (CompleteRequestParamsRef, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -27,10 +27,10 @@ func DecodeCompleteRequestParamsRef(v any) (CompleteRequestParamsRef, error) {
 	switch tag {
 	case "ref/prompt":
 		x := new(PromptReference)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "ref/resource":
 		x := new(ResourceTemplateReference)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
 }
@@ -46,7 +46,7 @@ type ContentBlock interface {
 }
 
 // DecodeContentBlock decodes a tree into the member it holds.
-func DecodeContentBlock(v any) (ContentBlock, error) {
+func DecodeContentBlock(v any, rev int) (ContentBlock, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -55,19 +55,19 @@ func DecodeContentBlock(v any) (ContentBlock, error) {
 	switch tag {
 	case "text":
 		x := new(TextContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "image":
 		x := new(ImageContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "audio":
 		x := new(AudioContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "resource_link":
 		x := new(ResourceLink)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "resource":
 		x := new(EmbeddedResource)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
 }
@@ -83,7 +83,7 @@ type ElicitRequestParams interface {
 }
 
 // DecodeElicitRequestParams decodes a tree into the member it holds.
-func DecodeElicitRequestParams(v any) (ElicitRequestParams, error) {
+func DecodeElicitRequestParams(v any, rev int) (ElicitRequestParams, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -98,10 +98,10 @@ func DecodeElicitRequestParams(v any) (ElicitRequestParams, error) {
 	switch best {
 	case 0:
 		x := new(ElicitRequestFormParams)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case 1:
 		x := new(ElicitRequestURLParams)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, &wire.DecodeError{Reason: "matches no member of ElicitRequestParams"}
 }
@@ -116,7 +116,7 @@ type EmbeddedResourceResource interface {
 }
 
 // DecodeEmbeddedResourceResource decodes a tree into the member it holds.
-func DecodeEmbeddedResourceResource(v any) (EmbeddedResourceResource, error) {
+func DecodeEmbeddedResourceResource(v any, rev int) (EmbeddedResourceResource, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -131,10 +131,10 @@ func DecodeEmbeddedResourceResource(v any) (EmbeddedResourceResource, error) {
 	switch best {
 	case 0:
 		x := new(TextResourceContents)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case 1:
 		x := new(BlobResourceContents)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, &wire.DecodeError{Reason: "matches no member of EmbeddedResourceResource"}
 }
@@ -150,7 +150,7 @@ type InputRequest interface {
 }
 
 // DecodeInputRequest decodes a tree into the member it holds.
-func DecodeInputRequest(v any) (InputRequest, error) {
+func DecodeInputRequest(v any, rev int) (InputRequest, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -159,13 +159,13 @@ func DecodeInputRequest(v any) (InputRequest, error) {
 	switch tag {
 	case "sampling/createMessage":
 		x := new(CreateMessageRequest)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "roots/list":
 		x := new(ListRootsRequest)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "elicitation/create":
 		x := new(ElicitRequest)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown method %q", tag)}, "method")
 }
@@ -181,7 +181,7 @@ type InputResponse interface {
 }
 
 // DecodeInputResponse decodes a tree into the member it holds.
-func DecodeInputResponse(v any) (InputResponse, error) {
+func DecodeInputResponse(v any, rev int) (InputResponse, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -199,13 +199,13 @@ func DecodeInputResponse(v any) (InputResponse, error) {
 	switch best {
 	case 0:
 		x := new(CreateMessageResult)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case 1:
 		x := new(ListRootsResult)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case 2:
 		x := new(ElicitResult)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, &wire.DecodeError{Reason: "matches no member of InputResponse"}
 }
@@ -220,7 +220,7 @@ type ReadResourceResultContentsItem interface {
 }
 
 // DecodeReadResourceResultContentsItem decodes a tree into the member it holds.
-func DecodeReadResourceResultContentsItem(v any) (ReadResourceResultContentsItem, error) {
+func DecodeReadResourceResultContentsItem(v any, rev int) (ReadResourceResultContentsItem, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -235,10 +235,10 @@ func DecodeReadResourceResultContentsItem(v any) (ReadResourceResultContentsItem
 	switch best {
 	case 0:
 		x := new(TextResourceContents)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case 1:
 		x := new(BlobResourceContents)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, &wire.DecodeError{Reason: "matches no member of ReadResourceResultContentsItem"}
 }
@@ -254,7 +254,7 @@ type SamplingMessageContentBlock interface {
 }
 
 // DecodeSamplingMessageContentBlock decodes a tree into the member it holds.
-func DecodeSamplingMessageContentBlock(v any) (SamplingMessageContentBlock, error) {
+func DecodeSamplingMessageContentBlock(v any, rev int) (SamplingMessageContentBlock, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -263,19 +263,19 @@ func DecodeSamplingMessageContentBlock(v any) (SamplingMessageContentBlock, erro
 	switch tag {
 	case "text":
 		x := new(TextContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "image":
 		x := new(ImageContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "audio":
 		x := new(AudioContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "tool_use":
 		x := new(ToolUseContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "tool_result":
 		x := new(ToolResultContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
 }
@@ -291,7 +291,7 @@ type SingleSelectEnumSchema interface {
 }
 
 // DecodeSingleSelectEnumSchema decodes a tree into the member it holds.
-func DecodeSingleSelectEnumSchema(v any) (SingleSelectEnumSchema, error) {
+func DecodeSingleSelectEnumSchema(v any, rev int) (SingleSelectEnumSchema, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -306,10 +306,10 @@ func DecodeSingleSelectEnumSchema(v any) (SingleSelectEnumSchema, error) {
 	switch best {
 	case 0:
 		x := new(UntitledSingleSelectEnumSchema)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case 1:
 		x := new(TitledSingleSelectEnumSchema)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, &wire.DecodeError{Reason: "matches no member of SingleSelectEnumSchema"}
 }

@@ -41,6 +41,8 @@
 //     differs. For anyOf, allOf and oneOf a difference in the number of
 //     branches is reported on the keyword; with the same number, branches are
 //     compared pairwise, in order.
+//   - "schema": a subschema that is not an object or a boolean (an invalid
+//     schema) differs.
 //
 // # Accepted differences: schema/<rev>/differences.json
 //

@@ -170,7 +170,7 @@ func match(diffs []Difference, listed []Listed) []Difference {
 	return out
 }
 
-// ours is one revision folder of our schemas.
+// oursSet is one revision folder of our schemas.
 type oursSet struct {
 	dir    string
 	defs   map[string]any             // name → parsed file

@@ -7,25 +7,54 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *BlobResourceContents) DecodeValue(v any) error {
+// revsBlobResourceContents marks the revisions that define BlobResourceContents.
+var revsBlobResourceContents = [2]bool{false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks BlobResourceContents it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsBlobResourceContents) || revsBlobResourceContents[rev]
 	for k, fv := range obj {
 		switch k {
 		case "blob":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "blob")
-			} else {
-				x.Blob = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "blob")
+				} else {
+					x.Blob = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "uri")
-			} else {
-				x.URI = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "uri")
+				} else {
+					x.URI = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -41,11 +70,12 @@ func (x *BlobResourceContents) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = BlobResourceContents{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *EchoRequest) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *EchoRequest) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -54,7 +84,7 @@ func (x *EchoRequest) DecodeValue(v any) error {
 		switch k {
 		case "method":
 		case "params":
-			if err := x.Params.DecodeValue(fv); err != nil {
+			if err := x.Params.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "params")
 			}
 		default:
@@ -71,15 +101,20 @@ func (x *EchoRequest) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = EchoRequest{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *EchoRequestParams) DecodeValue(v any) error {
+// dropEchoRequestParams marks, per revision, the members it does not define.
+var dropEchoRequestParams = [2]uint64{0x4, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropEchoRequestParams, rev)
 	for k, fv := range obj {
 		switch k {
 		case "id":
@@ -91,16 +126,23 @@ func (x *EchoRequestParams) DecodeValue(v any) error {
 		case "level":
 			if fv == nil {
 				x.Level = nil
+			} else {
+				var val float64
+				if n, err := wire.Float(fv); err != nil {
+					return wire.At(err, "level")
+				} else {
+					val = n
+				}
+				x.Level = &val
+			}
+		case "mode":
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			var val float64
-			if n, err := wire.Float(fv); err != nil {
-				return wire.At(err, "level")
-			} else {
-				val = n
+			if fv == "" {
+				x.empty |= 1 << 2
 			}
-			x.Level = &val
-		case "mode":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mode")
 			} else {
@@ -126,15 +168,20 @@ func (x *EchoRequestParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = EchoRequestParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *EchoResult) DecodeValue(v any) error {
+// dropEchoResult marks, per revision, the members it does not define.
+var dropEchoResult = [2]uint64{0x4, 0x0}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *EchoResult) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	drop := dropMask(&dropEchoResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
@@ -155,14 +202,18 @@ func (x *EchoResult) DecodeValue(v any) error {
 			}
 			x.Content = make([]ContentBlock, len(arr0))
 			for i0, e0 := range arr0 {
-				if u, err := DecodeContentBlock(e0); err != nil {
+				if u, err := DecodeContentBlock(e0, rev); err != nil {
 					return wire.At(wire.AtIndex(err, i0), "content")
 				} else {
 					x.Content[i0] = u
 				}
 			}
 		case "resource":
-			if u, err := DecodeEchoResultResource(fv); err != nil {
+			if drop&(1<<2) != 0 {
+				wire.Extra(&x.Extra, k, fv)
+				continue
+			}
+			if u, err := DecodeEchoResultResource(fv, rev); err != nil {
 				return wire.At(err, "resource")
 			} else {
 				x.Resource = u
@@ -181,11 +232,12 @@ func (x *EchoResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = EchoResult{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *ImageContent) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *ImageContent) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -219,11 +271,12 @@ func (x *ImageContent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = ImageContent{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PokeNotification) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PokeNotification) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -234,13 +287,13 @@ func (x *PokeNotification) DecodeValue(v any) error {
 		case "params":
 			if fv == nil {
 				x.Params = nil
-				continue
+			} else {
+				var val PokeNotificationParams
+				if err := val.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
+				}
+				x.Params = &val
 			}
-			var val PokeNotificationParams
-			if err := val.DecodeValue(fv); err != nil {
-				return wire.At(err, "params")
-			}
-			x.Params = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -255,11 +308,12 @@ func (x *PokeNotification) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PokeNotification{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *PokeNotificationParams) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *PokeNotificationParams) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -269,15 +323,15 @@ func (x *PokeNotificationParams) DecodeValue(v any) error {
 		case "count":
 			if fv == nil {
 				x.Count = nil
-				continue
-			}
-			var val int64
-			if n, err := wire.Int(fv); err != nil {
-				return wire.At(err, "count")
 			} else {
-				val = n
+				var val int64
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "count")
+				} else {
+					val = n
+				}
+				x.Count = &val
 			}
-			x.Count = &val
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -292,11 +346,12 @@ func (x *PokeNotificationParams) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = PokeNotificationParams{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TextContent) DecodeValue(v any) error {
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TextContent) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
@@ -324,28 +379,57 @@ func (x *TextContent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TextContent{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// DecodeValue fills x from a decoded tree. Members x does not know go to Extra.
-func (x *TextResourceContents) DecodeValue(v any) error {
+// revsTextResourceContents marks the revisions that define TextResourceContents.
+var revsTextResourceContents = [2]bool{false, true}
+
+// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
+// for any). Members x does not know, or that rev does not define, go to Extra.
+func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return err
 	}
+	// Where rev lacks TextResourceContents it sits in an open object: a member of
+	// another shape is kept in Extra rather than refused.
+	defined := rev < 0 || rev >= len(revsTextResourceContents) || revsTextResourceContents[rev]
 	for k, fv := range obj {
 		switch k {
 		case "text":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "text")
-			} else {
-				x.Text = s
+			if fv == "" {
+				x.empty |= 1 << 0
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "text")
+				} else {
+					x.Text = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "uri")
-			} else {
-				x.URI = s
+			if fv == "" {
+				x.empty |= 1 << 1
+			}
+			if err := func() error {
+				if s, err := wire.String(fv); err != nil {
+					return wire.At(err, "uri")
+				} else {
+					x.URI = s
+				}
+				return nil
+			}(); err != nil {
+				if defined {
+					return err
+				}
+				wire.Extra(&x.Extra, k, fv)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -361,5 +445,5 @@ func (x *TextResourceContents) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = TextResourceContents{}
-	return x.DecodeValue(v)
+	return x.DecodeValue(v, wire.AllRevisions)
 }

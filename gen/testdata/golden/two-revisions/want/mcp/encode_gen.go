@@ -19,10 +19,10 @@ func dropMask(masks *[2]uint64, rev int) uint64 {
 func (x *BlobResourceContents) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Blob != "" {
+	if x.Blob != "" || x.empty&(1<<0) != 0 {
 		obj["blob"] = x.Blob
 	}
-	if x.URI != "" {
+	if x.URI != "" || x.empty&(1<<1) != 0 {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -49,8 +49,6 @@ func (x EchoRequest) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-var dropEchoRequestParams = [2]uint64{0x4, 0x0}
-
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *EchoRequestParams) EncodeValue(rev int) any {
 	drop := dropMask(&dropEchoRequestParams, rev)
@@ -61,7 +59,7 @@ func (x *EchoRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Level != nil {
 		obj["level"] = *x.Level
 	}
-	if drop&(1<<2) == 0 && x.Mode != "" {
+	if drop&(1<<2) == 0 && (x.Mode != "" || x.empty&(1<<2) != 0) {
 		obj["mode"] = x.Mode
 	}
 	if drop&(1<<3) == 0 {
@@ -75,8 +73,6 @@ func (x *EchoRequestParams) EncodeValue(rev int) any {
 func (x EchoRequestParams) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
-
-var dropEchoResult = [2]uint64{0x4, 0x0}
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *EchoResult) EncodeValue(rev int) any {
@@ -168,10 +164,10 @@ func (x TextContent) MarshalJSON() ([]byte, error) {
 func (x *TextResourceContents) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Text != "" {
+	if x.Text != "" || x.empty&(1<<0) != 0 {
 		obj["text"] = x.Text
 	}
-	if x.URI != "" {
+	if x.URI != "" || x.empty&(1<<1) != 0 {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)

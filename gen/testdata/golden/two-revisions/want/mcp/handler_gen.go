@@ -33,15 +33,16 @@ func (UnimplementedHandler) OnPoke(context.Context, *PokeNotificationParams) err
 	return nil
 }
 
-// DispatchHandler decodes the params tree of method (nil when absent) and
+// DispatchHandler decodes the params tree of method (nil when absent), sent in
+// revision rev, and
 // calls h. It returns the result to encode, nil for a notification, or
 // wire.ErrMethodNotFound for a method Handler does not have.
-func DispatchHandler(ctx context.Context, h Handler, method string, params any) (wire.Encoder, error) {
+func DispatchHandler(ctx context.Context, h Handler, method string, params any, rev int) (wire.Encoder, error) {
 	switch method {
 	case "echo":
 		p := new(EchoRequestParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -53,7 +54,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any) 
 	case "notifications/poke":
 		p := new(PokeNotificationParams)
 		if params != nil {
-			if err := p.DecodeValue(params); err != nil {
+			if err := p.DecodeValue(params, rev); err != nil {
 				return nil, wire.InvalidParams(wire.At(err, "params"))
 			}
 		}
@@ -73,10 +74,11 @@ type UnimplementedClientHandler struct{}
 
 var _ ClientHandler = UnimplementedClientHandler{}
 
-// DispatchClientHandler decodes the params tree of method (nil when absent) and
+// DispatchClientHandler decodes the params tree of method (nil when absent), sent in
+// revision rev, and
 // calls h. It returns the result to encode, nil for a notification, or
 // wire.ErrMethodNotFound for a method ClientHandler does not have.
-func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, params any) (wire.Encoder, error) {
+func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, params any, rev int) (wire.Encoder, error) {
 	switch method {
 	}
 	return nil, wire.ErrMethodNotFound
@@ -84,25 +86,25 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 
 // DecodeParams decodes the params tree of a request or notification by its
 // method, in either direction.
-func DecodeParams(method string, v any) (wire.Encoder, error) {
+func DecodeParams(method string, v any, rev int) (wire.Encoder, error) {
 	switch method {
 	case "echo":
 		p := new(EchoRequestParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	case "notifications/poke":
 		p := new(PokeNotificationParams)
-		return p, p.DecodeValue(v)
+		return p, p.DecodeValue(v, rev)
 	}
 	return nil, wire.ErrMethodNotFound
 }
 
 // DecodeResult decodes the result of a request by the method it answered:
 // results cannot be told apart by their shape.
-func DecodeResult(method string, v any) (wire.Encoder, error) {
+func DecodeResult(method string, v any, rev int) (wire.Encoder, error) {
 	switch method {
 	case "echo":
 		r := new(EchoResult)
-		return r, r.DecodeValue(v)
+		return r, r.DecodeValue(v, rev)
 	}
 	return nil, wire.ErrMethodNotFound
 }

@@ -17,6 +17,8 @@ type BlobResourceContents struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // EchoRequest: Fixture.
@@ -40,6 +42,8 @@ type EchoRequestParams struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }
 
 // EchoResult: Fixture.
@@ -114,4 +118,6 @@ type TextResourceContents struct {
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	empty uint64 // optional strings that were present but empty
 }

@@ -19,7 +19,7 @@ type ContentBlock interface {
 }
 
 // DecodeContentBlock decodes a tree into the member it holds.
-func DecodeContentBlock(v any) (ContentBlock, error) {
+func DecodeContentBlock(v any, rev int) (ContentBlock, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -28,10 +28,10 @@ func DecodeContentBlock(v any) (ContentBlock, error) {
 	switch tag {
 	case "text":
 		x := new(TextContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case "image":
 		x := new(ImageContent)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
 }
@@ -46,7 +46,7 @@ type EchoResultResource interface {
 }
 
 // DecodeEchoResultResource decodes a tree into the member it holds.
-func DecodeEchoResultResource(v any) (EchoResultResource, error) {
+func DecodeEchoResultResource(v any, rev int) (EchoResultResource, error) {
 	obj, err := wire.Object(v)
 	if err != nil {
 		return nil, err
@@ -61,10 +61,10 @@ func DecodeEchoResultResource(v any) (EchoResultResource, error) {
 	switch best {
 	case 0:
 		x := new(TextResourceContents)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	case 1:
 		x := new(BlobResourceContents)
-		return x, x.DecodeValue(obj)
+		return x, x.DecodeValue(obj, rev)
 	}
 	return nil, &wire.DecodeError{Reason: "matches no member of EchoResultResource"}
 }

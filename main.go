@@ -1,0 +1,85 @@
+// Command mcpstack is the one binary of the project: an MCP server whose
+// protocol layer is generated from JSON Schema, and the tools around it.
+//
+//	mcpstack schemadiff --official FILE --revision REV
+//	mcpstack version
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/tools/schemadiff"
+)
+
+// command is one subcommand: it gets the arguments after its name and
+// returns the exit code.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"schemadiff": {"compare our schemas of a revision with an official schema.json", schemadiff.Command},
+		"version":    {"print the version and the supported MCP revisions", version},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout, cmds)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "mcpstack: unknown command %q\n\n", args[0])
+		usage(stderr, cmds)
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "Usage: mcpstack COMMAND [flags]")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'mcpstack COMMAND --help' for the flags of a command.")
+}
+
+func version(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: mcpstack version")
+		return 2
+	}
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	var revs []string
+	for _, s := range generated.Specs {
+		revs = append(revs, s.Revision)
+	}
+	fmt.Fprintf(stdout, "mcpstack %s\nMCP revisions: %s\n", v, strings.Join(revs, ", "))
+	return 0
+}
