@@ -1,0 +1,123 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/schema"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+func TestIDFromValue(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    wire.ID
+		wantErr bool
+	}{
+		{`"abc"`, wire.StringID("abc"), false},
+		{`""`, wire.StringID(""), false},
+		{`42`, wire.IntID(42), false},
+		{`9007199254740993`, wire.IntID(9007199254740993), false},
+		{`1.0`, wire.IntID(1), false},
+		{`1.5`, wire.ID{}, true},
+		{`null`, wire.ID{}, true},
+		{`true`, wire.ID{}, true},
+		{`{}`, wire.ID{}, true},
+	}
+	for _, tt := range tests {
+		v, err := wire.Parse([]byte(tt.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := wire.IDFromValue(v)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("IDFromValue(%s) error = %v, want error %v", tt.in, err, tt.wantErr)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("IDFromValue(%s) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	// A string and an integer with the same digits are different keys.
+	if wire.StringID("1") == wire.IntID(1) {
+		t.Error(`StringID("1") == IntID(1)`)
+	}
+	b, _ := json.Marshal(map[string]wire.ID{"a": wire.IntID(7), "b": wire.StringID("x")})
+	if string(b) != `{"a":7,"b":"x"}` {
+		t.Errorf("marshal = %s", b)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, in := range []string{``, `{`, `{"a":1} {"b":2}`, `{"a":1}x`, `nul`} {
+		if _, err := wire.Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q) succeeded, want an error", in)
+		}
+	}
+	v, err := wire.Parse([]byte(` {"n": 12345678901234567890} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := v.(map[string]any)["n"]; n != json.Number("12345678901234567890") {
+		t.Errorf("number = %#v, want json.Number", n)
+	}
+}
+
+func TestValidatorErrors(t *testing.T) {
+	v, err := wire.NewValidator(schema.FS, "2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, def, msg string
+		pointer        string
+	}{
+		{"missing name", "CallToolRequest", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, "/params/name"},
+		{"wrong type", "CallToolRequest", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, "/params/name"},
+		{"null id", "CallToolRequest", `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"x"}}`, "/id"},
+		{"text block without text", "CallToolResult", `{"content":[{"type":"text"}]}`, "/content/0/text"},
+		{"unknown block type", "CallToolResult", `{"content":[{"type":"bogus"}]}`, "/content/0"},
+		{"bad log level", "SetLevelRequest", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"loud"}}`, "/params/level"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tree, err := wire.Parse([]byte(tt.msg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = v.Validate(tt.def, tree)
+			var ve *wire.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("Validate = %v, want *ValidationError", err)
+			}
+			if ve.Pointer != tt.pointer || ve.Reason == "" {
+				t.Errorf("pointer %q reason %q, want pointer %q", ve.Pointer, ve.Reason, tt.pointer)
+			}
+			e := wire.InvalidParams(err)
+			data := e.Data.(map[string]any)
+			if e.Code != -32602 || data["field"] != tt.pointer || data["reason"] != ve.Reason {
+				t.Errorf("InvalidParams = %+v", e)
+			}
+		})
+	}
+	if err := v.Validate("NoSuchDefinition", map[string]any{}); err == nil {
+		t.Error("unknown definition validated")
+	}
+}
+
+func TestPlainAndArrays(t *testing.T) {
+	v, _ := wire.Parse([]byte(`{"a":[1,{"b":2.5}],"c":"s"}`))
+	got := wire.Plain(v)
+	want := map[string]any{"a": []any{1.0, map[string]any{"b": 2.5}}, "c": "s"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Plain = %#v", got)
+	}
+	if wire.AnyArray([]string(nil)) != nil || wire.NonNilArray(nil) == nil {
+		t.Error("nil handling")
+	}
+	if got := wire.AnyArray([]string{"x"}); !reflect.DeepEqual(got, []any{"x"}) {
+		t.Errorf("AnyArray = %#v", got)
+	}
+}
