@@ -58,6 +58,7 @@ const (
 type canonical struct {
 	m       *model
 	helpers map[string]string // generated helper functions by name
+	tags    map[string]bool   // property + "\x00" + struct: the struct's union tag
 }
 
 func (c *canonical) decl(t *goType) *decl {
@@ -196,7 +197,9 @@ func (c *canonical) types() *file {
 			f.p("\t// and re-encode loses nothing.")
 			f.p("\tExtra map[string]any")
 			if c.hasEmptyStrings(d) {
-				f.p("\n\tempty uint64 // optional strings that were present but empty")
+				f.p("\n\t// present remembers optional constants and empty strings that a")
+				f.p("\t// decoded message held, so that encoding writes them again.")
+				f.p("\tpresent uint64")
 			}
 			f.p("}\n")
 		case dEnum:
@@ -353,10 +356,13 @@ func (c *canonical) decode() *file {
 				f.p("\t\t\tif drop&(1<<%d) != 0 {\n\t\t\t\twire.Extra(&x.Extra, k, fv)\n\t\t\t\tcontinue\n\t\t\t}", i)
 			}
 			if fl.Const != "" {
+				if c.constRemembered(fl) {
+					f.p("\t\t\tx.present |= 1 << %d", i)
+				}
 				continue // a constant: validation checked it, encoding writes it
 			}
 			if c.emptyStringKept(fl) {
-				f.p("\t\t\tif fv == \"\" {\n\t\t\t\tx.empty |= 1 << %d\n\t\t\t}", i)
+				f.p("\t\t\tif fv == \"\" {\n\t\t\t\tx.present |= 1 << %d\n\t\t\t}", i)
 			}
 			if partial {
 				f.p("\t\t\tif err := func() error {")
@@ -515,8 +521,12 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 		return strings.Join(out, " && ")
 	}
 	if fl.Const != "" {
-		if dropCond != "" {
-			f.p("\tif %s {\n\t\tobj[%q] = %q\n\t}", dropCond, fl.JSON, fl.Const)
+		cond := dropCond
+		if c.constRemembered(fl) {
+			cond = and(dropCond, fmt.Sprintf("x.present&(1<<%d) != 0", bit))
+		}
+		if cond != "" {
+			f.p("\tif %s {\n\t\tobj[%q] = %q\n\t}", cond, fl.JSON, fl.Const)
 		} else {
 			f.p("\tobj[%q] = %q", fl.JSON, fl.Const)
 		}
@@ -547,7 +557,7 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 	case r.Kind == kString || (d != nil && d.Kind == dEnum):
 		present = x + ` != ""`
 		if c.emptyStringKept(fl) {
-			present = fmt.Sprintf("(%s || x.empty&(1<<%d) != 0)", present, bit)
+			present = fmt.Sprintf("(%s || x.present&(1<<%d) != 0)", present, bit)
 		}
 		val = c.encodeExpr(r, x)
 	case r.Kind == kID:
@@ -910,9 +920,16 @@ func (c *canonical) emptyStringKept(fl *field) bool {
 
 func (c *canonical) hasEmptyStrings(d *decl) bool {
 	for _, fl := range d.Fields {
-		if c.emptyStringKept(fl) {
+		if c.emptyStringKept(fl) || c.constRemembered(fl) {
 			return true
 		}
 	}
 	return false
+}
+
+// constRemembered: an optional constant that is not the tag of a union is
+// written only when the decoded message had it. Tags are always written:
+// the union decoder needs them.
+func (c *canonical) constRemembered(fl *field) bool {
+	return fl.Const != "" && !fl.Required && !c.tags[fl.JSON+"\x00"+fl.owner]
 }

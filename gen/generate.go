@@ -24,7 +24,17 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &canonical{m: m, helpers: map[string]string{}}
+	c := &canonical{m: m, helpers: map[string]string{}, tags: map[string]bool{}}
+	for _, d := range m.Decls {
+		for _, f := range d.Fields {
+			f.owner = d.Name
+		}
+		if d.Kind == dUnion && d.Tag != "" {
+			for _, mb := range d.Members {
+				c.tags[d.Tag+"\x00"+mb.Type] = true
+			}
+		}
+	}
 	var names []string
 	for _, r := range revisions {
 		names = append(names, r)

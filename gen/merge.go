@@ -14,6 +14,7 @@ import (
 // free-form value.
 func buildModel(revs []*revisionSchema) (*model, error) {
 	m := &model{Revisions: revs, Decls: map[string]*decl{}}
+	mg := &merger{widened: map[string]bool{}}
 	n := len(revs)
 	perRev := make([]map[string]*decl, n)
 	for i, rs := range revs {
@@ -31,28 +32,21 @@ func buildModel(revs []*revisionSchema) (*model, error) {
 				m.Decls[name] = d
 				continue
 			}
-			m.Decls[name] = mergeDecl(cur, d)
+			m.Decls[name] = mg.mergeDecl(cur, d)
 		}
 	}
 	for _, d := range m.Decls {
 		// A member is required in the canonical model when every revision
-		// requires it. A type that some revision lacks can arrive there
-		// inside an open object, with any member missing: its members are
-		// all optional.
-		partial := false
-		for _, ok := range d.Revs {
-			partial = partial || !ok
-		}
+		// requires it. A type that stands where some revision has another
+		// shape (an open object, an older struct) can arrive from that
+		// revision with any member missing: its members are all optional.
+		partial := mg.isWidened(d.Name)
 		for _, f := range d.Fields {
 			f.Required = !partial
 			for i := range f.revs {
 				if d.Revs[i] && (!f.revs[i] || !f.required[i]) {
 					f.Required = false
 				}
-			}
-			if f.Const != "" && !f.Required {
-				// An optional constant is still a value callers may set.
-				f.Const = ""
 			}
 		}
 	}
@@ -63,7 +57,16 @@ func buildModel(revs []*revisionSchema) (*model, error) {
 	return m, nil
 }
 
-func mergeDecl(old, cur *decl) *decl {
+// merger merges declarations and remembers which declared types were
+// chosen for places where some revision has another type.
+type merger struct {
+	widened map[string]bool
+}
+
+// isWidened reports whether name stands where some revision has another type.
+func (mg *merger) isWidened(name string) bool { return mg.widened[name] }
+
+func (mg *merger) mergeDecl(old, cur *decl) *decl {
 	for i := range old.Revs {
 		cur.Revs[i] = cur.Revs[i] || old.Revs[i]
 		if cur.revFields[i] == nil {
@@ -75,6 +78,7 @@ func mergeDecl(old, cur *decl) *decl {
 		cur.Doc, cur.Ref = old.Doc, old.Ref
 	}
 	if old.Kind != cur.Kind {
+		mg.widened[cur.Name] = true
 		return cur // the newest revision's shape wins
 	}
 	switch cur.Kind {
@@ -96,7 +100,7 @@ func mergeDecl(old, cur *decl) *decl {
 			if f.Const != of.Const {
 				f.Const = ""
 			}
-			f.Type = mergeType(of.Type, f.Type)
+			f.Type = mg.mergeType(of.Type, f.Type)
 		}
 		sort.Slice(cur.Fields, func(i, j int) bool { return cur.Fields[i].JSON < cur.Fields[j].JSON })
 	case dUnion:
@@ -132,16 +136,27 @@ func mergeDecl(old, cur *decl) *decl {
 			}
 		}
 	case dAlias:
-		cur.Alias = mergeType(old.Alias, cur.Alias)
+		cur.Alias = mg.mergeType(old.Alias, cur.Alias)
 	}
 	return cur
 }
 
-// mergeType picks a type for a member whose revisions disagree (older a, newer b).
-func mergeType(a, b *goType) *goType {
+// mergeType picks a type for a member whose revisions disagree (older a,
+// newer b).
+func (mg *merger) mergeType(a, b *goType) *goType {
 	if a.key() == b.key() {
 		return b
 	}
+	t := mg.pick(a, b)
+	for x := t; x != nil; x = x.Elem {
+		if x.Kind == kNamed {
+			mg.widened[x.Name] = true
+		}
+	}
+	return t
+}
+
+func (mg *merger) pick(a, b *goType) *goType {
 	nullable := a.Nullable || b.Nullable
 	with := func(t *goType) *goType {
 		if t.Nullable == nullable {
@@ -157,9 +172,9 @@ func mergeType(a, b *goType) *goType {
 	case (a.Kind == kInt || a.Kind == kFloat) && (b.Kind == kInt || b.Kind == kFloat):
 		return with(&goType{Kind: kFloat})
 	case a.Kind == kArray && b.Kind == kArray:
-		return with(&goType{Kind: kArray, Elem: mergeType(a.Elem, b.Elem)})
+		return with(&goType{Kind: kArray, Elem: mg.mergeType(a.Elem, b.Elem)})
 	case a.Kind == kMap && b.Kind == kMap:
-		return with(&goType{Kind: kMap, Elem: mergeType(a.Elem, b.Elem)})
+		return with(&goType{Kind: kMap, Elem: mg.mergeType(a.Elem, b.Elem)})
 	case a.Kind == kNamed && b.Kind == kNamed:
 		return with(b)
 	case a.Kind == kMap && a.Elem.Kind == kAny && b.Kind == kNamed:

@@ -81,6 +81,7 @@ type field struct {
 	Required bool   // required in every revision, so always present
 	revs     []bool
 	required []bool
+	owner    string // the struct declaring it
 }
 
 type member struct {

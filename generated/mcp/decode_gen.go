@@ -176,7 +176,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -289,9 +289,6 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "data":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "data")
@@ -306,9 +303,6 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "mimeType":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "mimeType")
@@ -323,22 +317,6 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -372,9 +350,6 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "name":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "name")
@@ -390,7 +365,7 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -458,7 +433,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 			}
 		case "mimeType":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
@@ -525,7 +500,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -542,7 +517,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -558,22 +533,6 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -625,9 +584,6 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "cacheScope":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "cacheScope")
@@ -642,9 +598,6 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "resultType")
@@ -660,16 +613,10 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if err := func() error {
-				if fv == nil {
-					x.TTLMs = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "ttlMs")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "ttlMs")
-					} else {
-						val = n
-					}
-					x.TTLMs = &val
+					x.TTLMs = n
 				}
 				return nil
 			}(); err != nil {
@@ -723,14 +670,7 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -822,7 +762,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "requestState")
@@ -914,7 +854,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -974,22 +914,6 @@ func (x *CallToolResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
 				x.Result = wire.Plain(fv)
@@ -1047,49 +971,11 @@ func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val CancelTaskRequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -1131,9 +1017,6 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "taskId":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "taskId")
@@ -1199,9 +1082,6 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "createdAt")
@@ -1216,9 +1096,6 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "lastUpdatedAt")
@@ -1253,9 +1130,6 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "status":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "status")
@@ -1271,7 +1145,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "statusMessage":
 			if fv == "" {
-				x.empty |= 1 << 5
+				x.present |= 1 << 5
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -1287,9 +1161,6 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
-			if fv == "" {
-				x.empty |= 1 << 6
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "taskId")
@@ -1358,14 +1229,7 @@ func (x *CancelledNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 0
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -1417,7 +1281,7 @@ func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "reason":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "reason")
@@ -2047,14 +1911,7 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -2271,7 +2128,7 @@ func (x *CompleteResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -2388,32 +2245,10 @@ func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
-				if fv == nil {
-					x.Result = nil
-				} else {
-					var val CompleteResult
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "result")
-					}
-					x.Result = &val
+				if err := x.Result.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -2467,14 +2302,7 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -2526,7 +2354,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "includeContext":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "includeContext")
@@ -2587,7 +2415,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "systemPrompt":
 			if fv == "" {
-				x.empty |= 1 << 7
+				x.present |= 1 << 7
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "systemPrompt")
@@ -2749,7 +2577,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 			}
 		case "stopReason":
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "stopReason")
@@ -2809,14 +2637,8 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "task":
 			if err := func() error {
-				if fv == nil {
-					x.Task = nil
-				} else {
-					var val Task
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "task")
-					}
-					x.Task = &val
+				if err := x.Task.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "task")
 				}
 				return nil
 			}(); err != nil {
@@ -2872,49 +2694,11 @@ func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val RequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -2974,9 +2758,6 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "cacheScope":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "cacheScope")
@@ -2992,14 +2773,8 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "capabilities":
 			if err := func() error {
-				if fv == nil {
-					x.Capabilities = nil
-				} else {
-					var val ServerCapabilities
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "capabilities")
-					}
-					x.Capabilities = &val
+				if err := x.Capabilities.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "capabilities")
 				}
 				return nil
 			}(); err != nil {
@@ -3010,7 +2785,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "instructions":
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -3026,9 +2801,6 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "resultType")
@@ -3065,16 +2837,10 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if err := func() error {
-				if fv == nil {
-					x.TTLMs = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "ttlMs")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "ttlMs")
-					} else {
-						val = n
-					}
-					x.TTLMs = &val
+					x.TTLMs = n
 				}
 				return nil
 			}(); err != nil {
@@ -3130,32 +2896,10 @@ func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
-				if fv == nil {
-					x.Result = nil
-				} else {
-					var val DiscoverResult
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "result")
-					}
-					x.Result = &val
+				if err := x.Result.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -3223,39 +2967,8 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 1
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
 				if u, err := DecodeElicitRequestParams(fv, rev); err != nil {
@@ -3329,9 +3042,6 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -3346,32 +3056,11 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "mode":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "mode")
-				} else {
-					x.Mode = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 2
 		case "requestedSchema":
 			if err := func() error {
-				if fv == nil {
-					x.RequestedSchema = nil
-				} else {
-					var val ElicitRequestFormParamsRequestedSchema
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "requestedSchema")
-					}
-					x.RequestedSchema = &val
+				if err := x.RequestedSchema.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "requestedSchema")
 				}
 				return nil
 			}(); err != nil {
@@ -3482,7 +3171,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 		switch k {
 		case "$schema":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -3538,22 +3227,6 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -3618,7 +3291,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -3634,9 +3307,6 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -3651,22 +3321,6 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "mode":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "mode")
-				} else {
-					x.Mode = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "task":
 			if drop&(1<<4) != 0 {
 				wire.Extra(&x.Extra, k, fv)
@@ -3690,9 +3344,6 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "url":
-			if fv == "" {
-				x.empty |= 1 << 5
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "url")
@@ -3812,9 +3463,6 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "action":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "action")
@@ -3880,49 +3528,11 @@ func (x *ElicitationCompleteNotification) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val ElicitationCompleteNotificationParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -3964,9 +3574,6 @@ func (x *ElicitationCompleteNotificationParams) DecodeValue(v any, rev int) erro
 	for k, fv := range obj {
 		switch k {
 		case "elicitationId":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "elicitationId")
@@ -4076,16 +3683,10 @@ func (x *Error) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -4105,9 +3706,6 @@ func (x *Error) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -4166,14 +3764,7 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -4269,7 +3860,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "requestState")
@@ -4318,7 +3909,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
@@ -4343,7 +3934,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -4397,22 +3988,6 @@ func (x *GetPromptResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
 				x.Result = wire.Plain(fv)
@@ -4470,49 +4045,11 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val GetTaskPayloadRequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -4554,9 +4091,6 @@ func (x *GetTaskPayloadRequestParams) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "taskId":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "taskId")
@@ -4668,49 +4202,11 @@ func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val GetTaskRequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -4752,9 +4248,6 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "taskId":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "taskId")
@@ -4820,9 +4313,6 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "createdAt")
@@ -4837,9 +4327,6 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "lastUpdatedAt")
@@ -4874,9 +4361,6 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "status":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "status")
@@ -4892,7 +4376,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "statusMessage":
 			if fv == "" {
-				x.empty |= 1 << 5
+				x.present |= 1 << 5
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -4908,9 +4392,6 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
-			if fv == "" {
-				x.empty |= 1 << 6
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "taskId")
@@ -4978,14 +4459,8 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "error":
 			if err := func() error {
-				if fv == nil {
-					x.Error = nil
-				} else {
-					var val HeaderMismatchErrorError
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
-					}
-					x.Error = &val
+				if err := x.Error.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -5009,22 +4484,6 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -5059,16 +4518,10 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -5088,9 +4541,6 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -5138,7 +4588,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 		switch k {
 		case "mimeType":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -5175,9 +4625,6 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "src":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "src")
@@ -5193,7 +4640,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 			}
 		case "theme":
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -5364,7 +4811,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
@@ -5399,7 +4846,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
@@ -5418,7 +4865,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 5
+				x.present |= 1 << 5
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "websiteUrl")
@@ -5484,49 +4931,12 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 1
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val InitializeRequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -5595,14 +5005,8 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "capabilities":
 			if err := func() error {
-				if fv == nil {
-					x.Capabilities = nil
-				} else {
-					var val ClientCapabilities
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "capabilities")
-					}
-					x.Capabilities = &val
+				if err := x.Capabilities.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "capabilities")
 				}
 				return nil
 			}(); err != nil {
@@ -5613,14 +5017,8 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "clientInfo":
 			if err := func() error {
-				if fv == nil {
-					x.ClientInfo = nil
-				} else {
-					var val Implementation
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "clientInfo")
-					}
-					x.ClientInfo = &val
+				if err := x.ClientInfo.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "clientInfo")
 				}
 				return nil
 			}(); err != nil {
@@ -5630,9 +5028,6 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "protocolVersion":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "protocolVersion")
@@ -5745,14 +5140,8 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 			}
 		case "capabilities":
 			if err := func() error {
-				if fv == nil {
-					x.Capabilities = nil
-				} else {
-					var val ServerCapabilities
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "capabilities")
-					}
-					x.Capabilities = &val
+				if err := x.Capabilities.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "capabilities")
 				}
 				return nil
 			}(); err != nil {
@@ -5763,7 +5152,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 			}
 		case "instructions":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -5779,9 +5168,6 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "protocolVersion":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "protocolVersion")
@@ -5797,14 +5183,8 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 			}
 		case "serverInfo":
 			if err := func() error {
-				if fv == nil {
-					x.ServerInfo = nil
-				} else {
-					var val Implementation
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "serverInfo")
-					}
-					x.ServerInfo = &val
+				if err := x.ServerInfo.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "serverInfo")
 				}
 				return nil
 			}(); err != nil {
@@ -5854,39 +5234,8 @@ func (x *InitializedNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 0
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
 				if fv == nil {
@@ -5980,7 +5329,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 			}
 		case "requestState":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -5996,9 +5345,6 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "resultType")
@@ -6046,14 +5392,8 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if fv == nil {
-					x.Meta = nil
-				} else {
-					var val RequestMetaObject
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
-					}
-					x.Meta = &val
+				if err := x.Meta.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
 				}
 				return nil
 			}(); err != nil {
@@ -6087,7 +5427,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "requestState":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -6136,16 +5476,10 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -6165,9 +5499,6 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -6215,16 +5546,10 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -6244,9 +5569,6 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -6294,16 +5616,10 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -6323,9 +5639,6 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -6373,14 +5686,8 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "error":
 			if err := func() error {
-				if fv == nil {
-					x.Error = nil
-				} else {
-					var val JSONRPCErrorError
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
-					}
-					x.Error = &val
+				if err := x.Error.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -6404,22 +5711,6 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6454,16 +5745,10 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -6483,9 +5768,6 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -6533,14 +5815,8 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "error":
 			if err := func() error {
-				if fv == nil {
-					x.Error = nil
-				} else {
-					var val Error
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
-					}
-					x.Error = &val
+				if err := x.Error.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -6564,22 +5840,6 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -6866,32 +6126,10 @@ func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
-				if fv == nil {
-					x.Result = nil
-				} else {
-					var val Result
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "result")
-					}
-					x.Result = &val
+				if err := x.Result.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -6934,7 +6172,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -6951,7 +6189,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -7010,7 +6248,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -7026,22 +6264,6 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 5
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -7087,14 +6309,7 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if fv == nil {
@@ -7152,7 +6367,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
@@ -7161,7 +6376,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			}
 		case "nextCursor":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
@@ -7186,7 +6401,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -7256,32 +6471,10 @@ func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
-				if fv == nil {
-					x.Result = nil
-				} else {
-					var val ListPromptsResult
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "result")
-					}
-					x.Result = &val
+				if err := x.Result.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -7335,14 +6528,7 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if fv == nil {
@@ -7400,7 +6586,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
@@ -7409,7 +6595,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			}
 		case "nextCursor":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
@@ -7434,7 +6620,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -7504,32 +6690,10 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error 
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
-				if fv == nil {
-					x.Result = nil
-				} else {
-					var val ListResourceTemplatesResult
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "result")
-					}
-					x.Result = &val
+				if err := x.Result.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -7583,14 +6747,7 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if fv == nil {
@@ -7648,7 +6805,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
@@ -7657,7 +6814,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			}
 		case "nextCursor":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
@@ -7682,7 +6839,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -7752,32 +6909,10 @@ func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
-				if fv == nil {
-					x.Result = nil
-				} else {
-					var val ListResourcesResult
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "result")
-					}
-					x.Result = &val
+				if err := x.Result.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -7831,14 +6966,7 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if fv == nil {
@@ -8005,39 +7133,7 @@ func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
 				if fv == nil {
@@ -8109,7 +7205,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 			}
 		case "nextCursor":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -8189,14 +7285,7 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if fv == nil {
@@ -8254,7 +7343,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
@@ -8263,7 +7352,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			}
 		case "nextCursor":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
@@ -8276,7 +7365,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -8358,32 +7447,10 @@ func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
-				if fv == nil {
-					x.Result = nil
-				} else {
-					var val ListToolsResult
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "result")
-					}
-					x.Result = &val
+				if err := x.Result.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -8427,14 +7494,7 @@ func (x *LoggingMessageNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 0
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -8494,7 +7554,7 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "logger":
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "logger")
@@ -8535,16 +7595,10 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -8564,9 +7618,6 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -8614,14 +7665,8 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 		switch k {
 		case "error":
 			if err := func() error {
-				if fv == nil {
-					x.Error = nil
-				} else {
-					var val MissingRequiredClientCapabilityErrorError
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
-					}
-					x.Error = &val
+				if err := x.Error.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -8645,22 +7690,6 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -8695,16 +7724,10 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -8715,14 +7738,8 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 			}
 		case "data":
 			if err := func() error {
-				if fv == nil {
-					x.Data = nil
-				} else {
-					var val MissingRequiredClientCapabilityErrorErrorData
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "data")
-					}
-					x.Data = &val
+				if err := x.Data.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "data")
 				}
 				return nil
 			}(); err != nil {
@@ -8732,9 +7749,6 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -8782,14 +7796,8 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) DecodeValue(v any, rev i
 		switch k {
 		case "requiredCapabilities":
 			if err := func() error {
-				if fv == nil {
-					x.RequiredCapabilities = nil
-				} else {
-					var val ClientCapabilities
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "requiredCapabilities")
-					}
-					x.RequiredCapabilities = &val
+				if err := x.RequiredCapabilities.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "requiredCapabilities")
 				}
 				return nil
 			}(); err != nil {
@@ -8826,7 +7834,7 @@ func (x *ModelHint) DecodeValue(v any, rev int) error {
 		switch k {
 		case "name":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "name")
@@ -9093,7 +8101,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -9150,7 +8158,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -9166,9 +8174,6 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 5
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "type")
@@ -9227,14 +8232,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "method")
@@ -9297,7 +8295,7 @@ func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "cursor":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cursor")
@@ -9346,7 +8344,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 			}
 		case "nextCursor":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "nextCursor")
@@ -9359,7 +8357,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -9400,16 +8398,10 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -9429,9 +8421,6 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -9504,39 +8493,8 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 1
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
 				if fv == nil {
@@ -9590,14 +8548,7 @@ func (x *ProgressNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 0
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -9653,7 +8604,7 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "message")
@@ -9743,7 +8694,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
@@ -9778,7 +8729,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 5
+				x.present |= 1 << 5
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
@@ -9817,7 +8768,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 		switch k {
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
@@ -9848,7 +8799,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
@@ -9890,14 +8841,7 @@ func (x *PromptListChangedNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 0
 		case "method":
 		case "params":
 			if fv == nil {
@@ -9989,7 +8933,7 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
@@ -10042,14 +8986,7 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 1
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -10124,7 +9061,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "requestState")
@@ -10183,7 +9120,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "cacheScope")
@@ -10209,7 +9146,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -10279,22 +9216,6 @@ func (x *ReadResourceResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
 				x.Result = wire.Plain(fv)
@@ -10338,9 +9259,6 @@ func (x *RelatedTaskMetadata) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "taskId":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "taskId")
@@ -10466,7 +9384,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 			}
 		case "io.modelcontextprotocol/logLevel":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -10483,7 +9401,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 			}
 		case "io.modelcontextprotocol/protocolVersion":
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -10605,7 +9523,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
@@ -10630,7 +9548,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			}
 		case "mimeType":
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
@@ -10661,7 +9579,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 7
+				x.present |= 1 << 7
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
@@ -10721,7 +9639,7 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 			}
 		case "mimeType":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
@@ -10809,7 +9727,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -10850,7 +9768,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 		case "mimeType":
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -10866,9 +9784,6 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "name":
-			if fv == "" {
-				x.empty |= 1 << 5
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "name")
@@ -10904,7 +9819,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 7
+				x.present |= 1 << 7
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -10920,26 +9835,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 8
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "uri":
-			if fv == "" {
-				x.empty |= 1 << 9
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "uri")
@@ -10988,14 +9884,7 @@ func (x *ResourceListChangedNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 0
 		case "method":
 		case "params":
 			if fv == nil {
@@ -11040,26 +9929,7 @@ func (x *ResourceReference) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "uri":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "uri")
@@ -11124,9 +9994,6 @@ func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "uri")
@@ -11197,7 +10064,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
@@ -11222,7 +10089,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			}
 		case "mimeType":
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
@@ -11241,7 +10108,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 6
+				x.present |= 1 << 6
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
@@ -11287,26 +10154,7 @@ func (x *ResourceTemplateReference) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "uri":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "uri")
@@ -11355,14 +10203,7 @@ func (x *ResourceUpdatedNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 0
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
@@ -11464,7 +10305,7 @@ func (x *Result) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "resultType")
@@ -11568,7 +10409,7 @@ func (x *Root) DecodeValue(v any, rev int) error {
 			}
 		case "name":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "name")
@@ -11622,39 +10463,8 @@ func (x *RootsListChangedNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 0
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
 				if fv == nil {
@@ -12244,49 +11054,12 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 1
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val SetLevelRequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -12354,9 +11127,6 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "level":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "level")
@@ -12458,7 +11228,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -12475,7 +11245,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -12492,7 +11262,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 			}
 		case "format":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -12549,7 +11319,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 5
+				x.present |= 1 << 5
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -12565,22 +11335,6 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 6
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -12640,49 +11394,12 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 1
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val SubscribeRequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -12750,9 +11467,6 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "uri")
@@ -12958,49 +11672,11 @@ func (x *SubscriptionsAcknowledgedNotification) DecodeValue(v any, rev int) erro
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val SubscriptionsAcknowledgedNotificationParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -13061,14 +11737,8 @@ func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any, rev int
 			}
 		case "notifications":
 			if err := func() error {
-				if fv == nil {
-					x.Notifications = nil
-				} else {
-					var val SubscriptionFilter
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "notifications")
-					}
-					x.Notifications = &val
+				if err := x.Notifications.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "notifications")
 				}
 				return nil
 			}(); err != nil {
@@ -13124,49 +11794,11 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val SubscriptionsListenRequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -13209,14 +11841,8 @@ func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if fv == nil {
-					x.Meta = nil
-				} else {
-					var val RequestMetaObject
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
-					}
-					x.Meta = &val
+				if err := x.Meta.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
 				}
 				return nil
 			}(); err != nil {
@@ -13227,14 +11853,8 @@ func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "notifications":
 			if err := func() error {
-				if fv == nil {
-					x.Notifications = nil
-				} else {
-					var val SubscriptionFilter
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "notifications")
-					}
-					x.Notifications = &val
+				if err := x.Notifications.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "notifications")
 				}
 				return nil
 			}(); err != nil {
@@ -13277,14 +11897,8 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if fv == nil {
-					x.Meta = nil
-				} else {
-					var val SubscriptionsListenResultMetaObject
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
-					}
-					x.Meta = &val
+				if err := x.Meta.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "_meta")
 				}
 				return nil
 			}(); err != nil {
@@ -13294,9 +11908,6 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "resultType")
@@ -13421,32 +12032,10 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "result":
 			if err := func() error {
-				if fv == nil {
-					x.Result = nil
-				} else {
-					var val SubscriptionsListenResult
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "result")
-					}
-					x.Result = &val
+				if err := x.Result.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -13488,9 +12077,6 @@ func (x *Task) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "createdAt":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "createdAt")
@@ -13505,9 +12091,6 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "lastUpdatedAt")
@@ -13542,9 +12125,6 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "status":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "status")
@@ -13560,7 +12140,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 			}
 		case "statusMessage":
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -13576,9 +12156,6 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
-			if fv == "" {
-				x.empty |= 1 << 5
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "taskId")
@@ -13811,49 +12388,11 @@ func (x *TaskStatusNotification) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val TaskStatusNotificationParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -13914,9 +12453,6 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "createdAt")
@@ -13931,9 +12467,6 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "lastUpdatedAt")
@@ -13968,9 +12501,6 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "status":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "status")
@@ -13986,7 +12516,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "statusMessage":
 			if fv == "" {
-				x.empty |= 1 << 5
+				x.present |= 1 << 5
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -14002,9 +12532,6 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
-			if fv == "" {
-				x.empty |= 1 << 6
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "taskId")
@@ -14147,7 +12674,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 			}
 		case "mimeType":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mimeType")
@@ -14221,7 +12748,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -14238,14 +12765,8 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "items":
 			if err := func() error {
-				if fv == nil {
-					x.Items = nil
-				} else {
-					var val TitledMultiSelectEnumSchemaItems
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "items")
-					}
-					x.Items = &val
+				if err := x.Items.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "items")
 				}
 				return nil
 			}(); err != nil {
@@ -14296,7 +12817,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 5
+				x.present |= 1 << 5
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -14312,22 +12833,6 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 6
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -14413,9 +12918,6 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 	for k, fv := range obj {
 		switch k {
 		case "const":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "const")
@@ -14430,9 +12932,6 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "title")
@@ -14480,7 +12979,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -14497,7 +12996,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -14534,7 +13033,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -14550,22 +13049,6 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -14599,9 +13082,6 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 	for k, fv := range obj {
 		switch k {
 		case "const":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "const")
@@ -14616,9 +13096,6 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "title":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "title")
@@ -14693,7 +13170,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "description")
@@ -14760,7 +13237,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 8
+				x.present |= 1 << 8
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "title")
@@ -14881,7 +13358,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 4
+				x.present |= 1 << 4
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -14930,7 +13407,7 @@ func (x *ToolChoice) DecodeValue(v any, rev int) error {
 		switch k {
 		case "mode":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -14979,7 +13456,7 @@ func (x *ToolExecution) DecodeValue(v any, rev int) error {
 		switch k {
 		case "taskSupport":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -15030,7 +13507,7 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "$schema")
@@ -15114,14 +13591,7 @@ func (x *ToolListChangedNotification) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
-			if s, err := wire.String(fv); err != nil {
-				return wire.At(err, "jsonrpc")
-			} else {
-				x.JSONRPC = s
-			}
+			x.present |= 1 << 0
 		case "method":
 		case "params":
 			if fv == nil {
@@ -15175,7 +13645,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -15252,22 +13722,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 3
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -15371,9 +13826,6 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "toolUseId":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "toolUseId")
@@ -15388,22 +13840,6 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 5
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -15456,9 +13892,6 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "id":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "id")
@@ -15492,9 +13925,6 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "name":
-			if fv == "" {
-				x.empty |= 1 << 3
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "name")
@@ -15509,22 +13939,6 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -15559,14 +13973,8 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "error":
 			if err := func() error {
-				if fv == nil {
-					x.Error = nil
-				} else {
-					var val URLElicitationRequiredErrorError
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
-					}
-					x.Error = &val
+				if err := x.Error.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -15590,22 +13998,6 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -15640,16 +14032,10 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -15660,14 +14046,8 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 			}
 		case "data":
 			if err := func() error {
-				if fv == nil {
-					x.Data = nil
-				} else {
-					var val URLElicitationRequiredErrorErrorData
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "data")
-					}
-					x.Data = &val
+				if err := x.Data.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "data")
 				}
 				return nil
 			}(); err != nil {
@@ -15677,9 +14057,6 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -15804,49 +14181,12 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
+			x.present |= 1 << 1
 		case "method":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "method")
-				} else {
-					x.Method = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		case "params":
 			if err := func() error {
-				if fv == nil {
-					x.Params = nil
-				} else {
-					var val UnsubscribeRequestParams
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
-					}
-					x.Params = &val
+				if err := x.Params.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -15914,9 +14254,6 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "uri")
@@ -16010,14 +14347,8 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "error":
 			if err := func() error {
-				if fv == nil {
-					x.Error = nil
-				} else {
-					var val UnsupportedProtocolVersionErrorError
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
-					}
-					x.Error = &val
+				if err := x.Error.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -16041,22 +14372,6 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "jsonrpc")
-				} else {
-					x.JSONRPC = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -16091,16 +14406,10 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 		switch k {
 		case "code":
 			if err := func() error {
-				if fv == nil {
-					x.Code = nil
+				if n, err := wire.Int(fv); err != nil {
+					return wire.At(err, "code")
 				} else {
-					var val int64
-					if n, err := wire.Int(fv); err != nil {
-						return wire.At(err, "code")
-					} else {
-						val = n
-					}
-					x.Code = &val
+					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -16111,14 +14420,8 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 			}
 		case "data":
 			if err := func() error {
-				if fv == nil {
-					x.Data = nil
-				} else {
-					var val UnsupportedProtocolVersionErrorErrorData
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "data")
-					}
-					x.Data = &val
+				if err := x.Data.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "data")
 				}
 				return nil
 			}(); err != nil {
@@ -16128,9 +14431,6 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "message":
-			if fv == "" {
-				x.empty |= 1 << 2
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "message")
@@ -16177,9 +14477,6 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 	for k, fv := range obj {
 		switch k {
 		case "requested":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "requested")
@@ -16269,7 +14566,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -16286,14 +14583,8 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "items":
 			if err := func() error {
-				if fv == nil {
-					x.Items = nil
-				} else {
-					var val UntitledMultiSelectEnumSchemaItems
-					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "items")
-					}
-					x.Items = &val
+				if err := x.Items.DecodeValue(fv, rev); err != nil {
+					return wire.At(err, "items")
 				}
 				return nil
 			}(); err != nil {
@@ -16344,7 +14635,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 5
+				x.present |= 1 << 5
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -16360,22 +14651,6 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 6
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -16430,22 +14705,6 @@ func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}
@@ -16480,7 +14739,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if fv == "" {
-				x.empty |= 1 << 0
+				x.present |= 1 << 0
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -16497,7 +14756,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "description":
 			if fv == "" {
-				x.empty |= 1 << 1
+				x.present |= 1 << 1
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -16535,7 +14794,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if fv == "" {
-				x.empty |= 1 << 3
+				x.present |= 1 << 3
 			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
@@ -16551,22 +14810,6 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if fv == "" {
-				x.empty |= 1 << 4
-			}
-			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
-					return wire.At(err, "type")
-				} else {
-					x.Type = s
-				}
-				return nil
-			}(); err != nil {
-				if defined {
-					return err
-				}
-				wire.Extra(&x.Extra, k, fv)
-			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
 		}

@@ -57,7 +57,7 @@ func (x *Annotations) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Audience != nil {
 		obj["audience"] = encodeOfNRole(x.Audience, rev)
 	}
-	if drop&(1<<1) == 0 && (x.LastModified != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.LastModified != "" || x.present&(1<<1) != 0) {
 		obj["lastModified"] = x.LastModified
 	}
 	if drop&(1<<2) == 0 && x.Priority != nil {
@@ -82,14 +82,14 @@ func (x *AudioContent) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && (x.Data != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 {
 		obj["data"] = x.Data
 	}
-	if drop&(1<<3) == 0 && (x.MIMEType != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 {
 		obj["mimeType"] = x.MIMEType
 	}
-	if drop&(1<<4) == 0 && (x.Type != "" || x.empty&(1<<4) != 0) {
-		obj["type"] = x.Type
+	if drop&(1<<4) == 0 {
+		obj["type"] = "audio"
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -104,10 +104,8 @@ func (x AudioContent) MarshalJSON() ([]byte, error) {
 func (x *BaseMetadata) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Name != "" || x.empty&(1<<0) != 0 {
-		obj["name"] = x.Name
-	}
-	if x.Title != "" || x.empty&(1<<1) != 0 {
+	obj["name"] = x.Name
+	if x.Title != "" || x.present&(1<<1) != 0 {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -129,7 +127,7 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["blob"] = x.Blob
 	}
-	if drop&(1<<2) == 0 && (x.MIMEType != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.MIMEType != "" || x.present&(1<<2) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<3) == 0 {
@@ -151,15 +149,13 @@ func (x *BooleanSchema) EncodeValue(rev int) any {
 	if x.Default != nil {
 		obj["default"] = *x.Default
 	}
-	if x.Description != "" || x.empty&(1<<1) != 0 {
+	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	if x.Title != "" || x.empty&(1<<2) != 0 {
+	if x.Title != "" || x.present&(1<<2) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" || x.empty&(1<<3) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["type"] = "boolean"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -176,15 +172,9 @@ func (x *CacheableResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if x.CacheScope != "" || x.empty&(1<<1) != 0 {
-		obj["cacheScope"] = x.CacheScope
-	}
-	if x.ResultType != "" || x.empty&(1<<2) != 0 {
-		obj["resultType"] = x.ResultType
-	}
-	if x.TTLMs != nil {
-		obj["ttlMs"] = *x.TTLMs
-	}
+	obj["cacheScope"] = x.CacheScope
+	obj["resultType"] = x.ResultType
+	obj["ttlMs"] = x.TTLMs
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -201,8 +191,8 @@ func (x *CallToolRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "tools/call"
@@ -235,7 +225,7 @@ func (x *CallToolRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<4) == 0 && (x.RequestState != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.RequestState != "" || x.present&(1<<4) != 0) {
 		obj["requestState"] = x.RequestState
 	}
 	if drop&(1<<5) == 0 && x.Task != nil {
@@ -263,7 +253,7 @@ func (x *CallToolResult) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.IsError != nil {
 		obj["isError"] = *x.IsError
 	}
-	if drop&(1<<3) == 0 && (x.ResultType != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 && x.StructuredContent != nil {
@@ -282,15 +272,9 @@ func (x CallToolResult) MarshalJSON() ([]byte, error) {
 func (x *CallToolResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -304,18 +288,10 @@ func (x CallToolResultResponse) MarshalJSON() ([]byte, error) {
 func (x *CancelTaskRequest) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<2) != 0 {
-		obj["method"] = x.Method
-	}
-	if x.Params != nil {
-		obj["params"] = x.Params.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "tasks/cancel"
+	obj["params"] = x.Params.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -329,9 +305,7 @@ func (x CancelTaskRequest) MarshalJSON() ([]byte, error) {
 func (x *CancelTaskRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskID != "" || x.empty&(1<<0) != 0 {
-		obj["taskId"] = x.TaskID
-	}
+	obj["taskId"] = x.TaskID
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -348,26 +322,20 @@ func (x *CancelTaskResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.CreatedAt != "" || x.empty&(1<<1) != 0 {
-		obj["createdAt"] = x.CreatedAt
-	}
-	if x.LastUpdatedAt != "" || x.empty&(1<<2) != 0 {
-		obj["lastUpdatedAt"] = x.LastUpdatedAt
-	}
+	obj["createdAt"] = x.CreatedAt
+	obj["lastUpdatedAt"] = x.LastUpdatedAt
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if x.Status != "" || x.empty&(1<<4) != 0 {
-		obj["status"] = string(x.Status)
-	}
-	if x.StatusMessage != "" || x.empty&(1<<5) != 0 {
+	obj["status"] = string(x.Status)
+	if x.StatusMessage != "" || x.present&(1<<5) != 0 {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if x.TaskID != "" || x.empty&(1<<6) != 0 {
-		obj["taskId"] = x.TaskID
-	}
+	obj["taskId"] = x.TaskID
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
+	} else {
+		obj["ttl"] = nil
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -382,8 +350,8 @@ func (x CancelTaskResult) MarshalJSON() ([]byte, error) {
 func (x *CancelledNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropCancelledNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
 		obj["method"] = "notifications/cancelled"
@@ -407,7 +375,7 @@ func (x *CancelledNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.Reason != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.Reason != "" || x.present&(1<<1) != 0) {
 		obj["reason"] = x.Reason
 	}
 	if drop&(1<<2) == 0 && !x.RequestID.IsZero() {
@@ -587,8 +555,8 @@ func (x *CompleteRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "completion/complete"
@@ -671,7 +639,7 @@ func (x *CompleteResult) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["completion"] = x.Completion.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && (x.ResultType != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.ResultType != "" || x.present&(1<<2) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -707,15 +675,9 @@ func (x CompleteResultCompletion) MarshalJSON() ([]byte, error) {
 func (x *CompleteResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -732,8 +694,8 @@ func (x *CreateMessageRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "sampling/createMessage"
@@ -757,7 +719,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.IncludeContext != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.IncludeContext != "" || x.present&(1<<1) != 0) {
 		obj["includeContext"] = x.IncludeContext
 	}
 	if drop&(1<<2) == 0 {
@@ -775,7 +737,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<6) == 0 && x.StopSequences != nil {
 		obj["stopSequences"] = wire.AnyArray(x.StopSequences)
 	}
-	if drop&(1<<7) == 0 && (x.SystemPrompt != "" || x.empty&(1<<7) != 0) {
+	if drop&(1<<7) == 0 && (x.SystemPrompt != "" || x.present&(1<<7) != 0) {
 		obj["systemPrompt"] = x.SystemPrompt
 	}
 	if drop&(1<<8) == 0 && x.Task != nil {
@@ -825,7 +787,7 @@ func (x *CreateMessageResult) EncodeValue(rev int) any {
 	obj["content"] = x.Content
 	obj["model"] = x.Model
 	obj["role"] = string(x.Role)
-	if x.StopReason != "" || x.empty&(1<<4) != 0 {
+	if x.StopReason != "" || x.present&(1<<4) != 0 {
 		obj["stopReason"] = x.StopReason
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -844,9 +806,7 @@ func (x *CreateTaskResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.Task != nil {
-		obj["task"] = x.Task.EncodeValue(rev)
-	}
+	obj["task"] = x.Task.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -860,18 +820,10 @@ func (x CreateTaskResult) MarshalJSON() ([]byte, error) {
 func (x *DiscoverRequest) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<2) != 0 {
-		obj["method"] = x.Method
-	}
-	if x.Params != nil {
-		obj["params"] = x.Params.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "server/discover"
+	obj["params"] = x.Params.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -888,24 +840,14 @@ func (x *DiscoverResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if x.CacheScope != "" || x.empty&(1<<1) != 0 {
-		obj["cacheScope"] = x.CacheScope
-	}
-	if x.Capabilities != nil {
-		obj["capabilities"] = x.Capabilities.EncodeValue(rev)
-	}
-	if x.Instructions != "" || x.empty&(1<<3) != 0 {
+	obj["cacheScope"] = x.CacheScope
+	obj["capabilities"] = x.Capabilities.EncodeValue(rev)
+	if x.Instructions != "" || x.present&(1<<3) != 0 {
 		obj["instructions"] = x.Instructions
 	}
-	if x.ResultType != "" || x.empty&(1<<4) != 0 {
-		obj["resultType"] = x.ResultType
-	}
-	if x.SupportedVersions != nil {
-		obj["supportedVersions"] = wire.AnyArray(x.SupportedVersions)
-	}
-	if x.TTLMs != nil {
-		obj["ttlMs"] = *x.TTLMs
-	}
+	obj["resultType"] = x.ResultType
+	obj["supportedVersions"] = wire.NonNilArray(wire.AnyArray(x.SupportedVersions))
+	obj["ttlMs"] = x.TTLMs
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -919,15 +861,9 @@ func (x DiscoverResult) MarshalJSON() ([]byte, error) {
 func (x *DiscoverResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -944,13 +880,13 @@ func (x *ElicitRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
-	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
-		obj["method"] = x.Method
+	if drop&(1<<2) == 0 {
+		obj["method"] = "elicitation/create"
 	}
-	if drop&(1<<3) == 0 && x.Params != nil {
+	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -969,13 +905,13 @@ func (x *ElicitRequestFormParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.Message != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 {
 		obj["message"] = x.Message
 	}
-	if drop&(1<<2) == 0 && (x.Mode != "" || x.empty&(1<<2) != 0) {
-		obj["mode"] = x.Mode
+	if drop&(1<<2) == 0 && x.present&(1<<2) != 0 {
+		obj["mode"] = "form"
 	}
-	if drop&(1<<3) == 0 && x.RequestedSchema != nil {
+	if drop&(1<<3) == 0 {
 		obj["requestedSchema"] = x.RequestedSchema.EncodeValue(rev)
 	}
 	if drop&(1<<4) == 0 && x.Task != nil {
@@ -1010,18 +946,14 @@ func (x ElicitRequestFormParamsMeta) MarshalJSON() ([]byte, error) {
 func (x *ElicitRequestFormParamsRequestedSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if x.Schema != "" || x.empty&(1<<0) != 0 {
+	if x.Schema != "" || x.present&(1<<0) != 0 {
 		obj["$schema"] = x.Schema
 	}
-	if x.Properties != nil {
-		obj["properties"] = wire.AnyObject(x.Properties)
-	}
+	obj["properties"] = wire.NonNilObject(wire.AnyObject(x.Properties))
 	if x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
 	}
-	if x.Type != "" || x.empty&(1<<3) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["type"] = "object"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1038,19 +970,19 @@ func (x *ElicitRequestURLParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.ElicitationID != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.ElicitationID != "" || x.present&(1<<1) != 0) {
 		obj["elicitationId"] = x.ElicitationID
 	}
-	if drop&(1<<2) == 0 && (x.Message != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 {
 		obj["message"] = x.Message
 	}
-	if drop&(1<<3) == 0 && (x.Mode != "" || x.empty&(1<<3) != 0) {
-		obj["mode"] = x.Mode
+	if drop&(1<<3) == 0 {
+		obj["mode"] = "url"
 	}
 	if drop&(1<<4) == 0 && x.Task != nil {
 		obj["task"] = x.Task.EncodeValue(rev)
 	}
-	if drop&(1<<5) == 0 && (x.URL != "" || x.empty&(1<<5) != 0) {
+	if drop&(1<<5) == 0 {
 		obj["url"] = x.URL
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1085,7 +1017,7 @@ func (x *ElicitResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && (x.Action != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 {
 		obj["action"] = x.Action
 	}
 	if drop&(1<<2) == 0 && x.Content != nil {
@@ -1104,15 +1036,9 @@ func (x ElicitResult) MarshalJSON() ([]byte, error) {
 func (x *ElicitationCompleteNotification) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.JSONRPC != "" || x.empty&(1<<0) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<1) != 0 {
-		obj["method"] = x.Method
-	}
-	if x.Params != nil {
-		obj["params"] = x.Params.EncodeValue(rev)
-	}
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "notifications/elicitation/complete"
+	obj["params"] = x.Params.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1126,9 +1052,7 @@ func (x ElicitationCompleteNotification) MarshalJSON() ([]byte, error) {
 func (x *ElicitationCompleteNotificationParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.ElicitationID != "" || x.empty&(1<<0) != 0 {
-		obj["elicitationId"] = x.ElicitationID
-	}
+	obj["elicitationId"] = x.ElicitationID
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1167,15 +1091,11 @@ func (x EmbeddedResource) MarshalJSON() ([]byte, error) {
 func (x *Error) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
+	obj["code"] = x.Code
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1192,8 +1112,8 @@ func (x *GetPromptRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "prompts/get"
@@ -1226,7 +1146,7 @@ func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<4) == 0 && (x.RequestState != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.RequestState != "" || x.present&(1<<4) != 0) {
 		obj["requestState"] = x.RequestState
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1245,13 +1165,13 @@ func (x *GetPromptResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.Description != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.Description != "" || x.present&(1<<1) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<2) == 0 {
 		obj["messages"] = wire.NonNilArray(encodeOfNPromptMessage(x.Messages, rev))
 	}
-	if drop&(1<<3) == 0 && (x.ResultType != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1267,15 +1187,9 @@ func (x GetPromptResult) MarshalJSON() ([]byte, error) {
 func (x *GetPromptResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1289,18 +1203,10 @@ func (x GetPromptResultResponse) MarshalJSON() ([]byte, error) {
 func (x *GetTaskPayloadRequest) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<2) != 0 {
-		obj["method"] = x.Method
-	}
-	if x.Params != nil {
-		obj["params"] = x.Params.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "tasks/result"
+	obj["params"] = x.Params.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1314,9 +1220,7 @@ func (x GetTaskPayloadRequest) MarshalJSON() ([]byte, error) {
 func (x *GetTaskPayloadRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskID != "" || x.empty&(1<<0) != 0 {
-		obj["taskId"] = x.TaskID
-	}
+	obj["taskId"] = x.TaskID
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1346,18 +1250,10 @@ func (x GetTaskPayloadResult) MarshalJSON() ([]byte, error) {
 func (x *GetTaskRequest) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<2) != 0 {
-		obj["method"] = x.Method
-	}
-	if x.Params != nil {
-		obj["params"] = x.Params.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "tasks/get"
+	obj["params"] = x.Params.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1371,9 +1267,7 @@ func (x GetTaskRequest) MarshalJSON() ([]byte, error) {
 func (x *GetTaskRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskID != "" || x.empty&(1<<0) != 0 {
-		obj["taskId"] = x.TaskID
-	}
+	obj["taskId"] = x.TaskID
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1390,26 +1284,20 @@ func (x *GetTaskResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.CreatedAt != "" || x.empty&(1<<1) != 0 {
-		obj["createdAt"] = x.CreatedAt
-	}
-	if x.LastUpdatedAt != "" || x.empty&(1<<2) != 0 {
-		obj["lastUpdatedAt"] = x.LastUpdatedAt
-	}
+	obj["createdAt"] = x.CreatedAt
+	obj["lastUpdatedAt"] = x.LastUpdatedAt
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if x.Status != "" || x.empty&(1<<4) != 0 {
-		obj["status"] = string(x.Status)
-	}
-	if x.StatusMessage != "" || x.empty&(1<<5) != 0 {
+	obj["status"] = string(x.Status)
+	if x.StatusMessage != "" || x.present&(1<<5) != 0 {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if x.TaskID != "" || x.empty&(1<<6) != 0 {
-		obj["taskId"] = x.TaskID
-	}
+	obj["taskId"] = x.TaskID
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
+	} else {
+		obj["ttl"] = nil
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -1424,15 +1312,11 @@ func (x GetTaskResult) MarshalJSON() ([]byte, error) {
 func (x *HeaderMismatchError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Error != nil {
-		obj["error"] = x.Error.EncodeValue(rev)
-	}
+	obj["error"] = x.Error.EncodeValue(rev)
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
+	obj["jsonrpc"] = "2.0"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1446,15 +1330,11 @@ func (x HeaderMismatchError) MarshalJSON() ([]byte, error) {
 func (x *HeaderMismatchErrorError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
+	obj["code"] = x.Code
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1468,16 +1348,14 @@ func (x HeaderMismatchErrorError) MarshalJSON() ([]byte, error) {
 func (x *Icon) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if x.MIMEType != "" || x.empty&(1<<0) != 0 {
+	if x.MIMEType != "" || x.present&(1<<0) != 0 {
 		obj["mimeType"] = x.MIMEType
 	}
 	if x.Sizes != nil {
 		obj["sizes"] = wire.AnyArray(x.Sizes)
 	}
-	if x.Src != "" || x.empty&(1<<2) != 0 {
-		obj["src"] = x.Src
-	}
-	if x.Theme != "" || x.empty&(1<<3) != 0 {
+	obj["src"] = x.Src
+	if x.Theme != "" || x.present&(1<<3) != 0 {
 		obj["theme"] = x.Theme
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1537,7 +1415,7 @@ func (x ImageContent) MarshalJSON() ([]byte, error) {
 func (x *Implementation) EncodeValue(rev int) any {
 	drop := dropMask(&dropImplementation, rev)
 	obj := make(map[string]any, 6+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.Description != "" || x.empty&(1<<0) != 0) {
+	if drop&(1<<0) == 0 && (x.Description != "" || x.present&(1<<0) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<1) == 0 && x.Icons != nil {
@@ -1546,13 +1424,13 @@ func (x *Implementation) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<3) == 0 && (x.Title != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 && (x.Title != "" || x.present&(1<<3) != 0) {
 		obj["title"] = x.Title
 	}
 	if drop&(1<<4) == 0 {
 		obj["version"] = x.Version
 	}
-	if drop&(1<<5) == 0 && (x.WebsiteURL != "" || x.empty&(1<<5) != 0) {
+	if drop&(1<<5) == 0 && (x.WebsiteURL != "" || x.present&(1<<5) != 0) {
 		obj["websiteUrl"] = x.WebsiteURL
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1571,13 +1449,13 @@ func (x *InitializeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
-	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
-		obj["method"] = x.Method
+	if drop&(1<<2) == 0 {
+		obj["method"] = "initialize"
 	}
-	if drop&(1<<3) == 0 && x.Params != nil {
+	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1596,13 +1474,13 @@ func (x *InitializeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && x.Capabilities != nil {
+	if drop&(1<<1) == 0 {
 		obj["capabilities"] = x.Capabilities.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && x.ClientInfo != nil {
+	if drop&(1<<2) == 0 {
 		obj["clientInfo"] = x.ClientInfo.EncodeValue(rev)
 	}
-	if drop&(1<<3) == 0 && (x.ProtocolVersion != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 {
 		obj["protocolVersion"] = x.ProtocolVersion
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1637,18 +1515,12 @@ func (x *InitializeResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.Capabilities != nil {
-		obj["capabilities"] = x.Capabilities.EncodeValue(rev)
-	}
-	if x.Instructions != "" || x.empty&(1<<2) != 0 {
+	obj["capabilities"] = x.Capabilities.EncodeValue(rev)
+	if x.Instructions != "" || x.present&(1<<2) != 0 {
 		obj["instructions"] = x.Instructions
 	}
-	if x.ProtocolVersion != "" || x.empty&(1<<3) != 0 {
-		obj["protocolVersion"] = x.ProtocolVersion
-	}
-	if x.ServerInfo != nil {
-		obj["serverInfo"] = x.ServerInfo.EncodeValue(rev)
-	}
+	obj["protocolVersion"] = x.ProtocolVersion
+	obj["serverInfo"] = x.ServerInfo.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1662,11 +1534,11 @@ func (x InitializeResult) MarshalJSON() ([]byte, error) {
 func (x *InitializedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropInitializedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
-	if drop&(1<<1) == 0 && (x.Method != "" || x.empty&(1<<1) != 0) {
-		obj["method"] = x.Method
+	if drop&(1<<1) == 0 {
+		obj["method"] = "notifications/initialized"
 	}
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
@@ -1690,12 +1562,10 @@ func (x *InputRequiredResult) EncodeValue(rev int) any {
 	if x.InputRequests != nil {
 		obj["inputRequests"] = encodeMapOfNInputRequest(x.InputRequests, rev)
 	}
-	if x.RequestState != "" || x.empty&(1<<2) != 0 {
+	if x.RequestState != "" || x.present&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
 	}
-	if x.ResultType != "" || x.empty&(1<<3) != 0 {
-		obj["resultType"] = x.ResultType
-	}
+	obj["resultType"] = x.ResultType
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1709,13 +1579,11 @@ func (x InputRequiredResult) MarshalJSON() ([]byte, error) {
 func (x *InputResponseRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Meta != nil {
-		obj["_meta"] = x.Meta.EncodeValue(rev)
-	}
+	obj["_meta"] = x.Meta.EncodeValue(rev)
 	if x.InputResponses != nil {
 		obj["inputResponses"] = encodeMapOfNInputResponse(x.InputResponses, rev)
 	}
-	if x.RequestState != "" || x.empty&(1<<2) != 0 {
+	if x.RequestState != "" || x.present&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -1731,15 +1599,11 @@ func (x InputResponseRequestParams) MarshalJSON() ([]byte, error) {
 func (x *InternalError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
+	obj["code"] = x.Code
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1753,15 +1617,11 @@ func (x InternalError) MarshalJSON() ([]byte, error) {
 func (x *InvalidParamsError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
+	obj["code"] = x.Code
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1775,15 +1635,11 @@ func (x InvalidParamsError) MarshalJSON() ([]byte, error) {
 func (x *InvalidRequestError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
+	obj["code"] = x.Code
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1797,15 +1653,9 @@ func (x InvalidRequestError) MarshalJSON() ([]byte, error) {
 func (x *JSONRPCError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Error != nil {
-		obj["error"] = x.Error.EncodeValue(rev)
-	}
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
+	obj["error"] = x.Error.EncodeValue(rev)
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1819,15 +1669,11 @@ func (x JSONRPCError) MarshalJSON() ([]byte, error) {
 func (x *JSONRPCErrorError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
+	obj["code"] = x.Code
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1841,15 +1687,11 @@ func (x JSONRPCErrorError) MarshalJSON() ([]byte, error) {
 func (x *JSONRPCErrorResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Error != nil {
-		obj["error"] = x.Error.EncodeValue(rev)
-	}
+	obj["error"] = x.Error.EncodeValue(rev)
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
+	obj["jsonrpc"] = "2.0"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1948,15 +1790,9 @@ func (x JSONRPCRequestParamsMeta) MarshalJSON() ([]byte, error) {
 func (x *JSONRPCResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -1970,24 +1806,20 @@ func (x JSONRPCResultResponse) MarshalJSON() ([]byte, error) {
 func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 6+len(x.Extra))
-	if x.Default != "" || x.empty&(1<<0) != 0 {
+	if x.Default != "" || x.present&(1<<0) != 0 {
 		obj["default"] = x.Default
 	}
-	if x.Description != "" || x.empty&(1<<1) != 0 {
+	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	if x.Enum != nil {
-		obj["enum"] = wire.AnyArray(x.Enum)
-	}
+	obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
 	if x.EnumNames != nil {
 		obj["enumNames"] = wire.AnyArray(x.EnumNames)
 	}
-	if x.Title != "" || x.empty&(1<<4) != 0 {
+	if x.Title != "" || x.present&(1<<4) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" || x.empty&(1<<5) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["type"] = "string"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2004,8 +1836,8 @@ func (x *ListPromptsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "prompts/list"
@@ -2029,16 +1861,16 @@ func (x *ListPromptsResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.present&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.present&(1<<2) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
 		obj["prompts"] = wire.NonNilArray(encodeOfNPrompt(x.Prompts, rev))
 	}
-	if drop&(1<<4) == 0 && (x.ResultType != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
@@ -2057,15 +1889,9 @@ func (x ListPromptsResult) MarshalJSON() ([]byte, error) {
 func (x *ListPromptsResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2082,8 +1908,8 @@ func (x *ListResourceTemplatesRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "resources/templates/list"
@@ -2107,16 +1933,16 @@ func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.present&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.present&(1<<2) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
 		obj["resourceTemplates"] = wire.NonNilArray(encodeOfNResourceTemplate(x.ResourceTemplates, rev))
 	}
-	if drop&(1<<4) == 0 && (x.ResultType != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
@@ -2135,15 +1961,9 @@ func (x ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
 func (x *ListResourceTemplatesResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2160,8 +1980,8 @@ func (x *ListResourcesRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "resources/list"
@@ -2185,16 +2005,16 @@ func (x *ListResourcesResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.present&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.present&(1<<2) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
 		obj["resources"] = wire.NonNilArray(encodeOfNResource(x.Resources, rev))
 	}
-	if drop&(1<<4) == 0 && (x.ResultType != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
@@ -2213,15 +2033,9 @@ func (x ListResourcesResult) MarshalJSON() ([]byte, error) {
 func (x *ListResourcesResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2238,8 +2052,8 @@ func (x *ListRootsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "roots/list"
@@ -2295,15 +2109,9 @@ func (x ListRootsResult) MarshalJSON() ([]byte, error) {
 func (x *ListTasksRequest) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<2) != 0 {
-		obj["method"] = x.Method
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "tasks/list"
 	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
@@ -2323,12 +2131,10 @@ func (x *ListTasksResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.NextCursor != "" || x.empty&(1<<1) != 0 {
+	if x.NextCursor != "" || x.present&(1<<1) != 0 {
 		obj["nextCursor"] = x.NextCursor
 	}
-	if x.Tasks != nil {
-		obj["tasks"] = encodeOfNTask(x.Tasks, rev)
-	}
+	obj["tasks"] = wire.NonNilArray(encodeOfNTask(x.Tasks, rev))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2345,8 +2151,8 @@ func (x *ListToolsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "tools/list"
@@ -2370,13 +2176,13 @@ func (x *ListToolsResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.present&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
-	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.NextCursor != "" || x.present&(1<<2) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
-	if drop&(1<<3) == 0 && (x.ResultType != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 {
@@ -2398,15 +2204,9 @@ func (x ListToolsResult) MarshalJSON() ([]byte, error) {
 func (x *ListToolsResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2420,8 +2220,8 @@ func (x ListToolsResultResponse) MarshalJSON() ([]byte, error) {
 func (x *LoggingMessageNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropLoggingMessageNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
 		obj["method"] = "notifications/message"
@@ -2451,7 +2251,7 @@ func (x *LoggingMessageNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["level"] = string(x.Level)
 	}
-	if drop&(1<<3) == 0 && (x.Logger != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 && (x.Logger != "" || x.present&(1<<3) != 0) {
 		obj["logger"] = x.Logger
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2467,15 +2267,11 @@ func (x LoggingMessageNotificationParams) MarshalJSON() ([]byte, error) {
 func (x *MethodNotFoundError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
+	obj["code"] = x.Code
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2489,15 +2285,11 @@ func (x MethodNotFoundError) MarshalJSON() ([]byte, error) {
 func (x *MissingRequiredClientCapabilityError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Error != nil {
-		obj["error"] = x.Error.EncodeValue(rev)
-	}
+	obj["error"] = x.Error.EncodeValue(rev)
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
+	obj["jsonrpc"] = "2.0"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2511,15 +2303,9 @@ func (x MissingRequiredClientCapabilityError) MarshalJSON() ([]byte, error) {
 func (x *MissingRequiredClientCapabilityErrorError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
-	if x.Data != nil {
-		obj["data"] = x.Data.EncodeValue(rev)
-	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["code"] = x.Code
+	obj["data"] = x.Data.EncodeValue(rev)
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2533,9 +2319,7 @@ func (x MissingRequiredClientCapabilityErrorError) MarshalJSON() ([]byte, error)
 func (x *MissingRequiredClientCapabilityErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.RequiredCapabilities != nil {
-		obj["requiredCapabilities"] = x.RequiredCapabilities.EncodeValue(rev)
-	}
+	obj["requiredCapabilities"] = x.RequiredCapabilities.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2549,7 +2333,7 @@ func (x MissingRequiredClientCapabilityErrorErrorData) MarshalJSON() ([]byte, er
 func (x *ModelHint) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.Name != "" || x.empty&(1<<0) != 0 {
+	if x.Name != "" || x.present&(1<<0) != 0 {
 		obj["name"] = x.Name
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2642,7 +2426,7 @@ func (x *NumberSchema) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Default != nil {
 		obj["default"] = *x.Default
 	}
-	if drop&(1<<1) == 0 && (x.Description != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.Description != "" || x.present&(1<<1) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<2) == 0 && x.Maximum != nil {
@@ -2651,10 +2435,10 @@ func (x *NumberSchema) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Minimum != nil {
 		obj["minimum"] = *x.Minimum
 	}
-	if drop&(1<<4) == 0 && (x.Title != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.Title != "" || x.present&(1<<4) != 0) {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<5) == 0 && (x.Type != "" || x.empty&(1<<5) != 0) {
+	if drop&(1<<5) == 0 {
 		obj["type"] = x.Type
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2673,8 +2457,8 @@ func (x *PaginatedRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = x.Method
@@ -2698,7 +2482,7 @@ func (x *PaginatedRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.Cursor != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.Cursor != "" || x.present&(1<<1) != 0) {
 		obj["cursor"] = x.Cursor
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2717,10 +2501,10 @@ func (x *PaginatedResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.NextCursor != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.NextCursor != "" || x.present&(1<<1) != 0) {
 		obj["nextCursor"] = x.NextCursor
 	}
-	if drop&(1<<2) == 0 && (x.ResultType != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.ResultType != "" || x.present&(1<<2) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2736,15 +2520,11 @@ func (x PaginatedResult) MarshalJSON() ([]byte, error) {
 func (x *ParseError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
+	obj["code"] = x.Code
 	if x.Data != nil {
 		obj["data"] = x.Data
 	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2761,11 +2541,11 @@ func (x *PingRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
-	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
-		obj["method"] = x.Method
+	if drop&(1<<2) == 0 {
+		obj["method"] = "ping"
 	}
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
@@ -2783,8 +2563,8 @@ func (x PingRequest) MarshalJSON() ([]byte, error) {
 func (x *ProgressNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropProgressNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
 		obj["method"] = "notifications/progress"
@@ -2808,7 +2588,7 @@ func (x *ProgressNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.Message != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.Message != "" || x.present&(1<<1) != 0) {
 		obj["message"] = x.Message
 	}
 	if drop&(1<<2) == 0 {
@@ -2839,7 +2619,7 @@ func (x *Prompt) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Arguments != nil {
 		obj["arguments"] = encodeOfNPromptArgument(x.Arguments, rev)
 	}
-	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.present&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
@@ -2848,7 +2628,7 @@ func (x *Prompt) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<5) == 0 && (x.Title != "" || x.empty&(1<<5) != 0) {
+	if drop&(1<<5) == 0 && (x.Title != "" || x.present&(1<<5) != 0) {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2864,7 +2644,7 @@ func (x Prompt) MarshalJSON() ([]byte, error) {
 func (x *PromptArgument) EncodeValue(rev int) any {
 	drop := dropMask(&dropPromptArgument, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.Description != "" || x.empty&(1<<0) != 0) {
+	if drop&(1<<0) == 0 && (x.Description != "" || x.present&(1<<0) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<1) == 0 {
@@ -2873,7 +2653,7 @@ func (x *PromptArgument) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = *x.Required
 	}
-	if drop&(1<<3) == 0 && (x.Title != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 && (x.Title != "" || x.present&(1<<3) != 0) {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -2889,8 +2669,8 @@ func (x PromptArgument) MarshalJSON() ([]byte, error) {
 func (x *PromptListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropPromptListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
 		obj["method"] = "notifications/prompts/list_changed"
@@ -2929,7 +2709,7 @@ func (x *PromptReference) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<1) == 0 && (x.Title != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.Title != "" || x.present&(1<<1) != 0) {
 		obj["title"] = x.Title
 	}
 	if drop&(1<<2) == 0 {
@@ -2951,8 +2731,8 @@ func (x *ReadResourceRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
 		obj["method"] = "resources/read"
@@ -2979,7 +2759,7 @@ func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.InputResponses != nil {
 		obj["inputResponses"] = encodeMapOfNInputResponse(x.InputResponses, rev)
 	}
-	if drop&(1<<2) == 0 && (x.RequestState != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.RequestState != "" || x.present&(1<<2) != 0) {
 		obj["requestState"] = x.RequestState
 	}
 	if drop&(1<<3) == 0 {
@@ -3001,13 +2781,13 @@ func (x *ReadResourceResult) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.CacheScope != "" || x.present&(1<<1) != 0) {
 		obj["cacheScope"] = x.CacheScope
 	}
 	if drop&(1<<2) == 0 {
 		obj["contents"] = wire.NonNilArray(encodeOfNReadResourceResultContentsItem(x.Contents, rev))
 	}
-	if drop&(1<<3) == 0 && (x.ResultType != "" || x.empty&(1<<3) != 0) {
+	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 && x.TTLMs != nil {
@@ -3026,15 +2806,9 @@ func (x ReadResourceResult) MarshalJSON() ([]byte, error) {
 func (x *ReadResourceResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3048,9 +2822,7 @@ func (x ReadResourceResultResponse) MarshalJSON() ([]byte, error) {
 func (x *RelatedTaskMetadata) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskID != "" || x.empty&(1<<0) != 0 {
-		obj["taskId"] = x.TaskID
-	}
+	obj["taskId"] = x.TaskID
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3087,10 +2859,10 @@ func (x *RequestMetaObject) EncodeValue(rev int) any {
 	if x.ClientInfo != nil {
 		obj["io.modelcontextprotocol/clientInfo"] = x.ClientInfo.EncodeValue(rev)
 	}
-	if x.LogLevel != "" || x.empty&(1<<2) != 0 {
+	if x.LogLevel != "" || x.present&(1<<2) != 0 {
 		obj["io.modelcontextprotocol/logLevel"] = string(x.LogLevel)
 	}
-	if x.ProtocolVersion != "" || x.empty&(1<<3) != 0 {
+	if x.ProtocolVersion != "" || x.present&(1<<3) != 0 {
 		obj["io.modelcontextprotocol/protocolVersion"] = x.ProtocolVersion
 	}
 	if !x.ProgressToken.IsZero() {
@@ -3131,13 +2903,13 @@ func (x *Resource) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.present&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
 		obj["icons"] = encodeOfNIcon(x.Icons, rev)
 	}
-	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<5) == 0 {
@@ -3146,7 +2918,7 @@ func (x *Resource) EncodeValue(rev int) any {
 	if drop&(1<<6) == 0 && x.Size != nil {
 		obj["size"] = *x.Size
 	}
-	if drop&(1<<7) == 0 && (x.Title != "" || x.empty&(1<<7) != 0) {
+	if drop&(1<<7) == 0 && (x.Title != "" || x.present&(1<<7) != 0) {
 		obj["title"] = x.Title
 	}
 	if drop&(1<<8) == 0 {
@@ -3168,7 +2940,7 @@ func (x *ResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && (x.MIMEType != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.MIMEType != "" || x.present&(1<<1) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<2) == 0 {
@@ -3193,28 +2965,28 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.present&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
 		obj["icons"] = encodeOfNIcon(x.Icons, rev)
 	}
-	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
-	if drop&(1<<5) == 0 && (x.Name != "" || x.empty&(1<<5) != 0) {
+	if drop&(1<<5) == 0 {
 		obj["name"] = x.Name
 	}
 	if drop&(1<<6) == 0 && x.Size != nil {
 		obj["size"] = *x.Size
 	}
-	if drop&(1<<7) == 0 && (x.Title != "" || x.empty&(1<<7) != 0) {
+	if drop&(1<<7) == 0 && (x.Title != "" || x.present&(1<<7) != 0) {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<8) == 0 && (x.Type != "" || x.empty&(1<<8) != 0) {
-		obj["type"] = x.Type
+	if drop&(1<<8) == 0 {
+		obj["type"] = "resource_link"
 	}
-	if drop&(1<<9) == 0 && (x.URI != "" || x.empty&(1<<9) != 0) {
+	if drop&(1<<9) == 0 {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3230,8 +3002,8 @@ func (x ResourceLink) MarshalJSON() ([]byte, error) {
 func (x *ResourceListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
 		obj["method"] = "notifications/resources/list_changed"
@@ -3252,12 +3024,8 @@ func (x ResourceListChangedNotification) MarshalJSON() ([]byte, error) {
 func (x *ResourceReference) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Type != "" || x.empty&(1<<0) != 0 {
-		obj["type"] = x.Type
-	}
-	if x.URI != "" || x.empty&(1<<1) != 0 {
-		obj["uri"] = x.URI
-	}
+	obj["type"] = "ref/resource"
+	obj["uri"] = x.URI
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3274,9 +3042,7 @@ func (x *ResourceRequestParams) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if x.URI != "" || x.empty&(1<<1) != 0 {
-		obj["uri"] = x.URI
-	}
+	obj["uri"] = x.URI
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3296,19 +3062,19 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.present&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
 		obj["icons"] = encodeOfNIcon(x.Icons, rev)
 	}
-	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.empty&(1<<4) != 0) {
+	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<5) == 0 {
 		obj["name"] = x.Name
 	}
-	if drop&(1<<6) == 0 && (x.Title != "" || x.empty&(1<<6) != 0) {
+	if drop&(1<<6) == 0 && (x.Title != "" || x.present&(1<<6) != 0) {
 		obj["title"] = x.Title
 	}
 	if drop&(1<<7) == 0 {
@@ -3327,12 +3093,8 @@ func (x ResourceTemplate) MarshalJSON() ([]byte, error) {
 func (x *ResourceTemplateReference) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Type != "" || x.empty&(1<<0) != 0 {
-		obj["type"] = x.Type
-	}
-	if x.URI != "" || x.empty&(1<<1) != 0 {
-		obj["uri"] = x.URI
-	}
+	obj["type"] = "ref/resource"
+	obj["uri"] = x.URI
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3346,8 +3108,8 @@ func (x ResourceTemplateReference) MarshalJSON() ([]byte, error) {
 func (x *ResourceUpdatedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceUpdatedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
 		obj["method"] = "notifications/resources/updated"
@@ -3390,7 +3152,7 @@ func (x *Result) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.ResultType != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.ResultType != "" || x.present&(1<<1) != 0) {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3425,7 +3187,7 @@ func (x *Root) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && (x.Name != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.Name != "" || x.present&(1<<1) != 0) {
 		obj["name"] = x.Name
 	}
 	if drop&(1<<2) == 0 {
@@ -3444,11 +3206,11 @@ func (x Root) MarshalJSON() ([]byte, error) {
 func (x *RootsListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropRootsListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
-	if drop&(1<<1) == 0 && (x.Method != "" || x.empty&(1<<1) != 0) {
-		obj["method"] = x.Method
+	if drop&(1<<1) == 0 {
+		obj["method"] = "notifications/roots/list_changed"
 	}
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
@@ -3633,13 +3395,13 @@ func (x *SetLevelRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
-	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
-		obj["method"] = x.Method
+	if drop&(1<<2) == 0 {
+		obj["method"] = "logging/setLevel"
 	}
-	if drop&(1<<3) == 0 && x.Params != nil {
+	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3658,7 +3420,7 @@ func (x *SetLevelRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.Level != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 {
 		obj["level"] = string(x.Level)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3690,13 +3452,13 @@ func (x SetLevelRequestParamsMeta) MarshalJSON() ([]byte, error) {
 func (x *StringSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropStringSchema, rev)
 	obj := make(map[string]any, 7+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.Default != "" || x.empty&(1<<0) != 0) {
+	if drop&(1<<0) == 0 && (x.Default != "" || x.present&(1<<0) != 0) {
 		obj["default"] = x.Default
 	}
-	if drop&(1<<1) == 0 && (x.Description != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.Description != "" || x.present&(1<<1) != 0) {
 		obj["description"] = x.Description
 	}
-	if drop&(1<<2) == 0 && (x.Format != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.Format != "" || x.present&(1<<2) != 0) {
 		obj["format"] = x.Format
 	}
 	if drop&(1<<3) == 0 && x.MaxLength != nil {
@@ -3705,11 +3467,11 @@ func (x *StringSchema) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && x.MinLength != nil {
 		obj["minLength"] = *x.MinLength
 	}
-	if drop&(1<<5) == 0 && (x.Title != "" || x.empty&(1<<5) != 0) {
+	if drop&(1<<5) == 0 && (x.Title != "" || x.present&(1<<5) != 0) {
 		obj["title"] = x.Title
 	}
-	if drop&(1<<6) == 0 && (x.Type != "" || x.empty&(1<<6) != 0) {
-		obj["type"] = x.Type
+	if drop&(1<<6) == 0 {
+		obj["type"] = "string"
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -3727,13 +3489,13 @@ func (x *SubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
-	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
-		obj["method"] = x.Method
+	if drop&(1<<2) == 0 {
+		obj["method"] = "resources/subscribe"
 	}
-	if drop&(1<<3) == 0 && x.Params != nil {
+	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3752,7 +3514,7 @@ func (x *SubscribeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.URI != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -3809,15 +3571,9 @@ func (x SubscriptionFilter) MarshalJSON() ([]byte, error) {
 func (x *SubscriptionsAcknowledgedNotification) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.JSONRPC != "" || x.empty&(1<<0) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<1) != 0 {
-		obj["method"] = x.Method
-	}
-	if x.Params != nil {
-		obj["params"] = x.Params.EncodeValue(rev)
-	}
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "notifications/subscriptions/acknowledged"
+	obj["params"] = x.Params.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3834,9 +3590,7 @@ func (x *SubscriptionsAcknowledgedNotificationParams) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if x.Notifications != nil {
-		obj["notifications"] = x.Notifications.EncodeValue(rev)
-	}
+	obj["notifications"] = x.Notifications.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3850,18 +3604,10 @@ func (x SubscriptionsAcknowledgedNotificationParams) MarshalJSON() ([]byte, erro
 func (x *SubscriptionsListenRequest) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 4+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<2) != 0 {
-		obj["method"] = x.Method
-	}
-	if x.Params != nil {
-		obj["params"] = x.Params.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "subscriptions/listen"
+	obj["params"] = x.Params.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3875,12 +3621,8 @@ func (x SubscriptionsListenRequest) MarshalJSON() ([]byte, error) {
 func (x *SubscriptionsListenRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Meta != nil {
-		obj["_meta"] = x.Meta.EncodeValue(rev)
-	}
-	if x.Notifications != nil {
-		obj["notifications"] = x.Notifications.EncodeValue(rev)
-	}
+	obj["_meta"] = x.Meta.EncodeValue(rev)
+	obj["notifications"] = x.Notifications.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3894,12 +3636,8 @@ func (x SubscriptionsListenRequestParams) MarshalJSON() ([]byte, error) {
 func (x *SubscriptionsListenResult) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Meta != nil {
-		obj["_meta"] = x.Meta.EncodeValue(rev)
-	}
-	if x.ResultType != "" || x.empty&(1<<1) != 0 {
-		obj["resultType"] = x.ResultType
-	}
+	obj["_meta"] = x.Meta.EncodeValue(rev)
+	obj["resultType"] = x.ResultType
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3916,9 +3654,7 @@ func (x *SubscriptionsListenResultMetaObject) EncodeValue(rev int) any {
 	if x.ServerInfo != nil {
 		obj["io.modelcontextprotocol/serverInfo"] = x.ServerInfo.EncodeValue(rev)
 	}
-	if !x.SubscriptionID.IsZero() {
-		obj["io.modelcontextprotocol/subscriptionId"] = x.SubscriptionID.Value()
-	}
+	obj["io.modelcontextprotocol/subscriptionId"] = x.SubscriptionID.Value()
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3932,15 +3668,9 @@ func (x SubscriptionsListenResultMetaObject) MarshalJSON() ([]byte, error) {
 func (x *SubscriptionsListenResultResponse) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if !x.ID.IsZero() {
-		obj["id"] = x.ID.Value()
-	}
-	if x.JSONRPC != "" || x.empty&(1<<1) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Result != nil {
-		obj["result"] = x.Result.EncodeValue(rev)
-	}
+	obj["id"] = x.ID.Value()
+	obj["jsonrpc"] = "2.0"
+	obj["result"] = x.Result.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3954,26 +3684,20 @@ func (x SubscriptionsListenResultResponse) MarshalJSON() ([]byte, error) {
 func (x *Task) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 7+len(x.Extra))
-	if x.CreatedAt != "" || x.empty&(1<<0) != 0 {
-		obj["createdAt"] = x.CreatedAt
-	}
-	if x.LastUpdatedAt != "" || x.empty&(1<<1) != 0 {
-		obj["lastUpdatedAt"] = x.LastUpdatedAt
-	}
+	obj["createdAt"] = x.CreatedAt
+	obj["lastUpdatedAt"] = x.LastUpdatedAt
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if x.Status != "" || x.empty&(1<<3) != 0 {
-		obj["status"] = string(x.Status)
-	}
-	if x.StatusMessage != "" || x.empty&(1<<4) != 0 {
+	obj["status"] = string(x.Status)
+	if x.StatusMessage != "" || x.present&(1<<4) != 0 {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if x.TaskID != "" || x.empty&(1<<5) != 0 {
-		obj["taskId"] = x.TaskID
-	}
+	obj["taskId"] = x.TaskID
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
+	} else {
+		obj["ttl"] = nil
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -4039,15 +3763,9 @@ func (x TaskMetadata) MarshalJSON() ([]byte, error) {
 func (x *TaskStatusNotification) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.JSONRPC != "" || x.empty&(1<<0) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
-	if x.Method != "" || x.empty&(1<<1) != 0 {
-		obj["method"] = x.Method
-	}
-	if x.Params != nil {
-		obj["params"] = x.Params.EncodeValue(rev)
-	}
+	obj["jsonrpc"] = "2.0"
+	obj["method"] = "notifications/tasks/status"
+	obj["params"] = x.Params.EncodeValue(rev)
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4064,26 +3782,20 @@ func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.CreatedAt != "" || x.empty&(1<<1) != 0 {
-		obj["createdAt"] = x.CreatedAt
-	}
-	if x.LastUpdatedAt != "" || x.empty&(1<<2) != 0 {
-		obj["lastUpdatedAt"] = x.LastUpdatedAt
-	}
+	obj["createdAt"] = x.CreatedAt
+	obj["lastUpdatedAt"] = x.LastUpdatedAt
 	if x.PollInterval != nil {
 		obj["pollInterval"] = *x.PollInterval
 	}
-	if x.Status != "" || x.empty&(1<<4) != 0 {
-		obj["status"] = string(x.Status)
-	}
-	if x.StatusMessage != "" || x.empty&(1<<5) != 0 {
+	obj["status"] = string(x.Status)
+	if x.StatusMessage != "" || x.present&(1<<5) != 0 {
 		obj["statusMessage"] = x.StatusMessage
 	}
-	if x.TaskID != "" || x.empty&(1<<6) != 0 {
-		obj["taskId"] = x.TaskID
-	}
+	obj["taskId"] = x.TaskID
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
+	} else {
+		obj["ttl"] = nil
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -4126,7 +3838,7 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if drop&(1<<1) == 0 && (x.MIMEType != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 && (x.MIMEType != "" || x.present&(1<<1) != 0) {
 		obj["mimeType"] = x.MIMEType
 	}
 	if drop&(1<<2) == 0 {
@@ -4151,24 +3863,20 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Default != nil {
 		obj["default"] = wire.AnyArray(x.Default)
 	}
-	if x.Description != "" || x.empty&(1<<1) != 0 {
+	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	if x.Items != nil {
-		obj["items"] = x.Items.EncodeValue(rev)
-	}
+	obj["items"] = x.Items.EncodeValue(rev)
 	if x.MaxItems != nil {
 		obj["maxItems"] = *x.MaxItems
 	}
 	if x.MinItems != nil {
 		obj["minItems"] = *x.MinItems
 	}
-	if x.Title != "" || x.empty&(1<<5) != 0 {
+	if x.Title != "" || x.present&(1<<5) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" || x.empty&(1<<6) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["type"] = "array"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4182,9 +3890,7 @@ func (x TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *TitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.AnyOf != nil {
-		obj["anyOf"] = encodeOfNTitledMultiSelectEnumSchemaItemsAnyOfItem(x.AnyOf, rev)
-	}
+	obj["anyOf"] = wire.NonNilArray(encodeOfNTitledMultiSelectEnumSchemaItemsAnyOfItem(x.AnyOf, rev))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4198,12 +3904,8 @@ func (x TitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
 func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Const != "" || x.empty&(1<<0) != 0 {
-		obj["const"] = x.Const
-	}
-	if x.Title != "" || x.empty&(1<<1) != 0 {
-		obj["title"] = x.Title
-	}
+	obj["const"] = x.Const
+	obj["title"] = x.Title
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4217,21 +3919,17 @@ func (x TitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() ([]byte, error)
 func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
-	if x.Default != "" || x.empty&(1<<0) != 0 {
+	if x.Default != "" || x.present&(1<<0) != 0 {
 		obj["default"] = x.Default
 	}
-	if x.Description != "" || x.empty&(1<<1) != 0 {
+	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	if x.OneOf != nil {
-		obj["oneOf"] = encodeOfNTitledSingleSelectEnumSchemaOneOfItem(x.OneOf, rev)
-	}
-	if x.Title != "" || x.empty&(1<<3) != 0 {
+	obj["oneOf"] = wire.NonNilArray(encodeOfNTitledSingleSelectEnumSchemaOneOfItem(x.OneOf, rev))
+	if x.Title != "" || x.present&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" || x.empty&(1<<4) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["type"] = "string"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4245,12 +3943,8 @@ func (x TitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *TitledSingleSelectEnumSchemaOneOfItem) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Const != "" || x.empty&(1<<0) != 0 {
-		obj["const"] = x.Const
-	}
-	if x.Title != "" || x.empty&(1<<1) != 0 {
-		obj["title"] = x.Title
-	}
+	obj["const"] = x.Const
+	obj["title"] = x.Title
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4270,7 +3964,7 @@ func (x *Tool) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	if drop&(1<<2) == 0 && (x.Description != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.Description != "" || x.present&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Execution != nil {
@@ -4288,7 +3982,7 @@ func (x *Tool) EncodeValue(rev int) any {
 	if drop&(1<<7) == 0 && x.OutputSchema != nil {
 		obj["outputSchema"] = x.OutputSchema.EncodeValue(rev)
 	}
-	if drop&(1<<8) == 0 && (x.Title != "" || x.empty&(1<<8) != 0) {
+	if drop&(1<<8) == 0 && (x.Title != "" || x.present&(1<<8) != 0) {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4316,7 +4010,7 @@ func (x *ToolAnnotations) EncodeValue(rev int) any {
 	if x.ReadOnlyHint != nil {
 		obj["readOnlyHint"] = *x.ReadOnlyHint
 	}
-	if x.Title != "" || x.empty&(1<<4) != 0 {
+	if x.Title != "" || x.present&(1<<4) != 0 {
 		obj["title"] = x.Title
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4332,7 +4026,7 @@ func (x ToolAnnotations) MarshalJSON() ([]byte, error) {
 func (x *ToolChoice) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.Mode != "" || x.empty&(1<<0) != 0 {
+	if x.Mode != "" || x.present&(1<<0) != 0 {
 		obj["mode"] = x.Mode
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4348,7 +4042,7 @@ func (x ToolChoice) MarshalJSON() ([]byte, error) {
 func (x *ToolExecution) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.TaskSupport != "" || x.empty&(1<<0) != 0 {
+	if x.TaskSupport != "" || x.present&(1<<0) != 0 {
 		obj["taskSupport"] = x.TaskSupport
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4364,7 +4058,7 @@ func (x ToolExecution) MarshalJSON() ([]byte, error) {
 func (x *ToolInputSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropToolInputSchema, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.Schema != "" || x.empty&(1<<0) != 0) {
+	if drop&(1<<0) == 0 && (x.Schema != "" || x.present&(1<<0) != 0) {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
@@ -4389,8 +4083,8 @@ func (x ToolInputSchema) MarshalJSON() ([]byte, error) {
 func (x *ToolListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropToolListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.JSONRPC != "" || x.empty&(1<<0) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
 		obj["method"] = "notifications/tools/list_changed"
@@ -4411,7 +4105,7 @@ func (x ToolListChangedNotification) MarshalJSON() ([]byte, error) {
 func (x *ToolOutputSchema) EncodeValue(rev int) any {
 	drop := dropMask(&dropToolOutputSchema, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
-	if drop&(1<<0) == 0 && (x.Schema != "" || x.empty&(1<<0) != 0) {
+	if drop&(1<<0) == 0 && (x.Schema != "" || x.present&(1<<0) != 0) {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
@@ -4420,8 +4114,8 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
 	}
-	if drop&(1<<3) == 0 && (x.Type != "" || x.empty&(1<<3) != 0) {
-		obj["type"] = x.Type
+	if drop&(1<<3) == 0 && x.present&(1<<3) != 0 {
+		obj["type"] = "object"
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -4439,21 +4133,15 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.Content != nil {
-		obj["content"] = encodeOfNContentBlock(x.Content, rev)
-	}
+	obj["content"] = wire.NonNilArray(encodeOfNContentBlock(x.Content, rev))
 	if x.IsError != nil {
 		obj["isError"] = *x.IsError
 	}
 	if x.StructuredContent != nil {
 		obj["structuredContent"] = x.StructuredContent
 	}
-	if x.ToolUseID != "" || x.empty&(1<<4) != 0 {
-		obj["toolUseId"] = x.ToolUseID
-	}
-	if x.Type != "" || x.empty&(1<<5) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["toolUseId"] = x.ToolUseID
+	obj["type"] = "tool_result"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4470,18 +4158,10 @@ func (x *ToolUseContent) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	if x.ID != "" || x.empty&(1<<1) != 0 {
-		obj["id"] = x.ID
-	}
-	if x.Input != nil {
-		obj["input"] = wire.AnyObject(x.Input)
-	}
-	if x.Name != "" || x.empty&(1<<3) != 0 {
-		obj["name"] = x.Name
-	}
-	if x.Type != "" || x.empty&(1<<4) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["id"] = x.ID
+	obj["input"] = wire.NonNilObject(wire.AnyObject(x.Input))
+	obj["name"] = x.Name
+	obj["type"] = "tool_use"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4495,15 +4175,11 @@ func (x ToolUseContent) MarshalJSON() ([]byte, error) {
 func (x *URLElicitationRequiredError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Error != nil {
-		obj["error"] = x.Error.EncodeValue(rev)
-	}
+	obj["error"] = x.Error.EncodeValue(rev)
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
+	obj["jsonrpc"] = "2.0"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4517,15 +4193,9 @@ func (x URLElicitationRequiredError) MarshalJSON() ([]byte, error) {
 func (x *URLElicitationRequiredErrorError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
-	if x.Data != nil {
-		obj["data"] = x.Data.EncodeValue(rev)
-	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["code"] = x.Code
+	obj["data"] = x.Data.EncodeValue(rev)
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4539,9 +4209,7 @@ func (x URLElicitationRequiredErrorError) MarshalJSON() ([]byte, error) {
 func (x *URLElicitationRequiredErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	if x.Elicitations != nil {
-		obj["elicitations"] = encodeOfNElicitRequestURLParams(x.Elicitations, rev)
-	}
+	obj["elicitations"] = wire.NonNilArray(encodeOfNElicitRequestURLParams(x.Elicitations, rev))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4558,13 +4226,13 @@ func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && (x.JSONRPC != "" || x.empty&(1<<1) != 0) {
-		obj["jsonrpc"] = x.JSONRPC
+	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+		obj["jsonrpc"] = "2.0"
 	}
-	if drop&(1<<2) == 0 && (x.Method != "" || x.empty&(1<<2) != 0) {
-		obj["method"] = x.Method
+	if drop&(1<<2) == 0 {
+		obj["method"] = "resources/unsubscribe"
 	}
-	if drop&(1<<3) == 0 && x.Params != nil {
+	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4583,7 +4251,7 @@ func (x *UnsubscribeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.URI != "" || x.empty&(1<<1) != 0) {
+	if drop&(1<<1) == 0 {
 		obj["uri"] = x.URI
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4615,15 +4283,11 @@ func (x UnsubscribeRequestParamsMeta) MarshalJSON() ([]byte, error) {
 func (x *UnsupportedProtocolVersionError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Error != nil {
-		obj["error"] = x.Error.EncodeValue(rev)
-	}
+	obj["error"] = x.Error.EncodeValue(rev)
 	if !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if x.JSONRPC != "" || x.empty&(1<<2) != 0 {
-		obj["jsonrpc"] = x.JSONRPC
-	}
+	obj["jsonrpc"] = "2.0"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4637,15 +4301,9 @@ func (x UnsupportedProtocolVersionError) MarshalJSON() ([]byte, error) {
 func (x *UnsupportedProtocolVersionErrorError) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
-	if x.Code != nil {
-		obj["code"] = *x.Code
-	}
-	if x.Data != nil {
-		obj["data"] = x.Data.EncodeValue(rev)
-	}
-	if x.Message != "" || x.empty&(1<<2) != 0 {
-		obj["message"] = x.Message
-	}
+	obj["code"] = x.Code
+	obj["data"] = x.Data.EncodeValue(rev)
+	obj["message"] = x.Message
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4659,12 +4317,8 @@ func (x UnsupportedProtocolVersionErrorError) MarshalJSON() ([]byte, error) {
 func (x *UnsupportedProtocolVersionErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Requested != "" || x.empty&(1<<0) != 0 {
-		obj["requested"] = x.Requested
-	}
-	if x.Supported != nil {
-		obj["supported"] = wire.AnyArray(x.Supported)
-	}
+	obj["requested"] = x.Requested
+	obj["supported"] = wire.NonNilArray(wire.AnyArray(x.Supported))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4681,24 +4335,20 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Default != nil {
 		obj["default"] = wire.AnyArray(x.Default)
 	}
-	if x.Description != "" || x.empty&(1<<1) != 0 {
+	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	if x.Items != nil {
-		obj["items"] = x.Items.EncodeValue(rev)
-	}
+	obj["items"] = x.Items.EncodeValue(rev)
 	if x.MaxItems != nil {
 		obj["maxItems"] = *x.MaxItems
 	}
 	if x.MinItems != nil {
 		obj["minItems"] = *x.MinItems
 	}
-	if x.Title != "" || x.empty&(1<<5) != 0 {
+	if x.Title != "" || x.present&(1<<5) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" || x.empty&(1<<6) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["type"] = "array"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4712,12 +4362,8 @@ func (x UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *UntitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Enum != nil {
-		obj["enum"] = wire.AnyArray(x.Enum)
-	}
-	if x.Type != "" || x.empty&(1<<1) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
+	obj["type"] = "string"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4731,21 +4377,17 @@ func (x UntitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
 func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
-	if x.Default != "" || x.empty&(1<<0) != 0 {
+	if x.Default != "" || x.present&(1<<0) != 0 {
 		obj["default"] = x.Default
 	}
-	if x.Description != "" || x.empty&(1<<1) != 0 {
+	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	if x.Enum != nil {
-		obj["enum"] = wire.AnyArray(x.Enum)
-	}
-	if x.Title != "" || x.empty&(1<<3) != 0 {
+	obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
+	if x.Title != "" || x.present&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}
-	if x.Type != "" || x.empty&(1<<4) != 0 {
-		obj["type"] = x.Type
-	}
+	obj["type"] = "string"
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }

@@ -40,7 +40,9 @@ type Annotations struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // AudioContent: A content block holding base64-encoded audio data and its MIME type.
@@ -50,14 +52,11 @@ type Annotations struct {
 type AudioContent struct {
 	Meta        MetaObject   // "_meta"
 	Annotations *Annotations // "annotations"
-	Data        string       // "data"
-	MIMEType    string       // "mimeType"
-	Type        string       // "type"
+	Data        string       // "data", required
+	MIMEType    string       // "mimeType", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // BaseMetadata: Shared naming fields: a programmatic name plus an optional human-friendly title.
@@ -65,13 +64,15 @@ type AudioContent struct {
 // Ref: schema/2026-07-28/shared/BaseMetadata.json
 // Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
 type BaseMetadata struct {
-	Name  string // "name"
+	Name  string // "name", required
 	Title string // "title"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // BlobResourceContents: Resource contents delivered as base64-encoded binary data.
@@ -87,7 +88,9 @@ type BlobResourceContents struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // BooleanSchema: Describes a yes/no field that a user can fill in during elicitation.
@@ -98,12 +101,13 @@ type BooleanSchema struct {
 	Default     *bool  // "default"
 	Description string // "description"
 	Title       string // "title"
-	Type        string // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CacheableResult: Result fields that tell clients how long and how widely they may cache a response.
@@ -112,14 +116,12 @@ type BooleanSchema struct {
 // Revisions: 2026-07-28.
 type CacheableResult struct {
 	Meta       *ResultMetaObject // "_meta"
-	CacheScope string            // "cacheScope"
-	ResultType string            // "resultType"
-	TTLMs      *int64            // "ttlMs"
+	CacheScope string            // "cacheScope", required
+	ResultType string            // "resultType", required
+	TTLMs      int64             // "ttlMs", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // CallToolRequest: Asks the server to run one of its tools with the given arguments.
@@ -127,14 +129,15 @@ type CacheableResult struct {
 // Ref: schema/2026-07-28/request/CallToolRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type CallToolRequest struct {
-	ID      RequestId             // "id"
-	JSONRPC string                // "jsonrpc"
-	Params  CallToolRequestParams // "params", required
+	ID     RequestId             // "id"
+	Params CallToolRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CallToolRequestParams: Parameters for a tool call: the tool's name and its arguments.
@@ -152,7 +155,9 @@ type CallToolRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CallToolResult: Outcome of a tool call: content blocks, optional structured output and an error flag.
@@ -169,7 +174,9 @@ type CallToolResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CallToolResultResponse: JSON-RPC success response to a tool call, holding a tool result or an input-required result.
@@ -177,14 +184,11 @@ type CallToolResult struct {
 // Ref: schema/2026-07-28/result/CallToolResultResponse.json
 // Revisions: 2026-07-28.
 type CallToolResultResponse struct {
-	ID      RequestId // "id"
-	JSONRPC string    // "jsonrpc"
-	Result  any       // "result"
+	ID     RequestId // "id", required
+	Result any       // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // CancelTaskRequest: Asks the receiver to stop a running task identified by its ID.
@@ -192,26 +196,20 @@ type CallToolResultResponse struct {
 // Ref: schema/2025-11-25/request/CancelTaskRequest.json
 // Revisions: 2025-11-25.
 type CancelTaskRequest struct {
-	ID      RequestId                // "id"
-	JSONRPC string                   // "jsonrpc"
-	Method  string                   // "method"
-	Params  *CancelTaskRequestParams // "params"
+	ID     RequestId               // "id", required
+	Params CancelTaskRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // CancelTaskRequestParams is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type CancelTaskRequestParams struct {
-	TaskID string // "taskId"
+	TaskID string // "taskId", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // CancelTaskResult: Reports the state of a task after a cancellation request.
@@ -220,18 +218,20 @@ type CancelTaskRequestParams struct {
 // Revisions: 2025-11-25.
 type CancelTaskResult struct {
 	Meta          map[string]any // "_meta"
-	CreatedAt     string         // "createdAt"
-	LastUpdatedAt string         // "lastUpdatedAt"
+	CreatedAt     string         // "createdAt", required
+	LastUpdatedAt string         // "lastUpdatedAt", required
 	PollInterval  *int64         // "pollInterval"
-	Status        TaskStatus     // "status"
+	Status        TaskStatus     // "status", required
 	StatusMessage string         // "statusMessage"
-	TaskID        string         // "taskId"
-	TTL           *int64         // "ttl"
+	TaskID        string         // "taskId", required
+	TTL           *int64         // "ttl", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CancelledNotification: Tells the receiver that the sender has abandoned an earlier request and expects no reply.
@@ -239,13 +239,14 @@ type CancelTaskResult struct {
 // Ref: schema/2026-07-28/notification/CancelledNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type CancelledNotification struct {
-	JSONRPC string                      // "jsonrpc"
-	Params  CancelledNotificationParams // "params", required
+	Params CancelledNotificationParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CancelledNotificationParams: Identifies the abandoned request and optionally explains why.
@@ -260,7 +261,9 @@ type CancelledNotificationParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ClientCapabilities: Declares which optional features the client supports.
@@ -352,14 +355,15 @@ type ClientCapabilitiesTasksRequestsSampling struct {
 // Ref: schema/2026-07-28/request/CompleteRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type CompleteRequest struct {
-	ID      RequestId             // "id"
-	JSONRPC string                // "jsonrpc"
-	Params  CompleteRequestParams // "params", required
+	ID     RequestId             // "id"
+	Params CompleteRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CompleteRequestParams: Parameters for completion: what is being completed, the partial argument and optional context.
@@ -407,7 +411,9 @@ type CompleteResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CompleteResultCompletion is an object of the MCP schemas.
@@ -426,14 +432,11 @@ type CompleteResultCompletion struct {
 // Ref: schema/2026-07-28/result/CompleteResultResponse.json
 // Revisions: 2026-07-28.
 type CompleteResultResponse struct {
-	ID      RequestId       // "id"
-	JSONRPC string          // "jsonrpc"
-	Result  *CompleteResult // "result"
+	ID     RequestId      // "id", required
+	Result CompleteResult // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // CreateMessageRequest: Asks the client to generate a reply with its language model.
@@ -441,14 +444,15 @@ type CompleteResultResponse struct {
 // Ref: schema/2026-07-28/request/CreateMessageRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type CreateMessageRequest struct {
-	ID      RequestId                  // "id"
-	JSONRPC string                     // "jsonrpc"
-	Params  CreateMessageRequestParams // "params", required
+	ID     RequestId                  // "id"
+	Params CreateMessageRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CreateMessageRequestParams: Sampling inputs: conversation messages, model preferences, system prompt, token limit and related options.
@@ -472,7 +476,9 @@ type CreateMessageRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CreateMessageRequestParamsMeta is an object of the MCP schemas.
@@ -498,7 +504,9 @@ type CreateMessageResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // CreateTaskResult: Answers a task-augmented request by returning the newly created task.
@@ -507,7 +515,7 @@ type CreateMessageResult struct {
 // Revisions: 2025-11-25.
 type CreateTaskResult struct {
 	Meta map[string]any // "_meta"
-	Task *Task          // "task"
+	Task Task           // "task", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -524,15 +532,11 @@ type Cursor = string
 // Ref: schema/2026-07-28/request/DiscoverRequest.json
 // Revisions: 2026-07-28.
 type DiscoverRequest struct {
-	ID      RequestId      // "id"
-	JSONRPC string         // "jsonrpc"
-	Method  string         // "method"
-	Params  *RequestParams // "params"
+	ID     RequestId     // "id", required
+	Params RequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // DiscoverResult: Describes the server, including its capabilities and supported protocol versions.
@@ -540,18 +544,20 @@ type DiscoverRequest struct {
 // Ref: schema/2026-07-28/result/DiscoverResult.json
 // Revisions: 2026-07-28.
 type DiscoverResult struct {
-	Meta              *ResultMetaObject   // "_meta"
-	CacheScope        string              // "cacheScope"
-	Capabilities      *ServerCapabilities // "capabilities"
-	Instructions      string              // "instructions"
-	ResultType        string              // "resultType"
-	SupportedVersions []string            // "supportedVersions"
-	TTLMs             *int64              // "ttlMs"
+	Meta              *ResultMetaObject  // "_meta"
+	CacheScope        string             // "cacheScope", required
+	Capabilities      ServerCapabilities // "capabilities", required
+	Instructions      string             // "instructions"
+	ResultType        string             // "resultType", required
+	SupportedVersions []string           // "supportedVersions", required
+	TTLMs             int64              // "ttlMs", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // DiscoverResultResponse: JSON-RPC success response carrying a server discovery result.
@@ -559,14 +565,11 @@ type DiscoverResult struct {
 // Ref: schema/2026-07-28/result/DiscoverResultResponse.json
 // Revisions: 2026-07-28.
 type DiscoverResultResponse struct {
-	ID      RequestId       // "id"
-	JSONRPC string          // "jsonrpc"
-	Result  *DiscoverResult // "result"
+	ID     RequestId      // "id", required
+	Result DiscoverResult // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitRequest: Asks the client to collect information from the user on the server's behalf.
@@ -574,15 +577,15 @@ type DiscoverResultResponse struct {
 // Ref: schema/2026-07-28/request/ElicitRequest.json
 // Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
 type ElicitRequest struct {
-	ID      RequestId           // "id"
-	JSONRPC string              // "jsonrpc"
-	Method  string              // "method"
-	Params  ElicitRequestParams // "params"
+	ID     RequestId           // "id"
+	Params ElicitRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ElicitRequestFormParams: Elicitation parameters for form mode: a message and a flat schema of fields to fill.
@@ -590,16 +593,17 @@ type ElicitRequest struct {
 // Ref: schema/2026-07-28/request/ElicitRequestFormParams.json
 // Revisions: 2025-11-25, 2026-07-28.
 type ElicitRequestFormParams struct {
-	Meta            *ElicitRequestFormParamsMeta            // "_meta"
-	Message         string                                  // "message"
-	Mode            string                                  // "mode"
-	RequestedSchema *ElicitRequestFormParamsRequestedSchema // "requestedSchema"
-	Task            *TaskMetadata                           // "task"
+	Meta            *ElicitRequestFormParamsMeta           // "_meta"
+	Message         string                                 // "message", required
+	RequestedSchema ElicitRequestFormParamsRequestedSchema // "requestedSchema", required
+	Task            *TaskMetadata                          // "task"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ElicitRequestFormParamsMeta is an object of the MCP schemas.
@@ -615,14 +619,15 @@ type ElicitRequestFormParamsMeta struct {
 // Revisions: 2025-11-25, 2026-07-28.
 type ElicitRequestFormParamsRequestedSchema struct {
 	Schema     string                               // "$schema"
-	Properties map[string]PrimitiveSchemaDefinition // "properties"
+	Properties map[string]PrimitiveSchemaDefinition // "properties", required
 	Required   []string                             // "required"
-	Type       string                               // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ElicitRequestURLParams: Elicitation parameters for URL mode: a message, an elicitation ID and a URL to open.
@@ -632,15 +637,16 @@ type ElicitRequestFormParamsRequestedSchema struct {
 type ElicitRequestURLParams struct {
 	Meta          *ElicitRequestURLParamsMeta // "_meta"
 	ElicitationID string                      // "elicitationId"
-	Message       string                      // "message"
-	Mode          string                      // "mode"
+	Message       string                      // "message", required
 	Task          *TaskMetadata               // "task"
-	URL           string                      // "url"
+	URL           string                      // "url", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ElicitRequestURLParamsMeta is an object of the MCP schemas.
@@ -658,13 +664,11 @@ type ElicitRequestURLParamsMeta struct {
 // Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
 type ElicitResult struct {
 	Meta    map[string]any // "_meta"
-	Action  string         // "action"
+	Action  string         // "action", required
 	Content map[string]any // "content"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitationCompleteNotification: Tells the client that an out-of-band URL elicitation has finished.
@@ -672,25 +676,19 @@ type ElicitResult struct {
 // Ref: schema/2025-11-25/notification/ElicitationCompleteNotification.json
 // Revisions: 2025-11-25.
 type ElicitationCompleteNotification struct {
-	JSONRPC string                                 // "jsonrpc"
-	Method  string                                 // "method"
-	Params  *ElicitationCompleteNotificationParams // "params"
+	Params ElicitationCompleteNotificationParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ElicitationCompleteNotificationParams is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type ElicitationCompleteNotificationParams struct {
-	ElicitationID string // "elicitationId"
+	ElicitationID string // "elicitationId", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // EmbeddedResource: A content block that carries a resource's contents inline.
@@ -723,14 +721,12 @@ type EnumSchema = any
 // Ref: schema/2026-07-28/error/Error.json
 // Revisions: 2025-11-25, 2026-07-28.
 type Error struct {
-	Code    *int64 // "code"
+	Code    int64  // "code", required
 	Data    any    // "data"
-	Message string // "message"
+	Message string // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // GetPromptRequest: Asks the server for a prompt, filled in with the given arguments.
@@ -738,14 +734,15 @@ type Error struct {
 // Ref: schema/2026-07-28/request/GetPromptRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type GetPromptRequest struct {
-	ID      RequestId              // "id"
-	JSONRPC string                 // "jsonrpc"
-	Params  GetPromptRequestParams // "params", required
+	ID     RequestId              // "id"
+	Params GetPromptRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // GetPromptRequestParams: Parameters for fetching a prompt: its name and argument values.
@@ -762,7 +759,9 @@ type GetPromptRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // GetPromptResult: A rendered prompt: an optional description and its list of messages.
@@ -778,7 +777,9 @@ type GetPromptResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // GetPromptResultResponse: JSON-RPC success response carrying the outcome of a prompt fetch.
@@ -786,14 +787,11 @@ type GetPromptResult struct {
 // Ref: schema/2026-07-28/result/GetPromptResultResponse.json
 // Revisions: 2026-07-28.
 type GetPromptResultResponse struct {
-	ID      RequestId // "id"
-	JSONRPC string    // "jsonrpc"
-	Result  any       // "result"
+	ID     RequestId // "id", required
+	Result any       // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskPayloadRequest: Asks for the final result produced by a task.
@@ -801,26 +799,20 @@ type GetPromptResultResponse struct {
 // Ref: schema/2025-11-25/request/GetTaskPayloadRequest.json
 // Revisions: 2025-11-25.
 type GetTaskPayloadRequest struct {
-	ID      RequestId                    // "id"
-	JSONRPC string                       // "jsonrpc"
-	Method  string                       // "method"
-	Params  *GetTaskPayloadRequestParams // "params"
+	ID     RequestId                   // "id", required
+	Params GetTaskPayloadRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskPayloadRequestParams is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type GetTaskPayloadRequestParams struct {
-	TaskID string // "taskId"
+	TaskID string // "taskId", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskPayloadResult: The result that a finished task produced for its original request.
@@ -839,26 +831,20 @@ type GetTaskPayloadResult struct {
 // Ref: schema/2025-11-25/request/GetTaskRequest.json
 // Revisions: 2025-11-25.
 type GetTaskRequest struct {
-	ID      RequestId             // "id"
-	JSONRPC string                // "jsonrpc"
-	Method  string                // "method"
-	Params  *GetTaskRequestParams // "params"
+	ID     RequestId            // "id", required
+	Params GetTaskRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskRequestParams is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type GetTaskRequestParams struct {
-	TaskID string // "taskId"
+	TaskID string // "taskId", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // GetTaskResult: Reports a task's current status and details.
@@ -867,18 +853,20 @@ type GetTaskRequestParams struct {
 // Revisions: 2025-11-25.
 type GetTaskResult struct {
 	Meta          map[string]any // "_meta"
-	CreatedAt     string         // "createdAt"
-	LastUpdatedAt string         // "lastUpdatedAt"
+	CreatedAt     string         // "createdAt", required
+	LastUpdatedAt string         // "lastUpdatedAt", required
 	PollInterval  *int64         // "pollInterval"
-	Status        TaskStatus     // "status"
+	Status        TaskStatus     // "status", required
 	StatusMessage string         // "statusMessage"
-	TaskID        string         // "taskId"
-	TTL           *int64         // "ttl"
+	TaskID        string         // "taskId", required
+	TTL           *int64         // "ttl", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // HeaderMismatchError: Error returned when HTTP headers are missing or disagree with the JSON-RPC message body.
@@ -886,27 +874,22 @@ type GetTaskResult struct {
 // Ref: schema/2026-07-28/error/HeaderMismatchError.json
 // Revisions: 2026-07-28.
 type HeaderMismatchError struct {
-	Error   *HeaderMismatchErrorError // "error"
-	ID      RequestId                 // "id"
-	JSONRPC string                    // "jsonrpc"
+	Error HeaderMismatchErrorError // "error", required
+	ID    RequestId                // "id"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // HeaderMismatchErrorError is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type HeaderMismatchErrorError struct {
-	Code    *int64 // "code"
+	Code    int64  // "code", required
 	Data    any    // "data"
-	Message string // "message"
+	Message string // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // Icon: An image that represents an item, with its source, MIME type, sizes and theme.
@@ -916,13 +899,15 @@ type HeaderMismatchErrorError struct {
 type Icon struct {
 	MIMEType string   // "mimeType"
 	Sizes    []string // "sizes"
-	Src      string   // "src"
+	Src      string   // "src", required
 	Theme    string   // "theme"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // Icons: Adds an optional list of icons that user interfaces can show for an object.
@@ -965,7 +950,9 @@ type Implementation struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // InitializeRequest: Opens a session by sending the client's protocol version, capabilities and identity.
@@ -973,15 +960,15 @@ type Implementation struct {
 // Ref: schema/2025-11-25/request/InitializeRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type InitializeRequest struct {
-	ID      RequestId                // "id"
-	JSONRPC string                   // "jsonrpc"
-	Method  string                   // "method"
-	Params  *InitializeRequestParams // "params"
+	ID     RequestId               // "id"
+	Params InitializeRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // InitializeRequestParams: The client's protocol version, capabilities and identity sent when opening a session.
@@ -990,14 +977,12 @@ type InitializeRequest struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type InitializeRequestParams struct {
 	Meta            *InitializeRequestParamsMeta // "_meta"
-	Capabilities    *ClientCapabilities          // "capabilities"
-	ClientInfo      *Implementation              // "clientInfo"
-	ProtocolVersion string                       // "protocolVersion"
+	Capabilities    ClientCapabilities           // "capabilities", required
+	ClientInfo      Implementation               // "clientInfo", required
+	ProtocolVersion string                       // "protocolVersion", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // InitializeRequestParamsMeta is an object of the MCP schemas.
@@ -1014,16 +999,18 @@ type InitializeRequestParamsMeta struct {
 // Ref: schema/2025-11-25/result/InitializeResult.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type InitializeResult struct {
-	Meta            map[string]any      // "_meta"
-	Capabilities    *ServerCapabilities // "capabilities"
-	Instructions    string              // "instructions"
-	ProtocolVersion string              // "protocolVersion"
-	ServerInfo      *Implementation     // "serverInfo"
+	Meta            map[string]any     // "_meta"
+	Capabilities    ServerCapabilities // "capabilities", required
+	Instructions    string             // "instructions"
+	ProtocolVersion string             // "protocolVersion", required
+	ServerInfo      Implementation     // "serverInfo", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // InitializedNotification: Tells the server the client has finished initialization and normal traffic may begin.
@@ -1031,14 +1018,14 @@ type InitializeResult struct {
 // Ref: schema/2025-11-25/notification/InitializedNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type InitializedNotification struct {
-	JSONRPC string              // "jsonrpc"
-	Method  string              // "method"
-	Params  *NotificationParams // "params"
+	Params *NotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // InputRequests: Map of named input requests the server needs answered before it can finish.
@@ -1055,12 +1042,14 @@ type InputRequiredResult struct {
 	Meta          *ResultMetaObject // "_meta"
 	InputRequests InputRequests     // "inputRequests"
 	RequestState  string            // "requestState"
-	ResultType    string            // "resultType"
+	ResultType    string            // "resultType", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // InputResponseRequestParams: Request parameters that let a retried request carry input responses and saved server state.
@@ -1068,14 +1057,16 @@ type InputRequiredResult struct {
 // Ref: schema/2026-07-28/request/InputResponseRequestParams.json
 // Revisions: 2026-07-28.
 type InputResponseRequestParams struct {
-	Meta           *RequestMetaObject // "_meta"
-	InputResponses InputResponses     // "inputResponses"
-	RequestState   string             // "requestState"
+	Meta           RequestMetaObject // "_meta", required
+	InputResponses InputResponses    // "inputResponses"
+	RequestState   string            // "requestState"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // InputResponses: Map of the client's answers, keyed like the input requests they answer.
@@ -1089,14 +1080,12 @@ type InputResponses = map[string]InputResponse
 // Ref: schema/2026-07-28/error/InternalError.json
 // Revisions: 2026-07-28.
 type InternalError struct {
-	Code    *int64 // "code"
+	Code    int64  // "code", required
 	Data    any    // "data"
-	Message string // "message"
+	Message string // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // InvalidParamsError: Error returned when a request's parameters are missing or invalid.
@@ -1104,14 +1093,12 @@ type InternalError struct {
 // Ref: schema/2026-07-28/error/InvalidParamsError.json
 // Revisions: 2026-07-28.
 type InvalidParamsError struct {
-	Code    *int64 // "code"
+	Code    int64  // "code", required
 	Data    any    // "data"
-	Message string // "message"
+	Message string // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // InvalidRequestError: Error returned when a message is not a valid JSON-RPC request.
@@ -1119,14 +1106,12 @@ type InvalidParamsError struct {
 // Ref: schema/2026-07-28/error/InvalidRequestError.json
 // Revisions: 2026-07-28.
 type InvalidRequestError struct {
-	Code    *int64 // "code"
+	Code    int64  // "code", required
 	Data    any    // "data"
-	Message string // "message"
+	Message string // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // JSONArray: An ordered list of JSON values.
@@ -1146,27 +1131,22 @@ type JSONObject = map[string]JSONValue
 // Ref: schema/2025-06-18/jsonrpc/JSONRPCError.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18.
 type JSONRPCError struct {
-	Error   *JSONRPCErrorError // "error"
-	ID      RequestId          // "id"
-	JSONRPC string             // "jsonrpc"
+	Error JSONRPCErrorError // "error", required
+	ID    RequestId         // "id", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // JSONRPCErrorError is an object of the MCP schemas.
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18.
 type JSONRPCErrorError struct {
-	Code    *int64 // "code"
+	Code    int64  // "code", required
 	Data    any    // "data"
-	Message string // "message"
+	Message string // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // JSONRPCErrorResponse: A JSON-RPC response reporting that a request failed, with an error object.
@@ -1174,14 +1154,11 @@ type JSONRPCErrorError struct {
 // Ref: schema/2026-07-28/jsonrpc/JSONRPCErrorResponse.json
 // Revisions: 2025-11-25, 2026-07-28.
 type JSONRPCErrorResponse struct {
-	Error   *Error    // "error"
-	ID      RequestId // "id"
-	JSONRPC string    // "jsonrpc"
+	Error Error     // "error", required
+	ID    RequestId // "id"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // JSONRPCNotification: A JSON-RPC message with a method and no ID, so no reply is expected.
@@ -1241,14 +1218,11 @@ type JSONRPCRequestParamsMeta struct {
 // Ref: schema/2026-07-28/jsonrpc/JSONRPCResultResponse.json
 // Revisions: 2025-11-25, 2026-07-28.
 type JSONRPCResultResponse struct {
-	ID      RequestId // "id"
-	JSONRPC string    // "jsonrpc"
-	Result  *Result   // "result"
+	ID     RequestId // "id", required
+	Result Result    // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // JSONValue: Any JSON value allowed in free-form protocol data.
@@ -1264,15 +1238,16 @@ type JSONValue = any
 type LegacyTitledEnumSchema struct {
 	Default     string   // "default"
 	Description string   // "description"
-	Enum        []string // "enum"
+	Enum        []string // "enum", required
 	EnumNames   []string // "enumNames"
 	Title       string   // "title"
-	Type        string   // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListPromptsRequest: Asks the server for a page of the prompts it offers.
@@ -1280,14 +1255,15 @@ type LegacyTitledEnumSchema struct {
 // Ref: schema/2026-07-28/request/ListPromptsRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ListPromptsRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Params  *PaginatedRequestParams // "params"
+	ID     RequestId               // "id"
+	Params *PaginatedRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListPromptsResult: A page of available prompts, with a cursor if more remain.
@@ -1305,7 +1281,9 @@ type ListPromptsResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListPromptsResultResponse: JSON-RPC success response carrying a page of prompts.
@@ -1313,14 +1291,11 @@ type ListPromptsResult struct {
 // Ref: schema/2026-07-28/result/ListPromptsResultResponse.json
 // Revisions: 2026-07-28.
 type ListPromptsResultResponse struct {
-	ID      RequestId          // "id"
-	JSONRPC string             // "jsonrpc"
-	Result  *ListPromptsResult // "result"
+	ID     RequestId         // "id", required
+	Result ListPromptsResult // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ListResourceTemplatesRequest: Asks the server for a page of its parameterized resource templates.
@@ -1328,14 +1303,15 @@ type ListPromptsResultResponse struct {
 // Ref: schema/2026-07-28/request/ListResourceTemplatesRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ListResourceTemplatesRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Params  *PaginatedRequestParams // "params"
+	ID     RequestId               // "id"
+	Params *PaginatedRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListResourceTemplatesResult: A page of resource templates, with a cursor if more remain.
@@ -1353,7 +1329,9 @@ type ListResourceTemplatesResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListResourceTemplatesResultResponse: JSON-RPC success response carrying a page of resource templates.
@@ -1361,14 +1339,11 @@ type ListResourceTemplatesResult struct {
 // Ref: schema/2026-07-28/result/ListResourceTemplatesResultResponse.json
 // Revisions: 2026-07-28.
 type ListResourceTemplatesResultResponse struct {
-	ID      RequestId                    // "id"
-	JSONRPC string                       // "jsonrpc"
-	Result  *ListResourceTemplatesResult // "result"
+	ID     RequestId                   // "id", required
+	Result ListResourceTemplatesResult // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ListResourcesRequest: Asks the server for a page of the resources it exposes.
@@ -1376,14 +1351,15 @@ type ListResourceTemplatesResultResponse struct {
 // Ref: schema/2026-07-28/request/ListResourcesRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ListResourcesRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Params  *PaginatedRequestParams // "params"
+	ID     RequestId               // "id"
+	Params *PaginatedRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListResourcesResult: A page of available resources, with a cursor if more remain.
@@ -1401,7 +1377,9 @@ type ListResourcesResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListResourcesResultResponse: JSON-RPC success response carrying a page of resources.
@@ -1409,14 +1387,11 @@ type ListResourcesResult struct {
 // Ref: schema/2026-07-28/result/ListResourcesResultResponse.json
 // Revisions: 2026-07-28.
 type ListResourcesResultResponse struct {
-	ID      RequestId            // "id"
-	JSONRPC string               // "jsonrpc"
-	Result  *ListResourcesResult // "result"
+	ID     RequestId           // "id", required
+	Result ListResourcesResult // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ListRootsRequest: Asks the client for the filesystem roots the server may work within.
@@ -1424,14 +1399,15 @@ type ListResourcesResultResponse struct {
 // Ref: schema/2026-07-28/request/ListRootsRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ListRootsRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Params  *ListRootsRequestParams // "params"
+	ID     RequestId               // "id"
+	Params *ListRootsRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListRootsRequestParams is an object of the MCP schemas.
@@ -1460,15 +1436,11 @@ type ListRootsResult struct {
 // Ref: schema/2025-11-25/request/ListTasksRequest.json
 // Revisions: 2025-11-25.
 type ListTasksRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Method  string                  // "method"
-	Params  *PaginatedRequestParams // "params"
+	ID     RequestId               // "id", required
+	Params *PaginatedRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ListTasksResult: A page of tasks, with a cursor if more remain.
@@ -1478,12 +1450,14 @@ type ListTasksRequest struct {
 type ListTasksResult struct {
 	Meta       map[string]any // "_meta"
 	NextCursor string         // "nextCursor"
-	Tasks      []*Task        // "tasks"
+	Tasks      []*Task        // "tasks", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListToolsRequest: Asks the server for a page of the tools it offers.
@@ -1491,14 +1465,15 @@ type ListTasksResult struct {
 // Ref: schema/2026-07-28/request/ListToolsRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ListToolsRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Params  *PaginatedRequestParams // "params"
+	ID     RequestId               // "id"
+	Params *PaginatedRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListToolsResult: A page of available tools, with a cursor if more remain.
@@ -1516,7 +1491,9 @@ type ListToolsResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ListToolsResultResponse: JSON-RPC success response carrying a page of tools.
@@ -1524,14 +1501,11 @@ type ListToolsResult struct {
 // Ref: schema/2026-07-28/result/ListToolsResultResponse.json
 // Revisions: 2026-07-28.
 type ListToolsResultResponse struct {
-	ID      RequestId        // "id"
-	JSONRPC string           // "jsonrpc"
-	Result  *ListToolsResult // "result"
+	ID     RequestId       // "id", required
+	Result ListToolsResult // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // LoggingLevel: Severity of a log message, from debug up to emergency.
@@ -1556,13 +1530,14 @@ const (
 // Ref: schema/2026-07-28/notification/LoggingMessageNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type LoggingMessageNotification struct {
-	JSONRPC string                           // "jsonrpc"
-	Params  LoggingMessageNotificationParams // "params", required
+	Params LoggingMessageNotificationParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // LoggingMessageNotificationParams: A log entry's severity, optional logger name and data.
@@ -1578,7 +1553,9 @@ type LoggingMessageNotificationParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // MetaObject: Open _meta object for extra protocol or implementation metadata.
@@ -1592,14 +1569,12 @@ type MetaObject = map[string]any
 // Ref: schema/2026-07-28/error/MethodNotFoundError.json
 // Revisions: 2026-07-28.
 type MethodNotFoundError struct {
-	Code    *int64 // "code"
+	Code    int64  // "code", required
 	Data    any    // "data"
-	Message string // "message"
+	Message string // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // MissingRequiredClientCapabilityError: Error returned when a request needs a client capability the client did not declare.
@@ -1607,33 +1582,28 @@ type MethodNotFoundError struct {
 // Ref: schema/2026-07-28/error/MissingRequiredClientCapabilityError.json
 // Revisions: 2026-07-28.
 type MissingRequiredClientCapabilityError struct {
-	Error   *MissingRequiredClientCapabilityErrorError // "error"
-	ID      RequestId                                  // "id"
-	JSONRPC string                                     // "jsonrpc"
+	Error MissingRequiredClientCapabilityErrorError // "error", required
+	ID    RequestId                                 // "id"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // MissingRequiredClientCapabilityErrorError is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type MissingRequiredClientCapabilityErrorError struct {
-	Code    *int64                                         // "code"
-	Data    *MissingRequiredClientCapabilityErrorErrorData // "data"
-	Message string                                         // "message"
+	Code    int64                                         // "code", required
+	Data    MissingRequiredClientCapabilityErrorErrorData // "data", required
+	Message string                                        // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // MissingRequiredClientCapabilityErrorErrorData is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type MissingRequiredClientCapabilityErrorErrorData struct {
-	RequiredCapabilities *ClientCapabilities // "requiredCapabilities"
+	RequiredCapabilities ClientCapabilities // "requiredCapabilities", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -1649,7 +1619,9 @@ type ModelHint struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ModelPreferences: The server's model hints and its priorities for cost, speed and intelligence.
@@ -1716,12 +1688,14 @@ type NumberSchema struct {
 	Maximum     *float64 // "maximum"
 	Minimum     *float64 // "minimum"
 	Title       string   // "title"
-	Type        string   // "type"
+	Type        string   // "type", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // PaginatedRequest: Base for list requests that accept a cursor to fetch later pages.
@@ -1729,15 +1703,16 @@ type NumberSchema struct {
 // Ref: schema/2026-07-28/jsonrpc/PaginatedRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type PaginatedRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Method  string                  // "method", required
-	Params  *PaginatedRequestParams // "params"
+	ID     RequestId               // "id"
+	Method string                  // "method", required
+	Params *PaginatedRequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // PaginatedRequestParams: Parameters for a list request, including an optional page cursor.
@@ -1751,7 +1726,9 @@ type PaginatedRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // PaginatedResult: Base for list results that may include a cursor for the next page.
@@ -1766,7 +1743,9 @@ type PaginatedResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ParseError: Error returned when a received message is not valid JSON.
@@ -1774,14 +1753,12 @@ type PaginatedResult struct {
 // Ref: schema/2026-07-28/error/ParseError.json
 // Revisions: 2026-07-28.
 type ParseError struct {
-	Code    *int64 // "code"
+	Code    int64  // "code", required
 	Data    any    // "data"
-	Message string // "message"
+	Message string // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // PingRequest: Checks that the other side is still responsive; the reply is an empty result.
@@ -1789,15 +1766,15 @@ type ParseError struct {
 // Ref: schema/2025-11-25/request/PingRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type PingRequest struct {
-	ID      RequestId      // "id"
-	JSONRPC string         // "jsonrpc"
-	Method  string         // "method"
-	Params  *RequestParams // "params"
+	ID     RequestId      // "id"
+	Params *RequestParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // PrimitiveSchemaDefinition: Any of the simple field schemas allowed in an elicitation form.
@@ -1811,13 +1788,14 @@ type PrimitiveSchemaDefinition = any
 // Ref: schema/2026-07-28/notification/ProgressNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ProgressNotification struct {
-	JSONRPC string                     // "jsonrpc"
-	Params  ProgressNotificationParams // "params", required
+	Params ProgressNotificationParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ProgressNotificationParams: The progress token, amount done, optional total and optional status message.
@@ -1834,7 +1812,9 @@ type ProgressNotificationParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ProgressToken: A string or integer that ties progress updates to the request they describe.
@@ -1858,7 +1838,9 @@ type Prompt struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // PromptArgument: Describes one argument a prompt accepts and whether it is required.
@@ -1874,7 +1856,9 @@ type PromptArgument struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // PromptListChangedNotification: Tells the client that the server's set of prompts has changed.
@@ -1882,13 +1866,14 @@ type PromptArgument struct {
 // Ref: schema/2026-07-28/notification/PromptListChangedNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type PromptListChangedNotification struct {
-	JSONRPC string              // "jsonrpc"
-	Params  *NotificationParams // "params"
+	Params *NotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // PromptMessage: One message in a prompt, with a role and content.
@@ -1914,7 +1899,9 @@ type PromptReference struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ReadResourceRequest: Asks the server for the contents of a resource by URI.
@@ -1922,14 +1909,15 @@ type PromptReference struct {
 // Ref: schema/2026-07-28/request/ReadResourceRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ReadResourceRequest struct {
-	ID      RequestId                 // "id"
-	JSONRPC string                    // "jsonrpc"
-	Params  ReadResourceRequestParams // "params", required
+	ID     RequestId                 // "id"
+	Params ReadResourceRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ReadResourceRequestParams: Parameters for reading a resource: the resource's URI.
@@ -1945,7 +1933,9 @@ type ReadResourceRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ReadResourceResult: The contents returned for a resource, as text or binary parts.
@@ -1962,7 +1952,9 @@ type ReadResourceResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ReadResourceResultResponse: JSON-RPC success response carrying the outcome of a resource read.
@@ -1970,14 +1962,11 @@ type ReadResourceResult struct {
 // Ref: schema/2026-07-28/result/ReadResourceResultResponse.json
 // Revisions: 2026-07-28.
 type ReadResourceResultResponse struct {
-	ID      RequestId // "id"
-	JSONRPC string    // "jsonrpc"
-	Result  any       // "result"
+	ID     RequestId // "id", required
+	Result any       // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // RelatedTaskMetadata: Metadata linking a message to the task it belongs to.
@@ -1985,12 +1974,10 @@ type ReadResourceResultResponse struct {
 // Ref: schema/2025-11-25/shared/RelatedTaskMetadata.json
 // Revisions: 2025-11-25.
 type RelatedTaskMetadata struct {
-	TaskID string // "taskId"
+	TaskID string // "taskId", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // Request: Base shape of a request: a method name and optional parameters.
@@ -2025,7 +2012,9 @@ type RequestMetaObject struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // RequestParams: Base shape of request parameters, allowing optional metadata.
@@ -2057,7 +2046,9 @@ type Resource struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ResourceContents: Common fields of a resource's contents: its URI and optional MIME type.
@@ -2072,7 +2063,9 @@ type ResourceContents struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ResourceLink: A content block that points to a resource by URI without including its contents.
@@ -2085,16 +2078,17 @@ type ResourceLink struct {
 	Description string       // "description"
 	Icons       []*Icon      // "icons"
 	MIMEType    string       // "mimeType"
-	Name        string       // "name"
+	Name        string       // "name", required
 	Size        *int64       // "size"
 	Title       string       // "title"
-	Type        string       // "type"
-	URI         string       // "uri"
+	URI         string       // "uri", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ResourceListChangedNotification: Tells the client that the server's set of resources has changed.
@@ -2102,13 +2096,14 @@ type ResourceLink struct {
 // Ref: schema/2026-07-28/notification/ResourceListChangedNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ResourceListChangedNotification struct {
-	JSONRPC string              // "jsonrpc"
-	Params  *NotificationParams // "params"
+	Params *NotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ResourceReference: Points to a resource or resource template by URI, for example as a completion target.
@@ -2116,13 +2111,10 @@ type ResourceListChangedNotification struct {
 // Ref: schema/2025-03-26/shared/ResourceReference.json
 // Revisions: 2024-11-05, 2025-03-26.
 type ResourceReference struct {
-	Type string // "type"
-	URI  string // "uri"
+	URI string // "uri", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceRequestParams: Base parameters for requests that target a single resource by URI.
@@ -2131,12 +2123,10 @@ type ResourceReference struct {
 // Revisions: 2025-11-25, 2026-07-28.
 type ResourceRequestParams struct {
 	Meta *RequestMetaObject // "_meta"
-	URI  string             // "uri"
+	URI  string             // "uri", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceTemplate: Describes a URI template the client can fill in to address server resources.
@@ -2156,7 +2146,9 @@ type ResourceTemplate struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ResourceTemplateReference: Points to a resource template by URI, for example as a completion target.
@@ -2164,13 +2156,10 @@ type ResourceTemplate struct {
 // Ref: schema/2026-07-28/shared/ResourceTemplateReference.json
 // Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
 type ResourceTemplateReference struct {
-	Type string // "type"
-	URI  string // "uri"
+	URI string // "uri", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ResourceUpdatedNotification: Tells the client that a watched resource has changed.
@@ -2178,13 +2167,14 @@ type ResourceTemplateReference struct {
 // Ref: schema/2026-07-28/notification/ResourceUpdatedNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ResourceUpdatedNotification struct {
-	JSONRPC string                            // "jsonrpc"
-	Params  ResourceUpdatedNotificationParams // "params", required
+	Params ResourceUpdatedNotificationParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ResourceUpdatedNotificationParams: Identifies the resource that changed by its URI.
@@ -2210,7 +2200,9 @@ type Result struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ResultMetaObject: The _meta object attached to a result.
@@ -2253,7 +2245,9 @@ type Root struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // RootsListChangedNotification: Tells the server that the client's list of roots has changed.
@@ -2261,14 +2255,14 @@ type Root struct {
 // Ref: schema/2025-11-25/notification/RootsListChangedNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type RootsListChangedNotification struct {
-	JSONRPC string              // "jsonrpc"
-	Method  string              // "method"
-	Params  *NotificationParams // "params"
+	Params *NotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // SamplingMessage: One message in a sampling conversation, with a role and content.
@@ -2364,15 +2358,15 @@ type ServerCapabilitiesTools struct {
 // Ref: schema/2025-11-25/request/SetLevelRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type SetLevelRequest struct {
-	ID      RequestId              // "id"
-	JSONRPC string                 // "jsonrpc"
-	Method  string                 // "method"
-	Params  *SetLevelRequestParams // "params"
+	ID     RequestId             // "id"
+	Params SetLevelRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // SetLevelRequestParams: Parameters for setting the logging level: the minimum severity wanted.
@@ -2381,12 +2375,10 @@ type SetLevelRequest struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type SetLevelRequestParams struct {
 	Meta  *SetLevelRequestParamsMeta // "_meta"
-	Level LoggingLevel               // "level"
+	Level LoggingLevel               // "level", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // SetLevelRequestParamsMeta is an object of the MCP schemas.
@@ -2409,12 +2401,13 @@ type StringSchema struct {
 	MaxLength   *int64 // "maxLength"
 	MinLength   *int64 // "minLength"
 	Title       string // "title"
-	Type        string // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // SubscribeRequest: Asks the server to send update notifications when a resource changes.
@@ -2422,15 +2415,15 @@ type StringSchema struct {
 // Ref: schema/2025-11-25/request/SubscribeRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type SubscribeRequest struct {
-	ID      RequestId               // "id"
-	JSONRPC string                  // "jsonrpc"
-	Method  string                  // "method"
-	Params  *SubscribeRequestParams // "params"
+	ID     RequestId              // "id"
+	Params SubscribeRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // SubscribeRequestParams: Parameters for subscribing: the URI of the resource to watch.
@@ -2439,12 +2432,10 @@ type SubscribeRequest struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type SubscribeRequestParams struct {
 	Meta *SubscribeRequestParamsMeta // "_meta"
-	URI  string                      // "uri"
+	URI  string                      // "uri", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // SubscribeRequestParamsMeta is an object of the MCP schemas.
@@ -2475,14 +2466,10 @@ type SubscriptionFilter struct {
 // Ref: schema/2026-07-28/notification/SubscriptionsAcknowledgedNotification.json
 // Revisions: 2026-07-28.
 type SubscriptionsAcknowledgedNotification struct {
-	JSONRPC string                                       // "jsonrpc"
-	Method  string                                       // "method"
-	Params  *SubscriptionsAcknowledgedNotificationParams // "params"
+	Params SubscriptionsAcknowledgedNotificationParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // SubscriptionsAcknowledgedNotificationParams: Details the server sends when confirming a subscription stream.
@@ -2491,7 +2478,7 @@ type SubscriptionsAcknowledgedNotification struct {
 // Revisions: 2026-07-28.
 type SubscriptionsAcknowledgedNotificationParams struct {
 	Meta          *NotificationMetaObject // "_meta"
-	Notifications *SubscriptionFilter     // "notifications"
+	Notifications SubscriptionFilter      // "notifications", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2502,15 +2489,11 @@ type SubscriptionsAcknowledgedNotificationParams struct {
 // Ref: schema/2026-07-28/request/SubscriptionsListenRequest.json
 // Revisions: 2026-07-28.
 type SubscriptionsListenRequest struct {
-	ID      RequestId                         // "id"
-	JSONRPC string                            // "jsonrpc"
-	Method  string                            // "method"
-	Params  *SubscriptionsListenRequestParams // "params"
+	ID     RequestId                        // "id", required
+	Params SubscriptionsListenRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // SubscriptionsListenRequestParams: Parameters for opening a subscription stream, including which notifications to receive.
@@ -2518,8 +2501,8 @@ type SubscriptionsListenRequest struct {
 // Ref: schema/2026-07-28/request/SubscriptionsListenRequestParams.json
 // Revisions: 2026-07-28.
 type SubscriptionsListenRequestParams struct {
-	Meta          *RequestMetaObject  // "_meta"
-	Notifications *SubscriptionFilter // "notifications"
+	Meta          RequestMetaObject  // "_meta", required
+	Notifications SubscriptionFilter // "notifications", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2530,13 +2513,11 @@ type SubscriptionsListenRequestParams struct {
 // Ref: schema/2026-07-28/result/SubscriptionsListenResult.json
 // Revisions: 2026-07-28.
 type SubscriptionsListenResult struct {
-	Meta       *SubscriptionsListenResultMetaObject // "_meta"
-	ResultType string                               // "resultType"
+	Meta       SubscriptionsListenResultMetaObject // "_meta", required
+	ResultType string                              // "resultType", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // SubscriptionsListenResultMetaObject: The _meta object attached to a subscription stream's result.
@@ -2545,7 +2526,7 @@ type SubscriptionsListenResult struct {
 // Revisions: 2026-07-28.
 type SubscriptionsListenResultMetaObject struct {
 	ServerInfo     *Implementation // "io.modelcontextprotocol/serverInfo"
-	SubscriptionID RequestId       // "io.modelcontextprotocol/subscriptionId"
+	SubscriptionID RequestId       // "io.modelcontextprotocol/subscriptionId", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2556,14 +2537,11 @@ type SubscriptionsListenResultMetaObject struct {
 // Ref: schema/2026-07-28/result/SubscriptionsListenResultResponse.json
 // Revisions: 2026-07-28.
 type SubscriptionsListenResultResponse struct {
-	ID      RequestId                  // "id"
-	JSONRPC string                     // "jsonrpc"
-	Result  *SubscriptionsListenResult // "result"
+	ID     RequestId                 // "id", required
+	Result SubscriptionsListenResult // "result", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // Task: State of a long-running operation: its ID, status, timestamps and retention time.
@@ -2571,18 +2549,20 @@ type SubscriptionsListenResultResponse struct {
 // Ref: schema/2025-11-25/shared/Task.json
 // Revisions: 2025-11-25.
 type Task struct {
-	CreatedAt     string     // "createdAt"
-	LastUpdatedAt string     // "lastUpdatedAt"
+	CreatedAt     string     // "createdAt", required
+	LastUpdatedAt string     // "lastUpdatedAt", required
 	PollInterval  *int64     // "pollInterval"
-	Status        TaskStatus // "status"
+	Status        TaskStatus // "status", required
 	StatusMessage string     // "statusMessage"
-	TaskID        string     // "taskId"
-	TTL           *int64     // "ttl"
+	TaskID        string     // "taskId", required
+	TTL           *int64     // "ttl", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // TaskAugmentedRequestParams: Request parameters that may ask for the request to run as a task.
@@ -2636,14 +2616,10 @@ const (
 // Ref: schema/2025-11-25/notification/TaskStatusNotification.json
 // Revisions: 2025-11-25.
 type TaskStatusNotification struct {
-	JSONRPC string                        // "jsonrpc"
-	Method  string                        // "method"
-	Params  *TaskStatusNotificationParams // "params"
+	Params TaskStatusNotificationParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // TaskStatusNotificationParams: The task's current state sent with a status change notification.
@@ -2652,18 +2628,20 @@ type TaskStatusNotification struct {
 // Revisions: 2025-11-25.
 type TaskStatusNotificationParams struct {
 	Meta          map[string]any // "_meta"
-	CreatedAt     string         // "createdAt"
-	LastUpdatedAt string         // "lastUpdatedAt"
+	CreatedAt     string         // "createdAt", required
+	LastUpdatedAt string         // "lastUpdatedAt", required
 	PollInterval  *int64         // "pollInterval"
-	Status        TaskStatus     // "status"
+	Status        TaskStatus     // "status", required
 	StatusMessage string         // "statusMessage"
-	TaskID        string         // "taskId"
-	TTL           *int64         // "ttl"
+	TaskID        string         // "taskId", required
+	TTL           *int64         // "ttl", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // TextContent: A content block holding plain text.
@@ -2692,7 +2670,9 @@ type TextResourceContents struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // TitledMultiSelectEnumSchema: Multi-choice elicitation field whose options each have a value and a display label.
@@ -2700,24 +2680,25 @@ type TextResourceContents struct {
 // Ref: schema/2026-07-28/shared/TitledMultiSelectEnumSchema.json
 // Revisions: 2025-11-25, 2026-07-28.
 type TitledMultiSelectEnumSchema struct {
-	Default     []string                          // "default"
-	Description string                            // "description"
-	Items       *TitledMultiSelectEnumSchemaItems // "items"
-	MaxItems    *int64                            // "maxItems"
-	MinItems    *int64                            // "minItems"
-	Title       string                            // "title"
-	Type        string                            // "type"
+	Default     []string                         // "default"
+	Description string                           // "description"
+	Items       TitledMultiSelectEnumSchemaItems // "items", required
+	MaxItems    *int64                           // "maxItems"
+	MinItems    *int64                           // "minItems"
+	Title       string                           // "title"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // TitledMultiSelectEnumSchemaItems is an object of the MCP schemas.
 // Revisions: 2025-11-25, 2026-07-28.
 type TitledMultiSelectEnumSchemaItems struct {
-	AnyOf []*TitledMultiSelectEnumSchemaItemsAnyOfItem // "anyOf"
+	AnyOf []*TitledMultiSelectEnumSchemaItemsAnyOfItem // "anyOf", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2726,13 +2707,11 @@ type TitledMultiSelectEnumSchemaItems struct {
 // TitledMultiSelectEnumSchemaItemsAnyOfItem is an object of the MCP schemas.
 // Revisions: 2025-11-25, 2026-07-28.
 type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
-	Const string // "const"
-	Title string // "title"
+	Const string // "const", required
+	Title string // "title", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // TitledSingleSelectEnumSchema: Single-choice elicitation field whose options each have a value and a display label.
@@ -2742,26 +2721,25 @@ type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
 type TitledSingleSelectEnumSchema struct {
 	Default     string                                   // "default"
 	Description string                                   // "description"
-	OneOf       []*TitledSingleSelectEnumSchemaOneOfItem // "oneOf"
+	OneOf       []*TitledSingleSelectEnumSchemaOneOfItem // "oneOf", required
 	Title       string                                   // "title"
-	Type        string                                   // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // TitledSingleSelectEnumSchemaOneOfItem is an object of the MCP schemas.
 // Revisions: 2025-11-25, 2026-07-28.
 type TitledSingleSelectEnumSchemaOneOfItem struct {
-	Const string // "const"
-	Title string // "title"
+	Const string // "const", required
+	Title string // "title", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // Tool: Describes a tool the server offers, including its name and input schema.
@@ -2782,7 +2760,9 @@ type Tool struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ToolAnnotations: Optional hints about a tool's behavior, such as being read-only or destructive.
@@ -2799,7 +2779,9 @@ type ToolAnnotations struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ToolChoice: Controls whether and how the model may call tools during sampling.
@@ -2812,7 +2794,9 @@ type ToolChoice struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ToolExecution: Describes how a tool may be executed, such as whether it supports tasks.
@@ -2825,7 +2809,9 @@ type ToolExecution struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ToolInputSchema is an object of the MCP schemas.
@@ -2838,7 +2824,9 @@ type ToolInputSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ToolListChangedNotification: Tells the client that the server's set of tools has changed.
@@ -2846,13 +2834,14 @@ type ToolInputSchema struct {
 // Ref: schema/2026-07-28/notification/ToolListChangedNotification.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type ToolListChangedNotification struct {
-	JSONRPC string              // "jsonrpc"
-	Params  *NotificationParams // "params"
+	Params *NotificationParams // "params"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ToolOutputSchema is an object of the MCP schemas.
@@ -2861,12 +2850,13 @@ type ToolOutputSchema struct {
 	Schema     string                    // "$schema"
 	Properties map[string]map[string]any // "properties"
 	Required   []string                  // "required"
-	Type       string                    // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ToolResultContent: A content block carrying the output of a tool call back to the model.
@@ -2875,16 +2865,13 @@ type ToolOutputSchema struct {
 // Revisions: 2025-11-25, 2026-07-28.
 type ToolResultContent struct {
 	Meta              MetaObject     // "_meta"
-	Content           []ContentBlock // "content"
+	Content           []ContentBlock // "content", required
 	IsError           *bool          // "isError"
 	StructuredContent any            // "structuredContent"
-	ToolUseID         string         // "toolUseId"
-	Type              string         // "type"
+	ToolUseID         string         // "toolUseId", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // ToolUseContent: A content block in which the model asks to call a tool with given input.
@@ -2893,15 +2880,12 @@ type ToolResultContent struct {
 // Revisions: 2025-11-25, 2026-07-28.
 type ToolUseContent struct {
 	Meta  MetaObject     // "_meta"
-	ID    string         // "id"
-	Input map[string]any // "input"
-	Name  string         // "name"
-	Type  string         // "type"
+	ID    string         // "id", required
+	Input map[string]any // "input", required
+	Name  string         // "name", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // URLElicitationRequiredError: Error saying the user must finish one or more URL elicitations before the request can proceed.
@@ -2909,33 +2893,28 @@ type ToolUseContent struct {
 // Ref: schema/2025-11-25/error/URLElicitationRequiredError.json
 // Revisions: 2025-11-25.
 type URLElicitationRequiredError struct {
-	Error   *URLElicitationRequiredErrorError // "error"
-	ID      RequestId                         // "id"
-	JSONRPC string                            // "jsonrpc"
+	Error URLElicitationRequiredErrorError // "error", required
+	ID    RequestId                        // "id"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // URLElicitationRequiredErrorError is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type URLElicitationRequiredErrorError struct {
-	Code    *int64                                // "code"
-	Data    *URLElicitationRequiredErrorErrorData // "data"
-	Message string                                // "message"
+	Code    int64                                // "code", required
+	Data    URLElicitationRequiredErrorErrorData // "data", required
+	Message string                               // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // URLElicitationRequiredErrorErrorData is an object of the MCP schemas.
 // Revisions: 2025-11-25.
 type URLElicitationRequiredErrorErrorData struct {
-	Elicitations []*ElicitRequestURLParams // "elicitations"
+	Elicitations []*ElicitRequestURLParams // "elicitations", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
@@ -2946,15 +2925,15 @@ type URLElicitationRequiredErrorErrorData struct {
 // Ref: schema/2025-11-25/request/UnsubscribeRequest.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type UnsubscribeRequest struct {
-	ID      RequestId                 // "id"
-	JSONRPC string                    // "jsonrpc"
-	Method  string                    // "method"
-	Params  *UnsubscribeRequestParams // "params"
+	ID     RequestId                // "id"
+	Params UnsubscribeRequestParams // "params", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // UnsubscribeRequestParams: Parameters for unsubscribing: the URI of the resource to stop watching.
@@ -2963,12 +2942,10 @@ type UnsubscribeRequest struct {
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 type UnsubscribeRequestParams struct {
 	Meta *UnsubscribeRequestParamsMeta // "_meta"
-	URI  string                        // "uri"
+	URI  string                        // "uri", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // UnsubscribeRequestParamsMeta is an object of the MCP schemas.
@@ -2985,39 +2962,32 @@ type UnsubscribeRequestParamsMeta struct {
 // Ref: schema/2026-07-28/error/UnsupportedProtocolVersionError.json
 // Revisions: 2026-07-28.
 type UnsupportedProtocolVersionError struct {
-	Error   *UnsupportedProtocolVersionErrorError // "error"
-	ID      RequestId                             // "id"
-	JSONRPC string                                // "jsonrpc"
+	Error UnsupportedProtocolVersionErrorError // "error", required
+	ID    RequestId                            // "id"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // UnsupportedProtocolVersionErrorError is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type UnsupportedProtocolVersionErrorError struct {
-	Code    *int64                                    // "code"
-	Data    *UnsupportedProtocolVersionErrorErrorData // "data"
-	Message string                                    // "message"
+	Code    int64                                    // "code", required
+	Data    UnsupportedProtocolVersionErrorErrorData // "data", required
+	Message string                                   // "message", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // UnsupportedProtocolVersionErrorErrorData is an object of the MCP schemas.
 // Revisions: 2026-07-28.
 type UnsupportedProtocolVersionErrorErrorData struct {
-	Requested string   // "requested"
-	Supported []string // "supported"
+	Requested string   // "requested", required
+	Supported []string // "supported", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // UntitledMultiSelectEnumSchema: Multi-choice elicitation field whose options are plain values without labels.
@@ -3025,30 +2995,28 @@ type UnsupportedProtocolVersionErrorErrorData struct {
 // Ref: schema/2026-07-28/shared/UntitledMultiSelectEnumSchema.json
 // Revisions: 2025-11-25, 2026-07-28.
 type UntitledMultiSelectEnumSchema struct {
-	Default     []string                            // "default"
-	Description string                              // "description"
-	Items       *UntitledMultiSelectEnumSchemaItems // "items"
-	MaxItems    *int64                              // "maxItems"
-	MinItems    *int64                              // "minItems"
-	Title       string                              // "title"
-	Type        string                              // "type"
+	Default     []string                           // "default"
+	Description string                             // "description"
+	Items       UntitledMultiSelectEnumSchemaItems // "items", required
+	MaxItems    *int64                             // "maxItems"
+	MinItems    *int64                             // "minItems"
+	Title       string                             // "title"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // UntitledMultiSelectEnumSchemaItems is an object of the MCP schemas.
 // Revisions: 2025-11-25, 2026-07-28.
 type UntitledMultiSelectEnumSchemaItems struct {
-	Enum []string // "enum"
-	Type string   // "type"
+	Enum []string // "enum", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // UntitledSingleSelectEnumSchema: Single-choice elicitation field whose options are plain values without labels.
@@ -3058,12 +3026,13 @@ type UntitledMultiSelectEnumSchemaItems struct {
 type UntitledSingleSelectEnumSchema struct {
 	Default     string   // "default"
 	Description string   // "description"
-	Enum        []string // "enum"
+	Enum        []string // "enum", required
 	Title       string   // "title"
-	Type        string   // "type"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }

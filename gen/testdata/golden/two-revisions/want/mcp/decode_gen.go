@@ -23,9 +23,6 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "blob":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "blob")
@@ -40,9 +37,6 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "uri")
@@ -141,7 +135,7 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if fv == "" {
-				x.empty |= 1 << 2
+				x.present |= 1 << 2
 			}
 			if s, err := wire.String(fv); err != nil {
 				return wire.At(err, "mode")
@@ -398,9 +392,6 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "text":
-			if fv == "" {
-				x.empty |= 1 << 0
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "text")
@@ -415,9 +406,6 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
-			if fv == "" {
-				x.empty |= 1 << 1
-			}
 			if err := func() error {
 				if s, err := wire.String(fv); err != nil {
 					return wire.At(err, "uri")

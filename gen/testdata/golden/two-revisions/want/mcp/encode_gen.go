@@ -19,12 +19,8 @@ func dropMask(masks *[2]uint64, rev int) uint64 {
 func (x *BlobResourceContents) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Blob != "" || x.empty&(1<<0) != 0 {
-		obj["blob"] = x.Blob
-	}
-	if x.URI != "" || x.empty&(1<<1) != 0 {
-		obj["uri"] = x.URI
-	}
+	obj["blob"] = x.Blob
+	obj["uri"] = x.URI
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -59,7 +55,7 @@ func (x *EchoRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && x.Level != nil {
 		obj["level"] = *x.Level
 	}
-	if drop&(1<<2) == 0 && (x.Mode != "" || x.empty&(1<<2) != 0) {
+	if drop&(1<<2) == 0 && (x.Mode != "" || x.present&(1<<2) != 0) {
 		obj["mode"] = x.Mode
 	}
 	if drop&(1<<3) == 0 {
@@ -164,12 +160,8 @@ func (x TextContent) MarshalJSON() ([]byte, error) {
 func (x *TextResourceContents) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if x.Text != "" || x.empty&(1<<0) != 0 {
-		obj["text"] = x.Text
-	}
-	if x.URI != "" || x.empty&(1<<1) != 0 {
-		obj["uri"] = x.URI
-	}
+	obj["text"] = x.Text
+	obj["uri"] = x.URI
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }

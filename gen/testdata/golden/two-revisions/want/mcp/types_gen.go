@@ -12,13 +12,11 @@ import (
 // Ref: schema/2099-06-01/content/BlobResourceContents.json
 // Revisions: 2099-06-01.
 type BlobResourceContents struct {
-	Blob string // "blob"
-	URI  string // "uri"
+	Blob string // "blob", required
+	URI  string // "uri", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }
 
 // EchoRequest: Fixture.
@@ -43,7 +41,9 @@ type EchoRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	empty uint64 // optional strings that were present but empty
+	// present remembers optional constants and empty strings that a
+	// decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // EchoResult: Fixture.
@@ -113,11 +113,9 @@ type TextContent struct {
 // Ref: schema/2099-06-01/content/TextResourceContents.json
 // Revisions: 2099-06-01.
 type TextResourceContents struct {
-	Text string // "text"
-	URI  string // "uri"
+	Text string // "text", required
+	URI  string // "uri", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
-
-	empty uint64 // optional strings that were present but empty
 }

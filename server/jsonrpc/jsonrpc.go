@@ -1,0 +1,267 @@
+// Package jsonrpc is the JSON-RPC 2.0 envelope of MCP: it splits a body into
+// messages (single or batch), tells requests, notifications and responses
+// apart by which members are present, and encodes answers. It knows nothing
+// of MCP methods or revisions; the schema check of each message comes after.
+package jsonrpc
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Kind says what a message is.
+type Kind int
+
+const (
+	Request      Kind = iota + 1 // method and id
+	Notification                 // method, no id
+	Response                     // result or error, and id
+)
+
+// Message is one decoded JSON-RPC message.
+type Message struct {
+	Kind   Kind
+	Tree   map[string]any // the whole message, as validated against the schema
+	ID     wire.ID        // zero for notifications (and error responses without id)
+	Method string         // requests and notifications
+	Params any            // nil when absent
+	Result any            // responses: the result member
+	Error  *wire.Error    // responses: the error member
+}
+
+// Item is one element of a body: a message, or the error that answers an
+// element that is not a valid message.
+type Item struct {
+	Msg *Message
+	Err *wire.Error
+	ID  wire.ID // the id of an invalid element, when it had a usable one
+}
+
+// Limits bound what Parse accepts.
+type Limits struct {
+	MaxDepth int // deepest nesting of arrays and objects; 0 means 128
+}
+
+// Parse splits a body into items. A body that is not JSON at all is a
+// -32700 error; an empty batch is a -32600 error. Each element of a batch is
+// checked on its own, so one bad element does not lose the others.
+func Parse(body []byte, lim Limits) (items []Item, batch bool, err *wire.Error) {
+	max := lim.MaxDepth
+	if max <= 0 {
+		max = 128
+	}
+	if d := depth(body); d > max {
+		return nil, false, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: JSON nests %d deep, more than %d", d, max)}
+	}
+	tree, perr := wire.Parse(body)
+	if perr != nil {
+		return nil, false, &wire.Error{Code: wire.CodeParseError, Message: "Parse error: " + perr.Error()}
+	}
+	switch v := tree.(type) {
+	case []any:
+		if len(v) == 0 {
+			return nil, true, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: empty batch"}
+		}
+		items = make([]Item, len(v))
+		for i, e := range v {
+			items[i] = decode(e)
+		}
+		return items, true, nil
+	default:
+		return []Item{decode(v)}, false, nil
+	}
+}
+
+func invalid(format string, args ...any) *wire.Error {
+	return &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: " + fmt.Sprintf(format, args...)}
+}
+
+// decode checks the envelope of one message.
+func decode(v any) Item {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return Item{Err: invalid("a message must be an object, got %s", wire.KindOf(v))}
+	}
+	m := &Message{Tree: obj}
+	var id wire.ID
+	rawID, hasID := obj["id"]
+	if hasID && rawID != nil {
+		x, err := wire.IDFromValue(rawID)
+		if err != nil {
+			return Item{Err: invalid("id %v", err)}
+		}
+		id = x
+	}
+	if jv, _ := obj["jsonrpc"].(string); jv != "2.0" {
+		return Item{Err: invalid(`"jsonrpc" must be "2.0"`), ID: id}
+	}
+	m.ID = id
+	if rawMethod, isCall := obj["method"]; isCall {
+		method, ok := rawMethod.(string)
+		if !ok || method == "" {
+			return Item{Err: invalid(`"method" must be a non-empty string`), ID: id}
+		}
+		if _, both := obj["result"]; both {
+			return Item{Err: invalid(`a message has "method" or "result", not both`), ID: id}
+		}
+		m.Method = method
+		m.Params = obj["params"]
+		if p, has := obj["params"]; has {
+			switch p.(type) {
+			case map[string]any:
+			default:
+				return Item{Err: invalid(`"params" must be an object`), ID: id}
+			}
+		}
+		switch {
+		case !hasID:
+			m.Kind = Notification
+		case rawID == nil:
+			return Item{Err: invalid(`"id" must be a string or an integer, not null`)}
+		default:
+			m.Kind = Request
+		}
+		return Item{Msg: m}
+	}
+	res, hasResult := obj["result"]
+	errv, hasError := obj["error"]
+	switch {
+	case hasResult && hasError:
+		return Item{Err: invalid(`a response has "result" or "error", not both`), ID: id}
+	case hasResult:
+		if id.IsZero() {
+			return Item{Err: invalid(`a result must carry the id of its request`)}
+		}
+		m.Kind, m.Result = Response, res
+		return Item{Msg: m}
+	case hasError:
+		e, err := decodeError(errv)
+		if err != nil {
+			return Item{Err: invalid("error member: %v", err), ID: id}
+		}
+		m.Kind, m.Error = Response, e
+		return Item{Msg: m}
+	}
+	return Item{Err: invalid(`a message needs "method", "result" or "error"`), ID: id}
+}
+
+func decodeError(v any) (*wire.Error, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an object")
+	}
+	code, err := wire.Int(obj["code"])
+	if err != nil {
+		return nil, fmt.Errorf("code: %v", err)
+	}
+	msg, _ := obj["message"].(string)
+	return &wire.Error{Code: int(code), Message: msg, Data: obj["data"]}, nil
+}
+
+// depth measures the deepest nesting of a JSON text without decoding it, so
+// that a hostile body cannot make the decoder recurse without bound.
+func depth(b []byte) int {
+	d, max := 0, 0
+	inStr, esc := false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			d++
+			if d > max {
+				max = d
+			}
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return max
+}
+
+// appendID writes an id, or null for the zero id.
+func appendID(b []byte, id wire.ID) []byte {
+	switch {
+	case id.IsZero():
+		return append(b, "null"...)
+	case id.IsInt():
+		return strconv.AppendInt(b, id.Int(), 10)
+	default:
+		s, _ := json.Marshal(id.Str())
+		return append(b, s...)
+	}
+}
+
+// EncodeResult encodes a success response; result is a tree.
+func EncodeResult(id wire.ID, result any) ([]byte, error) {
+	r, err := wire.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	b := make([]byte, 0, len(r)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"result":`...)
+	b = append(b, r...)
+	return append(b, '}'), nil
+}
+
+// EncodeError encodes an error response (id null when zero).
+func EncodeError(id wire.ID, e *wire.Error) []byte {
+	obj := map[string]any{"code": e.Code, "message": e.Message}
+	if e.Data != nil {
+		obj["data"] = e.Data
+	}
+	r, err := wire.Marshal(obj)
+	if err != nil {
+		r = []byte(fmt.Sprintf(`{"code":%d,"message":%q}`, e.Code, e.Message))
+	}
+	b := make([]byte, 0, len(r)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"error":`...)
+	b = append(b, r...)
+	return append(b, '}')
+}
+
+// EncodeRequest encodes a request (or, with a zero id, a notification);
+// params is a tree or nil.
+func EncodeRequest(id wire.ID, method string, params any) ([]byte, error) {
+	obj := map[string]any{"jsonrpc": "2.0", "method": method}
+	if !id.IsZero() {
+		obj["id"] = id.Value()
+	}
+	if params != nil {
+		obj["params"] = params
+	}
+	return wire.Marshal(obj)
+}
+
+// Batch joins encoded messages into one JSON array.
+func Batch(msgs [][]byte) []byte {
+	n := 2
+	for _, m := range msgs {
+		n += len(m) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']')
+}

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Option configures a Server.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	strict       bool
+	logger       *slog.Logger
+	callTimeout  time.Duration
+	maxSessions  int
+	idleTimeout  time.Duration
+	maxDepth     int
+	batches      bool
+	sessionRevs  []string
+}
+
+func defaults() config {
+	return config{
+		logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		callTimeout: 60 * time.Second,
+		maxSessions: 10000,
+		idleTimeout: 30 * time.Minute,
+		maxDepth:    128,
+		batches:     true,
+	}
+}
+
+// WithStrict makes the server validate every message it sends against the
+// negotiated revision's schema too. A failure is a bug of the handler: the
+// request is answered -32603 and the failure is logged.
+func WithStrict(on bool) Option { return optionFunc(func(c *config) { c.strict = on }) }
+
+// WithLogger sets where the server logs (never stdout: stdio owns it).
+func WithLogger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
+
+// WithCallTimeout bounds how long a server-to-client request waits for the
+// client's answer (default 60s).
+func WithCallTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.callTimeout = d })
+}
+
+// WithMaxSessions caps the number of live sessions (default 10000).
+func WithMaxSessions(n int) Option { return optionFunc(func(c *config) { c.maxSessions = n }) }
+
+// WithSessionIdleTimeout closes sessions unused for d (default 30m; 0 never).
+func WithSessionIdleTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.idleTimeout = d })
+}
+
+// WithMaxDepth bounds the nesting of incoming JSON (default 128).
+func WithMaxDepth(n int) Option { return optionFunc(func(c *config) { c.maxDepth = n }) }
+
+// WithBatches allows or refuses JSON-RPC batches (default allowed).
+func WithBatches(on bool) Option { return optionFunc(func(c *config) { c.batches = on }) }

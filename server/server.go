@@ -1,0 +1,211 @@
+// Package server is mcpstack's MCP server core: sessions, lifecycle, the
+// validation of every message against the negotiated revision's schema, and
+// dispatch to a generated mcp.Handler. Transports (server/streamable,
+// server/stdio, ...) frame bytes and hand them to a Session; they know
+// nothing of MCP methods.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Server serves one mcp.Handler to any number of sessions.
+type Server struct {
+	handler mcp.Handler
+	cfg     config
+	log     *slog.Logger
+
+	// sessionSpecs are the revisions negotiated with initialize, oldest
+	// first: the ones whose method table has it.
+	sessionSpecs []*wire.Spec
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	closed   bool
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+// ErrTooManySessions is returned by NewSession at the session cap.
+var ErrTooManySessions = errors.New("server: too many sessions")
+
+// ErrClosed is returned by NewSession after Close.
+var ErrClosed = errors.New("server: closed")
+
+// New returns a Server for h.
+func New(h mcp.Handler, opts ...Option) *Server {
+	cfg := defaults()
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, stop: make(chan struct{})}
+	for _, sp := range generated.Specs {
+		if _, ok := sp.Method(mcp.MethodInitialize); ok {
+			s.sessionSpecs = append(s.sessionSpecs, sp)
+		}
+	}
+	if cfg.idleTimeout > 0 {
+		s.wg.Add(1)
+		go s.expire()
+	}
+	return s
+}
+
+// Logger is the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// SessionRevisions lists the revisions a client can negotiate, oldest first.
+func (s *Server) SessionRevisions() []string {
+	out := make([]string, len(s.sessionSpecs))
+	for i, sp := range s.sessionSpecs {
+		out[i] = sp.Revision
+	}
+	return out
+}
+
+// SessionSpec returns the spec of a negotiable revision, or nil.
+func (s *Server) SessionSpec(revision string) *wire.Spec {
+	for _, sp := range s.sessionSpecs {
+		if sp.Revision == revision {
+			return sp
+		}
+	}
+	return nil
+}
+
+// negotiate picks the revision for a client that asked for requested: the
+// same when supported, otherwise the newest the server has.
+func (s *Server) negotiate(requested string) *wire.Spec {
+	if sp := s.SessionSpec(requested); sp != nil {
+		return sp
+	}
+	return s.sessionSpecs[len(s.sessionSpecs)-1]
+}
+
+// NewSession opens a session whose messages not related to a request go to
+// out (a GET stream, stdout). id "" draws a random one.
+func (s *Server) NewSession(id string, out Outbox) (*Session, error) {
+	if id == "" {
+		id = newSessionID()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.cfg.maxSessions > 0 && len(s.sessions) >= s.cfg.maxSessions {
+		return nil, ErrTooManySessions
+	}
+	sess := newSession(s, id, out)
+	s.sessions[id] = sess
+	return sess, nil
+}
+
+// Session returns a live session by id.
+func (s *Server) Session(id string) (*Session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	return sess, ok
+}
+
+// Sessions returns the live sessions.
+func (s *Server) Sessions() []*Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		out = append(out, sess)
+	}
+	return out
+}
+
+// SessionCount is the number of live sessions.
+func (s *Server) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+func (s *Server) remove(id string) {
+	s.mu.Lock()
+	delete(s.sessions, id)
+	s.mu.Unlock()
+}
+
+// Broadcast sends a notification to every initialized session, on the
+// stream for messages not related to a request.
+func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encoder) {
+	for _, sess := range s.Sessions() {
+		if err := sess.Notify(ctx, method, params); err != nil && !errors.Is(err, ErrNoStream) {
+			s.log.Debug("broadcast", "session", sess.ID(), "method", method, "err", err)
+		}
+	}
+}
+
+// Close ends every session (their streams close, calls in flight are
+// cancelled) and refuses new ones.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	close(s.stop)
+	all := make([]*Session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		all = append(all, sess)
+	}
+	s.mu.Unlock()
+	for _, sess := range all {
+		sess.Close()
+	}
+	s.wg.Wait()
+}
+
+// expire closes sessions idle for longer than the idle timeout.
+func (s *Server) expire() {
+	defer s.wg.Done()
+	every := s.cfg.idleTimeout / 4
+	if every > time.Minute {
+		every = time.Minute
+	}
+	if every < 10*time.Millisecond {
+		every = 10 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			for _, sess := range s.Sessions() {
+				if sess.idleSince(now) > s.cfg.idleTimeout && !sess.busy() {
+					s.log.Info("session expired", "session", sess.ID())
+					sess.Close()
+				}
+			}
+		}
+	}
+}
+
+func newSessionID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return hex.EncodeToString(b[:])
+}

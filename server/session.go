@@ -1,0 +1,522 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/peer"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Outbox takes messages for the client, one encoded JSON-RPC message each:
+// an SSE stream, a WebSocket, stdout.
+type Outbox interface {
+	Send(msg []byte) error
+}
+
+// ErrNoStream is returned when a message has nowhere to go: no request is
+// in flight to carry it and the client keeps no stream open.
+var ErrNoStream = errors.New("server: no stream open to the client")
+
+// Session is the state of one client: the negotiated revision, its
+// capabilities and log level, its requests in flight and the requests the
+// server sent it.
+type Session struct {
+	srv *Server
+	id  string
+
+	ctx    context.Context // cancelled when the session ends
+	cancel context.CancelFunc
+
+	mu          sync.Mutex
+	spec        *wire.Spec
+	initialized bool
+	clientCaps  *mcp.ClientCapabilities
+	clientInfo  *mcp.Implementation
+	logLevel    mcp.LoggingLevel
+	out         Outbox
+	inflight    map[wire.ID]*inflight
+	pending     map[wire.ID]*pendingCall
+	closed      bool
+
+	nextID   atomic.Int64
+	lastUsed atomic.Int64 // unix nanoseconds
+	active   atomic.Int32
+}
+
+type inflight struct {
+	cancel          context.CancelFunc
+	cancelledByPeer atomic.Bool
+}
+
+type pendingCall struct {
+	method string
+	reply  chan *jsonrpc.Message
+}
+
+func newSession(s *Server, id string, out Outbox) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	sess := &Session{
+		srv: s, id: id, ctx: ctx, cancel: cancel, out: out,
+		inflight: map[wire.ID]*inflight{}, pending: map[wire.ID]*pendingCall{},
+	}
+	sess.touch()
+	return sess
+}
+
+// ID is the session id (the Mcp-Session-Id of HTTP transports).
+func (sess *Session) ID() string { return sess.id }
+
+// Done is closed when the session ends.
+func (sess *Session) Done() <-chan struct{} { return sess.ctx.Done() }
+
+// Revision is the negotiated protocol revision ("" before initialize).
+func (sess *Session) Revision() string {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.spec == nil {
+		return ""
+	}
+	return sess.spec.Revision
+}
+
+// Initialized reports whether the client finished the initialize exchange.
+func (sess *Session) Initialized() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.initialized
+}
+
+// Attach makes out the stream for messages not related to a request (the
+// GET stream). It fails when one is attached already. detach undoes it.
+func (sess *Session) Attach(out Outbox) (detach func(), ok bool) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.out != nil || sess.closed {
+		return nil, false
+	}
+	sess.out = out
+	return func() {
+		sess.mu.Lock()
+		if sess.out == out {
+			sess.out = nil
+		}
+		sess.mu.Unlock()
+	}, true
+}
+
+func (sess *Session) stream() Outbox {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.out
+}
+
+// Close ends the session: calls in flight are cancelled, waiting
+// server-to-client requests fail, streams close.
+func (sess *Session) Close() {
+	sess.mu.Lock()
+	if sess.closed {
+		sess.mu.Unlock()
+		return
+	}
+	sess.closed = true
+	for _, f := range sess.inflight {
+		f.cancel()
+	}
+	sess.mu.Unlock()
+	sess.cancel()
+	sess.srv.remove(sess.id)
+}
+
+func (sess *Session) touch() { sess.lastUsed.Store(time.Now().UnixNano()) }
+
+func (sess *Session) idleSince(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, sess.lastUsed.Load()))
+}
+
+func (sess *Session) busy() bool { return sess.active.Load() > 0 }
+
+// Notify sends a notification on the session's stream (not related to any
+// request), in the negotiated revision's shape.
+func (sess *Session) Notify(ctx context.Context, method string, params wire.Encoder) error {
+	sess.mu.Lock()
+	spec, ok := sess.spec, sess.initialized
+	sess.mu.Unlock()
+	if !ok {
+		return ErrNoStream
+	}
+	msg, err := sess.srv.encodeOutgoing(spec, wire.ID{}, method, params)
+	if err != nil {
+		return err
+	}
+	out := sess.stream()
+	if out == nil {
+		return ErrNoStream
+	}
+	return out.Send(msg)
+}
+
+// Incoming is a parsed body, ready to be served.
+type Incoming struct {
+	items []jsonrpc.Item
+	batch bool
+	err   *wire.Error
+}
+
+// Parse splits a body into messages. It needs no session, so that a
+// transport can see whether a body opens one (initialize) or needs an
+// answer at all.
+func (s *Server) Parse(body []byte) *Incoming {
+	items, batch, err := jsonrpc.Parse(body, jsonrpc.Limits{MaxDepth: s.cfg.maxDepth})
+	if err == nil && batch && !s.cfg.batches {
+		err = &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: batches are not accepted"}
+	}
+	return &Incoming{items: items, batch: batch, err: err}
+}
+
+// Err is the error that answers the whole body (not JSON, empty batch).
+func (in *Incoming) Err() *wire.Error { return in.err }
+
+// ErrorReply is the encoded answer for Err.
+func (in *Incoming) ErrorReply() []byte { return jsonrpc.EncodeError(wire.ID{}, in.err) }
+
+// HasRequests reports whether the body needs an answer: it holds a request
+// or an element that is not a valid message.
+func (in *Incoming) HasRequests() bool {
+	if in.err != nil {
+		return true
+	}
+	for _, it := range in.items {
+		if it.Err != nil || it.Msg.Kind == jsonrpc.Request {
+			return true
+		}
+	}
+	return false
+}
+
+// IsInitialize reports whether the body is an initialize request.
+func (in *Incoming) IsInitialize() bool {
+	for _, it := range in.items {
+		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request && it.Msg.Method == mcp.MethodInitialize {
+			return true
+		}
+	}
+	return false
+}
+
+// IsBatch reports whether the body was a JSON array.
+func (in *Incoming) IsBatch() bool { return in.batch }
+
+// Handle parses and serves a body; see Serve.
+func (sess *Session) Handle(ctx context.Context, body []byte, related Outbox) []byte {
+	return sess.Serve(ctx, sess.srv.Parse(body), related)
+}
+
+// Serve handles every message of a body and returns the encoded answer: one
+// response, an array for a batch, nil when nothing is to be answered.
+// Notifications and responses are handled in order before requests start;
+// the requests of a batch run concurrently. Messages the server sends while
+// handling the requests (progress, logs, sampling requests) go to related,
+// or to the session's stream when related is nil.
+func (sess *Session) Serve(ctx context.Context, in *Incoming, related Outbox) []byte {
+	if in.err != nil {
+		return in.ErrorReply()
+	}
+	sess.touch()
+	sess.active.Add(1)
+	defer func() {
+		sess.active.Add(-1)
+		sess.touch()
+	}()
+	answers := make([][]byte, len(in.items))
+	var wg sync.WaitGroup
+	for i, it := range in.items {
+		switch {
+		case it.Err != nil:
+			answers[i] = jsonrpc.EncodeError(it.ID, it.Err)
+		case it.Msg.Kind == jsonrpc.Response:
+			sess.deliver(it.Msg)
+		case it.Msg.Kind == jsonrpc.Notification:
+			sess.notification(ctx, it.Msg)
+		case in.batch && it.Msg.Method == mcp.MethodInitialize:
+			answers[i] = jsonrpc.EncodeError(it.Msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: initialize must not be part of a batch"})
+		case in.batch:
+			wg.Add(1)
+			go func(i int, m *jsonrpc.Message) {
+				defer wg.Done()
+				answers[i] = sess.request(ctx, m, related)
+			}(i, it.Msg)
+		default:
+			answers[i] = sess.request(ctx, it.Msg, related)
+		}
+	}
+	wg.Wait()
+	var out [][]byte
+	for _, a := range answers {
+		if a != nil {
+			out = append(out, a)
+		}
+	}
+	switch {
+	case len(out) == 0:
+		return nil
+	case in.batch:
+		return jsonrpc.Batch(out)
+	default:
+		return out[0]
+	}
+}
+
+// request answers one request.
+func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related Outbox) []byte {
+	srv := sess.srv
+	if msg.Method == mcp.MethodInitialize {
+		return sess.initialize(ctx, msg)
+	}
+	sess.mu.Lock()
+	spec := sess.spec
+	sess.mu.Unlock()
+	if spec == nil {
+		if msg.Method != mcp.MethodPing {
+			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: the session is not initialized; send initialize first"})
+		}
+		spec = srv.sessionSpecs[len(srv.sessionSpecs)-1]
+	}
+	m, ok := spec.Method(msg.Method)
+	if !ok || !m.ClientToServer {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, spec.Revision)})
+	}
+	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(sess.ctx, cancel)
+	defer stop()
+	f := &inflight{cancel: cancel}
+	sess.mu.Lock()
+	if _, dup := sess.inflight[msg.ID]; dup {
+		sess.mu.Unlock()
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: id %s is already in use by a request in flight", msg.ID)})
+	}
+	sess.inflight[msg.ID] = f
+	sess.mu.Unlock()
+	defer func() {
+		sess.mu.Lock()
+		delete(sess.inflight, msg.ID)
+		sess.mu.Unlock()
+	}()
+
+	p := &callPeer{sess: sess, spec: spec, out: related, token: progressToken(msg.Params)}
+	result, err := srv.call(peer.With(ctx, p), msg, spec)
+	if f.cancelledByPeer.Load() {
+		return nil // the client cancelled: no answer (spec: SHOULD NOT respond)
+	}
+	if err != nil {
+		return jsonrpc.EncodeError(msg.ID, srv.wireError(msg.Method, err))
+	}
+	if msg.Method == mcp.MethodSetLevel {
+		level, _ := msg.Params.(map[string]any)["level"].(string)
+		sess.mu.Lock()
+		sess.logLevel = mcp.LoggingLevel(level)
+		sess.mu.Unlock()
+	}
+	return srv.encodeResult(spec, m, msg.ID, result)
+}
+
+// call dispatches to the handler, turning a panic into -32603.
+func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (result wire.Encoder, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panic", "method", msg.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+		}
+	}()
+	return mcp.DispatchHandler(ctx, s.handler, msg.Method, msg.Params, spec.Index)
+}
+
+// wireError turns a handler error into the error sent: a *wire.Error as it
+// is, anything else -32603 without details (they are logged).
+func (s *Server) wireError(method string, err error) *wire.Error {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &wire.Error{Code: wire.CodeInternalError, Message: "Request cancelled: " + err.Error()}
+	}
+	s.log.Error("handler error", "method", method, "err", err)
+	return &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+}
+
+// encodeResult projects a result onto the revision, validates it in strict
+// mode and encodes the response.
+func (s *Server) encodeResult(spec *wire.Spec, m wire.Method, id wire.ID, result wire.Encoder) []byte {
+	if result == nil {
+		s.log.Error("handler returned no result and no error", "method", m.Name)
+		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
+	tree := spec.Project(result)
+	if s.cfg.strict {
+		if err := spec.Validate(m.Result, tree); err != nil {
+			s.log.Error("strict: invalid result", "method", m.Name, "revision", spec.Revision, "err", err)
+			return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"})
+		}
+	}
+	b, err := jsonrpc.EncodeResult(id, tree)
+	if err != nil {
+		s.log.Error("encode result", "method", m.Name, "err", err)
+		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
+	return b
+}
+
+// encodeOutgoing encodes a request or notification the server sends,
+// validated in strict mode.
+func (s *Server) encodeOutgoing(spec *wire.Spec, id wire.ID, method string, params wire.Encoder) ([]byte, error) {
+	m, ok := spec.Method(method)
+	if !ok || !m.ServerToClient {
+		return nil, fmt.Errorf("server: %s has no server-to-client %q", spec.Revision, method)
+	}
+	tree := map[string]any{"jsonrpc": "2.0", "method": method}
+	if !id.IsZero() {
+		tree["id"] = id.Value()
+	}
+	if params != nil {
+		tree["params"] = spec.Project(params)
+	}
+	if s.cfg.strict {
+		if err := spec.Validate(m.Request, tree); err != nil {
+			s.log.Error("strict: invalid outgoing message", "method", method, "revision", spec.Revision, "err", err)
+			return nil, fmt.Errorf("server: invalid %s: %w", method, err)
+		}
+	}
+	return wire.Marshal(tree)
+}
+
+// initialize negotiates the revision and answers with the handler's
+// capabilities.
+func (sess *Session) initialize(ctx context.Context, msg *jsonrpc.Message) []byte {
+	srv := sess.srv
+	requested := ""
+	if p, ok := msg.Params.(map[string]any); ok {
+		requested, _ = p["protocolVersion"].(string)
+	}
+	spec := srv.negotiate(requested)
+	m, _ := spec.Method(mcp.MethodInitialize)
+	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
+	}
+	sess.mu.Lock()
+	if sess.spec != nil {
+		sess.mu.Unlock()
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: the session is already initialized"})
+	}
+	sess.mu.Unlock()
+	params := new(mcp.InitializeRequestParams)
+	if err := params.DecodeValue(msg.Params, spec.Index); err != nil {
+		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(wire.At(err, "params")))
+	}
+	p := &callPeer{sess: sess, spec: spec}
+	res, err := func() (r *mcp.InitializeResult, err error) {
+		defer func() {
+			if x := recover(); x != nil {
+				srv.log.Error("handler panic", "method", msg.Method, "panic", x, "stack", string(debug.Stack()))
+				err = &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+			}
+		}()
+		return srv.handler.Initialize(peer.With(ctx, p), params)
+	}()
+	if err != nil {
+		return jsonrpc.EncodeError(msg.ID, srv.wireError(msg.Method, err))
+	}
+	if res == nil {
+		res = &mcp.InitializeResult{}
+	}
+	res.ProtocolVersion = spec.Revision
+	sess.mu.Lock()
+	sess.spec = spec
+	caps := params.Capabilities
+	sess.clientCaps = &caps
+	sess.clientInfo = &params.ClientInfo
+	sess.mu.Unlock()
+	srv.log.Debug("session initialized", "session", sess.id, "revision", spec.Revision, "requested", requested)
+	return srv.encodeResult(spec, m, msg.ID, res)
+}
+
+// notification handles one client notification; nothing is answered, so a
+// bad one is logged and dropped.
+func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
+	srv := sess.srv
+	sess.mu.Lock()
+	spec := sess.spec
+	sess.mu.Unlock()
+	if spec == nil {
+		srv.log.Debug("notification before initialize dropped", "method", msg.Method)
+		return
+	}
+	m, ok := spec.Method(msg.Method)
+	if !ok || !m.ClientToServer {
+		srv.log.Debug("unknown notification dropped", "method", msg.Method, "revision", spec.Revision)
+		return
+	}
+	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+		srv.log.Warn("invalid notification dropped", "method", msg.Method, "err", err)
+		return
+	}
+	switch msg.Method {
+	case mcp.MethodInitialized:
+		sess.mu.Lock()
+		sess.initialized = true
+		sess.mu.Unlock()
+	case mcp.MethodCancelled:
+		if raw, ok := msg.Params.(map[string]any)["requestId"]; ok {
+			if id, err := wire.IDFromValue(raw); err == nil {
+				sess.mu.Lock()
+				f := sess.inflight[id]
+				sess.mu.Unlock()
+				if f != nil {
+					f.cancelledByPeer.Store(true)
+					f.cancel()
+				}
+			}
+		}
+	}
+	p := &callPeer{sess: sess, spec: spec}
+	if _, err := srv.call(peer.With(ctx, p), msg, spec); err != nil {
+		srv.log.Warn("notification handler failed", "method", msg.Method, "err", err)
+	}
+}
+
+// deliver routes a client's response to the server-to-client request
+// waiting for it.
+func (sess *Session) deliver(msg *jsonrpc.Message) {
+	sess.mu.Lock()
+	pc := sess.pending[msg.ID]
+	delete(sess.pending, msg.ID)
+	sess.mu.Unlock()
+	if pc == nil {
+		sess.srv.log.Debug("response to no request dropped", "id", msg.ID.String())
+		return
+	}
+	pc.reply <- msg
+}
+
+// progressToken reads params._meta.progressToken.
+func progressToken(params any) wire.ID {
+	p, _ := params.(map[string]any)
+	meta, _ := p["_meta"].(map[string]any)
+	if raw, ok := meta["progressToken"]; ok {
+		if id, err := wire.IDFromValue(raw); err == nil {
+			return id
+		}
+	}
+	return wire.ID{}
+}

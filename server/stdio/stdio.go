@@ -1,0 +1,151 @@
+// Package stdio is the stdio transport of MCP: newline-delimited JSON-RPC
+// messages on stdin and stdout. Logs belong on stderr; nothing but messages
+// is ever written to out.
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Option configures Serve.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	maxLine int
+}
+
+// WithMaxLine bounds one message (default 4 MiB). A longer line is answered
+// with -32700 and skipped; the connection goes on.
+func WithMaxLine(n int) Option { return optionFunc(func(c *config) { c.maxLine = n }) }
+
+// writer serializes messages onto out, one per line.
+type writer struct {
+	mu  sync.Mutex
+	out io.Writer
+	err error
+}
+
+func (w *writer) Send(msg []byte) error {
+	if bytes.IndexByte(msg, '\n') >= 0 {
+		return errors.New("stdio: a message must not contain a newline")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	buf := make([]byte, 0, len(msg)+1)
+	buf = append(append(buf, msg...), '\n')
+	_, w.err = w.out.Write(buf)
+	return w.err
+}
+
+// Serve runs one session over in and out until in ends (EOF), ctx is
+// cancelled, or writing fails. Requests are handled concurrently;
+// notifications and responses are handled in the order they arrive, before
+// the next line is read. On EOF it waits for the requests in flight to be
+// answered; on cancellation it cancels them.
+func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
+	cfg := config{maxLine: 4 << 20}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	w := &writer{out: out}
+	sess, err := srv.NewSession("", w)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	stop := context.AfterFunc(ctx, sess.Close)
+	defer stop()
+
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- readLines(in, cfg.maxLine, lines, w, sess.Done())
+		close(lines)
+	}()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				err := <-readErr
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			incoming := srv.Parse(line)
+			if !incoming.HasRequests() {
+				sess.Serve(ctx, incoming, w)
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if reply := sess.Serve(ctx, incoming, w); reply != nil {
+					if err := w.Send(reply); err != nil {
+						srv.Logger().Error("stdio: write failed", "err", err)
+						sess.Close()
+					}
+				}
+			}()
+		case <-sess.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// readLines sends each non-empty line to lines. An over-long line is
+// answered with -32700 right away and skipped.
+func readLines(in io.Reader, max int, lines chan<- []byte, w *writer, done <-chan struct{}) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var long bool
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > max {
+			long = true
+			buf = buf[:0]
+		} else if !long {
+			buf = append(buf, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if long {
+			if err == nil || errors.Is(err, io.EOF) {
+				long = false
+				_ = w.Send(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeParseError, Message: fmt.Sprintf("Parse error: message longer than %d bytes", max)}))
+			}
+		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
+			msg := make([]byte, len(line))
+			copy(msg, line)
+			select {
+			case lines <- msg:
+			case <-done:
+				return nil
+			}
+		}
+		buf = buf[:0]
+		if err != nil {
+			return err
+		}
+	}
+}

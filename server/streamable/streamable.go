@@ -1,0 +1,296 @@
+// Package streamable is the Streamable HTTP transport of MCP (2025-03-26 to
+// 2025-11-25): one endpoint taking POST (client messages), GET (a stream
+// for server messages not related to a request) and DELETE (end of the
+// session). It frames bytes and maps errors to HTTP statuses; everything
+// MCP is done by the server.Session it hands the messages to.
+package streamable
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// ResponseMode says how a POST carrying requests is answered.
+type ResponseMode string
+
+const (
+	// SSE answers with an event stream: notifications and server requests
+	// about the call come first, the response last.
+	SSE ResponseMode = "sse"
+	// JSON answers with one JSON body; messages about the call go to the
+	// session's GET stream, if one is open.
+	JSON ResponseMode = "json"
+)
+
+// Option configures the handler.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	mode      ResponseMode
+	maxBody   int64
+	keepAlive time.Duration
+	retry     time.Duration
+}
+
+// WithResponseMode chooses SSE (default) or JSON answers.
+func WithResponseMode(m ResponseMode) Option { return optionFunc(func(c *config) { c.mode = m }) }
+
+// WithMaxBody bounds a POST body (default 4 MiB); a larger one gets 413.
+func WithMaxBody(n int64) Option { return optionFunc(func(c *config) { c.maxBody = n }) }
+
+// WithKeepAlive sets the interval of comments on idle GET streams (default 25s).
+func WithKeepAlive(d time.Duration) Option { return optionFunc(func(c *config) { c.keepAlive = d }) }
+
+// primingSince is the first revision whose clients expect the priming
+// event (an id with empty data) at the start of a stream. It is a transport
+// rule, not a schema difference, so it lives here, in one place.
+const primingSince = "2025-11-25"
+
+// Handler serves the MCP endpoint.
+type Handler struct {
+	srv     *server.Server
+	cfg     config
+	streams atomic.Int64
+}
+
+// New returns the endpoint handler; mount it at the MCP path (e.g. /mcp).
+func New(srv *server.Server, opts ...Option) *Handler {
+	cfg := config{mode: SSE, maxBody: 4 << 20, keepAlive: 25 * time.Second, retry: 2 * time.Second}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	return &Handler{srv: srv, cfg: cfg}
+}
+
+// ServeHTTP dispatches on the method.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "method "+r.Method+" not allowed")
+	}
+}
+
+// httpError answers with a status and a JSON-RPC error body without id.
+func httpError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: code, Message: msg}))
+}
+
+func accepts(r *http.Request, types ...string) bool {
+	accept := r.Header.Values("Accept")
+	for _, t := range types {
+		found := false
+		for _, line := range accept {
+			for _, part := range strings.Split(line, ",") {
+				mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+				if err == nil && (mt == t || mt == "*/*") {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// checkVersion refuses a MCP-Protocol-Version the server cannot speak. Any
+// supported one is accepted, also one older than negotiated.
+func (h *Handler) checkVersion(w http.ResponseWriter, r *http.Request) bool {
+	v := r.Header.Get("MCP-Protocol-Version")
+	if v == "" || h.srv.SessionSpec(v) != nil {
+		return true
+	}
+	httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; supported: "+strings.Join(h.srv.SessionRevisions(), ", "))
+	return false
+}
+
+// session finds the session a request names; it answers 400 when the
+// header is missing and 404 when the session is unknown or ended.
+func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*server.Session, bool) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header; send initialize first")
+		return nil, false
+	}
+	sess, ok := h.srv.Session(sid)
+	if !ok {
+		httpError(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
+		return nil, false
+	}
+	return sess, true
+}
+
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r, "application/json", "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		return
+	}
+	if !h.checkVersion(w, r) {
+		return
+	}
+	body, err := readBody(w, r, h.cfg.maxBody)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request Entity Too Large: the body exceeds "+strconv.FormatInt(h.cfg.maxBody, 10)+" bytes")
+			return
+		}
+		httpError(w, http.StatusBadRequest, wire.CodeParseError, "Parse error: reading the body: "+err.Error())
+		return
+	}
+	in := h.srv.Parse(body)
+	if in.Err() != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(in.ErrorReply())
+		return
+	}
+	// A client's disconnect is not a cancellation (it sends
+	// notifications/cancelled for that): calls go on without the request's
+	// context, until they end or the session does.
+	ctx := context.WithoutCancel(r.Context())
+	if in.IsInitialize() {
+		h.initialize(w, ctx, in)
+		return
+	}
+	sess, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	if !in.HasRequests() {
+		sess.Serve(ctx, in, nil)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if h.cfg.mode == JSON || in.IsBatch() {
+		writeJSON(w, sess.Serve(ctx, in, nil))
+		return
+	}
+	stream := newSSEStream(w, h.streamID())
+	stream.start()
+	if sess.Revision() >= primingSince {
+		_ = stream.prime(int(h.cfg.retry / time.Millisecond))
+	}
+	if reply := sess.Serve(ctx, in, stream); reply != nil {
+		_ = stream.Send(reply)
+	}
+	stream.close()
+}
+
+// initialize opens a session; its id is sent only when initialize
+// succeeded, otherwise the session is dropped again.
+func (h *Handler) initialize(w http.ResponseWriter, ctx context.Context, in *server.Incoming) {
+	sess, err := h.srv.NewSession("", nil)
+	if err != nil {
+		status := http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "5")
+		httpError(w, status, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+		return
+	}
+	reply := sess.Serve(ctx, in, nil)
+	if sess.Revision() == "" {
+		sess.Close()
+	} else {
+		w.Header().Set("Mcp-Session-Id", sess.ID())
+	}
+	writeJSON(w, reply)
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r, "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+		return
+	}
+	if !h.checkVersion(w, r) {
+		return
+	}
+	sess, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	stream := newSSEStream(w, h.streamID())
+	detach, ok := sess.Attach(stream)
+	if !ok {
+		httpError(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
+		return
+	}
+	defer detach()
+	defer stream.close()
+	stream.start()
+	if sess.Revision() >= primingSince {
+		_ = stream.prime(int(h.cfg.retry / time.Millisecond))
+	}
+	tick := time.NewTicker(h.cfg.keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sess.Done():
+			return
+		case <-tick.C:
+			if stream.keepAlive() != nil {
+				return
+			}
+		}
+	}
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	sess, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	sess.Close()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) streamID() string {
+	return strconv.FormatInt(h.streams.Add(1), 36)
+}
+
+func writeJSON(w http.ResponseWriter, reply []byte) {
+	if reply == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(reply)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(reply)
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, max)
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
