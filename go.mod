@@ -4,8 +4,10 @@ go 1.26.8
 
 require (
 	github.com/atombender/go-jsonschema v0.24.1
+	github.com/go-chi/chi/v5 v5.5.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/text v0.14.0
+	golang.org/x/tools v0.52.0
 )
 
 require (

@@ -14,14 +14,14 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	strict       bool
-	logger       *slog.Logger
-	callTimeout  time.Duration
-	maxSessions  int
-	idleTimeout  time.Duration
-	maxDepth     int
-	batches      bool
-	sessionRevs  []string
+	strict      bool
+	logger      *slog.Logger
+	callTimeout time.Duration
+	maxSessions int
+	idleTimeout time.Duration
+	maxDepth    int
+	batches     bool
+	validate    bool
 }
 
 func defaults() config {
@@ -32,6 +32,7 @@ func defaults() config {
 		idleTimeout: 30 * time.Minute,
 		maxDepth:    128,
 		batches:     true,
+		validate:    true,
 	}
 }
 
@@ -62,3 +63,9 @@ func WithMaxDepth(n int) Option { return optionFunc(func(c *config) { c.maxDepth
 
 // WithBatches allows or refuses JSON-RPC batches (default allowed).
 func WithBatches(on bool) Option { return optionFunc(func(c *config) { c.batches = on }) }
+
+// WithValidation turns the schema check of incoming messages off (it is on
+// by default). Only benchmarks that measure its cost should do that: without
+// it, malformed params reach handlers as decode errors, not as -32602 with a
+// field.
+func WithValidation(on bool) Option { return optionFunc(func(c *config) { c.validate = on }) }

@@ -293,8 +293,10 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	if !ok || !m.ClientToServer {
 		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, spec.Revision)})
 	}
-	if err := spec.Validate(m.Request, msg.Tree); err != nil {
-		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
+	if srv.cfg.validate {
+		if err := spec.Validate(m.Request, msg.Tree); err != nil {
+			return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,9 +64,11 @@ const primingSince = "2025-11-25"
 
 // Handler serves the MCP endpoint.
 type Handler struct {
-	srv     *server.Server
-	cfg     config
-	streams atomic.Int64
+	srv      *server.Server
+	cfg      config
+	streams  atomic.Int64
+	shutdown chan struct{}
+	once     sync.Once
 }
 
 // New returns the endpoint handler; mount it at the MCP path (e.g. /mcp).
@@ -74,8 +77,12 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	return &Handler{srv: srv, cfg: cfg}
+	return &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{})}
 }
+
+// Shutdown ends the GET streams, so that an http.Server can drain: POSTs in
+// flight still finish.
+func (h *Handler) Shutdown() { h.once.Do(func() { close(h.shutdown) }) }
 
 // ServeHTTP dispatches on the method.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -256,6 +263,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-sess.Done():
+			return
+		case <-h.shutdown:
 			return
 		case <-tick.C:
 			if stream.keepAlive() != nil {

@@ -1,0 +1,234 @@
+package streamable_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/server/streamable"
+)
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+type env struct {
+	t   *testing.T
+	url string
+	srv *server.Server
+}
+
+func newEnv(t *testing.T, sopts []server.Option, opts ...streamable.Option) *env {
+	t.Helper()
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)), append([]server.Option{server.WithStrict(true)}, sopts...)...)
+	h := streamable.New(srv, opts...)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", guard.Loopback()(h))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		h.Shutdown()
+		ts.Close()
+		srv.Close()
+	})
+	return &env{t: t, url: ts.URL + "/mcp", srv: srv}
+}
+
+type req struct {
+	method  string
+	body    string
+	headers map[string]string
+}
+
+func (e *env) do(r req) (*http.Response, string) {
+	e.t.Helper()
+	if r.method == "" {
+		r.method = http.MethodPost
+	}
+	hr, err := http.NewRequest(r.method, e.url, strings.NewReader(r.body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if r.method == http.MethodPost {
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	for k, v := range r.headers {
+		if k == "Host" {
+			hr.Host = v
+			continue
+		}
+		if v == "" {
+			hr.Header.Del(k)
+		} else {
+			hr.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// initialize opens a session and returns its id.
+func (e *env) initialize() string {
+	e.t.Helper()
+	resp, body := e.do(req{body: initBody})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		e.t.Fatalf("initialize: %d %q sid %q", resp.StatusCode, body, sid)
+	}
+	return sid
+}
+
+func TestStatuses(t *testing.T) {
+	e := newEnv(t, []server.Option{server.WithMaxSessions(3)}, streamable.WithMaxBody(1024))
+	sid := e.initialize()
+	s := func(extra map[string]string) map[string]string {
+		h := map[string]string{"Mcp-Session-Id": sid}
+		for k, v := range extra {
+			h[k] = v
+		}
+		return h
+	}
+	tests := []struct {
+		name     string
+		req      req
+		status   int
+		contains string
+	}{
+		{"request answered on SSE", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(nil)}, 200, `"result":{}`},
+		{"notification accepted", req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: s(nil)}, 202, ""},
+		{"client response accepted", req{body: `{"jsonrpc":"2.0","id":99,"result":{}}`, headers: s(nil)}, 202, ""},
+		{"accept lacks event-stream", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(map[string]string{"Accept": "application/json"})}, 406, "Not Acceptable"},
+		{"wrong content type", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(map[string]string{"Content-Type": "text/plain"})}, 415, "Unsupported Media Type"},
+		{"body too large", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"x":"` + strings.Repeat("a", 2000) + `"}}}`, headers: s(nil)}, 413, "Too Large"},
+		{"not JSON", req{body: `{nope`, headers: s(nil)}, 400, `"code":-32700`},
+		{"unsupported protocol version header", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(map[string]string{"MCP-Protocol-Version": "1999-01-01"})}, 400, "unsupported MCP-Protocol-Version"},
+		{"older supported version header", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(map[string]string{"MCP-Protocol-Version": "2025-03-26"})}, 200, `"result":{}`},
+		{"missing session", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`}, 400, "missing Mcp-Session-Id"},
+		{"unknown session", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: map[string]string{"Mcp-Session-Id": "nope"}}, 404, "Session not found"},
+		{"bad host", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(map[string]string{"Host": "evil.example.com"})}, 403, "Forbidden"},
+		{"bad origin", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(map[string]string{"Origin": "http://evil.example.com"})}, 403, "Forbidden"},
+		{"loopback origin", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(map[string]string{"Origin": "http://localhost:3000"})}, 200, `"result":{}`},
+		{"PUT not allowed", req{method: http.MethodPut, headers: s(nil)}, 405, "not allowed"},
+		{"GET without event-stream", req{method: http.MethodGet, headers: s(map[string]string{"Accept": "application/json"})}, 406, "Not Acceptable"},
+		{"invalid params keep HTTP 200", req{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}`, headers: s(nil)}, 200, `"field":"/params/name"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := e.do(tt.req)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d (body %q)", resp.StatusCode, tt.status, body)
+			}
+			if !strings.Contains(body, tt.contains) {
+				t.Errorf("body %q lacks %q", body, tt.contains)
+			}
+		})
+	}
+	// The session cap: 3 sessions, one open; two more fit, the next is 503.
+	e.initialize()
+	e.initialize()
+	if resp, body := e.do(req{body: initBody}); resp.StatusCode != 503 {
+		t.Errorf("over the session cap: %d %q, want 503", resp.StatusCode, body)
+	}
+	// DELETE ends the session; then it is unknown.
+	if resp, _ := e.do(req{method: http.MethodDelete, headers: s(nil)}); resp.StatusCode != 204 {
+		t.Errorf("DELETE: %d, want 204", resp.StatusCode)
+	}
+	if resp, _ := e.do(req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(nil)}); resp.StatusCode != 404 {
+		t.Errorf("after DELETE: %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestSSEFraming(t *testing.T) {
+	e := newEnv(t, nil)
+	sid := e.initialize()
+	resp, body := e.do(req{body: `{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":7}}}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	events := strings.Split(strings.TrimSpace(body), "\n\n")
+	// priming event, 3 progress notifications, the response
+	if len(events) != 5 {
+		t.Fatalf("%d events, want 5:\n%s", len(events), body)
+	}
+	if !strings.HasPrefix(events[0], "id: ") || !strings.Contains(events[0], "retry: ") || !strings.HasSuffix(events[0], "data:") {
+		t.Errorf("priming event %q", events[0])
+	}
+	ids := map[string]bool{}
+	for i, ev := range events {
+		id := strings.TrimPrefix(strings.SplitN(ev, "\n", 2)[0], "id: ")
+		if ids[id] {
+			t.Errorf("event id %q repeated", id)
+		}
+		ids[id] = true
+		if i >= 1 && i <= 3 && !strings.Contains(ev, `"method":"notifications/progress"`) {
+			t.Errorf("event %d is not progress: %q", i, ev)
+		}
+	}
+	if !strings.Contains(events[4], `"id":"p","result"`) {
+		t.Errorf("last event is not the response: %q", events[4])
+	}
+}
+
+func TestJSONMode(t *testing.T) {
+	e := newEnv(t, nil, streamable.WithResponseMode(streamable.JSON))
+	sid := e.initialize()
+	resp, body := e.do(req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || body != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Errorf("%d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+}
+
+// TestGetStream: the GET stream carries messages not related to a request,
+// and a second GET stream of the same session is refused.
+func TestGetStream(t *testing.T) {
+	e := newEnv(t, nil, streamable.WithKeepAlive(time.Hour))
+	sid := e.initialize()
+	e.do(req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url, nil)
+	hr.Header.Set("Accept", "text/event-stream")
+	hr.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	// wait until the stream is attached: a second GET is 409 then
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r2, _ := e.do(req{method: http.MethodGet, headers: map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid}})
+		if r2.StatusCode == 409 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("second GET: %d, want 409", r2.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sess, _ := e.srv.Session(sid)
+	if err := sess.Notify(context.Background(), "notifications/tools/list_changed", nil); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "notifications/tools/list_changed") {
+			return
+		}
+	}
+	t.Fatal("list_changed never arrived on the GET stream")
+}
