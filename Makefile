@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: all generate check-generate test test-short lint fmt vet bench-ingress fuzz
+.PHONY: all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -38,3 +38,14 @@ bench-ingress:
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME) ./gen/
+	$(GO) test -run '^$$' -fuzz FuzzHTTPHandler -fuzztime $(FUZZTIME) ./server/streamable/
+	$(GO) test -run '^$$' -fuzz FuzzStdio -fuzztime $(FUZZTIME) ./server/stdio/
+
+## build: the mcpstack binary
+bin/mcpstack:
+	$(GO) build -o bin/mcpstack .
+
+## conformance: the official MCP conformance suite against bin/mcpstack
+## (the first run installs Node 22 and the pinned suite into .tools/conformance/ with npm)
+conformance: bin/mcpstack
+	GO="$(GO)" bash scripts/conformance.sh

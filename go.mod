@@ -13,4 +13,5 @@ require (
 require (
 	dario.cat/mergo v1.0.2 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 )

@@ -27,6 +27,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"schemadiff": {"compare our schemas of a revision with an official schema.json", schemadiff.Command},
+		"serve":      {"serve MCP over Streamable HTTP or stdio", serveCommand},
 		"version":    {"print the version and the supported MCP revisions", version},
 	}
 }

@@ -56,8 +56,8 @@ func (w *writer) Send(msg []byte) error {
 
 // Serve runs one session over in and out until in ends (EOF), ctx is
 // cancelled, or writing fails. Requests are handled concurrently;
-// notifications and responses are handled in the order they arrive, before
-// the next line is read. On EOF it waits for the requests in flight to be
+// initialize, notifications and responses are handled in the order they
+// arrive, before the next line is read. On EOF it waits for the requests in flight to be
 // answered; on cancellation it cancels them.
 func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
 	cfg := config{maxLine: 4 << 20}
@@ -94,6 +94,16 @@ func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer,
 			incoming := srv.Parse(line)
 			if !incoming.HasRequests() {
 				sess.Serve(ctx, incoming, w)
+				continue
+			}
+			if incoming.IsInitialize() {
+				// Nothing after initialize can be served before it is
+				// answered, so a client that pipelines is served in order.
+				if reply := sess.Serve(ctx, incoming, w); reply != nil {
+					if err := w.Send(reply); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			wg.Add(1)

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/bench"
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/server/stdio"
+	"github.com/mcpstack/mcpstack/server/streamable"
+)
+
+// serveConfig is everything `mcpstack serve` can be told.
+type serveConfig struct {
+	httpAddr     string
+	stdio        bool
+	profile      string
+	strict       bool
+	validate     bool
+	responseMode string
+	addrFile     string
+	maxBody      int64
+	maxSessions  int
+	idleTimeout  time.Duration
+	pageSize     int
+	logLevel     string
+	logFormat    string
+	drain        time.Duration
+}
+
+// profiles are the handlers `serve` can run.
+var profiles = map[string]struct {
+	summary string
+	build   func(c serveConfig) mcp.Handler
+}{
+	"conformance": {"the fixtures of the official MCP conformance suite", func(c serveConfig) mcp.Handler {
+		return conformance.New(conformance.WithPageSize(c.pageSize))
+	}},
+	"bench": {"one echo tool, for load tests", func(serveConfig) mcp.Handler { return &bench.Echo{} }},
+}
+
+const serveUsage = `Usage: mcpstack serve [flags]
+
+Serve MCP over Streamable HTTP (default, at http://ADDR/mcp) or stdio.
+Every incoming message is validated against the schema of the protocol
+revision the client negotiated (2024-11-05 ... 2025-11-25).
+
+Every flag can also be set by an environment variable: MCPSTACK_ and the
+flag name in upper case with - as _ (MCPSTACK_HTTP, MCPSTACK_PROFILE, ...).
+Flags win over the environment.
+
+Examples:
+  mcpstack serve --profile conformance --http 127.0.0.1:8000
+  mcpstack serve --stdio --profile conformance
+
+Flags:
+`
+
+func serveCommand(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	var names []string
+	for n := range profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var c serveConfig
+	fl.StringVar(&c.httpAddr, "http", "127.0.0.1:8000", "serve Streamable HTTP on `ADDR` (host:port; port 0 picks a free one)")
+	fl.BoolVar(&c.stdio, "stdio", false, "serve one session over stdin/stdout instead of HTTP (logs go to stderr)")
+	fl.StringVar(&c.profile, "profile", "conformance", "the handler to serve: "+strings.Join(names, ", "))
+	fl.BoolVar(&c.strict, "strict", false, "also validate every outgoing message; an invalid one is a bug, answered -32603 and logged")
+	fl.BoolVar(&c.validate, "validate", true, "validate incoming messages (turn off only to measure what validation costs)")
+	fl.StringVar(&c.responseMode, "response-mode", "sse", "answer POSTed requests as `sse` (event stream) or json")
+	fl.StringVar(&c.addrFile, "addr-file", "", "write the bound host:port to `FILE` once listening")
+	fl.Int64Var(&c.maxBody, "max-body", 4<<20, "largest accepted HTTP body in `bytes` (413 above)")
+	fl.IntVar(&c.maxSessions, "max-sessions", 10000, "most live sessions (503 above)")
+	fl.DurationVar(&c.idleTimeout, "session-idle-timeout", 30*time.Minute, "close sessions idle this long (0: never)")
+	fl.IntVar(&c.pageSize, "page-size", 50, "items per page of list results")
+	fl.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn, error")
+	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")
+	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
+	fl.Usage = func() {
+		fmt.Fprint(fl.Output(), serveUsage)
+		fl.PrintDefaults()
+	}
+	if err := applyEnv(fl, "MCPSTACK_"); err != nil {
+		fmt.Fprintln(stderr, "mcpstack serve:", err)
+		return 2
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fl.SetOutput(stdout)
+			fl.Usage()
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcpstack serve: unexpected arguments %q\n", fl.Args())
+		return 2
+	}
+	p, ok := profiles[c.profile]
+	if !ok {
+		fmt.Fprintf(stderr, "mcpstack serve: unknown profile %q (have %s)\n", c.profile, strings.Join(names, ", "))
+		return 2
+	}
+	mode := streamable.ResponseMode(c.responseMode)
+	if mode != streamable.SSE && mode != streamable.JSON {
+		fmt.Fprintf(stderr, "mcpstack serve: --response-mode must be sse or json, not %q\n", c.responseMode)
+		return 2
+	}
+	log, err := newLogger(stderr, c.logLevel, c.logFormat)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstack serve:", err)
+		return 2
+	}
+	srv := server.New(p.build(c),
+		server.WithLogger(log),
+		server.WithStrict(c.strict),
+		server.WithValidation(c.validate),
+		server.WithMaxSessions(c.maxSessions),
+		server.WithSessionIdleTimeout(c.idleTimeout),
+	)
+	defer srv.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if c.stdio {
+		log.Info("serving MCP on stdio", "profile", c.profile)
+		if err := stdio.Serve(ctx, srv, os.Stdin, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("stdio", "err", err)
+			return 1
+		}
+		return 0
+	}
+	if err := serveHTTP(ctx, c, srv, mode, log); err != nil {
+		log.Error("http", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// serveHTTP listens, serves until ctx ends, then drains: GET streams close,
+// calls in flight get up to the shutdown timeout to finish.
+func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode streamable.ResponseMode, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", c.httpAddr)
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	mcpHandler := streamable.New(srv, streamable.WithResponseMode(mode), streamable.WithMaxBody(c.maxBody))
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	if guard.IsLoopbackAddr(c.httpAddr) {
+		r.Use(guard.Loopback())
+	}
+	r.Handle("/mcp", mcpHandler)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if ctx.Err() != nil {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = fmt.Fprintf(w, "ready: %d sessions\n", srv.SessionCount())
+	})
+	hs := &http.Server{
+		Handler:           r,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	if c.addrFile != "" {
+		if err := os.WriteFile(c.addrFile, []byte(addr+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	log.Info("serving MCP over Streamable HTTP", "url", "http://"+addr+"/mcp", "profile", c.profile, "response_mode", mode, "strict", c.strict)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining calls in flight", "timeout", c.drain)
+	mcpHandler.Shutdown()
+	sctx, cancel := context.WithTimeout(context.Background(), c.drain)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		log.Warn("shutdown timed out; closing", "err", err)
+		_ = hs.Close()
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+// applyEnv sets flags from PREFIX_NAME environment variables.
+func applyEnv(fl *flag.FlagSet, prefix string) error {
+	var err error
+	fl.VisitAll(func(f *flag.Flag) {
+		name := prefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok && err == nil {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s=%s: %w", name, strconv.Quote(v), e)
+			}
+		}
+	})
+	return err
+}

@@ -1,0 +1,156 @@
+package stdio_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/stdio"
+)
+
+// pipeClient drives Serve through pipes, as a client process would.
+type pipeClient struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	done chan error
+}
+
+func start(t *testing.T, opts ...stdio.Option) *pipeClient {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))
+	c := &pipeClient{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
+	c.out.Buffer(make([]byte, 1<<20), 1<<20)
+	go func() {
+		c.done <- stdio.Serve(context.Background(), srv, inR, outW, opts...)
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		srv.Close()
+	})
+	return c
+}
+
+func (c *pipeClient) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *pipeClient) recv() map[string]any {
+	c.t.Helper()
+	if !c.out.Scan() {
+		c.t.Fatalf("no line from the server: %v", c.out.Err())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(c.out.Bytes(), &m); err != nil {
+		c.t.Fatalf("server wrote a non-JSON line %q: %v", c.out.Text(), err)
+	}
+	return m
+}
+
+const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}`
+
+// TestSamplingRoundTrip: a tool asks the client's model through
+// sampling/createMessage on stdout; the client's answer on stdin completes
+// the call.
+func TestSamplingRoundTrip(t *testing.T) {
+	c := start(t)
+	c.send(initLine)
+	if r := c.recv(); r["result"] == nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"What is 2+2?"}}}`)
+	req := c.recv()
+	if req["method"] != "sampling/createMessage" {
+		t.Fatalf("want a sampling request, got %v", req)
+	}
+	msgs := req["params"].(map[string]any)["messages"].([]any)
+	if got := msgs[0].(map[string]any)["content"].(map[string]any)["text"]; got != "What is 2+2?" {
+		t.Errorf("sampling prompt %v", got)
+	}
+	id, _ := json.Marshal(req["id"])
+	c.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"Four."},"model":"m"}}`)
+	res := c.recv()
+	text := res["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"].(string)
+	if res["id"] != 2.0 || !strings.Contains(text, "Four.") {
+		t.Errorf("tool result %v", res)
+	}
+}
+
+// TestBadLinesKeepServing: bad input gets its error and the next line is
+// served; EOF ends Serve cleanly.
+func TestBadLinesKeepServing(t *testing.T) {
+	c := start(t, stdio.WithMaxLine(256))
+	c.send(`not json`)
+	if r := c.recv(); r["error"].(map[string]any)["code"] != -32700.0 {
+		t.Errorf("want -32700, got %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":"` + strings.Repeat("y", 400) + `"}}}`)
+	if r := c.recv(); r["error"].(map[string]any)["code"] != -32700.0 {
+		t.Errorf("over-long line: want -32700, got %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if r := c.recv(); r["id"] != 2.0 || r["result"] == nil {
+		t.Errorf("ping after bad lines: %v", r)
+	}
+	c.in.Close()
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Errorf("Serve after EOF: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after EOF")
+	}
+}
+
+// TestEOFWaitsForCalls: a call in flight when stdin closes is still
+// answered before Serve returns.
+func TestEOFWaitsForCalls(t *testing.T) {
+	inR, inW := io.Pipe()
+	var out syncBuffer
+	srv := server.New(conformance.New(conformance.WithStepDelay(20 * time.Millisecond)))
+	defer srv.Close()
+	go func() {
+		io.WriteString(inW, initLine+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_progress"}}`+"\n")
+		inW.Close()
+	}()
+	if err := stdio.Serve(context.Background(), srv, inR, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"id":2,"result"`) {
+		t.Errorf("the call in flight was not answered:\n%s", out.String())
+	}
+}
+
+// syncBuffer is a strings.Builder safe for the concurrent writes of Serve.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
