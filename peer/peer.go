@@ -139,3 +139,13 @@ func ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 	}
 	return r.(*mcp.ListRootsResult), nil
 }
+
+// Ping checks that the client is still there.
+func Ping(ctx context.Context) error {
+	p := From(ctx)
+	if p == nil {
+		return ErrNoPeer
+	}
+	_, err := p.Call(ctx, mcp.MethodPing, &mcp.RequestParams{})
+	return err
+}

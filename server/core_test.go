@@ -160,3 +160,21 @@ func TestServerRequestAnswered(t *testing.T) {
 		t.Errorf("reply %s", r)
 	}
 }
+
+// TestIdleSessionsExpire: a session unused for the idle timeout is closed.
+func TestIdleSessionsExpire(t *testing.T) {
+	srv := server.New(&misbehaving{}, server.WithSessionIdleTimeout(50*time.Millisecond))
+	defer srv.Close()
+	sess, err := srv.NewSession("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sess.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("idle session not closed")
+	}
+	if _, ok := srv.Session(sess.ID()); ok || srv.SessionCount() != 0 {
+		t.Error("expired session still listed")
+	}
+}

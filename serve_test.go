@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/streamable"
+)
+
+func TestServeHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "--help"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"-http", "-stdio", "-profile", "-strict", "-response-mode", "MCPSTACK_"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+	for _, args := range [][]string{{"serve", "--profile", "nope"}, {"serve", "--response-mode", "xml"}, {"serve", "extra"}} {
+		if code := run(args, &out, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+	t.Setenv("MCPSTACK_PROFILE", "nope")
+	if code := run([]string{"serve"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown profile "nope"`) {
+		t.Errorf("MCPSTACK_PROFILE=nope: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestServeDrains: on shutdown, a call in flight is still answered, health
+// endpoints answer, and the server stops by itself.
+func TestServeDrains(t *testing.T) {
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	srv := server.New(conformance.New(conformance.WithStepDelay(300*time.Millisecond)), server.WithStrict(true))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	cfg := serveConfig{httpAddr: "127.0.0.1:0", addrFile: addrFile, maxBody: 1 << 20, drain: 10 * time.Second, profile: "conformance"}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { done <- serveHTTP(ctx, cfg, srv, streamable.JSON, log) }()
+	var addr string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(addrFile); err == nil {
+			addr = strings.TrimSpace(string(b))
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatal("server did not start")
+	}
+	base := "http://" + addr
+	for _, p := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get(base + p)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", p, resp, err)
+		}
+		resp.Body.Close()
+	}
+	post := func(body, sid string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	sid := resp.Header.Get("Mcp-Session-Id")
+	answered := make(chan string, 1)
+	go func() {
+		_, body := post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_progress"}}`, sid)
+		answered <- body
+	}()
+	time.Sleep(100 * time.Millisecond) // the call is in flight
+	cancel()
+	select {
+	case body := <-answered:
+		if !strings.Contains(body, `"id":2,"result"`) {
+			t.Errorf("call in flight during shutdown: %s", body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("call in flight was not answered")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serveHTTP: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}
