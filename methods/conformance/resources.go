@@ -11,17 +11,17 @@ import (
 
 // Resource URIs and the resource template, as the suite reads them.
 const (
-	URIStaticText     = "test://static-text"
-	URIStaticBinary   = "test://static-binary"
-	URIWatched        = "test://watched-resource"
-	URITemplate       = "test://template/{id}/data"
-	StaticText        = "This is the content of the static text resource."
-	WatchedText       = "This resource is watched: subscribe to it for notifications/resources/updated."
-	templatePrefix    = "test://template/"
-	templateSuffix    = "/data"
-	templateMIMEType  = "application/json"
-	templateArgument  = "id"
-	templateName = "template-data"
+	URIStaticText    = "test://static-text"
+	URIStaticBinary  = "test://static-binary"
+	URIWatched       = "test://watched-resource"
+	URITemplate      = "test://template/{id}/data"
+	StaticText       = "This is the content of the static text resource."
+	WatchedText      = "This resource is watched: subscribe to it for notifications/resources/updated."
+	templatePrefix   = "test://template/"
+	templateSuffix   = "/data"
+	templateMIMEType = "application/json"
+	templateArgument = "id"
+	templateName     = "template-data"
 )
 
 type resource struct {

@@ -32,15 +32,15 @@ const (
 
 // Texts the tools answer with.
 const (
-	SimpleText          = "This is a simple text response for testing."
-	EmbeddedText        = "This is an embedded resource content."
-	MixedText           = "Multiple content types test:"
-	MixedResourceJSON   = `{"test":"data","value":123}`
-	ErrorText           = "This tool intentionally returns an error for testing"
-	LoggingDoneText     = "Tool with logging executed successfully"
-	ProgressDoneText    = "Tool with progress executed successfully"
-	ReconnectionDoneText    = "Reconnection test completed"
-	samplingReplyPrefix = "LLM response: "
+	SimpleText           = "This is a simple text response for testing."
+	EmbeddedText         = "This is an embedded resource content."
+	MixedText            = "Multiple content types test:"
+	MixedResourceJSON    = `{"test":"data","value":123}`
+	ErrorText            = "This tool intentionally returns an error for testing"
+	LoggingDoneText      = "Tool with logging executed successfully"
+	ProgressDoneText     = "Tool with progress executed successfully"
+	ReconnectionDoneText = "Reconnection test completed"
+	samplingReplyPrefix  = "LLM response: "
 )
 
 // LoggerName is the logger of test_tool_with_logging's messages.
