@@ -2,9 +2,13 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
+
+## run: build and serve MCP on http://127.0.0.1:8000/mcp (Ctrl-C stops it)
+run: bin/mcpstack
+	bin/mcpstack serve --http 127.0.0.1:8000 --strict
 
 ## generate: compile schema/ into generated/ (never edit generated/ by hand)
 generate:
