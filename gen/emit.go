@@ -59,6 +59,8 @@ type canonical struct {
 	m       *model
 	helpers map[string]string // generated helper functions by name
 	tags    map[string]bool   // property + "\x00" + struct: the struct's union tag
+
+	decHelpers map[string]string // generated decoder functions by name
 }
 
 func (c *canonical) decl(t *goType) *decl {
@@ -389,6 +391,9 @@ func (c *canonical) decode() *file {
 		f.p("\treturn x.DecodeValue(v, wire.AllRevisions)")
 		f.p("}\n")
 	}
+	for _, name := range sortedKeys(c.decHelpers) {
+		f.p("%s", c.decHelpers[name])
+	}
 	return f
 }
 
@@ -416,37 +421,18 @@ func (c *canonical) decodeInto(f *file, t *goType, src, dst, wrap string, depth 
 	switch {
 	case r.Kind == kAny:
 		f.p("%s = wire.Plain(%s)", dst, src)
-	case r.Kind == kString && d == nil:
-		f.p("if s, err := wire.String(%s); err != nil {\n%s\n} else {\n%s = s\n}", src, errRet(), dst)
-	case d != nil && d.Kind == dEnum:
-		f.p("if s, err := wire.String(%s); err != nil {\n%s\n} else {\n%s = %s(s)\n}", src, errRet(), dst, d.Name)
+	case r.Kind == kString && d == nil, d != nil && d.Kind == dEnum:
+		f.p("if err := wire.SetString(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kInt:
-		f.p("if n, err := wire.Int(%s); err != nil {\n%s\n} else {\n%s = n\n}", src, errRet(), dst)
+		f.p("if err := wire.SetInt(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kFloat:
-		f.p("if n, err := wire.Float(%s); err != nil {\n%s\n} else {\n%s = n\n}", src, errRet(), dst)
+		f.p("if err := wire.SetFloat(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kBool:
-		f.p("if b, err := wire.Bool(%s); err != nil {\n%s\n} else {\n%s = b\n}", src, errRet(), dst)
+		f.p("if err := wire.SetBool(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kID:
-		f.p("if id, err := wire.IDFromValue(%s); err != nil {\n%s\n} else {\n%s = id\n}", src, errRet(), dst)
-	case r.Kind == kArray:
-		i, e, arr := fmt.Sprintf("i%d", depth), fmt.Sprintf("e%d", depth), fmt.Sprintf("arr%d", depth)
-		f.p("%s, err := wire.Array(%s)", arr, src)
-		f.p("if err != nil {\n%s\n}", errRet())
-		f.p("%s = make(%s, len(%s))", dst, c.goExpr(r), arr)
-		f.p("for %s, %s := range %s {", i, e, arr)
-		c.decodeElem(f, r.Elem, e, dst+"["+i+"]", fmt.Sprintf(wrap, fmt.Sprintf("wire.AtIndex(%%s, %s)", i)), depth+1)
-		f.p("}")
-	case r.Kind == kMap:
-		k, e, obj := fmt.Sprintf("k%d", depth), fmt.Sprintf("e%d", depth), fmt.Sprintf("obj%d", depth)
-		f.p("%s, err := wire.Object(%s)", obj, src)
-		f.p("if err != nil {\n%s\n}", errRet())
-		f.p("%s = make(%s, len(%s))", dst, c.goExpr(r), obj)
-		f.p("for %s, %s := range %s {", k, e, obj)
-		v := fmt.Sprintf("v%d", depth)
-		f.p("var %s %s", v, c.elemExpr(r.Elem))
-		c.decodeElem(f, r.Elem, e, v, fmt.Sprintf(wrap, fmt.Sprintf("wire.At(%%s, %s)", k)), depth+1)
-		f.p("%s[%s] = %s", dst, k, v)
-		f.p("}")
+		f.p("if err := wire.SetID(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
+	case r.Kind == kArray || r.Kind == kMap:
+		f.p("if a, err := %s(%s, rev); err != nil {\n%s\n} else {\n%s = a\n}", c.decodeHelper(r), src, errRet(), dst)
 	case d != nil && d.Kind == dStruct:
 		f.p("if err := %s.DecodeValue(%s, rev); err != nil {\n%s\n}", dst, src, errRet())
 	case d != nil && d.Kind == dUnion:
@@ -620,7 +606,7 @@ func (c *canonical) needsEncoding(t *goType) bool {
 
 // helper generates an encoder function for a slice or map type.
 func (c *canonical) helper(t *goType) string {
-	name := "encode" + sanitize(t.key())
+	name := "encode" + helperName(t)
 	if _, ok := c.helpers[name]; ok {
 		return name
 	}
@@ -639,25 +625,28 @@ func (c *canonical) encodeElem(t *goType, x string) string {
 	return c.encodeExpr(t, x)
 }
 
-func sanitize(s string) string {
-	var b strings.Builder
-	up := true
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			if up && r >= 'a' && r <= 'z' {
-				r -= 'a' - 'A'
-			}
-			b.WriteRune(r)
-			up = false
-		case r == '[':
-			b.WriteString("Of")
-			up = true
-		default:
-			up = true
-		}
+// helperName spells a type for the name of a helper function:
+// []ContentBlock -> SliceContentBlock, map[string]any -> MapAny.
+func helperName(t *goType) string {
+	switch t.Kind {
+	case kArray:
+		return "Slice" + helperName(t.Elem)
+	case kMap:
+		return "Map" + helperName(t.Elem)
+	case kNamed:
+		return t.Name
+	case kString:
+		return "String"
+	case kInt:
+		return "Int"
+	case kFloat:
+		return "Float"
+	case kBool:
+		return "Bool"
+	case kID:
+		return "ID"
 	}
-	return b.String()
+	return "Any"
 }
 
 // handler emits the Handler and ClientHandler interfaces, their
@@ -932,4 +921,37 @@ func (c *canonical) hasEmptyStrings(d *decl) bool {
 // the union decoder needs them.
 func (c *canonical) constRemembered(fl *field) bool {
 	return fl.Const != "" && !fl.Required && !c.tags[fl.JSON+"\x00"+fl.owner]
+}
+
+// decodeHelper generates a decoder function for a slice or map type, shared
+// by every member of that type.
+func (c *canonical) decodeHelper(t *goType) string {
+	name := "decode" + helperName(t)
+	if _, ok := c.decHelpers[name]; ok {
+		return name
+	}
+	c.decHelpers[name] = "" // reserve before recursing
+	h := newFile()
+	goT := c.goExpr(t)
+	h.p("func %s(v any, rev int) (%s, error) {", name, goT)
+	if t.Kind == kArray {
+		h.p("arr, err := wire.Array(v)")
+		h.p("if err != nil {\nreturn nil, err\n}")
+		h.p("out := make(%s, len(arr))", goT)
+		h.p("for i, e := range arr {")
+		c.decodeElem(h, t.Elem, "e", "out[i]", "nil, wire.AtIndex(%s, i)", 1)
+	} else {
+		h.p("obj, err := wire.Object(v)")
+		h.p("if err != nil {\nreturn nil, err\n}")
+		h.p("out := make(%s, len(obj))", goT)
+		h.p("for k, e := range obj {")
+		h.p("var x %s", c.elemExpr(t.Elem))
+		c.decodeElem(h, t.Elem, "e", "x", "nil, wire.At(%s, k)", 1)
+		h.p("out[k] = x")
+	}
+	h.p("}")
+	h.p("return out, nil")
+	h.p("}")
+	c.decHelpers[name] = h.String()
+	return name
 }

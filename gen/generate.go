@@ -24,7 +24,7 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &canonical{m: m, helpers: map[string]string{}, tags: map[string]bool{}}
+	c := &canonical{m: m, helpers: map[string]string{}, tags: map[string]bool{}, decHelpers: map[string]string{}}
 	for _, d := range m.Decls {
 		for _, f := range d.Fields {
 			f.owner = d.Name

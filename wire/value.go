@@ -298,3 +298,22 @@ func NonNilObject(v any) any {
 	}
 	return v
 }
+
+// SetString decodes a JSON string into dst (a string or a string-based enum).
+func SetString[T ~string](v any, dst *T) error {
+	s, err := String(v)
+	*dst = T(s)
+	return err
+}
+
+// SetInt decodes an integral JSON number into dst.
+func SetInt(v any, dst *int64) (err error) { *dst, err = Int(v); return err }
+
+// SetFloat decodes a JSON number into dst.
+func SetFloat(v any, dst *float64) (err error) { *dst, err = Float(v); return err }
+
+// SetBool decodes a JSON boolean into dst.
+func SetBool(v any, dst *bool) (err error) { *dst, err = Bool(v); return err }
+
+// SetID decodes a string or integer into dst.
+func SetID(v any, dst *ID) (err error) { *dst, err = IDFromValue(v); return err }

@@ -74,17 +74,10 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 		switch k {
 		case "audience":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceRole(fv, rev); err != nil {
 					return wire.At(err, "audience")
-				}
-				x.Audience = make([]Role, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "audience")
-					} else {
-						x.Audience[i0] = Role(s)
-					}
+				} else {
+					x.Audience = a
 				}
 				return nil
 			}(); err != nil {
@@ -99,10 +92,8 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 					x.Priority = nil
 				} else {
 					var val float64
-					if n, err := wire.Float(fv); err != nil {
+					if err := wire.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "priority")
-					} else {
-						val = n
 					}
 					x.Priority = &val
 				}
@@ -151,17 +142,10 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 		switch k {
 		case "audience":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceRole(fv, rev); err != nil {
 					return wire.At(err, "audience")
-				}
-				x.Audience = make([]Role, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "audience")
-					} else {
-						x.Audience[i0] = Role(s)
-					}
+				} else {
+					x.Audience = a
 				}
 				return nil
 			}(); err != nil {
@@ -179,10 +163,8 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.LastModified); err != nil {
 					return wire.At(err, "lastModified")
-				} else {
-					x.LastModified = s
 				}
 				return nil
 			}(); err != nil {
@@ -197,10 +179,8 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 					x.Priority = nil
 				} else {
 					var val float64
-					if n, err := wire.Float(fv); err != nil {
+					if err := wire.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "priority")
-					} else {
-						val = n
 					}
 					x.Priority = &val
 				}
@@ -253,15 +233,10 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -290,10 +265,8 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 			}
 		case "data":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Data); err != nil {
 					return wire.At(err, "data")
-				} else {
-					x.Data = s
 				}
 				return nil
 			}(); err != nil {
@@ -304,10 +277,8 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 			}
 		case "mimeType":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.MIMEType); err != nil {
 					return wire.At(err, "mimeType")
-				} else {
-					x.MIMEType = s
 				}
 				return nil
 			}(); err != nil {
@@ -351,10 +322,8 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 		switch k {
 		case "name":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Name); err != nil {
 					return wire.At(err, "name")
-				} else {
-					x.Name = s
 				}
 				return nil
 			}(); err != nil {
@@ -368,10 +337,8 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -415,36 +382,25 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "blob":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Blob); err != nil {
 				return wire.At(err, "blob")
-			} else {
-				x.Blob = s
 			}
 		case "mimeType":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
-			} else {
-				x.URI = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -484,10 +440,8 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 					x.Default = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "default")
-					} else {
-						val = b
 					}
 					x.Default = &val
 				}
@@ -503,10 +457,8 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -520,10 +472,8 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -585,10 +535,8 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.CacheScope); err != nil {
 					return wire.At(err, "cacheScope")
-				} else {
-					x.CacheScope = s
 				}
 				return nil
 			}(); err != nil {
@@ -599,10 +547,8 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
-				} else {
-					x.ResultType = s
 				}
 				return nil
 			}(); err != nil {
@@ -613,10 +559,8 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.TTLMs); err != nil {
 					return wire.At(err, "ttlMs")
-				} else {
-					x.TTLMs = n
 				}
 				return nil
 			}(); err != nil {
@@ -660,10 +604,8 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -721,40 +663,24 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "arguments":
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "arguments")
-			}
-			x.Arguments = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Arguments[k0] = v0
+			} else {
+				x.Arguments = a
 			}
 		case "inputResponses":
 			if drop&(1<<2) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapInputResponse(fv, rev); err != nil {
 				return wire.At(err, "inputResponses")
-			}
-			x.InputResponses = make(map[string]InputResponse, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 InputResponse
-				if u, err := DecodeInputResponse(e0, rev); err != nil {
-					return wire.At(wire.At(err, k0), "inputResponses")
-				} else {
-					v0 = u
-				}
-				x.InputResponses[k0] = v0
+			} else {
+				x.InputResponses = a
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "requestState":
 			if drop&(1<<4) != 0 {
@@ -764,10 +690,8 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.RequestState); err != nil {
 				return wire.At(err, "requestState")
-			} else {
-				x.RequestState = s
 			}
 		case "task":
 			if drop&(1<<5) != 0 {
@@ -824,27 +748,18 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "content":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceContentBlock(fv, rev); err != nil {
 				return wire.At(err, "content")
-			}
-			x.Content = make([]ContentBlock, len(arr0))
-			for i0, e0 := range arr0 {
-				if u, err := DecodeContentBlock(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "content")
-				} else {
-					x.Content[i0] = u
-				}
+			} else {
+				x.Content = a
 			}
 		case "isError":
 			if fv == nil {
 				x.IsError = nil
 			} else {
 				var val bool
-				if b, err := wire.Bool(fv); err != nil {
+				if err := wire.SetBool(fv, &val); err != nil {
 					return wire.At(err, "isError")
-				} else {
-					val = b
 				}
 				x.IsError = &val
 			}
@@ -856,10 +771,8 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		case "structuredContent":
 			if drop&(1<<4) != 0 {
@@ -901,10 +814,8 @@ func (x *CallToolResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -958,10 +869,8 @@ func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -1018,10 +927,8 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "taskId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
-				} else {
-					x.TaskID = s
 				}
 				return nil
 			}(); err != nil {
@@ -1064,15 +971,10 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -1083,10 +985,8 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "createdAt":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
-				} else {
-					x.CreatedAt = s
 				}
 				return nil
 			}(); err != nil {
@@ -1097,10 +997,8 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
-				} else {
-					x.LastUpdatedAt = s
 				}
 				return nil
 			}(); err != nil {
@@ -1115,10 +1013,8 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 					x.PollInterval = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollInterval")
-					} else {
-						val = n
 					}
 					x.PollInterval = &val
 				}
@@ -1131,10 +1027,8 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "status":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
-				} else {
-					x.Status = TaskStatus(s)
 				}
 				return nil
 			}(); err != nil {
@@ -1148,10 +1042,8 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
-				} else {
-					x.StatusMessage = s
 				}
 				return nil
 			}(); err != nil {
@@ -1162,10 +1054,8 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
-				} else {
-					x.TaskID = s
 				}
 				return nil
 			}(); err != nil {
@@ -1180,10 +1070,8 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
-					} else {
-						val = n
 					}
 					x.TTL = &val
 				}
@@ -1283,16 +1171,12 @@ func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Reason); err != nil {
 				return wire.At(err, "reason")
-			} else {
-				x.Reason = s
 			}
 		case "requestId":
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.RequestID); err != nil {
 				return wire.At(err, "requestId")
-			} else {
-				x.RequestID = id
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -1339,48 +1223,20 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 				x.Elicitation = &val
 			}
 		case "experimental":
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapJSONObject(fv, rev); err != nil {
 				return wire.At(err, "experimental")
-			}
-			x.Experimental = make(map[string]JSONObject, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONObject
-				obj1, err := wire.Object(e0)
-				if err != nil {
-					return wire.At(wire.At(err, k0), "experimental")
-				}
-				v0 = make(map[string]JSONValue, len(obj1))
-				for k1, e1 := range obj1 {
-					var v1 JSONValue
-					v1 = wire.Plain(e1)
-					v0[k1] = v1
-				}
-				x.Experimental[k0] = v0
+			} else {
+				x.Experimental = a
 			}
 		case "extensions":
 			if drop&(1<<2) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapJSONObject(fv, rev); err != nil {
 				return wire.At(err, "extensions")
-			}
-			x.Extensions = make(map[string]JSONObject, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONObject
-				obj1, err := wire.Object(e0)
-				if err != nil {
-					return wire.At(wire.At(err, k0), "extensions")
-				}
-				v0 = make(map[string]JSONValue, len(obj1))
-				for k1, e1 := range obj1 {
-					var v1 JSONValue
-					v1 = wire.Plain(e1)
-					v0[k1] = v1
-				}
-				x.Extensions[k0] = v0
+			} else {
+				x.Extensions = a
 			}
 		case "roots":
 			if fv == nil {
@@ -1450,15 +1306,10 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 		switch k {
 		case "form":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapJSONValue(fv, rev); err != nil {
 					return wire.At(err, "form")
-				}
-				x.Form = make(map[string]JSONValue, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 JSONValue
-					v0 = wire.Plain(e0)
-					x.Form[k0] = v0
+				} else {
+					x.Form = a
 				}
 				return nil
 			}(); err != nil {
@@ -1469,15 +1320,10 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 			}
 		case "url":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapJSONValue(fv, rev); err != nil {
 					return wire.At(err, "url")
-				}
-				x.URL = make(map[string]JSONValue, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 JSONValue
-					v0 = wire.Plain(e0)
-					x.URL[k0] = v0
+				} else {
+					x.URL = a
 				}
 				return nil
 			}(); err != nil {
@@ -1524,10 +1370,8 @@ func (x *ClientCapabilitiesRoots) DecodeValue(v any, rev int) error {
 					x.ListChanged = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "listChanged")
-					} else {
-						val = b
 					}
 					x.ListChanged = &val
 				}
@@ -1572,15 +1416,10 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 		switch k {
 		case "context":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapJSONValue(fv, rev); err != nil {
 					return wire.At(err, "context")
-				}
-				x.Context = make(map[string]JSONValue, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 JSONValue
-					v0 = wire.Plain(e0)
-					x.Context[k0] = v0
+				} else {
+					x.Context = a
 				}
 				return nil
 			}(); err != nil {
@@ -1591,15 +1430,10 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 			}
 		case "tools":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapJSONValue(fv, rev); err != nil {
 					return wire.At(err, "tools")
-				}
-				x.Tools = make(map[string]JSONValue, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 JSONValue
-					v0 = wire.Plain(e0)
-					x.Tools[k0] = v0
+				} else {
+					x.Tools = a
 				}
 				return nil
 			}(); err != nil {
@@ -1642,15 +1476,10 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		switch k {
 		case "cancel":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "cancel")
-				}
-				x.Cancel = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Cancel[k0] = v0
+				} else {
+					x.Cancel = a
 				}
 				return nil
 			}(); err != nil {
@@ -1661,15 +1490,10 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 			}
 		case "list":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "list")
-				}
-				x.List = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.List[k0] = v0
+				} else {
+					x.List = a
 				}
 				return nil
 			}(); err != nil {
@@ -1798,15 +1622,10 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int)
 		switch k {
 		case "create":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "create")
-				}
-				x.Create = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Create[k0] = v0
+				} else {
+					x.Create = a
 				}
 				return nil
 			}(); err != nil {
@@ -1849,15 +1668,10 @@ func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) er
 		switch k {
 		case "createMessage":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "createMessage")
-				}
-				x.CreateMessage = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.CreateMessage[k0] = v0
+				} else {
+					x.CreateMessage = a
 				}
 				return nil
 			}(); err != nil {
@@ -1901,10 +1715,8 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -2012,16 +1824,12 @@ func (x *CompleteRequestParamsArgument) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "value":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Value); err != nil {
 				return wire.At(err, "value")
-			} else {
-				x.Value = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2057,19 +1865,10 @@ func (x *CompleteRequestParamsContext) DecodeValue(v any, rev int) error {
 		switch k {
 		case "arguments":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapString(fv, rev); err != nil {
 					return wire.At(err, "arguments")
-				}
-				x.Arguments = make(map[string]string, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 string
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.At(err, k0), "arguments")
-					} else {
-						v0 = s
-					}
-					x.Arguments[k0] = v0
+				} else {
+					x.Arguments = a
 				}
 				return nil
 			}(); err != nil {
@@ -2130,10 +1929,8 @@ func (x *CompleteResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2166,10 +1963,8 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 				x.HasMore = nil
 			} else {
 				var val bool
-				if b, err := wire.Bool(fv); err != nil {
+				if err := wire.SetBool(fv, &val); err != nil {
 					return wire.At(err, "hasMore")
-				} else {
-					val = b
 				}
 				x.HasMore = &val
 			}
@@ -2178,25 +1973,16 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 				x.Total = nil
 			} else {
 				var val int64
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &val); err != nil {
 					return wire.At(err, "total")
-				} else {
-					val = n
 				}
 				x.Total = &val
 			}
 		case "values":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceString(fv, rev); err != nil {
 				return wire.At(err, "values")
-			}
-			x.Values = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "values")
-				} else {
-					x.Values[i0] = s
-				}
+			} else {
+				x.Values = a
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2232,10 +2018,8 @@ func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -2292,10 +2076,8 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -2356,39 +2138,24 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.IncludeContext); err != nil {
 				return wire.At(err, "includeContext")
-			} else {
-				x.IncludeContext = s
 			}
 		case "maxTokens":
-			if n, err := wire.Int(fv); err != nil {
+			if err := wire.SetInt(fv, &x.MaxTokens); err != nil {
 				return wire.At(err, "maxTokens")
-			} else {
-				x.MaxTokens = n
 			}
 		case "messages":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceSamplingMessage(fv, rev); err != nil {
 				return wire.At(err, "messages")
-			}
-			x.Messages = make([]*SamplingMessage, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Messages[i0] = new(SamplingMessage)
-				if err := x.Messages[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "messages")
-				}
+			} else {
+				x.Messages = a
 			}
 		case "metadata":
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapJSONValue(fv, rev); err != nil {
 				return wire.At(err, "metadata")
-			}
-			x.Metadata = make(map[string]JSONValue, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONValue
-				v0 = wire.Plain(e0)
-				x.Metadata[k0] = v0
+			} else {
+				x.Metadata = a
 			}
 		case "modelPreferences":
 			if fv == nil {
@@ -2401,26 +2168,17 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.ModelPreferences = &val
 			}
 		case "stopSequences":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceString(fv, rev); err != nil {
 				return wire.At(err, "stopSequences")
-			}
-			x.StopSequences = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "stopSequences")
-				} else {
-					x.StopSequences[i0] = s
-				}
+			} else {
+				x.StopSequences = a
 			}
 		case "systemPrompt":
 			if fv == "" {
 				x.present |= 1 << 7
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.SystemPrompt); err != nil {
 				return wire.At(err, "systemPrompt")
-			} else {
-				x.SystemPrompt = s
 			}
 		case "task":
 			if drop&(1<<8) != 0 {
@@ -2441,10 +2199,8 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.Temperature = nil
 			} else {
 				var val float64
-				if n, err := wire.Float(fv); err != nil {
+				if err := wire.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "temperature")
-				} else {
-					val = n
 				}
 				x.Temperature = &val
 			}
@@ -2467,16 +2223,10 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceTool(fv, rev); err != nil {
 				return wire.At(err, "tools")
-			}
-			x.Tools = make([]*Tool, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Tools[i0] = new(Tool)
-				if err := x.Tools[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "tools")
-				}
+			} else {
+				x.Tools = a
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2512,10 +2262,8 @@ func (x *CreateMessageRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -2551,38 +2299,27 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "content":
 			x.Content = wire.Plain(fv)
 		case "model":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Model); err != nil {
 				return wire.At(err, "model")
-			} else {
-				x.Model = s
 			}
 		case "role":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Role); err != nil {
 				return wire.At(err, "role")
-			} else {
-				x.Role = Role(s)
 			}
 		case "stopReason":
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.StopReason); err != nil {
 				return wire.At(err, "stopReason")
-			} else {
-				x.StopReason = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -2618,15 +2355,10 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -2681,10 +2413,8 @@ func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -2759,10 +2489,8 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.CacheScope); err != nil {
 					return wire.At(err, "cacheScope")
-				} else {
-					x.CacheScope = s
 				}
 				return nil
 			}(); err != nil {
@@ -2788,10 +2516,8 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Instructions); err != nil {
 					return wire.At(err, "instructions")
-				} else {
-					x.Instructions = s
 				}
 				return nil
 			}(); err != nil {
@@ -2802,10 +2528,8 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
-				} else {
-					x.ResultType = s
 				}
 				return nil
 			}(); err != nil {
@@ -2816,17 +2540,10 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "supportedVersions":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "supportedVersions")
-				}
-				x.SupportedVersions = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "supportedVersions")
-					} else {
-						x.SupportedVersions[i0] = s
-					}
+				} else {
+					x.SupportedVersions = a
 				}
 				return nil
 			}(); err != nil {
@@ -2837,10 +2554,8 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.TTLMs); err != nil {
 					return wire.At(err, "ttlMs")
-				} else {
-					x.TTLMs = n
 				}
 				return nil
 			}(); err != nil {
@@ -2883,10 +2598,8 @@ func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -2950,10 +2663,8 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -3043,10 +2754,8 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -3125,10 +2834,8 @@ func (x *ElicitRequestFormParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -3174,10 +2881,8 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Schema); err != nil {
 					return wire.At(err, "$schema")
-				} else {
-					x.Schema = s
 				}
 				return nil
 			}(); err != nil {
@@ -3188,15 +2893,10 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 			}
 		case "properties":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapPrimitiveSchemaDefinition(fv, rev); err != nil {
 					return wire.At(err, "properties")
-				}
-				x.Properties = make(map[string]PrimitiveSchemaDefinition, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 PrimitiveSchemaDefinition
-					v0 = wire.Plain(e0)
-					x.Properties[k0] = v0
+				} else {
+					x.Properties = a
 				}
 				return nil
 			}(); err != nil {
@@ -3207,17 +2907,10 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 			}
 		case "required":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "required")
-				}
-				x.Required = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "required")
-					} else {
-						x.Required[i0] = s
-					}
+				} else {
+					x.Required = a
 				}
 				return nil
 			}(); err != nil {
@@ -3294,10 +2987,8 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ElicitationID); err != nil {
 					return wire.At(err, "elicitationId")
-				} else {
-					x.ElicitationID = s
 				}
 				return nil
 			}(); err != nil {
@@ -3308,10 +2999,8 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -3345,10 +3034,8 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 			}
 		case "url":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URL); err != nil {
 					return wire.At(err, "url")
-				} else {
-					x.URL = s
 				}
 				return nil
 			}(); err != nil {
@@ -3391,10 +3078,8 @@ func (x *ElicitRequestURLParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -3445,15 +3130,10 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -3464,10 +3144,8 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 			}
 		case "action":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Action); err != nil {
 					return wire.At(err, "action")
-				} else {
-					x.Action = s
 				}
 				return nil
 			}(); err != nil {
@@ -3478,15 +3156,10 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 			}
 		case "content":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "content")
-				}
-				x.Content = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Content[k0] = v0
+				} else {
+					x.Content = a
 				}
 				return nil
 			}(); err != nil {
@@ -3575,10 +3248,8 @@ func (x *ElicitationCompleteNotificationParams) DecodeValue(v any, rev int) erro
 		switch k {
 		case "elicitationId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ElicitationID); err != nil {
 					return wire.At(err, "elicitationId")
-				} else {
-					x.ElicitationID = s
 				}
 				return nil
 			}(); err != nil {
@@ -3622,15 +3293,10 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "annotations":
 			if fv == nil {
@@ -3683,10 +3349,8 @@ func (x *Error) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -3707,10 +3371,8 @@ func (x *Error) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -3754,10 +3416,8 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -3815,44 +3475,24 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "arguments":
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapString(fv, rev); err != nil {
 				return wire.At(err, "arguments")
-			}
-			x.Arguments = make(map[string]string, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 string
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.At(err, k0), "arguments")
-				} else {
-					v0 = s
-				}
-				x.Arguments[k0] = v0
+			} else {
+				x.Arguments = a
 			}
 		case "inputResponses":
 			if drop&(1<<2) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapInputResponse(fv, rev); err != nil {
 				return wire.At(err, "inputResponses")
-			}
-			x.InputResponses = make(map[string]InputResponse, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 InputResponse
-				if u, err := DecodeInputResponse(e0, rev); err != nil {
-					return wire.At(wire.At(err, k0), "inputResponses")
-				} else {
-					v0 = u
-				}
-				x.InputResponses[k0] = v0
+			} else {
+				x.InputResponses = a
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "requestState":
 			if drop&(1<<4) != 0 {
@@ -3862,10 +3502,8 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.RequestState); err != nil {
 				return wire.At(err, "requestState")
-			} else {
-				x.RequestState = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3911,22 +3549,14 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
-			} else {
-				x.Description = s
 			}
 		case "messages":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSlicePromptMessage(fv, rev); err != nil {
 				return wire.At(err, "messages")
-			}
-			x.Messages = make([]*PromptMessage, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Messages[i0] = new(PromptMessage)
-				if err := x.Messages[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "messages")
-				}
+			} else {
+				x.Messages = a
 			}
 		case "resultType":
 			if drop&(1<<3) != 0 {
@@ -3936,10 +3566,8 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -3975,10 +3603,8 @@ func (x *GetPromptResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -4032,10 +3658,8 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -4092,10 +3716,8 @@ func (x *GetTaskPayloadRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "taskId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
-				} else {
-					x.TaskID = s
 				}
 				return nil
 			}(); err != nil {
@@ -4138,15 +3760,10 @@ func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -4189,10 +3806,8 @@ func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -4249,10 +3864,8 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "taskId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
-				} else {
-					x.TaskID = s
 				}
 				return nil
 			}(); err != nil {
@@ -4295,15 +3908,10 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -4314,10 +3922,8 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "createdAt":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
-				} else {
-					x.CreatedAt = s
 				}
 				return nil
 			}(); err != nil {
@@ -4328,10 +3934,8 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
-				} else {
-					x.LastUpdatedAt = s
 				}
 				return nil
 			}(); err != nil {
@@ -4346,10 +3950,8 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 					x.PollInterval = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollInterval")
-					} else {
-						val = n
 					}
 					x.PollInterval = &val
 				}
@@ -4362,10 +3964,8 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "status":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
-				} else {
-					x.Status = TaskStatus(s)
 				}
 				return nil
 			}(); err != nil {
@@ -4379,10 +3979,8 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
-				} else {
-					x.StatusMessage = s
 				}
 				return nil
 			}(); err != nil {
@@ -4393,10 +3991,8 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
-				} else {
-					x.TaskID = s
 				}
 				return nil
 			}(); err != nil {
@@ -4411,10 +4007,8 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
-					} else {
-						val = n
 					}
 					x.TTL = &val
 				}
@@ -4471,10 +4065,8 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -4518,10 +4110,8 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -4542,10 +4132,8 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -4591,10 +4179,8 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.MIMEType); err != nil {
 					return wire.At(err, "mimeType")
-				} else {
-					x.MIMEType = s
 				}
 				return nil
 			}(); err != nil {
@@ -4605,17 +4191,10 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 			}
 		case "sizes":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "sizes")
-				}
-				x.Sizes = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "sizes")
-					} else {
-						x.Sizes[i0] = s
-					}
+				} else {
+					x.Sizes = a
 				}
 				return nil
 			}(); err != nil {
@@ -4626,10 +4205,8 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 			}
 		case "src":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Src); err != nil {
 					return wire.At(err, "src")
-				} else {
-					x.Src = s
 				}
 				return nil
 			}(); err != nil {
@@ -4643,10 +4220,8 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Theme); err != nil {
 					return wire.At(err, "theme")
-				} else {
-					x.Theme = s
 				}
 				return nil
 			}(); err != nil {
@@ -4689,16 +4264,10 @@ func (x *Icons) DecodeValue(v any, rev int) error {
 		switch k {
 		case "icons":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceIcon(fv, rev); err != nil {
 					return wire.At(err, "icons")
-				}
-				x.Icons = make([]*Icon, len(arr0))
-				for i0, e0 := range arr0 {
-					x.Icons[i0] = new(Icon)
-					if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "icons")
-					}
+				} else {
+					x.Icons = a
 				}
 				return nil
 			}(); err != nil {
@@ -4742,15 +4311,10 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "annotations":
 			if fv == nil {
@@ -4763,16 +4327,12 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 				x.Annotations = &val
 			}
 		case "data":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Data); err != nil {
 				return wire.At(err, "data")
-			} else {
-				x.Data = s
 			}
 		case "mimeType":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
 			}
 		case "type":
 		default:
@@ -4813,32 +4373,22 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 0
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
-			} else {
-				x.Description = s
 			}
 		case "icons":
 			if drop&(1<<1) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceIcon(fv, rev); err != nil {
 				return wire.At(err, "icons")
-			}
-			x.Icons = make([]*Icon, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "icons")
-				}
+			} else {
+				x.Icons = a
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "title":
 			if drop&(1<<3) != 0 {
@@ -4848,16 +4398,12 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
-			} else {
-				x.Title = s
 			}
 		case "version":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Version); err != nil {
 				return wire.At(err, "version")
-			} else {
-				x.Version = s
 			}
 		case "websiteUrl":
 			if drop&(1<<5) != 0 {
@@ -4867,10 +4413,8 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 5
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.WebsiteURL); err != nil {
 				return wire.At(err, "websiteUrl")
-			} else {
-				x.WebsiteURL = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -4914,10 +4458,8 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -5029,10 +4571,8 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "protocolVersion":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ProtocolVersion); err != nil {
 					return wire.At(err, "protocolVersion")
-				} else {
-					x.ProtocolVersion = s
 				}
 				return nil
 			}(); err != nil {
@@ -5075,10 +4615,8 @@ func (x *InitializeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -5121,15 +4659,10 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -5155,10 +4688,8 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Instructions); err != nil {
 					return wire.At(err, "instructions")
-				} else {
-					x.Instructions = s
 				}
 				return nil
 			}(); err != nil {
@@ -5169,10 +4700,8 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 			}
 		case "protocolVersion":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ProtocolVersion); err != nil {
 					return wire.At(err, "protocolVersion")
-				} else {
-					x.ProtocolVersion = s
 				}
 				return nil
 			}(); err != nil {
@@ -5306,19 +4835,10 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 			}
 		case "inputRequests":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapInputRequest(fv, rev); err != nil {
 					return wire.At(err, "inputRequests")
-				}
-				x.InputRequests = make(map[string]InputRequest, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 InputRequest
-					if u, err := DecodeInputRequest(e0, rev); err != nil {
-						return wire.At(wire.At(err, k0), "inputRequests")
-					} else {
-						v0 = u
-					}
-					x.InputRequests[k0] = v0
+				} else {
+					x.InputRequests = a
 				}
 				return nil
 			}(); err != nil {
@@ -5332,10 +4852,8 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.RequestState); err != nil {
 					return wire.At(err, "requestState")
-				} else {
-					x.RequestState = s
 				}
 				return nil
 			}(); err != nil {
@@ -5346,10 +4864,8 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
-				} else {
-					x.ResultType = s
 				}
 				return nil
 			}(); err != nil {
@@ -5404,19 +4920,10 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "inputResponses":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapInputResponse(fv, rev); err != nil {
 					return wire.At(err, "inputResponses")
-				}
-				x.InputResponses = make(map[string]InputResponse, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 InputResponse
-					if u, err := DecodeInputResponse(e0, rev); err != nil {
-						return wire.At(wire.At(err, k0), "inputResponses")
-					} else {
-						v0 = u
-					}
-					x.InputResponses[k0] = v0
+				} else {
+					x.InputResponses = a
 				}
 				return nil
 			}(); err != nil {
@@ -5430,10 +4937,8 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.RequestState); err != nil {
 					return wire.At(err, "requestState")
-				} else {
-					x.RequestState = s
 				}
 				return nil
 			}(); err != nil {
@@ -5476,10 +4981,8 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -5500,10 +5003,8 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -5546,10 +5047,8 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -5570,10 +5069,8 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -5616,10 +5113,8 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -5640,10 +5135,8 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -5698,10 +5191,8 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -5745,10 +5236,8 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -5769,10 +5258,8 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -5827,10 +5314,8 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -5868,10 +5353,8 @@ func (x *JSONRPCNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 		case "method":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
-			} else {
-				x.Method = s
 			}
 		case "params":
 			if fv == nil {
@@ -5917,15 +5400,10 @@ func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -5961,17 +5439,13 @@ func (x *JSONRPCRequest) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 		case "method":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
-			} else {
-				x.Method = s
 			}
 		case "params":
 			if fv == nil {
@@ -6067,10 +5541,8 @@ func (x *JSONRPCRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -6113,10 +5585,8 @@ func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -6175,10 +5645,8 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Default); err != nil {
 					return wire.At(err, "default")
-				} else {
-					x.Default = s
 				}
 				return nil
 			}(); err != nil {
@@ -6192,10 +5660,8 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -6206,17 +5672,10 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enum":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "enum")
-				}
-				x.Enum = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "enum")
-					} else {
-						x.Enum[i0] = s
-					}
+				} else {
+					x.Enum = a
 				}
 				return nil
 			}(); err != nil {
@@ -6227,17 +5686,10 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enumNames":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "enumNames")
-				}
-				x.EnumNames = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "enumNames")
-					} else {
-						x.EnumNames[i0] = s
-					}
+				} else {
+					x.EnumNames = a
 				}
 				return nil
 			}(); err != nil {
@@ -6251,10 +5703,8 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -6299,10 +5749,8 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -6369,31 +5817,21 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
-			} else {
-				x.CacheScope = s
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
-			} else {
-				x.NextCursor = s
 			}
 		case "prompts":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSlicePrompt(fv, rev); err != nil {
 				return wire.At(err, "prompts")
-			}
-			x.Prompts = make([]*Prompt, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Prompts[i0] = new(Prompt)
-				if err := x.Prompts[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "prompts")
-				}
+			} else {
+				x.Prompts = a
 			}
 		case "resultType":
 			if drop&(1<<4) != 0 {
@@ -6403,10 +5841,8 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
@@ -6417,10 +5853,8 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
-				} else {
-					val = n
 				}
 				x.TTLMs = &val
 			}
@@ -6458,10 +5892,8 @@ func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -6518,10 +5950,8 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -6588,31 +6018,21 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
-			} else {
-				x.CacheScope = s
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
-			} else {
-				x.NextCursor = s
 			}
 		case "resourceTemplates":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceResourceTemplate(fv, rev); err != nil {
 				return wire.At(err, "resourceTemplates")
-			}
-			x.ResourceTemplates = make([]*ResourceTemplate, len(arr0))
-			for i0, e0 := range arr0 {
-				x.ResourceTemplates[i0] = new(ResourceTemplate)
-				if err := x.ResourceTemplates[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "resourceTemplates")
-				}
+			} else {
+				x.ResourceTemplates = a
 			}
 		case "resultType":
 			if drop&(1<<4) != 0 {
@@ -6622,10 +6042,8 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
@@ -6636,10 +6054,8 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
-				} else {
-					val = n
 				}
 				x.TTLMs = &val
 			}
@@ -6677,10 +6093,8 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error 
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -6737,10 +6151,8 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -6807,31 +6219,21 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
-			} else {
-				x.CacheScope = s
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
-			} else {
-				x.NextCursor = s
 			}
 		case "resources":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceResource(fv, rev); err != nil {
 				return wire.At(err, "resources")
-			}
-			x.Resources = make([]*Resource, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Resources[i0] = new(Resource)
-				if err := x.Resources[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "resources")
-				}
+			} else {
+				x.Resources = a
 			}
 		case "resultType":
 			if drop&(1<<4) != 0 {
@@ -6841,10 +6243,8 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
@@ -6855,10 +6255,8 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
-				} else {
-					val = n
 				}
 				x.TTLMs = &val
 			}
@@ -6896,10 +6294,8 @@ func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -6956,10 +6352,8 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -7012,15 +6406,10 @@ func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -7064,27 +6453,16 @@ func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "roots":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceRoot(fv, rev); err != nil {
 				return wire.At(err, "roots")
-			}
-			x.Roots = make([]*Root, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Roots[i0] = new(Root)
-				if err := x.Roots[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "roots")
-				}
+			} else {
+				x.Roots = a
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -7120,10 +6498,8 @@ func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -7186,15 +6562,10 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -7208,10 +6579,8 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.NextCursor); err != nil {
 					return wire.At(err, "nextCursor")
-				} else {
-					x.NextCursor = s
 				}
 				return nil
 			}(); err != nil {
@@ -7222,16 +6591,10 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 			}
 		case "tasks":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceTask(fv, rev); err != nil {
 					return wire.At(err, "tasks")
-				}
-				x.Tasks = make([]*Task, len(arr0))
-				for i0, e0 := range arr0 {
-					x.Tasks[i0] = new(Task)
-					if err := x.Tasks[i0].DecodeValue(e0, rev); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "tasks")
-					}
+				} else {
+					x.Tasks = a
 				}
 				return nil
 			}(); err != nil {
@@ -7275,10 +6638,8 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -7345,19 +6706,15 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
-			} else {
-				x.CacheScope = s
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
-			} else {
-				x.NextCursor = s
 			}
 		case "resultType":
 			if drop&(1<<3) != 0 {
@@ -7367,22 +6724,14 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		case "tools":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceTool(fv, rev); err != nil {
 				return wire.At(err, "tools")
-			}
-			x.Tools = make([]*Tool, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Tools[i0] = new(Tool)
-				if err := x.Tools[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "tools")
-				}
+			} else {
+				x.Tools = a
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
@@ -7393,10 +6742,8 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
-				} else {
-					val = n
 				}
 				x.TTLMs = &val
 			}
@@ -7434,10 +6781,8 @@ func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -7547,19 +6892,15 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "level":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Level); err != nil {
 				return wire.At(err, "level")
-			} else {
-				x.Level = LoggingLevel(s)
 			}
 		case "logger":
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Logger); err != nil {
 				return wire.At(err, "logger")
-			} else {
-				x.Logger = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -7595,10 +6936,8 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -7619,10 +6958,8 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -7677,10 +7014,8 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 			}
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -7724,10 +7059,8 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -7750,10 +7083,8 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -7836,10 +7167,8 @@ func (x *ModelHint) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 0
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -7872,34 +7201,24 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 				x.CostPriority = nil
 			} else {
 				var val float64
-				if n, err := wire.Float(fv); err != nil {
+				if err := wire.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "costPriority")
-				} else {
-					val = n
 				}
 				x.CostPriority = &val
 			}
 		case "hints":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceModelHint(fv, rev); err != nil {
 				return wire.At(err, "hints")
-			}
-			x.Hints = make([]*ModelHint, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Hints[i0] = new(ModelHint)
-				if err := x.Hints[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "hints")
-				}
+			} else {
+				x.Hints = a
 			}
 		case "intelligencePriority":
 			if fv == nil {
 				x.IntelligencePriority = nil
 			} else {
 				var val float64
-				if n, err := wire.Float(fv); err != nil {
+				if err := wire.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "intelligencePriority")
-				} else {
-					val = n
 				}
 				x.IntelligencePriority = &val
 			}
@@ -7908,10 +7227,8 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 				x.SpeedPriority = nil
 			} else {
 				var val float64
-				if n, err := wire.Float(fv); err != nil {
+				if err := wire.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "speedPriority")
-				} else {
-					val = n
 				}
 				x.SpeedPriority = &val
 			}
@@ -7942,10 +7259,8 @@ func (x *Notification) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "method":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
-			} else {
-				x.Method = s
 			}
 		case "params":
 			if fv == nil {
@@ -7991,10 +7306,8 @@ func (x *NotificationMetaObject) DecodeValue(v any, rev int) error {
 		switch k {
 		case "io.modelcontextprotocol/subscriptionId":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.SubscriptionID); err != nil {
 					return wire.At(err, "io.modelcontextprotocol/subscriptionId")
-				} else {
-					x.SubscriptionID = id
 				}
 				return nil
 			}(); err != nil {
@@ -8085,10 +7398,8 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 					x.Default = nil
 				} else {
 					var val float64
-					if n, err := wire.Float(fv); err != nil {
+					if err := wire.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "default")
-					} else {
-						val = n
 					}
 					x.Default = &val
 				}
@@ -8104,10 +7415,8 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -8122,10 +7431,8 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 					x.Maximum = nil
 				} else {
 					var val float64
-					if n, err := wire.Float(fv); err != nil {
+					if err := wire.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "maximum")
-					} else {
-						val = n
 					}
 					x.Maximum = &val
 				}
@@ -8142,10 +7449,8 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 					x.Minimum = nil
 				} else {
 					var val float64
-					if n, err := wire.Float(fv); err != nil {
+					if err := wire.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "minimum")
-					} else {
-						val = n
 					}
 					x.Minimum = &val
 				}
@@ -8161,10 +7466,8 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -8175,10 +7478,8 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Type); err != nil {
 					return wire.At(err, "type")
-				} else {
-					x.Type = s
 				}
 				return nil
 			}(); err != nil {
@@ -8222,10 +7523,8 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -8234,10 +7533,8 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 			}
 			x.present |= 1 << 1
 		case "method":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
-			} else {
-				x.Method = s
 			}
 		case "params":
 			if fv == nil {
@@ -8297,10 +7594,8 @@ func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Cursor); err != nil {
 				return wire.At(err, "cursor")
-			} else {
-				x.Cursor = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8346,10 +7641,8 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
-			} else {
-				x.NextCursor = s
 			}
 		case "resultType":
 			if drop&(1<<2) != 0 {
@@ -8359,10 +7652,8 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8398,10 +7689,8 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -8422,10 +7711,8 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -8476,10 +7763,8 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -8606,32 +7891,24 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Message); err != nil {
 				return wire.At(err, "message")
-			} else {
-				x.Message = s
 			}
 		case "progress":
-			if n, err := wire.Float(fv); err != nil {
+			if err := wire.SetFloat(fv, &x.Progress); err != nil {
 				return wire.At(err, "progress")
-			} else {
-				x.Progress = n
 			}
 		case "progressToken":
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 				return wire.At(err, "progressToken")
-			} else {
-				x.ProgressToken = id
 			}
 		case "total":
 			if fv == nil {
 				x.Total = nil
 			} else {
 				var val float64
-				if n, err := wire.Float(fv); err != nil {
+				if err := wire.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "total")
-				} else {
-					val = n
 				}
 				x.Total = &val
 			}
@@ -8670,58 +7947,37 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "arguments":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSlicePromptArgument(fv, rev); err != nil {
 				return wire.At(err, "arguments")
-			}
-			x.Arguments = make([]*PromptArgument, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Arguments[i0] = new(PromptArgument)
-				if err := x.Arguments[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "arguments")
-				}
+			} else {
+				x.Arguments = a
 			}
 		case "description":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
-			} else {
-				x.Description = s
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceIcon(fv, rev); err != nil {
 				return wire.At(err, "icons")
-			}
-			x.Icons = make([]*Icon, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "icons")
-				}
+			} else {
+				x.Icons = a
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "title":
 			if drop&(1<<5) != 0 {
@@ -8731,10 +7987,8 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 5
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
-			} else {
-				x.Title = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8770,26 +8024,20 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 0
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
-			} else {
-				x.Description = s
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "required":
 			if fv == nil {
 				x.Required = nil
 			} else {
 				var val bool
-				if b, err := wire.Bool(fv); err != nil {
+				if err := wire.SetBool(fv, &val); err != nil {
 					return wire.At(err, "required")
-				} else {
-					val = b
 				}
 				x.Required = &val
 			}
@@ -8801,10 +8049,8 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
-			} else {
-				x.Title = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8886,10 +8132,8 @@ func (x *PromptMessage) DecodeValue(v any, rev int) error {
 				x.Content = u
 			}
 		case "role":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Role); err != nil {
 				return wire.At(err, "role")
-			} else {
-				x.Role = Role(s)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -8922,10 +8166,8 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "title":
 			if drop&(1<<1) != 0 {
@@ -8935,10 +8177,8 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
-			} else {
-				x.Title = s
 			}
 		case "type":
 		default:
@@ -8976,10 +8216,8 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -9041,19 +8279,10 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapInputResponse(fv, rev); err != nil {
 				return wire.At(err, "inputResponses")
-			}
-			x.InputResponses = make(map[string]InputResponse, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 InputResponse
-				if u, err := DecodeInputResponse(e0, rev); err != nil {
-					return wire.At(wire.At(err, k0), "inputResponses")
-				} else {
-					v0 = u
-				}
-				x.InputResponses[k0] = v0
+			} else {
+				x.InputResponses = a
 			}
 		case "requestState":
 			if drop&(1<<2) != 0 {
@@ -9063,16 +8292,12 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.RequestState); err != nil {
 				return wire.At(err, "requestState")
-			} else {
-				x.RequestState = s
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
-			} else {
-				x.URI = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9122,23 +8347,14 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
-			} else {
-				x.CacheScope = s
 			}
 		case "contents":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceReadResourceResultContentsItem(fv, rev); err != nil {
 				return wire.At(err, "contents")
-			}
-			x.Contents = make([]ReadResourceResultContentsItem, len(arr0))
-			for i0, e0 := range arr0 {
-				if u, err := DecodeReadResourceResultContentsItem(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "contents")
-				} else {
-					x.Contents[i0] = u
-				}
+			} else {
+				x.Contents = a
 			}
 		case "resultType":
 			if drop&(1<<3) != 0 {
@@ -9148,10 +8364,8 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		case "ttlMs":
 			if drop&(1<<4) != 0 {
@@ -9162,10 +8376,8 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
-				} else {
-					val = n
 				}
 				x.TTLMs = &val
 			}
@@ -9203,10 +8415,8 @@ func (x *ReadResourceResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -9260,10 +8470,8 @@ func (x *RelatedTaskMetadata) DecodeValue(v any, rev int) error {
 		switch k {
 		case "taskId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
-				} else {
-					x.TaskID = s
 				}
 				return nil
 			}(); err != nil {
@@ -9299,10 +8507,8 @@ func (x *Request) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "method":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
-			} else {
-				x.Method = s
 			}
 		case "params":
 			if fv == nil {
@@ -9387,10 +8593,8 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.LogLevel); err != nil {
 					return wire.At(err, "io.modelcontextprotocol/logLevel")
-				} else {
-					x.LogLevel = LoggingLevel(s)
 				}
 				return nil
 			}(); err != nil {
@@ -9404,10 +8608,8 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ProtocolVersion); err != nil {
 					return wire.At(err, "io.modelcontextprotocol/protocolVersion")
-				} else {
-					x.ProtocolVersion = s
 				}
 				return nil
 			}(); err != nil {
@@ -9418,10 +8620,8 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 			}
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -9501,15 +8701,10 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "annotations":
 			if fv == nil {
@@ -9525,51 +8720,37 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
-			} else {
-				x.Description = s
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceIcon(fv, rev); err != nil {
 				return wire.At(err, "icons")
-			}
-			x.Icons = make([]*Icon, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "icons")
-				}
+			} else {
+				x.Icons = a
 			}
 		case "mimeType":
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "size":
 			if fv == nil {
 				x.Size = nil
 			} else {
 				var val int64
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &val); err != nil {
 					return wire.At(err, "size")
-				} else {
-					val = n
 				}
 				x.Size = &val
 			}
@@ -9581,16 +8762,12 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 7
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
-			} else {
-				x.Title = s
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
-			} else {
-				x.URI = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9627,30 +8804,21 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "mimeType":
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
-			} else {
-				x.URI = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -9690,15 +8858,10 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -9730,10 +8893,8 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -9748,16 +8909,10 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceIcon(fv, rev); err != nil {
 					return wire.At(err, "icons")
-				}
-				x.Icons = make([]*Icon, len(arr0))
-				for i0, e0 := range arr0 {
-					x.Icons[i0] = new(Icon)
-					if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "icons")
-					}
+				} else {
+					x.Icons = a
 				}
 				return nil
 			}(); err != nil {
@@ -9771,10 +8926,8 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.MIMEType); err != nil {
 					return wire.At(err, "mimeType")
-				} else {
-					x.MIMEType = s
 				}
 				return nil
 			}(); err != nil {
@@ -9785,10 +8938,8 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 		case "name":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Name); err != nil {
 					return wire.At(err, "name")
-				} else {
-					x.Name = s
 				}
 				return nil
 			}(); err != nil {
@@ -9803,10 +8954,8 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 					x.Size = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "size")
-					} else {
-						val = n
 					}
 					x.Size = &val
 				}
@@ -9822,10 +8971,8 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 7
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -9837,10 +8984,8 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		case "type":
 		case "uri":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
-				} else {
-					x.URI = s
 				}
 				return nil
 			}(); err != nil {
@@ -9931,10 +9076,8 @@ func (x *ResourceReference) DecodeValue(v any, rev int) error {
 		case "type":
 		case "uri":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
-				} else {
-					x.URI = s
 				}
 				return nil
 			}(); err != nil {
@@ -9995,10 +9138,8 @@ func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
-				} else {
-					x.URI = s
 				}
 				return nil
 			}(); err != nil {
@@ -10042,15 +9183,10 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "annotations":
 			if fv == nil {
@@ -10066,41 +9202,29 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
-			} else {
-				x.Description = s
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceIcon(fv, rev); err != nil {
 				return wire.At(err, "icons")
-			}
-			x.Icons = make([]*Icon, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "icons")
-				}
+			} else {
+				x.Icons = a
 			}
 		case "mimeType":
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "title":
 			if drop&(1<<6) != 0 {
@@ -10110,16 +9234,12 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 6
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
-			} else {
-				x.Title = s
 			}
 		case "uriTemplate":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.URITemplate); err != nil {
 				return wire.At(err, "uriTemplate")
-			} else {
-				x.URITemplate = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10156,10 +9276,8 @@ func (x *ResourceTemplateReference) DecodeValue(v any, rev int) error {
 		case "type":
 		case "uri":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
-				} else {
-					x.URI = s
 				}
 				return nil
 			}(); err != nil {
@@ -10254,10 +9372,8 @@ func (x *ResourceUpdatedNotificationParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
-			} else {
-				x.URI = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10307,10 +9423,8 @@ func (x *Result) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
-			} else {
-				x.ResultType = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10397,30 +9511,21 @@ func (x *Root) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "name":
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
-			} else {
-				x.URI = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10518,23 +9623,16 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "content":
 			x.Content = wire.Plain(fv)
 		case "role":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Role); err != nil {
 				return wire.At(err, "role")
-			} else {
-				x.Role = Role(s)
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -10571,70 +9669,32 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapJSONValue(fv, rev); err != nil {
 				return wire.At(err, "completions")
-			}
-			x.Completions = make(map[string]JSONValue, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONValue
-				v0 = wire.Plain(e0)
-				x.Completions[k0] = v0
+			} else {
+				x.Completions = a
 			}
 		case "experimental":
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapJSONObject(fv, rev); err != nil {
 				return wire.At(err, "experimental")
-			}
-			x.Experimental = make(map[string]JSONObject, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONObject
-				obj1, err := wire.Object(e0)
-				if err != nil {
-					return wire.At(wire.At(err, k0), "experimental")
-				}
-				v0 = make(map[string]JSONValue, len(obj1))
-				for k1, e1 := range obj1 {
-					var v1 JSONValue
-					v1 = wire.Plain(e1)
-					v0[k1] = v1
-				}
-				x.Experimental[k0] = v0
+			} else {
+				x.Experimental = a
 			}
 		case "extensions":
 			if drop&(1<<2) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapJSONObject(fv, rev); err != nil {
 				return wire.At(err, "extensions")
-			}
-			x.Extensions = make(map[string]JSONObject, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONObject
-				obj1, err := wire.Object(e0)
-				if err != nil {
-					return wire.At(wire.At(err, k0), "extensions")
-				}
-				v0 = make(map[string]JSONValue, len(obj1))
-				for k1, e1 := range obj1 {
-					var v1 JSONValue
-					v1 = wire.Plain(e1)
-					v0[k1] = v1
-				}
-				x.Extensions[k0] = v0
+			} else {
+				x.Extensions = a
 			}
 		case "logging":
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapJSONValue(fv, rev); err != nil {
 				return wire.At(err, "logging")
-			}
-			x.Logging = make(map[string]JSONValue, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 JSONValue
-				v0 = wire.Plain(e0)
-				x.Logging[k0] = v0
+			} else {
+				x.Logging = a
 			}
 		case "prompts":
 			if fv == nil {
@@ -10711,10 +9771,8 @@ func (x *ServerCapabilitiesPrompts) DecodeValue(v any, rev int) error {
 				x.ListChanged = nil
 			} else {
 				var val bool
-				if b, err := wire.Bool(fv); err != nil {
+				if err := wire.SetBool(fv, &val); err != nil {
 					return wire.At(err, "listChanged")
-				} else {
-					val = b
 				}
 				x.ListChanged = &val
 			}
@@ -10749,10 +9807,8 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 				x.ListChanged = nil
 			} else {
 				var val bool
-				if b, err := wire.Bool(fv); err != nil {
+				if err := wire.SetBool(fv, &val); err != nil {
 					return wire.At(err, "listChanged")
-				} else {
-					val = b
 				}
 				x.ListChanged = &val
 			}
@@ -10761,10 +9817,8 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 				x.Subscribe = nil
 			} else {
 				var val bool
-				if b, err := wire.Bool(fv); err != nil {
+				if err := wire.SetBool(fv, &val); err != nil {
 					return wire.At(err, "subscribe")
-				} else {
-					val = b
 				}
 				x.Subscribe = &val
 			}
@@ -10802,15 +9856,10 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		switch k {
 		case "cancel":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "cancel")
-				}
-				x.Cancel = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Cancel[k0] = v0
+				} else {
+					x.Cancel = a
 				}
 				return nil
 			}(); err != nil {
@@ -10821,15 +9870,10 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 			}
 		case "list":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "list")
-				}
-				x.List = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.List[k0] = v0
+				} else {
+					x.List = a
 				}
 				return nil
 			}(); err != nil {
@@ -10940,15 +9984,10 @@ func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error
 		switch k {
 		case "call":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "call")
-				}
-				x.Call = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Call[k0] = v0
+				} else {
+					x.Call = a
 				}
 				return nil
 			}(); err != nil {
@@ -10988,10 +10027,8 @@ func (x *ServerCapabilitiesTools) DecodeValue(v any, rev int) error {
 				x.ListChanged = nil
 			} else {
 				var val bool
-				if b, err := wire.Bool(fv); err != nil {
+				if err := wire.SetBool(fv, &val); err != nil {
 					return wire.At(err, "listChanged")
-				} else {
-					val = b
 				}
 				x.ListChanged = &val
 			}
@@ -11037,10 +10074,8 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -11128,10 +10163,8 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "level":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Level); err != nil {
 					return wire.At(err, "level")
-				} else {
-					x.Level = LoggingLevel(s)
 				}
 				return nil
 			}(); err != nil {
@@ -11174,10 +10207,8 @@ func (x *SetLevelRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -11231,10 +10262,8 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Default); err != nil {
 					return wire.At(err, "default")
-				} else {
-					x.Default = s
 				}
 				return nil
 			}(); err != nil {
@@ -11248,10 +10277,8 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -11265,10 +10292,8 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Format); err != nil {
 					return wire.At(err, "format")
-				} else {
-					x.Format = s
 				}
 				return nil
 			}(); err != nil {
@@ -11283,10 +10308,8 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 					x.MaxLength = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "maxLength")
-					} else {
-						val = n
 					}
 					x.MaxLength = &val
 				}
@@ -11303,10 +10326,8 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 					x.MinLength = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "minLength")
-					} else {
-						val = n
 					}
 					x.MinLength = &val
 				}
@@ -11322,10 +10343,8 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -11377,10 +10396,8 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -11468,10 +10485,8 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
-				} else {
-					x.URI = s
 				}
 				return nil
 			}(); err != nil {
@@ -11514,10 +10529,8 @@ func (x *SubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -11564,10 +10577,8 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 					x.PromptsListChanged = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "promptsListChanged")
-					} else {
-						val = b
 					}
 					x.PromptsListChanged = &val
 				}
@@ -11580,17 +10591,10 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 			}
 		case "resourceSubscriptions":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "resourceSubscriptions")
-				}
-				x.ResourceSubscriptions = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "resourceSubscriptions")
-					} else {
-						x.ResourceSubscriptions[i0] = s
-					}
+				} else {
+					x.ResourceSubscriptions = a
 				}
 				return nil
 			}(); err != nil {
@@ -11605,10 +10609,8 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 					x.ResourcesListChanged = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "resourcesListChanged")
-					} else {
-						val = b
 					}
 					x.ResourcesListChanged = &val
 				}
@@ -11625,10 +10627,8 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 					x.ToolsListChanged = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "toolsListChanged")
-					} else {
-						val = b
 					}
 					x.ToolsListChanged = &val
 				}
@@ -11781,10 +10781,8 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -11909,10 +10907,8 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
-				} else {
-					x.ResultType = s
 				}
 				return nil
 			}(); err != nil {
@@ -11973,10 +10969,8 @@ func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error 
 			}
 		case "io.modelcontextprotocol/subscriptionId":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.SubscriptionID); err != nil {
 					return wire.At(err, "io.modelcontextprotocol/subscriptionId")
-				} else {
-					x.SubscriptionID = id
 				}
 				return nil
 			}(); err != nil {
@@ -12019,10 +11013,8 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -12078,10 +11070,8 @@ func (x *Task) DecodeValue(v any, rev int) error {
 		switch k {
 		case "createdAt":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
-				} else {
-					x.CreatedAt = s
 				}
 				return nil
 			}(); err != nil {
@@ -12092,10 +11082,8 @@ func (x *Task) DecodeValue(v any, rev int) error {
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
-				} else {
-					x.LastUpdatedAt = s
 				}
 				return nil
 			}(); err != nil {
@@ -12110,10 +11098,8 @@ func (x *Task) DecodeValue(v any, rev int) error {
 					x.PollInterval = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollInterval")
-					} else {
-						val = n
 					}
 					x.PollInterval = &val
 				}
@@ -12126,10 +11112,8 @@ func (x *Task) DecodeValue(v any, rev int) error {
 			}
 		case "status":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
-				} else {
-					x.Status = TaskStatus(s)
 				}
 				return nil
 			}(); err != nil {
@@ -12143,10 +11127,8 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
-				} else {
-					x.StatusMessage = s
 				}
 				return nil
 			}(); err != nil {
@@ -12157,10 +11139,8 @@ func (x *Task) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
-				} else {
-					x.TaskID = s
 				}
 				return nil
 			}(); err != nil {
@@ -12175,10 +11155,8 @@ func (x *Task) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
-					} else {
-						val = n
 					}
 					x.TTL = &val
 				}
@@ -12291,10 +11269,8 @@ func (x *TaskAugmentedRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -12341,10 +11317,8 @@ func (x *TaskMetadata) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
-					} else {
-						val = n
 					}
 					x.TTL = &val
 				}
@@ -12435,15 +11409,10 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -12454,10 +11423,8 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "createdAt":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
-				} else {
-					x.CreatedAt = s
 				}
 				return nil
 			}(); err != nil {
@@ -12468,10 +11435,8 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
-				} else {
-					x.LastUpdatedAt = s
 				}
 				return nil
 			}(); err != nil {
@@ -12486,10 +11451,8 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 					x.PollInterval = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollInterval")
-					} else {
-						val = n
 					}
 					x.PollInterval = &val
 				}
@@ -12502,10 +11465,8 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "status":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
-				} else {
-					x.Status = TaskStatus(s)
 				}
 				return nil
 			}(); err != nil {
@@ -12519,10 +11480,8 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
-				} else {
-					x.StatusMessage = s
 				}
 				return nil
 			}(); err != nil {
@@ -12533,10 +11492,8 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
-				} else {
-					x.TaskID = s
 				}
 				return nil
 			}(); err != nil {
@@ -12551,10 +11508,8 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
-					} else {
-						val = n
 					}
 					x.TTL = &val
 				}
@@ -12600,15 +11555,10 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "annotations":
 			if fv == nil {
@@ -12621,10 +11571,8 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 				x.Annotations = &val
 			}
 		case "text":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Text); err != nil {
 				return wire.At(err, "text")
-			} else {
-				x.Text = s
 			}
 		case "type":
 		default:
@@ -12662,36 +11610,25 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "mimeType":
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
 			}
 		case "text":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Text); err != nil {
 				return wire.At(err, "text")
-			} else {
-				x.Text = s
 			}
 		case "uri":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
-			} else {
-				x.URI = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -12727,17 +11664,10 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "default")
-				}
-				x.Default = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "default")
-					} else {
-						x.Default[i0] = s
-					}
+				} else {
+					x.Default = a
 				}
 				return nil
 			}(); err != nil {
@@ -12751,10 +11681,8 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -12781,10 +11709,8 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 					x.MaxItems = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "maxItems")
-					} else {
-						val = n
 					}
 					x.MaxItems = &val
 				}
@@ -12801,10 +11727,8 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 					x.MinItems = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "minItems")
-					} else {
-						val = n
 					}
 					x.MinItems = &val
 				}
@@ -12820,10 +11744,8 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -12867,16 +11789,10 @@ func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 		switch k {
 		case "anyOf":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceTitledMultiSelectEnumSchemaItemsAnyOfItem(fv, rev); err != nil {
 					return wire.At(err, "anyOf")
-				}
-				x.AnyOf = make([]*TitledMultiSelectEnumSchemaItemsAnyOfItem, len(arr0))
-				for i0, e0 := range arr0 {
-					x.AnyOf[i0] = new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-					if err := x.AnyOf[i0].DecodeValue(e0, rev); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "anyOf")
-					}
+				} else {
+					x.AnyOf = a
 				}
 				return nil
 			}(); err != nil {
@@ -12919,10 +11835,8 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 		switch k {
 		case "const":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Const); err != nil {
 					return wire.At(err, "const")
-				} else {
-					x.Const = s
 				}
 				return nil
 			}(); err != nil {
@@ -12933,10 +11847,8 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 			}
 		case "title":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -12982,10 +11894,8 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Default); err != nil {
 					return wire.At(err, "default")
-				} else {
-					x.Default = s
 				}
 				return nil
 			}(); err != nil {
@@ -12999,10 +11909,8 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -13013,16 +11921,10 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "oneOf":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceTitledSingleSelectEnumSchemaOneOfItem(fv, rev); err != nil {
 					return wire.At(err, "oneOf")
-				}
-				x.OneOf = make([]*TitledSingleSelectEnumSchemaOneOfItem, len(arr0))
-				for i0, e0 := range arr0 {
-					x.OneOf[i0] = new(TitledSingleSelectEnumSchemaOneOfItem)
-					if err := x.OneOf[i0].DecodeValue(e0, rev); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "oneOf")
-					}
+				} else {
+					x.OneOf = a
 				}
 				return nil
 			}(); err != nil {
@@ -13036,10 +11938,8 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -13083,10 +11983,8 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 		switch k {
 		case "const":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Const); err != nil {
 					return wire.At(err, "const")
-				} else {
-					x.Const = s
 				}
 				return nil
 			}(); err != nil {
@@ -13097,10 +11995,8 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 			}
 		case "title":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -13144,15 +12040,10 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "annotations":
 			if drop&(1<<1) != 0 {
@@ -13172,10 +12063,8 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
-			} else {
-				x.Description = s
 			}
 		case "execution":
 			if drop&(1<<3) != 0 {
@@ -13196,26 +12085,18 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceIcon(fv, rev); err != nil {
 				return wire.At(err, "icons")
-			}
-			x.Icons = make([]*Icon, len(arr0))
-			for i0, e0 := range arr0 {
-				x.Icons[i0] = new(Icon)
-				if err := x.Icons[i0].DecodeValue(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "icons")
-				}
+			} else {
+				x.Icons = a
 			}
 		case "inputSchema":
 			if err := x.InputSchema.DecodeValue(fv, rev); err != nil {
 				return wire.At(err, "inputSchema")
 			}
 		case "name":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
-			} else {
-				x.Name = s
 			}
 		case "outputSchema":
 			if drop&(1<<7) != 0 {
@@ -13239,10 +12120,8 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 8
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
-			} else {
-				x.Title = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -13282,10 +12161,8 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 					x.DestructiveHint = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "destructiveHint")
-					} else {
-						val = b
 					}
 					x.DestructiveHint = &val
 				}
@@ -13302,10 +12179,8 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 					x.IdempotentHint = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "idempotentHint")
-					} else {
-						val = b
 					}
 					x.IdempotentHint = &val
 				}
@@ -13322,10 +12197,8 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 					x.OpenWorldHint = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "openWorldHint")
-					} else {
-						val = b
 					}
 					x.OpenWorldHint = &val
 				}
@@ -13342,10 +12215,8 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 					x.ReadOnlyHint = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "readOnlyHint")
-					} else {
-						val = b
 					}
 					x.ReadOnlyHint = &val
 				}
@@ -13361,10 +12232,8 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -13410,10 +12279,8 @@ func (x *ToolChoice) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Mode); err != nil {
 					return wire.At(err, "mode")
-				} else {
-					x.Mode = s
 				}
 				return nil
 			}(); err != nil {
@@ -13459,10 +12326,8 @@ func (x *ToolExecution) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.TaskSupport); err != nil {
 					return wire.At(err, "taskSupport")
-				} else {
-					x.TaskSupport = s
 				}
 				return nil
 			}(); err != nil {
@@ -13509,51 +12374,28 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 0
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Schema); err != nil {
 				return wire.At(err, "$schema")
-			} else {
-				x.Schema = s
 			}
 		case "properties":
 			if drop&(1<<1) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapMapAny(fv, rev); err != nil {
 				return wire.At(err, "properties")
-			}
-			x.Properties = make(map[string]map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 map[string]any
-				obj1, err := wire.Object(e0)
-				if err != nil {
-					return wire.At(wire.At(err, k0), "properties")
-				}
-				v0 = make(map[string]any, len(obj1))
-				for k1, e1 := range obj1 {
-					var v1 any
-					v1 = wire.Plain(e1)
-					v0[k1] = v1
-				}
-				x.Properties[k0] = v0
+			} else {
+				x.Properties = a
 			}
 		case "required":
 			if drop&(1<<2) != 0 {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceString(fv, rev); err != nil {
 				return wire.At(err, "required")
-			}
-			x.Required = make([]string, len(arr0))
-			for i0, e0 := range arr0 {
-				if s, err := wire.String(e0); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "required")
-				} else {
-					x.Required[i0] = s
-				}
+			} else {
+				x.Required = a
 			}
 		case "type":
 		default:
@@ -13648,10 +12490,8 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Schema); err != nil {
 					return wire.At(err, "$schema")
-				} else {
-					x.Schema = s
 				}
 				return nil
 			}(); err != nil {
@@ -13666,24 +12506,10 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapMapAny(fv, rev); err != nil {
 					return wire.At(err, "properties")
-				}
-				x.Properties = make(map[string]map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 map[string]any
-					obj1, err := wire.Object(e0)
-					if err != nil {
-						return wire.At(wire.At(err, k0), "properties")
-					}
-					v0 = make(map[string]any, len(obj1))
-					for k1, e1 := range obj1 {
-						var v1 any
-						v1 = wire.Plain(e1)
-						v0[k1] = v1
-					}
-					x.Properties[k0] = v0
+				} else {
+					x.Properties = a
 				}
 				return nil
 			}(); err != nil {
@@ -13698,17 +12524,10 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "required")
-				}
-				x.Required = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "required")
-					} else {
-						x.Required[i0] = s
-					}
+				} else {
+					x.Required = a
 				}
 				return nil
 			}(); err != nil {
@@ -13757,15 +12576,10 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -13776,17 +12590,10 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 			}
 		case "content":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceContentBlock(fv, rev); err != nil {
 					return wire.At(err, "content")
-				}
-				x.Content = make([]ContentBlock, len(arr0))
-				for i0, e0 := range arr0 {
-					if u, err := DecodeContentBlock(e0, rev); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "content")
-					} else {
-						x.Content[i0] = u
-					}
+				} else {
+					x.Content = a
 				}
 				return nil
 			}(); err != nil {
@@ -13801,10 +12608,8 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 					x.IsError = nil
 				} else {
 					var val bool
-					if b, err := wire.Bool(fv); err != nil {
+					if err := wire.SetBool(fv, &val); err != nil {
 						return wire.At(err, "isError")
-					} else {
-						val = b
 					}
 					x.IsError = &val
 				}
@@ -13827,10 +12632,8 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 			}
 		case "toolUseId":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ToolUseID); err != nil {
 					return wire.At(err, "toolUseId")
-				} else {
-					x.ToolUseID = s
 				}
 				return nil
 			}(); err != nil {
@@ -13874,15 +12677,10 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "_meta")
-				}
-				x.Meta = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Meta[k0] = v0
+				} else {
+					x.Meta = a
 				}
 				return nil
 			}(); err != nil {
@@ -13893,10 +12691,8 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = s
 				}
 				return nil
 			}(); err != nil {
@@ -13907,15 +12703,10 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 			}
 		case "input":
 			if err := func() error {
-				obj0, err := wire.Object(fv)
-				if err != nil {
+				if a, err := decodeMapAny(fv, rev); err != nil {
 					return wire.At(err, "input")
-				}
-				x.Input = make(map[string]any, len(obj0))
-				for k0, e0 := range obj0 {
-					var v0 any
-					v0 = wire.Plain(e0)
-					x.Input[k0] = v0
+				} else {
+					x.Input = a
 				}
 				return nil
 			}(); err != nil {
@@ -13926,10 +12717,8 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 			}
 		case "name":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Name); err != nil {
 					return wire.At(err, "name")
-				} else {
-					x.Name = s
 				}
 				return nil
 			}(); err != nil {
@@ -13985,10 +12774,8 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -14032,10 +12819,8 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -14058,10 +12843,8 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -14104,16 +12887,10 @@ func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any, rev int) error
 		switch k {
 		case "elicitations":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceElicitRequestURLParams(fv, rev); err != nil {
 					return wire.At(err, "elicitations")
-				}
-				x.Elicitations = make([]*ElicitRequestURLParams, len(arr0))
-				for i0, e0 := range arr0 {
-					x.Elicitations[i0] = new(ElicitRequestURLParams)
-					if err := x.Elicitations[i0].DecodeValue(e0, rev); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "elicitations")
-					}
+				} else {
+					x.Elicitations = a
 				}
 				return nil
 			}(); err != nil {
@@ -14164,10 +12941,8 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -14255,10 +13030,8 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
-				} else {
-					x.URI = s
 				}
 				return nil
 			}(); err != nil {
@@ -14301,10 +13074,8 @@ func (x *UnsubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
-				} else {
-					x.ProgressToken = id
 				}
 				return nil
 			}(); err != nil {
@@ -14359,10 +13130,8 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if id, err := wire.IDFromValue(fv); err != nil {
+				if err := wire.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
-				} else {
-					x.ID = id
 				}
 				return nil
 			}(); err != nil {
@@ -14406,10 +13175,8 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 		switch k {
 		case "code":
 			if err := func() error {
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
-				} else {
-					x.Code = n
 				}
 				return nil
 			}(); err != nil {
@@ -14432,10 +13199,8 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 			}
 		case "message":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
-				} else {
-					x.Message = s
 				}
 				return nil
 			}(); err != nil {
@@ -14478,10 +13243,8 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 		switch k {
 		case "requested":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Requested); err != nil {
 					return wire.At(err, "requested")
-				} else {
-					x.Requested = s
 				}
 				return nil
 			}(); err != nil {
@@ -14492,17 +13255,10 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 			}
 		case "supported":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "supported")
-				}
-				x.Supported = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "supported")
-					} else {
-						x.Supported[i0] = s
-					}
+				} else {
+					x.Supported = a
 				}
 				return nil
 			}(); err != nil {
@@ -14545,17 +13301,10 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "default")
-				}
-				x.Default = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "default")
-					} else {
-						x.Default[i0] = s
-					}
+				} else {
+					x.Default = a
 				}
 				return nil
 			}(); err != nil {
@@ -14569,10 +13318,8 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -14599,10 +13346,8 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 					x.MaxItems = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "maxItems")
-					} else {
-						val = n
 					}
 					x.MaxItems = &val
 				}
@@ -14619,10 +13364,8 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 					x.MinItems = nil
 				} else {
 					var val int64
-					if n, err := wire.Int(fv); err != nil {
+					if err := wire.SetInt(fv, &val); err != nil {
 						return wire.At(err, "minItems")
-					} else {
-						val = n
 					}
 					x.MinItems = &val
 				}
@@ -14638,10 +13381,8 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -14685,17 +13426,10 @@ func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 		switch k {
 		case "enum":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "enum")
-				}
-				x.Enum = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "enum")
-					} else {
-						x.Enum[i0] = s
-					}
+				} else {
+					x.Enum = a
 				}
 				return nil
 			}(); err != nil {
@@ -14742,10 +13476,8 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Default); err != nil {
 					return wire.At(err, "default")
-				} else {
-					x.Default = s
 				}
 				return nil
 			}(); err != nil {
@@ -14759,10 +13491,8 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
-				} else {
-					x.Description = s
 				}
 				return nil
 			}(); err != nil {
@@ -14773,17 +13503,10 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enum":
 			if err := func() error {
-				arr0, err := wire.Array(fv)
-				if err != nil {
+				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "enum")
-				}
-				x.Enum = make([]string, len(arr0))
-				for i0, e0 := range arr0 {
-					if s, err := wire.String(e0); err != nil {
-						return wire.At(wire.AtIndex(err, i0), "enum")
-					} else {
-						x.Enum[i0] = s
-					}
+				} else {
+					x.Enum = a
 				}
 				return nil
 			}(); err != nil {
@@ -14797,10 +13520,8 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
-				} else {
-					x.Title = s
 				}
 				return nil
 			}(); err != nil {
@@ -14825,4 +13546,404 @@ func (x *UntitledSingleSelectEnumSchema) UnmarshalJSON(b []byte) error {
 	}
 	*x = UntitledSingleSelectEnumSchema{}
 	return x.DecodeValue(v, wire.AllRevisions)
+}
+
+func decodeMapAny(v any, rev int) (map[string]any, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(obj))
+	for k, e := range obj {
+		var x any
+		x = wire.Plain(e)
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeMapInputRequest(v any, rev int) (map[string]InputRequest, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]InputRequest, len(obj))
+	for k, e := range obj {
+		var x InputRequest
+		if u, err := DecodeInputRequest(e, rev); err != nil {
+			return nil, wire.At(err, k)
+		} else {
+			x = u
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeMapInputResponse(v any, rev int) (map[string]InputResponse, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]InputResponse, len(obj))
+	for k, e := range obj {
+		var x InputResponse
+		if u, err := DecodeInputResponse(e, rev); err != nil {
+			return nil, wire.At(err, k)
+		} else {
+			x = u
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeMapJSONObject(v any, rev int) (map[string]JSONObject, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]JSONObject, len(obj))
+	for k, e := range obj {
+		var x JSONObject
+		if a, err := decodeMapJSONValue(e, rev); err != nil {
+			return nil, wire.At(err, k)
+		} else {
+			x = a
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeMapJSONValue(v any, rev int) (map[string]JSONValue, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]JSONValue, len(obj))
+	for k, e := range obj {
+		var x JSONValue
+		x = wire.Plain(e)
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeMapMapAny(v any, rev int) (map[string]map[string]any, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]any, len(obj))
+	for k, e := range obj {
+		var x map[string]any
+		if a, err := decodeMapAny(e, rev); err != nil {
+			return nil, wire.At(err, k)
+		} else {
+			x = a
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeMapPrimitiveSchemaDefinition(v any, rev int) (map[string]PrimitiveSchemaDefinition, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]PrimitiveSchemaDefinition, len(obj))
+	for k, e := range obj {
+		var x PrimitiveSchemaDefinition
+		x = wire.Plain(e)
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeMapString(v any, rev int) (map[string]string, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(obj))
+	for k, e := range obj {
+		var x string
+		if err := wire.SetString(e, &x); err != nil {
+			return nil, wire.At(err, k)
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeSliceContentBlock(v any, rev int) ([]ContentBlock, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ContentBlock, len(arr))
+	for i, e := range arr {
+		if u, err := DecodeContentBlock(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		} else {
+			out[i] = u
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceElicitRequestURLParams(v any, rev int) ([]*ElicitRequestURLParams, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ElicitRequestURLParams, len(arr))
+	for i, e := range arr {
+		out[i] = new(ElicitRequestURLParams)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceIcon(v any, rev int) ([]*Icon, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Icon, len(arr))
+	for i, e := range arr {
+		out[i] = new(Icon)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceModelHint(v any, rev int) ([]*ModelHint, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ModelHint, len(arr))
+	for i, e := range arr {
+		out[i] = new(ModelHint)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSlicePrompt(v any, rev int) ([]*Prompt, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Prompt, len(arr))
+	for i, e := range arr {
+		out[i] = new(Prompt)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSlicePromptArgument(v any, rev int) ([]*PromptArgument, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*PromptArgument, len(arr))
+	for i, e := range arr {
+		out[i] = new(PromptArgument)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSlicePromptMessage(v any, rev int) ([]*PromptMessage, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*PromptMessage, len(arr))
+	for i, e := range arr {
+		out[i] = new(PromptMessage)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceReadResourceResultContentsItem(v any, rev int) ([]ReadResourceResultContentsItem, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ReadResourceResultContentsItem, len(arr))
+	for i, e := range arr {
+		if u, err := DecodeReadResourceResultContentsItem(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		} else {
+			out[i] = u
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceResource(v any, rev int) ([]*Resource, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Resource, len(arr))
+	for i, e := range arr {
+		out[i] = new(Resource)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceResourceTemplate(v any, rev int) ([]*ResourceTemplate, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ResourceTemplate, len(arr))
+	for i, e := range arr {
+		out[i] = new(ResourceTemplate)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceRole(v any, rev int) ([]Role, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Role, len(arr))
+	for i, e := range arr {
+		if err := wire.SetString(e, &out[i]); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceRoot(v any, rev int) ([]*Root, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Root, len(arr))
+	for i, e := range arr {
+		out[i] = new(Root)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceSamplingMessage(v any, rev int) ([]*SamplingMessage, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*SamplingMessage, len(arr))
+	for i, e := range arr {
+		out[i] = new(SamplingMessage)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceString(v any, rev int) ([]string, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(arr))
+	for i, e := range arr {
+		if err := wire.SetString(e, &out[i]); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceTask(v any, rev int) ([]*Task, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Task, len(arr))
+	for i, e := range arr {
+		out[i] = new(Task)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceTitledMultiSelectEnumSchemaItemsAnyOfItem(v any, rev int) ([]*TitledMultiSelectEnumSchemaItemsAnyOfItem, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*TitledMultiSelectEnumSchemaItemsAnyOfItem, len(arr))
+	for i, e := range arr {
+		out[i] = new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceTitledSingleSelectEnumSchemaOneOfItem(v any, rev int) ([]*TitledSingleSelectEnumSchemaOneOfItem, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*TitledSingleSelectEnumSchemaOneOfItem, len(arr))
+	for i, e := range arr {
+		out[i] = new(TitledSingleSelectEnumSchemaOneOfItem)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceTool(v any, rev int) ([]*Tool, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Tool, len(arr))
+	for i, e := range arr {
+		out[i] = new(Tool)
+		if err := out[i].DecodeValue(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
 }

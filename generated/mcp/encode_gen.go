@@ -36,7 +36,7 @@ func (x *AnnotatedAnnotations) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Audience != nil {
-		obj["audience"] = encodeOfNRole(x.Audience, rev)
+		obj["audience"] = encodeSliceRole(x.Audience, rev)
 	}
 	if x.Priority != nil {
 		obj["priority"] = *x.Priority
@@ -55,7 +55,7 @@ func (x *Annotations) EncodeValue(rev int) any {
 	drop := dropMask(&dropAnnotations, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Audience != nil {
-		obj["audience"] = encodeOfNRole(x.Audience, rev)
+		obj["audience"] = encodeSliceRole(x.Audience, rev)
 	}
 	if drop&(1<<1) == 0 && (x.LastModified != "" || x.present&(1<<1) != 0) {
 		obj["lastModified"] = x.LastModified
@@ -220,7 +220,7 @@ func (x *CallToolRequestParams) EncodeValue(rev int) any {
 		obj["arguments"] = wire.AnyObject(x.Arguments)
 	}
 	if drop&(1<<2) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = encodeMapOfNInputResponse(x.InputResponses, rev)
+		obj["inputResponses"] = encodeMapInputResponse(x.InputResponses, rev)
 	}
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
@@ -248,7 +248,7 @@ func (x *CallToolResult) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 {
-		obj["content"] = wire.NonNilArray(encodeOfNContentBlock(x.Content, rev))
+		obj["content"] = wire.NonNilArray(encodeSliceContentBlock(x.Content, rev))
 	}
 	if drop&(1<<2) == 0 && x.IsError != nil {
 		obj["isError"] = *x.IsError
@@ -398,10 +398,10 @@ func (x *ClientCapabilities) EncodeValue(rev int) any {
 		obj["elicitation"] = x.Elicitation.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 && x.Experimental != nil {
-		obj["experimental"] = encodeMapOfNJSONObject(x.Experimental, rev)
+		obj["experimental"] = encodeMapJSONObject(x.Experimental, rev)
 	}
 	if drop&(1<<2) == 0 && x.Extensions != nil {
-		obj["extensions"] = encodeMapOfNJSONObject(x.Extensions, rev)
+		obj["extensions"] = encodeMapJSONObject(x.Extensions, rev)
 	}
 	if drop&(1<<3) == 0 && x.Roots != nil {
 		obj["roots"] = x.Roots.EncodeValue(rev)
@@ -726,7 +726,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 		obj["maxTokens"] = x.MaxTokens
 	}
 	if drop&(1<<3) == 0 {
-		obj["messages"] = wire.NonNilArray(encodeOfNSamplingMessage(x.Messages, rev))
+		obj["messages"] = wire.NonNilArray(encodeSliceSamplingMessage(x.Messages, rev))
 	}
 	if drop&(1<<4) == 0 && x.Metadata != nil {
 		obj["metadata"] = wire.AnyObject(x.Metadata)
@@ -750,7 +750,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 		obj["toolChoice"] = x.ToolChoice.EncodeValue(rev)
 	}
 	if drop&(1<<11) == 0 && x.Tools != nil {
-		obj["tools"] = encodeOfNTool(x.Tools, rev)
+		obj["tools"] = encodeSliceTool(x.Tools, rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -1141,7 +1141,7 @@ func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 		obj["arguments"] = wire.AnyObject(x.Arguments)
 	}
 	if drop&(1<<2) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = encodeMapOfNInputResponse(x.InputResponses, rev)
+		obj["inputResponses"] = encodeMapInputResponse(x.InputResponses, rev)
 	}
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
@@ -1169,7 +1169,7 @@ func (x *GetPromptResult) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<2) == 0 {
-		obj["messages"] = wire.NonNilArray(encodeOfNPromptMessage(x.Messages, rev))
+		obj["messages"] = wire.NonNilArray(encodeSlicePromptMessage(x.Messages, rev))
 	}
 	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
@@ -1372,7 +1372,7 @@ func (x *Icons) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Icons != nil {
-		obj["icons"] = encodeOfNIcon(x.Icons, rev)
+		obj["icons"] = encodeSliceIcon(x.Icons, rev)
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -1419,7 +1419,7 @@ func (x *Implementation) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<1) == 0 && x.Icons != nil {
-		obj["icons"] = encodeOfNIcon(x.Icons, rev)
+		obj["icons"] = encodeSliceIcon(x.Icons, rev)
 	}
 	if drop&(1<<2) == 0 {
 		obj["name"] = x.Name
@@ -1560,7 +1560,7 @@ func (x *InputRequiredResult) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if x.InputRequests != nil {
-		obj["inputRequests"] = encodeMapOfNInputRequest(x.InputRequests, rev)
+		obj["inputRequests"] = encodeMapInputRequest(x.InputRequests, rev)
 	}
 	if x.RequestState != "" || x.present&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
@@ -1581,7 +1581,7 @@ func (x *InputResponseRequestParams) EncodeValue(rev int) any {
 	obj := make(map[string]any, 3+len(x.Extra))
 	obj["_meta"] = x.Meta.EncodeValue(rev)
 	if x.InputResponses != nil {
-		obj["inputResponses"] = encodeMapOfNInputResponse(x.InputResponses, rev)
+		obj["inputResponses"] = encodeMapInputResponse(x.InputResponses, rev)
 	}
 	if x.RequestState != "" || x.present&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
@@ -1868,7 +1868,7 @@ func (x *ListPromptsResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["prompts"] = wire.NonNilArray(encodeOfNPrompt(x.Prompts, rev))
+		obj["prompts"] = wire.NonNilArray(encodeSlicePrompt(x.Prompts, rev))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -1940,7 +1940,7 @@ func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["resourceTemplates"] = wire.NonNilArray(encodeOfNResourceTemplate(x.ResourceTemplates, rev))
+		obj["resourceTemplates"] = wire.NonNilArray(encodeSliceResourceTemplate(x.ResourceTemplates, rev))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2012,7 +2012,7 @@ func (x *ListResourcesResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["resources"] = wire.NonNilArray(encodeOfNResource(x.Resources, rev))
+		obj["resources"] = wire.NonNilArray(encodeSliceResource(x.Resources, rev))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2094,7 +2094,7 @@ func (x *ListRootsResult) EncodeValue(rev int) any {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
-		obj["roots"] = wire.NonNilArray(encodeOfNRoot(x.Roots, rev))
+		obj["roots"] = wire.NonNilArray(encodeSliceRoot(x.Roots, rev))
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -2134,7 +2134,7 @@ func (x *ListTasksResult) EncodeValue(rev int) any {
 	if x.NextCursor != "" || x.present&(1<<1) != 0 {
 		obj["nextCursor"] = x.NextCursor
 	}
-	obj["tasks"] = wire.NonNilArray(encodeOfNTask(x.Tasks, rev))
+	obj["tasks"] = wire.NonNilArray(encodeSliceTask(x.Tasks, rev))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2186,7 +2186,7 @@ func (x *ListToolsResult) EncodeValue(rev int) any {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 {
-		obj["tools"] = wire.NonNilArray(encodeOfNTool(x.Tools, rev))
+		obj["tools"] = wire.NonNilArray(encodeSliceTool(x.Tools, rev))
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
@@ -2353,7 +2353,7 @@ func (x *ModelPreferences) EncodeValue(rev int) any {
 		obj["costPriority"] = *x.CostPriority
 	}
 	if x.Hints != nil {
-		obj["hints"] = encodeOfNModelHint(x.Hints, rev)
+		obj["hints"] = encodeSliceModelHint(x.Hints, rev)
 	}
 	if x.IntelligencePriority != nil {
 		obj["intelligencePriority"] = *x.IntelligencePriority
@@ -2617,13 +2617,13 @@ func (x *Prompt) EncodeValue(rev int) any {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Arguments != nil {
-		obj["arguments"] = encodeOfNPromptArgument(x.Arguments, rev)
+		obj["arguments"] = encodeSlicePromptArgument(x.Arguments, rev)
 	}
 	if drop&(1<<2) == 0 && (x.Description != "" || x.present&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = encodeOfNIcon(x.Icons, rev)
+		obj["icons"] = encodeSliceIcon(x.Icons, rev)
 	}
 	if drop&(1<<4) == 0 {
 		obj["name"] = x.Name
@@ -2757,7 +2757,7 @@ func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = encodeMapOfNInputResponse(x.InputResponses, rev)
+		obj["inputResponses"] = encodeMapInputResponse(x.InputResponses, rev)
 	}
 	if drop&(1<<2) == 0 && (x.RequestState != "" || x.present&(1<<2) != 0) {
 		obj["requestState"] = x.RequestState
@@ -2785,7 +2785,7 @@ func (x *ReadResourceResult) EncodeValue(rev int) any {
 		obj["cacheScope"] = x.CacheScope
 	}
 	if drop&(1<<2) == 0 {
-		obj["contents"] = wire.NonNilArray(encodeOfNReadResourceResultContentsItem(x.Contents, rev))
+		obj["contents"] = wire.NonNilArray(encodeSliceReadResourceResultContentsItem(x.Contents, rev))
 	}
 	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2907,7 +2907,7 @@ func (x *Resource) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = encodeOfNIcon(x.Icons, rev)
+		obj["icons"] = encodeSliceIcon(x.Icons, rev)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -2969,7 +2969,7 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = encodeOfNIcon(x.Icons, rev)
+		obj["icons"] = encodeSliceIcon(x.Icons, rev)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3066,7 +3066,7 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = encodeOfNIcon(x.Icons, rev)
+		obj["icons"] = encodeSliceIcon(x.Icons, rev)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3254,10 +3254,10 @@ func (x *ServerCapabilities) EncodeValue(rev int) any {
 		obj["completions"] = wire.AnyObject(x.Completions)
 	}
 	if drop&(1<<1) == 0 && x.Experimental != nil {
-		obj["experimental"] = encodeMapOfNJSONObject(x.Experimental, rev)
+		obj["experimental"] = encodeMapJSONObject(x.Experimental, rev)
 	}
 	if drop&(1<<2) == 0 && x.Extensions != nil {
-		obj["extensions"] = encodeMapOfNJSONObject(x.Extensions, rev)
+		obj["extensions"] = encodeMapJSONObject(x.Extensions, rev)
 	}
 	if drop&(1<<3) == 0 && x.Logging != nil {
 		obj["logging"] = wire.AnyObject(x.Logging)
@@ -3890,7 +3890,7 @@ func (x TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *TitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	obj["anyOf"] = wire.NonNilArray(encodeOfNTitledMultiSelectEnumSchemaItemsAnyOfItem(x.AnyOf, rev))
+	obj["anyOf"] = wire.NonNilArray(encodeSliceTitledMultiSelectEnumSchemaItemsAnyOfItem(x.AnyOf, rev))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3925,7 +3925,7 @@ func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	obj["oneOf"] = wire.NonNilArray(encodeOfNTitledSingleSelectEnumSchemaOneOfItem(x.OneOf, rev))
+	obj["oneOf"] = wire.NonNilArray(encodeSliceTitledSingleSelectEnumSchemaOneOfItem(x.OneOf, rev))
 	if x.Title != "" || x.present&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}
@@ -3971,7 +3971,7 @@ func (x *Tool) EncodeValue(rev int) any {
 		obj["execution"] = x.Execution.EncodeValue(rev)
 	}
 	if drop&(1<<4) == 0 && x.Icons != nil {
-		obj["icons"] = encodeOfNIcon(x.Icons, rev)
+		obj["icons"] = encodeSliceIcon(x.Icons, rev)
 	}
 	if drop&(1<<5) == 0 {
 		obj["inputSchema"] = x.InputSchema.EncodeValue(rev)
@@ -4062,7 +4062,7 @@ func (x *ToolInputSchema) EncodeValue(rev int) any {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
-		obj["properties"] = encodeMapOfMapOf0False(x.Properties, rev)
+		obj["properties"] = encodeMapMapAny(x.Properties, rev)
 	}
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
@@ -4109,7 +4109,7 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
-		obj["properties"] = encodeMapOfMapOf0False(x.Properties, rev)
+		obj["properties"] = encodeMapMapAny(x.Properties, rev)
 	}
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
@@ -4133,7 +4133,7 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	obj["content"] = wire.NonNilArray(encodeOfNContentBlock(x.Content, rev))
+	obj["content"] = wire.NonNilArray(encodeSliceContentBlock(x.Content, rev))
 	if x.IsError != nil {
 		obj["isError"] = *x.IsError
 	}
@@ -4209,7 +4209,7 @@ func (x URLElicitationRequiredErrorError) MarshalJSON() ([]byte, error) {
 func (x *URLElicitationRequiredErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	obj["elicitations"] = wire.NonNilArray(encodeOfNElicitRequestURLParams(x.Elicitations, rev))
+	obj["elicitations"] = wire.NonNilArray(encodeSliceElicitRequestURLParams(x.Elicitations, rev))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4397,18 +4397,7 @@ func (x UntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-func encodeMapOfMapOf0False(v map[string]map[string]any, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make(map[string]any, len(v))
-	for k, e := range v {
-		out[k] = wire.AnyObject(e)
-	}
-	return out
-}
-
-func encodeMapOfNInputRequest(v map[string]InputRequest, rev int) any {
+func encodeMapInputRequest(v map[string]InputRequest, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4419,7 +4408,7 @@ func encodeMapOfNInputRequest(v map[string]InputRequest, rev int) any {
 	return out
 }
 
-func encodeMapOfNInputResponse(v map[string]InputResponse, rev int) any {
+func encodeMapInputResponse(v map[string]InputResponse, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4430,7 +4419,7 @@ func encodeMapOfNInputResponse(v map[string]InputResponse, rev int) any {
 	return out
 }
 
-func encodeMapOfNJSONObject(v map[string]JSONObject, rev int) any {
+func encodeMapJSONObject(v map[string]JSONObject, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4441,7 +4430,18 @@ func encodeMapOfNJSONObject(v map[string]JSONObject, rev int) any {
 	return out
 }
 
-func encodeOfNContentBlock(v []ContentBlock, rev int) any {
+func encodeMapMapAny(v map[string]map[string]any, rev int) any {
+	if v == nil {
+		return nil
+	}
+	out := make(map[string]any, len(v))
+	for k, e := range v {
+		out[k] = wire.AnyObject(e)
+	}
+	return out
+}
+
+func encodeSliceContentBlock(v []ContentBlock, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4452,7 +4452,7 @@ func encodeOfNContentBlock(v []ContentBlock, rev int) any {
 	return out
 }
 
-func encodeOfNElicitRequestURLParams(v []*ElicitRequestURLParams, rev int) any {
+func encodeSliceElicitRequestURLParams(v []*ElicitRequestURLParams, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4463,7 +4463,7 @@ func encodeOfNElicitRequestURLParams(v []*ElicitRequestURLParams, rev int) any {
 	return out
 }
 
-func encodeOfNIcon(v []*Icon, rev int) any {
+func encodeSliceIcon(v []*Icon, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4474,7 +4474,7 @@ func encodeOfNIcon(v []*Icon, rev int) any {
 	return out
 }
 
-func encodeOfNModelHint(v []*ModelHint, rev int) any {
+func encodeSliceModelHint(v []*ModelHint, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4485,7 +4485,7 @@ func encodeOfNModelHint(v []*ModelHint, rev int) any {
 	return out
 }
 
-func encodeOfNPrompt(v []*Prompt, rev int) any {
+func encodeSlicePrompt(v []*Prompt, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4496,7 +4496,7 @@ func encodeOfNPrompt(v []*Prompt, rev int) any {
 	return out
 }
 
-func encodeOfNPromptArgument(v []*PromptArgument, rev int) any {
+func encodeSlicePromptArgument(v []*PromptArgument, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4507,7 +4507,7 @@ func encodeOfNPromptArgument(v []*PromptArgument, rev int) any {
 	return out
 }
 
-func encodeOfNPromptMessage(v []*PromptMessage, rev int) any {
+func encodeSlicePromptMessage(v []*PromptMessage, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4518,7 +4518,7 @@ func encodeOfNPromptMessage(v []*PromptMessage, rev int) any {
 	return out
 }
 
-func encodeOfNReadResourceResultContentsItem(v []ReadResourceResultContentsItem, rev int) any {
+func encodeSliceReadResourceResultContentsItem(v []ReadResourceResultContentsItem, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4529,7 +4529,7 @@ func encodeOfNReadResourceResultContentsItem(v []ReadResourceResultContentsItem,
 	return out
 }
 
-func encodeOfNResource(v []*Resource, rev int) any {
+func encodeSliceResource(v []*Resource, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4540,7 +4540,7 @@ func encodeOfNResource(v []*Resource, rev int) any {
 	return out
 }
 
-func encodeOfNResourceTemplate(v []*ResourceTemplate, rev int) any {
+func encodeSliceResourceTemplate(v []*ResourceTemplate, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4551,7 +4551,7 @@ func encodeOfNResourceTemplate(v []*ResourceTemplate, rev int) any {
 	return out
 }
 
-func encodeOfNRole(v []Role, rev int) any {
+func encodeSliceRole(v []Role, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4562,7 +4562,7 @@ func encodeOfNRole(v []Role, rev int) any {
 	return out
 }
 
-func encodeOfNRoot(v []*Root, rev int) any {
+func encodeSliceRoot(v []*Root, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4573,7 +4573,7 @@ func encodeOfNRoot(v []*Root, rev int) any {
 	return out
 }
 
-func encodeOfNSamplingMessage(v []*SamplingMessage, rev int) any {
+func encodeSliceSamplingMessage(v []*SamplingMessage, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4584,7 +4584,7 @@ func encodeOfNSamplingMessage(v []*SamplingMessage, rev int) any {
 	return out
 }
 
-func encodeOfNTask(v []*Task, rev int) any {
+func encodeSliceTask(v []*Task, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4595,7 +4595,7 @@ func encodeOfNTask(v []*Task, rev int) any {
 	return out
 }
 
-func encodeOfNTitledMultiSelectEnumSchemaItemsAnyOfItem(v []*TitledMultiSelectEnumSchemaItemsAnyOfItem, rev int) any {
+func encodeSliceTitledMultiSelectEnumSchemaItemsAnyOfItem(v []*TitledMultiSelectEnumSchemaItemsAnyOfItem, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4606,7 +4606,7 @@ func encodeOfNTitledMultiSelectEnumSchemaItemsAnyOfItem(v []*TitledMultiSelectEn
 	return out
 }
 
-func encodeOfNTitledSingleSelectEnumSchemaOneOfItem(v []*TitledSingleSelectEnumSchemaOneOfItem, rev int) any {
+func encodeSliceTitledSingleSelectEnumSchemaOneOfItem(v []*TitledSingleSelectEnumSchemaOneOfItem, rev int) any {
 	if v == nil {
 		return nil
 	}
@@ -4617,7 +4617,7 @@ func encodeOfNTitledSingleSelectEnumSchemaOneOfItem(v []*TitledSingleSelectEnumS
 	return out
 }
 
-func encodeOfNTool(v []*Tool, rev int) any {
+func encodeSliceTool(v []*Tool, rev int) any {
 	if v == nil {
 		return nil
 	}

@@ -24,10 +24,8 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 		switch k {
 		case "blob":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Blob); err != nil {
 					return wire.At(err, "blob")
-				} else {
-					x.Blob = s
 				}
 				return nil
 			}(); err != nil {
@@ -38,10 +36,8 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
-				} else {
-					x.URI = s
 				}
 				return nil
 			}(); err != nil {
@@ -112,20 +108,16 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if id, err := wire.IDFromValue(fv); err != nil {
+			if err := wire.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
-			} else {
-				x.ID = id
 			}
 		case "level":
 			if fv == nil {
 				x.Level = nil
 			} else {
 				var val float64
-				if n, err := wire.Float(fv); err != nil {
+				if err := wire.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "level")
-				} else {
-					val = n
 				}
 				x.Level = &val
 			}
@@ -137,16 +129,12 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Mode); err != nil {
 				return wire.At(err, "mode")
-			} else {
-				x.Mode = s
 			}
 		case "text":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Text); err != nil {
 				return wire.At(err, "text")
-			} else {
-				x.Text = s
 			}
 		default:
 			wire.Extra(&x.Extra, k, fv)
@@ -179,28 +167,16 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			obj0, err := wire.Object(fv)
-			if err != nil {
+			if a, err := decodeMapAny(fv, rev); err != nil {
 				return wire.At(err, "_meta")
-			}
-			x.Meta = make(map[string]any, len(obj0))
-			for k0, e0 := range obj0 {
-				var v0 any
-				v0 = wire.Plain(e0)
-				x.Meta[k0] = v0
+			} else {
+				x.Meta = a
 			}
 		case "content":
-			arr0, err := wire.Array(fv)
-			if err != nil {
+			if a, err := decodeSliceContentBlock(fv, rev); err != nil {
 				return wire.At(err, "content")
-			}
-			x.Content = make([]ContentBlock, len(arr0))
-			for i0, e0 := range arr0 {
-				if u, err := DecodeContentBlock(e0, rev); err != nil {
-					return wire.At(wire.AtIndex(err, i0), "content")
-				} else {
-					x.Content[i0] = u
-				}
+			} else {
+				x.Content = a
 			}
 		case "resource":
 			if drop&(1<<2) != 0 {
@@ -239,16 +215,12 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "data":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Data); err != nil {
 				return wire.At(err, "data")
-			} else {
-				x.Data = s
 			}
 		case "mimeType":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
-			} else {
-				x.MIMEType = s
 			}
 		case "type":
 		default:
@@ -319,10 +291,8 @@ func (x *PokeNotificationParams) DecodeValue(v any, rev int) error {
 				x.Count = nil
 			} else {
 				var val int64
-				if n, err := wire.Int(fv); err != nil {
+				if err := wire.SetInt(fv, &val); err != nil {
 					return wire.At(err, "count")
-				} else {
-					val = n
 				}
 				x.Count = &val
 			}
@@ -353,10 +323,8 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "text":
-			if s, err := wire.String(fv); err != nil {
+			if err := wire.SetString(fv, &x.Text); err != nil {
 				return wire.At(err, "text")
-			} else {
-				x.Text = s
 			}
 		case "type":
 		default:
@@ -393,10 +361,8 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 		switch k {
 		case "text":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.Text); err != nil {
 					return wire.At(err, "text")
-				} else {
-					x.Text = s
 				}
 				return nil
 			}(); err != nil {
@@ -407,10 +373,8 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if s, err := wire.String(fv); err != nil {
+				if err := wire.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
-				} else {
-					x.URI = s
 				}
 				return nil
 			}(); err != nil {
@@ -434,4 +398,34 @@ func (x *TextResourceContents) UnmarshalJSON(b []byte) error {
 	}
 	*x = TextResourceContents{}
 	return x.DecodeValue(v, wire.AllRevisions)
+}
+
+func decodeMapAny(v any, rev int) (map[string]any, error) {
+	obj, err := wire.Object(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(obj))
+	for k, e := range obj {
+		var x any
+		x = wire.Plain(e)
+		out[k] = x
+	}
+	return out, nil
+}
+
+func decodeSliceContentBlock(v any, rev int) ([]ContentBlock, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ContentBlock, len(arr))
+	for i, e := range arr {
+		if u, err := DecodeContentBlock(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		} else {
+			out[i] = u
+		}
+	}
+	return out, nil
 }

@@ -78,7 +78,7 @@ func (x *EchoResult) EncodeValue(rev int) any {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
-		obj["content"] = wire.NonNilArray(encodeOfNContentBlock(x.Content, rev))
+		obj["content"] = wire.NonNilArray(encodeSliceContentBlock(x.Content, rev))
 	}
 	if drop&(1<<2) == 0 && x.Resource != nil {
 		obj["resource"] = x.Resource.EncodeValue(rev)
@@ -171,7 +171,7 @@ func (x TextResourceContents) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
-func encodeOfNContentBlock(v []ContentBlock, rev int) any {
+func encodeSliceContentBlock(v []ContentBlock, rev int) any {
 	if v == nil {
 		return nil
 	}
