@@ -22,6 +22,7 @@ type config struct {
 	maxDepth    int
 	batches     bool
 	validate    bool
+	tap         Tap
 }
 
 func defaults() config {
@@ -69,3 +70,21 @@ func WithBatches(on bool) Option { return optionFunc(func(c *config) { c.batches
 // it, malformed params reach handlers as decode errors, not as -32602 with a
 // field.
 func WithValidation(on bool) Option { return optionFunc(func(c *config) { c.validate = on }) }
+
+// Direction says which way a message went.
+type Direction string
+
+const (
+	ClientToServer Direction = "c2s"
+	ServerToClient Direction = "s2c"
+)
+
+// Tap sees every message of every session as it crosses the server: bodies
+// as received (a batch is one array), and each message the server sends. It
+// must not block; it is called from the goroutines that handle messages.
+type Tap interface {
+	Message(session string, dir Direction, msg []byte)
+}
+
+// WithTap records the traffic, e.g. for `mcpstack serve --record`.
+func WithTap(t Tap) Option { return optionFunc(func(c *config) { c.tap = t }) }

@@ -27,6 +27,7 @@ func (p *callPeer) send(msg []byte) error {
 	if out == nil {
 		return ErrNoStream
 	}
+	p.sess.tap(ServerToClient, msg)
 	return out.Send(msg)
 }
 

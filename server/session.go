@@ -160,11 +160,13 @@ func (sess *Session) Notify(ctx context.Context, method string, params wire.Enco
 	if out == nil {
 		return ErrNoStream
 	}
+	sess.tap(ServerToClient, msg)
 	return out.Send(msg)
 }
 
 // Incoming is a parsed body, ready to be served.
 type Incoming struct {
+	body  []byte
 	items []jsonrpc.Item
 	batch bool
 	err   *wire.Error
@@ -178,7 +180,7 @@ func (s *Server) Parse(body []byte) *Incoming {
 	if err == nil && batch && !s.cfg.batches {
 		err = &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: batches are not accepted"}
 	}
-	return &Incoming{items: items, batch: batch, err: err}
+	return &Incoming{body: body, items: items, batch: batch, err: err}
 }
 
 // Err is the error that answers the whole body (not JSON, empty batch).
@@ -226,6 +228,20 @@ func (sess *Session) Handle(ctx context.Context, body []byte, related Outbox) []
 // handling the requests (progress, logs, sampling requests) go to related,
 // or to the session's stream when related is nil.
 func (sess *Session) Serve(ctx context.Context, in *Incoming, related Outbox) []byte {
+	sess.tap(ClientToServer, in.body)
+	reply := sess.serve(ctx, in, related)
+	sess.tap(ServerToClient, reply)
+	return reply
+}
+
+// tap shows a message to the configured Tap.
+func (sess *Session) tap(dir Direction, msg []byte) {
+	if t := sess.srv.cfg.tap; t != nil && len(msg) > 0 {
+		t.Message(sess.id, dir, msg)
+	}
+}
+
+func (sess *Session) serve(ctx context.Context, in *Incoming, related Outbox) []byte {
 	if in.err != nil {
 		return in.ErrorReply()
 	}
