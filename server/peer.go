@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -17,18 +18,29 @@ type callPeer struct {
 	spec  *wire.Spec
 	out   Outbox
 	token wire.ID
+	// peerCancelled is set when the client cancelled the call: it has most
+	// likely closed the call's stream too.
+	peerCancelled *atomic.Bool
 }
 
+// send writes a message about the call on the call's stream; when that is
+// gone (the client closed it) or was never there, on the session's stream.
 func (p *callPeer) send(msg []byte) error {
-	out := p.out
-	if out == nil {
-		out = p.sess.stream()
-	}
-	if out == nil {
-		return ErrNoStream
-	}
 	p.sess.tap(ServerToClient, msg)
-	return out.Send(msg)
+	if p.out != nil {
+		err := p.out.Send(msg)
+		if err == nil {
+			return nil
+		}
+		if s := p.sess.stream(); s != nil {
+			return s.Send(msg)
+		}
+		return err
+	}
+	if s := p.sess.stream(); s != nil {
+		return s.Send(msg)
+	}
+	return ErrNoStream
 }
 
 func (p *callPeer) Notify(ctx context.Context, method string, params wire.Encoder) error {
@@ -91,8 +103,23 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	}
 }
 
+// cancelCall tells the client the server no longer waits for request id.
+// When the client itself cancelled the call, it has usually dropped the
+// call's stream already, so the session's stream is tried first.
 func (p *callPeer) cancelCall(id wire.ID, reason string) {
-	_ = p.Notify(context.Background(), mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: reason})
+	msg, err := p.sess.srv.encodeOutgoing(p.spec, wire.ID{}, mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: reason})
+	if err != nil {
+		return
+	}
+	if p.peerCancelled != nil && p.peerCancelled.Load() {
+		if s := p.sess.stream(); s != nil {
+			p.sess.tap(ServerToClient, msg)
+			if s.Send(msg) == nil {
+				return
+			}
+		}
+	}
+	_ = p.send(msg)
 }
 
 func (p *callPeer) ProgressToken() wire.ID { return p.token }

@@ -332,7 +332,7 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 		sess.mu.Unlock()
 	}()
 
-	p := &callPeer{sess: sess, spec: spec, out: related, token: progressToken(msg.Params)}
+	p := &callPeer{sess: sess, spec: spec, out: related, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
 	result, err := srv.call(peer.With(ctx, p), msg, spec)
 	if f.cancelledByPeer.Load() {
 		return nil // the client cancelled: no answer (spec: SHOULD NOT respond)

@@ -69,7 +69,7 @@ func hostOnly(hostport string) string {
 func Forbid(w http.ResponseWriter, why string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusForbidden)
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":` + quote("Forbidden: "+why) + `}}`))
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32600,"message":` + quote("Forbidden: "+why) + `}}`))
 }
 
 func quote(s string) string {

@@ -218,7 +218,9 @@ func EncodeResult(id wire.ID, result any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// EncodeError encodes an error response (id null when zero).
+// EncodeError encodes an error response. An error that answers no known
+// request (a body that is not JSON, say) has no id member: MCP ids are
+// strings or integers, never null, and 2025-11-25 made the member optional.
 func EncodeError(id wire.ID, e *wire.Error) []byte {
 	obj := map[string]any{"code": e.Code, "message": e.Message}
 	if e.Data != nil {
@@ -229,9 +231,13 @@ func EncodeError(id wire.ID, e *wire.Error) []byte {
 		r = []byte(fmt.Sprintf(`{"code":%d,"message":%q}`, e.Code, e.Message))
 	}
 	b := make([]byte, 0, len(r)+48)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = appendID(b, id)
-	b = append(b, `,"error":`...)
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if !id.IsZero() {
+		b = append(b, `"id":`...)
+		b = appendID(b, id)
+		b = append(b, ',')
+	}
+	b = append(b, `"error":`...)
 	b = append(b, r...)
 	return append(b, '}')
 }

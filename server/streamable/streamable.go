@@ -203,6 +203,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := newSSEStream(w, h.streamID())
+	// When the client closes the stream, later messages about the call go
+	// to the session's GET stream instead of into the void.
+	stop := context.AfterFunc(r.Context(), stream.close)
+	defer stop()
 	stream.start()
 	if sess.Revision() >= primingSince {
 		_ = stream.prime(int(h.cfg.retry / time.Millisecond))

@@ -1,0 +1,347 @@
+// Package sse is the HTTP+SSE transport of MCP 2024-11-05, deprecated since
+// 2025-03-26 and kept for clients that still speak it: a GET on the stream
+// endpoint opens a session whose server-to-client messages travel on that
+// event stream, and the client POSTs its messages to the URL announced in
+// the stream's first event.
+//
+//	GET  /sse                        -> 200 text/event-stream
+//	     event: endpoint
+//	     data: messages?sessionId=<id>        (relative to the GET's URL)
+//
+//	     event: message
+//	     data: {"jsonrpc":"2.0","id":1,"result":{...}}
+//
+//	     : keepalive
+//
+//	POST /messages?sessionId=<id>    -> 202 Accepted, empty body; the answer
+//	                                    comes as a message event on the stream
+//
+// The session lives as long as its stream: when the client disconnects the
+// session ends, and its calls in flight are cancelled. Like the other
+// transports, this one frames bytes and maps errors to HTTP statuses;
+// everything MCP is done by the server.Session.
+package sse
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Option configures the handler.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	maxBody   int64
+	keepAlive time.Duration
+	endpoint  string
+}
+
+// WithMaxBody bounds a POSTed body (default 4 MiB); a larger one gets 413.
+func WithMaxBody(n int64) Option { return optionFunc(func(c *config) { c.maxBody = n }) }
+
+// WithKeepAlive sets the interval of comments on idle streams (default
+// 25s; 0 sends none).
+func WithKeepAlive(d time.Duration) Option { return optionFunc(func(c *config) { c.keepAlive = d }) }
+
+// WithEndpoint sets where Messages is mounted (default "/messages"), in the
+// same path space as the request paths the handler sees. The endpoint
+// event announces it relative to the stream's own path (for /sse and
+// /messages: "messages?sessionId=..."), so that it still resolves behind a
+// proxy that mounts the server under a prefix. A relative path is announced
+// as it is.
+func WithEndpoint(p string) Option { return optionFunc(func(c *config) { c.endpoint = p }) }
+
+// Handler serves the two endpoints of the transport; mount Stream and
+// Messages on their routes.
+type Handler struct {
+	srv *server.Server
+	cfg config
+
+	mu       sync.Mutex
+	sessions map[string]*session // the sessions whose stream this handler holds
+
+	shutdown chan struct{}
+	once     sync.Once
+}
+
+// session is a server.Session with the stream it lives on.
+type session struct {
+	sess   *server.Session
+	stream *stream
+	calls  calls
+}
+
+// New returns the handler.
+func New(srv *server.Server, opts ...Option) *Handler {
+	cfg := config{maxBody: 4 << 20, keepAlive: 25 * time.Second, endpoint: "/messages"}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	return &Handler{srv: srv, cfg: cfg, sessions: map[string]*session{}, shutdown: make(chan struct{})}
+}
+
+// Shutdown drains the transport, for an http.Server's Shutdown: new streams
+// get 503, and each open stream ends (and its session with it) as soon as
+// the session has no call in flight. POSTs are still taken while a stream
+// is open: they carry the answers to the server's own requests that the
+// calls in flight may be waiting for.
+func (h *Handler) Shutdown() { h.once.Do(func() { close(h.shutdown) }) }
+
+func (h *Handler) shuttingDown() bool {
+	select {
+	case <-h.shutdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stream is the GET endpoint (e.g. /sse): it opens a session and carries
+// its server-to-client messages until the client goes away.
+func (h *Handler) Stream() http.Handler { return http.HandlerFunc(h.stream) }
+
+// Messages is the POST endpoint (e.g. /messages) that the endpoint event
+// announces.
+func (h *Handler) Messages() http.Handler { return http.HandlerFunc(h.messages) }
+
+// httpError answers with a status and a JSON-RPC error body without id.
+func httpError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: code, Message: msg}))
+}
+
+func accepts(r *http.Request, t string) bool {
+	for _, line := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(line, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && (mt == t || mt == "*/*") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: open the stream with GET")
+		return
+	}
+	if !accepts(r, "text/event-stream") {
+		httpError(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+		return
+	}
+	if h.shuttingDown() {
+		w.Header().Set("Retry-After", "5")
+		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the server is shutting down")
+		return
+	}
+	st := newStream(w)
+	sess, err := h.srv.NewSession("", st)
+	if err != nil {
+		w.Header().Set("Retry-After", "5")
+		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+		return
+	}
+	s := &session{sess: sess, stream: st}
+	h.mu.Lock()
+	h.sessions[sess.ID()] = s
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.sessions, sess.ID())
+		h.mu.Unlock()
+		st.close()
+		sess.Close()
+	}()
+
+	st.start()
+	if st.event("endpoint", []byte(endpointURL(r.URL.Path, h.cfg.endpoint, sess.ID()))) != nil {
+		return
+	}
+	var tick <-chan time.Time
+	if h.cfg.keepAlive > 0 {
+		t := time.NewTicker(h.cfg.keepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	shutdown := h.shutdown
+	var drained <-chan struct{}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sess.Done():
+			return
+		case <-shutdown:
+			shutdown = nil
+			drained = s.calls.idle()
+		case <-drained:
+			return
+		case <-tick:
+			if st.keepAlive() != nil {
+				return
+			}
+		}
+	}
+}
+
+// endpointURL is the URL the endpoint event announces: the messages
+// endpoint relative to the stream's path, with the session id.
+func endpointURL(streamPath, endpoint, id string) string {
+	return relative(streamPath, endpoint) + "?sessionId=" + id
+}
+
+// relative returns a relative reference that resolves, against a URL with
+// path from, to the absolute path to. A relative to is returned as it is.
+func relative(from, to string) string {
+	if !strings.HasPrefix(to, "/") {
+		return to
+	}
+	dir := strings.Split(strings.TrimPrefix(path.Dir("/"+strings.TrimPrefix(from, "/")+"x"), "/"), "/")
+	if len(dir) == 1 && dir[0] == "" {
+		dir = nil
+	}
+	target := strings.Split(strings.TrimPrefix(to, "/"), "/")
+	common := 0
+	for common < len(dir) && common < len(target)-1 && dir[common] == target[common] {
+		common++
+	}
+	ref := strings.Repeat("../", len(dir)-common) + strings.Join(target[common:], "/")
+	first, _, _ := strings.Cut(ref, "/")
+	if ref == "" || strings.Contains(first, ":") {
+		ref = "./" + ref // "" would be the base itself; "a:b" would read as a scheme
+	}
+	return ref
+}
+
+func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: POST messages here")
+		return
+	}
+	id := r.URL.Query().Get("sessionId")
+	if id == "" {
+		httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing sessionId query parameter; POST to the URL of the stream's endpoint event")
+		return
+	}
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		httpError(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: its stream ended or it never existed; open a new stream")
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		return
+	}
+	body, err := readBody(w, r, h.cfg.maxBody)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request Entity Too Large: the body exceeds "+strconv.FormatInt(h.cfg.maxBody, 10)+" bytes")
+			return
+		}
+		httpError(w, http.StatusBadRequest, wire.CodeParseError, "Parse error: reading the body: "+err.Error())
+		return
+	}
+	in := h.srv.Parse(body)
+	if in.Err() != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(in.ErrorReply())
+		return
+	}
+	// Calls outlive the POST (its answer goes on the stream); they end with
+	// the session.
+	ctx := context.WithoutCancel(r.Context())
+	switch {
+	case !in.HasRequests():
+		// Notifications and responses are handled before the 202, so a
+		// client that waits for it knows they took effect in order.
+		s.sess.Serve(ctx, in, nil)
+	case in.IsInitialize():
+		// Nothing can be served before initialize is answered: a client
+		// that sends notifications/initialized right after must not race it.
+		if reply := s.sess.Serve(ctx, in, nil); reply != nil {
+			_ = s.stream.Send(reply)
+		}
+	default:
+		s.calls.add()
+		go func() {
+			defer s.calls.done()
+			if reply := s.sess.Serve(ctx, in, nil); reply != nil {
+				if err := s.stream.Send(reply); err != nil {
+					h.srv.Logger().Debug("sse: answer not delivered", "session", id, "err", err)
+				}
+			}
+		}()
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, max)
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// calls counts a session's requests in flight, so that a drain can wait for
+// them.
+type calls struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0; nil while nobody waits
+}
+
+func (c *calls) add() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *calls) done() {
+	c.mu.Lock()
+	c.n--
+	if c.n == 0 && c.zero != nil {
+		close(c.zero)
+		c.zero = nil
+	}
+	c.mu.Unlock()
+}
+
+// idle returns a channel closed once no call is in flight (now or later).
+func (c *calls) idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if c.zero == nil {
+		c.zero = make(chan struct{})
+	}
+	return c.zero
+}
