@@ -23,6 +23,7 @@ type config struct {
 	batches     bool
 	validate    bool
 	tap         Tap
+	stateKey    []byte
 }
 
 func defaults() config {
@@ -88,3 +89,8 @@ type Tap interface {
 
 // WithTap records the traffic, e.g. for `mcpstack serve --record`.
 func WithTap(t Tap) Option { return optionFunc(func(c *config) { c.tap = t }) }
+
+// WithStateKey sets the key that signs the requestState of input-required
+// results. Replicas behind one load balancer need the same key; by default
+// each Server draws a random one.
+func WithStateKey(key []byte) Option { return optionFunc(func(c *config) { c.stateKey = key }) }

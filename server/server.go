@@ -30,6 +30,9 @@ type Server struct {
 	// first: the ones whose method table has it.
 	sessionSpecs []*wire.Spec
 
+	keyOnce sync.Once
+	key     []byte // signs requestState
+
 	mu       sync.Mutex
 	sessions map[string]*Session
 	closed   bool

@@ -300,6 +300,11 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	spec := sess.spec
 	sess.mu.Unlock()
 	if spec == nil {
+		if v := metaVersionOf(msg); v != "" && srv.StatelessSpec(v) != nil {
+			// A request of a stateless revision needs no initialize: it
+			// carries its version and capabilities itself.
+			return srv.statelessRequest(ctx, msg, related, nil)
+		}
 		if msg.Method != mcp.MethodPing {
 			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: the session is not initialized; send initialize first"})
 		}
@@ -537,4 +542,25 @@ func progressToken(params any) wire.ID {
 		}
 	}
 	return wire.ID{}
+}
+
+// metaVersionOf reads params._meta's protocol version, "" when absent.
+func metaVersionOf(msg *jsonrpc.Message) string {
+	p, _ := msg.Params.(map[string]any)
+	meta, _ := p["_meta"].(map[string]any)
+	v, _ := meta[metaProtocolVersion].(string)
+	return v
+}
+
+// MetaVersion is the protocol version the body's request names in its
+// _meta ("" when none does): the mark of a stateless revision's request.
+func (in *Incoming) MetaVersion() string {
+	for _, it := range in.items {
+		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request {
+			if v := metaVersionOf(it.Msg); v != "" {
+				return v
+			}
+		}
+	}
+	return ""
 }

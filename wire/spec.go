@@ -73,3 +73,16 @@ func (s *Spec) Method(name string) (Method, bool) {
 
 // Project renders a canonical value in this revision's shape.
 func (s *Spec) Project(e Encoder) any { return e.EncodeValue(s.Index) }
+
+// Requires reports whether a definition of the revision requires prop.
+func (s *Spec) Requires(definition, prop string) bool {
+	v, err := s.Validator()
+	return err == nil && v.Requires(definition, prop)
+}
+
+// Stateless reports whether the revision has no initialize: each request
+// carries its own protocol version and client capabilities (2026-07-28).
+func (s *Spec) Stateless() bool {
+	_, ok := s.Methods["initialize"]
+	return !ok
+}

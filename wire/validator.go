@@ -186,3 +186,33 @@ func pointer(loc []string) string {
 	}
 	return b.String()
 }
+
+// Requires reports whether definition name requires property prop (its own
+// required list, through $ref and allOf).
+func (v *Validator) Requires(name, prop string) bool {
+	s, ok := v.schemas[name]
+	if !ok {
+		return false
+	}
+	return requires(s, prop, 0)
+}
+
+func requires(s *jsonschema.Schema, prop string, depth int) bool {
+	if s == nil || depth > 8 {
+		return false
+	}
+	for _, r := range s.Required {
+		if r == prop {
+			return true
+		}
+	}
+	if requires(s.Ref, prop, depth+1) {
+		return true
+	}
+	for _, a := range s.AllOf {
+		if requires(a, prop, depth+1) {
+			return true
+		}
+	}
+	return false
+}

@@ -102,3 +102,34 @@ func (s *sseStream) close() {
 	s.closed = true
 	s.mu.Unlock()
 }
+
+// lazySSE is an SSE stream whose headers are written with its first
+// message, so that a request can still be answered with a plain JSON error
+// and its status until then.
+type lazySSE struct {
+	*sseStream
+	once sync.Once
+	on   bool
+}
+
+func newLazySSE(w http.ResponseWriter, stream string) *lazySSE {
+	return &lazySSE{sseStream: newSSEStream(w, stream)}
+}
+
+func (l *lazySSE) Send(msg []byte) error {
+	l.once.Do(func() {
+		l.mu.Lock()
+		closed := l.closed
+		l.mu.Unlock()
+		if !closed {
+			l.start()
+			l.on = true
+		}
+	})
+	return l.sseStream.Send(msg)
+}
+
+func (l *lazySSE) started() bool {
+	l.once.Do(func() {}) // no stream from here on
+	return l.on
+}

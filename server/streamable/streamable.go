@@ -6,6 +6,7 @@
 package streamable
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -129,10 +130,11 @@ func accepts(r *http.Request, types ...string) bool {
 // supported one is accepted, also one older than negotiated.
 func (h *Handler) checkVersion(w http.ResponseWriter, r *http.Request) bool {
 	v := r.Header.Get("MCP-Protocol-Version")
-	if v == "" || h.srv.SessionSpec(v) != nil {
+	if v == "" || h.srv.SessionSpec(v) != nil || h.srv.StatelessSpec(v) != nil {
 		return true
 	}
-	httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; supported: "+strings.Join(h.srv.SessionRevisions(), ", "))
+	supported := append(h.srv.SessionRevisions(), h.srv.StatelessRevisions()...)
+	httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; supported: "+strings.Join(supported, ", "))
 	return false
 }
 
@@ -161,9 +163,6 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	if !h.checkVersion(w, r) {
-		return
-	}
 	body, err := readBody(w, r, h.cfg.maxBody)
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -187,6 +186,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithoutCancel(r.Context())
 	if in.IsInitialize() {
 		h.initialize(w, ctx, in)
+		return
+	}
+	if r.Header.Get("Mcp-Session-Id") == "" && (h.srv.StatelessSpec(r.Header.Get("MCP-Protocol-Version")) != nil || in.MetaVersion() != "") {
+		h.stateless(w, r, in)
+		return
+	}
+	if !h.checkVersion(w, r) {
 		return
 	}
 	sess, ok := h.session(w, r)
@@ -215,6 +221,67 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		_ = stream.Send(reply)
 	}
 	stream.close()
+}
+
+// stateless serves a request of a revision without sessions (2026-07-28):
+// its headers must agree with its body, closing the stream cancels it, and
+// errors about the request itself carry an HTTP status too.
+func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, in *server.Incoming) {
+	headers := &server.RequestHeaders{
+		ProtocolVersion: strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")),
+		Method:          strings.TrimSpace(r.Header.Get("Mcp-Method")),
+		Name:            strings.TrimSpace(r.Header.Get("Mcp-Name")),
+	}
+	if !in.HasRequests() {
+		h.srv.ServeStateless(r.Context(), in, nil, headers)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if h.cfg.mode == JSON {
+		reply := h.srv.ServeStateless(r.Context(), in, nil, headers)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(statusOf(reply))
+		_, _ = w.Write(reply)
+		return
+	}
+	// Errors found before the handler runs are answered as JSON with their
+	// status; a call that runs answers on an event stream, which starts with
+	// the first message the handler sends.
+	stream := newLazySSE(w, h.streamID())
+	stop := context.AfterFunc(r.Context(), stream.close)
+	defer stop()
+	reply := h.srv.ServeStateless(r.Context(), in, stream, headers)
+	if !stream.started() {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(statusOf(reply))
+		_, _ = w.Write(reply)
+		return
+	}
+	if reply != nil {
+		_ = stream.Send(reply)
+	}
+	stream.close()
+}
+
+// statusOf maps the error of a stateless answer to its HTTP status.
+func statusOf(reply []byte) int {
+	if !bytes.Contains(reply, []byte(`"error"`)) {
+		return http.StatusOK
+	}
+	tree, err := wire.Parse(reply)
+	if err != nil {
+		return http.StatusOK
+	}
+	e, _ := tree.(map[string]any)["error"].(map[string]any)
+	code, _ := wire.Int(e["code"])
+	switch code {
+	case wire.CodeMethodNotFound:
+		return http.StatusNotFound
+	case wire.CodeParseError, wire.CodeInvalidRequest, wire.CodeInvalidParams, wire.CodeHeaderMismatch,
+		wire.CodeMissingRequiredClientCapability, wire.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // initialize opens a session; its id is sent only when initialize

@@ -1,0 +1,430 @@
+package server
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/peer"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Keys of a stateless request's _meta (2026-07-28).
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+)
+
+// inputMethods are the requests that may be answered with an input-required
+// result (2026-07-28, basic/patterns/mrtr): elsewhere a method that asks the
+// client for input gets an error instead.
+var inputMethods = map[string]bool{
+	mcp.MethodCallTool: true, mcp.MethodGetPrompt: true, mcp.MethodReadResource: true, mcp.MethodGetTaskPayload: true,
+}
+
+// resultDefaults fill protocol members a revision requires of every result
+// when the handler left them out: a complete result, not to be cached.
+var resultDefaults = []struct {
+	prop  string
+	value any
+}{
+	{"resultType", "complete"},
+	{"ttlMs", int64(0)},
+	{"cacheScope", "private"},
+}
+
+// RequestHeaders are the HTTP headers a stateless request must agree with
+// (Streamable HTTP of 2026-07-28).
+type RequestHeaders struct {
+	ProtocolVersion string // MCP-Protocol-Version
+	Method          string // Mcp-Method
+	Name            string // Mcp-Name
+}
+
+// StatelessRevisions lists the revisions whose requests carry their own
+// version, oldest first.
+func (s *Server) StatelessRevisions() []string {
+	var out []string
+	for _, sp := range generated.Specs {
+		if sp.Stateless() {
+			out = append(out, sp.Revision)
+		}
+	}
+	return out
+}
+
+// StatelessSpec returns the spec of a stateless revision, or nil.
+func (s *Server) StatelessSpec(version string) *wire.Spec {
+	if sp := generated.Lookup(version); sp != nil && sp.Stateless() {
+		return sp
+	}
+	return nil
+}
+
+// allRevisions lists every revision the server speaks, for server/discover.
+func (s *Server) allRevisions() []string {
+	out := make([]string, 0, len(generated.Specs))
+	for _, sp := range generated.Specs {
+		out = append(out, sp.Revision)
+	}
+	return out
+}
+
+// ServeStateless answers a body of a stateless revision: one request that
+// names its revision in _meta, served without a session. Messages about the
+// call go to related. headers, when not nil, are checked against the body.
+func (s *Server) ServeStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) []byte {
+	s.tapStateless(ClientToServer, in.body)
+	reply := s.serveStateless(ctx, in, related, headers)
+	s.tapStateless(ServerToClient, reply)
+	return reply
+}
+
+func (s *Server) tapStateless(dir Direction, msg []byte) {
+	if s.cfg.tap != nil && len(msg) > 0 {
+		s.cfg.tap.Message("", dir, msg)
+	}
+}
+
+func (s *Server) serveStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) []byte {
+	if in.err != nil {
+		return in.ErrorReply()
+	}
+	if in.batch {
+		return jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: a stateless request is one message, not a batch"})
+	}
+	it := in.items[0]
+	if it.Err != nil {
+		return jsonrpc.EncodeError(it.ID, it.Err)
+	}
+	if it.Msg.Kind != jsonrpc.Request {
+		return nil // notifications and responses: nothing to correlate without a session
+	}
+	return s.statelessRequest(ctx, it.Msg, related, headers)
+}
+
+// statelessRequest serves one request of a stateless revision.
+func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) []byte {
+	params, _ := msg.Params.(map[string]any)
+	meta, _ := params["_meta"].(map[string]any)
+	version, _ := meta[metaProtocolVersion].(string)
+	if version == "" {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: _meta must carry " + metaProtocolVersion,
+			Data: map[string]any{"field": "/params/_meta/" + strings.ReplaceAll(metaProtocolVersion, "/", "~1"), "reason": "missing protocol version"}})
+	}
+	spec := s.StatelessSpec(version)
+	if spec == nil {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + strconv.Quote(version),
+			Data: map[string]any{"supported": s.StatelessRevisions(), "requested": version}})
+	}
+	if headers != nil {
+		if e := checkHeaders(headers, msg, version, params); e != nil {
+			return jsonrpc.EncodeError(msg.ID, e)
+		}
+	}
+	m, ok := spec.Method(msg.Method)
+	if !ok || !m.ClientToServer {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, spec.Revision)})
+	}
+	if s.cfg.validate {
+		if err := spec.Validate(m.Request, msg.Tree); err != nil {
+			return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
+		}
+	}
+	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params)}
+	if level, ok := meta[metaLogLevel].(string); ok {
+		p.level = mcp.LoggingLevel(level)
+	}
+	p.caps = new(mcp.ClientCapabilities)
+	if err := p.caps.DecodeValue(meta[metaClientCapabilities], spec.Index); err != nil {
+		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(wire.At(wire.At(wire.At(err, metaClientCapabilities), "_meta"), "params")))
+	}
+	if err := p.restore(params); err != nil {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: " + err.Error(),
+			Data: map[string]any{"field": "/params/requestState", "reason": err.Error()}})
+	}
+	result, err := s.call(peer.With(ctx, p), msg, spec)
+	if needed := p.pending(); len(needed) > 0 {
+		return s.inputRequired(spec, msg.ID, p, needed)
+	}
+	if err != nil {
+		return jsonrpc.EncodeError(msg.ID, s.wireError(msg.Method, err))
+	}
+	if result == nil {
+		return s.encodeResult(spec, m, msg.ID, nil)
+	}
+	return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, spec.Project(result)))
+}
+
+// checkHeaders compares the Streamable HTTP headers of 2026-07-28 with the
+// body: a missing or different value is a -32020 header mismatch.
+func checkHeaders(h *RequestHeaders, msg *jsonrpc.Message, version string, params map[string]any) *wire.Error {
+	mismatch := func(header, got, want string) *wire.Error {
+		reason := fmt.Sprintf("%s header is %q, the body says %q", header, got, want)
+		if got == "" {
+			reason = fmt.Sprintf("%s header is missing; the body says %q", header, want)
+		}
+		return &wire.Error{Code: wire.CodeHeaderMismatch, Message: "Header mismatch: " + reason, Data: map[string]any{"header": header, "reason": reason}}
+	}
+	if h.ProtocolVersion != version {
+		return mismatch("MCP-Protocol-Version", h.ProtocolVersion, version)
+	}
+	if h.Method != msg.Method {
+		return mismatch("Mcp-Method", h.Method, msg.Method)
+	}
+	var name string
+	switch msg.Method {
+	case mcp.MethodCallTool, mcp.MethodGetPrompt:
+		name, _ = params["name"].(string)
+	case mcp.MethodReadResource:
+		name, _ = params["uri"].(string)
+	default:
+		return nil
+	}
+	if h.Name != name {
+		return mismatch("Mcp-Name", h.Name, name)
+	}
+	return nil
+}
+
+// complete fills the members every result of the revision requires and the
+// handler left out, and the versions of server/discover.
+func (s *Server) complete(spec *wire.Spec, m wire.Method, tree any) any {
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return tree
+	}
+	for _, d := range resultDefaults {
+		if _, has := obj[d.prop]; !has && spec.Requires(m.Result, d.prop) {
+			obj[d.prop] = d.value
+		}
+	}
+	if m.Name == mcp.MethodDiscover {
+		if v, _ := obj["supportedVersions"].([]any); len(v) == 0 {
+			obj["supportedVersions"] = wire.AnyArray(s.allRevisions())
+		}
+	}
+	return obj
+}
+
+// encodeTree validates a projected result in strict mode and encodes it.
+func (s *Server) encodeTree(spec *wire.Spec, m wire.Method, id wire.ID, tree any) []byte {
+	if s.cfg.strict {
+		if err := spec.Validate(m.Result, tree); err != nil {
+			s.log.Error("strict: invalid result", "method", m.Name, "revision", spec.Revision, "err", err)
+			return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"})
+		}
+	}
+	b, err := jsonrpc.EncodeResult(id, tree)
+	if err != nil {
+		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
+	return b
+}
+
+// inputRequired answers with the inputs the method is waiting for, and the
+// answers so far in an integrity-protected requestState.
+func (s *Server) inputRequired(spec *wire.Spec, id wire.ID, p *statelessPeer, needed map[string]peer.Input) []byte {
+	reqs := make(map[string]any, len(needed))
+	for k, in := range needed {
+		r := map[string]any{"method": in.Method}
+		if in.Params != nil {
+			r["params"] = spec.Project(in.Params)
+		} else {
+			r["params"] = map[string]any{}
+		}
+		reqs[k] = r
+	}
+	state, err := s.sealState(p.method, p.answers)
+	if err != nil {
+		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
+	tree := map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": state}
+	if s.cfg.strict {
+		if err := spec.Validate("InputRequiredResult", tree); err != nil {
+			s.log.Error("strict: invalid input-required result", "method", p.method, "err", err)
+			return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"})
+		}
+	}
+	b, err := jsonrpc.EncodeResult(id, tree)
+	if err != nil {
+		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
+	return b
+}
+
+// requestState is what the server hands the client to give back on retry:
+// the answers so far, bound to the method, signed so that a client cannot
+// forge or alter them.
+type requestState struct {
+	Method  string         `json:"m"`
+	Answers map[string]any `json:"a,omitempty"`
+}
+
+func (s *Server) stateKey() []byte {
+	s.keyOnce.Do(func() {
+		if len(s.cfg.stateKey) > 0 {
+			s.key = s.cfg.stateKey
+			return
+		}
+		s.key = make([]byte, 32)
+		if _, err := rand.Read(s.key); err != nil {
+			panic(fmt.Sprintf("crypto/rand: %v", err))
+		}
+	})
+	return s.key
+}
+
+func (s *Server) sealState(method string, answers map[string]any) (string, error) {
+	body, err := json.Marshal(requestState{Method: method, Answers: answers})
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, s.stateKey())
+	mac.Write(body)
+	return base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+var errBadState = errors.New("requestState failed its integrity check")
+
+func (s *Server) openState(method, state string) (map[string]any, error) {
+	body64, sig64, ok := strings.Cut(state, ".")
+	if !ok {
+		return nil, errBadState
+	}
+	body, err1 := base64.RawURLEncoding.DecodeString(body64)
+	sig, err2 := base64.RawURLEncoding.DecodeString(sig64)
+	if err1 != nil || err2 != nil {
+		return nil, errBadState
+	}
+	mac := hmac.New(sha256.New, s.stateKey())
+	mac.Write(body)
+	if !hmac.Equal(sig, mac.Sum(nil)) {
+		return nil, errBadState
+	}
+	var st requestState
+	if err := json.Unmarshal(body, &st); err != nil || st.Method != method {
+		return nil, errBadState
+	}
+	return st.Answers, nil
+}
+
+// statelessPeer is the peer.Peer of a stateless request: notifications go
+// to the request's own stream; input comes from the retried request.
+type statelessPeer struct {
+	srv    *Server
+	spec   *wire.Spec
+	out    Outbox
+	method string
+	token  wire.ID
+	level  mcp.LoggingLevel
+	caps   *mcp.ClientCapabilities
+
+	mu      sync.Mutex
+	answers map[string]any // results the client gave, by key
+	needed  map[string]peer.Input
+	calls   int
+}
+
+// restore collects the answers of earlier rounds (requestState) and of this
+// one (inputResponses).
+func (p *statelessPeer) restore(params map[string]any) error {
+	p.answers = map[string]any{}
+	if st, ok := params["requestState"].(string); ok && st != "" {
+		prev, err := p.srv.openState(p.method, st)
+		if err != nil {
+			return err
+		}
+		for k, v := range prev {
+			p.answers[k] = v
+		}
+	}
+	if resp, ok := params["inputResponses"].(map[string]any); ok {
+		for k, v := range resp {
+			p.answers[k] = v
+		}
+	}
+	return nil
+}
+
+func (p *statelessPeer) pending() map[string]peer.Input {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.needed
+}
+
+func (p *statelessPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (map[string]wire.Encoder, error) {
+	if !inputMethods[p.method] {
+		return nil, fmt.Errorf("%w: %s cannot ask the client for input in a stateless request", peer.ErrNoPeer, p.method)
+	}
+	out := make(map[string]wire.Encoder, len(inputs))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keys := make([]string, 0, len(inputs))
+	for k := range inputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	missing := false
+	for _, k := range keys {
+		in := inputs[k]
+		if a, ok := p.answers[k]; ok {
+			r, err := mcp.DecodeResult(in.Method, a, p.spec.Index)
+			if err == nil {
+				out[k] = r
+				continue
+			}
+		}
+		if p.needed == nil {
+			p.needed = map[string]peer.Input{}
+		}
+		p.needed[k] = in
+		missing = true
+	}
+	if missing {
+		return out, peer.ErrInputRequired
+	}
+	return out, nil
+}
+
+func (p *statelessPeer) Call(ctx context.Context, method string, params wire.Encoder) (wire.Encoder, error) {
+	p.mu.Lock()
+	p.calls++
+	key := fmt.Sprintf("%s#%d", method, p.calls)
+	p.mu.Unlock()
+	r, err := p.Ask(ctx, map[string]peer.Input{key: {Method: method, Params: params}})
+	if err != nil {
+		return nil, err
+	}
+	return r[key], nil
+}
+
+func (p *statelessPeer) Notify(ctx context.Context, method string, params wire.Encoder) error {
+	msg, err := p.srv.encodeOutgoing(p.spec, wire.ID{}, method, params)
+	if err != nil {
+		return err
+	}
+	if p.out == nil {
+		return ErrNoStream
+	}
+	p.srv.tapStateless(ServerToClient, msg)
+	return p.out.Send(msg)
+}
+
+func (p *statelessPeer) ProgressToken() wire.ID                      { return p.token }
+func (p *statelessPeer) LogLevel() mcp.LoggingLevel                  { return p.level }
+func (p *statelessPeer) ClientCapabilities() *mcp.ClientCapabilities { return p.caps }
+func (p *statelessPeer) SessionID() string                           { return "" }

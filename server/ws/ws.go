@@ -1,0 +1,459 @@
+package ws
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Subprotocol is the WebSocket subprotocol a client must offer.
+const Subprotocol = "mcp"
+
+// Close codes the server sends, besides those of the WebSocket library
+// (1002 protocol errors; 1009 is sent by the library when the read limit is
+// hit).
+const (
+	CloseSessionEnded    = websocket.StatusNormalClosure   // 1000
+	CloseShutdown        = websocket.StatusGoingAway       // 1001
+	CloseBinaryFrame     = websocket.StatusUnsupportedData // 1003
+	CloseInvalidUTF8     = websocket.StatusInvalidFramePayloadData
+	CloseMessageTooBig   = websocket.StatusMessageTooBig // 1009
+	CloseKeepAliveFailed = websocket.StatusInternalError // 1011
+)
+
+// DefaultOriginPatterns are the origins accepted by default besides the
+// request's own host: loopback ones, any port. Patterns follow path.Match,
+// matched against the origin's host[:port].
+var DefaultOriginPatterns = []string{
+	"localhost", "localhost:*",
+	"127.0.0.1", "127.0.0.1:*",
+	`\[::1\]`, `\[::1\]:*`,
+}
+
+// Option configures the handler.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	readLimit    int64
+	keepAlive    time.Duration
+	pingTimeout  time.Duration
+	writeTimeout time.Duration
+	closeTimeout time.Duration
+	origins      []string
+}
+
+// WithReadLimit bounds one incoming message (default 4 MiB); a larger one
+// closes the socket with 1009.
+func WithReadLimit(n int64) Option { return optionFunc(func(c *config) { c.readLimit = n }) }
+
+// WithKeepAlive sets how often the server pings (default 25s; 0: never) and
+// how long it waits for the pong (default 15s) before it closes with 1011.
+func WithKeepAlive(every, timeout time.Duration) Option {
+	return optionFunc(func(c *config) { c.keepAlive, c.pingTimeout = every, timeout })
+}
+
+// WithWriteTimeout bounds the sending of one message (default 10s): a client
+// that does not read is dropped.
+func WithWriteTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.writeTimeout = d })
+}
+
+// WithCloseTimeout bounds the closing handshake (default 2s): a peer that
+// does not answer the close frame in time has its TCP connection closed.
+func WithCloseTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.closeTimeout = d })
+}
+
+// WithOriginPatterns replaces DefaultOriginPatterns: the browser origins
+// (host[:port] patterns of path.Match, or scheme://host[:port] when the
+// pattern has "://") allowed besides the request's own host. Requests
+// without Origin (non-browser clients) are always allowed; "*" allows every
+// origin and exposes the server to any web page the user opens.
+func WithOriginPatterns(patterns ...string) Option {
+	return optionFunc(func(c *config) { c.origins = append([]string(nil), patterns...) })
+}
+
+// Handler serves MCP over WebSocket; mount it at /mcp/ws.
+type Handler struct {
+	srv *server.Server
+	cfg config
+
+	mu      sync.Mutex
+	closing bool
+	conns   sync.WaitGroup
+
+	shutdown  chan struct{} // drain: close each socket once its calls are done
+	force     chan struct{} // close now
+	shutOnce  sync.Once
+	forceOnce sync.Once
+}
+
+// New returns the handler.
+func New(srv *server.Server, opts ...Option) *Handler {
+	cfg := config{
+		readLimit:    4 << 20,
+		keepAlive:    25 * time.Second,
+		pingTimeout:  15 * time.Second,
+		writeTimeout: 10 * time.Second,
+		closeTimeout: 2 * time.Second,
+		origins:      DefaultOriginPatterns,
+	}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	return &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{}), force: make(chan struct{})}
+}
+
+// Shutdown drains the sockets: new upgrades get 503, and each socket is
+// closed with 1001 once its session has no call in flight (messages are
+// still read meanwhile: the calls may wait for the client's answers). When
+// ctx ends first, the remaining sockets are closed with 1001 at once and
+// their calls cancelled. It returns when every socket is closed (ctx.Err()
+// when it had to force them). Call it before server.Close: http.Server's
+// Shutdown does not wait for hijacked connections.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	h.shutOnce.Do(func() { close(h.shutdown) })
+	done := make(chan struct{})
+	go func() {
+		h.conns.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	h.forceOnce.Do(func() { close(h.force) })
+	select {
+	case <-done:
+	case <-time.After(2 * h.cfg.closeTimeout): // a handler that ignores cancellation
+	}
+	return ctx.Err()
+}
+
+// httpError answers with a status and a JSON-RPC error body without id.
+func httpError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: code, Message: msg}))
+}
+
+// ServeHTTP upgrades the request and serves one session on the socket until
+// it closes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: open the WebSocket with a GET upgrade request")
+		return
+	}
+	if !hasToken(r.Header, "Connection", "upgrade") || !hasToken(r.Header, "Upgrade", "websocket") {
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", "websocket")
+		httpError(w, http.StatusUpgradeRequired, wire.CodeInvalidRequest, "Upgrade Required: this endpoint speaks WebSocket (subprotocol mcp)")
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !originAllowed(r.Host, o, h.cfg.origins) {
+		guard.Forbid(w, "Origin "+o+" is not allowed")
+		return
+	}
+	if !hasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol) {
+		httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, `Bad Request: the WebSocket subprotocol "mcp" is required (Sec-WebSocket-Protocol: mcp)`)
+		return
+	}
+	h.mu.Lock()
+	if h.closing {
+		h.mu.Unlock()
+		w.Header().Set("Retry-After", "5")
+		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the server is shutting down")
+		return
+	}
+	h.conns.Add(1)
+	h.mu.Unlock()
+	defer h.conns.Done()
+
+	c := &conn{h: h, log: h.srv.Logger()}
+	sess, err := h.srv.NewSession("", c)
+	if err != nil {
+		w.Header().Set("Retry-After", "5")
+		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+		return
+	}
+	hj := &hijackRecorder{ResponseWriter: w}
+	wsc, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
+		Subprotocols:   []string{Subprotocol},
+		OriginPatterns: h.cfg.origins,
+	})
+	if err != nil { // Accept has answered
+		sess.Close()
+		h.srv.Logger().Debug("ws: upgrade failed", "err", err)
+		return
+	}
+	if wsc.Subprotocol() != Subprotocol { // cannot happen: checked above
+		sess.Close()
+		_ = wsc.Close(websocket.StatusProtocolError, `subprotocol "mcp" required`)
+		return
+	}
+	wsc.SetReadLimit(h.cfg.readLimit)
+	c.ws, c.netConn, c.sess = wsc, hj.conn, sess
+	// Calls keep the request's values (e.g. what authentication put there),
+	// not its lifetime: after the hijack the socket is what ends them.
+	c.run(context.WithoutCancel(r.Context()))
+}
+
+// hasToken reports whether a comma-separated header lists token.
+func hasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// originAllowed applies the rule of the WebSocket library's Accept (which
+// checks again): the request's own host, or a pattern.
+func originAllowed(host, origin string, patterns []string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(host, u.Host) {
+		return true
+	}
+	for _, p := range patterns {
+		target := u.Host
+		if strings.Contains(p, "://") {
+			target = u.Scheme + "://" + u.Host
+		}
+		if ok, err := path.Match(strings.ToLower(p), strings.ToLower(target)); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hijackRecorder keeps the connection the WebSocket library hijacks, so
+// that a peer that never completes the closing handshake can be cut off.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	h.conn = c
+	return c, rw, err
+}
+
+func (h *hijackRecorder) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+// conn is one socket and its session; it is the session's server.Outbox.
+type conn struct {
+	h       *Handler
+	log     *slog.Logger
+	ws      *websocket.Conn
+	netConn net.Conn
+	sess    *server.Session
+	calls   calls
+
+	closeOnce sync.Once
+}
+
+// Send writes one message as a text frame. The library serializes
+// concurrent writers; a frame is never interleaved with another.
+func (c *conn) Send(msg []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.h.cfg.writeTimeout)
+	defer cancel()
+	return c.ws.Write(ctx, websocket.MessageText, msg)
+}
+
+// run reads frames until the socket closes. Requests are served
+// concurrently; initialize, notifications, responses and bodies that do
+// not parse are served in order, before the next frame is read.
+func (c *conn) run(ctx context.Context) {
+	srv := c.h.srv
+	stop := make(chan struct{})
+	go c.watch(stop)
+	if c.h.cfg.keepAlive > 0 {
+		go c.keepAlive(stop)
+	}
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		c.closeWith(0, "") // frees the socket if nothing closed it
+		c.sess.Close()     // cancels the calls in flight
+		wg.Wait()
+	}()
+	for {
+		typ, data, err := c.ws.Read(context.Background())
+		if err != nil {
+			if errors.Is(err, websocket.ErrMessageTooBig) {
+				// The library has sent 1009; this completes the handshake.
+				c.closeWith(CloseMessageTooBig, "message too big")
+			}
+			c.log.Debug("ws: read ended", "session", c.sess.ID(), "err", err)
+			return
+		}
+		if typ != websocket.MessageText {
+			c.closeWith(CloseBinaryFrame, "binary frames are not supported: send JSON-RPC as text frames")
+			return
+		}
+		if !utf8.Valid(data) {
+			c.closeWith(CloseInvalidUTF8, "text frame is not valid UTF-8")
+			return
+		}
+		in := srv.Parse(data)
+		if in.Err() != nil || !in.HasRequests() || in.IsInitialize() {
+			if reply := c.sess.Serve(ctx, in, c); reply != nil {
+				c.send(reply)
+			}
+			continue
+		}
+		c.calls.add()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.calls.done()
+			if reply := c.sess.Serve(ctx, in, c); reply != nil {
+				c.send(reply)
+			}
+		}()
+	}
+}
+
+func (c *conn) send(msg []byte) {
+	if err := c.Send(msg); err != nil {
+		c.log.Debug("ws: answer not delivered", "session", c.sess.ID(), "err", err)
+	}
+}
+
+// watch closes the socket when the session ends (1000) or the server shuts
+// down (1001, once the calls in flight are done).
+func (c *conn) watch(stop <-chan struct{}) {
+	select {
+	case <-stop:
+		return
+	case <-c.sess.Done():
+		c.closeWith(CloseSessionEnded, "session ended")
+	case <-c.h.shutdown:
+		select {
+		case <-stop:
+			return
+		case <-c.calls.idle():
+		case <-c.h.force:
+		case <-c.sess.Done():
+		}
+		c.closeWith(CloseShutdown, "server shutting down")
+	}
+}
+
+// keepAlive pings; a peer that does not answer in time is closed with 1011.
+func (c *conn) keepAlive(stop <-chan struct{}) {
+	t := time.NewTicker(c.h.cfg.keepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.h.cfg.pingTimeout)
+		err := c.ws.Ping(ctx)
+		cancel()
+		if err == nil {
+			continue
+		}
+		select {
+		case <-stop:
+		default:
+			if !errors.Is(err, net.ErrClosed) {
+				c.closeWith(CloseKeepAliveFailed, "keepalive ping timeout")
+			}
+		}
+		return
+	}
+}
+
+// closeWith closes the socket once: with a close frame and the handshake
+// (bounded by the close timeout), or, for code 0, without one.
+func (c *conn) closeWith(code websocket.StatusCode, reason string) {
+	c.closeOnce.Do(func() {
+		if code == 0 {
+			_ = c.ws.CloseNow()
+			return
+		}
+		cut := time.AfterFunc(c.h.cfg.closeTimeout, func() {
+			if c.netConn != nil {
+				_ = c.netConn.Close()
+			}
+		})
+		defer cut.Stop()
+		if err := c.ws.Close(code, reason); err != nil {
+			c.log.Debug("ws: close", "session", c.sess.ID(), "code", int(code), "err", err)
+		}
+	})
+}
+
+// calls counts a session's requests in flight, so that a drain can wait for
+// them.
+type calls struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0; nil while nobody waits
+}
+
+func (c *calls) add() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *calls) done() {
+	c.mu.Lock()
+	c.n--
+	if c.n == 0 && c.zero != nil {
+		close(c.zero)
+		c.zero = nil
+	}
+	c.mu.Unlock()
+}
+
+// idle returns a channel closed once no call is in flight (now or later).
+func (c *calls) idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if c.zero == nil {
+		c.zero = make(chan struct{})
+	}
+	return c.zero
+}
