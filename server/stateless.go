@@ -121,23 +121,41 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	params, _ := msg.Params.(map[string]any)
 	meta, _ := params["_meta"].(map[string]any)
 	version, _ := meta[metaProtocolVersion].(string)
+	headerVersion := ""
+	if headers != nil {
+		headerVersion = headers.ProtocolVersion
+	}
+	notFound := func(rev string) []byte {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, rev)})
+	}
+	// A method the revision lacks (initialize, ping, ...) is -32601, whatever
+	// else is wrong with the request.
+	probe := version
+	if probe == "" {
+		probe = headerVersion
+	}
+	if sp := s.StatelessSpec(probe); sp != nil {
+		if m, ok := sp.Method(msg.Method); !ok || !m.ClientToServer {
+			return notFound(sp.Revision)
+		}
+	}
 	if version == "" {
 		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: _meta must carry " + metaProtocolVersion,
 			Data: map[string]any{"field": "/params/_meta/" + strings.ReplaceAll(metaProtocolVersion, "/", "~1"), "reason": "missing protocol version"}})
-	}
-	spec := s.StatelessSpec(version)
-	if spec == nil {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + strconv.Quote(version),
-			Data: map[string]any{"supported": s.StatelessRevisions(), "requested": version}})
 	}
 	if headers != nil {
 		if e := checkHeaders(headers, msg, version, params); e != nil {
 			return jsonrpc.EncodeError(msg.ID, e)
 		}
 	}
+	spec := s.StatelessSpec(version)
+	if spec == nil {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + strconv.Quote(version),
+			Data: map[string]any{"supported": s.StatelessRevisions(), "requested": version}})
+	}
 	m, ok := spec.Method(msg.Method)
 	if !ok || !m.ClientToServer {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, spec.Revision)})
+		return notFound(spec.Revision)
 	}
 	if s.cfg.validate {
 		if err := spec.Validate(m.Request, msg.Tree); err != nil {

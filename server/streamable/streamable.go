@@ -184,12 +184,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	// notifications/cancelled for that): calls go on without the request's
 	// context, until they end or the session does.
 	ctx := context.WithoutCancel(r.Context())
-	if in.IsInitialize() {
-		h.initialize(w, ctx, in)
+	if r.Header.Get("Mcp-Session-Id") == "" && (h.srv.StatelessSpec(r.Header.Get("MCP-Protocol-Version")) != nil ||
+		!in.IsInitialize() && in.MetaVersion() != "") {
+		h.stateless(w, r, in)
 		return
 	}
-	if r.Header.Get("Mcp-Session-Id") == "" && (h.srv.StatelessSpec(r.Header.Get("MCP-Protocol-Version")) != nil || in.MetaVersion() != "") {
-		h.stateless(w, r, in)
+	if in.IsInitialize() {
+		h.initialize(w, ctx, in)
 		return
 	}
 	if !h.checkVersion(w, r) {
