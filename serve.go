@@ -203,6 +203,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	}
 	log.Info("shutting down: draining calls in flight", "timeout", c.drain)
 	mcpHandler.Shutdown()
+	srv.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), c.drain)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {

@@ -33,11 +33,15 @@ type Server struct {
 	keyOnce sync.Once
 	key     []byte // signs requestState
 
-	mu       sync.Mutex
-	sessions map[string]*Session
-	closed   bool
-	stop     chan struct{}
-	wg       sync.WaitGroup
+	mu        sync.Mutex
+	sessions  map[string]*Session
+	listeners map[*listener]bool
+	closed    bool
+	stop      chan struct{}
+	wg        sync.WaitGroup
+
+	drainOnce sync.Once
+	draining  chan struct{}
 }
 
 // ErrTooManySessions is returned by NewSession at the session cap.
@@ -52,7 +56,7 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, stop: make(chan struct{})}
+	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, stop: make(chan struct{}), draining: make(chan struct{})}
 	for _, sp := range generated.Specs {
 		if _, ok := sp.Method(mcp.MethodInitialize); ok {
 			s.sessionSpecs = append(s.sessionSpecs, sp)
@@ -148,14 +152,21 @@ func (s *Server) remove(id string) {
 }
 
 // Broadcast sends a notification to every initialized session, on the
-// stream for messages not related to a request.
+// stream for messages not related to a request, and to every
+// subscriptions/listen stream whose filter asks for it.
 func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encoder) {
+	s.notifyListeners(method, params)
 	for _, sess := range s.Sessions() {
 		if err := sess.Notify(ctx, method, params); err != nil && !errors.Is(err, ErrNoStream) {
 			s.log.Debug("broadcast", "session", sess.ID(), "method", method, "err", err)
 		}
 	}
 }
+
+// Drain ends the long-lived streams the server holds open by itself
+// (subscriptions/listen), so that an HTTP server can shut down gracefully:
+// calls in flight go on.
+func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
 
 // Close ends every session (their streams close, calls in flight are
 // cancelled) and refuses new ones.

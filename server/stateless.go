@@ -162,6 +162,9 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 			return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
 		}
 	}
+	if msg.Method == mcp.MethodSubscriptionsListen {
+		return s.listen(ctx, spec, m, msg, related)
+	}
 	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params)}
 	if level, ok := meta[metaLogLevel].(string); ok {
 		p.level = mcp.LoggingLevel(level)

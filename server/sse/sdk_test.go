@@ -79,9 +79,12 @@ func connectSDK(t *testing.T, url, rev string, rec *recorder) *mcp.ClientSession
 		LoggingMessageHandler:       rec.log,
 		ProgressNotificationHandler: rec.progress,
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
+	// The GET stream lives in Connect's context: it must outlast Connect.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	timer := time.AfterFunc(callTimeout, cancel) // bounds the connection only
 	cs, err := client.Connect(ctx, &mcp.SSEClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+	timer.Stop()
 	if err != nil {
 		t.Fatalf("connect over HTTP+SSE proposing %s: %v", rev, err)
 	}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+
+// listener is one open subscriptions/listen stream (2026-07-28): the
+// notifications its filter asks for go to it, tagged with its id.
+type listener struct {
+	id     wire.ID
+	spec   *wire.Spec
+	out    Outbox
+	filter mcp.SubscriptionFilter
+}
+
+// wants reports whether the filter asks for a notification.
+func (l *listener) wants(method string, params any) bool {
+	f := l.filter
+	is := func(b *bool) bool { return b != nil && *b }
+	switch method {
+	case mcp.MethodToolListChanged:
+		return is(f.ToolsListChanged)
+	case mcp.MethodPromptListChanged:
+		return is(f.PromptsListChanged)
+	case mcp.MethodResourceListChanged:
+		return is(f.ResourcesListChanged)
+	case mcp.MethodResourceUpdated:
+		uri, _ := params.(map[string]any)["uri"].(string)
+		for _, u := range f.ResourceSubscriptions {
+			if u == uri {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// send writes a notification on the stream, tagged with the subscription.
+func (l *listener) send(s *Server, method string, params wire.Encoder) error {
+	tree := map[string]any{}
+	if params != nil {
+		if t, ok := l.spec.Project(params).(map[string]any); ok {
+			tree = t
+		}
+	}
+	meta, _ := tree["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[metaSubscriptionID] = l.id.Value()
+	tree["_meta"] = meta
+	msg, err := s.encodeTree2(l.spec, method, tree)
+	if err != nil {
+		return err
+	}
+	s.tapStateless(ServerToClient, msg)
+	return l.out.Send(msg)
+}
+
+// encodeTree2 encodes a notification whose params are already a tree,
+// validated in strict mode.
+func (s *Server) encodeTree2(spec *wire.Spec, method string, params map[string]any) ([]byte, error) {
+	tree := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
+	if s.cfg.strict {
+		if m, ok := spec.Method(method); ok {
+			if err := spec.Validate(m.Request, tree); err != nil {
+				s.log.Error("strict: invalid notification", "method", method, "err", err)
+				return nil, err
+			}
+		}
+	}
+	return wire.Marshal(tree)
+}
+
+// listen serves subscriptions/listen: it acknowledges the filter, then
+// forwards matching notifications until the client closes the stream or the
+// server shuts down, and then ends the subscription with its result.
+func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, related Outbox) []byte {
+	if related == nil {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: subscriptions/listen needs a streamed response (SSE, stdio or WebSocket)"})
+	}
+	params := new(mcp.SubscriptionsListenRequestParams)
+	if err := params.DecodeValue(msg.Params, spec.Index); err != nil {
+		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(wire.At(err, "params")))
+	}
+	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications}
+	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{Notifications: params.Notifications}
+	if err := l.send(s, mcp.MethodSubscriptionsAcknowledged, ack); err != nil {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
+	s.mu.Lock()
+	if s.listeners == nil {
+		s.listeners = map[*listener]bool{}
+	}
+	s.listeners[l] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	select {
+	case <-ctx.Done():
+		return nil // the client closed the stream: nothing to answer
+	case <-s.stop:
+	case <-s.draining:
+	}
+	res := map[string]any{"resultType": "complete", "_meta": map[string]any{metaSubscriptionID: msg.ID.Value()}}
+	return s.encodeTree(spec, m, msg.ID, res)
+}
+
+// notifyListeners forwards a notification to the listen streams that ask
+// for it.
+func (s *Server) notifyListeners(method string, params wire.Encoder) {
+	var tree any
+	s.mu.Lock()
+	ls := make([]*listener, 0, len(s.listeners))
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		if tree == nil && params != nil {
+			tree = params.EncodeValue(wire.AllRevisions)
+		}
+		if l.wants(method, tree) {
+			if err := l.send(s, method, params); err != nil {
+				s.log.Debug("listen stream", "err", err)
+			}
+		}
+	}
+}
