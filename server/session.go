@@ -300,7 +300,7 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	spec := sess.spec
 	sess.mu.Unlock()
 	if spec == nil {
-		if v := metaVersionOf(msg); v != "" && srv.StatelessSpec(v) != nil {
+		if metaVersionOf(msg) != "" {
 			// A request of a stateless revision needs no initialize: it
 			// carries its version and capabilities itself.
 			return srv.statelessRequest(ctx, msg, related, nil)

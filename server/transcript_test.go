@@ -66,7 +66,8 @@ func TestTranscripts(t *testing.T) {
 					want = lines(f.Data)
 				}
 			}
-			srv := server.New(conformance.New(conformance.WithStepDelay(0), conformance.WithPageSize(2)), server.WithStrict(true))
+			srv := server.New(conformance.New(conformance.WithStepDelay(0), conformance.WithPageSize(2)), server.WithStrict(true),
+				server.WithStateKey([]byte("transcript-state-key-0123456789ab")))
 			defer srv.Close()
 			out := &recorder{}
 			sess, err := srv.NewSession("transcript", out)

@@ -232,3 +232,46 @@ func TestGetStream(t *testing.T) {
 	}
 	t.Fatal("list_changed never arrived on the GET stream")
 }
+
+// TestStateless2026 checks the HTTP side of revision 2026-07-28: no session,
+// headers that must agree with the body, and errors with their statuses.
+func TestStateless2026(t *testing.T) {
+	e := newEnv(t, nil, streamable.WithResponseMode(streamable.JSON))
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_simple_text",` + meta + `}}`
+	good := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "test_simple_text"}
+	with := func(k, v string) map[string]string {
+		h := map[string]string{}
+		for a, b := range good {
+			h[a] = b
+		}
+		h[k] = v
+		return h
+	}
+	tests := []struct {
+		name     string
+		body     string
+		headers  map[string]string
+		status   int
+		contains string
+	}{
+		{"valid call", call, good, 200, `"resultType":"complete"`},
+		{"header values trimmed", call, with("Mcp-Name", "  test_simple_text "), 200, `"resultType":"complete"`},
+		{"missing Mcp-Name", call, with("Mcp-Name", ""), 400, `"code":-32020`},
+		{"wrong Mcp-Method", call, with("Mcp-Method", "tools/list"), 400, `"code":-32020`},
+		{"method case differs", call, with("Mcp-Method", "Tools/Call"), 400, `"code":-32020`},
+		{"version header differs from _meta", call, with("MCP-Protocol-Version", "2025-11-25"), 400, `"code":-32020`},
+		{"unsupported version", strings.Replace(call, `"2026-07-28"`, `"2099-01-01"`, 1), with("MCP-Protocol-Version", "2099-01-01"), 400, `"code":-32022`},
+		{"no _meta", `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{}}`, with("Mcp-Method", "tools/list"), 400, `"code":-32602`},
+		{"removed method", `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}`, with("Mcp-Method", "initialize"), 404, `"code":-32601`},
+		{"error keeps the id", `{"jsonrpc":"2.0","id":"abc","method":"ping","params":{` + meta + `}}`, with("Mcp-Method", "ping"), 404, `"id":"abc"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := e.do(req{body: tt.body, headers: tt.headers})
+			if resp.StatusCode != tt.status || !strings.Contains(body, tt.contains) {
+				t.Errorf("status %d body %q, want %d containing %q", resp.StatusCode, body, tt.status, tt.contains)
+			}
+		})
+	}
+}
