@@ -137,3 +137,11 @@ func (p *callPeer) ClientCapabilities() *mcp.ClientCapabilities {
 }
 
 func (p *callPeer) SessionID() string { return p.sess.id }
+
+// CloseStream ends the response that carries the call before the call ends,
+// where the transport can resume it (Streamable HTTP with Last-Event-ID).
+func (p *callPeer) CloseStream() {
+	if c, ok := p.out.(interface{ CloseStream() }); ok {
+		c.CloseStream()
+	}
+}

@@ -47,6 +47,7 @@ type config struct {
 	maxBody   int64
 	keepAlive time.Duration
 	retry     time.Duration
+	store     EventStore
 }
 
 // WithResponseMode chooses SSE (default) or JSON answers.
@@ -54,6 +55,13 @@ func WithResponseMode(m ResponseMode) Option { return optionFunc(func(c *config)
 
 // WithMaxBody bounds a POST body (default 4 MiB); a larger one gets 413.
 func WithMaxBody(n int64) Option { return optionFunc(func(c *config) { c.maxBody = n }) }
+
+// WithEventStore sets where stream events are kept for resumption (default:
+// in memory, 1024 events and 5 minutes per session).
+func WithEventStore(es EventStore) Option { return optionFunc(func(c *config) { c.store = es }) }
+
+// WithRetry sets the reconnection delay announced to clients (default 2s).
+func WithRetry(d time.Duration) Option { return optionFunc(func(c *config) { c.retry = d }) }
 
 // WithKeepAlive sets the interval of comments on idle GET streams (default 25s).
 func WithKeepAlive(d time.Duration) Option { return optionFunc(func(c *config) { c.keepAlive = d }) }
@@ -68,6 +76,7 @@ type Handler struct {
 	srv      *server.Server
 	cfg      config
 	streams  atomic.Int64
+	live     sync.Map // stream name -> *eventStream, while events may still come
 	shutdown chan struct{}
 	once     sync.Once
 }
@@ -77,6 +86,9 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	cfg := config{mode: SSE, maxBody: 4 << 20, keepAlive: 25 * time.Second, retry: 2 * time.Second}
 	for _, o := range opts {
 		o.apply(&cfg)
+	}
+	if cfg.store == nil {
+		cfg.store = NewMemoryEventStore(1024, 5*time.Minute)
 	}
 	return &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{})}
 }
@@ -209,19 +221,37 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, sess.Serve(ctx, in, nil))
 		return
 	}
-	stream := newSSEStream(w, h.streamID())
-	// When the client closes the stream, later messages about the call go
-	// to the session's GET stream instead of into the void.
-	stop := context.AfterFunc(r.Context(), stream.close)
-	defer stop()
-	stream.start()
-	if sess.Revision() >= primingSince {
-		_ = stream.prime(int(h.cfg.retry / time.Millisecond))
+	h.serveCall(w, r, ctx, sess, in)
+}
+
+// serveCall answers a POST of requests on a resumable event stream. The
+// call runs on by itself: when the client drops the response, or the
+// method ends it early (CloseStream), its events wait in the event store
+// for a GET with Last-Event-ID.
+func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.Context, sess *server.Session, in *server.Incoming) {
+	es := h.newEventStream(sess.ID())
+	sw := newSSEWriter(w)
+	sw.start()
+	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Revision() >= primingSince)
+	done := make(chan []byte, 1)
+	go func() { done <- sess.Serve(ctx, in, es) }()
+	finish := func(reply []byte) {
+		if reply != nil {
+			_ = es.Send(reply)
+		}
+		es.finish()
 	}
-	if reply := sess.Serve(ctx, in, stream); reply != nil {
-		_ = stream.Send(reply)
+	select {
+	case reply := <-done:
+		finish(reply)
+	case <-es.closeReq:
+		es.detach(sw)
+		go func() { finish(<-done) }()
+	case <-r.Context().Done():
+		es.detach(sw)
+		go func() { finish(<-done) }()
 	}
-	stream.close()
+	sw.close()
 }
 
 // stateless serves a request of a revision without sessions (2026-07-28):
@@ -248,7 +278,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, in *server.I
 	// Errors found before the handler runs are answered as JSON with their
 	// status; a call that runs answers on an event stream, which starts with
 	// the first message the handler sends.
-	stream := newLazySSE(w, h.streamID())
+	stream := newLazySSE(w)
 	stop := context.AfterFunc(r.Context(), stream.close)
 	defer stop()
 	reply := h.srv.ServeStateless(r.Context(), in, stream, headers)
@@ -316,18 +346,33 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	stream := newSSEStream(w, h.streamID())
-	detach, ok := sess.Attach(stream)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		h.resume(w, r, sess, last)
+		return
+	}
+	es := h.newEventStream(sess.ID())
+	detach, ok := sess.Attach(es)
 	if !ok {
+		es.finish()
 		httpError(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 		return
 	}
-	defer detach()
-	defer stream.close()
-	stream.start()
-	if sess.Revision() >= primingSince {
-		_ = stream.prime(int(h.cfg.retry / time.Millisecond))
-	}
+	defer func() {
+		detach()
+		es.finish()
+	}()
+	sw := newSSEWriter(w)
+	sw.start()
+	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Revision() >= primingSince)
+	h.hold(r, sess, es, sw)
+}
+
+// hold keeps a response open while it carries a stream, with keep-alive
+// comments, until the client leaves, the stream or session ends, or the
+// server shuts down.
+func (h *Handler) hold(r *http.Request, sess *server.Session, es *eventStream, sw *sseWriter) {
+	defer sw.close()
+	defer es.detach(sw)
 	tick := time.NewTicker(h.cfg.keepAlive)
 	defer tick.Stop()
 	for {
@@ -338,12 +383,80 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-h.shutdown:
 			return
+		case <-es.finished:
+			return
 		case <-tick.C:
-			if stream.keepAlive() != nil {
+			if sw.keepAlive() != nil {
 				return
 			}
 		}
 	}
+}
+
+// resume replays the events of a stream after Last-Event-ID, then carries
+// what is still to come on this response (2025-11-25: resumption is always
+// a GET, whatever started the stream).
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Session, last string) {
+	sw := newSSEWriter(w)
+	var es *eventStream
+	started := false
+	replay := func(id string, data []byte) error {
+		if !started {
+			sw.start()
+			started = true
+		}
+		if len(data) == 0 {
+			return nil // a priming event
+		}
+		return sw.event(id, data)
+	}
+	name, ok := streamOf(last)
+	if ok {
+		if v, live := h.live.Load(name); live {
+			es = v.(*eventStream)
+		}
+	}
+	var err error
+	if es != nil {
+		es.mu.Lock() // no event may slip in between the replay and the attach
+		_, err = h.cfg.store.Replay(sess.ID(), last, replay)
+		if err == nil && !es.done {
+			if es.w != nil {
+				es.w.close() // the stream moves to this response
+			}
+			es.w = sw
+		}
+		es.mu.Unlock()
+	} else {
+		_, err = h.cfg.store.Replay(sess.ID(), last, replay)
+	}
+	switch {
+	case errors.Is(err, ErrEventsGone):
+		httpError(w, http.StatusGone, wire.CodeInvalidRequest, "Gone: the events after Last-Event-ID "+strconv.Quote(last)+" are no longer kept; the stream cannot be resumed")
+		return
+	case errors.Is(err, ErrUnknownEvent):
+		httpError(w, http.StatusNotFound, wire.CodeInvalidRequest, "Not Found: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session")
+		return
+	case err != nil:
+		return
+	}
+	if !started {
+		sw.start()
+	}
+	if es == nil || !es.attached() {
+		sw.close()
+		return // the stream had ended: everything is replayed
+	}
+	h.hold(r, sess, es, sw)
+}
+
+// streamOf is the stream name of an event id "<stream>-<seq>".
+func streamOf(id string) (string, bool) {
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 {
+		return "", false
+	}
+	return id[:i], true
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
@@ -353,10 +466,6 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.Close()
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func (h *Handler) streamID() string {
-	return strconv.FormatInt(h.streams.Add(1), 36)
 }
 
 func writeJSON(w http.ResponseWriter, reply []byte) {

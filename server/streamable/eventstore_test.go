@@ -1,0 +1,54 @@
+package streamable
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestMemoryEventStore(t *testing.T) {
+	now := time.Unix(1000, 0)
+	m := NewMemoryEventStore(4, time.Minute)
+	m.now = func() time.Time { return now }
+	for i := 0; i < 3; i++ {
+		if id, _ := m.Append("s", "a", []byte(fmt.Sprint(i))); id != fmt.Sprintf("a-%d", i) {
+			t.Fatalf("id %q", id)
+		}
+	}
+	var got []string
+	collect := func(id string, data []byte) error { got = append(got, id+"="+string(data)); return nil }
+	if _, err := m.Replay("s", "a-0", collect); err != nil || fmt.Sprint(got) != "[a-1=1 a-2=2]" {
+		t.Fatalf("replay: %v %v", got, err)
+	}
+	got = nil
+	if _, err := m.Replay("s", "a-2", collect); err != nil || len(got) != 0 {
+		t.Fatalf("replay from the last: %v %v", got, err)
+	}
+	for _, bad := range []string{"b-0", "a-9", "nope", "a-x"} {
+		if _, err := m.Replay("s", bad, collect); !errors.Is(err, ErrUnknownEvent) {
+			t.Errorf("Replay(%q) = %v, want ErrUnknownEvent", bad, err)
+		}
+	}
+	// bound by count: 4 events per session; a-0 and a-1 fall out, so a
+	// client that saw only a-0 has lost a-1
+	m.Append("s", "b", []byte("x"))
+	m.Append("s", "b", []byte("y"))
+	m.Append("s", "b", []byte("z"))
+	if _, err := m.Replay("s", "a-0", collect); !errors.Is(err, ErrEventsGone) {
+		t.Errorf("after eviction: %v, want ErrEventsGone", err)
+	}
+	got = nil
+	if _, err := m.Replay("s", "a-1", collect); err != nil || fmt.Sprint(got) != "[a-2=2]" {
+		t.Errorf("from the first kept: %v %v", got, err)
+	}
+	// bound by age
+	now = now.Add(2 * time.Minute)
+	if _, err := m.Replay("s", "b-0", collect); !errors.Is(err, ErrEventsGone) {
+		t.Errorf("after expiry: %v, want ErrEventsGone", err)
+	}
+	m.Forget("s")
+	if _, err := m.Replay("s", "a-2", collect); !errors.Is(err, ErrUnknownEvent) {
+		t.Errorf("after Forget: %v", err)
+	}
+}

@@ -1,0 +1,135 @@
+package streamable_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/streamable"
+)
+
+type sseEvent struct{ id, data string }
+
+// readEvents reads SSE events until n message events (non-empty data) have
+// arrived or the stream ends.
+func readEvents(t *testing.T, sc *bufio.Scanner, n int) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			cur.id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data = strings.TrimPrefix(line, "data: ")
+		case line == "":
+			if cur.data != "" {
+				out = append(out, cur)
+				if len(out) == n {
+					return out
+				}
+			}
+			cur = sseEvent{}
+		}
+	}
+	return out
+}
+
+// TestResumeAfterCut cuts the stream of a call after its first progress
+// notification and resumes it with Last-Event-ID: every event arrives
+// exactly once, the response included.
+func TestResumeAfterCut(t *testing.T) {
+	srv := server.New(conformance.New(conformance.WithStepDelay(150*time.Millisecond)), server.WithStrict(true))
+	h := streamable.New(srv)
+	ts := httptest.NewServer(h)
+	defer func() { h.Shutdown(); ts.Close(); srv.Close() }()
+	e := &env{t: t, url: ts.URL, srv: srv}
+	sid := e.initialize()
+
+	ctx, cut := context.WithCancel(context.Background())
+	hr, _ := http.NewRequestWithContext(ctx, "POST", ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":"p"}}}`))
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, text/event-stream")
+	hr.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := readEvents(t, bufio.NewScanner(resp.Body), 1)
+	cut()
+	resp.Body.Close()
+	if len(first) != 1 || !strings.Contains(first[0].data, `"progress":0`) {
+		t.Fatalf("first event %v", first)
+	}
+
+	get, _ := http.NewRequest("GET", ts.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Last-Event-ID", first[0].id)
+	resp2, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	if resp2.StatusCode != 200 {
+		t.Fatalf("resume: %d", resp2.StatusCode)
+	}
+	rest := readEvents(t, bufio.NewScanner(resp2.Body), 10)
+	all := append(first, rest...)
+	var kinds []string
+	seen := map[string]bool{}
+	for _, ev := range all {
+		if seen[ev.id] {
+			t.Errorf("event %s repeated", ev.id)
+		}
+		seen[ev.id] = true
+		switch {
+		case strings.Contains(ev.data, `"progress":0,`):
+			kinds = append(kinds, "p0")
+		case strings.Contains(ev.data, `"progress":50`):
+			kinds = append(kinds, "p50")
+		case strings.Contains(ev.data, `"progress":100`):
+			kinds = append(kinds, "p100")
+		case strings.Contains(ev.data, `"id":7,"result"`):
+			kinds = append(kinds, "result")
+		default:
+			kinds = append(kinds, ev.data)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "p0 p50 p100 result" {
+		t.Errorf("events after resumption: %s", got)
+	}
+}
+
+// TestResumeErrors: an unknown Last-Event-ID is 404, one whose successors
+// were dropped from the bounded store is 410.
+func TestResumeErrors(t *testing.T) {
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))
+	h := streamable.New(srv, streamable.WithEventStore(streamable.NewMemoryEventStore(3, time.Minute)))
+	ts := httptest.NewServer(h)
+	defer func() { h.Shutdown(); ts.Close(); srv.Close() }()
+	e := &env{t: t, url: ts.URL, srv: srv}
+	sid := e.initialize()
+	// one call: priming, 3 progress events and the response; the store keeps 3
+	resp, body := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":1}}}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	if resp.StatusCode != 200 {
+		t.Fatal(body)
+	}
+	firstID := strings.TrimPrefix(strings.SplitN(body, "\n", 2)[0], "id: ")
+	for _, tt := range []struct {
+		last   string
+		status int
+	}{{firstID, 410}, {"nope-3", 404}, {"garbage", 404}} {
+		r, b := e.do(req{method: "GET", headers: map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid, "Last-Event-ID": tt.last}})
+		if r.StatusCode != tt.status {
+			t.Errorf("Last-Event-ID %q: %d %q, want %d", tt.last, r.StatusCode, b, tt.status)
+		}
+	}
+}
