@@ -71,6 +71,9 @@ type decl struct {
 
 	// per-revision field sets, used to compute what a projection drops
 	revFields []map[string]bool
+	// open: the object declares additionalProperties itself, so members it
+	// does not name are welcome there and a projection drops none.
+	open bool
 }
 
 type field struct {
@@ -162,7 +165,7 @@ func buildRevision(rs *revisionSchema, nrev int) (map[string]*decl, error) {
 			f.required = make([]bool, nrev)
 			f.required[rs.Index] = f.Required
 		}
-		if d.Kind == dStruct {
+		if d.Kind == dStruct && !d.open {
 			d.revFields[rs.Index] = set
 		}
 	}
@@ -248,6 +251,7 @@ func (b *builder) flatten(t *schemas.Type) *schemas.Type {
 
 // structDecl fills dc with the properties of an object schema.
 func (b *builder) structDecl(dc *decl, t *schemas.Type, name string) {
+	dc.open = t.AdditionalProperties != nil && t.AdditionalProperties.Not == nil
 	t = b.flatten(t)
 	dc.Kind = dStruct
 	required := map[string]bool{}

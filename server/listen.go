@@ -31,7 +31,8 @@ func (l *listener) wants(method string, params any) bool {
 	case mcp.MethodResourceListChanged:
 		return is(f.ResourcesListChanged)
 	case mcp.MethodResourceUpdated:
-		uri, _ := params.(map[string]any)["uri"].(string)
+		p, _ := params.(map[string]any)
+		uri, _ := p["uri"].(string)
 		for _, u := range f.ResourceSubscriptions {
 			if u == uri {
 				return true

@@ -182,12 +182,24 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 		return s.inputRequired(spec, msg.ID, p, needed)
 	}
 	if err != nil {
-		return jsonrpc.EncodeError(msg.ID, s.wireError(msg.Method, err))
+		return jsonrpc.EncodeError(msg.ID, statelessError(s.wireError(msg.Method, err)))
 	}
 	if result == nil {
 		return s.encodeResult(spec, m, msg.ID, nil)
 	}
 	return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, spec.Project(result)))
+}
+
+// statelessError maps codes that stateless revisions retired: -32002
+// (resource not found) became -32602 with the same data (2026-07-28,
+// basic/index: servers MUST NOT emit -32002 any more).
+func statelessError(e *wire.Error) *wire.Error {
+	if e.Code == wire.CodeResourceNotFound {
+		c := *e
+		c.Code = wire.CodeInvalidParams
+		return &c
+	}
+	return e
 }
 
 // checkHeaders compares the Streamable HTTP headers of 2026-07-28 with the

@@ -9392,9 +9392,6 @@ func (x *ResourceUpdatedNotificationParams) UnmarshalJSON(b []byte) error {
 	return x.DecodeValue(v, wire.AllRevisions)
 }
 
-// dropResult marks, per revision, the members it does not define.
-var dropResult = [5]uint64{0x2, 0x2, 0x2, 0x2, 0x0}
-
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Result) DecodeValue(v any, rev int) error {
@@ -9402,7 +9399,6 @@ func (x *Result) DecodeValue(v any, rev int) error {
 	if err != nil {
 		return err
 	}
-	drop := dropMask(&dropResult, rev)
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
@@ -9416,10 +9412,6 @@ func (x *Result) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "resultType":
-			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
-				continue
-			}
 			if fv == "" {
 				x.present |= 1 << 1
 			}
@@ -12354,7 +12346,7 @@ func (x *ToolExecution) UnmarshalJSON(b []byte) error {
 }
 
 // dropToolInputSchema marks, per revision, the members it does not define.
-var dropToolInputSchema = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x6}
+var dropToolInputSchema = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
@@ -12378,20 +12370,12 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 				return wire.At(err, "$schema")
 			}
 		case "properties":
-			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
-				continue
-			}
 			if a, err := decodeMapMapAny(fv, rev); err != nil {
 				return wire.At(err, "properties")
 			} else {
 				x.Properties = a
 			}
 		case "required":
-			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
-				continue
-			}
 			if a, err := decodeSliceString(fv, rev); err != nil {
 				return wire.At(err, "required")
 			} else {
@@ -12463,7 +12447,7 @@ func (x *ToolListChangedNotification) UnmarshalJSON(b []byte) error {
 }
 
 // dropToolOutputSchema marks, per revision, the members it does not define.
-var dropToolOutputSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0xe}
+var dropToolOutputSchema = [5]uint64{0x0, 0x0, 0x1, 0x0, 0x0}
 
 // revsToolOutputSchema marks the revisions that define ToolOutputSchema.
 var revsToolOutputSchema = [5]bool{false, false, true, true, true}
@@ -12501,10 +12485,6 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "properties":
-			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
-				continue
-			}
 			if err := func() error {
 				if a, err := decodeMapMapAny(fv, rev); err != nil {
 					return wire.At(err, "properties")
@@ -12519,10 +12499,6 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "required":
-			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
-				continue
-			}
 			if err := func() error {
 				if a, err := decodeSliceString(fv, rev); err != nil {
 					return wire.At(err, "required")
@@ -12537,10 +12513,6 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 			}
 		case "type":
-			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
-				continue
-			}
 			x.present |= 1 << 3
 		default:
 			wire.Extra(&x.Extra, k, fv)

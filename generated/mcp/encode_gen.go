@@ -3147,12 +3147,12 @@ func (x ResourceUpdatedNotificationParams) MarshalJSON() ([]byte, error) {
 
 // EncodeValue renders x as a tree in the shape of revision rev.
 func (x *Result) EncodeValue(rev int) any {
-	drop := dropMask(&dropResult, rev)
+	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	if drop&(1<<0) == 0 && x.Meta != nil {
+	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	if drop&(1<<1) == 0 && (x.ResultType != "" || x.present&(1<<1) != 0) {
+	if x.ResultType != "" || x.present&(1<<1) != 0 {
 		obj["resultType"] = x.ResultType
 	}
 	wire.MergeExtra(obj, x.Extra)

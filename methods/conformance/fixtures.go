@@ -2,12 +2,19 @@
 // conformance suite (@modelcontextprotocol/conformance, server scenarios)
 // expects of the server under test: the test_* tools, the test:// resources
 // and resource template, the test_* prompts, completion, logging, progress,
-// sampling and elicitation. It is the handler of the conformance profile
-// (`mcpstack serve --profile conformance`, `make conformance`).
+// sampling and elicitation, and the diagnostic tools of the 2026-07-28
+// scenarios (input-required results, missing capabilities, list changes). It
+// is the handler of the conformance profile (`mcpstack serve --profile
+// conformance`, `make conformance`).
 //
 // The texts, names and shapes follow the scenario descriptions of the suite
-// (0.1.16); where the suite only checks shapes, the values are the ones its
-// descriptions show, so the project's own tests can check content.
+// (0.1.16, and 0.2.0 for 2026-07-28); where the suite only checks shapes,
+// the values are the ones its descriptions show, so the project's own tests
+// can check content.
+//
+// Every fixture is written once for every revision: the ones that need the
+// client's input ask through peer.Ask, which sends requests over a session
+// and answers with an input-required result under 2026-07-28.
 package conformance
 
 import (
@@ -37,8 +44,14 @@ type Fixtures struct {
 	prompts    []*prompt
 	promptMap  map[string]*prompt
 
+	listChanged func(method string)
+
 	mu   sync.Mutex
 	subs map[string]map[string]struct{} // session id -> subscribed URIs
+
+	listMu    sync.Mutex
+	dynTool   bool // test_trigger_tool_change has added test_dynamic_tool
+	dynPrompt bool // test_trigger_prompt_change has added test_dynamic_prompt
 }
 
 var _ mcp.Handler = (*Fixtures)(nil)
@@ -69,16 +82,30 @@ func WithCache(scope string, ttl time.Duration) Option {
 	return func(f *Fixtures) { f.cacheScope, f.ttl = scope, ttl }
 }
 
+// WithListChanged sets what test_trigger_tool_change and
+// test_trigger_prompt_change call after they change the tool or prompt list:
+// fn gets mcp.MethodToolListChanged or mcp.MethodPromptListChanged, and is
+// where a server tells its sessions and listen streams (Server.Broadcast).
+// It is called synchronously, before the trigger answers, and never with a
+// lock held. Default: nothing is told.
+func WithListChanged(fn func(method string)) Option {
+	return func(f *Fixtures) { f.listChanged = fn }
+}
+
 // New returns the fixtures.
 func New(opts ...Option) *Fixtures {
 	f := &Fixtures{
-		step:       50 * time.Millisecond,
-		info:       mcp.Implementation{Name: "mcpstack-conformance", Title: "mcpstack conformance fixtures", Version: "dev"},
-		cacheScope: "public",
-		subs:       map[string]map[string]struct{}{},
+		step:        50 * time.Millisecond,
+		info:        mcp.Implementation{Name: "mcpstack-conformance", Title: "mcpstack conformance fixtures", Version: "dev"},
+		cacheScope:  "public",
+		subs:        map[string]map[string]struct{}{},
+		listChanged: func(string) {},
 	}
 	for _, o := range opts {
 		o(f)
+	}
+	if f.listChanged == nil {
+		f.listChanged = func(string) {}
 	}
 	f.tools = tools()
 	f.toolByName = make(map[string]*tool, len(f.tools))

@@ -2,7 +2,11 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"reflect"
+	"sort"
 	"sync"
 	"testing"
 
@@ -16,18 +20,20 @@ import (
 const testRev = "2025-11-25"
 
 // sent is one message the fixtures sent to the fake client: its method and
-// its params as the client receives them (projected onto testRev, through
-// JSON and back).
+// its params as the client receives them (projected onto the client's
+// revision, through JSON and back).
 type sent struct {
 	method string
 	params map[string]any
 }
 
-// fakePeer is the client as a method sees it. It checks every notification
-// and request against the schema of testRev, records it, and answers
-// requests with answer (a JSON result, decoded as the server would).
+// fakePeer is the client of a session as a method sees it. It checks every
+// notification and request against the schema of its revision (testRev
+// unless rev says otherwise), records it, and answers requests with answer
+// (a JSON result, decoded as the server would).
 type fakePeer struct {
 	t        testing.TB
+	rev      string // the client's revision; "" is testRev
 	token    wire.ID
 	level    mcp.LoggingLevel
 	caps     *mcp.ClientCapabilities
@@ -71,7 +77,7 @@ func (p *fakePeer) Call(ctx context.Context, method string, params wire.Encoder)
 	if err != nil {
 		p.t.Fatalf("fake client: bad answer %s: %v", body, err)
 	}
-	spec := generated.Lookup(testRev)
+	spec := generated.Lookup(p.revision())
 	m, _ := spec.Method(method)
 	if err := spec.Validate(m.Result, v); err != nil {
 		p.t.Fatalf("fake client: answer %s to %s is invalid: %v", body, method, err)
@@ -90,14 +96,22 @@ func (p *fakePeer) Notify(ctx context.Context, method string, params wire.Encode
 	return nil
 }
 
-// message validates the message carrying params against testRev's schema
-// and returns the params as the client reads them.
+func (p *fakePeer) revision() string {
+	if p.rev == "" {
+		return testRev
+	}
+	return p.rev
+}
+
+// message validates the message carrying params against the schema of the
+// client's revision and returns the params as the client reads them.
 func (p *fakePeer) message(method string, params wire.Encoder, request bool) map[string]any {
 	p.t.Helper()
-	spec := generated.Lookup(testRev)
+	rev := p.revision()
+	spec := generated.Lookup(rev)
 	m, ok := spec.Method(method)
 	if !ok || !m.ServerToClient {
-		p.t.Fatalf("%s is not a server-to-client method of %s", method, testRev)
+		p.t.Fatalf("%s is not a server-to-client method of %s", method, rev)
 	}
 	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": spec.Project(params)}
 	if request {
@@ -105,7 +119,7 @@ func (p *fakePeer) message(method string, params wire.Encoder, request bool) map
 	}
 	tree := reparse(p.t, msg)
 	if err := spec.Validate(m.Request, tree); err != nil {
-		p.t.Fatalf("%s sent to the client is invalid in %s: %v\n%s", method, testRev, err, mustJSON(tree))
+		p.t.Fatalf("%s sent to the client is invalid in %s: %v\n%s", method, rev, err, mustJSON(tree))
 	}
 	return tree.(map[string]any)["params"].(map[string]any)
 }
@@ -217,4 +231,186 @@ func wireError(t testing.TB, err error, code int) *wire.Error {
 		t.Fatalf("error code %d (%s), want %d", we.Code, we.Message, code)
 	}
 	return we
+}
+
+// statelessRev is the revision whose clients answer a method's questions by
+// retrying the request (input-required results).
+const statelessRev = "2026-07-28"
+
+// asked is one input a method asked for under statelessRev: its key, and its
+// method and params as they stand in the input-required result.
+type asked struct {
+	key, method string
+	params      map[string]any
+}
+
+// askingPeer is a client of statelessRev as a method sees it: a peer.Asker,
+// as the server's stateless peer is. It answers the inputs it has answers
+// for (JSON results by key), reports the others missing with
+// peer.ErrInputRequired, and records every input asked, checking that the
+// input-required result listing them is valid.
+type askingPeer struct {
+	*fakePeer
+	answers map[string]string
+
+	amu     sync.Mutex
+	asks    [][]asked // the inputs of each Ask, sorted by key
+	missing []asked   // the inputs asked without an answer, in order
+	calls   int
+}
+
+var _ peer.Asker = (*askingPeer)(nil)
+
+// inputResults are the definitions of the answers to the input requests of
+// statelessRev, which has them as inputs, not as methods.
+var inputResults = map[string]string{
+	mcp.MethodElicit:        "ElicitResult",
+	mcp.MethodCreateMessage: "CreateMessageResult",
+	mcp.MethodListRoots:     "ListRootsResult",
+}
+
+// newAskingPeer returns a statelessRev client that declared caps and has
+// the answers so far.
+func newAskingPeer(t testing.TB, caps *mcp.ClientCapabilities, answers map[string]string) *askingPeer {
+	p := newPeer(t)
+	p.rev, p.caps, p.session, p.level = statelessRev, caps, "", ""
+	return &askingPeer{fakePeer: p, answers: answers}
+}
+
+func (p *askingPeer) ctx() context.Context { return peer.With(context.Background(), p) }
+
+func (p *askingPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (map[string]wire.Encoder, error) {
+	p.t.Helper()
+	spec := generated.Lookup(statelessRev)
+	keys := make([]string, 0, len(inputs))
+	for k := range inputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	reqs := map[string]any{}
+	round := make([]asked, 0, len(keys))
+	for _, k := range keys {
+		in := inputs[k]
+		if _, ok := inputResults[in.Method]; !ok {
+			p.t.Fatalf("input %q: %s is not an input request of %s", k, in.Method, statelessRev)
+		}
+		params := obj(p.t, reparse(p.t, spec.Project(in.Params)))
+		reqs[k] = map[string]any{"method": in.Method, "params": params}
+		round = append(round, asked{k, in.Method, params})
+	}
+	irr := reparse(p.t, map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": "opaque"})
+	if err := spec.Validate("InputRequiredResult", irr); err != nil {
+		p.t.Fatalf("the inputs make an invalid input-required result: %v\n%s", err, mustJSON(irr))
+	}
+	p.amu.Lock()
+	defer p.amu.Unlock()
+	p.asks = append(p.asks, round)
+	out := make(map[string]wire.Encoder, len(inputs))
+	missing := false
+	for _, a := range round {
+		body, ok := p.answers[a.key]
+		if !ok {
+			p.missing = append(p.missing, a)
+			missing = true
+			continue
+		}
+		v, err := wire.Parse([]byte(body))
+		if err != nil {
+			p.t.Fatalf("fake client: bad answer %s: %v", body, err)
+		}
+		if err := spec.Validate(inputResults[a.method], v); err != nil {
+			p.t.Fatalf("fake client: answer %s to %s is invalid: %v", body, a.method, err)
+		}
+		r, err := mcp.DecodeResult(a.method, v, spec.Index)
+		if err != nil {
+			p.t.Fatalf("fake client: answer %s to %s: %v", body, a.method, err)
+		}
+		out[a.key] = r
+	}
+	if missing {
+		return out, peer.ErrInputRequired
+	}
+	return out, nil
+}
+
+// Call asks one input, as the server's stateless peer does.
+func (p *askingPeer) Call(ctx context.Context, method string, params wire.Encoder) (wire.Encoder, error) {
+	p.amu.Lock()
+	p.calls++
+	key := fmt.Sprintf("%s#%d", method, p.calls)
+	p.amu.Unlock()
+	r, err := p.Ask(ctx, map[string]peer.Input{key: {Method: method, Params: params}})
+	if err != nil {
+		return nil, err
+	}
+	return r[key], nil
+}
+
+func (p *askingPeer) missingInputs() []asked {
+	p.amu.Lock()
+	defer p.amu.Unlock()
+	return append([]asked(nil), p.missing...)
+}
+
+// mrtr drives a method as a statelessRev client does: it calls it, and
+// while the method waits for input (peer.ErrInputRequired, and no result),
+// answers every input it asked for with respond and calls again with all
+// the answers so far. It returns the final result and error, and the peer
+// of each call.
+func mrtr[R any](t testing.TB, caps *mcp.ClientCapabilities, respond func(a asked) string, call func(ctx context.Context) (R, error)) (R, error, []*askingPeer) {
+	t.Helper()
+	answers := map[string]string{}
+	var peers []*askingPeer
+	for range 10 {
+		p := newAskingPeer(t, caps, maps.Clone(answers))
+		peers = append(peers, p)
+		r, err := call(p.ctx())
+		missing := p.missingInputs()
+		if len(missing) == 0 {
+			if errors.Is(err, peer.ErrInputRequired) {
+				t.Fatalf("round %d: %v, but nothing is missing", len(peers), err)
+			}
+			return r, err, peers
+		}
+		if !errors.Is(err, peer.ErrInputRequired) {
+			t.Fatalf("round %d: inputs %v are missing, but the method returned %v, want peer.ErrInputRequired", len(peers), missing, err)
+		}
+		if v := reflect.ValueOf(r); v.IsValid() && !v.IsNil() {
+			t.Errorf("round %d: the method returned a result while it waits for input", len(peers))
+		}
+		for _, a := range missing {
+			answers[a.key] = respond(a)
+		}
+	}
+	t.Fatal("the method never completes")
+	var zero R
+	return zero, nil, peers
+}
+
+// rounds lists the inputs each call of an mrtr run waited for: what each
+// input-required result lists, as JSON with sorted keys.
+func rounds(peers []*askingPeer) []string {
+	var out []string
+	for _, p := range peers {
+		m := p.missingInputs()
+		if len(m) == 0 {
+			continue
+		}
+		reqs := map[string]any{}
+		for _, a := range m {
+			reqs[a.key] = map[string]any{"method": a.method, "params": a.params}
+		}
+		out = append(out, mustJSON(reqs))
+	}
+	return out
+}
+
+// canon rewrites a JSON text with sorted keys and no spaces.
+func canon(t testing.TB, s string) string {
+	t.Helper()
+	v, err := wire.Parse([]byte(s))
+	if err != nil {
+		t.Fatalf("canon %s: %v", s, err)
+	}
+	return mustJSON(v)
 }

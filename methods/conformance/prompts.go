@@ -29,7 +29,7 @@ const (
 
 type prompt struct {
 	def mcp.Prompt
-	get func(args map[string]string) []*mcp.PromptMessage
+	get func(ctx context.Context, args map[string]string) ([]*mcp.PromptMessage, error)
 	// complete lists the completion candidates of each argument.
 	complete map[string][]string
 }
@@ -43,43 +43,51 @@ func user(c mcp.ContentBlock) *mcp.PromptMessage {
 	return &mcp.PromptMessage{Role: mcp.RoleUser, Content: c}
 }
 
+// fixed is the get of a prompt that only renders its arguments.
+func fixed(get func(args map[string]string) []*mcp.PromptMessage) func(context.Context, map[string]string) ([]*mcp.PromptMessage, error) {
+	return func(_ context.Context, args map[string]string) ([]*mcp.PromptMessage, error) { return get(args), nil }
+}
+
 func prompts() []*prompt {
 	return []*prompt{
 		{def: mcp.Prompt{Name: PromptSimple, Title: "Simple prompt", Description: "A prompt without arguments."},
-			get: func(map[string]string) []*mcp.PromptMessage {
+			get: fixed(func(map[string]string) []*mcp.PromptMessage {
 				return []*mcp.PromptMessage{user(text(SimplePromptText))}
-			}},
+			})},
 		{def: mcp.Prompt{Name: PromptWithArguments, Title: "Prompt with arguments", Description: "A prompt that repeats its two arguments.",
 			Arguments: []*mcp.PromptArgument{required("arg1", "First test argument"), required("arg2", "Second test argument")}},
-			get: func(a map[string]string) []*mcp.PromptMessage {
+			get: fixed(func(a map[string]string) []*mcp.PromptMessage {
 				return []*mcp.PromptMessage{user(text(fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", a["arg1"], a["arg2"])))}
-			},
+			}),
 			complete: map[string][]string{
 				"arg1": {"paris", "park", "party", "test", "testValue1"},
 				"arg2": {"hello", "help", "world", "testValue2"},
 			}},
 		{def: mcp.Prompt{Name: PromptEmbeddedResource, Title: "Prompt with an embedded resource", Description: "A prompt that embeds the resource it is given.",
 			Arguments: []*mcp.PromptArgument{required("resourceUri", "URI of the resource to embed")}},
-			get: func(a map[string]string) []*mcp.PromptMessage {
+			get: fixed(func(a map[string]string) []*mcp.PromptMessage {
 				return []*mcp.PromptMessage{
 					user(&mcp.EmbeddedResource{Resource: &mcp.TextResourceContents{URI: a["resourceUri"], MIMEType: "text/plain", Text: EmbeddedPromptText}}),
 					user(text(EmbeddedAskText)),
 				}
-			},
+			}),
 			complete: map[string][]string{"resourceUri": {URIStaticText, URIStaticBinary, URIWatched}}},
 		{def: mcp.Prompt{Name: PromptWithImage, Title: "Prompt with an image", Description: "A prompt that shows an image (a 1x1 red PNG)."},
-			get: func(map[string]string) []*mcp.PromptMessage {
+			get: fixed(func(map[string]string) []*mcp.PromptMessage {
 				return []*mcp.PromptMessage{
 					user(&mcp.ImageContent{Data: redPixelPNG, MIMEType: "image/png"}),
 					user(text(ImageAskText)),
 				}
-			}},
+			})},
+		{def: mcp.Prompt{Name: PromptInputRequired, Title: "Prompt that asks for input",
+			Description: "A prompt that asks the user, through the client, for the context it uses (elicitation, input user_context)."},
+			get: inputPrompt},
 	}
 }
 
 // ListPrompts lists the prompts, one page at a time.
 func (f *Fixtures) ListPrompts(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
-	page, next, err := base.Paginate(f.pager, "prompts", f.prompts, cursor(p))
+	page, next, err := base.Paginate(f.pager, "prompts", f.promptList(), cursor(p))
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +102,8 @@ func (f *Fixtures) ListPrompts(_ context.Context, p *mcp.PaginatedRequestParams)
 
 // GetPrompt renders a prompt. An unknown prompt or a missing required
 // argument is -32602.
-func (f *Fixtures) GetPrompt(_ context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
-	pr, ok := f.promptMap[p.Name]
+func (f *Fixtures) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+	pr, ok := f.lookupPrompt(p.Name)
 	if !ok {
 		return nil, unknownPrompt(p.Name)
 	}
@@ -108,7 +116,11 @@ func (f *Fixtures) GetPrompt(_ context.Context, p *mcp.GetPromptRequestParams) (
 			}
 		}
 	}
-	return &mcp.GetPromptResult{Description: pr.def.Description, Messages: pr.get(p.Arguments)}, nil
+	msgs, err := pr.get(ctx, p.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.GetPromptResult{Description: pr.def.Description, Messages: msgs}, nil
 }
 
 func unknownPrompt(name string) *wire.Error {
@@ -128,7 +140,7 @@ func (f *Fixtures) Complete(_ context.Context, p *mcp.CompleteRequestParams) (*m
 	var candidates []string
 	switch ref := p.Ref.(type) {
 	case *mcp.PromptReference:
-		pr, ok := f.promptMap[ref.Name]
+		pr, ok := f.lookupPrompt(ref.Name)
 		if !ok {
 			return nil, unknownPrompt(ref.Name)
 		}

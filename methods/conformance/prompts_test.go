@@ -119,7 +119,7 @@ func TestListPrompts(t *testing.T) {
 				args[p["name"].(string)] = append(args[p["name"].(string)], arg["name"].(string))
 			}
 		}
-		if want := []string{PromptSimple, PromptWithArguments, PromptEmbeddedResource, PromptWithImage}; !slices.Equal(names, want) {
+		if want := []string{PromptSimple, PromptWithArguments, PromptEmbeddedResource, PromptWithImage, PromptInputRequired}; !slices.Equal(names, want) {
 			t.Errorf("%s: prompts %v, want %v", rev, names, want)
 		}
 		if !slices.Equal(args[PromptWithArguments], []string{"arg1", "arg2"}) || !slices.Equal(args[PromptEmbeddedResource], []string{"resourceUri"}) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -76,11 +77,31 @@ type tool struct {
 	run func(f *Fixtures, ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
 }
 
+// objectSchema is an object inputSchema with these properties and required
+// members. 2026-07-28 declares neither member (its inputSchema is an open
+// object, any keyword allowed), and the generated encoder drops a modeled
+// member that a revision does not declare, so Properties and Required alone
+// would vanish from the 2026-07-28 listing. A tool with arguments therefore
+// has them in Extra too: the older revisions write the modeled members
+// (Extra never overrides them), 2026-07-28 writes Extra. A tool without
+// arguments lists "properties": {} up to 2025-11-25 and no properties
+// under 2026-07-28, as before.
 func objectSchema(props map[string]map[string]any, required ...string) mcp.ToolInputSchema {
 	if props == nil {
 		props = map[string]map[string]any{}
 	}
-	return mcp.ToolInputSchema{Properties: props, Required: required}
+	s := mcp.ToolInputSchema{Properties: props, Required: required}
+	if len(props) > 0 {
+		tree := make(map[string]any, len(props))
+		for k, v := range props {
+			tree[k] = v
+		}
+		s.Extra = map[string]any{"properties": tree}
+		if len(required) > 0 {
+			s.Extra["required"] = wire.AnyArray(required)
+		}
+	}
+	return s
 }
 
 func stringProp(description string) map[string]any {
@@ -89,7 +110,7 @@ func stringProp(description string) map[string]any {
 
 func tools() []*tool {
 	readOnly := func() *mcp.ToolAnnotations { t := true; return &mcp.ToolAnnotations{ReadOnlyHint: &t} }
-	return []*tool{
+	return slices.Concat([]*tool{
 		{def: mcp.Tool{Name: ToolSimpleText, Description: "Returns a simple text content block.", InputSchema: objectSchema(nil), Annotations: readOnly()},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
 				return result(text(SimpleText)), nil
@@ -146,27 +167,45 @@ func tools() []*tool {
 			}},
 		{def: mcp.Tool{Name: ToolReconnection, Description: "Closes its response stream mid-call so that the client must reconnect to get the result (SEP-1699).", InputSchema: objectSchema(nil)},
 			run: (*Fixtures).runReconnection},
-	}
+	}, inputTools(), diagnosticTools())
 }
 
-// jsonSchema202012 keeps $schema, $defs and additionalProperties (SEP-1613).
+// jsonSchema202012 is the inputSchema of json_schema_2020_12_tool, as the
+// suite shows it: $schema, $defs and additionalProperties (SEP-1613), and
+// the vocabulary SEP-2106 allows from 2026-07-28 on: an $anchor inside
+// $defs, allOf/anyOf, and if/then/else. Everything but $schema and type
+// travels in Extra, which every revision encodes as it is (see
+// objectSchema).
 func jsonSchema202012() mcp.ToolInputSchema {
+	str := func() map[string]any { return map[string]any{"type": "string"} }
+	required := func(names ...string) map[string]any { return map[string]any{"required": wire.AnyArray(names)} }
 	return mcp.ToolInputSchema{
 		Schema: JSONSchema202012,
-		Properties: map[string]map[string]any{
-			"name":    {"type": "string"},
-			"address": {"$ref": "#/$defs/address"},
-		},
 		Extra: map[string]any{
+			"properties": map[string]any{
+				"name":          str(),
+				"address":       map[string]any{"$ref": "#/$defs/address"},
+				"contactMethod": map[string]any{"type": "string", "enum": []any{"phone", "email"}},
+				"phone":         str(),
+				"email":         str(),
+			},
 			"$defs": map[string]any{
 				"address": map[string]any{
-					"type": "object",
+					"$anchor": "addressDef",
+					"type":    "object",
 					"properties": map[string]any{
-						"street": map[string]any{"type": "string"},
-						"city":   map[string]any{"type": "string"},
+						"street": str(),
+						"city":   str(),
 					},
 				},
 			},
+			"allOf": []any{map[string]any{"anyOf": []any{required("phone"), required("email")}}},
+			"if": map[string]any{
+				"properties": map[string]any{"contactMethod": map[string]any{"const": "phone"}},
+				"required":   []any{"contactMethod"},
+			},
+			"then":                 required("phone"),
+			"else":                 required("email"),
 			"additionalProperties": false,
 		},
 	}
@@ -174,7 +213,7 @@ func jsonSchema202012() mcp.ToolInputSchema {
 
 // ListTools lists the tools, one page at a time.
 func (f *Fixtures) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-	page, next, err := base.Paginate(f.pager, "tools", f.tools, cursor(p))
+	page, next, err := base.Paginate(f.pager, "tools", f.toolList(), cursor(p))
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +229,7 @@ func (f *Fixtures) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (
 // CallTool runs a tool. An unknown tool is a protocol error (-32602); a
 // tool that fails, bad arguments included, answers a result with isError.
 func (f *Fixtures) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	t, ok := f.toolByName[p.Name]
+	t, ok := f.lookupTool(p.Name)
 	if !ok {
 		e := wire.NewError(wire.CodeInvalidParams, "unknown tool %q", p.Name)
 		e.Data = map[string]any{"field": "/params/name", "reason": fmt.Sprintf("no tool named %q", p.Name)}
@@ -309,9 +348,12 @@ func (f *Fixtures) runReconnection(ctx context.Context, _ map[string]any) (*mcp.
 
 // askFailed turns the failure of a request to the client into a tool error
 // the model can read; a call that was cancelled or timed out stays an
-// error for the server.
+// error for the server, and so does the wait for the client's input under
+// a stateless revision (peer.ErrInputRequired), which the server answers
+// with an input-required result.
 func askFailed(ctx context.Context, what string, err error) (*mcp.CallToolResult, error) {
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, peer.ErrInputRequired) {
 		return nil, err
 	}
 	switch {

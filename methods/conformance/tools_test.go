@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -185,7 +186,7 @@ func TestContentTools(t *testing.T) {
 				t.Errorf("text %q, want %q", got, ErrorText)
 			}
 		}},
-		{ToolJSONSchema202012, map[string]any{"name": "Ada", "address": map[string]any{"city": "London"}}, func(t *testing.T, tree map[string]any) {
+		{ToolJSONSchema202012, map[string]any{"name": "Ada", "address": map[string]any{"city": "London"}, "contactMethod": "email", "email": "ada@example.com"}, func(t *testing.T, tree map[string]any) {
 			got := onlyText(t, tree)
 			if !strings.Contains(got, `"name":"Ada"`) || !strings.Contains(got, `"city":"London"`) {
 				t.Errorf("text %q does not show the arguments", got)
@@ -555,6 +556,9 @@ var allTools = []string{
 	ToolSimpleText, ToolImageContent, ToolAudioContent, ToolEmbeddedResource, ToolMultipleContentTypes,
 	ToolWithLogging, ToolWithProgress, ToolErrorHandling, ToolSampling, ToolElicitation,
 	ToolElicitationDefaults, ToolElicitationEnums, ToolJSONSchema202012, ToolReconnection,
+	ToolInputElicitation, ToolInputSampling, ToolInputListRoots, ToolInputMultiRound, ToolInputMultiple,
+	ToolInputRequestState, ToolInputTamperedState, ToolInputCapabilities,
+	ToolMissingCapability, ToolStreamingElicitation, ToolLogging, ToolTriggerToolChange, ToolTriggerPromptChange,
 }
 
 func listTools(t *testing.T, h mcp.Handler, rev string) []map[string]any {
@@ -588,8 +592,23 @@ func TestListTools(t *testing.T) {
 				if d, _ := tl["description"].(string); d == "" {
 					t.Errorf("%s has no description", tl["name"])
 				}
-				if obj(t, tl["inputSchema"])["type"] != "object" {
-					t.Errorf("%s: inputSchema %s", tl["name"], mustJSON(tl["inputSchema"]))
+				schema := obj(t, tl["inputSchema"])
+				if schema["type"] != "object" {
+					t.Errorf("%s: inputSchema %s", tl["name"], mustJSON(schema))
+				}
+				// Every revision lists the arguments, 2026-07-28 included, where
+				// inputSchema is an open object; there a tool without
+				// arguments has no properties member.
+				props, ok := schema["properties"].(map[string]any)
+				if !ok && rev != statelessRev {
+					t.Errorf("%s: inputSchema without properties: %s", tl["name"], mustJSON(schema))
+				}
+				switch tl["name"] {
+				case ToolSampling, ToolElicitation:
+					arg := map[any]string{ToolSampling: "prompt", ToolElicitation: "message"}[tl["name"]]
+					if obj(t, props[arg])["type"] != "string" || mustJSON(schema["required"]) != `["`+arg+`"]` {
+						t.Errorf("%s: inputSchema %s, want a required string %q", tl["name"], mustJSON(schema), arg)
+					}
 				}
 			}
 			if !slices.Equal(names, allTools) {
@@ -599,26 +618,59 @@ func TestListTools(t *testing.T) {
 	}
 }
 
-// The tool's inputSchema keeps its 2020-12 keywords (SEP-1613).
+// suiteSchema202012 is json_schema_2020_12_tool's inputSchema as the suite
+// (0.2.0) shows it.
+const suiteSchema202012 = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+  "properties": {
+    "name": {"type": "string"},
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
+  },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
+  "additionalProperties": false
+}`
+
+// The tool's inputSchema keeps its 2020-12 keywords (SEP-1613) and the
+// SEP-2106 vocabulary ($anchor, allOf/anyOf, if/then/else) in every
+// revision's listing, and so does the canonical type when it decodes it.
 func TestJSONSchema202012Listing(t *testing.T) {
-	for _, tl := range listTools(t, fast(), testRev) {
-		if tl["name"] != ToolJSONSchema202012 {
-			continue
+	want := canon(t, suiteSchema202012)
+	for _, rev := range []string{"2025-11-25", statelessRev} {
+		found := false
+		for _, tl := range listTools(t, fast(), rev) {
+			if tl["name"] != ToolJSONSchema202012 {
+				continue
+			}
+			found = true
+			if got := mustJSON(tl["inputSchema"]); got != want {
+				t.Errorf("%s: inputSchema\n%s\nwant\n%s", rev, got, want)
+			}
+			if tl["description"] != "Tool with JSON Schema 2020-12 features" {
+				t.Errorf("%s: description %q", rev, tl["description"])
+			}
+			// Decoded into the canonical type and encoded again, nothing is lost.
+			spec := generated.Lookup(rev)
+			var tool mcp.Tool
+			if err := tool.DecodeValue(tl, spec.Index); err != nil {
+				t.Fatalf("%s: decode: %v", rev, err)
+			}
+			if got := mustJSON(reparse(t, spec.Project(&tool.InputSchema))); got != want {
+				t.Errorf("%s: inputSchema after a decode\n%s\nwant\n%s", rev, got, want)
+			}
 		}
-		s := obj(t, tl["inputSchema"])
-		if s["$schema"] != JSONSchema202012 || s["additionalProperties"] != false || tl["description"] != "Tool with JSON Schema 2020-12 features" {
-			t.Errorf("inputSchema %s", mustJSON(s))
+		if !found {
+			t.Errorf("%s: json_schema_2020_12_tool not listed", rev)
 		}
-		addr := obj(t, obj(t, s["$defs"])["address"])
-		if obj(t, obj(t, addr["properties"])["city"])["type"] != "string" {
-			t.Errorf("$defs.address %s", mustJSON(addr))
-		}
-		if obj(t, obj(t, s["properties"])["address"])["$ref"] != "#/$defs/address" {
-			t.Errorf("properties %s", mustJSON(s["properties"]))
-		}
-		return
 	}
-	t.Fatal("json_schema_2020_12_tool not listed")
 }
 
 func TestListToolsPages(t *testing.T) {
@@ -639,7 +691,7 @@ func TestListToolsPages(t *testing.T) {
 			break
 		}
 	}
-	if len(pages) != 4 || len(pages[0]) != 4 || len(pages[3]) != 2 || !slices.Equal(slices.Concat(pages...), allTools) {
+	if len(pages) != 7 || len(pages[0]) != 4 || len(pages[6]) != 3 || !slices.Equal(slices.Concat(pages...), allTools) {
 		t.Errorf("pages %v", pages)
 	}
 	// A cursor of another list, or garbage, is -32602.
