@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/tools/schemadiff"
+	"github.com/mcpstack/mcpstack/tools/token"
 )
 
 // command is one subcommand: it gets the arguments after its name and
@@ -27,7 +28,8 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"schemadiff": {"compare our schemas of a revision with an official schema.json", schemadiff.Command},
-		"serve":      {"serve MCP over Streamable HTTP or stdio", serveCommand},
+		"serve":      {"serve MCP over Streamable HTTP, HTTP+SSE, WebSocket or stdio", serveCommand},
+		"token":      {"mint an HS256 bearer token for serve --auth hs256", token.Command},
 		"version":    {"print the version and the supported MCP revisions", version},
 	}
 }

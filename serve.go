@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,9 +25,12 @@ import (
 	"github.com/mcpstack/mcpstack/methods/bench"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/server/stdio"
 	"github.com/mcpstack/mcpstack/server/streamable"
+	"github.com/mcpstack/mcpstack/server/ws"
 )
 
 // serveConfig is everything `mcpstack serve` can be told.
@@ -45,17 +49,19 @@ type serveConfig struct {
 	logLevel     string
 	logFormat    string
 	drain        time.Duration
+	auth         auth.Config
 }
 
-// profiles are the handlers `serve` can run.
+// profiles are the handlers `serve` can run. notify sends a list_changed
+// notification (method) to every client.
 var profiles = map[string]struct {
 	summary string
-	build   func(c serveConfig) mcp.Handler
+	build   func(c serveConfig, notify func(method string)) mcp.Handler
 }{
-	"conformance": {"the fixtures of the official MCP conformance suite", func(c serveConfig) mcp.Handler {
-		return conformance.New(conformance.WithPageSize(c.pageSize))
+	"conformance": {"the fixtures of the official MCP conformance suite", func(c serveConfig, notify func(string)) mcp.Handler {
+		return conformance.New(conformance.WithPageSize(c.pageSize), conformance.WithListChanged(notify))
 	}},
-	"bench": {"one echo tool, for load tests", func(serveConfig) mcp.Handler { return &bench.Echo{} }},
+	"bench": {"one echo tool, for load tests", func(serveConfig, func(string)) mcp.Handler { return &bench.Echo{} }},
 }
 
 const serveUsage = `Usage: mcpstack serve [flags]
@@ -98,6 +104,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn, error")
 	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")
 	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
+	c.auth.RegisterFlags(fl)
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), serveUsage)
 		fl.PrintDefaults()
@@ -133,7 +140,22 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpstack serve:", err)
 		return 2
 	}
-	srv := server.New(p.build(c),
+	if c.stdio && c.auth.Mode != auth.ModeOff {
+		log.Info("stdio needs no token: --auth applies to HTTP only")
+	}
+	if !c.stdio {
+		if err := auth.CheckBind(c.httpAddr, c.auth.Mode, c.auth.Insecure); err != nil {
+			fmt.Fprintln(stderr, "mcpstack serve:", err)
+			return 2
+		}
+	}
+	var srv *server.Server
+	notify := func(method string) {
+		if srv != nil {
+			srv.Broadcast(context.Background(), method, nil)
+		}
+	}
+	srv = server.New(p.build(c, notify),
 		server.WithLogger(log),
 		server.WithStrict(c.strict),
 		server.WithValidation(c.validate),
@@ -161,18 +183,41 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 // serveHTTP listens, serves until ctx ends, then drains: GET streams close,
 // calls in flight get up to the shutdown timeout to finish.
 func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode streamable.ResponseMode, log *slog.Logger) error {
+	c.auth.Logger = log
+	bindTTL := time.Hour // a session's owner must be remembered as long as the session lives
+	if c.idleTimeout == 0 || c.idleTimeout > bindTTL {
+		bindTTL = c.idleTimeout
+	}
+	az, err := auth.New(ctx, c.auth, auth.WithSessionTTL(bindTTL))
+	if err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	if az.Mode == auth.ModeOff && !guard.IsLoopbackAddr(c.httpAddr) {
+		log.Warn("serving without authentication on a non-loopback address (--insecure)", "addr", c.httpAddr)
+	}
 	ln, err := net.Listen("tcp", c.httpAddr)
 	if err != nil {
 		return err
 	}
 	addr := ln.Addr().String()
 	mcpHandler := streamable.New(srv, streamable.WithResponseMode(mode), streamable.WithMaxBody(c.maxBody))
+	// HTTP+SSE of 2024-11-05 (deprecated): GET /sse opens a session, POST
+	// /messages?sessionId=... carries the client's messages.
+	sseHandler := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"))
+	// WebSocket: this project's extension (subprotocol "mcp").
+	wsHandler := ws.New(srv, ws.WithReadLimit(c.maxBody))
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	if guard.IsLoopbackAddr(c.httpAddr) {
 		r.Use(guard.Loopback())
 	}
-	r.Handle("/mcp", mcpHandler)
+	az.Mount(r) // /.well-known/oauth-protected-resource[/mcp], when served
+	authed := r.With(az.Middleware())
+	authed.Handle("/mcp", mcpHandler)
+	authed.Get("/mcp/stream", mcpHandler.ServeHTTP) // the docs' path for the GET stream of a session
+	authed.Handle("/sse", sseHandler.Stream())
+	authed.Handle("/messages", sseHandler.Messages())
+	authed.Handle("/mcp/ws", wsHandler)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if ctx.Err() != nil {
@@ -195,7 +240,8 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 			return err
 		}
 	}
-	log.Info("serving MCP over Streamable HTTP", "url", "http://"+addr+"/mcp", "profile", c.profile, "response_mode", mode, "strict", c.strict)
+	log.Info("serving MCP over HTTP", "url", "http://"+addr+"/mcp", "sse", "http://"+addr+"/sse", "websocket", "ws://"+addr+"/mcp/ws",
+		"profile", c.profile, "response_mode", mode, "strict", c.strict, "auth", az.Mode)
 	select {
 	case err := <-errc:
 		return err
@@ -203,9 +249,19 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	}
 	log.Info("shutting down: draining calls in flight", "timeout", c.drain)
 	mcpHandler.Shutdown()
+	sseHandler.Shutdown() // streams end once their calls are done
 	srv.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), c.drain)
 	defer cancel()
+	// http.Server.Shutdown does not wait for hijacked connections: the
+	// WebSocket handler drains its sockets (close 1001) itself, meanwhile.
+	var wsDone sync.WaitGroup
+	wsDone.Go(func() {
+		if err := wsHandler.Shutdown(sctx); err != nil {
+			log.Warn("websocket drain timed out; sockets closed", "err", err)
+		}
+	})
+	defer wsDone.Wait()
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("shutdown timed out; closing", "err", err)
 		_ = hs.Close()

@@ -44,8 +44,8 @@ func (m *Mode) Set(s string) error {
 const EnvSecret = "MCPSTACK_AUTH_SECRET"
 
 // ErrNoSecret is returned when hs256 mode has no secret.
-var ErrNoSecret = errors.New("no HS256 secret: set " + EnvSecret + " or pass a secret file " +
-	"(make one with: head -c 32 /dev/urandom | base64 > secret && chmod 600 secret)")
+var ErrNoSecret = errors.New("no HS256 secret: set $" + EnvSecret + " or name a secret file " +
+	"(serve: --auth-secret-file, token: --secret-file); make one with: head -c 32 /dev/urandom | base64 > secret && chmod 600 secret")
 
 // LoadSecret reads the HS256 secret from file, or when file is "" from
 // $MCPSTACK_AUTH_SECRET. Trailing line breaks are dropped (the file is

@@ -21,9 +21,9 @@
 //
 // Tokens are read from the Authorization header only: a request with an
 // access_token query parameter is refused with 400. Every refusal carries
-// a JSON-RPC error body without id, as the Streamable HTTP transport
-// allows; the HTTP status and the WWW-Authenticate header are what clients
-// act on.
+// a JSON-RPC error body that answers no request (no id member, as
+// jsonrpc.EncodeError writes it); the HTTP status and the WWW-Authenticate
+// header are what clients act on.
 //
 //	no bearer token        401  WWW-Authenticate: Bearer realm="mcp", resource_metadata="URL"
 //	invalid token          401  WWW-Authenticate: Bearer realm="mcp", error="invalid_token", error_description="...", resource_metadata="URL"

@@ -130,7 +130,13 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var se *ScopeError
 	switch {
 	case errors.As(err, &se):
-		g.refuse(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks "+strings.Join(se.Missing, " "), se.Required)
+		scopes := slices.Clone(g.cfg.scopes)
+		for _, s := range se.Required {
+			if !slices.Contains(scopes, s) {
+				scopes = append(scopes, s)
+			}
+		}
+		g.refuse(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks "+strings.Join(se.Missing, " "), scopes)
 		return
 	case err != nil:
 		desc := "the token is not valid"
@@ -154,21 +160,18 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		g.next.ServeHTTP(&bindingWriter{ResponseWriter: w, owners: g.sessions, owner: p.Owner()}, r2)
-		return
-	}
-	if !g.sessions.use(sid, p.Owner()) {
+	if sid != "" && !g.sessions.use(sid, p.Owner()) {
 		g.cfg.log.Info("auth: session of another principal refused", "subject", p.Subject, "remote", r.RemoteAddr)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Session not found: it ended or never existed; initialize again"}))
 		return
 	}
+	bw := &bindingWriter{ResponseWriter: w, owners: g.sessions, owner: p.Owner(), sid: sid}
 	if r.Method == http.MethodDelete {
-		w = &bindingWriter{ResponseWriter: w, owners: g.sessions, deleting: sid}
+		bw.deleting = true
 	}
-	g.next.ServeHTTP(w, r2)
+	g.next.ServeHTTP(bw, r2)
 }
 
 // refuse answers status with a Bearer challenge and a JSON-RPC error body.

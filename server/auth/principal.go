@@ -26,7 +26,7 @@ type Principal struct {
 	Issuer    string         // iss, "" when the token has none
 	Audience  []string       // aud
 	ExpiresAt time.Time      // exp
-	Claims    map[string]any // every claim, as decoded
+	Claims    map[string]any // every claim; numbers are json.Number
 }
 
 // HasScopes reports whether p holds every one of scopes.

@@ -69,14 +69,16 @@ func (s *sessionOwners) forget(sid string) {
 	delete(s.owners, sid)
 }
 
-// bindingWriter sees the status of a response: an initialize answer binds
-// the new session to owner, a successful DELETE forgets it. Flush and the
-// rest reach the underlying writer through Unwrap (http.ResponseController).
+// bindingWriter sees the status of a response: a response that names a
+// new session (initialize) binds it to owner, a successful DELETE forgets
+// the request's session. Flush and the rest reach the underlying writer
+// through Unwrap (http.ResponseController).
 type bindingWriter struct {
 	http.ResponseWriter
 	owners   *sessionOwners
-	owner    string // binding a new session
-	deleting string // the session a DELETE ends
+	owner    string
+	sid      string // the request's session, if any
+	deleting bool   // the request is a DELETE of sid
 	done     bool
 }
 
@@ -84,10 +86,10 @@ func (b *bindingWriter) WriteHeader(status int) {
 	if !b.done {
 		b.done = true
 		switch {
-		case b.deleting != "" && status >= 200 && status < 300:
-			b.owners.forget(b.deleting)
-		case b.owner != "" && status == http.StatusOK:
-			if sid := b.Header().Get("Mcp-Session-Id"); sid != "" {
+		case b.deleting && status >= 200 && status < 300:
+			b.owners.forget(b.sid)
+		case status == http.StatusOK:
+			if sid := b.Header().Get("Mcp-Session-Id"); sid != "" && sid != b.sid {
 				b.owners.bind(sid, b.owner)
 			}
 		}

@@ -263,8 +263,25 @@ func NewJWKS(ctx context.Context, jwksURL string, opts ...Option) (*JWT, error) 
 	if err != nil {
 		return nil, fmt.Errorf("auth: JWKS keyfunc: %w", err)
 	}
-	return newJWT(cfg, algs, kf.KeyfuncCtx), nil
+	return newJWT(cfg, algs, func(ctx context.Context) jwt.Keyfunc {
+		inner := kf.KeyfuncCtx(ctx)
+		return func(t *jwt.Token) (any, error) {
+			key, err := inner(t)
+			if err != nil {
+				// Whether the refresh found nothing or was not allowed
+				// (rate limit), the kid is unknown: say so.
+				if kid, ok := t.Header["kid"].(string); ok {
+					if _, rerr := remote.KeyRead(ctx, kid); errors.Is(rerr, jwkset.ErrKeyNotFound) {
+						return nil, fmt.Errorf("%w: %w", errUnknownKID, err)
+					}
+				}
+			}
+			return key, err
+		}
+	}), nil
 }
+
+var errUnknownKID = errors.New("unknown key id")
 
 // checkFetchURL accepts https, and http on a loopback host (or anywhere
 // when insecure).
@@ -349,7 +366,7 @@ func (v *JWT) classify(tok *jwt.Token, claims jwt.MapClaims, err error) error {
 		desc = "the token is malformed (not a JWT)"
 	case tok != nil && !v.algAccepted(tok):
 		desc = "the token's signing algorithm is not accepted (want " + strings.Join(v.algs, " or ") + ")"
-	case errors.Is(err, jwkset.ErrKeyNotFound):
+	case errors.Is(err, errUnknownKID), errors.Is(err, jwkset.ErrKeyNotFound):
 		desc = "no known key has the token's key id (kid)"
 	case errors.Is(err, jwt.ErrTokenUnverifiable):
 		desc = "no key to check the token's signature with"

@@ -16,6 +16,16 @@
 //	POST /messages?sessionId=<id>    -> 202 Accepted, empty body; the answer
 //	                                    comes as a message event on the stream
 //
+// Errors get an HTTP status and a JSON-RPC error body without id: on the
+// stream endpoint 405 (not GET), 406 (Accept lacks text/event-stream), 503
+// (shutting down, session cap); on the messages endpoint 405 (not POST),
+// 400 (no sessionId), 404 (unknown or ended session), 415 (not
+// application/json), 413 (body over the limit), 400 with -32700 or -32600
+// (not JSON, empty batch). An invalid message inside a valid body is
+// answered on the stream, like any answer. Requests are served
+// concurrently; initialize, notifications and responses are handled before
+// the 202, in the order they are POSTed.
+//
 // The session lives as long as its stream: when the client disconnects the
 // session ends, and its calls in flight are cancelled. Like the other
 // transports, this one frames bytes and maps errors to HTTP statuses;

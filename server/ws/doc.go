@@ -29,9 +29,11 @@
 // # Framing
 //
 // One socket is one MCP session, from initialize to the close. Each text
-// frame (message) carries exactly one JSON-RPC message, or one batch (a JSON
-// array), UTF-8 encoded, in either direction; there is no other envelope,
-// no newline delimiting, and no session id. Server-to-client requests
+// message (a text frame, or a text frame and its continuation frames)
+// carries exactly one JSON-RPC message, or one batch (a JSON array), UTF-8
+// encoded, in either direction; there is no other envelope, no newline
+// delimiting, and no session id. A message may be up to 4 MiB (after
+// reassembly); permessage-deflate is not negotiated. Server-to-client requests
 // (sampling/createMessage, elicitation/create, roots/list, ping) and
 // notifications (progress, logging, list changes, cancellation) travel on
 // the same socket as the responses; the client answers the server's
@@ -41,7 +43,7 @@
 // Requests are handled concurrently, so responses may come in any order:
 // match them by id. initialize, notifications and responses are handled in
 // the order they arrive, each before the next frame is read. A frame that
-// is not JSON is answered with a -32700 error (id null) and the session
+// is not JSON is answered with a -32700 error (without id) and the session
 // goes on; an invalid message gets its JSON-RPC error (-32600, -32601,
 // -32602), as on every transport. Closing the socket ends the session and
 // cancels its calls in flight.
@@ -61,4 +63,7 @@
 //	1007  a text frame that is not valid UTF-8
 //	1009  a frame larger than the limit (4 MiB by default)
 //	1011  the client did not answer a keepalive ping in time
+//
+// A client that does not read for 10 seconds while the server has a
+// message for it is cut off without a close frame (1006 on its side).
 package ws

@@ -62,12 +62,13 @@ type config struct {
 	origins      []string
 }
 
-// WithReadLimit bounds one incoming message (default 4 MiB); a larger one
-// closes the socket with 1009.
+// WithReadLimit bounds one incoming message (default 4 MiB; n <= 0 keeps
+// the default); a larger one closes the socket with 1009.
 func WithReadLimit(n int64) Option { return optionFunc(func(c *config) { c.readLimit = n }) }
 
 // WithKeepAlive sets how often the server pings (default 25s; 0: never) and
-// how long it waits for the pong (default 15s) before it closes with 1011.
+// how long it waits for the pong (default 15s; 0: the interval) before it
+// closes with 1011.
 func WithKeepAlive(every, timeout time.Duration) Option {
 	return optionFunc(func(c *config) { c.keepAlive, c.pingTimeout = every, timeout })
 }
@@ -78,8 +79,9 @@ func WithWriteTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.writeTimeout = d })
 }
 
-// WithCloseTimeout bounds the closing handshake (default 2s): a peer that
-// does not answer the close frame in time has its TCP connection closed.
+// WithCloseTimeout bounds the closing handshake (default 2s; 0 keeps the
+// default): a peer that does not answer the close frame in time has its TCP
+// connection closed.
 func WithCloseTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.closeTimeout = d })
 }
@@ -120,6 +122,15 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	}
 	for _, o := range opts {
 		o.apply(&cfg)
+	}
+	if cfg.pingTimeout <= 0 {
+		cfg.pingTimeout = cfg.keepAlive
+	}
+	if cfg.closeTimeout <= 0 {
+		cfg.closeTimeout = 2 * time.Second
+	}
+	if cfg.readLimit <= 0 {
+		cfg.readLimit = 4 << 20
 	}
 	return &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{}), force: make(chan struct{})}
 }
