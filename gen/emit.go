@@ -61,6 +61,7 @@ type canonical struct {
 	tags    map[string]bool   // property + "\x00" + struct: the struct's union tag
 
 	decHelpers map[string]string // generated decoder functions by name
+	reqVars    []string          // per-revision required-member masks
 }
 
 func (c *canonical) decl(t *goType) *decl {
@@ -471,6 +472,20 @@ func (c *canonical) encode() *file {
 		if anyDrop {
 			f.p("\tdrop := dropMask(&drop%s, rev)", n)
 		}
+		if c.hasRememberedConst(d) {
+			var parts []string
+			for r := range c.m.Revisions {
+				var m uint64
+				for i, fl := range d.Fields {
+					if fl.required[r] {
+						m |= 1 << uint(i)
+					}
+				}
+				parts = append(parts, fmt.Sprintf("%#x", m))
+			}
+			// emitted before the function body by a second pass below
+			c.reqVars = append(c.reqVars, fmt.Sprintf("var req%s = [%d]uint64{%s}\n", n, len(parts), strings.Join(parts, ", ")))
+		}
 		if !anyDrop {
 			f.p("\t_ = rev")
 		}
@@ -493,7 +508,23 @@ func (c *canonical) encode() *file {
 	for _, name := range sortedKeys(c.helpers) {
 		f.p("%s", c.helpers[name])
 	}
+	f.p("// req* mark, per revision, the members each type requires there.")
+	for _, v := range c.reqVars {
+		f.p("%s", v)
+	}
+	f.p("// requiredIn returns the members a type requires in revision rev.")
+	f.p("func requiredIn(masks *[%d]uint64, rev int) uint64 {", len(c.m.Revisions))
+	f.p("\tif rev < 0 || rev >= len(masks) {\n\t\treturn 0\n\t}\n\treturn masks[rev]\n}")
 	return f
+}
+
+func (c *canonical) hasRememberedConst(d *decl) bool {
+	for _, fl := range d.Fields {
+		if c.constRemembered(fl) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
@@ -509,7 +540,8 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 	if fl.Const != "" {
 		cond := dropCond
 		if c.constRemembered(fl) {
-			cond = and(dropCond, fmt.Sprintf("x.present&(1<<%d) != 0", bit))
+			// written when the message had it, or the revision requires it
+			cond = and(dropCond, fmt.Sprintf("(x.present&(1<<%d) != 0 || requiredIn(&req%s, rev)&(1<<%d) != 0)", bit, fl.owner, bit))
 		}
 		if cond != "" {
 			f.p("\tif %s {\n\t\tobj[%q] = %q\n\t}", cond, fl.JSON, fl.Const)

@@ -46,6 +46,13 @@ type Validator struct {
 // references resolve among the files of fsys only.
 func NewValidator(fsys fs.FS, dir string) (*Validator, error) {
 	c := jsonschema.NewCompiler()
+	c.RegisterFormat(&jsonschema.Format{Name: "uri-template", Validate: func(v any) error {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		return validURITemplate(s)
+	}})
 	defs := map[string]string{}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

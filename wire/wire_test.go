@@ -121,3 +121,19 @@ func TestPlainAndArrays(t *testing.T) {
 		t.Errorf("AnyArray = %#v", got)
 	}
 }
+
+func TestURITemplateFormat(t *testing.T) {
+	v, err := wire.NewValidator(schema.FS, "2025-06-18")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tmpl, ok := range map[string]bool{
+		"conversation://{id}": true, "file:///{+path}{?q,lang}": true, "x://{var:3}/{list*}": true,
+		"x://{": false, "x://}": false, "x://{}": false, "x://{a b}": false, "x://{a:0}": false,
+	} {
+		tree := map[string]any{"uriTemplate": tmpl, "name": "n"}
+		if err := v.Validate("ResourceTemplate", tree); (err == nil) != ok {
+			t.Errorf("%q: valid %v, want %v (%v)", tmpl, err == nil, ok, err)
+		}
+	}
+}

@@ -191,7 +191,7 @@ func (x *CallToolRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqCallToolRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -350,7 +350,7 @@ func (x CancelTaskResult) MarshalJSON() ([]byte, error) {
 func (x *CancelledNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropCancelledNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqCancelledNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -555,7 +555,7 @@ func (x *CompleteRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqCompleteRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -694,7 +694,7 @@ func (x *CreateMessageRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqCreateMessageRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -880,7 +880,7 @@ func (x *ElicitRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqElicitRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -908,7 +908,7 @@ func (x *ElicitRequestFormParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["message"] = x.Message
 	}
-	if drop&(1<<2) == 0 && x.present&(1<<2) != 0 {
+	if drop&(1<<2) == 0 && (x.present&(1<<2) != 0 || requiredIn(&reqElicitRequestFormParams, rev)&(1<<2) != 0) {
 		obj["mode"] = "form"
 	}
 	if drop&(1<<3) == 0 {
@@ -1112,7 +1112,7 @@ func (x *GetPromptRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqGetPromptRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -1449,7 +1449,7 @@ func (x *InitializeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqInitializeRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -1534,7 +1534,7 @@ func (x InitializeResult) MarshalJSON() ([]byte, error) {
 func (x *InitializedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropInitializedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqInitializedNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -1836,7 +1836,7 @@ func (x *ListPromptsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqListPromptsRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -1908,7 +1908,7 @@ func (x *ListResourceTemplatesRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqListResourceTemplatesRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -1980,7 +1980,7 @@ func (x *ListResourcesRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqListResourcesRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -2052,7 +2052,7 @@ func (x *ListRootsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqListRootsRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -2151,7 +2151,7 @@ func (x *ListToolsRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqListToolsRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -2220,7 +2220,7 @@ func (x ListToolsResultResponse) MarshalJSON() ([]byte, error) {
 func (x *LoggingMessageNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropLoggingMessageNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqLoggingMessageNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -2457,7 +2457,7 @@ func (x *PaginatedRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqPaginatedRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -2541,7 +2541,7 @@ func (x *PingRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqPingRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -2563,7 +2563,7 @@ func (x PingRequest) MarshalJSON() ([]byte, error) {
 func (x *ProgressNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropProgressNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqProgressNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -2669,7 +2669,7 @@ func (x PromptArgument) MarshalJSON() ([]byte, error) {
 func (x *PromptListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropPromptListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqPromptListChangedNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -2731,7 +2731,7 @@ func (x *ReadResourceRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqReadResourceRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -3002,7 +3002,7 @@ func (x ResourceLink) MarshalJSON() ([]byte, error) {
 func (x *ResourceListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqResourceListChangedNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -3108,7 +3108,7 @@ func (x ResourceTemplateReference) MarshalJSON() ([]byte, error) {
 func (x *ResourceUpdatedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceUpdatedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqResourceUpdatedNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -3206,7 +3206,7 @@ func (x Root) MarshalJSON() ([]byte, error) {
 func (x *RootsListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropRootsListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqRootsListChangedNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -3395,7 +3395,7 @@ func (x *SetLevelRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqSetLevelRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -3489,7 +3489,7 @@ func (x *SubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqSubscribeRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -4083,7 +4083,7 @@ func (x ToolInputSchema) MarshalJSON() ([]byte, error) {
 func (x *ToolListChangedNotification) EncodeValue(rev int) any {
 	drop := dropMask(&dropToolListChangedNotification, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
-	if drop&(1<<0) == 0 && x.present&(1<<0) != 0 {
+	if drop&(1<<0) == 0 && (x.present&(1<<0) != 0 || requiredIn(&reqToolListChangedNotification, rev)&(1<<0) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<1) == 0 {
@@ -4114,7 +4114,7 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
 	}
-	if drop&(1<<3) == 0 && x.present&(1<<3) != 0 {
+	if drop&(1<<3) == 0 && (x.present&(1<<3) != 0 || requiredIn(&reqToolOutputSchema, rev)&(1<<3) != 0) {
 		obj["type"] = "object"
 	}
 	wire.MergeExtra(obj, x.Extra)
@@ -4226,7 +4226,7 @@ func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<0) == 0 && !x.ID.IsZero() {
 		obj["id"] = x.ID.Value()
 	}
-	if drop&(1<<1) == 0 && x.present&(1<<1) != 0 {
+	if drop&(1<<1) == 0 && (x.present&(1<<1) != 0 || requiredIn(&reqUnsubscribeRequest, rev)&(1<<1) != 0) {
 		obj["jsonrpc"] = "2.0"
 	}
 	if drop&(1<<2) == 0 {
@@ -4626,4 +4626,69 @@ func encodeSliceTool(v []*Tool, rev int) any {
 		out[i] = e.EncodeValue(rev)
 	}
 	return out
+}
+
+// req* mark, per revision, the members each type requires there.
+var reqCallToolRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0xf}
+
+var reqCancelledNotification = [5]uint64{0x6, 0x6, 0x6, 0x7, 0x7}
+
+var reqCompleteRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0xf}
+
+var reqCreateMessageRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0xc}
+
+var reqElicitRequest = [5]uint64{0x0, 0x0, 0xc, 0xf, 0xc}
+
+var reqElicitRequestFormParams = [5]uint64{0x0, 0x0, 0x0, 0xa, 0xa}
+
+var reqGetPromptRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0xf}
+
+var reqInitializeRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0x0}
+
+var reqInitializedNotification = [5]uint64{0x2, 0x2, 0x2, 0x3, 0x0}
+
+var reqListPromptsRequest = [5]uint64{0x4, 0x4, 0x4, 0x7, 0xf}
+
+var reqListResourceTemplatesRequest = [5]uint64{0x4, 0x4, 0x4, 0x7, 0xf}
+
+var reqListResourcesRequest = [5]uint64{0x4, 0x4, 0x4, 0x7, 0xf}
+
+var reqListRootsRequest = [5]uint64{0x4, 0x4, 0x4, 0x7, 0x4}
+
+var reqListToolsRequest = [5]uint64{0x4, 0x4, 0x4, 0x7, 0xf}
+
+var reqLoggingMessageNotification = [5]uint64{0x6, 0x6, 0x6, 0x7, 0x7}
+
+var reqPaginatedRequest = [5]uint64{0x4, 0x4, 0x4, 0x7, 0xf}
+
+var reqPingRequest = [5]uint64{0x4, 0x4, 0x4, 0x7, 0x0}
+
+var reqProgressNotification = [5]uint64{0x6, 0x6, 0x6, 0x7, 0x7}
+
+var reqPromptListChangedNotification = [5]uint64{0x2, 0x2, 0x2, 0x3, 0x3}
+
+var reqReadResourceRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0xf}
+
+var reqResourceListChangedNotification = [5]uint64{0x2, 0x2, 0x2, 0x3, 0x3}
+
+var reqResourceUpdatedNotification = [5]uint64{0x6, 0x6, 0x6, 0x7, 0x7}
+
+var reqRootsListChangedNotification = [5]uint64{0x2, 0x2, 0x2, 0x3, 0x0}
+
+var reqSetLevelRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0x0}
+
+var reqSubscribeRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0x0}
+
+var reqToolListChangedNotification = [5]uint64{0x2, 0x2, 0x2, 0x3, 0x3}
+
+var reqToolOutputSchema = [5]uint64{0x0, 0x0, 0x8, 0x8, 0x0}
+
+var reqUnsubscribeRequest = [5]uint64{0xc, 0xc, 0xc, 0xf, 0x0}
+
+// requiredIn returns the members a type requires in revision rev.
+func requiredIn(masks *[5]uint64, rev int) uint64 {
+	if rev < 0 || rev >= len(masks) {
+		return 0
+	}
+	return masks[rev]
 }

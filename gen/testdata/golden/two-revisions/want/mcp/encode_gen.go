@@ -181,3 +181,12 @@ func encodeSliceContentBlock(v []ContentBlock, rev int) any {
 	}
 	return out
 }
+
+// req* mark, per revision, the members each type requires there.
+// requiredIn returns the members a type requires in revision rev.
+func requiredIn(masks *[2]uint64, rev int) uint64 {
+	if rev < 0 || rev >= len(masks) {
+		return 0
+	}
+	return masks[rev]
+}
