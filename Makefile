@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: bench vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -53,3 +53,12 @@ bin/mcpstack:
 ## (the first run installs Node 22 and the pinned suite into .tools/conformance/ with npm)
 conformance: bin/mcpstack
 	GO="$(GO)" bash scripts/conformance.sh
+
+## bench: mcpstack vs the go-sdk and mcp-go echo servers, interleaved, with ratios and target checks
+## (BENCH_SUITES="sse json stdio idle validation" BENCH_DURATION=10s BENCH_ROUNDS=3 BENCH_IDLE=1000)
+bench:
+	bash scripts/bench.sh
+
+## vet-peers: the benchmark-only peers module (its own go.mod; the root ./... skips it)
+vet-peers:
+	cd tools/bench/peers && $(GO) vet ./... && $(GO) build ./...

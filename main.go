@@ -1,6 +1,9 @@
 // Command mcpstack is the one binary of the project: an MCP server whose
 // protocol layer is generated from JSON Schema, and the tools around it.
 //
+//	mcpstack serve [--http ADDR | --stdio] [--profile chat|conformance|bench]
+//	mcpstack token --sub NAME --scope "..."
+//	mcpstack bench --url URL | --stdio "CMD ARGS"
 //	mcpstack schemadiff --official FILE --revision REV
 //	mcpstack version
 package main
@@ -14,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/generated"
+	benchtool "github.com/mcpstack/mcpstack/tools/bench"
 	"github.com/mcpstack/mcpstack/tools/schemadiff"
 	"github.com/mcpstack/mcpstack/tools/token"
 )
@@ -27,6 +31,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"bench":      {"load an MCP server (HTTP URL or stdio command): calls/s, latency, errors", benchtool.Command},
 		"schemadiff": {"compare our schemas of a revision with an official schema.json", schemadiff.Command},
 		"serve":      {"serve MCP over Streamable HTTP, HTTP+SSE, WebSocket or stdio", serveCommand},
 		"token":      {"mint an HS256 bearer token for serve --auth hs256", token.Command},

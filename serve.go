@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,9 +20,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
-	"github.com/mcpstack/mcpstack/methods/bench"
-	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/guard"
@@ -50,18 +46,7 @@ type serveConfig struct {
 	logFormat    string
 	drain        time.Duration
 	auth         auth.Config
-}
-
-// profiles are the handlers `serve` can run. notify sends a list_changed
-// notification (method) to every client.
-var profiles = map[string]struct {
-	summary string
-	build   func(c serveConfig, notify func(method string)) mcp.Handler
-}{
-	"conformance": {"the fixtures of the official MCP conformance suite", func(c serveConfig, notify func(string)) mcp.Handler {
-		return conformance.New(conformance.WithPageSize(c.pageSize), conformance.WithListChanged(notify))
-	}},
-	"bench": {"one echo tool, for load tests", func(serveConfig, func(string)) mcp.Handler { return &bench.Echo{} }},
+	chat         chatConfig
 }
 
 const serveUsage = `Usage: mcpstack serve [flags]
@@ -84,15 +69,11 @@ Flags:
 func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	var names []string
-	for n := range profiles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := profileNames()
 	var c serveConfig
 	fl.StringVar(&c.httpAddr, "http", "127.0.0.1:8000", "serve Streamable HTTP on `ADDR` (host:port; port 0 picks a free one)")
 	fl.BoolVar(&c.stdio, "stdio", false, "serve one session over stdin/stdout instead of HTTP (logs go to stderr)")
-	fl.StringVar(&c.profile, "profile", "conformance", "the handler to serve: "+strings.Join(names, ", "))
+	fl.StringVar(&c.profile, "profile", "chat", "the handler to serve: "+strings.Join(names, ", "))
 	fl.BoolVar(&c.strict, "strict", false, "also validate every outgoing message; an invalid one is a bug, answered -32603 and logged")
 	fl.BoolVar(&c.validate, "validate", true, "validate incoming messages (turn off only to measure what validation costs)")
 	fl.StringVar(&c.responseMode, "response-mode", "sse", "answer POSTed requests as `sse` (event stream) or json")
@@ -105,6 +86,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")
 	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
 	c.auth.RegisterFlags(fl)
+	c.chat.register(fl)
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), serveUsage)
 		fl.PrintDefaults()
@@ -149,19 +131,24 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	var srv *server.Server
-	notify := func(method string) {
-		if srv != nil {
-			srv.Broadcast(context.Background(), method, nil)
-		}
+	b, err := p.build(context.Background(), c, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpstack serve: profile %s: %v\n", c.profile, err)
+		return 1
 	}
-	srv = server.New(p.build(c, notify),
+	if b.close != nil {
+		defer b.close() // runs after srv.Close
+	}
+	srv := server.New(b.handler, append([]server.Option{
 		server.WithLogger(log),
 		server.WithStrict(c.strict),
 		server.WithValidation(c.validate),
 		server.WithMaxSessions(c.maxSessions),
 		server.WithSessionIdleTimeout(c.idleTimeout),
-	)
+	}, b.options...)...)
+	if b.attach != nil {
+		b.attach(srv)
+	}
 	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -24,6 +24,7 @@ type config struct {
 	validate    bool
 	tap         Tap
 	stateKey    []byte
+	onClose     func(session string)
 }
 
 func defaults() config {
@@ -94,3 +95,9 @@ func WithTap(t Tap) Option { return optionFunc(func(c *config) { c.tap = t }) }
 // results. Replicas behind one load balancer need the same key; by default
 // each Server draws a random one.
 func WithStateKey(key []byte) Option { return optionFunc(func(c *config) { c.stateKey = key }) }
+
+// WithSessionClosed calls fn with the id of every session that ends, so
+// that what a handler keeps per session can go with it.
+func WithSessionClosed(fn func(session string)) Option {
+	return optionFunc(func(c *config) { c.onClose = fn })
+}

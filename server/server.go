@@ -33,6 +33,10 @@ type Server struct {
 	keyOnce sync.Once
 	key     []byte // signs requestState
 
+	extOnce sync.Once
+	ext     *wire.Validator // schema/ext, for extension notifications
+	extErr  error
+
 	mu        sync.Mutex
 	sessions  map[string]*Session
 	listeners map[*listener]bool
@@ -42,6 +46,8 @@ type Server struct {
 
 	drainOnce sync.Once
 	draining  chan struct{}
+
+	closeHooks []func(session string) // under mu
 }
 
 // ErrTooManySessions is returned by NewSession at the session cap.
@@ -160,6 +166,26 @@ func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encod
 		if err := sess.Notify(ctx, method, params); err != nil && !errors.Is(err, ErrNoStream) {
 			s.log.Debug("broadcast", "session", sess.ID(), "method", method, "err", err)
 		}
+	}
+}
+
+// OnSessionClosed registers fn to be called with the id of every session
+// that ends (transports drop what they keep per session: events, streams).
+func (s *Server) OnSessionClosed(fn func(session string)) {
+	s.mu.Lock()
+	s.closeHooks = append(s.closeHooks, fn)
+	s.mu.Unlock()
+}
+
+func (s *Server) sessionClosed(id string) {
+	s.mu.Lock()
+	hooks := append([]func(string){}, s.closeHooks...)
+	s.mu.Unlock()
+	if s.cfg.onClose != nil {
+		s.cfg.onClose(id)
+	}
+	for _, fn := range hooks {
+		fn(id)
 	}
 }
 

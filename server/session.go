@@ -133,6 +133,7 @@ func (sess *Session) Close() {
 	sess.mu.Unlock()
 	sess.cancel()
 	sess.srv.remove(sess.id)
+	sess.srv.sessionClosed(sess.id)
 }
 
 func (sess *Session) touch() { sess.lastUsed.Store(time.Now().UnixNano()) }

@@ -90,6 +90,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	if cfg.store == nil {
 		cfg.store = NewMemoryEventStore(1024, 5*time.Minute)
 	}
+	srv.OnSessionClosed(cfg.store.Forget)
 	return &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{})}
 }
 

@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+)
+
+// DefaultPostgresSchema is the schema of the tables unless told otherwise.
+const DefaultPostgresSchema = "mcpstack_chat"
+
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// postgresMigrations are the schema versions of the PostgreSQL backend.
+var postgresMigrations = [][]string{
+	{ // 1: conversations and their messages
+		`CREATE TABLE {conversations} (
+			n BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+			id TEXT NOT NULL UNIQUE,
+			user_id TEXT NOT NULL,
+			title TEXT NOT NULL DEFAULT '',
+			message_count BIGINT NOT NULL DEFAULT 0,
+			created_ms BIGINT NOT NULL,
+			updated_ms BIGINT NOT NULL
+		)`,
+		`CREATE INDEX conversations_user_n ON {conversations} (user_id, n)`,
+		`CREATE INDEX conversations_user_updated ON {conversations} (user_id, updated_ms)`,
+		`CREATE TABLE {messages} (
+			conversation_n BIGINT NOT NULL REFERENCES {conversations} (n) ON DELETE CASCADE,
+			seq BIGINT NOT NULL,
+			role TEXT NOT NULL,
+			content TEXT NOT NULL,
+			provider TEXT NOT NULL DEFAULT '',
+			model TEXT NOT NULL DEFAULT '',
+			prompt_tokens BIGINT,
+			completion_tokens BIGINT,
+			total_tokens BIGINT,
+			usage_estimated INTEGER NOT NULL DEFAULT 0,
+			created_ms BIGINT NOT NULL,
+			PRIMARY KEY (conversation_n, seq)
+		)`,
+	},
+}
+
+// OpenPostgres connects to the PostgreSQL database dsn names and migrates
+// the tables in schema ("" is DefaultPostgresSchema; lower-case letters,
+// digits and _), creating the schema when missing. now is the clock (nil:
+// time.Now).
+func OpenPostgres(ctx context.Context, dsn, schema string, now func() time.Time) (Store, error) {
+	if schema == "" {
+		schema = DefaultPostgresSchema
+	}
+	if !schemaName.MatchString(schema) {
+		return nil, fmt.Errorf("store: PostgreSQL schema %q: use lower-case letters, digits and _", schema)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(4)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	q := `"` + schema + `".`
+	s := newSQLStore(db, dialect{
+		name:   "postgres",
+		tables: strings.NewReplacer("{conversations}", q+"conversations", "{messages}", q+"messages", "{schema_migrations}", q+"schema_migrations"),
+		rebind: dollarParams,
+		prepare: []string{
+			// One migrator at a time across every server on the database.
+			`SELECT pg_advisory_xact_lock(hashtext('mcpstack.chat.migrate.` + schema + `'))`,
+			`CREATE SCHEMA IF NOT EXISTS "` + schema + `"`,
+		},
+		migrations: postgresMigrations,
+		unique: func(err error) bool {
+			var pe *pgconn.PgError
+			return errors.As(err, &pe) && pe.Code == "23505"
+		},
+	}, now)
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/bench"
+	"github.com/mcpstack/mcpstack/methods/chat"
+	"github.com/mcpstack/mcpstack/methods/chat/agent"
+	"github.com/mcpstack/mcpstack/methods/chat/store"
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// chatConfig is what the chat profile can be told.
+type chatConfig struct {
+	providers      string
+	openaiBaseURL  string
+	openaiModel    string
+	openaiTimeout  time.Duration
+	openaiRetries  int
+	dataDir        string
+	postgresDSN    string
+	postgresSchema string
+}
+
+func (c *chatConfig) register(fl *flag.FlagSet) {
+	fl.StringVar(&c.providers, "chat-providers", "sampling,openai,echo", "chat: the model providers to try, in order (sampling: the client's own model; openai: any OpenAI-compatible endpoint; echo: offline demo)")
+	fl.StringVar(&c.openaiBaseURL, "openai-base-url", agent.DefaultOpenAIBaseURL, "chat: OpenAI-compatible API root (Ollama: http://127.0.0.1:11434/v1); the key comes from MCPSTACK_OPENAI_API_KEY or OPENAI_API_KEY")
+	fl.StringVar(&c.openaiModel, "openai-model", agent.DefaultOpenAIModel, "chat: model name for the openai provider")
+	fl.DurationVar(&c.openaiTimeout, "openai-timeout", agent.DefaultOpenAITimeout, "chat: bound on one openai attempt")
+	fl.IntVar(&c.openaiRetries, "openai-retries", agent.DefaultOpenAIRetries, "chat: retries of a failed openai request before any answer streamed")
+	fl.StringVar(&c.dataDir, "data-dir", store.DefaultDataDir(), "chat: folder of the SQLite database (chat.db)")
+	fl.StringVar(&c.postgresDSN, "postgres-dsn", "", "chat: keep conversations in PostgreSQL instead (prefer MCPSTACK_POSTGRES_DSN, to keep passwords out of ps)")
+	fl.StringVar(&c.postgresSchema, "postgres-schema", store.DefaultPostgresSchema, "chat: PostgreSQL schema of the tables")
+}
+
+// built is a profile's handler and what it needs from the server.
+type built struct {
+	handler mcp.Handler
+	options []server.Option          // e.g. hooks for ended sessions
+	attach  func(srv *server.Server) // called once the server exists
+	close   func()                   // called after the server closed
+}
+
+// profile is one handler `serve` can run.
+type profile struct {
+	summary string
+	build   func(ctx context.Context, c serveConfig, log *slog.Logger) (*built, error)
+}
+
+// profiles are the handlers `serve` can run.
+var profiles = map[string]profile{
+	"chat": {"the chat agent of the MCP docs: chat tool, conversation:// resources, code_review prompt (default)", buildChat},
+	"conformance": {"the fixtures of the official MCP conformance suite", func(_ context.Context, c serveConfig, _ *slog.Logger) (*built, error) {
+		b := &built{}
+		var srv *server.Server
+		b.handler = conformance.New(conformance.WithPageSize(c.pageSize), conformance.WithListChanged(func(method string) {
+			if srv != nil {
+				srv.Broadcast(context.Background(), method, nil)
+			}
+		}))
+		b.attach = func(s *server.Server) { srv = s }
+		return b, nil
+	}},
+	"bench": {"one echo tool, for load tests", func(context.Context, serveConfig, *slog.Logger) (*built, error) {
+		return &built{handler: &bench.Echo{}}, nil
+	}},
+}
+
+func profileNames() []string {
+	var names []string
+	for n := range profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// buildChat opens the conversation store, builds the provider chain and the
+// app, and binds conversations to the authenticated caller.
+func buildChat(ctx context.Context, c serveConfig, log *slog.Logger) (*built, error) {
+	cc := c.chat
+	dsn := cc.postgresDSN
+	if dsn == "" {
+		dsn = os.Getenv("MCPSTACK_POSTGRES_DSN")
+	}
+	st, err := store.Open(ctx, store.Config{DataDir: cc.dataDir, PostgresDSN: dsn, PostgresSchema: cc.postgresSchema})
+	if err != nil {
+		return nil, err
+	}
+	retries := cc.openaiRetries
+	if retries == 0 {
+		retries = -1 // OpenAIConfig: 0 means the default, < 0 none
+	}
+	ag, err := agent.New(agent.Config{Providers: cc.providers, OpenAI: agent.OpenAIConfig{
+		BaseURL: cc.openaiBaseURL, Model: cc.openaiModel, APIKey: agent.APIKeyFromEnv(os.Getenv),
+		Timeout: cc.openaiTimeout, Retries: retries}})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	opts := []chat.Option{chat.WithLogger(log), chat.WithPageSize(c.pageSize),
+		chat.WithUser(func(ctx context.Context) (string, bool) { o := auth.OwnerFrom(ctx); return o, o != "" })}
+	if !c.stdio && c.auth.Mode != auth.ModeOff {
+		opts = append(opts, chat.WithAnonymousUser("")) // no token, no conversations
+	}
+	app := chat.New(st, ag, opts...)
+	return &built{
+		handler: app,
+		options: []server.Option{server.WithSessionClosed(app.EndSession)},
+		attach:  func(srv *server.Server) { app.SetNotifier(chatNotifier{srv}) },
+		close:   func() { st.Close() },
+	}, nil
+}
+
+// chatNotifier sends the app's resource notifications to the sessions it
+// names.
+type chatNotifier struct{ srv *server.Server }
+
+func (n chatNotifier) ResourceUpdated(ctx context.Context, uri string, ids []string) {
+	n.each(ids, func(s *server.Session) error {
+		return s.Notify(ctx, mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	})
+}
+
+func (n chatNotifier) ResourceListChanged(ctx context.Context, ids []string) {
+	n.each(ids, func(s *server.Session) error {
+		return s.Notify(ctx, mcp.MethodResourceListChanged, &mcp.NotificationParams{})
+	})
+}
+
+func (n chatNotifier) each(ids []string, fn func(*server.Session) error) {
+	for _, id := range ids {
+		if s, ok := n.srv.Session(id); ok {
+			if err := fn(s); err != nil {
+				n.srv.Logger().Debug("chat notification", "session", id, "err", err)
+			}
+		}
+	}
+}
+
+var _ wire.Encoder = (*mcp.NotificationParams)(nil)

@@ -1,0 +1,178 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"time"
+)
+
+// sseEvent is one dispatched server-sent event. Data is valid until the next
+// call of next.
+type sseEvent struct {
+	Type string // "" when the stream named none ("message" by the standard)
+	Data []byte // data lines joined with "\n"
+	ID   string // the last event id seen so far on the stream
+}
+
+// sseReader parses a text/event-stream body as the HTML standard says
+// (https://html.spec.whatwg.org/multipage/server-sent-events.html): lines end
+// with CRLF, LF or CR; a line starting with ':' is a comment; "field: value"
+// drops one leading space of the value; a line without a colon is a field
+// with an empty value; a blank line dispatches the event, unless its data is
+// empty (a priming event carrying only an id is recorded, not dispatched); a
+// leading byte order mark is dropped; an event not closed by a blank line
+// before the end of the stream is discarded.
+//
+// One sseReader serves many streams in turn: reset it with the next body.
+type sseReader struct {
+	br      *bufio.Reader
+	line    []byte // the current line when it did not fit the bufio buffer
+	data    []byte
+	event   []byte
+	hasData bool
+	lastID  string
+	retry   time.Duration
+	first   bool   // at the start of the stream (BOM check)
+	pending []byte // lines ended by lone CRs still to hand out
+	pendOK  bool
+	crbuf   []byte
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	s := &sseReader{br: bufio.NewReaderSize(r, 16<<10)}
+	s.reset(r)
+	return s
+}
+
+func (s *sseReader) reset(r io.Reader) {
+	s.br.Reset(r)
+	s.line = s.line[:0]
+	s.data = s.data[:0]
+	s.event = s.event[:0]
+	s.hasData = false
+	s.lastID = ""
+	s.retry = 0
+	s.first = true
+	s.pending = nil
+	s.pendOK = false
+}
+
+// next returns the next event with data, or io.EOF when the stream ends
+// (a partial event at the end is discarded), or the read error.
+func (s *sseReader) next() (sseEvent, error) {
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return sseEvent{}, io.EOF
+			}
+			return sseEvent{}, err
+		}
+		if len(line) == 0 {
+			if !s.hasData {
+				s.event = s.event[:0]
+				continue
+			}
+			ev := sseEvent{Type: string(s.event), Data: s.data, ID: s.lastID}
+			if n := len(ev.Data); n > 0 && ev.Data[n-1] == '\n' {
+				ev.Data = ev.Data[:n-1]
+			}
+			s.data = s.data[:0]
+			s.event = s.event[:0]
+			s.hasData = false
+			return ev, nil
+		}
+		s.field(line)
+	}
+}
+
+func (s *sseReader) field(line []byte) {
+	if line[0] == ':' {
+		return // comment
+	}
+	name, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		name, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(name) {
+	case "data":
+		s.data = append(s.data, value...)
+		s.data = append(s.data, '\n')
+		s.hasData = true
+	case "event":
+		s.event = append(s.event[:0], value...)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			s.lastID = string(value)
+		}
+	case "retry":
+		if n, err := strconv.ParseUint(string(value), 10, 31); err == nil && len(value) > 0 && value[0] != '+' {
+			s.retry = time.Duration(n) * time.Millisecond
+		}
+	}
+}
+
+// readLine returns the next line without its terminator. A CR not followed
+// by LF ends a line too. The returned slice is valid until the next call.
+func (s *sseReader) readLine() ([]byte, error) {
+	if s.pendOK {
+		return s.splitCR()
+	}
+	s.line = s.line[:0]
+	var chunk []byte
+	var err error
+	for {
+		chunk, err = s.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			s.line = append(s.line, chunk...)
+			continue
+		}
+		break
+	}
+	if len(s.line) > 0 {
+		s.line = append(s.line, chunk...)
+		chunk = s.line
+	}
+	if s.first && (err == nil || len(chunk) > 0) {
+		s.first = false
+		chunk = bytes.TrimPrefix(chunk, []byte("\uFEFF"))
+	}
+	if err != nil {
+		// The stream ended inside a line: only the part up to its last
+		// CR consists of complete lines.
+		i := bytes.LastIndexByte(chunk, '\r')
+		if i < 0 {
+			return nil, err
+		}
+		chunk = chunk[:i]
+	} else {
+		chunk = chunk[:len(chunk)-1] // LF
+		if n := len(chunk); n > 0 && chunk[n-1] == '\r' {
+			chunk = chunk[:n-1] // CRLF
+		}
+	}
+	if bytes.IndexByte(chunk, '\r') < 0 {
+		return chunk, nil
+	}
+	// Lines ended by a lone CR: hand them out one by one.
+	s.crbuf = append(append(s.crbuf[:0], chunk...), '\r')
+	s.pending, s.pendOK = s.crbuf, true
+	return s.splitCR()
+}
+
+// splitCR returns the next CR-terminated line of s.pending.
+func (s *sseReader) splitCR() ([]byte, error) {
+	i := bytes.IndexByte(s.pending, '\r')
+	line := s.pending[:i]
+	s.pending = s.pending[i+1:]
+	if len(s.pending) == 0 {
+		s.pendOK = false
+	}
+	return line, nil
+}

@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+type wantEvent struct {
+	typ, data, id string
+}
+
+func readAllEvents(r io.Reader) ([]wantEvent, error) {
+	s := newSSEReader(r)
+	var got []wantEvent
+	for {
+		ev, err := s.next()
+		if err == io.EOF {
+			return got, nil
+		}
+		if err != nil {
+			return got, err
+		}
+		got = append(got, wantEvent{ev.Type, string(ev.Data), ev.ID})
+	}
+}
+
+func TestSSEReader(t *testing.T) {
+	long := strings.Repeat("x", 40<<10) // longer than the bufio buffer
+	tests := []struct {
+		name string
+		in   string
+		want []wantEvent
+	}{
+		{"one event", "event: message\ndata: {\"a\":1}\n\n", []wantEvent{{"message", `{"a":1}`, ""}}},
+		{"no event type", "data: x\n\n", []wantEvent{{"", "x", ""}}},
+		{"multi-line data joined with LF", "data: {\"a\":\ndata: 1}\n\n", []wantEvent{{"", "{\"a\":\n1}", ""}}},
+		{"comments are skipped", ": keep-alive\n\n: hi\ndata: x\n: between\ndata: y\n\n", []wantEvent{{"", "x\ny", ""}}},
+		{"no space after colon", "data:x\n\n", []wantEvent{{"", "x", ""}}},
+		{"only one leading space is dropped", "data:  x\n\n", []wantEvent{{"", " x", ""}}},
+		{"CRLF line ends", "event: message\r\ndata: x\r\n\r\n", []wantEvent{{"message", "x", ""}}},
+		{"lone CR line ends", "event: message\rdata: x\r\rdata: y\r\r", []wantEvent{{"message", "x", ""}, {"", "y", ""}}},
+		{"CR then CRLF", "data: x\r\r\n", []wantEvent{{"", "x", ""}}},
+		{"mixed line ends", "data: a\r\ndata: b\rdata: c\n\n", []wantEvent{{"", "a\nb\nc", ""}}},
+		{"BOM at the start", "\uFEFFdata: x\n\n", []wantEvent{{"", "x", ""}}},
+		{"id is kept across events", "id: 7\ndata: a\n\ndata: b\n\n", []wantEvent{{"", "a", "7"}, {"", "b", "7"}}},
+		{"priming event: id and no data line is not dispatched", "id: 1-0\nretry: 2000\n\nid: 1-1\ndata: x\n\n", []wantEvent{{"", "x", "1-1"}}},
+		{"priming event: empty data line is dispatched empty", "id: 1-0\nretry: 2000\ndata:\n\nid: 1-1\nevent: message\ndata: x\n\n", []wantEvent{{"", "", "1-0"}, {"message", "x", "1-1"}}},
+		{"event type resets after dispatch", "event: a\ndata: 1\n\ndata: 2\n\n", []wantEvent{{"a", "1", ""}, {"", "2", ""}}},
+		{"event type of an empty event is dropped", "event: a\n\ndata: 2\n\n", []wantEvent{{"", "2", ""}}},
+		{"field without colon", "data\n\n", []wantEvent{{"", "", ""}}},
+		{"unknown fields are ignored", "foo: bar\ndata: x\n\n", []wantEvent{{"", "x", ""}}},
+		{"id with NUL is ignored", "id: a\x00b\ndata: x\n\n", []wantEvent{{"", "x", ""}}},
+		{"unterminated event at the end is discarded", "data: x\n\ndata: y\n", []wantEvent{{"", "x", ""}}},
+		{"unterminated line at the end is discarded", "data: x\n\ndata: y", []wantEvent{{"", "x", ""}}},
+		{"line longer than the buffer", "data: " + long + "\n\n", []wantEvent{{"", long, ""}}},
+		{"empty stream", "", nil},
+	}
+	for _, tt := range tests {
+		for _, split := range []bool{false, true} {
+			name := tt.name
+			var r io.Reader = strings.NewReader(tt.in)
+			if split {
+				name += "/one byte at a time"
+				r = iotest.OneByteReader(r)
+			}
+			t.Run(name, func(t *testing.T) {
+				got, err := readAllEvents(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(tt.want) {
+					t.Fatalf("got %d events %q, want %d %q", len(got), got, len(tt.want), tt.want)
+				}
+				for i := range got {
+					if got[i] != tt.want[i] {
+						t.Errorf("event %d = %q, want %q", i, got[i], tt.want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSSEReaderRetryAndReset(t *testing.T) {
+	s := newSSEReader(strings.NewReader("retry: 1500\nretry: x\ndata: a\n\n"))
+	if _, err := s.next(); err != nil {
+		t.Fatal(err)
+	}
+	if s.retry.Milliseconds() != 1500 {
+		t.Errorf("retry = %v, want 1.5s", s.retry)
+	}
+	s.reset(strings.NewReader("data: b\n\n"))
+	ev, err := s.next()
+	if err != nil || string(ev.Data) != "b" || ev.ID != "" {
+		t.Errorf("after reset: %q %q, %v", ev.Data, ev.ID, err)
+	}
+}
+
+func TestSSEReaderError(t *testing.T) {
+	boom := errors.New("boom")
+	s := newSSEReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom)))
+	if ev, err := s.next(); err != nil || string(ev.Data) != "a" {
+		t.Fatalf("first event: %q, %v", ev.Data, err)
+	}
+	if _, err := s.next(); !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want %v", err, boom)
+	}
+}
