@@ -6,9 +6,10 @@ GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
 all: generate test
 
-## run: build and serve MCP on http://127.0.0.1:8000/mcp (Ctrl-C stops it)
+## run: build and serve the chat app on http://127.0.0.1:8000/mcp, printing a
+## token and how to connect (Ctrl-C stops it)
 run: bin/mcpstack
-	bin/mcpstack serve --http 127.0.0.1:8000 --strict
+	bash scripts/run.sh
 
 ## generate: compile schema/ into generated/ (never edit generated/ by hand)
 generate:
