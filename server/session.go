@@ -131,8 +131,8 @@ func (sess *Session) Close() {
 		f.cancel()
 	}
 	sess.mu.Unlock()
+	sess.srv.remove(sess.id) // unlisted before Done fires
 	sess.cancel()
-	sess.srv.remove(sess.id)
 	sess.srv.sessionClosed(sess.id)
 }
 
