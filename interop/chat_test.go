@@ -19,8 +19,8 @@ import (
 // free loopback port, and returns its URL and a token.
 type chatServer struct {
 	url, token, data string
-	cmd             *exec.Cmd
-	stderr          *lockedBuffer
+	cmd              *exec.Cmd
+	stderr           *lockedBuffer
 }
 
 func startChat(t *testing.T, data string) *chatServer {
