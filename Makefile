@@ -52,8 +52,12 @@ bin/mcpstack:
 
 ## conformance: the official MCP conformance suite against bin/mcpstack
 ## (the first run installs Node 22 and the pinned suite into .tools/conformance/ with npm)
+## CONFORMANCE_REVISIONS also runs the pinned 0.2.0 alpha's per-revision
+## requirements (2026-07-28 is only there); its unscored extension scenarios
+## (tasks, custom headers) do not fail the run.
+CONFORMANCE_REVISIONS ?= 2025-11-25 2026-07-28
 conformance: bin/mcpstack
-	GO="$(GO)" bash scripts/conformance.sh
+	GO="$(GO)" CONFORMANCE_REVISIONS="$(CONFORMANCE_REVISIONS)" bash scripts/conformance.sh
 
 ## bench: mcpstack vs the go-sdk and mcp-go echo servers, interleaved, with ratios and target checks
 ## (BENCH_SUITES="sse json stdio idle validation" BENCH_DURATION=10s BENCH_ROUNDS=3 BENCH_IDLE=1000)
