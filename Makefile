@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: bench vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: validate-bench bench vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -45,6 +45,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME) ./gen/
 	$(GO) test -run '^$$' -fuzz FuzzHTTPHandler -fuzztime $(FUZZTIME) ./server/streamable/
 	$(GO) test -run '^$$' -fuzz FuzzStdio -fuzztime $(FUZZTIME) ./server/stdio/
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./tools/validate/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./tools/validate/
+	$(GO) test -run '^$$' -fuzz FuzzRecordFastPath -fuzztime $(FUZZTIME) ./tools/validate/
 
 ## build: the mcpstack binary
 bin/mcpstack:
@@ -67,3 +70,7 @@ bench:
 ## vet-peers: the benchmark-only peers module (its own go.mod; the root ./... skips it)
 vet-peers:
 	cd tools/bench/peers && $(GO) vet ./... && $(GO) build ./...
+
+## validate-bench: mcpstack validate on a generated 100 MB log against jq -c . (SIZE=, RUNS=, MIN_RATIO=)
+validate-bench:
+	GO="$(GO)" bash tools/validate/bench.sh

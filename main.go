@@ -4,6 +4,7 @@
 //	mcpstack serve [--http ADDR | --stdio] [--profile chat|conformance|bench]
 //	mcpstack token --sub NAME --scope "..."
 //	mcpstack bench --url URL | --stdio "CMD ARGS"
+//	mcpstack validate [--output text|json|github|junit] LOG...
 //	mcpstack schemadiff --official FILE --revision REV
 //	mcpstack version
 package main
@@ -20,6 +21,7 @@ import (
 	benchtool "github.com/mcpstack/mcpstack/tools/bench"
 	"github.com/mcpstack/mcpstack/tools/schemadiff"
 	"github.com/mcpstack/mcpstack/tools/token"
+	"github.com/mcpstack/mcpstack/tools/validate"
 )
 
 // command is one subcommand: it gets the arguments after its name and
@@ -35,6 +37,7 @@ func commands() map[string]command {
 		"schemadiff": {"compare our schemas of a revision with an official schema.json", schemadiff.Command},
 		"serve":      {"serve MCP over Streamable HTTP, HTTP+SSE, WebSocket or stdio", serveCommand},
 		"token":      {"mint an HS256 bearer token for serve --auth hs256", token.Command},
+		"validate":   {"check MCP message logs (recordings, stdio captures) against the protocol", validate.Command},
 		"version":    {"print the version and the supported MCP revisions", version},
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/server/stdio"
 	"github.com/mcpstack/mcpstack/server/streamable"
@@ -47,6 +48,8 @@ type serveConfig struct {
 	drain        time.Duration
 	auth         auth.Config
 	chat         chatConfig
+	stateless    bool
+	record       string
 }
 
 const serveUsage = `Usage: mcpstack serve [flags]
@@ -85,6 +88,8 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn, error")
 	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")
 	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
+	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
+	fl.StringVar(&c.record, "record", "", "append every message to `FILE`, one JSON line each (schema/ext/RecordedMessage.json), for mcpstack validate")
 	c.auth.RegisterFlags(fl)
 	c.chat.register(fl)
 	fl.Usage = func() {
@@ -139,13 +144,27 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	if b.close != nil {
 		defer b.close() // runs after srv.Close
 	}
-	srv := server.New(b.handler, append([]server.Option{
+	opts := append([]server.Option{
 		server.WithLogger(log),
 		server.WithStrict(c.strict),
 		server.WithValidation(c.validate),
 		server.WithMaxSessions(c.maxSessions),
 		server.WithSessionIdleTimeout(c.idleTimeout),
-	}, b.options...)...)
+	}, b.options...)
+	if c.record != "" {
+		rec, err := record.Create(c.record)
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpstack serve: --record:", err)
+			return 2
+		}
+		defer func() { // after srv.Close: nothing is lost
+			if err := rec.Close(); err != nil {
+				log.Error("record", "err", err)
+			}
+		}()
+		opts = append(opts, server.WithTap(rec))
+	}
+	srv := server.New(b.handler, opts...)
 	if b.attach != nil {
 		b.attach(srv)
 	}
@@ -187,7 +206,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 		return err
 	}
 	addr := ln.Addr().String()
-	mcpHandler := streamable.New(srv, streamable.WithResponseMode(mode), streamable.WithMaxBody(c.maxBody))
+	mcpHandler := streamable.New(srv, streamable.WithResponseMode(mode), streamable.WithMaxBody(c.maxBody), streamable.WithStateless(c.stateless))
 	// HTTP+SSE of 2024-11-05 (deprecated): GET /sse opens a session, POST
 	// /messages?sessionId=... carries the client's messages.
 	sseHandler := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,10 @@ import (
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
+
+// ErrStateless is returned when a stateless server is asked to send a
+// request to the client.
+var ErrStateless = errors.New("server: no session")
 
 // callPeer is the peer.Peer of one call: messages about the call go to the
 // call's own stream when it has one.
@@ -53,6 +58,9 @@ func (p *callPeer) Notify(ctx context.Context, method string, params wire.Encode
 
 func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder) (wire.Encoder, error) {
 	sess, srv := p.sess, p.sess.srv
+	if sess.ephemeral {
+		return nil, fmt.Errorf("%w: the server runs stateless, so it cannot send %s to the client", ErrStateless, method)
+	}
 	m, ok := p.spec.Method(method)
 	if !ok || !m.ServerToClient {
 		return nil, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("%q is not a server-to-client request of %s", method, p.spec.Revision)}

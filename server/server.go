@@ -125,6 +125,27 @@ func (s *Server) NewSession(id string, out Outbox) (*Session, error) {
 	return sess, nil
 }
 
+// EphemeralSession returns a session that is not kept: it serves one body
+// as if initialize had negotiated revision (a session revision), and is then
+// dropped. It is what a transport in stateless mode uses: nothing is
+// remembered between requests, so the server cannot send requests to the
+// client (sampling, elicitation, roots fail with a clear error), and the log
+// level, subscriptions and cancellation of earlier requests do not carry over.
+func (s *Server) EphemeralSession(revision string) (*Session, error) {
+	spec := s.SessionSpec(revision)
+	if spec == nil {
+		return nil, fmt.Errorf("server: %q is not a session revision (have %v)", revision, s.SessionRevisions())
+	}
+	sess := newSession(s, "", nil)
+	sess.spec, sess.initialized, sess.ephemeral = spec, true, true
+	sess.clientCaps = &mcp.ClientCapabilities{}
+	return sess, nil
+}
+
+// DetachedSession returns a session that is not kept, before initialize:
+// a stateless transport answers initialize with it and forgets it.
+func (s *Server) DetachedSession() *Session { return newSession(s, "", nil) }
+
 // Session returns a live session by id.
 func (s *Server) Session(id string) (*Session, bool) {
 	s.mu.Lock()

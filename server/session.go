@@ -45,6 +45,7 @@ type Session struct {
 	inflight    map[wire.ID]*inflight
 	pending     map[wire.ID]*pendingCall
 	closed      bool
+	ephemeral   bool // serves one body and is gone: no server-to-client requests
 
 	nextID   atomic.Int64
 	lastUsed atomic.Int64 // unix nanoseconds

@@ -43,6 +43,7 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
+	stateless bool
 	mode      ResponseMode
 	maxBody   int64
 	keepAlive time.Duration
@@ -55,6 +56,20 @@ func WithResponseMode(m ResponseMode) Option { return optionFunc(func(c *config)
 
 // WithMaxBody bounds a POST body (default 4 MiB); a larger one gets 413.
 func WithMaxBody(n int64) Option { return optionFunc(func(c *config) { c.maxBody = n }) }
+
+// WithStateless keeps no session state for the session revisions either:
+// initialize is answered without Mcp-Session-Id, every POST is served on
+// its own in the revision its MCP-Protocol-Version header names (2025-03-26
+// when absent, as the spec says), and GET and DELETE get 405. What that
+// loses: the server cannot send requests to the client (sampling,
+// elicitation and roots fail with a clear error), the log level does not
+// carry over from logging/setLevel, and streams cannot be resumed.
+func WithStateless(on bool) Option { return optionFunc(func(c *config) { c.stateless = on }) }
+
+// defaultRevision is the revision a stateless server assumes for a request
+// without MCP-Protocol-Version (2025-06-18 transports: "SHOULD assume
+// 2025-03-26").
+const defaultRevision = "2025-03-26"
 
 // WithEventStore sets where stream events are kept for resumption (default:
 // in memory, 1024 events and 5 minutes per session).
@@ -100,6 +115,11 @@ func (h *Handler) Shutdown() { h.once.Do(func() { close(h.shutdown) }) }
 
 // ServeHTTP dispatches on the method.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.stateless && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: this server is stateless; it has no sessions to stream or delete")
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
@@ -202,6 +222,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.stateless(w, r, in)
 		return
 	}
+	if h.cfg.stateless {
+		if !h.checkVersion(w, r) {
+			return
+		}
+		h.ephemeral(w, ctx, r, in)
+		return
+	}
 	if in.IsInitialize() {
 		h.initialize(w, ctx, in)
 		return
@@ -233,7 +260,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	es := h.newEventStream(sess.ID())
 	sw := newSSEWriter(w)
 	sw.start()
-	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Revision() >= primingSince)
+	primed := sess.Revision() >= primingSince
+	es.attach(sw, int(h.cfg.retry/time.Millisecond), primed)
+	closeReq := es.closeReq
+	if !primed {
+		closeReq = nil // without an event id the client could not resume: keep the response
+	}
 	done := make(chan []byte, 1)
 	go func() { done <- sess.Serve(ctx, in, es) }()
 	finish := func(reply []byte) {
@@ -245,7 +277,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	select {
 	case reply := <-done:
 		finish(reply)
-	case <-es.closeReq:
+	case <-closeReq:
 		es.detach(sw)
 		go func() { finish(<-done) }()
 	case <-r.Context().Done():
@@ -253,6 +285,44 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 		go func() { finish(<-done) }()
 	}
 	sw.close()
+}
+
+// ephemeral serves a body of a session revision without keeping a session.
+func (h *Handler) ephemeral(w http.ResponseWriter, ctx context.Context, r *http.Request, in *server.Incoming) {
+	if in.IsInitialize() {
+		writeJSON(w, h.srv.DetachedSession().Serve(ctx, in, nil))
+		return
+	}
+	rev := r.Header.Get("MCP-Protocol-Version")
+	if rev == "" {
+		rev = defaultRevision
+	}
+	sess, err := h.srv.EphemeralSession(rev)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: "+err.Error())
+		return
+	}
+	if !in.HasRequests() {
+		sess.Serve(ctx, in, nil)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if h.cfg.mode == JSON || in.IsBatch() {
+		writeJSON(w, sess.Serve(ctx, in, nil))
+		return
+	}
+	stream := newLazySSE(w)
+	stop := context.AfterFunc(r.Context(), stream.close)
+	defer stop()
+	reply := sess.Serve(ctx, in, stream)
+	if !stream.started() {
+		writeJSON(w, reply)
+		return
+	}
+	if reply != nil {
+		_ = stream.Send(reply)
+	}
+	stream.close()
 }
 
 // stateless serves a request of a revision without sessions (2026-07-28):

@@ -275,3 +275,31 @@ func TestStateless2026(t *testing.T) {
 		})
 	}
 }
+
+// TestStatelessSessionRevisions: with WithStateless, session revisions are
+// served without sessions, and what that loses fails clearly.
+func TestStatelessSessionRevisions(t *testing.T) {
+	e := newEnv(t, nil, streamable.WithStateless(true), streamable.WithResponseMode(streamable.JSON))
+	resp, body := e.do(req{body: initBody})
+	if resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") != "" || !strings.Contains(body, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize: %d sid %q %s", resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), body)
+	}
+	if e.srv.SessionCount() != 0 {
+		t.Errorf("%d sessions kept", e.srv.SessionCount())
+	}
+	v := map[string]string{"MCP-Protocol-Version": "2025-06-18"}
+	if resp, body := e.do(req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text"}}`, headers: v}); resp.StatusCode != 200 || !strings.Contains(body, "This is a simple text response") {
+		t.Errorf("call without a session: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := e.do(req{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"x"}}}`, headers: v}); resp.StatusCode != 200 || !strings.Contains(body, `"isError":true`) {
+		t.Errorf("sampling without a session must fail clearly: %d %s", resp.StatusCode, body)
+	}
+	for _, m := range []string{"GET", "DELETE"} {
+		if resp, _ := e.do(req{method: m, headers: map[string]string{"Accept": "text/event-stream"}}); resp.StatusCode != 405 {
+			t.Errorf("%s: %d, want 405", m, resp.StatusCode)
+		}
+	}
+	if resp, _ := e.do(req{body: `{"jsonrpc":"2.0","id":4,"method":"ping"}`, headers: map[string]string{"MCP-Protocol-Version": "1999-01-01"}}); resp.StatusCode != 400 {
+		t.Errorf("unsupported version: %d, want 400", resp.StatusCode)
+	}
+}

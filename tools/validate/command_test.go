@@ -1,0 +1,223 @@
+package validate
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A small log with one error, one warning and a valid line.
+const cmdLog = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
+{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}
+{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text"}]}}
+{"jsonrpc":"2.0","id":3,"method":"tools/list"}
+`
+
+const validLog = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
+{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	if stdin != "" {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { w.WriteString(stdin); w.Close() }()
+		old := os.Stdin
+		os.Stdin = r
+		defer func() { os.Stdin = old; r.Close() }()
+	}
+	code = Command(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestCommandExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.jsonl", cmdLog)
+	good := writeFile(t, dir, "good.jsonl", validLog)
+	warn := writeFile(t, dir, "warn.jsonl", validLog+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		out  string // in stdout
+		err  string // in stderr
+	}{
+		{"valid", []string{good}, 0, ": valid", ""},
+		{"findings", []string{bad}, 1, "1 error, 1 warning", ""},
+		{"warning only", []string{warn}, 0, "0 errors, 1 warning", ""},
+		{"fail on warning", []string{"--fail-on", "warning", warn}, 1, "1 warning", ""},
+		{"rule off", []string{"--rules=-result-schema", bad}, 0, "0 errors, 1 warning", ""},
+		{"only some rules", []string{"--rules", "envelope,schema", bad}, 0, ": valid", ""},
+		{"no input", nil, 2, "", "no log given"},
+		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 2, "", "no such file"},
+		{"empty glob", []string{filepath.Join(dir, "*.nothing")}, 2, "", "no file matches"},
+		{"bad flag", []string{"--bogus", good}, 2, "", "flag provided but not defined"},
+		{"bad format", []string{"--format", "xml", good}, 2, "", "unknown format"},
+		{"bad output", []string{"--output", "pdf", good}, 2, "", "unknown output"},
+		{"bad rule", []string{"--rules", "-nonsense", good}, 2, "", `unknown rule "nonsense"`},
+		{"bad revision", []string{"--revision", "2020-01-01", good}, 2, "", "unknown revision"},
+		{"half a pair", []string{"--client-log", good}, 2, "", "go together"},
+		{"stdin twice", []string{"-", "-"}, 2, "", "once only"},
+		{"list rules", []string{"--list-rules"}, 0, "response-unmatched", ""},
+		{"help", []string{"--help"}, 0, "Exit status: 0 valid", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, "", c.args...)
+			if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errOut, c.err) {
+				t.Errorf("validate %v = %d, want %d\nstdout: %s\nstderr: %s", c.args, code, c.code, out, errOut)
+			}
+		})
+	}
+}
+
+func TestCommandHelpListsEveryRule(t *testing.T) {
+	out, _, _ := runCLI(t, "", "--help")
+	for _, r := range Rules {
+		if !strings.Contains(out, r.ID) {
+			t.Errorf("--help does not list rule %s", r.ID)
+		}
+	}
+	if strings.Count(out, "Usage: mcpstack validate") != 1 {
+		t.Errorf("--help printed the usage %d times", strings.Count(out, "Usage: mcpstack validate"))
+	}
+}
+
+func TestCommandInputs(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "logs/a.jsonl", validLog)
+	writeFile(t, dir, "logs/sub/b.ndjson", cmdLog)
+	writeFile(t, dir, "logs/notes.txt", "not a log")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(cmdLog))
+	zw.Close()
+	writeFile(t, dir, "logs/c.jsonl.gz", gz.String())
+	t.Chdir(dir)
+
+	out, _, code := runCLI(t, "", "logs")
+	if code != 1 || !strings.Contains(out, "3 logs,") || !strings.Contains(out, "logs/c.jsonl.gz:5: error [result-schema]") || !strings.Contains(out, "logs/sub/b.ndjson:5:") {
+		t.Errorf("a directory: %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "", "logs/*.jsonl*")
+	if code != 1 || !strings.Contains(out, "2 logs,") {
+		t.Errorf("a glob: %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, cmdLog, "-")
+	if code != 1 || !strings.Contains(out, "-:5: error [result-schema]") {
+		t.Errorf("stdin: %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, "", "--format", "recorded", "logs/a.jsonl")
+	if code != 1 || !strings.Contains(out, "[record] at /dir: missing property 'dir'") {
+		t.Errorf("--format recorded on plain lines: %d\n%s", code, out)
+	}
+	writeFile(t, dir, "broken.jsonl.gz", gz.String()[:gz.Len()/2])
+	out, errOut, code := runCLI(t, "", "logs/a.jsonl", "broken.jsonl.gz")
+	if code != 2 || !strings.Contains(errOut, "broken.jsonl.gz: unexpected EOF") || !strings.Contains(out, "1 log could not be read") {
+		t.Errorf("a truncated gzip: %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = runCLI(t, "", "--max-errors", "1", "logs/c.jsonl.gz", "logs/sub/b.ndjson")
+	if code != 1 || strings.Count(out, "error [") != 1 || !strings.Contains(out, "stopped at --max-errors") {
+		t.Errorf("--max-errors: %d\n%s", code, out)
+	}
+}
+
+func TestCommandOutputs(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.jsonl", cmdLog)
+	good := writeFile(t, dir, "good.jsonl", validLog)
+
+	out, _, code := runCLI(t, "", "--output", "json", bad, good)
+	var doc struct {
+		Findings []Finding `json:"findings"`
+		Summary  struct {
+			Logs     int   `json:"logs"`
+			Messages int64 `json:"messages"`
+			Errors   int   `json:"errors"`
+			Warnings int   `json:"warnings"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 {
+		t.Fatalf("--output json (%d): %v\n%s", code, err, out)
+	}
+	if len(doc.Findings) != 2 || doc.Findings[0].Rule != RuleResultSchema || doc.Findings[0].Pointer != "/result/content/0/text" ||
+		doc.Findings[0].Line != 5 || doc.Findings[0].Excerpt == "" || doc.Summary.Logs != 2 || doc.Summary.Errors != 1 || doc.Summary.Warnings != 1 {
+		t.Errorf("--output json: %+v", doc)
+	}
+	out, _, _ = runCLI(t, "", "--output", "json", good)
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Findings) != 0 {
+		t.Errorf("--output json, no findings: %v\n%s", err, out)
+	}
+
+	out, _, code = runCLI(t, "", "--output", "github", bad)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 1 || len(lines) != 3 ||
+		!strings.HasPrefix(lines[0], "::error file="+strings.ReplaceAll(bad, ":", "%3A")+",line=5,title=mcpstack validate result-schema::at /result/content/0/text: missing property 'text'") ||
+		!strings.Contains(lines[0], "%0A{") || !strings.HasPrefix(lines[1], "::warning file=") || !strings.HasPrefix(lines[2], "mcpstack validate: ") {
+		t.Errorf("--output github:\n%s", out)
+	}
+
+	out, _, code = runCLI(t, "", "--output", "junit", bad, good)
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Type string `xml:"type,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(out), &suites); err != nil || code != 1 {
+		t.Fatalf("--output junit (%d): %v\n%s", code, err, out)
+	}
+	if suites.Tests != 3 || suites.Failures != 1 || len(suites.Suites) != 2 || suites.Suites[0].Name != bad ||
+		suites.Suites[0].Cases[0].Failure == nil || suites.Suites[0].Cases[0].Failure.Type != RuleResultSchema ||
+		suites.Suites[1].Cases[0].Name != "valid" {
+		t.Errorf("--output junit: %+v\n%s", suites, out)
+	}
+}
+
+// TestCommandPair checks a stdio pair given as two files.
+func TestCommandPair(t *testing.T) {
+	dir := t.TempDir()
+	cl := writeFile(t, dir, "client.jsonl", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+`)
+	sv := writeFile(t, dir, "server.jsonl", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}
+{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t"}]}}
+{"jsonrpc":"2.0","id":9,"result":{}}
+`)
+	out, _, code := runCLI(t, "", "--client-log", cl, "--server-log", sv)
+	if code != 1 || !strings.Contains(out, "server.jsonl:2: error [result-schema] at /result/tools/0/inputSchema") ||
+		!strings.Contains(out, "server.jsonl:3: error [response-unmatched]") || !strings.Contains(out, "1 log, 6 lines") {
+		t.Errorf("pair: %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,207 @@
+package validate
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/record"
+	"github.com/mcpstack/mcpstack/server/streamable"
+)
+
+// httpClient is a Streamable HTTP client: requests answered as SSE, the
+// server's requests on the stream answered with POSTs.
+type httpClient struct {
+	t    testing.TB
+	url  string
+	rev  string
+	sid  string
+	next int
+	wg   sync.WaitGroup
+}
+
+func (c *httpClient) post(body []byte) *http.Response {
+	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.sid != "" {
+		req.Header.Set("Mcp-Session-Id", c.sid)
+		req.Header.Set("MCP-Protocol-Version", c.rev)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+// call posts a request and reads its answer, JSON or SSE.
+func (c *httpClient) call(method string, params map[string]any) map[string]any {
+	c.next++
+	msg := map[string]any{"jsonrpc": "2.0", "id": c.next, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	resp := c.post(mustJSON(msg))
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		c.sid = sid
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var r map[string]any
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err := json.Unmarshal(b, &r); err != nil {
+			c.t.Fatalf("%s: %s: %v", method, b, err)
+		}
+		res, _ := r["result"].(map[string]any)
+		return res
+	}
+	body := resp.Body
+	lastID := ""
+	for attempt := 0; attempt < 4; attempt++ {
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			if debugHTTP {
+				c.t.Logf("%s %d: %s", method, attempt, sc.Text())
+			}
+			if id, ok := strings.CutPrefix(sc.Text(), "id:"); ok {
+				lastID = strings.TrimSpace(id)
+				continue
+			}
+			data, ok := strings.CutPrefix(sc.Text(), "data:")
+			if !ok || strings.TrimSpace(data) == "" {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				c.t.Fatalf("SSE data %q: %v", data, err)
+			}
+			if _, isCall := m["method"]; isCall {
+				c.answer(m)
+				continue
+			}
+			if id, _ := m["id"].(float64); int(id) == c.next {
+				body.Close()
+				res, _ := m["result"].(map[string]any)
+				return res
+			}
+		}
+		body.Close()
+		if lastID == "" {
+			// The server closed the stream before sending an event id:
+			// there is nothing to resume from, the response is lost to
+			// the client (see the report of issue #6: test_reconnection
+			// before 2025-11-25). The recording still has it.
+			c.t.Logf("%s %v (%s): the stream ended before any event id; the response cannot be resumed", method, params["name"], c.rev)
+			return nil
+		}
+		// The server closed the stream before the response (SEP-1699):
+		// resume it with GET and Last-Event-ID.
+		get, _ := http.NewRequest(http.MethodGet, c.url, nil)
+		get.Header.Set("Accept", "text/event-stream")
+		get.Header.Set("Mcp-Session-Id", c.sid)
+		get.Header.Set("MCP-Protocol-Version", c.rev)
+		get.Header.Set("Last-Event-ID", lastID)
+		r, err := http.DefaultClient.Do(get)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		body = r.Body
+	}
+	c.t.Fatalf("%s: the stream ended without a response", method)
+	return nil
+}
+
+const debugHTTP = false
+
+// answer replies to a request of the server, from another goroutine.
+func (c *httpClient) answer(m map[string]any) {
+	id, isRequest := m["id"]
+	if !isRequest {
+		return
+	}
+	var reply map[string]any
+	switch m["method"] {
+	case "sampling/createMessage":
+		reply = map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "4"}, "model": "test-model"}}
+	case "roots/list":
+		reply = map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"roots": []any{}}}
+	case "elicitation/create":
+		reply = map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"action": "cancel"}}
+	default:
+		reply = map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{}}
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		resp := c.post(mustJSON(reply))
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
+}
+
+// TestRecordedHTTPValidates serves the conformance fixtures over
+// Streamable HTTP (SSE answers) with a recorder and validates what was
+// recorded: every revision with initialize, every tool, with the
+// server's sampling, elicitation and roots requests answered by POSTs, and
+// the session ended with DELETE (recorded as a shutdown event, as `serve
+// --record` would).
+func TestRecordedHTTPValidates(t *testing.T) {
+	var buf syncBuffer
+	rec := record.New(&buf, record.WithFlushInterval(0))
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithTap(rec), server.WithStrict(true))
+	h := streamable.New(srv)
+	ts := httptest.NewServer(h)
+	defer func() {
+		h.Shutdown()
+		ts.Close()
+		srv.Close()
+	}()
+	for _, rev := range sessionRevisions() {
+		c := &httpClient{t: t, url: ts.URL, rev: rev}
+		if r := c.call("initialize", map[string]any{"protocolVersion": rev, "capabilities": clientCapabilities(rev), "clientInfo": map[string]any{"name": "http", "version": "1"}}); r["protocolVersion"] != rev {
+			t.Fatalf("initialize %s: %v", rev, r)
+		}
+		resp := c.post(mustJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}))
+		resp.Body.Close()
+		c.call("logging/setLevel", map[string]any{"level": "debug"})
+		tools := c.call("tools/list", nil)
+		list, _ := tools["tools"].([]any)
+		for i, x := range list {
+			tool, _ := x.(map[string]any)
+			c.call("tools/call", map[string]any{"name": tool["name"], "arguments": argumentsFor(tool["inputSchema"]), "_meta": map[string]any{"progressToken": i}})
+		}
+		c.wg.Wait()
+		del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+		del.Header.Set("Mcp-Session-Id", c.sid)
+		if resp, err := http.DefaultClient.Do(del); err == nil {
+			resp.Body.Close()
+		}
+		rec.Shutdown(c.sid, server.ClientToServer)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep := checkBytes(t, "http.jsonl", buf.Bytes())
+	for _, f := range rep.Findings {
+		t.Errorf("%s\n\t%s", f, f.Excerpt)
+	}
+	if rep.Sessions != int64(len(sessionRevisions())) || rep.Messages < 50 {
+		t.Errorf("%s: the script did not run", Summary(&rep))
+	}
+	if testing.Verbose() {
+		t.Log(Summary(&rep))
+	}
+}

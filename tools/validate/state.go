@@ -1,0 +1,743 @@
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// checker holds the sessions of one input and applies the rules that need
+// their history, one line after another.
+type checker struct {
+	input    int
+	cfg      config
+	fallback *revision
+	sessions map[string]*session
+	order    []*session // by first message, for end-of-log findings
+	ended    *idSet     // sessions after their shutdown event (the last 65,536)
+	fresh    int        // sessions begun since the last takeNewSessions
+	tick     int64      // messages seen, a clock for lastSeen
+
+	// maxLive bounds the sessions kept whole. Beyond it the least recently
+	// active sessions without open requests are compacted into forgotten:
+	// their revision, lifecycle state and capabilities are kept, their
+	// used ids are not (id-reuse across the compaction goes unnoticed).
+	// forgotten keeps at most 4*maxLive sessions; older ones are dropped,
+	// and a message of theirs starts a new session. Both are bounded, so a
+	// recording whose sessions never end still needs bounded memory.
+	maxLive     int
+	forgotten   map[string]*session
+	forgetQueue []forgotEntry // oldest first, stale entries included
+	forgetSeq   int64
+}
+
+// forgotEntry is a place in the forgotten queue; a session compacted again
+// after a revival has a newer entry, and only that one counts.
+type forgotEntry struct {
+	s   *session
+	seq int64
+}
+
+const maxLiveSessions = 1 << 16
+
+// openReq is a request waiting for its response.
+type openReq struct {
+	method      string
+	name        string // the file it was read from (pairs have two)
+	line        int
+	rev         *revision
+	hasToken    bool
+	token       wire.ID
+	hasProgress bool
+	progress    float64
+	progLine    int
+	cancelled   bool
+	task        bool           // params.task: answered with a CreateTaskResult (2025-11-25)
+	clientCaps  map[string]any // 2026-07-28: what params._meta declared
+}
+
+// session is the state machine of one session.
+type session struct {
+	id       string
+	lastSeen int64
+	forgotAt int64     // the forgetSeq of its last compaction
+	rev      *revision // what messages are read as; nil when unknown
+	// negotiated: rev comes from an initialize result.
+	negotiated  bool
+	revReported bool
+
+	initSent     bool // an initialize request was seen
+	initPending  bool // ... and not answered yet
+	initLine     int
+	initAnswered bool // ... and answered with a result
+	initialized  bool // notifications/initialized was seen
+
+	open   [2]map[wire.ID]*openReq // by the side that sent the request
+	used   [2]*idSet
+	tokens [2]map[wire.ID]*openReq // progress tokens of open requests, by requester
+
+	caps      [2]map[string]any // declared capabilities, by declaring side
+	capsKnown [2]bool
+	capsFrom  [2]string // where they were declared, for reasons
+}
+
+func newChecker(input int, cfg config) *checker {
+	c := &checker{input: input, cfg: cfg, sessions: map[string]*session{}, ended: newIDSet(),
+		maxLive: cfg.maxLiveSessions, forgotten: map[string]*session{}}
+	if c.maxLive <= 0 {
+		c.maxLive = maxLiveSessions
+	}
+	if cfg.revision != "" {
+		c.fallback = lookupRevision(cfg.revision)
+	}
+	return c
+}
+
+func (c *checker) takeNewSessions() int {
+	n := c.fresh
+	c.fresh = 0
+	return n
+}
+
+func (c *checker) session(id string) *session {
+	c.tick++
+	s := c.sessions[id]
+	if s == nil {
+		if s = c.forgotten[id]; s != nil {
+			delete(c.forgotten, id)
+		} else {
+			s = &session{id: id}
+			c.fresh++
+		}
+		for i := range s.open {
+			s.open[i] = map[wire.ID]*openReq{}
+			s.tokens[i] = map[wire.ID]*openReq{}
+			s.used[i] = newIDSet()
+		}
+		c.sessions[id] = s
+		c.order = append(c.order, s)
+		s.lastSeen = c.tick
+		if len(c.sessions) > c.maxLive {
+			c.compact(s)
+		}
+	}
+	s.lastSeen = c.tick
+	return s
+}
+
+// compact moves the least recently active eighth of the sessions without
+// open requests, except current, into forgotten.
+func (c *checker) compact(current *session) {
+	var idle []*session
+	for _, s := range c.sessions {
+		if s != current && len(s.open[fromClient]) == 0 && len(s.open[fromServer]) == 0 {
+			idle = append(idle, s)
+		}
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].lastSeen < idle[j].lastSeen })
+	n := max(1, len(c.sessions)/8)
+	if n > len(idle) {
+		n = len(idle)
+	}
+	gone := map[*session]bool{}
+	for _, s := range idle[:n] {
+		delete(c.sessions, s.id)
+		s.open, s.tokens, s.used = [2]map[wire.ID]*openReq{}, [2]map[wire.ID]*openReq{}, [2]*idSet{}
+		c.forgetSeq++
+		s.forgotAt = c.forgetSeq
+		c.forgetQueue = append(c.forgetQueue, forgotEntry{s, c.forgetSeq})
+		c.forgotten[s.id] = s
+		gone[s] = true
+	}
+	c.trimForgotten()
+	order := c.order[:0]
+	for _, s := range c.order {
+		if !gone[s] {
+			order = append(order, s)
+		}
+	}
+	c.order = order
+}
+
+func (e forgotEntry) current(c *checker) bool {
+	return c.forgotten[e.s.id] == e.s && e.s.forgotAt == e.seq
+}
+
+// trimForgotten drops the oldest forgotten sessions beyond 4*maxLive, and
+// the stale entries of the queue when they pile up.
+func (c *checker) trimForgotten() {
+	limit := 4 * c.maxLive
+	i := 0
+	for len(c.forgotten) > limit && i < len(c.forgetQueue) {
+		if e := c.forgetQueue[i]; e.current(c) {
+			delete(c.forgotten, e.s.id)
+		}
+		i++
+	}
+	c.forgetQueue = c.forgetQueue[i:]
+	if len(c.forgetQueue) > 2*limit {
+		q := make([]forgotEntry, 0, len(c.forgotten))
+		for _, e := range c.forgetQueue {
+			if e.current(c) {
+				q = append(q, e)
+			}
+		}
+		c.forgetQueue = q
+	}
+}
+
+// item applies the rules to one line.
+func (c *checker) item(it *item) {
+	if it.skip {
+		return
+	}
+	if c.ended.has(wire.StringID(it.session)) {
+		what := "a message"
+		if it.event != "" {
+			what = "another " + it.event + " event"
+		}
+		it.finding(RuleAfterShutdown, it.session, "", fmt.Sprintf("%s after the session's shutdown", what))
+		return
+	}
+	sess := c.session(it.session)
+	if it.event == "shutdown" {
+		it.findings = append(it.findings, c.unanswered(sess, "the session's shutdown")...)
+		delete(c.sessions, sess.id)
+		for i, s := range c.order {
+			if s == sess {
+				c.order = append(c.order[:i], c.order[i+1:]...)
+				break
+			}
+		}
+		c.ended.add(wire.StringID(sess.id))
+		return
+	}
+	mark := len(it.findings)
+	for i := range it.msgs {
+		c.message(sess, it, &it.msgs[i])
+	}
+	if it.batch {
+		before := append([]Finding(nil), it.findings[mark:]...)
+		it.findings = it.findings[:mark]
+		c.batch(sess, it)
+		it.findings = append(it.findings, before...)
+	}
+}
+
+// finish reports what is still open at the end of the input.
+func (c *checker) finish() []Finding {
+	var out []Finding
+	for _, s := range c.order {
+		out = append(out, c.unanswered(s, "the end of the log")...)
+	}
+	return out
+}
+
+func (c *checker) unanswered(sess *session, when string) []Finding {
+	var out []Finding
+	for sd := range sess.open {
+		for id, o := range sess.open[sd] {
+			if o.cancelled || o.method == methodListen {
+				// A subscription stream ends when the client goes away
+				// (2026-07-28 basic/patterns/subscriptions): no response.
+				continue
+			}
+			out = append(out, Finding{
+				File: o.name, Line: o.line, Session: sess.id, Rule: RuleUnanswered, Severity: ruleByID[RuleUnanswered].Severity,
+				Pointer: "/id",
+				Reason:  fmt.Sprintf("the %s's %s request (id %s) got no response by %s", side(sd), o.method, id, when),
+			})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Reason < out[j].Reason
+	})
+	return out
+}
+
+// batch checks a line that is a JSON array.
+func (c *checker) batch(sess *session, it *item) {
+	calls, responses := false, false
+	for _, m := range it.msgs {
+		switch m.kind {
+		case kindRequest, kindNotification:
+			calls = true
+			if m.method == methodInitialize {
+				it.finding(RuleBatch, it.session, m.ptr, "initialize must not be part of a batch")
+			}
+		case kindResult, kindError:
+			responses = true
+		}
+	}
+	if calls && responses {
+		it.finding(RuleBatch, it.session, "", "a batch holds requests and notifications, or responses, not both")
+	}
+	rev := sess.rev
+	if rev == nil && !sess.negotiated {
+		rev = c.fallback
+	}
+	if rev == nil {
+		return
+	}
+	if calls && !rev.batchRequest {
+		it.finding(RuleBatch, it.session, "", fmt.Sprintf("revision %s has no batches (its schema has no JSONRPCBatchRequest): one message per line", rev.name()))
+	} else if responses && !calls && !rev.batchResponse {
+		it.finding(RuleBatch, it.session, "", fmt.Sprintf("revision %s has no batches (its schema has no JSONRPCBatchResponse): one message per line", rev.name()))
+	}
+}
+
+func (c *checker) message(sess *session, it *item, m *message) {
+	if m.kind == kindInvalid {
+		return
+	}
+	s := it.dir
+	if s == unknown {
+		s = c.inferSide(sess, m)
+	}
+	switch m.kind {
+	case kindRequest, kindNotification:
+		c.call(sess, it, m, s)
+	default:
+		c.response(sess, it, m, s)
+	}
+}
+
+// revisionFor says which revision a request or notification is read as,
+// and remembers what the message tells of the session's revision.
+func (c *checker) revisionFor(sess *session, it *item, m *message, s side) *revision {
+	if sess.negotiated {
+		return sess.rev
+	}
+	if s == fromClient && m.kind == kindRequest {
+		if meta, _ := m.params["_meta"].(map[string]any); meta != nil {
+			if pv, isStr := meta[metaProtocolVersion].(string); isStr {
+				r := lookupRevision(pv)
+				if r == nil {
+					it.finding(RuleRevision, it.session, m.ptr+"/params/_meta/"+escape(metaProtocolVersion),
+						fmt.Sprintf("protocolVersion %s is not a revision this validator knows (%v): schema checks are skipped", strconv.Quote(pv), revisionNames()))
+					return nil
+				}
+				if !r.lifecycle {
+					// A revision without initialize: each request says
+					// which it is; server messages follow the last one.
+					sess.rev = r
+					return r
+				}
+			}
+		}
+		if m.method == methodInitialize {
+			pv, _ := m.params["protocolVersion"].(string)
+			r := lookupRevision(pv)
+			if r == nil || !r.lifecycle {
+				r = newestLifecycle
+			}
+			sess.rev = r
+			return r
+		}
+	}
+	if sess.rev != nil {
+		return sess.rev
+	}
+	if c.fallback != nil {
+		return c.fallback
+	}
+	if !sess.revReported {
+		sess.revReported = true
+		it.finding(RuleRevision, it.session, "", "cannot tell the protocol revision: the session has no initialize and no params._meta protocolVersion; pass --revision. Schema, lifecycle and capability checks are skipped")
+	}
+	return nil
+}
+
+// call checks a request or notification.
+func (c *checker) call(sess *session, it *item, m *message, s side) {
+	rev := c.revisionFor(sess, it, m, s)
+	var md wire.Method
+	known := false
+	what := m.method + " request"
+	if m.kind == kindNotification {
+		what = m.method + " notification"
+	}
+	if rev != nil {
+		md, known = rev.spec.Method(m.method)
+		switch {
+		case !known:
+			it.finding(RuleUnknownMethod, it.session, m.ptr+"/method", fmt.Sprintf("%s is not a method of revision %s", strconv.Quote(m.method), rev.name()))
+		case s == fromClient && !md.ClientToServer:
+			it.finding(RuleDirection, it.session, m.ptr+"/method", fmt.Sprintf("the client sent %s, which only the server sends in %s", m.method, rev.name()))
+		case s == fromServer && !md.ServerToClient:
+			it.finding(RuleDirection, it.session, m.ptr+"/method", fmt.Sprintf("the server sent %s, which only the client sends in %s", m.method, rev.name()))
+		}
+		if known && md.Notification && m.kind == kindRequest {
+			it.finding(RuleSchema, it.session, m.ptr+"/id", fmt.Sprintf("%s is a notification: it has no id", m.method))
+		}
+		if known && !md.Notification && m.kind == kindNotification {
+			it.finding(RuleSchema, it.session, m.ptr+"/id", fmt.Sprintf("%s is a request: it needs an id", m.method))
+		}
+		if rev.lifecycle {
+			c.lifecycle(sess, it, m, s)
+		}
+	}
+	if m.kind == kindRequest && !(known && md.Notification) {
+		c.openRequest(sess, it, m, s, rev)
+	}
+	switch m.method {
+	case methodCancelled:
+		if m.kind == kindNotification {
+			c.cancelled(sess, it, m, s)
+		}
+	case methodProgress:
+		if m.kind == kindNotification {
+			c.progressed(sess, it, m, s)
+		}
+	}
+	if rev != nil && known {
+		c.capabilities(sess, it, m, s, rev)
+		if m.ok && rev.v != nil {
+			it.jobs = append(it.jobs, job{rev: rev, def: md.Request, value: m.obj, prefix: m.ptr, rule: RuleSchema, what: what})
+		}
+	}
+}
+
+// lifecycle applies the initialization rules of revisions with initialize.
+func (c *checker) lifecycle(sess *session, it *item, m *message, s side) {
+	if s == fromClient {
+		switch {
+		case m.method == methodInitialize && m.kind == kindRequest:
+			if sess.initAnswered || sess.initPending {
+				it.finding(RuleInitOnce, it.session, m.ptr+"/method", fmt.Sprintf("a second initialize in the session (the first at line %d)", sess.initLine))
+				return
+			}
+			sess.initSent, sess.initPending, sess.initLine = true, true, it.line
+			if caps, ok := m.params["capabilities"].(map[string]any); ok {
+				sess.caps[fromClient], sess.capsKnown[fromClient] = caps, true
+				sess.capsFrom[fromClient] = fmt.Sprintf("its initialize request, line %d", it.line)
+			}
+		case !sess.initSent:
+			it.finding(RuleInitFirst, it.session, m.ptr+"/method", fmt.Sprintf("the client sent %s before initialize: initialize must come first in a session", m.method))
+		case m.method == methodInitialized:
+			switch {
+			case sess.initialized:
+				it.finding(RuleInitOnce, it.session, m.ptr+"/method", "notifications/initialized a second time")
+			case !sess.initAnswered:
+				it.finding(RuleInitializedFirst, it.session, m.ptr+"/method", "notifications/initialized before the initialize result")
+			}
+			sess.initialized = true
+		case m.kind == kindRequest && m.method != methodPing && !sess.initialized:
+			it.finding(RuleInitializedFirst, it.session, m.ptr+"/method", fmt.Sprintf("the client sent %s before notifications/initialized (only ping may come before it)", m.method))
+		}
+		return
+	}
+	switch {
+	case !sess.initSent:
+		it.finding(RuleInitFirst, it.session, m.ptr+"/method", fmt.Sprintf("the server sent %s before the client's initialize", m.method))
+	case sess.initialized:
+	case m.kind == kindRequest && m.method != methodPing,
+		m.kind == kindNotification && m.method != methodLog:
+		it.finding(RuleServerEarly, it.session, m.ptr+"/method", fmt.Sprintf("the server sent %s before the client's notifications/initialized (only ping and logging may come before it)", m.method))
+	}
+}
+
+// openRequest records a request and checks its id and progress token.
+func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *revision) {
+	prev := sess.open[s][m.id]
+	switch {
+	case prev != nil:
+		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s reuses id %s while its %s request of line %d is still open", s, m.id, prev.method, prev.line))
+	case sess.used[s].has(m.id) && (rev == nil || rev.lifecycle):
+		// Without sessions (2026-07-28) an id is only bound while its
+		// request is open.
+		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s already used id %s in this session", s, m.id))
+	}
+	sess.used[s].add(m.id)
+	o := &openReq{method: m.method, name: it.name, line: it.line, rev: rev}
+	_, o.task = m.params["task"]
+	if tok, ok := progressTokenOf(m.params); ok {
+		if other := sess.tokens[s][tok]; other != nil {
+			it.finding(RuleProgressToken, it.session, m.ptr+"/params/_meta/progressToken", fmt.Sprintf("progressToken %s is in use by the open %s request of line %d", tok, other.method, other.line))
+		} else {
+			sess.tokens[s][tok] = o
+			o.hasToken, o.token = true, tok
+		}
+	}
+	if meta, _ := m.params["_meta"].(map[string]any); meta != nil {
+		o.clientCaps, _ = meta[metaClientCapabilities].(map[string]any)
+	}
+	if prev == nil {
+		sess.open[s][m.id] = o
+	}
+}
+
+func (c *checker) cancelled(sess *session, it *item, m *message, s side) {
+	raw, ok := m.params["requestId"]
+	if !ok {
+		return
+	}
+	id, err := wire.IDFromValue(raw)
+	if err != nil {
+		return
+	}
+	ptr := m.ptr + "/params/requestId"
+	o := sess.open[s][id]
+	switch {
+	case o != nil:
+		if o.method == methodInitialize && o.rev != nil && o.rev.lifecycle {
+			it.finding(RuleCancelInitialize, it.session, ptr, "the initialize request must not be cancelled")
+		}
+		o.cancelled = true
+	case sess.used[s].has(id):
+		it.finding(RuleCancelLate, it.session, ptr, fmt.Sprintf("the %s cancels its request %s, which was answered already", s, id))
+	default:
+		it.finding(RuleCancelUnknown, it.session, ptr, fmt.Sprintf("the %s cancels request %s, which it never sent (cancellation goes the way of the request)", s, id))
+	}
+}
+
+func (c *checker) progressed(sess *session, it *item, m *message, s side) {
+	raw, ok := m.params["progressToken"]
+	if !ok {
+		return
+	}
+	tok, err := wire.IDFromValue(raw)
+	if err != nil {
+		return
+	}
+	o := sess.tokens[s.other()][tok]
+	if o == nil {
+		it.finding(RuleProgressToken, it.session, m.ptr+"/params/progressToken", fmt.Sprintf("no open request of the %s carries progressToken %s", s.other(), tok))
+		return
+	}
+	p, err := wire.Float(m.params["progress"])
+	if err != nil {
+		return
+	}
+	if o.hasProgress && p <= o.progress {
+		it.finding(RuleProgressOrder, it.session, m.ptr+"/params/progress", fmt.Sprintf("progress %v does not increase (it was %v at line %d)", p, o.progress, o.progLine))
+	}
+	o.hasProgress, o.progress, o.progLine = true, p, it.line
+}
+
+// capabilities checks that the capability a message needs was declared.
+func (c *checker) capabilities(sess *session, it *item, m *message, s side, rev *revision) {
+	for _, need := range capNeeds[m.method] {
+		if need.sender != s || !rev.caps[need.declarer][need.path] {
+			continue
+		}
+		if need.when != nil && !need.when(m.params) {
+			continue
+		}
+		if !sess.capsKnown[need.declarer] {
+			continue
+		}
+		if !declared(sess.caps[need.declarer], need.path) {
+			it.finding(RuleCapability, it.session, m.ptr+"/method", fmt.Sprintf("%s needs the %s capability %s, which the %s did not declare (%s)",
+				m.method, need.declarer, need.path, need.declarer, sess.capsFrom[need.declarer]))
+			return
+		}
+	}
+}
+
+// response checks a result or an error.
+func (c *checker) response(sess *session, it *item, m *message, s side) {
+	r := s.other()
+	var o *openReq
+	if !m.id.IsZero() {
+		o = sess.open[r][m.id]
+	}
+	if o == nil {
+		if !m.id.IsZero() {
+			if sess.used[r].has(m.id) {
+				it.finding(RuleResponseUnmatched, it.session, m.ptr+"/id", fmt.Sprintf("the %s's request %s was answered already", r, m.id))
+			} else {
+				it.finding(RuleResponseUnmatched, it.session, m.ptr+"/id", fmt.Sprintf("the %s sent no request with id %s", r, m.id))
+			}
+		}
+		if m.kind == kindError && m.ok {
+			rev := sess.rev
+			if rev == nil && !sess.negotiated {
+				rev = c.fallback
+			}
+			if rev != nil && rev.v != nil && rev.errorDef != "" {
+				it.jobs = append(it.jobs, job{rev: rev, def: rev.errorDef, value: withoutIDRule(m), prefix: m.ptr, rule: RuleErrorSchema, what: "error response"})
+			}
+		}
+		return
+	}
+	delete(sess.open[r], m.id)
+	if o.hasToken && sess.tokens[r][o.token] == o {
+		delete(sess.tokens[r], o.token)
+	}
+	rev := o.rev
+	result, _ := m.obj["result"].(map[string]any)
+	if o.method == methodInitialize && r == fromClient && rev != nil && rev.lifecycle {
+		sess.initPending = false
+		if m.kind == kindResult {
+			sess.initAnswered = true
+			sess.negotiated = true
+			pv, _ := result["protocolVersion"].(string)
+			rev = lookupRevision(pv)
+			sess.rev = rev
+			if rev == nil {
+				sess.revReported = true
+				it.finding(RuleRevision, it.session, m.ptr+"/result/protocolVersion",
+					fmt.Sprintf("the server chose protocolVersion %s, which is not a revision this validator knows (%v): schema checks are skipped for the session", strconv.Quote(pv), revisionNames()))
+			}
+			if caps, ok := result["capabilities"].(map[string]any); ok {
+				sess.caps[fromServer], sess.capsKnown[fromServer] = caps, true
+				sess.capsFrom[fromServer] = fmt.Sprintf("its initialize result, line %d", it.line)
+			}
+		}
+	}
+	if o.method == methodDiscover && r == fromClient && m.kind == kindResult {
+		if caps, ok := result["capabilities"].(map[string]any); ok {
+			sess.caps[fromServer], sess.capsKnown[fromServer] = caps, true
+			sess.capsFrom[fromServer] = fmt.Sprintf("its server/discover result, line %d", it.line)
+		}
+	}
+	if rev == nil || rev.v == nil || !m.ok {
+		return
+	}
+	if m.kind == kindError {
+		if rev.errorDef != "" {
+			it.jobs = append(it.jobs, job{rev: rev, def: rev.errorDef, value: m.obj, prefix: m.ptr, rule: RuleErrorSchema, what: o.method + " error response"})
+		}
+		return
+	}
+	md, ok := rev.spec.Method(o.method)
+	if !ok || md.Result == "" {
+		return
+	}
+	if o.task && rev.has("CreateTaskResult") {
+		it.jobs = append(it.jobs, job{rev: rev, def: "CreateTaskResult", value: m.obj["result"], prefix: m.ptr + "/result", rule: RuleResultSchema, what: o.method + " task result"})
+		return
+	}
+	if rt, _ := result["resultType"].(string); rt == "input_required" {
+		c.inputRequests(sess, it, m, o, rev, result)
+		if rev.has(md.Result + "Response") {
+			it.jobs = append(it.jobs, job{rev: rev, def: md.Result + "Response", value: m.obj, prefix: m.ptr, rule: RuleResultSchema, what: o.method + " response"})
+			return
+		}
+	}
+	it.jobs = append(it.jobs, job{rev: rev, def: md.Result, value: m.obj["result"], prefix: m.ptr + "/result", rule: RuleResultSchema, what: o.method + " result"})
+}
+
+// withoutIDRule returns the message to validate an error response by. An
+// error without id (or with id null) answers a message whose id could not
+// be read: JSON-RPC 2.0 (section 5) requires it, the transports allow it,
+// but the schemas up to 2025-06-18 require an id and 2025-11-25 does not
+// allow null. Such an error is checked with a stand-in id, so that
+// everything else about it still is.
+func withoutIDRule(m *message) map[string]any {
+	if !m.id.IsZero() {
+		return m.obj
+	}
+	cp := make(map[string]any, len(m.obj)+1)
+	for k, v := range m.obj {
+		cp[k] = v
+	}
+	cp["id"] = json.Number("0")
+	return cp
+}
+
+// inputRequests checks that an input_required result (2026-07-28) asks the
+// client only for what the request declared it can do.
+func (c *checker) inputRequests(sess *session, it *item, m *message, o *openReq, rev *revision, result map[string]any) {
+	reqs, _ := result["inputRequests"].(map[string]any)
+	caps, known := o.clientCaps, o.clientCaps != nil
+	if !known {
+		caps, known = sess.caps[fromClient], sess.capsKnown[fromClient]
+	}
+	if !known {
+		return
+	}
+	keys := make([]string, 0, len(reqs))
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ir, _ := reqs[k].(map[string]any)
+		method, _ := ir["method"].(string)
+		params, _ := ir["params"].(map[string]any)
+		for _, need := range capNeeds[method] {
+			if need.sender != fromServer || need.declarer != fromClient || !rev.caps[fromClient][need.path] {
+				continue
+			}
+			if need.when != nil && !need.when(params) {
+				continue
+			}
+			if !declared(caps, need.path) {
+				it.finding(RuleCapability, it.session, m.ptr+"/result/inputRequests/"+escape(k)+"/method",
+					fmt.Sprintf("the input request %s needs the client capability %s, which the %s request of line %d did not declare", method, need.path, o.method, o.line))
+				break
+			}
+		}
+	}
+}
+
+// inferSide tells who sent a message of a plain JSON Lines log: responses
+// by the request they answer, calls by the method table.
+func (c *checker) inferSide(sess *session, m *message) side {
+	switch m.kind {
+	case kindResult, kindError:
+		a, b := sess.open[fromClient][m.id], sess.open[fromServer][m.id]
+		switch {
+		case a != nil && b != nil:
+			if b.line > a.line {
+				return fromClient
+			}
+			return fromServer
+		case b != nil:
+			return fromClient
+		}
+		return fromServer
+	}
+	var dirs [2]bool
+	if sess.rev != nil {
+		if md, ok := sess.rev.spec.Method(m.method); ok {
+			dirs = [2]bool{md.ClientToServer, md.ServerToClient}
+		}
+	} else {
+		dirs = methodDirections()[m.method]
+	}
+	switch {
+	case dirs[fromClient] && !dirs[fromServer]:
+		return fromClient
+	case dirs[fromServer] && !dirs[fromClient]:
+		return fromServer
+	}
+	switch m.method {
+	case methodCancelled:
+		if id, err := wire.IDFromValue(m.params["requestId"]); err == nil && sess.open[fromServer][id] != nil && sess.open[fromClient][id] == nil {
+			return fromServer
+		}
+	case methodProgress:
+		if tok, err := wire.IDFromValue(m.params["progressToken"]); err == nil && (sess.tokens[fromClient][tok] != nil || sess.tokens[fromServer][tok] == nil) {
+			return fromServer
+		}
+	}
+	return fromClient
+}
+
+// escape makes a member name a JSON pointer segment.
+func escape(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '~':
+			out = append(out, '~', '0')
+		case '/':
+			out = append(out, '~', '1')
+		default:
+			out = append(out, s[i])
+		}
+	}
+	return string(out)
+}

@@ -1,0 +1,166 @@
+package validate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// TestCompaction: with more live sessions than the checker keeps whole, the
+// idle ones are compacted and come back with their revision, lifecycle
+// state and capabilities, so a valid log stays valid.
+func TestCompaction(t *testing.T) {
+	var log bytes.Buffer
+	const n = 50
+	line := func(s int, dir, msg string) {
+		fmt.Fprintf(&log, `{"session":"s%d","dir":"%s","msg":%s}`+"\n", s, dir, msg)
+	}
+	for s := 0; s < n; s++ {
+		line(s, "c2s", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		line(s, "s2c", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`)
+		line(s, "c2s", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if s%10 == 0 {
+			line(s, "c2s", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`) // open: the session is not compacted
+		}
+	}
+	for s := n - 1; s >= 0; s-- {
+		if s%10 == 0 {
+			line(s, "s2c", `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`)
+		}
+		line(s, "c2s", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`)
+		line(s, "s2c", `{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`)
+		line(s, "c2s", `{"jsonrpc":"2.0","id":4,"method":"prompts/list"}`) // not declared: found after compaction too
+		line(s, "s2c", `{"jsonrpc":"2.0","id":4,"result":{"prompts":[]}}`)
+	}
+	for _, live := range []int{16, 1 << 16} {
+		rep := checkBytes(t, "many", log.Bytes(), optionFunc(func(c *config) { c.maxLiveSessions = live }))
+		if rep.Sessions != n || rep.Errors != n || rep.Warnings != 0 {
+			t.Errorf("max %d live sessions: %s", live, Summary(&rep))
+		}
+		for _, f := range rep.Findings {
+			if f.Rule != RuleCapability {
+				t.Errorf("max %d live sessions: %s", live, f)
+			}
+		}
+	}
+}
+
+func TestIDSet(t *testing.T) {
+	s := newIDSet()
+	for _, n := range []int64{5, 1, 2, 3, 10, 7, 6, 4, math.MaxInt64, math.MinInt64, 8, 9} {
+		if s.has(wire.IntID(n)) {
+			t.Errorf("has %d before add", n)
+		}
+		s.add(wire.IntID(n))
+		if !s.has(wire.IntID(n)) {
+			t.Errorf("not has %d after add", n)
+		}
+	}
+	if len(s.ranges) != 3 || s.ranges[1] != (idRange{1, 10}) {
+		t.Errorf("ranges %v, want [min..min] [1..10] [max..max]", s.ranges)
+	}
+	for _, n := range []int64{0, 11, -1, math.MaxInt64 - 1} {
+		if s.has(wire.IntID(n)) {
+			t.Errorf("has %d", n)
+		}
+	}
+	if s.has(wire.StringID("5")) {
+		t.Error(`"5" and 5 are different ids`)
+	}
+	for i := 0; i < maxStringIDs+10; i++ {
+		s.add(wire.StringID(fmt.Sprint("id-", i)))
+	}
+	if s.has(wire.StringID("id-0")) || !s.has(wire.StringID("id-10")) || len(s.strs) != maxStringIDs {
+		t.Errorf("string ids: %d kept, oldest kept %v", len(s.strs), s.has(wire.StringID("id-0")))
+	}
+	b := newIDSet()
+	for i := int64(0); i < maxRanges+5; i++ {
+		b.add(wire.IntID(i * 2)) // no two adjacent: one range each
+	}
+	if len(b.ranges) != maxRanges || b.has(wire.IntID(0)) || !b.has(wire.IntID(2*(maxRanges+4))) {
+		t.Errorf("%d ranges", len(b.ranges))
+	}
+}
+
+func TestParseRules(t *testing.T) {
+	for _, c := range []struct {
+		spec    string
+		on, off []string
+		err     string
+	}{
+		{"", []string{RuleSchema, RuleUnanswered}, nil, ""},
+		{"all", []string{RuleSchema}, nil, ""},
+		{"-unanswered,-server-early", []string{RuleSchema}, []string{RuleUnanswered, RuleServerEarly}, ""},
+		{"schema, envelope", []string{RuleSchema, RuleEnvelope}, []string{RuleUnanswered, RuleCapability}, ""},
+		{"-all,+capability", []string{RuleCapability}, []string{RuleSchema}, ""},
+		{"all,-json", []string{RuleSchema}, []string{RuleJSON}, ""},
+		{"-nope", nil, nil, `unknown rule "nope"`},
+	} {
+		rs, err := ParseRules(c.spec)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseRules(%q) = %v, want %s", c.spec, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("ParseRules(%q): %v", c.spec, err)
+		}
+		for _, id := range c.on {
+			if !rs.Enabled(id) {
+				t.Errorf("ParseRules(%q): %s off", c.spec, id)
+			}
+		}
+		for _, id := range c.off {
+			if rs.Enabled(id) {
+				t.Errorf("ParseRules(%q): %s on", c.spec, id)
+			}
+		}
+	}
+}
+
+// TestRevisionFacts: what the checks read from each revision's schemas.
+func TestRevisionFacts(t *testing.T) {
+	for _, c := range []struct {
+		rev                   string
+		lifecycle, batch      bool
+		errorDef              string
+		completions, taskCall bool
+	}{
+		{"2024-11-05", true, false, "JSONRPCError", false, false},
+		{"2025-03-26", true, true, "JSONRPCError", true, false},
+		{"2025-06-18", true, false, "JSONRPCError", true, false},
+		{"2025-11-25", true, false, "JSONRPCErrorResponse", true, true},
+		{"2026-07-28", false, false, "JSONRPCErrorResponse", true, false},
+	} {
+		r := lookupRevision(c.rev)
+		if r == nil || r.err != nil {
+			t.Fatalf("%s: %v", c.rev, r)
+		}
+		if r.lifecycle != c.lifecycle || r.batchRequest != c.batch || r.batchResponse != c.batch || r.errorDef != c.errorDef ||
+			r.caps[fromServer]["completions"] != c.completions || r.caps[fromServer]["tasks.requests.tools.call"] != c.taskCall {
+			t.Errorf("%s: lifecycle %v batch %v/%v error %s completions %v tasks %v", c.rev, r.lifecycle, r.batchRequest, r.batchResponse,
+				r.errorDef, r.caps[fromServer]["completions"], r.caps[fromServer]["tasks.requests.tools.call"])
+		}
+	}
+	if newestLifecycle.name() != "2025-11-25" {
+		t.Errorf("newest revision with initialize: %s", newestLifecycle.name())
+	}
+}
+
+// TestCancelStopsEarly: a cancelled context ends a Check without waiting
+// for the rest of the input.
+func TestCancelStopsEarly(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v, _ := New()
+	rep := v.Check(ctx, []Input{ReaderInput("x", strings.NewReader(strings.Repeat(`{"jsonrpc":"2.0","method":"x"}`+"\n", 100000)))})
+	if rep.Lines >= 100000 {
+		t.Errorf("read %d lines after cancel", rep.Lines)
+	}
+}
