@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -29,6 +31,7 @@ type chatConfig struct {
 	dataDir        string
 	postgresDSN    string
 	postgresSchema string
+	toolScopes     string
 }
 
 func (c *chatConfig) register(fl *flag.FlagSet) {
@@ -40,6 +43,7 @@ func (c *chatConfig) register(fl *flag.FlagSet) {
 	fl.StringVar(&c.dataDir, "data-dir", store.DefaultDataDir(), "chat: folder of the SQLite database (chat.db)")
 	fl.StringVar(&c.postgresDSN, "postgres-dsn", "", "chat: keep conversations in PostgreSQL instead (prefer MCPSTACK_POSTGRES_DSN, to keep passwords out of ps)")
 	fl.StringVar(&c.postgresSchema, "postgres-schema", store.DefaultPostgresSchema, "chat: PostgreSQL schema of the tables")
+	fl.StringVar(&c.toolScopes, "tool-scopes", "", "chat: scopes a token needs per tool, e.g. \"chat=chat:write conversation_get=chat:read\" (JSON-RPC -32003 without)")
 }
 
 // built is a profile's handler and what it needs from the server.
@@ -111,6 +115,12 @@ func buildChat(ctx context.Context, c serveConfig, log *slog.Logger) (*built, er
 		chat.WithUser(func(ctx context.Context) (string, bool) { o := auth.OwnerFrom(ctx); return o, o != "" })}
 	if !c.stdio && c.auth.Mode != auth.ModeOff {
 		opts = append(opts, chat.WithAnonymousUser("")) // no token, no conversations
+		scopes, err := parseToolScopes(cc.toolScopes)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		opts = append(opts, chat.WithAuthorize(scopes.Check))
 	}
 	app := chat.New(st, ag, opts...)
 	return &built{
@@ -148,3 +158,16 @@ func (n chatNotifier) each(ids []string, fn func(*server.Session) error) {
 }
 
 var _ wire.Encoder = (*mcp.NotificationParams)(nil)
+
+// parseToolScopes reads "tool=scope[,scope] tool2=scope".
+func parseToolScopes(s string) (auth.ScopeMap, error) {
+	m := auth.ScopeMap{}
+	for _, part := range strings.Fields(s) {
+		tool, scopes, ok := strings.Cut(part, "=")
+		if !ok || tool == "" || scopes == "" {
+			return nil, fmt.Errorf("--tool-scopes: %q is not tool=scope[,scope]", part)
+		}
+		m[tool] = append(m[tool], strings.Split(scopes, ",")...)
+	}
+	return m, nil
+}

@@ -23,7 +23,7 @@ type chatServer struct {
 	stderr           *lockedBuffer
 }
 
-func startChat(t *testing.T, data string) *chatServer {
+func startChat(t *testing.T, data string, extra ...string) *chatServer {
 	t.Helper()
 	secret := filepath.Join(data, "secret")
 	if _, err := os.Stat(secret); err != nil {
@@ -33,8 +33,9 @@ func startChat(t *testing.T, data string) *chatServer {
 	}
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	cs := &chatServer{data: data, stderr: &lockedBuffer{}}
-	cs.cmd = exec.Command(mcpstackBin, "serve", "--http", "127.0.0.1:0", "--addr-file", addrFile, "--strict",
-		"--auth", "hs256", "--auth-secret-file", secret, "--data-dir", data, "--chat-providers", "echo")
+	args := append([]string{"serve", "--http", "127.0.0.1:0", "--addr-file", addrFile, "--strict",
+		"--auth", "hs256", "--auth-secret-file", secret, "--data-dir", data, "--chat-providers", "echo"}, extra...)
+	cs.cmd = exec.Command(mcpstackBin, args...)
 	cs.cmd.Stderr = cs.stderr
 	if err := cs.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -49,12 +50,49 @@ func startChat(t *testing.T, data string) *chatServer {
 	if cs.url == "" {
 		t.Fatalf("server did not start:\n%s", cs.stderr)
 	}
-	out, err := exec.Command(mcpstackBin, "token", "--secret-file", secret, "--sub", "alice", "--scope", "mcp").Output()
+	cs.token = mint(t, secret, "alice", "mcp")
+	return cs
+}
+
+func mint(t *testing.T, secret, sub, scope string) string {
+	t.Helper()
+	out, err := exec.Command(mcpstackBin, "token", "--secret-file", secret, "--sub", sub, "--scope", scope).Output()
 	if err != nil {
 		t.Fatalf("mcpstack token: %v", err)
 	}
-	cs.token = strings.TrimSpace(string(out))
-	return cs
+	return strings.TrimSpace(string(out))
+}
+
+// TestToolScopes: a tool that needs a scope the token lacks answers -32003;
+// with the scope it runs; another user cannot read the conversation.
+func TestToolScopes(t *testing.T) {
+	data := t.TempDir()
+	srv := startChat(t, data, "--tool-scopes", "chat=chat:write")
+	secret := filepath.Join(data, "secret")
+	writer := mint(t, secret, "alice", "mcp chat:write")
+	open := func(token string) string {
+		_, hdr, _ := srv.post(t, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		sid := hdr.Get("Mcp-Session-Id")
+		srv.post(t, token, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return sid
+	}
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"query":"secret plans"}}}`
+	sid := open(srv.token)
+	if _, _, r := srv.post(t, srv.token, sid, call); r["error"] == nil || r["error"].(map[string]any)["code"] != -32003.0 {
+		t.Errorf("chat without chat:write: %v, want -32003", r)
+	}
+	wsid := open(writer)
+	_, _, r := srv.post(t, writer, wsid, call)
+	conv, _ := r["result"].(map[string]any)["_meta"].(map[string]any)["conversation_id"].(string)
+	if conv == "" {
+		t.Fatalf("chat with chat:write: %v", r)
+	}
+	bob := mint(t, secret, "bob", "mcp chat:write")
+	bsid := open(bob)
+	_, _, got := srv.post(t, bob, bsid, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"conversation://`+conv+`"}}`)
+	if got["error"] == nil || got["error"].(map[string]any)["code"] != -32002.0 {
+		t.Errorf("bob read alice's conversation: %v, want -32002", got)
+	}
 }
 
 func (cs *chatServer) stop(t *testing.T) {

@@ -65,12 +65,13 @@ type Notifier interface {
 type App struct {
 	base.Lifecycle
 
-	store  store.Store
-	agent  agent.Agent
-	log    *slog.Logger
-	info   mcp.Implementation
-	pager  base.Paginator
-	system string
+	store     store.Store
+	agent     agent.Agent
+	log       *slog.Logger
+	authorize func(ctx context.Context, tool string) error
+	info      mcp.Implementation
+	pager     base.Paginator
+	system    string
 	// history is the number of earlier messages sent as context.
 	history   int
 	maxTokens int64
@@ -125,6 +126,12 @@ func WithMaxTokens(n int64) Option { return func(a *App) { a.maxTokens = n } }
 
 // WithLogger sets the server-side logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(a *App) { a.log = l } }
+
+// WithAuthorize checks each tool call before it runs (per-tool scopes):
+// a non-nil error is sent as it is (a *wire.Error keeps its code).
+func WithAuthorize(fn func(ctx context.Context, tool string) error) Option {
+	return func(a *App) { a.authorize = fn }
+}
 
 // New returns the chat application over a store and an agent.
 func New(s store.Store, ag agent.Agent, opts ...Option) *App {

@@ -208,6 +208,11 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 		e.Data = map[string]any{"field": "/params/name", "reason": fmt.Sprintf("no tool named %q", p.Name)}
 		return nil, e
 	}
+	if a.authorize != nil {
+		if err := a.authorize(ctx, p.Name); err != nil {
+			return nil, err
+		}
+	}
 	user, err := a.caller(ctx)
 	if err != nil {
 		return nil, err
