@@ -113,6 +113,10 @@ func (sess *Session) Attach(out Outbox) (detach func(), ok bool) {
 	}, true
 }
 
+// Stream returns the outbox attached for messages not related to a request
+// (nil when none is).
+func (sess *Session) Stream() Outbox { return sess.stream() }
+
 func (sess *Session) stream() Outbox {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()

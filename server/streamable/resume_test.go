@@ -133,3 +133,53 @@ func TestResumeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeGetStream: messages sent while the client's GET stream is down
+// wait in the store and arrive on a GET with Last-Event-ID.
+func TestResumeGetStream(t *testing.T) {
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))
+	h := streamable.New(srv)
+	ts := httptest.NewServer(h)
+	defer func() { h.Shutdown(); ts.Close(); srv.Close() }()
+	e := &env{t: t, url: ts.URL, srv: srv}
+	sid := e.initialize()
+	e.do(req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	open := func(last string) (*http.Response, *bufio.Scanner, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		hr, _ := http.NewRequestWithContext(ctx, "GET", ts.URL, nil)
+		hr.Header.Set("Accept", "text/event-stream")
+		hr.Header.Set("Mcp-Session-Id", sid)
+		if last != "" {
+			hr.Header.Set("Last-Event-ID", last)
+		}
+		resp, err := http.DefaultClient.Do(hr)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET: %v %v", resp, err)
+		}
+		return resp, bufio.NewScanner(resp.Body), cancel
+	}
+	resp, sc, cancel := open("")
+	var primeID string
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "id: ") {
+			primeID = strings.TrimPrefix(sc.Text(), "id: ")
+			break
+		}
+	}
+	cancel()
+	resp.Body.Close()
+	sess, _ := srv.Session(sid)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := sess.Notify(context.Background(), "notifications/tools/list_changed", nil); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp2, sc2, cancel2 := open(primeID)
+	defer func() { cancel2(); resp2.Body.Close() }()
+	evs := readEvents(t, sc2, 1)
+	if len(evs) != 1 || !strings.Contains(evs[0].data, "notifications/tools/list_changed") {
+		t.Fatalf("replayed %v", evs)
+	}
+}

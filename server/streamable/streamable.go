@@ -105,8 +105,20 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	if cfg.store == nil {
 		cfg.store = NewMemoryEventStore(1024, 5*time.Minute)
 	}
-	srv.OnSessionClosed(cfg.store.Forget)
-	return &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{})}
+	h := &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{})}
+	srv.OnSessionClosed(h.sessionClosed)
+	return h
+}
+
+// sessionClosed drops what the handler keeps for an ended session.
+func (h *Handler) sessionClosed(session string) {
+	h.cfg.store.Forget(session)
+	h.live.Range(func(_, v any) bool {
+		if es := v.(*eventStream); es.session == session {
+			es.finish()
+		}
+		return true
+	})
 }
 
 // Shutdown ends the GET streams, so that an http.Server can drain: POSTs in
@@ -421,17 +433,21 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		h.resume(w, r, sess, last)
 		return
 	}
-	es := h.newEventStream(sess.ID())
-	detach, ok := sess.Attach(es)
-	if !ok {
-		es.finish()
+	// The GET stream outlives its responses: when the client drops one,
+	// messages wait in the event store, a GET with Last-Event-ID replays
+	// them, and a plain GET picks the stream up again.
+	es, _ := sess.Stream().(*eventStream)
+	if es == nil {
+		es = h.newEventStream(sess.ID())
+		if _, ok := sess.Attach(es); !ok {
+			es.finish()
+			httpError(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
+			return
+		}
+	} else if es.attached() {
 		httpError(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 		return
 	}
-	defer func() {
-		detach()
-		es.finish()
-	}()
 	sw := newSSEWriter(w)
 	sw.start()
 	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Revision() >= primingSince)
