@@ -281,9 +281,12 @@ run() {
 	say "== $label: conformance server --url $URL $*"
 	set +e
 	# The file keeps everything; the echo leaves out the suite's
-	# "Results saved to DIR" line of every scenario.
+	# "Results saved to DIR" line of every scenario, and names its Total
+	# line, so that a CI log reader does not take the count of one suite
+	# run (which may include scenarios not scored) for the closing line of
+	# the whole run.
 	timeout --foreground -k 10 "$RUN_TIMEOUT" "$NODE" "$pkg/$SUITE_JS" server --url "$URL" -o "$OUT/$label" "$@" 2>&1 |
-		tee "$file" | grep --line-buffered -v '^Results saved to '
+		tee "$file" | grep --line-buffered -v '^Results saved to ' | sed -u "s/^Total: /$label total: /"
 	rc=${PIPESTATUS[0]}
 	set -e
 	# A suite run prints only counts per scenario: show why checks failed.
