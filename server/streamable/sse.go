@@ -23,17 +23,18 @@ func newSSEWriter(w http.ResponseWriter) *sseWriter {
 	return &sseWriter{w: w, rc: http.NewResponseController(w)}
 }
 
-// start writes the headers of an event stream.
+// start writes the headers of an event stream. They go out with the first
+// flush: a quick call then costs one write, not three.
 func (s *sseWriter) start() {
 	h := s.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	s.w.WriteHeader(http.StatusOK)
-	_ = s.rc.Flush()
 }
 
-func (s *sseWriter) write(b []byte) error {
+// write writes b, flushing it to the client unless buffered is set.
+func (s *sseWriter) write(b []byte, buffered ...bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -43,6 +44,9 @@ func (s *sseWriter) write(b []byte) error {
 		s.closed = true
 		return err
 	}
+	if len(buffered) > 0 && buffered[0] {
+		return nil
+	}
 	if err := s.rc.Flush(); err != nil {
 		s.closed = true
 		return err
@@ -50,8 +54,21 @@ func (s *sseWriter) write(b []byte) error {
 	return nil
 }
 
+// flush sends what is buffered.
+func (s *sseWriter) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed && s.rc.Flush() != nil {
+		s.closed = true
+	}
+}
+
 // event writes one message as a "message" event with id.
-func (s *sseWriter) event(id string, msg []byte) error {
+func (s *sseWriter) event(id string, msg []byte) error { return s.eventBuffered(id, msg, false) }
+
+// eventBuffered writes an event, leaving it in the buffer when buffered is
+// set: the last event of a response goes out with the end of the response.
+func (s *sseWriter) eventBuffered(id string, msg []byte, buffered bool) error {
 	buf := make([]byte, 0, len(msg)+len(id)+32)
 	if id != "" {
 		buf = append(append(append(buf, "id: "...), id...), '\n')
@@ -59,13 +76,13 @@ func (s *sseWriter) event(id string, msg []byte) error {
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, msg...)
 	buf = append(buf, "\n\n"...)
-	return s.write(buf)
+	return s.write(buf, buffered)
 }
 
 // prime sends an event with an id and empty data, so that the client has a
 // Last-Event-ID from the start, and how long to wait before it reconnects.
 func (s *sseWriter) prime(id string, retryMs int) error {
-	return s.write([]byte(fmt.Sprintf("id: %s\nretry: %d\ndata:\n\n", id, retryMs)))
+	return s.write([]byte(fmt.Sprintf("id: %s\nretry: %d\ndata:\n\n", id, retryMs)), true)
 }
 
 // keepAlive writes an SSE comment, which clients ignore.
@@ -136,7 +153,13 @@ func (h *Handler) newEventStream(session string) *eventStream {
 }
 
 // Send stores a message and writes it to the attached response.
-func (es *eventStream) Send(msg []byte) error {
+func (es *eventStream) Send(msg []byte) error { return es.send(msg, false) }
+
+// sendLast stores the last message of a stream and leaves it in the
+// response's buffer, which the end of the response flushes.
+func (es *eventStream) sendLast(msg []byte) error { return es.send(msg, true) }
+
+func (es *eventStream) send(msg []byte, last bool) error {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	if es.done {
@@ -146,7 +169,7 @@ func (es *eventStream) Send(msg []byte) error {
 	if err != nil {
 		return err
 	}
-	if es.w != nil && es.w.event(id, msg) != nil {
+	if es.w != nil && es.w.eventBuffered(id, msg, last) != nil {
 		es.w = nil // the client is gone; the event waits in the store
 	}
 	return nil

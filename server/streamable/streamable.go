@@ -81,6 +81,10 @@ func WithRetry(d time.Duration) Option { return optionFunc(func(c *config) { c.r
 // WithKeepAlive sets the interval of comments on idle GET streams (default 25s).
 func WithKeepAlive(d time.Duration) Option { return optionFunc(func(c *config) { c.keepAlive = d }) }
 
+// primeDelay is how long the headers and priming event of a call's stream
+// may wait for its first message before they are sent alone.
+const primeDelay = 10 * time.Millisecond
+
 // primingSince is the first revision whose clients expect the priming
 // event (an id with empty data) at the start of a stream. It is a transport
 // rule, not a schema difference, so it lives here, in one place.
@@ -278,6 +282,10 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	if !primed {
 		closeReq = nil // without an event id the client could not resume: keep the response
 	}
+	// Headers and the priming event wait for the first message, unless the
+	// call takes longer than primeDelay: then they go out on their own.
+	primeTimer := time.AfterFunc(primeDelay, sw.flush)
+	defer primeTimer.Stop()
 	done := make(chan []byte, 1)
 	go func() { done <- sess.Serve(ctx, in, es) }()
 	finish := func(reply []byte) {
@@ -288,7 +296,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	}
 	select {
 	case reply := <-done:
-		finish(reply)
+		// The response still carries the stream: its last event goes out
+		// with the end of the response, in one write.
+		if reply != nil {
+			_ = es.sendLast(reply)
+		}
+		es.finish()
 	case <-closeReq:
 		es.detach(sw)
 		go func() { finish(<-done) }()
@@ -451,6 +464,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	sw := newSSEWriter(w)
 	sw.start()
 	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Revision() >= primingSince)
+	sw.flush()
 	h.hold(r, sess, es, sw)
 }
 
@@ -530,6 +544,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Se
 	if !started {
 		sw.start()
 	}
+	sw.flush()
 	if es == nil || !es.attached() {
 		sw.close()
 		return // the stream had ended: everything is replayed
