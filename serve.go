@@ -151,6 +151,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		server.WithMaxSessions(c.maxSessions),
 		server.WithSessionIdleTimeout(c.idleTimeout),
 	}, b.options...)
+	var recorder *record.Recorder
 	if c.record != "" {
 		rec, err := record.Create(c.record)
 		if err != nil {
@@ -163,8 +164,13 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 		opts = append(opts, server.WithTap(rec))
+		recorder = rec
 	}
 	srv := server.New(b.handler, opts...)
+	if recorder != nil {
+		// A session's end is recorded too: nothing may follow it.
+		srv.OnSessionClosed(func(id string) { recorder.Shutdown(id, server.ServerToClient) })
+	}
 	if b.attach != nil {
 		b.attach(srv)
 	}

@@ -108,7 +108,7 @@ func (s *Server) negotiate(requested string) *wire.Spec {
 
 // NewSession opens a session whose messages not related to a request go to
 // out (a GET stream, stdout). id "" draws a random one.
-func (s *Server) NewSession(id string, out Outbox) (*Session, error) {
+func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Session, error) {
 	if id == "" {
 		id = newSessionID()
 	}
@@ -121,6 +121,9 @@ func (s *Server) NewSession(id string, out Outbox) (*Session, error) {
 		return nil, ErrTooManySessions
 	}
 	sess := newSession(s, id, out)
+	for _, o := range opts {
+		o(sess)
+	}
 	s.sessions[id] = sess
 	return sess, nil
 }
@@ -145,6 +148,14 @@ func (s *Server) EphemeralSession(revision string) (*Session, error) {
 // DetachedSession returns a session that is not kept, before initialize:
 // a stateless transport answers initialize with it and forgets it.
 func (s *Server) DetachedSession() *Session { return newSession(s, "", nil) }
+
+// SessionOption sets a property of a new session.
+type SessionOption func(*Session)
+
+// Transport names the transport that opened a session, so that another
+// transport that learns its id cannot use it (an HTTP+SSE session id is
+// visible in its POST URL, for one).
+func Transport(name string) SessionOption { return func(s *Session) { s.transport = name } }
 
 // Session returns a live session by id.
 func (s *Server) Session(id string) (*Session, bool) {

@@ -29,8 +29,9 @@ var ErrNoStream = errors.New("server: no stream open to the client")
 // capabilities and log level, its requests in flight and the requests the
 // server sent it.
 type Session struct {
-	srv *Server
-	id  string
+	srv       *Server
+	id        string
+	transport string // the transport that opened it ("" when unnamed)
 
 	ctx    context.Context // cancelled when the session ends
 	cancel context.CancelFunc
@@ -71,6 +72,9 @@ func newSession(s *Server, id string, out Outbox) *Session {
 	sess.touch()
 	return sess
 }
+
+// Transport names the transport that opened the session.
+func (sess *Session) Transport() string { return sess.transport }
 
 // ID is the session id (the Mcp-Session-Id of HTTP transports).
 func (sess *Session) ID() string { return sess.id }

@@ -165,7 +165,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := newStream(w)
-	sess, err := h.srv.NewSession("", st)
+	sess, err := h.srv.NewSession("", st, server.Transport("sse"))
 	if err != nil {
 		w.Header().Set("Retry-After", "5")
 		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())

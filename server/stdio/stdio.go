@@ -65,7 +65,7 @@ func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer,
 		o.apply(&cfg)
 	}
 	w := &writer{out: out}
-	sess, err := srv.NewSession("", w)
+	sess, err := srv.NewSession("", w, server.Transport("stdio"))
 	if err != nil {
 		return err
 	}

@@ -196,7 +196,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*server.Sessi
 		return nil, false
 	}
 	sess, ok := h.srv.Session(sid)
-	if !ok {
+	if !ok || sess.Transport() != "streamable" {
 		httpError(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 		return nil, false
 	}
@@ -414,7 +414,7 @@ func statusOf(reply []byte) int {
 // initialize opens a session; its id is sent only when initialize
 // succeeded, otherwise the session is dropped again.
 func (h *Handler) initialize(w http.ResponseWriter, ctx context.Context, in *server.Incoming) {
-	sess, err := h.srv.NewSession("", nil)
+	sess, err := h.srv.NewSession("", nil, server.Transport("streamable"))
 	if err != nil {
 		status := http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "5")

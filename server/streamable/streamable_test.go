@@ -303,3 +303,14 @@ func TestStatelessSessionRevisions(t *testing.T) {
 		t.Errorf("unsupported version: %d, want 400", resp.StatusCode)
 	}
 }
+
+// TestForeignSession: a session another transport opened is unknown here.
+func TestForeignSession(t *testing.T) {
+	e := newEnv(t, nil)
+	if _, err := e.srv.NewSession("sse-session", nil, server.Transport("sse")); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: map[string]string{"Mcp-Session-Id": "sse-session"}}); resp.StatusCode != 404 {
+		t.Errorf("another transport's session: %d, want 404", resp.StatusCode)
+	}
+}

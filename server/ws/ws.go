@@ -206,7 +206,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.conns.Done()
 
 	c := &conn{h: h, log: h.srv.Logger()}
-	sess, err := h.srv.NewSession("", c)
+	sess, err := h.srv.NewSession("", c, server.Transport("websocket"))
 	if err != nil {
 		w.Header().Set("Retry-After", "5")
 		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
