@@ -94,7 +94,7 @@ type Handler struct {
 type session struct {
 	sess   *server.Session
 	stream *stream
-	calls  calls
+	calls  server.InFlight
 }
 
 // New returns the handler.
@@ -203,7 +203,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-shutdown:
 			shutdown = nil
-			drained = s.calls.idle()
+			drained = s.calls.Idle()
 		case <-drained:
 			return
 		case <-tick:
@@ -297,9 +297,9 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 			_ = s.stream.Send(reply)
 		}
 	default:
-		s.calls.add()
+		s.calls.Add()
 		go func() {
-			defer s.calls.done()
+			defer s.calls.Done()
 			if reply := s.sess.Serve(ctx, in, nil); reply != nil {
 				if err := s.stream.Send(reply); err != nil {
 					h.srv.Logger().Debug("sse: answer not delivered", "session", id, "err", err)
@@ -315,43 +315,4 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	rd := http.MaxBytesReader(w, r.Body, max)
 	defer rd.Close()
 	return io.ReadAll(rd)
-}
-
-// calls counts a session's requests in flight, so that a drain can wait for
-// them.
-type calls struct {
-	mu   sync.Mutex
-	n    int
-	zero chan struct{} // closed when n drops to 0; nil while nobody waits
-}
-
-func (c *calls) add() {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-}
-
-func (c *calls) done() {
-	c.mu.Lock()
-	c.n--
-	if c.n == 0 && c.zero != nil {
-		close(c.zero)
-		c.zero = nil
-	}
-	c.mu.Unlock()
-}
-
-// idle returns a channel closed once no call is in flight (now or later).
-func (c *calls) idle() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == 0 {
-		ch := make(chan struct{})
-		close(ch)
-		return ch
-	}
-	if c.zero == nil {
-		c.zero = make(chan struct{})
-	}
-	return c.zero
 }

@@ -290,7 +290,7 @@ type conn struct {
 	ws      *websocket.Conn
 	netConn net.Conn
 	sess    *server.Session
-	calls   calls
+	calls   server.InFlight
 
 	closeOnce sync.Once
 }
@@ -345,11 +345,11 @@ func (c *conn) run(ctx context.Context) {
 			}
 			continue
 		}
-		c.calls.add()
+		c.calls.Add()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer c.calls.done()
+			defer c.calls.Done()
 			if reply := c.sess.Serve(ctx, in, c); reply != nil {
 				c.send(reply)
 			}
@@ -375,7 +375,7 @@ func (c *conn) watch(stop <-chan struct{}) {
 		select {
 		case <-stop:
 			return
-		case <-c.calls.idle():
+		case <-c.calls.Idle():
 		case <-c.h.force:
 		case <-c.sess.Done():
 		}
@@ -428,43 +428,4 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 			c.log.Debug("ws: close", "session", c.sess.ID(), "code", int(code), "err", err)
 		}
 	})
-}
-
-// calls counts a session's requests in flight, so that a drain can wait for
-// them.
-type calls struct {
-	mu   sync.Mutex
-	n    int
-	zero chan struct{} // closed when n drops to 0; nil while nobody waits
-}
-
-func (c *calls) add() {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-}
-
-func (c *calls) done() {
-	c.mu.Lock()
-	c.n--
-	if c.n == 0 && c.zero != nil {
-		close(c.zero)
-		c.zero = nil
-	}
-	c.mu.Unlock()
-}
-
-// idle returns a channel closed once no call is in flight (now or later).
-func (c *calls) idle() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == 0 {
-		ch := make(chan struct{})
-		close(ch)
-		return ch
-	}
-	if c.zero == nil {
-		c.zero = make(chan struct{})
-	}
-	return c.zero
 }
