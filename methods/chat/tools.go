@@ -93,12 +93,10 @@ func conversationProps() map[string]map[string]any {
 	}
 }
 
-// outputSchema is an object schema for Tool.OutputSchema. Its "type":
-// "object" goes through Extra: the generated type keeps that constant
-// optional (ToolOutputSchema is absent from 2024-11-05), and only decoding
-// can mark an optional constant present.
+// outputSchema is an object schema for Tool.OutputSchema ("type": "object"
+// is a constant the encoder writes where the revision requires it).
 func outputSchema(props map[string]map[string]any, required ...string) *mcp.ToolOutputSchema {
-	return &mcp.ToolOutputSchema{Properties: props, Required: required, Extra: map[string]any{"type": "object"}}
+	return &mcp.ToolOutputSchema{Properties: props, Required: required}
 }
 
 func tools() []*tool {

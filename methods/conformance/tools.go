@@ -78,30 +78,12 @@ type tool struct {
 }
 
 // objectSchema is an object inputSchema with these properties and required
-// members. 2026-07-28 declares neither member (its inputSchema is an open
-// object, any keyword allowed), and the generated encoder drops a modeled
-// member that a revision does not declare, so Properties and Required alone
-// would vanish from the 2026-07-28 listing. A tool with arguments therefore
-// has them in Extra too: the older revisions write the modeled members
-// (Extra never overrides them), 2026-07-28 writes Extra. A tool without
-// arguments lists "properties": {} up to 2025-11-25 and no properties
-// under 2026-07-28, as before.
+// members.
 func objectSchema(props map[string]map[string]any, required ...string) mcp.ToolInputSchema {
 	if props == nil {
 		props = map[string]map[string]any{}
 	}
-	s := mcp.ToolInputSchema{Properties: props, Required: required}
-	if len(props) > 0 {
-		tree := make(map[string]any, len(props))
-		for k, v := range props {
-			tree[k] = v
-		}
-		s.Extra = map[string]any{"properties": tree}
-		if len(required) > 0 {
-			s.Extra["required"] = wire.AnyArray(required)
-		}
-	}
-	return s
+	return mcp.ToolInputSchema{Properties: props, Required: required}
 }
 
 func stringProp(description string) map[string]any {
