@@ -50,6 +50,7 @@ type serveConfig struct {
 	chat         chatConfig
 	stateless    bool
 	record       string
+	maxInflight  int
 }
 
 const serveUsage = `Usage: mcpstack serve [flags]
@@ -83,6 +84,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.addrFile, "addr-file", "", "write the bound host:port to `FILE` once listening")
 	fl.Int64Var(&c.maxBody, "max-body", 4<<20, "largest accepted HTTP body in `bytes` (413 above)")
 	fl.IntVar(&c.maxSessions, "max-sessions", 10000, "most live sessions (503 above)")
+	fl.IntVar(&c.maxInflight, "max-inflight", 256, "most requests one session may have in flight (-32000 above)")
 	fl.DurationVar(&c.idleTimeout, "session-idle-timeout", 30*time.Minute, "close sessions idle this long (0: never)")
 	fl.IntVar(&c.pageSize, "page-size", 50, "items per page of list results")
 	fl.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn, error")
@@ -150,6 +152,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		server.WithValidation(c.validate),
 		server.WithMaxSessions(c.maxSessions),
 		server.WithSessionIdleTimeout(c.idleTimeout),
+		server.WithMaxInflight(c.maxInflight),
 	}, b.options...)
 	var recorder *record.Recorder
 	if c.record != "" {

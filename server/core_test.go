@@ -178,3 +178,22 @@ func TestIdleSessionsExpire(t *testing.T) {
 		t.Error("expired session still listed")
 	}
 }
+
+// TestMaxInflight: a request over the per-session cap is refused at once,
+// and the session goes on.
+func TestMaxInflight(t *testing.T) {
+	h := &misbehaving{started: make(chan struct{}), cancelled: make(chan struct{})}
+	sess, out := newSession(t, h, server.WithMaxInflight(1))
+	done := make(chan []byte, 1)
+	go func() { done <- sess.Handle(context.Background(), call("block"), out) }()
+	<-h.started
+	reply := string(sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope"}}`), out))
+	if !strings.Contains(reply, `"code":-32000`) || !strings.Contains(reply, "in flight") {
+		t.Errorf("over the cap: %s", reply)
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`), out)
+	<-done
+	if reply := string(sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":3,"method":"ping"}`), out)); !strings.Contains(reply, `"result":{}`) {
+		t.Errorf("after the cap: %s", reply)
+	}
+}

@@ -25,6 +25,7 @@ type config struct {
 	tap         Tap
 	stateKey    []byte
 	onClose     func(session string)
+	maxInflight int
 }
 
 func defaults() config {
@@ -36,6 +37,7 @@ func defaults() config {
 		maxDepth:    128,
 		batches:     true,
 		validate:    true,
+		maxInflight: 256,
 	}
 }
 
@@ -101,3 +103,9 @@ func WithStateKey(key []byte) Option { return optionFunc(func(c *config) { c.sta
 func WithSessionClosed(fn func(session string)) Option {
 	return optionFunc(func(c *config) { c.onClose = fn })
 }
+
+// WithMaxInflight caps the requests one session may have in flight at once
+// (default 256); a request over the cap is answered at once with an error
+// and the session goes on. It bounds what one client can make the server
+// hold, on every transport.
+func WithMaxInflight(n int) Option { return optionFunc(func(c *config) { c.maxInflight = n }) }

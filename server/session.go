@@ -335,6 +335,10 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	defer stop()
 	f := &inflight{cancel: cancel}
 	sess.mu.Lock()
+	if max := srv.cfg.maxInflight; max > 0 && len(sess.inflight) >= max {
+		sess.mu.Unlock()
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this session already has %d requests in flight", max)})
+	}
 	if _, dup := sess.inflight[msg.ID]; dup {
 		sess.mu.Unlock()
 		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: id %s is already in use by a request in flight", msg.ID)})

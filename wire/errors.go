@@ -14,6 +14,7 @@ const (
 	CodeInternalError  = -32603
 
 	CodeResourceNotFound = -32002 // MCP, up to 2025-11-25
+	CodeServerBusy       = -32000 // implementation-defined: too many requests in flight
 
 	CodeURLElicitationRequired          = -32042 // 2025-11-25
 	CodeHeaderMismatch                  = -32020 // 2026-07-28
