@@ -110,6 +110,8 @@ func (c *canonical) goExpr(t *goType) string {
 		return "map[string]" + c.elemExpr(t.Elem)
 	case kNamed:
 		return t.Name
+	case kOneOrMany:
+		return "[]" + c.elemExpr(t.Elem)
 	}
 	panic("unknown kind")
 }
@@ -126,7 +128,7 @@ func (c *canonical) elemExpr(t *goType) string {
 // zero; optional strings, slices and maps use their zero value for absent.
 func (c *canonical) fieldExpr(f *field) string {
 	r := c.resolved(f.Type)
-	if r.Kind == kAny || r.Kind == kArray || r.Kind == kMap || r.Kind == kID {
+	if r.Kind == kAny || r.Kind == kArray || r.Kind == kMap || r.Kind == kID || r.Kind == kOneOrMany {
 		return c.goExpr(f.Type)
 	}
 	if d := c.decl(r); d != nil && d.Kind == dUnion {
@@ -200,8 +202,8 @@ func (c *canonical) types() *file {
 			f.p("\t// and re-encode loses nothing.")
 			f.p("\tExtra map[string]any")
 			if c.hasEmptyStrings(d) {
-				f.p("\n\t// present remembers optional constants and empty strings that a")
-				f.p("\t// decoded message held, so that encoding writes them again.")
+				f.p("\n\t// present remembers optional constants, empty strings and arrays of")
+				f.p("\t// one that a decoded message held, so that encoding writes them again.")
 				f.p("\tpresent uint64")
 			}
 			f.p("}\n")
@@ -369,7 +371,7 @@ func (c *canonical) decode() *file {
 			}
 			if partial {
 				f.p("\t\t\tif err := func() error {")
-				c.decodeField(f, fl)
+				c.decodeField(f, fl, i)
 				f.p("\t\t\t\treturn nil")
 				f.p("\t\t\t}(); err != nil {")
 				f.p("\t\t\t\tif defined {\n\t\t\t\t\treturn err\n\t\t\t\t}")
@@ -377,7 +379,7 @@ func (c *canonical) decode() *file {
 				f.p("\t\t\t}")
 				continue
 			}
-			c.decodeField(f, fl)
+			c.decodeField(f, fl, i)
 		}
 		f.p("\t\tdefault:\n\t\t\twire.Extra(&x.Extra, k, fv)")
 		f.p("\t\t}")
@@ -398,8 +400,20 @@ func (c *canonical) decode() *file {
 	return f
 }
 
-func (c *canonical) decodeField(f *file, fl *field) {
+func (c *canonical) decodeField(f *file, fl *field, bit int) {
 	wrap := fmt.Sprintf("wire.At(%%s, %q)", fl.JSON)
+	if r := c.resolved(fl.Type); r.Kind == kOneOrMany {
+		// an array is remembered as such; one value decodes to a slice of one
+		f.p("\t\t\tif _, many := fv.([]any); many {")
+		f.p("\t\t\t\tx.present |= 1 << %d", bit)
+		c.decodeInto(f, &goType{Kind: kArray, Elem: r.Elem}, "fv", "x."+fl.Go, wrap, 0)
+		f.p("\t\t\t} else {")
+		f.p("\t\t\t\tvar one %s", c.elemExpr(r.Elem))
+		c.decodeElem(f, r.Elem, "fv", "one", wrap, 0)
+		f.p("\t\t\t\tx.%s = %s{one}", fl.Go, c.goExpr(r))
+		f.p("\t\t\t}")
+		return
+	}
 	expr := c.fieldExpr(fl)
 	target := "x." + fl.Go
 	if strings.HasPrefix(expr, "*") {
@@ -554,6 +568,21 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 	x := "x." + fl.Go
 	r := c.resolved(fl.Type)
 	d := c.decl(r)
+	if r.Kind == kOneOrMany {
+		// one value alone, unless it came as an array or there are several
+		arr := &goType{Kind: kArray, Elem: r.Elem}
+		body := fmt.Sprintf("if len(%s) == 1 && x.present&(1<<%d) == 0 {\n\t\tobj[%q] = %s\n\t} else {\n\t\tobj[%q] = wire.NonNilArray(%s)\n\t}",
+			x, bit, fl.JSON, c.encodeExpr(r.Elem, x+"[0]"), fl.JSON, c.encodeExpr(arr, x))
+		cond := dropCond
+		if !fl.Required {
+			cond = and(dropCond, x+" != nil")
+		}
+		if cond != "" {
+			body = fmt.Sprintf("if %s {\n%s\n}", cond, body)
+		}
+		f.p("\t%s", body)
+		return
+	}
 	present := ""
 	val := ""
 	switch {
@@ -667,6 +696,8 @@ func helperName(t *goType) string {
 		return "Map" + helperName(t.Elem)
 	case kNamed:
 		return t.Name
+	case kOneOrMany:
+		return "Slice" + helperName(t.Elem)
 	case kString:
 		return "String"
 	case kInt:
@@ -941,7 +972,7 @@ func (c *canonical) emptyStringKept(fl *field) bool {
 
 func (c *canonical) hasEmptyStrings(d *decl) bool {
 	for _, fl := range d.Fields {
-		if c.emptyStringKept(fl) || c.constRemembered(fl) {
+		if c.emptyStringKept(fl) || c.constRemembered(fl) || c.resolved(fl.Type).Kind == kOneOrMany {
 			return true
 		}
 	}

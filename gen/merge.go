@@ -177,6 +177,9 @@ func (mg *merger) pick(a, b *goType) *goType {
 		return with(&goType{Kind: kMap, Elem: mg.mergeType(a.Elem, b.Elem)})
 	case a.Kind == kNamed && b.Kind == kNamed:
 		return with(b)
+	case b.Kind == kOneOrMany && (a.Kind == kNamed || a.Kind == kOneOrMany):
+		// one block (an older union) became one or several
+		return with(b)
 	case a.Kind == kMap && a.Elem.Kind == kAny && b.Kind == kNamed:
 		return with(b)
 	case b.Kind == kMap && b.Elem.Kind == kAny && a.Kind == kNamed:

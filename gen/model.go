@@ -12,15 +12,16 @@ import (
 type typeKind int
 
 const (
-	kAny    typeKind = iota // a free-form JSON value
-	kString                 // string
-	kInt                    // int64
-	kFloat                  // float64
-	kBool                   // bool
-	kID                     // wire.ID: string or integer
-	kArray                  // []elem
-	kMap                    // map[string]elem
-	kNamed                  // a declared type
+	kAny       typeKind = iota // a free-form JSON value
+	kString                    // string
+	kInt                       // int64
+	kFloat                     // float64
+	kBool                      // bool
+	kID                        // wire.ID: string or integer
+	kArray                     // []elem
+	kMap                       // map[string]elem
+	kNamed                     // a declared type
+	kOneOrMany                 // one value or an array of them: []elem, the form remembered
 )
 
 // goType is a Go type expression.
@@ -39,6 +40,8 @@ func (t *goType) key() string {
 		return "map[" + t.Elem.key() + "]"
 	case kNamed:
 		return "N:" + t.Name
+	case kOneOrMany:
+		return "1*" + t.Elem.key()
 	}
 	return fmt.Sprint(int(t.Kind), t.Nullable)
 }
@@ -389,6 +392,9 @@ func isEmptySchema(t *schemas.Type) bool {
 
 // anyOf lowers an inline union.
 func (b *builder) anyOf(branches []*schemas.Type, ctx string) *goType {
+	if t := b.oneOrMany(branches); t != nil {
+		return t
+	}
 	if u := b.union(branches, ctx); u != nil {
 		if prev, ok := b.decls[ctx]; ok && prev.Kind == dUnion && sameMembers(prev, u) {
 			return &goType{Kind: kNamed, Name: ctx}
@@ -512,4 +518,40 @@ func subset(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// oneOrMany recognises "one or several": anyOf(X, array of X), or the
+// members of a union U spelled out beside an array of U (sampling content
+// in 2025-11-25 and after).
+func (b *builder) oneOrMany(branches []*schemas.Type) *goType {
+	var singles []string
+	elem := ""
+	for _, br := range branches {
+		switch {
+		case br.Ref != "":
+			singles = append(singles, refName(br.Ref))
+		case len(br.Type) == 1 && br.Type[0] == "array" && br.Items != nil && br.Items.Ref != "" && elem == "":
+			elem = refName(br.Items.Ref)
+		default:
+			return nil
+		}
+	}
+	if elem == "" || len(singles) == 0 {
+		return nil
+	}
+	same := len(singles) == 1 && singles[0] == elem
+	if d := b.rs.Defs[elem]; !same && d != nil && len(d.Body.AnyOf) == len(singles) {
+		members := map[string]bool{}
+		for _, m := range d.Body.AnyOf {
+			members[refName(m.Ref)] = true
+		}
+		same = true
+		for _, n := range singles {
+			same = same && members[n]
+		}
+	}
+	if !same {
+		return nil
+	}
+	return &goType{Kind: kOneOrMany, Elem: b.def(elem)}
 }

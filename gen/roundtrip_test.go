@@ -208,3 +208,33 @@ func TestProjectionDropsWhatRevisionLacks(t *testing.T) {
 		}
 	}
 }
+
+// TestOneOrMany: sampling content is one block or an array; each form comes
+// back as it came, and a value built in Go with one block is written alone.
+func TestOneOrMany(t *testing.T) {
+	for _, in := range []string{
+		`{"role":"assistant","model":"m","content":{"type":"text","text":"one"}}`,
+		`{"role":"assistant","model":"m","content":[{"type":"text","text":"one"}]}`,
+		`{"role":"assistant","model":"m","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`,
+	} {
+		var r mcp.CreateMessageResult
+		if err := json.Unmarshal([]byte(in), &r); err != nil {
+			t.Fatal(err)
+		}
+		if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Text == "" {
+			t.Fatalf("%s: content[0] = %#v", in, r.Content[0])
+		}
+		out, _ := json.Marshal(r)
+		if got, want := normal(t, json.RawMessage(out)), normal(t, json.RawMessage(in)); !reflect.DeepEqual(got, want) {
+			t.Errorf("round trip:\n got %s\nwant %s", out, in)
+		}
+	}
+	built := mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.SamplingMessageContentBlock{&mcp.TextContent{Text: "x"}}}
+	tree := generated.Lookup("2024-11-05").Project(&built).(map[string]any)
+	if _, single := tree["content"].(map[string]any); !single {
+		t.Errorf("one block built in Go: content = %#v, want one object (2024-11-05 has no arrays)", tree["content"])
+	}
+	if err := generated.Lookup("2024-11-05").Validate("CreateMessageResult", tree); err != nil {
+		t.Errorf("2024-11-05 projection: %v", err)
+	}
+}

@@ -2305,7 +2305,22 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 				x.Meta = a
 			}
 		case "content":
-			x.Content = wire.Plain(fv)
+			if _, many := fv.([]any); many {
+				x.present |= 1 << 1
+				if a, err := decodeSliceSamplingMessageContentBlock(fv, rev); err != nil {
+					return wire.At(err, "content")
+				} else {
+					x.Content = a
+				}
+			} else {
+				var one SamplingMessageContentBlock
+				if u, err := DecodeSamplingMessageContentBlock(fv, rev); err != nil {
+					return wire.At(err, "content")
+				} else {
+					one = u
+				}
+				x.Content = []SamplingMessageContentBlock{one}
+			}
 		case "model":
 			if err := wire.SetString(fv, &x.Model); err != nil {
 				return wire.At(err, "model")
@@ -9621,7 +9636,22 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 				x.Meta = a
 			}
 		case "content":
-			x.Content = wire.Plain(fv)
+			if _, many := fv.([]any); many {
+				x.present |= 1 << 1
+				if a, err := decodeSliceSamplingMessageContentBlock(fv, rev); err != nil {
+					return wire.At(err, "content")
+				} else {
+					x.Content = a
+				}
+			} else {
+				var one SamplingMessageContentBlock
+				if u, err := DecodeSamplingMessageContentBlock(fv, rev); err != nil {
+					return wire.At(err, "content")
+				} else {
+					one = u
+				}
+				x.Content = []SamplingMessageContentBlock{one}
+			}
 		case "role":
 			if err := wire.SetString(fv, &x.Role); err != nil {
 				return wire.At(err, "role")
@@ -13841,6 +13871,22 @@ func decodeSliceSamplingMessage(v any, rev int) ([]*SamplingMessage, error) {
 		out[i] = new(SamplingMessage)
 		if err := out[i].DecodeValue(e, rev); err != nil {
 			return nil, wire.AtIndex(err, i)
+		}
+	}
+	return out, nil
+}
+
+func decodeSliceSamplingMessageContentBlock(v any, rev int) ([]SamplingMessageContentBlock, error) {
+	arr, err := wire.Array(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SamplingMessageContentBlock, len(arr))
+	for i, e := range arr {
+		if u, err := DecodeSamplingMessageContentBlock(e, rev); err != nil {
+			return nil, wire.AtIndex(err, i)
+		} else {
+			out[i] = u
 		}
 	}
 	return out, nil

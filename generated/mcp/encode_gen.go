@@ -784,7 +784,11 @@ func (x *CreateMessageResult) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	obj["content"] = x.Content
+	if len(x.Content) == 1 && x.present&(1<<1) == 0 {
+		obj["content"] = x.Content[0].EncodeValue(rev)
+	} else {
+		obj["content"] = wire.NonNilArray(encodeSliceSamplingMessageContentBlock(x.Content, rev))
+	}
 	obj["model"] = x.Model
 	obj["role"] = string(x.Role)
 	if x.StopReason != "" || x.present&(1<<4) != 0 {
@@ -3232,7 +3236,11 @@ func (x *SamplingMessage) EncodeValue(rev int) any {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
-		obj["content"] = x.Content
+		if len(x.Content) == 1 && x.present&(1<<1) == 0 {
+			obj["content"] = x.Content[0].EncodeValue(rev)
+		} else {
+			obj["content"] = wire.NonNilArray(encodeSliceSamplingMessageContentBlock(x.Content, rev))
+		}
 	}
 	if drop&(1<<2) == 0 {
 		obj["role"] = string(x.Role)
@@ -4574,6 +4582,17 @@ func encodeSliceRoot(v []*Root, rev int) any {
 }
 
 func encodeSliceSamplingMessage(v []*SamplingMessage, rev int) any {
+	if v == nil {
+		return nil
+	}
+	out := make([]any, len(v))
+	for i, e := range v {
+		out[i] = e.EncodeValue(rev)
+	}
+	return out
+}
+
+func encodeSliceSamplingMessageContentBlock(v []SamplingMessageContentBlock, rev int) any {
 	if v == nil {
 		return nil
 	}

@@ -40,8 +40,8 @@ type Annotations struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -70,8 +70,8 @@ type BaseMetadata struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -88,8 +88,8 @@ type BlobResourceContents struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -105,8 +105,8 @@ type BooleanSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -135,8 +135,8 @@ type CallToolRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -155,8 +155,8 @@ type CallToolRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -174,8 +174,8 @@ type CallToolResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -229,8 +229,8 @@ type CancelTaskResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -244,8 +244,8 @@ type CancelledNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -261,8 +261,8 @@ type CancelledNotificationParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -361,8 +361,8 @@ type CompleteRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -411,8 +411,8 @@ type CompleteResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -450,8 +450,8 @@ type CreateMessageRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -476,8 +476,8 @@ type CreateMessageRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -495,17 +495,17 @@ type CreateMessageRequestParamsMeta struct {
 // Ref: schema/2026-07-28/result/CreateMessageResult.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type CreateMessageResult struct {
-	Meta       MetaObject // "_meta"
-	Content    any        // "content", required
-	Model      string     // "model", required
-	Role       Role       // "role", required
-	StopReason string     // "stopReason"
+	Meta       MetaObject                    // "_meta"
+	Content    []SamplingMessageContentBlock // "content", required
+	Model      string                        // "model", required
+	Role       Role                          // "role", required
+	StopReason string                        // "stopReason"
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -555,8 +555,8 @@ type DiscoverResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -583,8 +583,8 @@ type ElicitRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -601,8 +601,8 @@ type ElicitRequestFormParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -625,8 +625,8 @@ type ElicitRequestFormParamsRequestedSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -644,8 +644,8 @@ type ElicitRequestURLParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -740,8 +740,8 @@ type GetPromptRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -759,8 +759,8 @@ type GetPromptRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -777,8 +777,8 @@ type GetPromptResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -864,8 +864,8 @@ type GetTaskResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -905,8 +905,8 @@ type Icon struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -950,8 +950,8 @@ type Implementation struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -966,8 +966,8 @@ type InitializeRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1008,8 +1008,8 @@ type InitializeResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1023,8 +1023,8 @@ type InitializedNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1047,8 +1047,8 @@ type InputRequiredResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1064,8 +1064,8 @@ type InputResponseRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1245,8 +1245,8 @@ type LegacyTitledEnumSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1261,8 +1261,8 @@ type ListPromptsRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1281,8 +1281,8 @@ type ListPromptsResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1309,8 +1309,8 @@ type ListResourceTemplatesRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1329,8 +1329,8 @@ type ListResourceTemplatesResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1357,8 +1357,8 @@ type ListResourcesRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1377,8 +1377,8 @@ type ListResourcesResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1405,8 +1405,8 @@ type ListRootsRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1455,8 +1455,8 @@ type ListTasksResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1471,8 +1471,8 @@ type ListToolsRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1491,8 +1491,8 @@ type ListToolsResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1535,8 +1535,8 @@ type LoggingMessageNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1553,8 +1553,8 @@ type LoggingMessageNotificationParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1619,8 +1619,8 @@ type ModelHint struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1693,8 +1693,8 @@ type NumberSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1710,8 +1710,8 @@ type PaginatedRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1726,8 +1726,8 @@ type PaginatedRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1743,8 +1743,8 @@ type PaginatedResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1772,8 +1772,8 @@ type PingRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1793,8 +1793,8 @@ type ProgressNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1812,8 +1812,8 @@ type ProgressNotificationParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1838,8 +1838,8 @@ type Prompt struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1856,8 +1856,8 @@ type PromptArgument struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1871,8 +1871,8 @@ type PromptListChangedNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1899,8 +1899,8 @@ type PromptReference struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1915,8 +1915,8 @@ type ReadResourceRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1933,8 +1933,8 @@ type ReadResourceRequestParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -1952,8 +1952,8 @@ type ReadResourceResult struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2012,8 +2012,8 @@ type RequestMetaObject struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2046,8 +2046,8 @@ type Resource struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2063,8 +2063,8 @@ type ResourceContents struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2086,8 +2086,8 @@ type ResourceLink struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2101,8 +2101,8 @@ type ResourceListChangedNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2146,8 +2146,8 @@ type ResourceTemplate struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2172,8 +2172,8 @@ type ResourceUpdatedNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2200,8 +2200,8 @@ type Result struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2245,8 +2245,8 @@ type Root struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2260,8 +2260,8 @@ type RootsListChangedNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2270,12 +2270,16 @@ type RootsListChangedNotification struct {
 // Ref: schema/2026-07-28/shared/SamplingMessage.json
 // Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28.
 type SamplingMessage struct {
-	Meta    MetaObject // "_meta"
-	Content any        // "content", required
-	Role    Role       // "role", required
+	Meta    MetaObject                    // "_meta"
+	Content []SamplingMessageContentBlock // "content", required
+	Role    Role                          // "role", required
 	// Extra keeps members this model does not know, so that a decode
 	// and re-encode loses nothing.
 	Extra map[string]any
+
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
+	present uint64
 }
 
 // ServerCapabilities: Declares which optional features the server supports.
@@ -2364,8 +2368,8 @@ type SetLevelRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2405,8 +2409,8 @@ type StringSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2421,8 +2425,8 @@ type SubscribeRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2560,8 +2564,8 @@ type Task struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2639,8 +2643,8 @@ type TaskStatusNotificationParams struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2670,8 +2674,8 @@ type TextResourceContents struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2690,8 +2694,8 @@ type TitledMultiSelectEnumSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2727,8 +2731,8 @@ type TitledSingleSelectEnumSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2760,8 +2764,8 @@ type Tool struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2779,8 +2783,8 @@ type ToolAnnotations struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2794,8 +2798,8 @@ type ToolChoice struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2809,8 +2813,8 @@ type ToolExecution struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2824,8 +2828,8 @@ type ToolInputSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2839,8 +2843,8 @@ type ToolListChangedNotification struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2854,8 +2858,8 @@ type ToolOutputSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -2931,8 +2935,8 @@ type UnsubscribeRequest struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -3005,8 +3009,8 @@ type UntitledMultiSelectEnumSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }
 
@@ -3032,7 +3036,7 @@ type UntitledSingleSelectEnumSchema struct {
 	// and re-encode loses nothing.
 	Extra map[string]any
 
-	// present remembers optional constants and empty strings that a
-	// decoded message held, so that encoding writes them again.
+	// present remembers optional constants, empty strings and arrays of
+	// one that a decoded message held, so that encoding writes them again.
 	present uint64
 }

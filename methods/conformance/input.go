@@ -71,7 +71,7 @@ func samplingInput(prompt string, maxTokens int64) peer.Input {
 	return peer.Input{Method: mcp.MethodCreateMessage, Params: &mcp.CreateMessageRequestParams{
 		Messages: []*mcp.SamplingMessage{{
 			Role:    mcp.RoleUser,
-			Content: map[string]any{"type": "text", "text": prompt},
+			Content: []mcp.SamplingMessageContentBlock{&mcp.TextContent{Text: prompt}},
 		}},
 		MaxTokens: maxTokens,
 	}}

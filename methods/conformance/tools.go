@@ -261,7 +261,7 @@ func (f *Fixtures) runSampling(ctx context.Context, args map[string]any) (*mcp.C
 	r, err := peer.CreateMessage(ctx, &mcp.CreateMessageRequestParams{
 		Messages: []*mcp.SamplingMessage{{
 			Role:    mcp.RoleUser,
-			Content: map[string]any{"type": "text", "text": prompt},
+			Content: []mcp.SamplingMessageContentBlock{&mcp.TextContent{Text: prompt}},
 		}},
 		MaxTokens: SamplingMaxTokens,
 	})
@@ -272,20 +272,17 @@ func (f *Fixtures) runSampling(ctx context.Context, args map[string]any) (*mcp.C
 }
 
 // samplingText renders the content of a sampling result: its text blocks,
-// or a placeholder per non-text block. content is a plain tree: one block or
-// an array of blocks.
-func samplingText(content any) string {
-	blocks, ok := content.([]any)
-	if !ok {
-		blocks = []any{content}
-	}
+// or a placeholder per non-text block.
+func samplingText(content []mcp.SamplingMessageContentBlock) string {
 	var parts []string
-	for _, b := range blocks {
-		m, _ := b.(map[string]any)
-		typ, _ := m["type"].(string)
-		if t, ok := m["text"].(string); ok && typ == "text" {
-			parts = append(parts, t)
+	for _, b := range content {
+		if t, ok := b.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
 			continue
+		}
+		typ := "unknown"
+		if m, ok := b.EncodeValue(-1).(map[string]any); ok {
+			typ, _ = m["type"].(string)
 		}
 		parts = append(parts, "["+typ+" content]")
 	}

@@ -70,7 +70,7 @@ func (s *Sampling) Generate(ctx context.Context, req *Request, onDelta DeltaFunc
 		}
 		params.Messages = append(params.Messages, &mcp.SamplingMessage{
 			Role:    role,
-			Content: map[string]any{"type": "text", "text": m.Content},
+			Content: []mcp.SamplingMessageContentBlock{&mcp.TextContent{Text: m.Content}},
 		})
 	}
 	r, err := peer.CreateMessage(ctx, params)
@@ -90,26 +90,29 @@ func (s *Sampling) Generate(ctx context.Context, req *Request, onDelta DeltaFunc
 	return &Response{Text: text, Provider: SamplingName, Model: r.Model, StopReason: r.StopReason, Usage: estimateUsage(req, text)}, nil
 }
 
-// samplingText joins the text blocks of a sampling result (one block or an
-// array of blocks, as plain trees). An answer without text is an error.
-func samplingText(content any) (string, error) {
-	blocks, ok := content.([]any)
-	if !ok {
-		blocks = []any{content}
-	}
-	var parts []string
-	var kinds []string
-	for _, b := range blocks {
-		m, _ := b.(map[string]any)
-		typ, _ := m["type"].(string)
-		if t, ok := m["text"].(string); ok && typ == "text" {
-			parts = append(parts, t)
+// samplingText joins the text blocks of a sampling result. An answer
+// without text is an error.
+func samplingText(content []mcp.SamplingMessageContentBlock) (string, error) {
+	var parts, kinds []string
+	for _, b := range content {
+		if t, ok := b.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
 			continue
 		}
-		kinds = append(kinds, typ)
+		kinds = append(kinds, blockKind(b))
 	}
 	if len(parts) == 0 {
 		return "", errors.New("the client's model answered without text (" + strings.Join(kinds, ", ") + ")")
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+// blockKind names a content block by its type tag.
+func blockKind(b mcp.SamplingMessageContentBlock) string {
+	if m, ok := b.EncodeValue(-1).(map[string]any); ok {
+		if t, ok := m["type"].(string); ok {
+			return t
+		}
+	}
+	return "unknown"
 }
