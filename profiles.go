@@ -18,7 +18,6 @@ import (
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // chatConfig is what the chat profile can be told.
@@ -156,8 +155,6 @@ func (n chatNotifier) each(ids []string, fn func(*server.Session) error) {
 		}
 	}
 }
-
-var _ wire.Encoder = (*mcp.NotificationParams)(nil)
 
 // parseToolScopes reads "tool=scope[,scope] tool2=scope".
 func parseToolScopes(s string) (auth.ScopeMap, error) {
