@@ -56,27 +56,12 @@ func (l *listener) send(s *Server, method string, params wire.Encoder) error {
 	}
 	meta[metaSubscriptionID] = l.id.Value()
 	tree["_meta"] = meta
-	msg, err := s.encodeTree2(l.spec, method, tree)
+	msg, err := s.encodeMessage(l.spec, wire.ID{}, method, tree)
 	if err != nil {
 		return err
 	}
 	s.tapStateless(ServerToClient, msg)
 	return l.out.Send(msg)
-}
-
-// encodeTree2 encodes a notification whose params are already a tree,
-// validated in strict mode.
-func (s *Server) encodeTree2(spec *wire.Spec, method string, params map[string]any) ([]byte, error) {
-	tree := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
-	if s.cfg.strict {
-		if m, ok := spec.Method(method); ok {
-			if err := spec.Validate(m.Request, tree); err != nil {
-				s.log.Error("strict: invalid notification", "method", method, "err", err)
-				return nil, err
-			}
-		}
-	}
-	return wire.Marshal(tree)
 }
 
 // listen serves subscriptions/listen: it acknowledges the filter, then

@@ -400,24 +400,23 @@ func (s *Server) encodeResult(spec *wire.Spec, m wire.Method, id wire.ID, result
 		s.log.Error("handler returned no result and no error", "method", m.Name)
 		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
-	tree := spec.Project(result)
-	if s.cfg.strict {
-		if err := spec.Validate(m.Result, tree); err != nil {
-			s.log.Error("strict: invalid result", "method", m.Name, "revision", spec.Revision, "err", err)
-			return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"})
-		}
-	}
-	b, err := jsonrpc.EncodeResult(id, tree)
-	if err != nil {
-		s.log.Error("encode result", "method", m.Name, "err", err)
-		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
-	}
-	return b
+	return s.encodeTree(spec, m, id, spec.Project(result))
 }
 
 // encodeOutgoing encodes a request or notification the server sends,
 // validated in strict mode.
 func (s *Server) encodeOutgoing(spec *wire.Spec, id wire.ID, method string, params wire.Encoder) ([]byte, error) {
+	var tree map[string]any
+	if params != nil {
+		tree, _ = spec.Project(params).(map[string]any)
+	}
+	return s.encodeMessage(spec, id, method, tree)
+}
+
+// encodeMessage encodes a request (or, with a zero id, a notification)
+// whose params are already in the revision's shape, validated in strict
+// mode.
+func (s *Server) encodeMessage(spec *wire.Spec, id wire.ID, method string, params map[string]any) ([]byte, error) {
 	m, ok := spec.Method(method)
 	if !ok || !m.ServerToClient {
 		return nil, fmt.Errorf("server: %s has no server-to-client %q", spec.Revision, method)
@@ -427,7 +426,7 @@ func (s *Server) encodeOutgoing(spec *wire.Spec, id wire.ID, method string, para
 		tree["id"] = id.Value()
 	}
 	if params != nil {
-		tree["params"] = spec.Project(params)
+		tree["params"] = params
 	}
 	if s.cfg.strict {
 		if err := spec.Validate(m.Request, tree); err != nil {

@@ -263,6 +263,7 @@ func (s *Server) encodeTree(spec *wire.Spec, m wire.Method, id wire.ID, tree any
 	}
 	b, err := jsonrpc.EncodeResult(id, tree)
 	if err != nil {
+		s.log.Error("encode result", "method", m.Name, "err", err)
 		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
 	return b
