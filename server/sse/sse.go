@@ -34,18 +34,15 @@ package sse
 
 import (
 	"context"
-	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -130,13 +127,6 @@ func (h *Handler) Stream() http.Handler { return http.HandlerFunc(h.stream) }
 // announces.
 func (h *Handler) Messages() http.Handler { return http.HandlerFunc(h.messages) }
 
-// httpError answers with a status and a JSON-RPC error body without id.
-func httpError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: code, Message: msg}))
-}
-
 func accepts(r *http.Request, t string) bool {
 	for _, line := range r.Header.Values("Accept") {
 		for _, part := range strings.Split(line, ",") {
@@ -152,23 +142,23 @@ func accepts(r *http.Request, t string) bool {
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
-		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: open the stream with GET")
+		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: open the stream with GET")
 		return
 	}
 	if !accepts(r, "text/event-stream") {
-		httpError(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+		httpx.Error(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 		return
 	}
 	if h.shuttingDown() {
 		w.Header().Set("Retry-After", "5")
-		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the server is shutting down")
+		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the server is shutting down")
 		return
 	}
 	st := newStream(w)
 	sess, err := h.srv.NewSession("", st, server.Transport("sse"))
 	if err != nil {
 		w.Header().Set("Retry-After", "5")
-		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
 		return
 	}
 	s := &session{sess: sess, stream: st}
@@ -246,33 +236,23 @@ func relative(from, to string) string {
 func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: POST messages here")
+		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: POST messages here")
 		return
 	}
 	id := r.URL.Query().Get("sessionId")
 	if id == "" {
-		httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing sessionId query parameter; POST to the URL of the stream's endpoint event")
+		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing sessionId query parameter; POST to the URL of the stream's endpoint event")
 		return
 	}
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
 	if s == nil {
-		httpError(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: its stream ended or it never existed; open a new stream")
+		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: its stream ended or it never existed; open a new stream")
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		httpError(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
-		return
-	}
-	body, err := readBody(w, r, h.cfg.maxBody)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			httpError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request Entity Too Large: the body exceeds "+strconv.FormatInt(h.cfg.maxBody, 10)+" bytes")
-			return
-		}
-		httpError(w, http.StatusBadRequest, wire.CodeParseError, "Parse error: reading the body: "+err.Error())
+	body, ok := httpx.ReadJSON(w, r, h.cfg.maxBody)
+	if !ok {
 		return
 	}
 	in := h.srv.Parse(body)
@@ -309,10 +289,4 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusAccepted)
-}
-
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, max)
-	defer rd.Close()
-	return io.ReadAll(rd)
 }

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -19,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -133,7 +132,7 @@ func (h *Handler) Shutdown() { h.once.Do(func() { close(h.shutdown) }) }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.stateless && r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: this server is stateless; it has no sessions to stream or delete")
+		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: this server is stateless; it has no sessions to stream or delete")
 		return
 	}
 	switch r.Method {
@@ -145,15 +144,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.delete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "method "+r.Method+" not allowed")
+		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "method "+r.Method+" not allowed")
 	}
-}
-
-// httpError answers with a status and a JSON-RPC error body without id.
-func httpError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: code, Message: msg}))
 }
 
 func accepts(r *http.Request, types ...string) bool {
@@ -183,7 +175,7 @@ func (h *Handler) checkVersion(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	supported := append(h.srv.SessionRevisions(), h.srv.StatelessRevisions()...)
-	httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; supported: "+strings.Join(supported, ", "))
+	httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; supported: "+strings.Join(supported, ", "))
 	return false
 }
 
@@ -192,12 +184,12 @@ func (h *Handler) checkVersion(w http.ResponseWriter, r *http.Request) bool {
 func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*server.Session, bool) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
-		httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header; send initialize first")
+		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header; send initialize first")
 		return nil, false
 	}
 	sess, ok := h.srv.Session(sid)
 	if !ok || sess.Transport() != "streamable" {
-		httpError(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
+		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 		return nil, false
 	}
 	return sess, true
@@ -205,21 +197,11 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*server.Sessi
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "application/json", "text/event-stream") {
-		httpError(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
+		httpx.Error(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		httpError(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
-		return
-	}
-	body, err := readBody(w, r, h.cfg.maxBody)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			httpError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request Entity Too Large: the body exceeds "+strconv.FormatInt(h.cfg.maxBody, 10)+" bytes")
-			return
-		}
-		httpError(w, http.StatusBadRequest, wire.CodeParseError, "Parse error: reading the body: "+err.Error())
+	body, ok := httpx.ReadJSON(w, r, h.cfg.maxBody)
+	if !ok {
 		return
 	}
 	in := h.srv.Parse(body)
@@ -324,7 +306,7 @@ func (h *Handler) ephemeral(w http.ResponseWriter, ctx context.Context, r *http.
 	}
 	sess, err := h.srv.EphemeralSession(rev)
 	if err != nil {
-		httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: "+err.Error())
+		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: "+err.Error())
 		return
 	}
 	if !in.HasRequests() {
@@ -418,7 +400,7 @@ func (h *Handler) initialize(w http.ResponseWriter, ctx context.Context, in *ser
 	if err != nil {
 		status := http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "5")
-		httpError(w, status, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+		httpx.Error(w, status, wire.CodeInternalError, "Service Unavailable: "+err.Error())
 		return
 	}
 	reply := sess.Serve(ctx, in, nil)
@@ -432,7 +414,7 @@ func (h *Handler) initialize(w http.ResponseWriter, ctx context.Context, in *ser
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "text/event-stream") {
-		httpError(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+		httpx.Error(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 		return
 	}
 	if !h.checkVersion(w, r) {
@@ -454,11 +436,11 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		es = h.newEventStream(sess.ID())
 		if _, ok := sess.Attach(es); !ok {
 			es.finish()
-			httpError(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
+			httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 			return
 		}
 	} else if es.attached() {
-		httpError(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
+		httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 		return
 	}
 	sw := newSSEWriter(w)
@@ -533,10 +515,10 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Se
 	}
 	switch {
 	case errors.Is(err, ErrEventsGone):
-		httpError(w, http.StatusGone, wire.CodeInvalidRequest, "Gone: the events after Last-Event-ID "+strconv.Quote(last)+" are no longer kept; the stream cannot be resumed")
+		httpx.Error(w, http.StatusGone, wire.CodeInvalidRequest, "Gone: the events after Last-Event-ID "+strconv.Quote(last)+" are no longer kept; the stream cannot be resumed")
 		return
 	case errors.Is(err, ErrUnknownEvent):
-		httpError(w, http.StatusNotFound, wire.CodeInvalidRequest, "Not Found: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session")
+		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Not Found: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session")
 		return
 	case err != nil:
 		return
@@ -579,10 +561,4 @@ func writeJSON(w http.ResponseWriter, reply []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(reply)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(reply)
-}
-
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, max)
-	defer rd.Close()
-	return io.ReadAll(rd)
 }

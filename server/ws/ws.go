@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/guard"
-	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -165,25 +165,18 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// httpError answers with a status and a JSON-RPC error body without id.
-func httpError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: code, Message: msg}))
-}
-
 // ServeHTTP upgrades the request and serves one session on the socket until
 // it closes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
-		httpError(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: open the WebSocket with a GET upgrade request")
+		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: open the WebSocket with a GET upgrade request")
 		return
 	}
 	if !hasToken(r.Header, "Connection", "upgrade") || !hasToken(r.Header, "Upgrade", "websocket") {
 		w.Header().Set("Connection", "Upgrade")
 		w.Header().Set("Upgrade", "websocket")
-		httpError(w, http.StatusUpgradeRequired, wire.CodeInvalidRequest, "Upgrade Required: this endpoint speaks WebSocket (subprotocol mcp)")
+		httpx.Error(w, http.StatusUpgradeRequired, wire.CodeInvalidRequest, "Upgrade Required: this endpoint speaks WebSocket (subprotocol mcp)")
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(r.Host, o, h.cfg.origins) {
@@ -191,14 +184,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !hasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol) {
-		httpError(w, http.StatusBadRequest, wire.CodeInvalidRequest, `Bad Request: the WebSocket subprotocol "mcp" is required (Sec-WebSocket-Protocol: mcp)`)
+		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, `Bad Request: the WebSocket subprotocol "mcp" is required (Sec-WebSocket-Protocol: mcp)`)
 		return
 	}
 	h.mu.Lock()
 	if h.closing {
 		h.mu.Unlock()
 		w.Header().Set("Retry-After", "5")
-		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the server is shutting down")
+		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the server is shutting down")
 		return
 	}
 	h.conns.Add(1)
@@ -209,7 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sess, err := h.srv.NewSession("", c, server.Transport("websocket"))
 	if err != nil {
 		w.Header().Set("Retry-After", "5")
-		httpError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
 		return
 	}
 	hj := &hijackRecorder{ResponseWriter: w}
