@@ -56,12 +56,10 @@ const (
 
 // canonical emits the revision-neutral package generated/mcp.
 type canonical struct {
-	m       *model
-	helpers map[string]string // generated helper functions by name
-	tags    map[string]bool   // property + "\x00" + struct: the struct's union tag
+	m    *model
+	tags map[string]bool // property + "\x00" + struct: the struct's union tag
 
-	decHelpers map[string]string // generated decoder functions by name
-	reqVars    []string          // per-revision required-member masks
+	reqVars []string // per-revision required-member masks
 }
 
 func (c *canonical) decl(t *goType) *decl {
@@ -394,9 +392,6 @@ func (c *canonical) decode() *file {
 		f.p("\treturn x.DecodeValue(v, wire.AllRevisions)")
 		f.p("}\n")
 	}
-	for _, name := range sortedKeys(c.decHelpers) {
-		f.p("%s", c.decHelpers[name])
-	}
 	return f
 }
 
@@ -447,7 +442,11 @@ func (c *canonical) decodeInto(f *file, t *goType, src, dst, wrap string, depth 
 	case r.Kind == kID:
 		f.p("if err := wire.SetID(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kArray || r.Kind == kMap:
-		f.p("if a, err := %s(%s, rev); err != nil {\n%s\n} else {\n%s = a\n}", c.decodeHelper(r), src, errRet(), dst)
+		fn := "wire.DecodeSlice"
+		if r.Kind == kMap {
+			fn = "wire.DecodeMap"
+		}
+		f.p("if a, err := %s(%s, rev, %s); err != nil {\n%s\n} else {\n%s = a\n}", fn, src, c.decodeFn(r.Elem), errRet(), dst)
 	case d != nil && d.Kind == dStruct:
 		f.p("if err := %s.DecodeValue(%s, rev); err != nil {\n%s\n}", dst, src, errRet())
 	case d != nil && d.Kind == dUnion:
@@ -518,9 +517,6 @@ func (c *canonical) encode() *file {
 		f.p("func (x %s) MarshalJSON() ([]byte, error) {", n)
 		f.p("\treturn wire.Marshal(x.EncodeValue(wire.AllRevisions))")
 		f.p("}\n")
-	}
-	for _, name := range sortedKeys(c.helpers) {
-		f.p("%s", c.helpers[name])
 	}
 	f.p("// req* mark, per revision, the members each type requires there.")
 	for _, v := range c.reqVars {
@@ -651,9 +647,41 @@ func (c *canonical) encodeExpr(t *goType, x string) string {
 			}
 			return fmt.Sprintf("wire.AnyObject(%s)", x)
 		}
-		return fmt.Sprintf("%s(%s, rev)", c.helper(r), x)
+		fn := "wire.EncodeSlice"
+		if r.Kind == kMap {
+			fn = "wire.EncodeMap"
+		}
+		return fmt.Sprintf("%s(%s, rev, %s)", fn, x, c.encodeFn(r.Elem))
 	}
 	return x
+}
+
+// encodeFn is a Go expression for a func(T, int) any that encodes a value
+// of t (a slice or map element; struct elements are pointers).
+func (c *canonical) encodeFn(t *goType) string {
+	r := c.resolved(t)
+	d := c.decl(r)
+	switch {
+	case d != nil && d.Kind == dStruct:
+		return "(*" + c.goExpr(t) + ").EncodeValue"
+	case d != nil && d.Kind == dUnion:
+		return d.Name + ".EncodeValue"
+	case d != nil && d.Kind == dEnum:
+		return "wire.EncodeString[" + d.Name + "]"
+	case r.Kind == kID:
+		return "wire.EncodeID"
+	case r.Kind == kArray:
+		if !c.needsEncoding(r.Elem) {
+			return "wire.AnyArrayOf[" + c.elemExpr(r.Elem) + "]"
+		}
+		return "wire.SliceEncoder(" + c.encodeFn(r.Elem) + ")"
+	case r.Kind == kMap:
+		if !c.needsEncoding(r.Elem) {
+			return "wire.AnyObjectOf[" + c.elemExpr(r.Elem) + "]"
+		}
+		return "wire.MapEncoder(" + c.encodeFn(r.Elem) + ")"
+	}
+	return "wire.EncodePlain[" + c.elemExpr(t) + "]"
 }
 
 // needsEncoding reports whether values of t must be converted for a tree.
@@ -663,53 +691,6 @@ func (c *canonical) needsEncoding(t *goType) bool {
 		return true
 	}
 	return r.Kind == kID || r.Kind == kArray || r.Kind == kMap
-}
-
-// helper generates an encoder function for a slice or map type.
-func (c *canonical) helper(t *goType) string {
-	name := "encode" + helperName(t)
-	if _, ok := c.helpers[name]; ok {
-		return name
-	}
-	c.helpers[name] = "" // reserve before recursing
-	var b strings.Builder
-	if t.Kind == kArray {
-		fmt.Fprintf(&b, "func %s(v %s, rev int) any {\n\tif v == nil {\n\t\treturn nil\n\t}\n\tout := make([]any, len(v))\n\tfor i, e := range v {\n\t\tout[i] = %s\n\t}\n\treturn out\n}\n", name, c.goExpr(t), c.encodeElem(t.Elem, "e"))
-	} else {
-		fmt.Fprintf(&b, "func %s(v %s, rev int) any {\n\tif v == nil {\n\t\treturn nil\n\t}\n\tout := make(map[string]any, len(v))\n\tfor k, e := range v {\n\t\tout[k] = %s\n\t}\n\treturn out\n}\n", name, c.goExpr(t), c.encodeElem(t.Elem, "e"))
-	}
-	c.helpers[name] = b.String()
-	return name
-}
-
-func (c *canonical) encodeElem(t *goType, x string) string {
-	return c.encodeExpr(t, x)
-}
-
-// helperName spells a type for the name of a helper function:
-// []ContentBlock -> SliceContentBlock, map[string]any -> MapAny.
-func helperName(t *goType) string {
-	switch t.Kind {
-	case kArray:
-		return "Slice" + helperName(t.Elem)
-	case kMap:
-		return "Map" + helperName(t.Elem)
-	case kNamed:
-		return t.Name
-	case kOneOrMany:
-		return "Slice" + helperName(t.Elem)
-	case kString:
-		return "String"
-	case kInt:
-		return "Int"
-	case kFloat:
-		return "Float"
-	case kBool:
-		return "Bool"
-	case kID:
-		return "ID"
-	}
-	return "Any"
 }
 
 // handler emits the Handler and ClientHandler interfaces, their
@@ -986,35 +967,32 @@ func (c *canonical) constRemembered(fl *field) bool {
 	return fl.Const != "" && !fl.Required && !c.tags[fl.JSON+"\x00"+fl.owner]
 }
 
-// decodeHelper generates a decoder function for a slice or map type, shared
-// by every member of that type.
-func (c *canonical) decodeHelper(t *goType) string {
-	name := "decode" + helperName(t)
-	if _, ok := c.decHelpers[name]; ok {
-		return name
+// decodeFn is a Go expression for a func(any, int) (T, error) that decodes
+// a value of t (a slice or map element; struct elements are pointers).
+func (c *canonical) decodeFn(t *goType) string {
+	r := c.resolved(t)
+	d := c.decl(r)
+	switch {
+	case d != nil && d.Kind == dStruct:
+		return "wire.DecodeInto[" + c.goExpr(t) + "]"
+	case d != nil && d.Kind == dUnion:
+		return "Decode" + d.Name
+	case d != nil && d.Kind == dEnum:
+		return "wire.DecodeString[" + d.Name + "]"
+	case r.Kind == kString:
+		return "wire.DecodeString[string]"
+	case r.Kind == kInt:
+		return "wire.DecodeInt"
+	case r.Kind == kFloat:
+		return "wire.DecodeFloat"
+	case r.Kind == kBool:
+		return "wire.DecodeBool"
+	case r.Kind == kID:
+		return "wire.DecodeID"
+	case r.Kind == kArray:
+		return "wire.SliceOf(" + c.decodeFn(r.Elem) + ")"
+	case r.Kind == kMap:
+		return "wire.MapOf(" + c.decodeFn(r.Elem) + ")"
 	}
-	c.decHelpers[name] = "" // reserve before recursing
-	h := newFile()
-	goT := c.goExpr(t)
-	h.p("func %s(v any, rev int) (%s, error) {", name, goT)
-	if t.Kind == kArray {
-		h.p("arr, err := wire.Array(v)")
-		h.p("if err != nil {\nreturn nil, err\n}")
-		h.p("out := make(%s, len(arr))", goT)
-		h.p("for i, e := range arr {")
-		c.decodeElem(h, t.Elem, "e", "out[i]", "nil, wire.AtIndex(%s, i)", 1)
-	} else {
-		h.p("obj, err := wire.Object(v)")
-		h.p("if err != nil {\nreturn nil, err\n}")
-		h.p("out := make(%s, len(obj))", goT)
-		h.p("for k, e := range obj {")
-		h.p("var x %s", c.elemExpr(t.Elem))
-		c.decodeElem(h, t.Elem, "e", "x", "nil, wire.At(%s, k)", 1)
-		h.p("out[k] = x")
-	}
-	h.p("}")
-	h.p("return out, nil")
-	h.p("}")
-	c.decHelpers[name] = h.String()
-	return name
+	return "wire.DecodePlain"
 }

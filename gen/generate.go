@@ -24,7 +24,7 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &canonical{m: m, helpers: map[string]string{}, tags: map[string]bool{}, decHelpers: map[string]string{}}
+	c := &canonical{m: m, tags: map[string]bool{}}
 	for _, d := range m.Decls {
 		for _, f := range d.Fields {
 			f.owner = d.Name

@@ -74,7 +74,7 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 		switch k {
 		case "audience":
 			if err := func() error {
-				if a, err := decodeSliceRole(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[Role]); err != nil {
 					return wire.At(err, "audience")
 				} else {
 					x.Audience = a
@@ -142,7 +142,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 		switch k {
 		case "audience":
 			if err := func() error {
-				if a, err := decodeSliceRole(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[Role]); err != nil {
 					return wire.At(err, "audience")
 				} else {
 					x.Audience = a
@@ -233,7 +233,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -382,7 +382,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -663,7 +663,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "arguments":
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "arguments")
 			} else {
 				x.Arguments = a
@@ -673,7 +673,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapInputResponse(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
 				return wire.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
@@ -748,7 +748,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "content":
-			if a, err := decodeSliceContentBlock(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
 				return wire.At(err, "content")
 			} else {
 				x.Content = a
@@ -971,7 +971,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -1223,7 +1223,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 				x.Elicitation = &val
 			}
 		case "experimental":
-			if a, err := decodeMapJSONObject(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
 				return wire.At(err, "experimental")
 			} else {
 				x.Experimental = a
@@ -1233,7 +1233,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapJSONObject(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
 				return wire.At(err, "extensions")
 			} else {
 				x.Extensions = a
@@ -1306,7 +1306,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 		switch k {
 		case "form":
 			if err := func() error {
-				if a, err := decodeMapJSONValue(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "form")
 				} else {
 					x.Form = a
@@ -1320,7 +1320,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 			}
 		case "url":
 			if err := func() error {
-				if a, err := decodeMapJSONValue(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "url")
 				} else {
 					x.URL = a
@@ -1416,7 +1416,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 		switch k {
 		case "context":
 			if err := func() error {
-				if a, err := decodeMapJSONValue(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "context")
 				} else {
 					x.Context = a
@@ -1430,7 +1430,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 			}
 		case "tools":
 			if err := func() error {
-				if a, err := decodeMapJSONValue(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "tools")
 				} else {
 					x.Tools = a
@@ -1476,7 +1476,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		switch k {
 		case "cancel":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "cancel")
 				} else {
 					x.Cancel = a
@@ -1490,7 +1490,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 			}
 		case "list":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "list")
 				} else {
 					x.List = a
@@ -1622,7 +1622,7 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int)
 		switch k {
 		case "create":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "create")
 				} else {
 					x.Create = a
@@ -1668,7 +1668,7 @@ func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) er
 		switch k {
 		case "createMessage":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "createMessage")
 				} else {
 					x.CreateMessage = a
@@ -1865,7 +1865,7 @@ func (x *CompleteRequestParamsContext) DecodeValue(v any, rev int) error {
 		switch k {
 		case "arguments":
 			if err := func() error {
-				if a, err := decodeMapString(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "arguments")
 				} else {
 					x.Arguments = a
@@ -1979,7 +1979,7 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 				x.Total = &val
 			}
 		case "values":
-			if a, err := decodeSliceString(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 				return wire.At(err, "values")
 			} else {
 				x.Values = a
@@ -2146,13 +2146,13 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				return wire.At(err, "maxTokens")
 			}
 		case "messages":
-			if a, err := decodeSliceSamplingMessage(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[SamplingMessage]); err != nil {
 				return wire.At(err, "messages")
 			} else {
 				x.Messages = a
 			}
 		case "metadata":
-			if a, err := decodeMapJSONValue(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "metadata")
 			} else {
 				x.Metadata = a
@@ -2168,7 +2168,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.ModelPreferences = &val
 			}
 		case "stopSequences":
-			if a, err := decodeSliceString(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 				return wire.At(err, "stopSequences")
 			} else {
 				x.StopSequences = a
@@ -2223,7 +2223,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeSliceTool(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Tool]); err != nil {
 				return wire.At(err, "tools")
 			} else {
 				x.Tools = a
@@ -2299,7 +2299,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -2307,7 +2307,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 		case "content":
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 1
-				if a, err := decodeSliceSamplingMessageContentBlock(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, DecodeSamplingMessageContentBlock); err != nil {
 					return wire.At(err, "content")
 				} else {
 					x.Content = a
@@ -2370,7 +2370,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -2555,7 +2555,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "supportedVersions":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "supportedVersions")
 				} else {
 					x.SupportedVersions = a
@@ -2908,7 +2908,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 			}
 		case "properties":
 			if err := func() error {
-				if a, err := decodeMapPrimitiveSchemaDefinition(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "properties")
 				} else {
 					x.Properties = a
@@ -2922,7 +2922,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 			}
 		case "required":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "required")
 				} else {
 					x.Required = a
@@ -3145,7 +3145,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -3171,7 +3171,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 			}
 		case "content":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "content")
 				} else {
 					x.Content = a
@@ -3308,7 +3308,7 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -3490,7 +3490,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "arguments":
-			if a, err := decodeMapString(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodeString[string]); err != nil {
 				return wire.At(err, "arguments")
 			} else {
 				x.Arguments = a
@@ -3500,7 +3500,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapInputResponse(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
 				return wire.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
@@ -3568,7 +3568,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "description")
 			}
 		case "messages":
-			if a, err := decodeSlicePromptMessage(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[PromptMessage]); err != nil {
 				return wire.At(err, "messages")
 			} else {
 				x.Messages = a
@@ -3775,7 +3775,7 @@ func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -3923,7 +3923,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -4206,7 +4206,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 			}
 		case "sizes":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "sizes")
 				} else {
 					x.Sizes = a
@@ -4279,7 +4279,7 @@ func (x *Icons) DecodeValue(v any, rev int) error {
 		switch k {
 		case "icons":
 			if err := func() error {
-				if a, err := decodeSliceIcon(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
 					return wire.At(err, "icons")
 				} else {
 					x.Icons = a
@@ -4326,7 +4326,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -4396,7 +4396,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeSliceIcon(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
@@ -4674,7 +4674,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -4850,7 +4850,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 			}
 		case "inputRequests":
 			if err := func() error {
-				if a, err := decodeMapInputRequest(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
 					return wire.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
@@ -4935,7 +4935,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "inputResponses":
 			if err := func() error {
-				if a, err := decodeMapInputResponse(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
 					return wire.At(err, "inputResponses")
 				} else {
 					x.InputResponses = a
@@ -5415,7 +5415,7 @@ func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -5687,7 +5687,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enum":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "enum")
 				} else {
 					x.Enum = a
@@ -5701,7 +5701,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enumNames":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "enumNames")
 				} else {
 					x.EnumNames = a
@@ -5843,7 +5843,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "nextCursor")
 			}
 		case "prompts":
-			if a, err := decodeSlicePrompt(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Prompt]); err != nil {
 				return wire.At(err, "prompts")
 			} else {
 				x.Prompts = a
@@ -6044,7 +6044,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "nextCursor")
 			}
 		case "resourceTemplates":
-			if a, err := decodeSliceResourceTemplate(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[ResourceTemplate]); err != nil {
 				return wire.At(err, "resourceTemplates")
 			} else {
 				x.ResourceTemplates = a
@@ -6245,7 +6245,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "nextCursor")
 			}
 		case "resources":
-			if a, err := decodeSliceResource(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Resource]); err != nil {
 				return wire.At(err, "resources")
 			} else {
 				x.Resources = a
@@ -6421,7 +6421,7 @@ func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -6468,13 +6468,13 @@ func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "roots":
-			if a, err := decodeSliceRoot(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Root]); err != nil {
 				return wire.At(err, "roots")
 			} else {
 				x.Roots = a
@@ -6577,7 +6577,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -6606,7 +6606,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 			}
 		case "tasks":
 			if err := func() error {
-				if a, err := decodeSliceTask(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Task]); err != nil {
 					return wire.At(err, "tasks")
 				} else {
 					x.Tasks = a
@@ -6743,7 +6743,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "resultType")
 			}
 		case "tools":
-			if a, err := decodeSliceTool(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Tool]); err != nil {
 				return wire.At(err, "tools")
 			} else {
 				x.Tools = a
@@ -7222,7 +7222,7 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 				x.CostPriority = &val
 			}
 		case "hints":
-			if a, err := decodeSliceModelHint(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[ModelHint]); err != nil {
 				return wire.At(err, "hints")
 			} else {
 				x.Hints = a
@@ -7962,13 +7962,13 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "arguments":
-			if a, err := decodeSlicePromptArgument(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[PromptArgument]); err != nil {
 				return wire.At(err, "arguments")
 			} else {
 				x.Arguments = a
@@ -7985,7 +7985,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeSliceIcon(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
@@ -8294,7 +8294,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapInputResponse(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
 				return wire.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
@@ -8366,7 +8366,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "cacheScope")
 			}
 		case "contents":
-			if a, err := decodeSliceReadResourceResultContentsItem(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, DecodeReadResourceResultContentsItem); err != nil {
 				return wire.At(err, "contents")
 			} else {
 				x.Contents = a
@@ -8716,7 +8716,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -8743,7 +8743,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeSliceIcon(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
@@ -8819,7 +8819,7 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -8873,7 +8873,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -8924,7 +8924,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := decodeSliceIcon(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
 					return wire.At(err, "icons")
 				} else {
 					x.Icons = a
@@ -9198,7 +9198,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9225,7 +9225,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeSliceIcon(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
@@ -9518,7 +9518,7 @@ func (x *Root) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9630,7 +9630,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9638,7 +9638,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 		case "content":
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 1
-				if a, err := decodeSliceSamplingMessageContentBlock(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, DecodeSamplingMessageContentBlock); err != nil {
 					return wire.At(err, "content")
 				} else {
 					x.Content = a
@@ -9691,13 +9691,13 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapJSONValue(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "completions")
 			} else {
 				x.Completions = a
 			}
 		case "experimental":
-			if a, err := decodeMapJSONObject(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
 				return wire.At(err, "experimental")
 			} else {
 				x.Experimental = a
@@ -9707,13 +9707,13 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapJSONObject(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
 				return wire.At(err, "extensions")
 			} else {
 				x.Extensions = a
 			}
 		case "logging":
-			if a, err := decodeMapJSONValue(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "logging")
 			} else {
 				x.Logging = a
@@ -9878,7 +9878,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		switch k {
 		case "cancel":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "cancel")
 				} else {
 					x.Cancel = a
@@ -9892,7 +9892,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 			}
 		case "list":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "list")
 				} else {
 					x.List = a
@@ -10006,7 +10006,7 @@ func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error
 		switch k {
 		case "call":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "call")
 				} else {
 					x.Call = a
@@ -10613,7 +10613,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 			}
 		case "resourceSubscriptions":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "resourceSubscriptions")
 				} else {
 					x.ResourceSubscriptions = a
@@ -11431,7 +11431,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -11577,7 +11577,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -11632,7 +11632,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -11686,7 +11686,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "default")
 				} else {
 					x.Default = a
@@ -11811,7 +11811,7 @@ func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 		switch k {
 		case "anyOf":
 			if err := func() error {
-				if a, err := decodeSliceTitledMultiSelectEnumSchemaItemsAnyOfItem(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[TitledMultiSelectEnumSchemaItemsAnyOfItem]); err != nil {
 					return wire.At(err, "anyOf")
 				} else {
 					x.AnyOf = a
@@ -11943,7 +11943,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "oneOf":
 			if err := func() error {
-				if a, err := decodeSliceTitledSingleSelectEnumSchemaOneOfItem(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[TitledSingleSelectEnumSchemaOneOfItem]); err != nil {
 					return wire.At(err, "oneOf")
 				} else {
 					x.OneOf = a
@@ -12062,7 +12062,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -12107,7 +12107,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := decodeSliceIcon(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
@@ -12400,13 +12400,13 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 				return wire.At(err, "$schema")
 			}
 		case "properties":
-			if a, err := decodeMapMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
 				return wire.At(err, "properties")
 			} else {
 				x.Properties = a
 			}
 		case "required":
-			if a, err := decodeSliceString(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 				return wire.At(err, "required")
 			} else {
 				x.Required = a
@@ -12516,7 +12516,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 			}
 		case "properties":
 			if err := func() error {
-				if a, err := decodeMapMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
 					return wire.At(err, "properties")
 				} else {
 					x.Properties = a
@@ -12530,7 +12530,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 			}
 		case "required":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "required")
 				} else {
 					x.Required = a
@@ -12578,7 +12578,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -12592,7 +12592,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 			}
 		case "content":
 			if err := func() error {
-				if a, err := decodeSliceContentBlock(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
 					return wire.At(err, "content")
 				} else {
 					x.Content = a
@@ -12679,7 +12679,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -12705,7 +12705,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 			}
 		case "input":
 			if err := func() error {
-				if a, err := decodeMapAny(fv, rev); err != nil {
+				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 					return wire.At(err, "input")
 				} else {
 					x.Input = a
@@ -12889,7 +12889,7 @@ func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any, rev int) error
 		switch k {
 		case "elicitations":
 			if err := func() error {
-				if a, err := decodeSliceElicitRequestURLParams(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[ElicitRequestURLParams]); err != nil {
 					return wire.At(err, "elicitations")
 				} else {
 					x.Elicitations = a
@@ -13257,7 +13257,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 			}
 		case "supported":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "supported")
 				} else {
 					x.Supported = a
@@ -13303,7 +13303,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "default")
 				} else {
 					x.Default = a
@@ -13428,7 +13428,7 @@ func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 		switch k {
 		case "enum":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "enum")
 				} else {
 					x.Enum = a
@@ -13505,7 +13505,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enum":
 			if err := func() error {
-				if a, err := decodeSliceString(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
 					return wire.At(err, "enum")
 				} else {
 					x.Enum = a
@@ -13548,420 +13548,4 @@ func (x *UntitledSingleSelectEnumSchema) UnmarshalJSON(b []byte) error {
 	}
 	*x = UntitledSingleSelectEnumSchema{}
 	return x.DecodeValue(v, wire.AllRevisions)
-}
-
-func decodeMapAny(v any, rev int) (map[string]any, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]any, len(obj))
-	for k, e := range obj {
-		var x any
-		x = wire.Plain(e)
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeMapInputRequest(v any, rev int) (map[string]InputRequest, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]InputRequest, len(obj))
-	for k, e := range obj {
-		var x InputRequest
-		if u, err := DecodeInputRequest(e, rev); err != nil {
-			return nil, wire.At(err, k)
-		} else {
-			x = u
-		}
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeMapInputResponse(v any, rev int) (map[string]InputResponse, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]InputResponse, len(obj))
-	for k, e := range obj {
-		var x InputResponse
-		if u, err := DecodeInputResponse(e, rev); err != nil {
-			return nil, wire.At(err, k)
-		} else {
-			x = u
-		}
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeMapJSONObject(v any, rev int) (map[string]JSONObject, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]JSONObject, len(obj))
-	for k, e := range obj {
-		var x JSONObject
-		if a, err := decodeMapJSONValue(e, rev); err != nil {
-			return nil, wire.At(err, k)
-		} else {
-			x = a
-		}
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeMapJSONValue(v any, rev int) (map[string]JSONValue, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]JSONValue, len(obj))
-	for k, e := range obj {
-		var x JSONValue
-		x = wire.Plain(e)
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeMapMapAny(v any, rev int) (map[string]map[string]any, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]map[string]any, len(obj))
-	for k, e := range obj {
-		var x map[string]any
-		if a, err := decodeMapAny(e, rev); err != nil {
-			return nil, wire.At(err, k)
-		} else {
-			x = a
-		}
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeMapPrimitiveSchemaDefinition(v any, rev int) (map[string]PrimitiveSchemaDefinition, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]PrimitiveSchemaDefinition, len(obj))
-	for k, e := range obj {
-		var x PrimitiveSchemaDefinition
-		x = wire.Plain(e)
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeMapString(v any, rev int) (map[string]string, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(obj))
-	for k, e := range obj {
-		var x string
-		if err := wire.SetString(e, &x); err != nil {
-			return nil, wire.At(err, k)
-		}
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeSliceContentBlock(v any, rev int) ([]ContentBlock, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ContentBlock, len(arr))
-	for i, e := range arr {
-		if u, err := DecodeContentBlock(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		} else {
-			out[i] = u
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceElicitRequestURLParams(v any, rev int) ([]*ElicitRequestURLParams, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*ElicitRequestURLParams, len(arr))
-	for i, e := range arr {
-		out[i] = new(ElicitRequestURLParams)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceIcon(v any, rev int) ([]*Icon, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Icon, len(arr))
-	for i, e := range arr {
-		out[i] = new(Icon)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceModelHint(v any, rev int) ([]*ModelHint, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*ModelHint, len(arr))
-	for i, e := range arr {
-		out[i] = new(ModelHint)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSlicePrompt(v any, rev int) ([]*Prompt, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Prompt, len(arr))
-	for i, e := range arr {
-		out[i] = new(Prompt)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSlicePromptArgument(v any, rev int) ([]*PromptArgument, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*PromptArgument, len(arr))
-	for i, e := range arr {
-		out[i] = new(PromptArgument)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSlicePromptMessage(v any, rev int) ([]*PromptMessage, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*PromptMessage, len(arr))
-	for i, e := range arr {
-		out[i] = new(PromptMessage)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceReadResourceResultContentsItem(v any, rev int) ([]ReadResourceResultContentsItem, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ReadResourceResultContentsItem, len(arr))
-	for i, e := range arr {
-		if u, err := DecodeReadResourceResultContentsItem(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		} else {
-			out[i] = u
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceResource(v any, rev int) ([]*Resource, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Resource, len(arr))
-	for i, e := range arr {
-		out[i] = new(Resource)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceResourceTemplate(v any, rev int) ([]*ResourceTemplate, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*ResourceTemplate, len(arr))
-	for i, e := range arr {
-		out[i] = new(ResourceTemplate)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceRole(v any, rev int) ([]Role, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Role, len(arr))
-	for i, e := range arr {
-		if err := wire.SetString(e, &out[i]); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceRoot(v any, rev int) ([]*Root, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Root, len(arr))
-	for i, e := range arr {
-		out[i] = new(Root)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceSamplingMessage(v any, rev int) ([]*SamplingMessage, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*SamplingMessage, len(arr))
-	for i, e := range arr {
-		out[i] = new(SamplingMessage)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceSamplingMessageContentBlock(v any, rev int) ([]SamplingMessageContentBlock, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]SamplingMessageContentBlock, len(arr))
-	for i, e := range arr {
-		if u, err := DecodeSamplingMessageContentBlock(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		} else {
-			out[i] = u
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceString(v any, rev int) ([]string, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(arr))
-	for i, e := range arr {
-		if err := wire.SetString(e, &out[i]); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceTask(v any, rev int) ([]*Task, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Task, len(arr))
-	for i, e := range arr {
-		out[i] = new(Task)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceTitledMultiSelectEnumSchemaItemsAnyOfItem(v any, rev int) ([]*TitledMultiSelectEnumSchemaItemsAnyOfItem, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*TitledMultiSelectEnumSchemaItemsAnyOfItem, len(arr))
-	for i, e := range arr {
-		out[i] = new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceTitledSingleSelectEnumSchemaOneOfItem(v any, rev int) ([]*TitledSingleSelectEnumSchemaOneOfItem, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*TitledSingleSelectEnumSchemaOneOfItem, len(arr))
-	for i, e := range arr {
-		out[i] = new(TitledSingleSelectEnumSchemaOneOfItem)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
-}
-
-func decodeSliceTool(v any, rev int) ([]*Tool, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Tool, len(arr))
-	for i, e := range arr {
-		out[i] = new(Tool)
-		if err := out[i].DecodeValue(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		}
-	}
-	return out, nil
 }

@@ -36,7 +36,7 @@ func (x *AnnotatedAnnotations) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Audience != nil {
-		obj["audience"] = encodeSliceRole(x.Audience, rev)
+		obj["audience"] = wire.EncodeSlice(x.Audience, rev, wire.EncodeString[Role])
 	}
 	if x.Priority != nil {
 		obj["priority"] = *x.Priority
@@ -55,7 +55,7 @@ func (x *Annotations) EncodeValue(rev int) any {
 	drop := dropMask(&dropAnnotations, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Audience != nil {
-		obj["audience"] = encodeSliceRole(x.Audience, rev)
+		obj["audience"] = wire.EncodeSlice(x.Audience, rev, wire.EncodeString[Role])
 	}
 	if drop&(1<<1) == 0 && (x.LastModified != "" || x.present&(1<<1) != 0) {
 		obj["lastModified"] = x.LastModified
@@ -220,7 +220,7 @@ func (x *CallToolRequestParams) EncodeValue(rev int) any {
 		obj["arguments"] = wire.AnyObject(x.Arguments)
 	}
 	if drop&(1<<2) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = encodeMapInputResponse(x.InputResponses, rev)
+		obj["inputResponses"] = wire.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
 	}
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
@@ -248,7 +248,7 @@ func (x *CallToolResult) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 {
-		obj["content"] = wire.NonNilArray(encodeSliceContentBlock(x.Content, rev))
+		obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
 	}
 	if drop&(1<<2) == 0 && x.IsError != nil {
 		obj["isError"] = *x.IsError
@@ -398,10 +398,10 @@ func (x *ClientCapabilities) EncodeValue(rev int) any {
 		obj["elicitation"] = x.Elicitation.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 && x.Experimental != nil {
-		obj["experimental"] = encodeMapJSONObject(x.Experimental, rev)
+		obj["experimental"] = wire.EncodeMap(x.Experimental, rev, wire.AnyObjectOf[JSONValue])
 	}
 	if drop&(1<<2) == 0 && x.Extensions != nil {
-		obj["extensions"] = encodeMapJSONObject(x.Extensions, rev)
+		obj["extensions"] = wire.EncodeMap(x.Extensions, rev, wire.AnyObjectOf[JSONValue])
 	}
 	if drop&(1<<3) == 0 && x.Roots != nil {
 		obj["roots"] = x.Roots.EncodeValue(rev)
@@ -726,7 +726,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 		obj["maxTokens"] = x.MaxTokens
 	}
 	if drop&(1<<3) == 0 {
-		obj["messages"] = wire.NonNilArray(encodeSliceSamplingMessage(x.Messages, rev))
+		obj["messages"] = wire.NonNilArray(wire.EncodeSlice(x.Messages, rev, (*SamplingMessage).EncodeValue))
 	}
 	if drop&(1<<4) == 0 && x.Metadata != nil {
 		obj["metadata"] = wire.AnyObject(x.Metadata)
@@ -750,7 +750,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 		obj["toolChoice"] = x.ToolChoice.EncodeValue(rev)
 	}
 	if drop&(1<<11) == 0 && x.Tools != nil {
-		obj["tools"] = encodeSliceTool(x.Tools, rev)
+		obj["tools"] = wire.EncodeSlice(x.Tools, rev, (*Tool).EncodeValue)
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -787,7 +787,7 @@ func (x *CreateMessageResult) EncodeValue(rev int) any {
 	if len(x.Content) == 1 && x.present&(1<<1) == 0 {
 		obj["content"] = x.Content[0].EncodeValue(rev)
 	} else {
-		obj["content"] = wire.NonNilArray(encodeSliceSamplingMessageContentBlock(x.Content, rev))
+		obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, SamplingMessageContentBlock.EncodeValue))
 	}
 	obj["model"] = x.Model
 	obj["role"] = string(x.Role)
@@ -1145,7 +1145,7 @@ func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 		obj["arguments"] = wire.AnyObject(x.Arguments)
 	}
 	if drop&(1<<2) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = encodeMapInputResponse(x.InputResponses, rev)
+		obj["inputResponses"] = wire.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
 	}
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
@@ -1173,7 +1173,7 @@ func (x *GetPromptResult) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<2) == 0 {
-		obj["messages"] = wire.NonNilArray(encodeSlicePromptMessage(x.Messages, rev))
+		obj["messages"] = wire.NonNilArray(wire.EncodeSlice(x.Messages, rev, (*PromptMessage).EncodeValue))
 	}
 	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
@@ -1376,7 +1376,7 @@ func (x *Icons) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Icons != nil {
-		obj["icons"] = encodeSliceIcon(x.Icons, rev)
+		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -1423,7 +1423,7 @@ func (x *Implementation) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<1) == 0 && x.Icons != nil {
-		obj["icons"] = encodeSliceIcon(x.Icons, rev)
+		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<2) == 0 {
 		obj["name"] = x.Name
@@ -1564,7 +1564,7 @@ func (x *InputRequiredResult) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if x.InputRequests != nil {
-		obj["inputRequests"] = encodeMapInputRequest(x.InputRequests, rev)
+		obj["inputRequests"] = wire.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
 	}
 	if x.RequestState != "" || x.present&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
@@ -1585,7 +1585,7 @@ func (x *InputResponseRequestParams) EncodeValue(rev int) any {
 	obj := make(map[string]any, 3+len(x.Extra))
 	obj["_meta"] = x.Meta.EncodeValue(rev)
 	if x.InputResponses != nil {
-		obj["inputResponses"] = encodeMapInputResponse(x.InputResponses, rev)
+		obj["inputResponses"] = wire.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
 	}
 	if x.RequestState != "" || x.present&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
@@ -1872,7 +1872,7 @@ func (x *ListPromptsResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["prompts"] = wire.NonNilArray(encodeSlicePrompt(x.Prompts, rev))
+		obj["prompts"] = wire.NonNilArray(wire.EncodeSlice(x.Prompts, rev, (*Prompt).EncodeValue))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -1944,7 +1944,7 @@ func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["resourceTemplates"] = wire.NonNilArray(encodeSliceResourceTemplate(x.ResourceTemplates, rev))
+		obj["resourceTemplates"] = wire.NonNilArray(wire.EncodeSlice(x.ResourceTemplates, rev, (*ResourceTemplate).EncodeValue))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2016,7 +2016,7 @@ func (x *ListResourcesResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["resources"] = wire.NonNilArray(encodeSliceResource(x.Resources, rev))
+		obj["resources"] = wire.NonNilArray(wire.EncodeSlice(x.Resources, rev, (*Resource).EncodeValue))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2098,7 +2098,7 @@ func (x *ListRootsResult) EncodeValue(rev int) any {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
-		obj["roots"] = wire.NonNilArray(encodeSliceRoot(x.Roots, rev))
+		obj["roots"] = wire.NonNilArray(wire.EncodeSlice(x.Roots, rev, (*Root).EncodeValue))
 	}
 	wire.MergeExtra(obj, x.Extra)
 	return obj
@@ -2138,7 +2138,7 @@ func (x *ListTasksResult) EncodeValue(rev int) any {
 	if x.NextCursor != "" || x.present&(1<<1) != 0 {
 		obj["nextCursor"] = x.NextCursor
 	}
-	obj["tasks"] = wire.NonNilArray(encodeSliceTask(x.Tasks, rev))
+	obj["tasks"] = wire.NonNilArray(wire.EncodeSlice(x.Tasks, rev, (*Task).EncodeValue))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -2190,7 +2190,7 @@ func (x *ListToolsResult) EncodeValue(rev int) any {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 {
-		obj["tools"] = wire.NonNilArray(encodeSliceTool(x.Tools, rev))
+		obj["tools"] = wire.NonNilArray(wire.EncodeSlice(x.Tools, rev, (*Tool).EncodeValue))
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
@@ -2357,7 +2357,7 @@ func (x *ModelPreferences) EncodeValue(rev int) any {
 		obj["costPriority"] = *x.CostPriority
 	}
 	if x.Hints != nil {
-		obj["hints"] = encodeSliceModelHint(x.Hints, rev)
+		obj["hints"] = wire.EncodeSlice(x.Hints, rev, (*ModelHint).EncodeValue)
 	}
 	if x.IntelligencePriority != nil {
 		obj["intelligencePriority"] = *x.IntelligencePriority
@@ -2621,13 +2621,13 @@ func (x *Prompt) EncodeValue(rev int) any {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Arguments != nil {
-		obj["arguments"] = encodeSlicePromptArgument(x.Arguments, rev)
+		obj["arguments"] = wire.EncodeSlice(x.Arguments, rev, (*PromptArgument).EncodeValue)
 	}
 	if drop&(1<<2) == 0 && (x.Description != "" || x.present&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = encodeSliceIcon(x.Icons, rev)
+		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<4) == 0 {
 		obj["name"] = x.Name
@@ -2761,7 +2761,7 @@ func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = encodeMapInputResponse(x.InputResponses, rev)
+		obj["inputResponses"] = wire.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
 	}
 	if drop&(1<<2) == 0 && (x.RequestState != "" || x.present&(1<<2) != 0) {
 		obj["requestState"] = x.RequestState
@@ -2789,7 +2789,7 @@ func (x *ReadResourceResult) EncodeValue(rev int) any {
 		obj["cacheScope"] = x.CacheScope
 	}
 	if drop&(1<<2) == 0 {
-		obj["contents"] = wire.NonNilArray(encodeSliceReadResourceResultContentsItem(x.Contents, rev))
+		obj["contents"] = wire.NonNilArray(wire.EncodeSlice(x.Contents, rev, ReadResourceResultContentsItem.EncodeValue))
 	}
 	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2911,7 +2911,7 @@ func (x *Resource) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = encodeSliceIcon(x.Icons, rev)
+		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -2973,7 +2973,7 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = encodeSliceIcon(x.Icons, rev)
+		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3070,7 +3070,7 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = encodeSliceIcon(x.Icons, rev)
+		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3239,7 +3239,7 @@ func (x *SamplingMessage) EncodeValue(rev int) any {
 		if len(x.Content) == 1 && x.present&(1<<1) == 0 {
 			obj["content"] = x.Content[0].EncodeValue(rev)
 		} else {
-			obj["content"] = wire.NonNilArray(encodeSliceSamplingMessageContentBlock(x.Content, rev))
+			obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, SamplingMessageContentBlock.EncodeValue))
 		}
 	}
 	if drop&(1<<2) == 0 {
@@ -3262,10 +3262,10 @@ func (x *ServerCapabilities) EncodeValue(rev int) any {
 		obj["completions"] = wire.AnyObject(x.Completions)
 	}
 	if drop&(1<<1) == 0 && x.Experimental != nil {
-		obj["experimental"] = encodeMapJSONObject(x.Experimental, rev)
+		obj["experimental"] = wire.EncodeMap(x.Experimental, rev, wire.AnyObjectOf[JSONValue])
 	}
 	if drop&(1<<2) == 0 && x.Extensions != nil {
-		obj["extensions"] = encodeMapJSONObject(x.Extensions, rev)
+		obj["extensions"] = wire.EncodeMap(x.Extensions, rev, wire.AnyObjectOf[JSONValue])
 	}
 	if drop&(1<<3) == 0 && x.Logging != nil {
 		obj["logging"] = wire.AnyObject(x.Logging)
@@ -3898,7 +3898,7 @@ func (x TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *TitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	obj["anyOf"] = wire.NonNilArray(encodeSliceTitledMultiSelectEnumSchemaItemsAnyOfItem(x.AnyOf, rev))
+	obj["anyOf"] = wire.NonNilArray(wire.EncodeSlice(x.AnyOf, rev, (*TitledMultiSelectEnumSchemaItemsAnyOfItem).EncodeValue))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -3933,7 +3933,7 @@ func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	obj["oneOf"] = wire.NonNilArray(encodeSliceTitledSingleSelectEnumSchemaOneOfItem(x.OneOf, rev))
+	obj["oneOf"] = wire.NonNilArray(wire.EncodeSlice(x.OneOf, rev, (*TitledSingleSelectEnumSchemaOneOfItem).EncodeValue))
 	if x.Title != "" || x.present&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}
@@ -3979,7 +3979,7 @@ func (x *Tool) EncodeValue(rev int) any {
 		obj["execution"] = x.Execution.EncodeValue(rev)
 	}
 	if drop&(1<<4) == 0 && x.Icons != nil {
-		obj["icons"] = encodeSliceIcon(x.Icons, rev)
+		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<5) == 0 {
 		obj["inputSchema"] = x.InputSchema.EncodeValue(rev)
@@ -4070,7 +4070,7 @@ func (x *ToolInputSchema) EncodeValue(rev int) any {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
-		obj["properties"] = encodeMapMapAny(x.Properties, rev)
+		obj["properties"] = wire.EncodeMap(x.Properties, rev, wire.AnyObjectOf[any])
 	}
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
@@ -4117,7 +4117,7 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
-		obj["properties"] = encodeMapMapAny(x.Properties, rev)
+		obj["properties"] = wire.EncodeMap(x.Properties, rev, wire.AnyObjectOf[any])
 	}
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
@@ -4141,7 +4141,7 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
-	obj["content"] = wire.NonNilArray(encodeSliceContentBlock(x.Content, rev))
+	obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
 	if x.IsError != nil {
 		obj["isError"] = *x.IsError
 	}
@@ -4217,7 +4217,7 @@ func (x URLElicitationRequiredErrorError) MarshalJSON() ([]byte, error) {
 func (x *URLElicitationRequiredErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	obj["elicitations"] = wire.NonNilArray(encodeSliceElicitRequestURLParams(x.Elicitations, rev))
+	obj["elicitations"] = wire.NonNilArray(wire.EncodeSlice(x.Elicitations, rev, (*ElicitRequestURLParams).EncodeValue))
 	wire.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4403,248 +4403,6 @@ func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 // MarshalJSON encodes x with every member it holds.
 func (x UntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
-}
-
-func encodeMapInputRequest(v map[string]InputRequest, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make(map[string]any, len(v))
-	for k, e := range v {
-		out[k] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeMapInputResponse(v map[string]InputResponse, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make(map[string]any, len(v))
-	for k, e := range v {
-		out[k] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeMapJSONObject(v map[string]JSONObject, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make(map[string]any, len(v))
-	for k, e := range v {
-		out[k] = wire.AnyObject(e)
-	}
-	return out
-}
-
-func encodeMapMapAny(v map[string]map[string]any, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make(map[string]any, len(v))
-	for k, e := range v {
-		out[k] = wire.AnyObject(e)
-	}
-	return out
-}
-
-func encodeSliceContentBlock(v []ContentBlock, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceElicitRequestURLParams(v []*ElicitRequestURLParams, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceIcon(v []*Icon, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceModelHint(v []*ModelHint, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSlicePrompt(v []*Prompt, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSlicePromptArgument(v []*PromptArgument, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSlicePromptMessage(v []*PromptMessage, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceReadResourceResultContentsItem(v []ReadResourceResultContentsItem, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceResource(v []*Resource, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceResourceTemplate(v []*ResourceTemplate, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceRole(v []Role, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = string(e)
-	}
-	return out
-}
-
-func encodeSliceRoot(v []*Root, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceSamplingMessage(v []*SamplingMessage, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceSamplingMessageContentBlock(v []SamplingMessageContentBlock, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceTask(v []*Task, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceTitledMultiSelectEnumSchemaItemsAnyOfItem(v []*TitledMultiSelectEnumSchemaItemsAnyOfItem, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceTitledSingleSelectEnumSchemaOneOfItem(v []*TitledSingleSelectEnumSchemaOneOfItem, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
-}
-
-func encodeSliceTool(v []*Tool, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
 }
 
 // req* mark, per revision, the members each type requires there.

@@ -167,13 +167,13 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if a, err := decodeMapAny(fv, rev); err != nil {
+			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "content":
-			if a, err := decodeSliceContentBlock(fv, rev); err != nil {
+			if a, err := wire.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
 				return wire.At(err, "content")
 			} else {
 				x.Content = a
@@ -185,7 +185,7 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 			}
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 2
-				if a, err := decodeSliceContentBlock(fv, rev); err != nil {
+				if a, err := wire.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
 					return wire.At(err, "parts")
 				} else {
 					x.Parts = a
@@ -419,34 +419,4 @@ func (x *TextResourceContents) UnmarshalJSON(b []byte) error {
 	}
 	*x = TextResourceContents{}
 	return x.DecodeValue(v, wire.AllRevisions)
-}
-
-func decodeMapAny(v any, rev int) (map[string]any, error) {
-	obj, err := wire.Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]any, len(obj))
-	for k, e := range obj {
-		var x any
-		x = wire.Plain(e)
-		out[k] = x
-	}
-	return out, nil
-}
-
-func decodeSliceContentBlock(v any, rev int) ([]ContentBlock, error) {
-	arr, err := wire.Array(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ContentBlock, len(arr))
-	for i, e := range arr {
-		if u, err := DecodeContentBlock(e, rev); err != nil {
-			return nil, wire.AtIndex(err, i)
-		} else {
-			out[i] = u
-		}
-	}
-	return out, nil
 }

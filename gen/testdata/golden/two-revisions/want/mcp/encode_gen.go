@@ -78,13 +78,13 @@ func (x *EchoResult) EncodeValue(rev int) any {
 		obj["_meta"] = wire.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
-		obj["content"] = wire.NonNilArray(encodeSliceContentBlock(x.Content, rev))
+		obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
 	}
 	if drop&(1<<2) == 0 && x.Parts != nil {
 		if len(x.Parts) == 1 && x.present&(1<<2) == 0 {
 			obj["parts"] = x.Parts[0].EncodeValue(rev)
 		} else {
-			obj["parts"] = wire.NonNilArray(encodeSliceContentBlock(x.Parts, rev))
+			obj["parts"] = wire.NonNilArray(wire.EncodeSlice(x.Parts, rev, ContentBlock.EncodeValue))
 		}
 	}
 	if drop&(1<<3) == 0 && x.Resource != nil {
@@ -176,17 +176,6 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 // MarshalJSON encodes x with every member it holds.
 func (x TextResourceContents) MarshalJSON() ([]byte, error) {
 	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
-}
-
-func encodeSliceContentBlock(v []ContentBlock, rev int) any {
-	if v == nil {
-		return nil
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e.EncodeValue(rev)
-	}
-	return out
 }
 
 // req* mark, per revision, the members each type requires there.
