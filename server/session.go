@@ -313,7 +313,8 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 		if metaVersionOf(msg) != "" {
 			// A request of a stateless revision needs no initialize: it
 			// carries its version and capabilities itself.
-			return srv.statelessRequest(ctx, msg, related, nil)
+			reply, _ := srv.statelessRequest(ctx, msg, related, nil)
+			return reply
 		}
 		if msg.Method != mcp.MethodPing {
 			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: the session is not initialized; send initialize first"})

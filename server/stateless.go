@@ -86,11 +86,13 @@ func (s *Server) allRevisions() []string {
 // ServeStateless answers a body of a stateless revision: one request that
 // names its revision in _meta, served without a session. Messages about the
 // call go to related. headers, when not nil, are checked against the body.
-func (s *Server) ServeStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) []byte {
+// code is the JSON-RPC error code of an error answer (0 otherwise), so that
+// a transport can give it its status without reading the answer again.
+func (s *Server) ServeStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) (reply []byte, code int) {
 	s.tapStateless(ClientToServer, in.body)
-	reply := s.serveStateless(ctx, in, related, headers)
+	reply, code = s.serveStateless(ctx, in, related, headers)
 	s.tapStateless(ServerToClient, reply)
-	return reply
+	return reply, code
 }
 
 func (s *Server) tapStateless(dir Direction, msg []byte) {
@@ -99,25 +101,25 @@ func (s *Server) tapStateless(dir Direction, msg []byte) {
 	}
 }
 
-func (s *Server) serveStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) []byte {
+func (s *Server) serveStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) ([]byte, int) {
 	if in.err != nil {
-		return in.ErrorReply()
+		return in.ErrorReply(), in.err.Code
 	}
 	if in.batch {
-		return jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: a stateless request is one message, not a batch"})
+		return reject(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: a stateless request is one message, not a batch"})
 	}
 	it := in.items[0]
 	if it.Err != nil {
-		return jsonrpc.EncodeError(it.ID, it.Err)
+		return reject(it.ID, it.Err)
 	}
 	if it.Msg.Kind != jsonrpc.Request {
-		return nil // notifications and responses: nothing to correlate without a session
+		return nil, 0 // notifications and responses: nothing to correlate without a session
 	}
 	return s.statelessRequest(ctx, it.Msg, related, headers)
 }
 
 // statelessRequest serves one request of a stateless revision.
-func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) []byte {
+func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) ([]byte, int) {
 	params, _ := msg.Params.(map[string]any)
 	meta, _ := params["_meta"].(map[string]any)
 	version, _ := meta[metaProtocolVersion].(string)
@@ -125,8 +127,8 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if headers != nil {
 		headerVersion = headers.ProtocolVersion
 	}
-	notFound := func(rev string) []byte {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, rev)})
+	notFound := func(rev string) ([]byte, int) {
+		return reject(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, rev)})
 	}
 	// A method the revision lacks (initialize, ping, ...) is -32601, whatever
 	// else is wrong with the request.
@@ -140,17 +142,17 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 		}
 	}
 	if version == "" {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: _meta must carry " + metaProtocolVersion,
+		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: _meta must carry " + metaProtocolVersion,
 			Data: map[string]any{"field": "/params/_meta/" + strings.ReplaceAll(metaProtocolVersion, "/", "~1"), "reason": "missing protocol version"}})
 	}
 	if headers != nil {
 		if e := checkHeaders(headers, msg, version, params); e != nil {
-			return jsonrpc.EncodeError(msg.ID, e)
+			return reject(msg.ID, e)
 		}
 	}
 	spec := s.StatelessSpec(version)
 	if spec == nil {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + strconv.Quote(version),
+		return reject(msg.ID, &wire.Error{Code: wire.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + strconv.Quote(version),
 			Data: map[string]any{"supported": s.StatelessRevisions(), "requested": version}})
 	}
 	m, ok := spec.Method(msg.Method)
@@ -159,11 +161,11 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	}
 	if s.cfg.validate {
 		if err := spec.Validate(m.Request, msg.Tree); err != nil {
-			return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
+			return reject(msg.ID, wire.InvalidParams(err))
 		}
 	}
 	if msg.Method == mcp.MethodSubscriptionsListen {
-		return s.listen(ctx, spec, m, msg, related)
+		return s.listen(ctx, spec, m, msg, related), 0
 	}
 	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params)}
 	if level, ok := meta[metaLogLevel].(string); ok {
@@ -171,24 +173,27 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	}
 	p.caps = new(mcp.ClientCapabilities)
 	if err := p.caps.DecodeValue(meta[metaClientCapabilities], spec.Index); err != nil {
-		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(wire.At(wire.At(wire.At(err, metaClientCapabilities), "_meta"), "params")))
+		return reject(msg.ID, wire.InvalidParams(wire.At(wire.At(wire.At(err, metaClientCapabilities), "_meta"), "params")))
 	}
 	if err := p.restore(params); err != nil {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: " + err.Error(),
+		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: " + err.Error(),
 			Data: map[string]any{"field": "/params/requestState", "reason": err.Error()}})
 	}
 	result, err := s.call(peer.With(ctx, p), msg, spec)
 	if needed := p.pending(); len(needed) > 0 {
-		return s.inputRequired(spec, msg.ID, p, needed)
+		return s.inputRequired(spec, msg.ID, p, needed), 0
 	}
 	if err != nil {
-		return jsonrpc.EncodeError(msg.ID, statelessError(s.wireError(msg.Method, err)))
+		return reject(msg.ID, statelessError(s.wireError(msg.Method, err)))
 	}
 	if result == nil {
-		return s.encodeResult(spec, m, msg.ID, nil)
+		return s.encodeResult(spec, m, msg.ID, nil), 0
 	}
-	return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, spec.Project(result)))
+	return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, spec.Project(result))), 0
 }
+
+// reject encodes an error answer and gives its code.
+func reject(id wire.ID, e *wire.Error) ([]byte, int) { return jsonrpc.EncodeError(id, e), e.Code }
 
 // statelessError maps codes that stateless revisions retired: -32002
 // (resource not found) became -32602 with the same data (2026-07-28,

@@ -6,7 +6,6 @@
 package streamable
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"mime"
@@ -347,9 +346,9 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, in *server.I
 		return
 	}
 	if h.cfg.mode == JSON {
-		reply := h.srv.ServeStateless(r.Context(), in, nil, headers)
+		reply, code := h.srv.ServeStateless(r.Context(), in, nil, headers)
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(statusOf(reply))
+		w.WriteHeader(statusOf(code))
 		_, _ = w.Write(reply)
 		return
 	}
@@ -359,10 +358,10 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, in *server.I
 	stream := newLazySSE(w)
 	stop := context.AfterFunc(r.Context(), stream.close)
 	defer stop()
-	reply := h.srv.ServeStateless(r.Context(), in, stream, headers)
+	reply, code := h.srv.ServeStateless(r.Context(), in, stream, headers)
 	if !stream.started() {
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(statusOf(reply))
+		w.WriteHeader(statusOf(code))
 		_, _ = w.Write(reply)
 		return
 	}
@@ -372,17 +371,8 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, in *server.I
 	stream.close()
 }
 
-// statusOf maps the error of a stateless answer to its HTTP status.
-func statusOf(reply []byte) int {
-	if !bytes.Contains(reply, []byte(`"error"`)) {
-		return http.StatusOK
-	}
-	tree, err := wire.Parse(reply)
-	if err != nil {
-		return http.StatusOK
-	}
-	e, _ := tree.(map[string]any)["error"].(map[string]any)
-	code, _ := wire.Int(e["code"])
+// statusOf maps the error code of a stateless answer to its HTTP status.
+func statusOf(code int) int {
 	switch code {
 	case wire.CodeMethodNotFound:
 		return http.StatusNotFound

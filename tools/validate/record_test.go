@@ -212,7 +212,7 @@ func (c *statelessClient) call(method string, params map[string]any) map[string]
 		meta["progressToken"] = fmt.Sprintf("p-%d", c.next)
 		params["_meta"] = meta
 		body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": c.next, "method": method, "params": params})
-		reply := c.srv.ServeStateless(context.Background(), c.srv.Parse(body), c, nil)
+		reply, _ := c.srv.ServeStateless(context.Background(), c.srv.Parse(body), c, nil)
 		var r map[string]any
 		if err := json.Unmarshal(reply, &r); err != nil {
 			c.t.Fatalf("%s: reply %q: %v", method, reply, err)
