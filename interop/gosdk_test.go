@@ -23,6 +23,7 @@ import (
 	gen "github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/server/streamable"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -94,7 +95,10 @@ func TestGoSDK(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			t.Parallel()
-			for _, tr := range []string{"http", "stdio"} {
+			for _, tr := range []string{"http", "stdio", "sse"} {
+				if tr == "sse" && rev == statelessRevision {
+					continue // HTTP+SSE serves the session revisions only
+				}
 				t.Run(tr, func(t *testing.T) {
 					t.Parallel()
 					runScenarios(t, rev, tr)
@@ -113,6 +117,9 @@ func runScenarios(t *testing.T, rev, transport string) {
 		cs = connectHTTP(t, url, rev, rec)
 	case "stdio":
 		cs = connectStdio(t, rev, rec)
+	case "sse":
+		url := startSSE(t, conformance.New(conformance.WithStepDelay(0)))
+		cs = connectSSE(t, url, rev, rec)
 	}
 
 	t.Run("initialize", func(t *testing.T) { checkInitialize(t, cs, rev, transport) })
@@ -139,6 +146,11 @@ func runScenarios(t *testing.T, rev, transport string) {
 			obs := &observed{Fixtures: conformance.New(conformance.WithStepDelay(slowStep)), ends: make(chan toolEnd, 16)}
 			slowRec := newRecorder()
 			slow := connectHTTP(t, startHTTP(t, obs), rev, slowRec)
+			checkCancelProgress(t, slow, slowRec, obs)
+		case "sse":
+			obs := &observed{Fixtures: conformance.New(conformance.WithStepDelay(slowStep)), ends: make(chan toolEnd, 16)}
+			slowRec := newRecorder()
+			slow := connectSSE(t, startSSE(t, obs), rev, slowRec)
 			checkCancelProgress(t, slow, slowRec, obs)
 		case "stdio":
 			// The binary's progress tool takes 100ms; what the server does
@@ -167,6 +179,40 @@ func startHTTP(t *testing.T, h gen.Handler) string {
 		srv.Close()         // sessions end, calls in flight are cancelled
 	})
 	return ts.URL + "/mcp"
+}
+
+// startSSE serves h over HTTP+SSE (/sse and /messages) of a loopback
+// httptest server, stopped at the end of the test; it returns the /sse URL.
+func startSSE(t *testing.T, h gen.Handler) string {
+	t.Helper()
+	srv := server.New(h, server.WithStrict(true))
+	endpoint := sse.New(srv)
+	mux := http.NewServeMux()
+	mux.Handle("/sse", endpoint.Stream())
+	mux.Handle("/messages", endpoint.Messages())
+	ts := httptest.NewServer(mux) // listens on 127.0.0.1
+	t.Cleanup(ts.Close)           // runs last: every request has ended by then
+	t.Cleanup(func() {
+		endpoint.Shutdown()
+		srv.Close() // sessions end, so do their streams
+	})
+	return ts.URL + "/sse"
+}
+
+// connectSSE connects the SDK's HTTP+SSE client. The GET stream lives in
+// Connect's context, so that context must outlast Connect.
+func connectSSE(t *testing.T, url, rev string, rec *recorder) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	timer := time.AfterFunc(callTimeout, cancel) // bounds the connection only
+	cs, err := newClient(rec).Connect(ctx, &mcp.SSEClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+	timer.Stop()
+	if err != nil {
+		t.Fatalf("connect over HTTP+SSE proposing %s: %v", rev, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() }) // runs first: the GET ends
+	return cs
 }
 
 func newClient(rec *recorder) *mcp.Client {

@@ -469,3 +469,15 @@ func TestEndpointMounts(t *testing.T) {
 		})
 	}
 }
+
+// eventually polls cond until it holds or d passes.
+func eventually(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
