@@ -14,8 +14,8 @@ import (
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
-	"github.com/mcpstack/mcpstack/methods/chat/internal/chattest"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/schema"
 	"github.com/mcpstack/mcpstack/wire"
@@ -88,8 +88,8 @@ func newApp(t *testing.T, ag agent.Agent, opts ...Option) (*App, store.Store) {
 }
 
 // client is a fake client in one session.
-func client(t *testing.T, session string) *chattest.Peer {
-	p := chattest.New(t)
+func client(t *testing.T, session string) *peertest.Peer {
+	p := peertest.New(t)
 	p.Session = session
 	return p
 }
@@ -102,7 +102,7 @@ var testExtValidator = sync.OnceValues(func() (*wire.Validator, error) { return 
 
 // extPeer is a client whose server can send extension notifications.
 type extPeer struct {
-	*chattest.Peer
+	*peertest.Peer
 	mu     sync.Mutex
 	events []extEvent
 }
@@ -122,9 +122,9 @@ func (p *extPeer) NotifyExtension(ctx context.Context, method, definition string
 	if err != nil {
 		p.T.Fatal(err)
 	}
-	tree := chattest.Reparse(p.T, params)
+	tree := peertest.Reparse(p.T, params)
 	if err := v.Validate(definition, tree); err != nil {
-		p.T.Errorf("%s event invalid: %v\n%s", definition, err, chattest.MustJSON(tree))
+		p.T.Errorf("%s event invalid: %v\n%s", definition, err, peertest.MustJSON(tree))
 	}
 	p.mu.Lock()
 	p.events = append(p.events, extEvent{method, definition, tree.(map[string]any)})
@@ -189,13 +189,13 @@ func wireResult(t testing.TB, method, rev string, r wire.Encoder) map[string]any
 	if !ok {
 		t.Fatalf("%s has no method %s", rev, method)
 	}
-	tree, ok := chattest.Reparse(t, spec.Project(r)).(map[string]any)
+	tree, ok := peertest.Reparse(t, spec.Project(r)).(map[string]any)
 	if !ok {
 		t.Fatalf("%s result is not an object", method)
 	}
 	serverFill(method, spec, tree)
 	if err := spec.Validate(m.Result, tree); err != nil {
-		t.Fatalf("%s result invalid in %s: %v\n%s", method, rev, err, chattest.MustJSON(tree))
+		t.Fatalf("%s result invalid in %s: %v\n%s", method, rev, err, peertest.MustJSON(tree))
 	}
 	// Numbers as encoding/json gives them: float64.
 	return wire.Plain(tree).(map[string]any)
@@ -210,7 +210,7 @@ func everyRevision(t testing.TB, method string, r wire.Encoder) map[string]any {
 			wireResult(t, method, s.Revision, r)
 		}
 	}
-	return wireResult(t, method, chattest.Rev, r)
+	return wireResult(t, method, peertest.Rev, r)
 }
 
 func call(t *testing.T, a *App, ctx context.Context, name string, args map[string]any) map[string]any {
@@ -228,11 +228,11 @@ func onlyText(t testing.TB, tree map[string]any) string {
 	t.Helper()
 	c, _ := tree["content"].([]any)
 	if len(c) != 1 {
-		t.Fatalf("content %s, want one block", chattest.MustJSON(tree["content"]))
+		t.Fatalf("content %s, want one block", peertest.MustJSON(tree["content"]))
 	}
 	b := c[0].(map[string]any)
 	if b["type"] != "text" {
-		t.Fatalf("content %s, want text", chattest.MustJSON(b))
+		t.Fatalf("content %s, want text", peertest.MustJSON(b))
 	}
 	return b["text"].(string)
 }
@@ -254,7 +254,7 @@ func checkOutput(t testing.TB, a *App, toolName string, structured any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree := wireResult(t, mcp.MethodListTools, chattest.Rev, lr)
+	tree := wireResult(t, mcp.MethodListTools, peertest.Rev, lr)
 	for _, tl := range tree["tools"].([]any) {
 		tm := tl.(map[string]any)
 		if tm["name"] != toolName {
@@ -269,7 +269,7 @@ func checkOutput(t testing.TB, a *App, toolName string, structured any) {
 			t.Fatalf("%s outputSchema: %v", toolName, err)
 		}
 		if err := sch.Validate(structured); err != nil {
-			t.Fatalf("%s structuredContent does not match its outputSchema: %v\n%s", toolName, err, chattest.MustJSON(structured))
+			t.Fatalf("%s structuredContent does not match its outputSchema: %v\n%s", toolName, err, peertest.MustJSON(structured))
 		}
 		return
 	}

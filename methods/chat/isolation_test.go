@@ -7,8 +7,8 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
-	"github.com/mcpstack/mcpstack/methods/chat/internal/chattest"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -37,7 +37,7 @@ func TestIsolation(t *testing.T) {
 		theirs := call(t, a, bob, tc.tool, tc.args(id))
 		none := call(t, a, bob, tc.tool, tc.args(missing))
 		if !isError(theirs) || onlyText(t, theirs) != strings.ReplaceAll(onlyText(t, none), missing, id) {
-			t.Errorf("%s on alice's conversation: %s; on a missing one: %s", tc.tool, chattest.MustJSON(theirs), chattest.MustJSON(none))
+			t.Errorf("%s on alice's conversation: %s; on a missing one: %s", tc.tool, peertest.MustJSON(theirs), peertest.MustJSON(none))
 		}
 	}
 	if len(ag.requests()) != 1 {
@@ -45,7 +45,7 @@ func TestIsolation(t *testing.T) {
 	}
 	res := obj(t, call(t, a, bob, ToolSearch, map[string]any{"query": "secret"})["structuredContent"])["results"].([]any)
 	if len(res) != 0 {
-		t.Errorf("bob finds %s", chattest.MustJSON(res))
+		t.Errorf("bob finds %s", peertest.MustJSON(res))
 	}
 
 	// Resources.
@@ -64,7 +64,7 @@ func TestIsolation(t *testing.T) {
 	_, errTheirs := a.GetPrompt(bob, &mcp.GetPromptRequestParams{Name: PromptSummarize, Arguments: map[string]string{"conversation_id": id}})
 	_, errNone := a.GetPrompt(bob, &mcp.GetPromptRequestParams{Name: PromptSummarize, Arguments: map[string]string{"conversation_id": missing}})
 	wt, wn := wireErr(t, errTheirs, wire.CodeInvalidParams), wireErr(t, errNone, wire.CodeInvalidParams)
-	if strings.ReplaceAll(wn.Message, missing, id) != wt.Message || chattest.MustJSON(wt.Data) != chattest.MustJSON(wn.Data) {
+	if strings.ReplaceAll(wn.Message, missing, id) != wt.Message || peertest.MustJSON(wt.Data) != peertest.MustJSON(wn.Data) {
 		t.Errorf("summarize: %v / %v", wt, wn)
 	}
 
@@ -110,7 +110,7 @@ func TestAnonymous(t *testing.T) {
 	// A hook that finds no identity also means "local".
 	hooked := New(s, agent.Echo{}, WithUser(func(context.Context) (string, bool) { return "", false }))
 	if tree := call(t, hooked, p.Ctx(), ToolGet, map[string]any{"conversation_id": id}); isError(tree) {
-		t.Errorf("local user cannot read: %s", chattest.MustJSON(tree))
+		t.Errorf("local user cannot read: %s", peertest.MustJSON(tree))
 	}
 
 	strict := New(s, agent.Echo{}, WithUser(userFromCtx), WithAnonymousUser(""))
@@ -130,6 +130,6 @@ func TestAnonymous(t *testing.T) {
 	}
 	// With an identity the same App works.
 	if tree := call(t, strict, asUser(ctx, "carol"), ToolChat, map[string]any{"query": "hello"}); isError(tree) {
-		t.Errorf("carol: %s", chattest.MustJSON(tree))
+		t.Errorf("carol: %s", peertest.MustJSON(tree))
 	}
 }

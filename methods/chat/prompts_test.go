@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
-	"github.com/mcpstack/mcpstack/methods/chat/internal/chattest"
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -24,7 +24,7 @@ func TestPrompts(t *testing.T) {
 	want := `[{"arguments":[{"description":"Code to review","name":"code","required":true},{"description":"The code's programming language","name":"language","required":false}],"description":"Review code for quality and best practices","name":"code_review","title":"Code review"},` +
 		`{"arguments":[{"description":"The conversation to summarize","name":"conversation_id","required":true}],"description":"Summarize one of your conversations: its topic, what was asked and answered, what is still open","name":"summarize_conversation","title":"Summarize a conversation"},` +
 		`{"arguments":[{"description":"The error message or stack trace","name":"error","required":true},{"description":"What you were doing, the code involved, what you tried","name":"context","required":false}],"description":"Explain an error message: its likely cause and how to fix it","name":"debug_error","title":"Debug an error"}]`
-	if got := chattest.MustJSON(lt["prompts"]); got != want {
+	if got := peertest.MustJSON(lt["prompts"]); got != want {
 		t.Errorf("prompts\n%s\nwant\n%s", got, want)
 	}
 

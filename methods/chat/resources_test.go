@@ -11,8 +11,8 @@ import (
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
-	"github.com/mcpstack/mcpstack/methods/chat/internal/chattest"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -20,7 +20,7 @@ func chatID(t *testing.T, a *App, ctx context.Context, query string) string {
 	t.Helper()
 	tree := call(t, a, ctx, ToolChat, map[string]any{"query": query})
 	if isError(tree) {
-		t.Fatalf("chat: %s", chattest.MustJSON(tree))
+		t.Fatalf("chat: %s", peertest.MustJSON(tree))
 	}
 	return obj(t, tree["structuredContent"])["conversation_id"].(string)
 }
@@ -48,7 +48,7 @@ func TestListResources(t *testing.T) {
 			got = append(got, id)
 			if res["uri"] != "conversation://"+id || res["mimeType"] != "application/json" || res["title"] != fmt.Sprintf("question %d", len(got)-1) ||
 				res["description"] == "" {
-				t.Errorf("resource %s", chattest.MustJSON(res))
+				t.Errorf("resource %s", peertest.MustJSON(res))
 			}
 		}
 		next, _ := tree["nextCursor"].(string)
@@ -86,7 +86,7 @@ func TestListResources(t *testing.T) {
 		if !ok {
 			continue
 		}
-		tree := chattest.Reparse(t, spec.Project(tr)).(map[string]any)
+		tree := peertest.Reparse(t, spec.Project(tr)).(map[string]any)
 		serverFill(mcp.MethodListResourceTemplates, spec, tree)
 		if err := spec.Validate(m.Result, tree); err != nil {
 			if !strings.Contains(err.Error(), "is not valid uri-template") {
@@ -95,8 +95,8 @@ func TestListResources(t *testing.T) {
 			t.Logf("known issue in %s: %v", spec.Revision, err)
 		}
 	}
-	tt := wireResult(t, mcp.MethodListResourceTemplates, chattest.Rev, tr)
-	if got := chattest.MustJSON(tt["resourceTemplates"]); got != `[{"description":"One of your chat conversations as JSON: its title and its turns ({\"messages\": [...]}), with who answered and the token usage.","mimeType":"application/json","name":"conversation","title":"Conversation","uriTemplate":"conversation://{id}"}]` {
+	tt := wireResult(t, mcp.MethodListResourceTemplates, peertest.Rev, tr)
+	if got := peertest.MustJSON(tt["resourceTemplates"]); got != `[{"description":"One of your chat conversations as JSON: its title and its turns ({\"messages\": [...]}), with who answered and the token usage.","mimeType":"application/json","name":"conversation","title":"Conversation","uriTemplate":"conversation://{id}"}]` {
 		t.Errorf("templates %s", got)
 	}
 }
@@ -114,7 +114,7 @@ func TestReadResource(t *testing.T) {
 	c := tree["contents"].([]any)
 	item := obj(t, c[0])
 	if len(c) != 1 || item["uri"] != "conversation://"+id || item["mimeType"] != "application/json" {
-		t.Fatalf("contents %s", chattest.MustJSON(c))
+		t.Fatalf("contents %s", peertest.MustJSON(c))
 	}
 	var body map[string]any
 	if err := json.Unmarshal([]byte(item["text"].(string)), &body); err != nil {
@@ -132,7 +132,7 @@ func TestReadResource(t *testing.T) {
 		},
 	}
 	if !reflect.DeepEqual(body, want) {
-		t.Errorf("resource text\n%s\nwant\n%s", chattest.MustJSON(body), chattest.MustJSON(want))
+		t.Errorf("resource text\n%s\nwant\n%s", peertest.MustJSON(body), peertest.MustJSON(want))
 	}
 
 	for _, uri := range []string{URI(store.NewID()), "conversation://", "conversation://" + id + "/x", "file:///etc/passwd", id} {

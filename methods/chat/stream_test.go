@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
-	"github.com/mcpstack/mcpstack/methods/chat/internal/chattest"
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -25,14 +25,14 @@ func TestProgressDeltas(t *testing.T) {
 	p.Token = wire.StringID("token-123")
 	tree := call(t, a, ctxOf(p, "alice"), ToolChat, map[string]any{"query": "What is quantum computing?"})
 	if onlyText(t, tree) != "Quantum computing uses qubits." {
-		t.Fatalf("chat %s", chattest.MustJSON(tree))
+		t.Fatalf("chat %s", peertest.MustJSON(tree))
 	}
 	var got []string
 	for i, n := range p.Notifications() {
 		if n.Method != mcp.MethodProgress {
 			t.Fatalf("notification %d is %s", i, n.Method)
 		}
-		got = append(got, chattest.MustJSON(n.Params))
+		got = append(got, peertest.MustJSON(n.Params))
 	}
 	var want []string
 	for i, d := range answer {
@@ -50,7 +50,7 @@ func TestProgressDeltas(t *testing.T) {
 	var joined strings.Builder
 	for i, n := range p2.Notifications() {
 		if fmt.Sprint(n.Params["progressToken"]) != "7" || fmt.Sprint(n.Params["progress"]) != fmt.Sprint(i+1) {
-			t.Errorf("progress %d: %s", i, chattest.MustJSON(n.Params))
+			t.Errorf("progress %d: %s", i, peertest.MustJSON(n.Params))
 		}
 		joined.WriteString(n.Params["message"].(string))
 	}
@@ -96,7 +96,7 @@ func TestContentEvents(t *testing.T) {
 		if e.method != ContentNotification {
 			t.Errorf("method %s", e.method)
 		}
-		got = append(got, chattest.MustJSON(e.params))
+		got = append(got, peertest.MustJSON(e.params))
 		if e.definition != map[string]string{"content_start": defContentStart, "content_delta": defContentDelta, "content_end": defContentEnd}[e.params["type"].(string)] {
 			t.Errorf("definition %s for %s", e.definition, e.params["type"])
 		}
@@ -124,7 +124,7 @@ func TestContentEventsOptIn(t *testing.T) {
 	plain.Caps.Experimental = map[string]mcp.JSONObject{ContentStreamCapability: {}}
 	tree := call(t, a, ctxOf(plain, "alice"), ToolChat, map[string]any{"query": "q"})
 	if isError(tree) || len(plain.Notifications()) != 0 {
-		t.Errorf("chat %s, notifications %v", chattest.MustJSON(tree), plain.Notifications())
+		t.Errorf("chat %s, notifications %v", peertest.MustJSON(tree), plain.Notifications())
 	}
 }
 
@@ -135,7 +135,7 @@ func TestContentEventsFailure(t *testing.T) {
 	p := optedIn(t, "s1")
 	tree := call(t, a, ctxOf(p, "alice"), ToolChat, map[string]any{"query": "q"})
 	if !isError(tree) {
-		t.Fatalf("chat %s", chattest.MustJSON(tree))
+		t.Fatalf("chat %s", peertest.MustJSON(tree))
 	}
 	ev := p.got()
 	if len(ev) != 3 || ev[0].params["type"] != "content_start" || ev[1].params["delta"] != "Half" || ev[2].params["type"] != "content_end" {
@@ -143,10 +143,10 @@ func TestContentEventsFailure(t *testing.T) {
 	}
 	end := ev[2].params
 	if end["usage"] != nil || obj(t, end["_meta"])["io.mcpstack/error"] != "cut off" || !strings.HasPrefix(end["conversation_id"].(string), "conv_") {
-		t.Errorf("content_end %s", chattest.MustJSON(end))
+		t.Errorf("content_end %s", peertest.MustJSON(end))
 	}
 	if _, ok := obj(t, end["_meta"])["progressToken"]; ok {
-		t.Errorf("progressToken without a token: %s", chattest.MustJSON(end))
+		t.Errorf("progressToken without a token: %s", peertest.MustJSON(end))
 	}
 }
 

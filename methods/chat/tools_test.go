@@ -12,8 +12,8 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
-	"github.com/mcpstack/mcpstack/methods/chat/internal/chattest"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -29,10 +29,10 @@ func TestInitialize(t *testing.T) {
 	res := obj(t, caps["resources"])
 	if res["subscribe"] != true || res["listChanged"] != true || caps["tools"] == nil || caps["prompts"] == nil ||
 		caps["completions"] == nil || caps["logging"] == nil || caps["experimental"] != nil {
-		t.Errorf("capabilities %s", chattest.MustJSON(caps))
+		t.Errorf("capabilities %s", peertest.MustJSON(caps))
 	}
 	if si := obj(t, tree["serverInfo"]); si["name"] != "mcpstack-chat" || tree["instructions"] != Instructions {
-		t.Errorf("initialize %s", chattest.MustJSON(tree))
+		t.Errorf("initialize %s", peertest.MustJSON(tree))
 	}
 	// A server that can send extension notifications announces the
 	// content stream.
@@ -43,7 +43,7 @@ func TestInitialize(t *testing.T) {
 	}
 	tree = everyRevision(t, mcp.MethodInitialize, r)
 	want := `{"io.mcpstack/content-stream":{"events":["content_start","content_delta","content_end"],"method":"notifications/io.mcpstack/content"}}`
-	if got := chattest.MustJSON(obj(t, tree["capabilities"])["experimental"]); got != want {
+	if got := peertest.MustJSON(obj(t, tree["capabilities"])["experimental"]); got != want {
 		t.Errorf("experimental %s, want %s", got, want)
 	}
 	d, err := a.Discover(plain.Ctx(), &mcp.RequestParams{})
@@ -52,7 +52,7 @@ func TestInitialize(t *testing.T) {
 	}
 	dt := wireResult(t, mcp.MethodDiscover, "2026-07-28", d)
 	if dt["instructions"] != Instructions || obj(t, dt["capabilities"])["resources"] == nil {
-		t.Errorf("discover %s", chattest.MustJSON(dt))
+		t.Errorf("discover %s", peertest.MustJSON(dt))
 	}
 	p, err := a.Ping(context.Background(), nil)
 	if err != nil || p == nil {
@@ -73,14 +73,14 @@ func TestListTools(t *testing.T) {
 		names = append(names, tm["name"].(string))
 		in, out := obj(t, tm["inputSchema"]), obj(t, tm["outputSchema"])
 		if in["type"] != "object" || out["type"] != "object" || len(out["required"].([]any)) == 0 || tm["description"] == "" {
-			t.Errorf("tool %s", chattest.MustJSON(tm))
+			t.Errorf("tool %s", peertest.MustJSON(tm))
 		}
 	}
 	if fmt.Sprint(names) != "[chat conversation_search conversation_get]" {
 		t.Errorf("tools %v", names)
 	}
 	chat := obj(t, tree["tools"].([]any)[0])
-	if got := chattest.MustJSON(chat["inputSchema"]); !strings.Contains(got, `"required":["query"]`) || !strings.Contains(got, `"conversation_id":{`) {
+	if got := peertest.MustJSON(chat["inputSchema"]); !strings.Contains(got, `"required":["query"]`) || !strings.Contains(got, `"conversation_id":{`) {
 		t.Errorf("chat inputSchema %s", got)
 	}
 }
@@ -92,22 +92,22 @@ func TestChat(t *testing.T) {
 
 	tree := call(t, a, ctx, ToolChat, map[string]any{"query": "Hi there\nsecond line"})
 	if isError(tree) || onlyText(t, tree) != "Hello, world." {
-		t.Fatalf("chat %s", chattest.MustJSON(tree))
+		t.Fatalf("chat %s", peertest.MustJSON(tree))
 	}
 	sc := obj(t, tree["structuredContent"])
 	id, _ := sc["conversation_id"].(string)
 	if !strings.HasPrefix(id, "conv_") || len(id) != 29 || sc["answer"] != "Hello, world." || sc["provider"] != "scripted" ||
 		sc["model"] != "scripted-1" || sc["new_conversation"] != true {
-		t.Errorf("structuredContent %s", chattest.MustJSON(sc))
+		t.Errorf("structuredContent %s", peertest.MustJSON(sc))
 	}
 	checkOutput(t, a, ToolChat, sc)
 	wantUsage := `{"completion_tokens":150,"prompt_tokens":20,"total_tokens":170}`
-	if u := chattest.MustJSON(sc["usage"]); u != wantUsage {
+	if u := peertest.MustJSON(sc["usage"]); u != wantUsage {
 		t.Errorf("usage %s, want %s", u, wantUsage)
 	}
 	meta := obj(t, tree["_meta"])
-	if meta["conversation_id"] != id || chattest.MustJSON(meta["usage"]) != wantUsage || meta["io.mcpstack/provider"] != "scripted" || meta["io.mcpstack/model"] != "scripted-1" {
-		t.Errorf("_meta %s", chattest.MustJSON(meta))
+	if meta["conversation_id"] != id || peertest.MustJSON(meta["usage"]) != wantUsage || meta["io.mcpstack/provider"] != "scripted" || meta["io.mcpstack/model"] != "scripted-1" {
+		t.Errorf("_meta %s", peertest.MustJSON(meta))
 	}
 	reqs := ag.requests()
 	if len(reqs) != 1 || reqs[0].System != "Be nice." || !reflect.DeepEqual(reqs[0].Messages, []agent.Message{{Role: "user", Content: "Hi there\nsecond line"}}) {
@@ -128,7 +128,7 @@ func TestChat(t *testing.T) {
 	tree = call(t, a, ctx, ToolChat, map[string]any{"query": "And now?", "conversation_id": id})
 	sc = obj(t, tree["structuredContent"])
 	if isError(tree) || sc["conversation_id"] != id || sc["new_conversation"] != false || obj(t, tree["_meta"])["conversation_id"] != id {
-		t.Fatalf("second chat %s", chattest.MustJSON(tree))
+		t.Fatalf("second chat %s", peertest.MustJSON(tree))
 	}
 	reqs = ag.requests()
 	want := []agent.Message{{Role: "user", Content: "Hi there\nsecond line"}, {Role: "assistant", Content: "Hello, world."}, {Role: "user", Content: "And now?"}}
@@ -163,7 +163,7 @@ func TestChatEcho(t *testing.T) {
 	}
 	sc := obj(t, tree["structuredContent"])
 	if sc["provider"] != "echo" || obj(t, sc["usage"])["estimated"] != true {
-		t.Errorf("structuredContent %s", chattest.MustJSON(sc))
+		t.Errorf("structuredContent %s", peertest.MustJSON(sc))
 	}
 	checkOutput(t, a, ToolChat, sc)
 }
@@ -201,7 +201,7 @@ func TestToolErrors(t *testing.T) {
 	for _, tc := range tests {
 		tree := call(t, a, alice, tc.tool, tc.args)
 		if !isError(tree) || onlyText(t, tree) != tc.want {
-			t.Errorf("%s %v: %s, want error %q", tc.tool, tc.args, chattest.MustJSON(tree), tc.want)
+			t.Errorf("%s %v: %s, want error %q", tc.tool, tc.args, peertest.MustJSON(tree), tc.want)
 		}
 	}
 	if len(ag.requests()) != 1 {
@@ -218,7 +218,7 @@ func TestToolErrors(t *testing.T) {
 	ag.deltas = nil
 	tree := call(t, a, alice, ToolChat, map[string]any{"query": "new one"})
 	if !isError(tree) || onlyText(t, tree) != "The model could not answer: the model is on fire" {
-		t.Errorf("failing model: %s", chattest.MustJSON(tree))
+		t.Errorf("failing model: %s", peertest.MustJSON(tree))
 	}
 	if l, _, _ := s.List(context.Background(), "alice", store.ListOptions{}); len(l) != 1 {
 		t.Errorf("a failed chat stored a conversation: %d conversations", len(l))
@@ -254,22 +254,22 @@ func TestSearchAndGet(t *testing.T) {
 	checkOutput(t, a, ToolSearch, sc)
 	results := sc["results"].([]any)
 	if len(results) != 1 {
-		t.Fatalf("results %s", chattest.MustJSON(results))
+		t.Fatalf("results %s", peertest.MustJSON(results))
 	}
 	r := obj(t, results[0])
 	if r["conversation_id"] != id || r["uri"] != "conversation://"+id || r["title"] != "When did Go get GENERICS?" || r["matches"] != 2.0 ||
 		r["snippet"] != "When did Go get GENERICS?" || r["snippet_role"] != "user" || r["message_count"] != 2.0 {
-		t.Errorf("result %s", chattest.MustJSON(r))
+		t.Errorf("result %s", peertest.MustJSON(r))
 	}
 	// The text is the same JSON.
-	if onlyText(t, tree) != chattest.MustJSON(sc) {
+	if onlyText(t, tree) != peertest.MustJSON(sc) {
 		t.Errorf("text %s", onlyText(t, tree))
 	}
 	if res := obj(t, call(t, a, alice, ToolSearch, map[string]any{"query": "?", "limit": 1.0})["structuredContent"])["results"].([]any); len(res) != 1 || obj(t, res[0])["conversation_id"] != other {
-		t.Errorf("limit 1: %s", chattest.MustJSON(res))
+		t.Errorf("limit 1: %s", peertest.MustJSON(res))
 	}
 	if res := obj(t, call(t, a, alice, ToolSearch, map[string]any{"query": "nothing"})["structuredContent"])["results"].([]any); len(res) != 0 {
-		t.Errorf("no match: %s", chattest.MustJSON(res))
+		t.Errorf("no match: %s", peertest.MustJSON(res))
 	}
 
 	tree = call(t, a, alice, ToolGet, map[string]any{"conversation_id": id})
@@ -277,15 +277,15 @@ func TestSearchAndGet(t *testing.T) {
 	checkOutput(t, a, ToolGet, sc)
 	msgs := sc["messages"].([]any)
 	if sc["conversation_id"] != id || sc["title"] != "When did Go get GENERICS?" || sc["message_count"] != 2.0 || len(msgs) != 2 {
-		t.Fatalf("get %s", chattest.MustJSON(sc))
+		t.Fatalf("get %s", peertest.MustJSON(sc))
 	}
 	m0, m1 := obj(t, msgs[0]), obj(t, msgs[1])
 	if m0["seq"] != 1.0 || m0["role"] != "user" || m0["content"] != "When did Go get GENERICS?" || m0["usage"] != nil || m0["provider"] != nil {
-		t.Errorf("message 1 %s", chattest.MustJSON(m0))
+		t.Errorf("message 1 %s", peertest.MustJSON(m0))
 	}
 	if m1["seq"] != 2.0 || m1["role"] != "assistant" || m1["content"] != "Generics arrived in Go 1.18." || m1["provider"] != "scripted" ||
-		chattest.MustJSON(m1["usage"]) != `{"completion_tokens":7,"prompt_tokens":5,"total_tokens":12}` {
-		t.Errorf("message 2 %s", chattest.MustJSON(m1))
+		peertest.MustJSON(m1["usage"]) != `{"completion_tokens":7,"prompt_tokens":5,"total_tokens":12}` {
+		t.Errorf("message 2 %s", peertest.MustJSON(m1))
 	}
 }
 
@@ -330,7 +330,7 @@ func TestRestart(t *testing.T) {
 	a2 := New(openStore(t, dir), agent.Echo{})
 	sc := obj(t, call(t, a2, ctx, ToolGet, map[string]any{"conversation_id": id})["structuredContent"])
 	if msgs := sc["messages"].([]any); len(msgs) != 2 || obj(t, msgs[0])["content"] != "remember this" {
-		t.Fatalf("after restart %s", chattest.MustJSON(sc))
+		t.Fatalf("after restart %s", peertest.MustJSON(sc))
 	}
 	tree := call(t, a2, ctx, ToolChat, map[string]any{"query": "still there?", "conversation_id": id})
 	if !strings.HasSuffix(onlyText(t, tree), "You said: still there? (2 earlier messages in this conversation.)") {
@@ -357,7 +357,7 @@ func TestChatSampling(t *testing.T) {
 	tree := call(t, a, ctx, ToolChat, map[string]any{"query": "Capital of France?"})
 	sc := obj(t, tree["structuredContent"])
 	if onlyText(t, tree) != "Paris." || sc["provider"] != "sampling" || sc["model"] != "client-model" {
-		t.Fatalf("sampling chat %s", chattest.MustJSON(tree))
+		t.Fatalf("sampling chat %s", peertest.MustJSON(tree))
 	}
 	call(t, a, ctx, ToolChat, map[string]any{"query": "Population?", "conversation_id": sc["conversation_id"]})
 	reqs := p.Requests()
@@ -365,7 +365,7 @@ func TestChatSampling(t *testing.T) {
 		t.Fatalf("requests %v", reqs)
 	}
 	want := `{"maxTokens":256,"messages":[{"content":{"text":"Capital of France?","type":"text"},"role":"user"},{"content":{"text":"Paris.","type":"text"},"role":"assistant"},{"content":{"text":"Population?","type":"text"},"role":"user"}],"systemPrompt":"Be brief."}`
-	if got := chattest.MustJSON(reqs[1].Params); got != want {
+	if got := peertest.MustJSON(reqs[1].Params); got != want {
 		t.Errorf("second sampling request\n%s\nwant\n%s", got, want)
 	}
 	for _, n := range p.Notifications() {
@@ -379,12 +379,12 @@ func TestChatSampling(t *testing.T) {
 	noSampling.Caps = &mcp.ClientCapabilities{}
 	tree = call(t, a, ctxOf(noSampling, "alice"), ToolChat, map[string]any{"query": "Anyone there?"})
 	if sc := obj(t, tree["structuredContent"]); sc["provider"] != "echo" {
-		t.Fatalf("fallback chat %s", chattest.MustJSON(tree))
+		t.Fatalf("fallback chat %s", peertest.MustJSON(tree))
 	}
 	var logs []string
 	for _, n := range noSampling.Notifications() {
 		if n.Method == mcp.MethodLoggingMessage {
-			logs = append(logs, chattest.MustJSON(n.Params))
+			logs = append(logs, peertest.MustJSON(n.Params))
 		}
 	}
 	wantLog := `{"data":{"error":"provider unavailable: the client did not declare the sampling capability","message":"provider sampling did not answer; fell back","provider":"sampling"},"level":"warning","logger":"chat"}`
@@ -407,10 +407,10 @@ func TestChatOpenAIFallback(t *testing.T) {
 	p := client(t, "s1")
 	tree := call(t, a, ctxOf(p, "alice"), ToolChat, map[string]any{"query": "hello?"})
 	if sc := obj(t, tree["structuredContent"]); sc["provider"] != "echo" || !strings.HasPrefix(onlyText(t, tree), agent.EchoBanner) {
-		t.Fatalf("fallback %s", chattest.MustJSON(tree))
+		t.Fatalf("fallback %s", peertest.MustJSON(tree))
 	}
 	n := p.Notifications()
-	if len(n) != 1 || !strings.Contains(chattest.MustJSON(n[0].Params), "HTTP 503: API error: no GPUs left (server_error)") {
+	if len(n) != 1 || !strings.Contains(peertest.MustJSON(n[0].Params), "HTTP 503: API error: no GPUs left (server_error)") {
 		t.Errorf("notifications %v", n)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
+
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -16,23 +18,23 @@ import (
 // input-required result (never a request of its own); the retry reports
 // both steps and completes.
 func TestStreamingElicitation(t *testing.T) {
-	progress := func(p *fakePeer) []string {
+	progress := func(p *peertest.Peer) []string {
 		var out []string
-		for _, n := range p.notifications() {
-			if n.method != mcp.MethodProgress {
-				t.Fatalf("unexpected %s", n.method)
+		for _, n := range p.Notifications() {
+			if n.Method != mcp.MethodProgress {
+				t.Fatalf("unexpected %s", n.Method)
 			}
-			if n.params["progressToken"] != "stream-1" || num(t, n.params["total"]) != StreamingTotal {
-				t.Errorf("progress %s", mustJSON(n.params))
+			if n.Params["progressToken"] != "stream-1" || num(t, n.Params["total"]) != StreamingTotal {
+				t.Errorf("progress %s", mustJSON(n.Params))
 			}
-			out = append(out, mustJSON(n.params["progress"])+" "+n.params["message"].(string))
+			out = append(out, mustJSON(n.Params["progress"])+" "+n.Params["message"].(string))
 		}
 		return out
 	}
 	f := fast()
 	r, err, peers := mrtr(t, allCaps(), respond, func(ctx context.Context) (*mcp.CallToolResult, error) {
 		p := peerOf(ctx)
-		p.token = wire.StringID("stream-1")
+		p.Token = wire.StringID("stream-1")
 		return f.CallTool(ctx, &mcp.CallToolRequestParams{Name: ToolStreamingElicitation})
 	})
 	if err != nil {
@@ -44,32 +46,32 @@ func TestStreamingElicitation(t *testing.T) {
 	if len(peers) != 2 {
 		t.Fatalf("%d rounds, want 2", len(peers))
 	}
-	if got, want := progress(peers[0].fakePeer), []string{"0 " + streamingAskMessage}; !slices.Equal(got, want) {
+	if got, want := progress(peers[0].Peer), []string{"0 " + streamingAskMessage}; !slices.Equal(got, want) {
 		t.Errorf("round 1 progress %q, want %q", got, want)
 	}
-	if got, want := progress(peers[1].fakePeer), []string{"0 " + streamingAskMessage, "1 " + streamingGotMessage}; !slices.Equal(got, want) {
+	if got, want := progress(peers[1].Peer), []string{"0 " + streamingAskMessage, "1 " + streamingGotMessage}; !slices.Equal(got, want) {
 		t.Errorf("round 2 progress %q, want %q", got, want)
 	}
 	for _, p := range peers {
-		if n := len(p.requests()); n != 0 {
+		if n := len(p.Requests()); n != 0 {
 			t.Errorf("%d requests on the stream", n)
 		}
 	}
 
 	// Over a session: progress, the question as a request, progress.
 	p := newPeer(t)
-	p.token = wire.StringID("stream-1")
-	p.answer = func(method string, params map[string]any) (string, error) {
+	p.Token = wire.StringID("stream-1")
+	p.Answer = func(method string, params map[string]any) (string, error) {
 		if got := progress(p); len(got) != 1 {
 			t.Errorf("progress before the answer: %q", got)
 		}
-		return respond(asked{method: method, params: params}), nil
+		return respond(asked{Method: method, Params: params}), nil
 	}
-	if got := onlyText(t, call(t, fast(), p.ctx(), ToolStreamingElicitation, nil)); got != "Hello, Alice!" {
+	if got := onlyText(t, call(t, fast(), p.Ctx(), ToolStreamingElicitation, nil)); got != "Hello, Alice!" {
 		t.Errorf("text %q", got)
 	}
-	if got := progress(p); len(got) != 2 || len(p.requests()) != 1 {
-		t.Errorf("progress %q, %d requests", got, len(p.requests()))
+	if got := progress(p); len(got) != 2 || len(p.Requests()) != 1 {
+		t.Errorf("progress %q, %d requests", got, len(p.Requests()))
 	}
 }
 
@@ -95,22 +97,22 @@ func TestLoggingToolLevels(t *testing.T) {
 		for _, stateless := range []bool{false, true} {
 			p := newPeer(t)
 			if stateless {
-				p = newAskingPeer(t, allCaps(), nil).fakePeer
+				p = newAskingPeer(t, allCaps(), nil).Peer
 			}
-			p.level = tc.level
-			tree := call(t, fast(), p.ctx(), ToolLogging, nil)
+			p.Level = tc.level
+			tree := call(t, fast(), p.Ctx(), ToolLogging, nil)
 			if got := onlyText(t, tree); got != tc.text {
 				t.Errorf("level %q: text %q, want %q", tc.level, got, tc.text)
 			}
 			var got []string
-			for _, n := range p.notifications() {
-				if n.method != mcp.MethodLoggingMessage || n.params["logger"] != LoggerName {
-					t.Fatalf("unexpected %s %s", n.method, mustJSON(n.params))
+			for _, n := range p.Notifications() {
+				if n.Method != mcp.MethodLoggingMessage || n.Params["logger"] != LoggerName {
+					t.Fatalf("unexpected %s %s", n.Method, mustJSON(n.Params))
 				}
-				lvl := n.params["level"].(string)
+				lvl := n.Params["level"].(string)
 				i := slices.IndexFunc(LoggingToolLines, func(l LogLine) bool { return string(l.Level) == lvl })
-				if i < 0 || n.params["data"] != LoggingToolLines[i].Text {
-					t.Errorf("log %s", mustJSON(n.params))
+				if i < 0 || n.Params["data"] != LoggingToolLines[i].Text {
+					t.Errorf("log %s", mustJSON(n.Params))
 				}
 				got = append(got, lvl)
 			}
@@ -126,7 +128,7 @@ func TestTriggers(t *testing.T) {
 	var mu sync.Mutex
 	var told []string
 	f := fast(WithListChanged(func(method string) { mu.Lock(); told = append(told, method); mu.Unlock() }))
-	ctx := newPeer(t).ctx()
+	ctx := newPeer(t).Ctx()
 	toolNames := func() []string {
 		var out []string
 		for _, tl := range listTools(t, f, statelessRev) {
@@ -188,8 +190,8 @@ func TestTriggers(t *testing.T) {
 	}
 	// The triggers send nothing themselves: the hook is how the server tells.
 	p := newPeer(t)
-	call(t, fast(), p.ctx(), ToolTriggerToolChange, nil) // the default hook does nothing
-	if n := len(p.notifications()) + len(p.requests()); n != 0 {
+	call(t, fast(), p.Ctx(), ToolTriggerToolChange, nil) // the default hook does nothing
+	if n := len(p.Notifications()) + len(p.Requests()); n != 0 {
 		t.Errorf("%d messages to the caller", n)
 	}
 }
@@ -202,7 +204,7 @@ func TestTriggersConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := newPeer(t).ctx()
+			ctx := newPeer(t).Ctx()
 			for range 20 {
 				trigger := ToolTriggerToolChange
 				if i%2 == 1 {

@@ -13,7 +13,7 @@ const wantCaps = `{"completions":{},"logging":{},"prompts":{"listChanged":true},
 
 func TestInitialize(t *testing.T) {
 	f := fast(WithServerInfo("fixtures", "1.2.3"))
-	r, err := f.Initialize(newPeer(t).ctx(), &mcp.InitializeRequestParams{ProtocolVersion: testRev})
+	r, err := f.Initialize(newPeer(t).Ctx(), &mcp.InitializeRequestParams{ProtocolVersion: testRev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestCacheHints(t *testing.T) {
 // The lifecycle methods come from base.Lifecycle.
 func TestLifecycle(t *testing.T) {
 	f := fast()
-	ctx := newPeer(t).ctx()
+	ctx := newPeer(t).Ctx()
 	ping, err := f.Ping(ctx, &mcp.RequestParams{})
 	if err != nil || mustJSON(wireResult(t, mcp.MethodPing, testRev, ping)) != "{}" {
 		t.Errorf("ping: %v", err)

@@ -37,9 +37,9 @@ const testRoots = `{"roots":[{"uri":"file:///test/root","name":"Test Root"}]}`
 // the form with formValues, the model replies with modelReplies, and the
 // client has one root.
 func respond(a asked) string {
-	switch a.method {
+	switch a.Method {
 	case mcp.MethodElicit:
-		schema, _ := a.params["requestedSchema"].(map[string]any)
+		schema, _ := a.Params["requestedSchema"].(map[string]any)
 		props, _ := schema["properties"].(map[string]any)
 		content := map[string]any{}
 		for field := range props {
@@ -47,7 +47,7 @@ func respond(a asked) string {
 		}
 		return mustJSON(map[string]any{"action": "accept", "content": content})
 	case mcp.MethodCreateMessage:
-		msgs, _ := a.params["messages"].([]any)
+		msgs, _ := a.Params["messages"].([]any)
 		var prompt string
 		if len(msgs) == 1 {
 			c, _ := msgs[0].(map[string]any)["content"].(map[string]any)
@@ -121,7 +121,7 @@ func TestInputToolsStateless(t *testing.T) {
 			}
 			// Nothing went to the client as a request of its own.
 			for _, p := range peers {
-				if n := len(p.requests()); n != 0 {
+				if n := len(p.Requests()); n != 0 {
 					t.Errorf("%d requests sent to a stateless client", n)
 				}
 			}
@@ -135,11 +135,11 @@ func TestInputToolsSession(t *testing.T) {
 	for _, tc := range inputToolCases {
 		t.Run(tc.tool, func(t *testing.T) {
 			p := newPeer(t)
-			p.caps = allCaps()
-			p.answer = func(method string, params map[string]any) (string, error) {
-				return respond(asked{method: method, params: params}), nil
+			p.Caps = allCaps()
+			p.Answer = func(method string, params map[string]any) (string, error) {
+				return respond(asked{Method: method, Params: params}), nil
 			}
-			tree := call(t, fast(), p.ctx(), tc.tool, nil)
+			tree := call(t, fast(), p.Ctx(), tc.tool, nil)
 			if got := onlyText(t, tree); got != tc.want || isError(tree) {
 				t.Errorf("text %q (isError %v), want %q", got, isError(tree), tc.want)
 			}
@@ -155,12 +155,12 @@ func TestInputToolsSession(t *testing.T) {
 					want = append(want, mustJSON(reqs[k]))
 				}
 			}
-			reqs := p.requests()
+			reqs := p.Requests()
 			if len(reqs) != len(want) {
 				t.Fatalf("%d requests, want %d", len(reqs), len(want))
 			}
 			for i, r := range reqs {
-				if got := mustJSON(map[string]any{"method": r.method, "params": r.params}); got != want[i] {
+				if got := mustJSON(map[string]any{"method": r.Method, "params": r.Params}); got != want[i] {
 					t.Errorf("request %d: %s, want %s", i+1, got, want[i])
 				}
 			}
@@ -214,17 +214,17 @@ func TestMissingCapabilities(t *testing.T) {
 		t.Run(tc.tool, func(t *testing.T) {
 			// 2026-07-28: the capabilities come from _meta.
 			sp := newAskingPeer(t, tc.caps, nil)
-			_, err := fast().CallTool(sp.ctx(), &mcp.CallToolRequestParams{Name: tc.tool})
+			_, err := fast().CallTool(sp.Ctx(), &mcp.CallToolRequestParams{Name: tc.tool})
 			checkMissingCapability(t, err, tc.want)
 			if len(sp.asks) != 0 {
 				t.Errorf("asked %v", sp.asks)
 			}
 			// A session: the capabilities of initialize.
 			p := newPeer(t)
-			p.caps = tc.caps
-			_, err = fast().CallTool(p.ctx(), &mcp.CallToolRequestParams{Name: tc.tool})
+			p.Caps = tc.caps
+			_, err = fast().CallTool(p.Ctx(), &mcp.CallToolRequestParams{Name: tc.tool})
 			checkMissingCapability(t, err, tc.want)
-			if n := len(p.requests()); n != 0 {
+			if n := len(p.Requests()); n != 0 {
 				t.Errorf("%d requests", n)
 			}
 		})
@@ -277,7 +277,7 @@ func TestInputCapabilities(t *testing.T) {
 func TestInputAnswersIncomplete(t *testing.T) {
 	f := fast()
 	p := newAskingPeer(t, allCaps(), map[string]string{"wrong_key": `{"action":"accept","content":{"data":"wrong"}}`})
-	r, err := f.CallTool(p.ctx(), &mcp.CallToolRequestParams{Name: ToolInputElicitation})
+	r, err := f.CallTool(p.Ctx(), &mcp.CallToolRequestParams{Name: ToolInputElicitation})
 	if !errors.Is(err, peer.ErrInputRequired) || r != nil {
 		t.Fatalf("result %v, error %v; want none and peer.ErrInputRequired", r, err)
 	}
@@ -289,13 +289,13 @@ func TestInputAnswersIncomplete(t *testing.T) {
 		"unknown_extra_key":  `{"action":"accept","content":{"foo":"bar"}}`,
 		"another_unexpected": `{"action":"accept","content":{"baz":123}}`,
 	})
-	tree := call(t, f, p.ctx(), ToolInputElicitation, nil)
+	tree := call(t, f, p.Ctx(), ToolInputElicitation, nil)
 	if got := onlyText(t, tree); got != "Hello, Alice!" {
 		t.Errorf("text %q", got)
 	}
 	// Multi-round: the answer to step2 without step1 asks step1 again.
 	p = newAskingPeer(t, allCaps(), map[string]string{KeyStep2: `{"action":"accept","content":{"color":"blue"}}`})
-	if _, err := f.CallTool(p.ctx(), &mcp.CallToolRequestParams{Name: ToolInputMultiRound}); !errors.Is(err, peer.ErrInputRequired) {
+	if _, err := f.CallTool(p.Ctx(), &mcp.CallToolRequestParams{Name: ToolInputMultiRound}); !errors.Is(err, peer.ErrInputRequired) {
 		t.Fatalf("error %v", err)
 	}
 	if m := p.missingInputs(); len(m) != 1 || m[0].key != KeyStep1 {
@@ -320,7 +320,7 @@ func TestInputAnswersDeclined(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newAskingPeer(t, allCaps(), map[string]string{tc.key: tc.answer})
-			tree := call(t, fast(), p.ctx(), tc.tool, nil)
+			tree := call(t, fast(), p.Ctx(), tc.tool, nil)
 			if got := onlyText(t, tree); got != tc.want || isError(tree) != tc.wantErr {
 				t.Errorf("text %q (isError %v), want %q (%v)", got, isError(tree), tc.want, tc.wantErr)
 			}
@@ -332,15 +332,15 @@ func TestInputAnswersDeclined(t *testing.T) {
 // tool error the model can read.
 func TestInputRefusedOverSession(t *testing.T) {
 	p := newPeer(t)
-	p.caps = allCaps()
-	p.answer = func(string, map[string]any) (string, error) {
+	p.Caps = allCaps()
+	p.Answer = func(string, map[string]any) (string, error) {
 		return "", &wire.Error{Code: -1, Message: "User rejected the request"}
 	}
-	tree := call(t, fast(), p.ctx(), ToolInputMultiple, nil)
+	tree := call(t, fast(), p.Ctx(), ToolInputMultiple, nil)
 	if !isError(tree) || onlyText(t, tree) != "The client refused the input request: User rejected the request (code -1)." {
 		t.Errorf("result %s", mustJSON(tree))
 	}
-	if n := len(p.requests()); n != 1 {
+	if n := len(p.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1: the first refusal ends the tool", n)
 	}
 	// Outside a call there is nobody to ask.
@@ -395,21 +395,21 @@ func TestInputPrompt(t *testing.T) {
 	})
 	t.Run("session", func(t *testing.T) {
 		p := newPeer(t)
-		p.answer = func(method string, params map[string]any) (string, error) {
-			return respond(asked{method: method, params: params}), nil
+		p.Answer = func(method string, params map[string]any) (string, error) {
+			return respond(asked{Method: method, Params: params}), nil
 		}
-		r, err := fast().GetPrompt(p.ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
+		r, err := fast().GetPrompt(p.Ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
 		if err != nil {
 			t.Fatal(err)
 		}
 		check(t, r)
-		if reqs := p.requests(); len(reqs) != 1 || mustJSON(map[string]any{"method": reqs[0].method, "params": reqs[0].params}) != mustJSON(obj(t, mustParse(t, "{"+askContext+"}"))[KeyUserContext]) {
+		if reqs := p.Requests(); len(reqs) != 1 || mustJSON(map[string]any{"method": reqs[0].Method, "params": reqs[0].Params}) != mustJSON(obj(t, mustParse(t, "{"+askContext+"}"))[KeyUserContext]) {
 			t.Errorf("requests %v", reqs)
 		}
 	})
 	t.Run("declined", func(t *testing.T) {
 		p := newAskingPeer(t, allCaps(), map[string]string{KeyUserContext: `{"action":"decline"}`})
-		r, err := fast().GetPrompt(p.ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
+		r, err := fast().GetPrompt(p.Ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,22 +420,22 @@ func TestInputPrompt(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		p := newAskingPeer(t, &mcp.ClientCapabilities{Sampling: &mcp.ClientCapabilitiesSampling{}}, nil)
-		_, err := fast().GetPrompt(p.ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
+		_, err := fast().GetPrompt(p.Ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
 		checkMissingCapability(t, err, `{"elicitation":{}}`)
 
 		p = newAskingPeer(t, allCaps(), map[string]string{KeyUserContext: `{"action":"accept","content":{"context":1}}`})
-		_, err = fast().GetPrompt(p.ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
+		_, err = fast().GetPrompt(p.Ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
 		wireError(t, err, wire.CodeInvalidParams)
 
 		s := newPeer(t)
-		s.answer = func(string, map[string]any) (string, error) { return "", &wire.Error{Code: -1, Message: "no"} }
-		_, err = fast().GetPrompt(s.ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
+		s.Answer = func(string, map[string]any) (string, error) { return "", &wire.Error{Code: -1, Message: "no"} }
+		_, err = fast().GetPrompt(s.Ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
 		if we := wireError(t, err, wire.CodeInternalError); we.Message != "The client refused the elicitation request: no (code -1)." {
 			t.Errorf("message %q", we.Message)
 		}
 
 		p = newAskingPeer(t, allCaps(), nil)
-		r, err := fast().GetPrompt(p.ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
+		r, err := fast().GetPrompt(p.Ctx(), &mcp.GetPromptRequestParams{Name: PromptInputRequired})
 		if !errors.Is(err, peer.ErrInputRequired) || r != nil {
 			t.Errorf("result %v, error %v", r, err)
 		}

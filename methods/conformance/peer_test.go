@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
+
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/peer"
@@ -19,157 +21,26 @@ import (
 // testRev is the revision the fake client speaks: the conformance suite's.
 const testRev = "2025-11-25"
 
-// sent is one message the fixtures sent to the fake client: its method and
-// its params as the client receives them (projected onto the client's
-// revision, through JSON and back).
-type sent struct {
-	method string
-	params map[string]any
+// newPeer returns a client like the conformance suite's: it declared
+// sampling and elicitation, wants every log level, speaks testRev.
+func newPeer(t testing.TB) *peertest.Peer {
+	p := peertest.New(t)
+	p.Rev = testRev
+	p.Caps = &mcp.ClientCapabilities{Sampling: &mcp.ClientCapabilitiesSampling{}, Elicitation: &mcp.ClientCapabilitiesElicitation{}}
+	return p
 }
 
-// fakePeer is the client of a session as a method sees it. It checks every
-// notification and request against the schema of its revision (testRev
-// unless rev says otherwise), records it, and answers requests with answer
-// (a JSON result, decoded as the server would).
-type fakePeer struct {
-	t        testing.TB
-	rev      string // the client's revision; "" is testRev
-	token    wire.ID
-	level    mcp.LoggingLevel
-	caps     *mcp.ClientCapabilities
-	session  string
-	answer   func(method string, params map[string]any) (string, error)
-	onNotify func(method string) // called after each notification is recorded
-
-	mu    sync.Mutex
-	notes []sent
-	calls []sent
-}
-
-var _ peer.Peer = (*fakePeer)(nil)
-
-// newPeer returns a client that declared sampling and elicitation, like the
-// conformance suite's, and wants every log level.
-func newPeer(t testing.TB) *fakePeer {
-	return &fakePeer{
-		t:       t,
-		level:   mcp.LoggingLevelDebug,
-		caps:    &mcp.ClientCapabilities{Sampling: &mcp.ClientCapabilitiesSampling{}, Elicitation: &mcp.ClientCapabilitiesElicitation{}},
-		session: "session-1",
-	}
-}
-
-func (p *fakePeer) ctx() context.Context { return peer.With(context.Background(), p) }
-
-func (p *fakePeer) Call(ctx context.Context, method string, params wire.Encoder) (wire.Encoder, error) {
-	tree := p.message(method, params, true)
-	p.mu.Lock()
-	p.calls = append(p.calls, sent{method, tree})
-	p.mu.Unlock()
-	if p.answer == nil {
-		return nil, fmt.Errorf("fake client: no answer for %s", method)
-	}
-	body, err := p.answer(method, tree)
-	if err != nil {
-		return nil, err
-	}
-	v, err := wire.Parse([]byte(body))
-	if err != nil {
-		p.t.Fatalf("fake client: bad answer %s: %v", body, err)
-	}
-	spec := generated.Lookup(p.revision())
-	m, _ := spec.Method(method)
-	if err := spec.Validate(m.Result, v); err != nil {
-		p.t.Fatalf("fake client: answer %s to %s is invalid: %v", body, method, err)
-	}
-	return mcp.DecodeResult(method, v, spec.Index)
-}
-
-func (p *fakePeer) Notify(ctx context.Context, method string, params wire.Encoder) error {
-	tree := p.message(method, params, false)
-	p.mu.Lock()
-	p.notes = append(p.notes, sent{method, tree})
-	p.mu.Unlock()
-	if p.onNotify != nil {
-		p.onNotify(method)
-	}
-	return nil
-}
-
-func (p *fakePeer) revision() string {
-	if p.rev == "" {
-		return testRev
-	}
-	return p.rev
-}
-
-// message validates the message carrying params against the schema of the
-// client's revision and returns the params as the client reads them.
-func (p *fakePeer) message(method string, params wire.Encoder, request bool) map[string]any {
-	p.t.Helper()
-	rev := p.revision()
-	spec := generated.Lookup(rev)
-	m, ok := spec.Method(method)
-	if !ok || !m.ServerToClient {
-		p.t.Fatalf("%s is not a server-to-client method of %s", method, rev)
-	}
-	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": spec.Project(params)}
-	if request {
-		msg["id"] = 1
-	}
-	tree := reparse(p.t, msg)
-	if err := spec.Validate(m.Request, tree); err != nil {
-		p.t.Fatalf("%s sent to the client is invalid in %s: %v\n%s", method, rev, err, mustJSON(tree))
-	}
-	return tree.(map[string]any)["params"].(map[string]any)
-}
-
-func (p *fakePeer) ProgressToken() wire.ID                      { return p.token }
-func (p *fakePeer) LogLevel() mcp.LoggingLevel                  { return p.level }
-func (p *fakePeer) ClientCapabilities() *mcp.ClientCapabilities { return p.caps }
-func (p *fakePeer) SessionID() string                           { return p.session }
-
-func (p *fakePeer) notifications() []sent {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]sent(nil), p.notes...)
-}
-
-func (p *fakePeer) requests() []sent {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]sent(nil), p.calls...)
-}
-
-// streamClosingPeer is a fakePeer whose transport can close the stream.
+// streamClosingPeer is a fake client whose transport can close the stream.
 type streamClosingPeer struct {
-	*fakePeer
+	*peertest.Peer
 	closed int
 }
 
 func (p *streamClosingPeer) CloseStream() { p.closed++ }
 
-// reparse sends a tree through JSON, as it travels.
-func reparse(t testing.TB, v any) any {
-	t.Helper()
-	b, err := wire.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	out, err := wire.Parse(b)
-	if err != nil {
-		t.Fatalf("parse %s: %v", b, err)
-	}
-	return out
-}
+func reparse(t testing.TB, v any) any { return peertest.Reparse(t, v) }
 
-func mustJSON(v any) string {
-	b, err := wire.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
+func mustJSON(v any) string { return peertest.MustJSON(v) }
 
 // serverFill does what the server does to a result before it sends it:
 // initialize's protocolVersion, discover's supportedVersions, and the
@@ -240,8 +111,8 @@ const statelessRev = "2026-07-28"
 // asked is one input a method asked for under statelessRev: its key, and its
 // method and params as they stand in the input-required result.
 type asked struct {
-	key, method string
-	params      map[string]any
+	key, Method string
+	Params      map[string]any
 }
 
 // askingPeer is a client of statelessRev as a method sees it: a peer.Asker,
@@ -250,7 +121,7 @@ type asked struct {
 // peer.ErrInputRequired, and records every input asked, checking that the
 // input-required result listing them is valid.
 type askingPeer struct {
-	*fakePeer
+	*peertest.Peer
 	answers map[string]string
 
 	amu     sync.Mutex
@@ -273,14 +144,14 @@ var inputResults = map[string]string{
 // the answers so far.
 func newAskingPeer(t testing.TB, caps *mcp.ClientCapabilities, answers map[string]string) *askingPeer {
 	p := newPeer(t)
-	p.rev, p.caps, p.session, p.level = statelessRev, caps, "", ""
-	return &askingPeer{fakePeer: p, answers: answers}
+	p.Rev, p.Caps, p.Session, p.Level = statelessRev, caps, "", ""
+	return &askingPeer{Peer: p, answers: answers}
 }
 
-func (p *askingPeer) ctx() context.Context { return peer.With(context.Background(), p) }
+func (p *askingPeer) Ctx() context.Context { return peer.With(context.Background(), p) }
 
 func (p *askingPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (map[string]wire.Encoder, error) {
-	p.t.Helper()
+	p.T.Helper()
 	spec := generated.Lookup(statelessRev)
 	keys := make([]string, 0, len(inputs))
 	for k := range inputs {
@@ -292,15 +163,15 @@ func (p *askingPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (map
 	for _, k := range keys {
 		in := inputs[k]
 		if _, ok := inputResults[in.Method]; !ok {
-			p.t.Fatalf("input %q: %s is not an input request of %s", k, in.Method, statelessRev)
+			p.T.Fatalf("input %q: %s is not an input request of %s", k, in.Method, statelessRev)
 		}
-		params := obj(p.t, reparse(p.t, spec.Project(in.Params)))
+		params := obj(p.T, reparse(p.T, spec.Project(in.Params)))
 		reqs[k] = map[string]any{"method": in.Method, "params": params}
 		round = append(round, asked{k, in.Method, params})
 	}
-	irr := reparse(p.t, map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": "opaque"})
+	irr := reparse(p.T, map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": "opaque"})
 	if err := spec.Validate("InputRequiredResult", irr); err != nil {
-		p.t.Fatalf("the inputs make an invalid input-required result: %v\n%s", err, mustJSON(irr))
+		p.T.Fatalf("the inputs make an invalid input-required result: %v\n%s", err, mustJSON(irr))
 	}
 	p.amu.Lock()
 	defer p.amu.Unlock()
@@ -316,14 +187,14 @@ func (p *askingPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (map
 		}
 		v, err := wire.Parse([]byte(body))
 		if err != nil {
-			p.t.Fatalf("fake client: bad answer %s: %v", body, err)
+			p.T.Fatalf("fake client: bad answer %s: %v", body, err)
 		}
-		if err := spec.Validate(inputResults[a.method], v); err != nil {
-			p.t.Fatalf("fake client: answer %s to %s is invalid: %v", body, a.method, err)
+		if err := spec.Validate(inputResults[a.Method], v); err != nil {
+			p.T.Fatalf("fake client: answer %s to %s is invalid: %v", body, a.Method, err)
 		}
-		r, err := mcp.DecodeResult(a.method, v, spec.Index)
+		r, err := mcp.DecodeResult(a.Method, v, spec.Index)
 		if err != nil {
-			p.t.Fatalf("fake client: answer %s to %s: %v", body, a.method, err)
+			p.T.Fatalf("fake client: answer %s to %s: %v", body, a.Method, err)
 		}
 		out[a.key] = r
 	}
@@ -364,7 +235,7 @@ func mrtr[R any](t testing.TB, caps *mcp.ClientCapabilities, respond func(a aske
 	for range 10 {
 		p := newAskingPeer(t, caps, maps.Clone(answers))
 		peers = append(peers, p)
-		r, err := call(p.ctx())
+		r, err := call(p.Ctx())
 		missing := p.missingInputs()
 		if len(missing) == 0 {
 			if errors.Is(err, peer.ErrInputRequired) {
@@ -398,7 +269,7 @@ func rounds(peers []*askingPeer) []string {
 		}
 		reqs := map[string]any{}
 		for _, a := range m {
-			reqs[a.key] = map[string]any{"method": a.method, "params": a.params}
+			reqs[a.key] = map[string]any{"method": a.Method, "params": a.Params}
 		}
 		out = append(out, mustJSON(reqs))
 	}

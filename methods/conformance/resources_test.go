@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
+
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -135,9 +137,9 @@ func TestResourcePages(t *testing.T) {
 func TestSubscriptions(t *testing.T) {
 	f := fast()
 	a, b := newPeer(t), newPeer(t)
-	a.session, b.session = "a", "b"
+	a.Session, b.Session = "a", "b"
 	steps := []struct {
-		p        *fakePeer
+		p        *peertest.Peer
 		sub      bool
 		uri      string
 		wantCode int // 0: success
@@ -156,9 +158,9 @@ func TestSubscriptions(t *testing.T) {
 		var r *mcp.EmptyResult
 		var err error
 		if s.sub {
-			r, err = f.Subscribe(s.p.ctx(), &mcp.SubscribeRequestParams{URI: s.uri})
+			r, err = f.Subscribe(s.p.Ctx(), &mcp.SubscribeRequestParams{URI: s.uri})
 		} else {
-			r, err = f.Unsubscribe(s.p.ctx(), &mcp.UnsubscribeRequestParams{URI: s.uri})
+			r, err = f.Unsubscribe(s.p.Ctx(), &mcp.UnsubscribeRequestParams{URI: s.uri})
 		}
 		if s.wantCode != 0 {
 			wireError(t, err, s.wantCode)

@@ -196,8 +196,8 @@ func TestContentTools(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.tool, func(t *testing.T) {
 			p := newPeer(t)
-			tc.check(t, call(t, f, p.ctx(), tc.tool, tc.args))
-			if n := len(p.notifications()) + len(p.requests()); n != 0 {
+			tc.check(t, call(t, f, p.Ctx(), tc.tool, tc.args))
+			if n := len(p.Notifications()) + len(p.Requests()); n != 0 {
 				t.Errorf("%s sent %d messages to the client, want none", tc.tool, n)
 			}
 		})
@@ -217,20 +217,20 @@ func TestLoggingTool(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(string(tc.level), func(t *testing.T) {
 			p := newPeer(t)
-			p.level = tc.level
-			tree := call(t, fast(), p.ctx(), ToolWithLogging, map[string]any{})
+			p.Level = tc.level
+			tree := call(t, fast(), p.Ctx(), ToolWithLogging, map[string]any{})
 			if got := onlyText(t, tree); got != LoggingDoneText {
 				t.Errorf("text %q", got)
 			}
 			var got []string
-			for _, n := range p.notifications() {
-				if n.method != mcp.MethodLoggingMessage {
-					t.Fatalf("unexpected %s", n.method)
+			for _, n := range p.Notifications() {
+				if n.Method != mcp.MethodLoggingMessage {
+					t.Fatalf("unexpected %s", n.Method)
 				}
-				if n.params["level"] != "info" || n.params["logger"] != LoggerName {
-					t.Errorf("log %s, want level info, logger %q", mustJSON(n.params), LoggerName)
+				if n.Params["level"] != "info" || n.Params["logger"] != LoggerName {
+					t.Errorf("log %s, want level info, logger %q", mustJSON(n.Params), LoggerName)
 				}
-				got = append(got, n.params["data"].(string))
+				got = append(got, n.Params["data"].(string))
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("log messages %q, want %q", got, tc.want)
@@ -252,23 +252,23 @@ func TestProgressTool(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPeer(t)
-			p.token = tc.token
-			tree := call(t, fast(), p.ctx(), ToolWithProgress, map[string]any{})
+			p.Token = tc.token
+			tree := call(t, fast(), p.Ctx(), ToolWithProgress, map[string]any{})
 			if got := onlyText(t, tree); got != ProgressDoneText {
 				t.Errorf("text %q", got)
 			}
 			var got []float64
-			for _, n := range p.notifications() {
-				if n.method != mcp.MethodProgress {
-					t.Fatalf("unexpected %s", n.method)
+			for _, n := range p.Notifications() {
+				if n.Method != mcp.MethodProgress {
+					t.Fatalf("unexpected %s", n.Method)
 				}
-				if tok, err := wire.IDFromValue(n.params["progressToken"]); err != nil || tok != tc.token {
-					t.Errorf("progressToken %v, want %v", n.params["progressToken"], tc.token)
+				if tok, err := wire.IDFromValue(n.Params["progressToken"]); err != nil || tok != tc.token {
+					t.Errorf("progressToken %v, want %v", n.Params["progressToken"], tc.token)
 				}
-				if num(t, n.params["total"]) != ProgressTotal {
-					t.Errorf("total %v", n.params["total"])
+				if num(t, n.Params["total"]) != ProgressTotal {
+					t.Errorf("total %v", n.Params["total"])
 				}
-				got = append(got, num(t, n.params["progress"]))
+				got = append(got, num(t, n.Params["progress"]))
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("progress %v, want %v", got, tc.want)
@@ -285,10 +285,10 @@ func TestStepsStopOnCancel(t *testing.T) {
 	for _, tool := range []string{ToolWithProgress, ToolWithLogging, ToolReconnection} {
 		t.Run(tool, func(t *testing.T) {
 			p := newPeer(t)
-			p.token = wire.StringID("tok")
-			ctx, cancel := context.WithCancel(p.ctx())
+			p.Token = wire.StringID("tok")
+			ctx, cancel := context.WithCancel(p.Ctx())
 			defer cancel()
-			p.onNotify = func(string) { cancel() }
+			p.OnNotify = func(string) { cancel() }
 			if tool == ToolReconnection {
 				cancel()
 			}
@@ -300,7 +300,7 @@ func TestStepsStopOnCancel(t *testing.T) {
 			if d := time.Since(start); d > 10*time.Second {
 				t.Fatalf("took %v to stop", d)
 			}
-			if n := len(p.notifications()); n > 1 {
+			if n := len(p.Notifications()); n > 1 {
 				t.Errorf("%d notifications after the cancel", n)
 			}
 		})
@@ -338,17 +338,17 @@ func TestSamplingTool(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPeer(t)
 			if tc.noCap {
-				p.caps = &mcp.ClientCapabilities{}
+				p.Caps = &mcp.ClientCapabilities{}
 			}
-			p.answer = func(string, map[string]any) (string, error) { return tc.answer, tc.answerErr }
-			tree := call(t, fast(), p.ctx(), ToolSampling, tc.args)
+			p.Answer = func(string, map[string]any) (string, error) { return tc.answer, tc.answerErr }
+			tree := call(t, fast(), p.Ctx(), ToolSampling, tc.args)
 			if isError(tree) != tc.wantErr {
 				t.Errorf("isError %v, want %v", isError(tree), tc.wantErr)
 			}
 			if got := onlyText(t, tree); got != tc.wantText {
 				t.Errorf("text %q, want %q", got, tc.wantText)
 			}
-			reqs := p.requests()
+			reqs := p.Requests()
 			if len(reqs) != tc.wantCalls {
 				t.Fatalf("%d requests to the client, want %d", len(reqs), tc.wantCalls)
 			}
@@ -356,10 +356,10 @@ func TestSamplingTool(t *testing.T) {
 				return
 			}
 			r := reqs[0]
-			if r.method != mcp.MethodCreateMessage || num(t, r.params["maxTokens"]) != SamplingMaxTokens {
-				t.Errorf("request %s %s", r.method, mustJSON(r.params))
+			if r.Method != mcp.MethodCreateMessage || num(t, r.Params["maxTokens"]) != SamplingMaxTokens {
+				t.Errorf("request %s %s", r.Method, mustJSON(r.Params))
 			}
-			msgs := r.params["messages"].([]any)
+			msgs := r.Params["messages"].([]any)
 			want := map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": tc.args["prompt"]}}
 			if len(msgs) != 1 || mustJSON(msgs[0]) != mustJSON(want) {
 				t.Errorf("messages %s, want [%s]", mustJSON(msgs), mustJSON(want))
@@ -379,8 +379,8 @@ func TestSamplingWithoutPeer(t *testing.T) {
 // A sampling request that is cancelled with the call is the call's error.
 func TestSamplingCancelled(t *testing.T) {
 	p := newPeer(t)
-	ctx, cancel := context.WithCancel(p.ctx())
-	p.answer = func(string, map[string]any) (string, error) { cancel(); return "", context.Canceled }
+	ctx, cancel := context.WithCancel(p.Ctx())
+	p.Answer = func(string, map[string]any) (string, error) { cancel(); return "", context.Canceled }
 	_, err := fast().CallTool(ctx, &mcp.CallToolRequestParams{Name: ToolSampling, Arguments: map[string]any{"prompt": "x"}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
@@ -401,16 +401,16 @@ func TestElicitationTool(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPeer(t)
-			p.answer = func(string, map[string]any) (string, error) { return tc.answer, nil }
-			tree := call(t, fast(), p.ctx(), ToolElicitation, map[string]any{"message": "Please provide your information"})
+			p.Answer = func(string, map[string]any) (string, error) { return tc.answer, nil }
+			tree := call(t, fast(), p.Ctx(), ToolElicitation, map[string]any{"message": "Please provide your information"})
 			if got := onlyText(t, tree); got != tc.wantText || isError(tree) {
 				t.Errorf("text %q (isError %v), want %q", got, isError(tree), tc.wantText)
 			}
-			reqs := p.requests()
-			if len(reqs) != 1 || reqs[0].method != mcp.MethodElicit {
+			reqs := p.Requests()
+			if len(reqs) != 1 || reqs[0].Method != mcp.MethodElicit {
 				t.Fatalf("requests %v", reqs)
 			}
-			params := reqs[0].params
+			params := reqs[0].Params
 			if params["message"] != "Please provide your information" {
 				t.Errorf("message %q", params["message"])
 			}
@@ -430,10 +430,10 @@ func TestElicitationTool(t *testing.T) {
 
 func TestElicitationWithoutCapability(t *testing.T) {
 	p := newPeer(t)
-	p.caps = &mcp.ClientCapabilities{Sampling: &mcp.ClientCapabilitiesSampling{}}
-	tree := call(t, fast(), p.ctx(), ToolElicitationDefaults, nil)
-	if !isError(tree) || onlyText(t, tree) != "The client does not support elicitation." || len(p.requests()) != 0 {
-		t.Errorf("result %s, %d requests", mustJSON(tree), len(p.requests()))
+	p.Caps = &mcp.ClientCapabilities{Sampling: &mcp.ClientCapabilitiesSampling{}}
+	tree := call(t, fast(), p.Ctx(), ToolElicitationDefaults, nil)
+	if !isError(tree) || onlyText(t, tree) != "The client does not support elicitation." || len(p.Requests()) != 0 {
+		t.Errorf("result %s, %d requests", mustJSON(tree), len(p.Requests()))
 	}
 }
 
@@ -441,15 +441,15 @@ func TestElicitationWithoutCapability(t *testing.T) {
 // tool reports what the user answered.
 func TestElicitationDefaults(t *testing.T) {
 	p := newPeer(t)
-	p.answer = func(string, map[string]any) (string, error) {
+	p.Answer = func(string, map[string]any) (string, error) {
 		return `{"action":"accept","content":{"name":"Jane Smith","age":25,"score":88,"status":"inactive","verified":false}}`, nil
 	}
-	tree := call(t, fast(), p.ctx(), ToolElicitationDefaults, map[string]any{})
+	tree := call(t, fast(), p.Ctx(), ToolElicitationDefaults, map[string]any{})
 	want := `Elicitation completed: action=accept, content={"age":25,"name":"Jane Smith","score":88,"status":"inactive","verified":false}`
 	if got := onlyText(t, tree); got != want {
 		t.Errorf("text %q, want %q", got, want)
 	}
-	props := obj(t, obj(t, p.requests()[0].params["requestedSchema"])["properties"])
+	props := obj(t, obj(t, p.Requests()[0].Params["requestedSchema"])["properties"])
 	tests := []struct {
 		field, typ string
 		def        any
@@ -477,14 +477,14 @@ func TestElicitationDefaults(t *testing.T) {
 // The SEP-1330 form has the five enum variants, each in its own shape.
 func TestElicitationEnums(t *testing.T) {
 	p := newPeer(t)
-	p.answer = func(string, map[string]any) (string, error) {
+	p.Answer = func(string, map[string]any) (string, error) {
 		return `{"action":"accept","content":{"untitledSingle":"option1","titledSingle":"value1","legacyEnum":"opt1","untitledMulti":["option1","option2"],"titledMulti":["value1","value2"]}}`, nil
 	}
-	tree := call(t, fast(), p.ctx(), ToolElicitationEnums, map[string]any{})
+	tree := call(t, fast(), p.Ctx(), ToolElicitationEnums, map[string]any{})
 	if got := onlyText(t, tree); !strings.HasPrefix(got, "Elicitation completed: action=accept, content={") || !strings.Contains(got, `"titledMulti":["value1","value2"]`) {
 		t.Errorf("text %q", got)
 	}
-	props := obj(t, obj(t, p.requests()[0].params["requestedSchema"])["properties"])
+	props := obj(t, obj(t, p.Requests()[0].Params["requestedSchema"])["properties"])
 	titled := func(list any) bool {
 		arr, ok := list.([]any)
 		if !ok || len(arr) != 3 {
@@ -533,13 +533,13 @@ func TestElicitationEnums(t *testing.T) {
 }
 
 func TestReconnectionTool(t *testing.T) {
-	p := &streamClosingPeer{fakePeer: newPeer(t)}
+	p := &streamClosingPeer{Peer: newPeer(t)}
 	tree := call(t, fast(), peer.With(context.Background(), p), ToolReconnection, nil)
 	if got := onlyText(t, tree); got != ReconnectionDoneText || p.closed != 1 {
 		t.Errorf("text %q, stream closed %d times; want %q, once", got, p.closed, ReconnectionDoneText)
 	}
 	// Without a transport that can close the stream, the tool just answers.
-	if got := onlyText(t, call(t, fast(), newPeer(t).ctx(), ToolReconnection, nil)); got != ReconnectionDoneText {
+	if got := onlyText(t, call(t, fast(), newPeer(t).Ctx(), ToolReconnection, nil)); got != ReconnectionDoneText {
 		t.Errorf("text %q", got)
 	}
 }
@@ -714,10 +714,10 @@ func TestConcurrentCalls(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			p := newPeer(t)
-			p.token = wire.IntID(int64(i))
-			p.session = "s" + string(rune('a'+i))
-			p.answer = func(string, map[string]any) (string, error) { return samplingReply, nil }
-			ctx := p.ctx()
+			p.Token = wire.IntID(int64(i))
+			p.Session = "s" + string(rune('a'+i))
+			p.Answer = func(string, map[string]any) (string, error) { return samplingReply, nil }
+			ctx := p.Ctx()
 			for _, tool := range []string{ToolWithProgress, ToolWithLogging, ToolSampling} {
 				if _, err := f.CallTool(ctx, &mcp.CallToolRequestParams{Name: tool, Arguments: map[string]any{"prompt": "p"}}); err != nil {
 					t.Error(err)
@@ -726,8 +726,8 @@ func TestConcurrentCalls(t *testing.T) {
 			if _, err := f.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: URIWatched}); err != nil {
 				t.Error(err)
 			}
-			if n := len(p.notifications()); n != 6 {
-				t.Errorf("session %s: %d notifications, want 6", p.session, n)
+			if n := len(p.Notifications()); n != 6 {
+				t.Errorf("session %s: %d notifications, want 6", p.Session, n)
 			}
 		}()
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
-	"github.com/mcpstack/mcpstack/methods/chat/internal/chattest"
+	"github.com/mcpstack/mcpstack/methods/internal/peertest"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -137,7 +137,7 @@ func TestFallbackCancelled(t *testing.T) {
 }
 
 func TestSampling(t *testing.T) {
-	p := chattest.New(t)
+	p := peertest.New(t)
 	p.Answer = func(method string, params map[string]any) (string, error) {
 		return `{"role":"assistant","content":{"type":"text","text":"MCP connects models to tools."},"model":"client-model-1","stopReason":"endTurn"}`, nil
 	}
@@ -160,7 +160,7 @@ func TestSampling(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].Method != mcp.MethodCreateMessage {
 		t.Fatalf("requests %v", reqs)
 	}
-	got := chattest.MustJSON(reqs[0].Params)
+	got := peertest.MustJSON(reqs[0].Params)
 	want := `{"maxTokens":300,"messages":[{"content":{"text":"Hi","type":"text"},"role":"user"},{"content":{"text":"Hello!","type":"text"},"role":"assistant"},{"content":{"text":"What is MCP?","type":"text"},"role":"user"}],"modelPreferences":{"hints":[{"name":"claude"}]},"systemPrompt":"Be brief.","temperature":0.5}`
 	if got != want {
 		t.Errorf("sampling request\n%s\nwant\n%s", got, want)
@@ -168,7 +168,7 @@ func TestSampling(t *testing.T) {
 }
 
 func TestSamplingContent(t *testing.T) {
-	p := chattest.New(t)
+	p := peertest.New(t)
 	for _, tc := range []struct{ content, text, err string }{
 		{`[{"type":"text","text":"one"},{"type":"text","text":"two"}]`, "one\ntwo", ""},
 		{`{"type":"image","data":"AAAA","mimeType":"image/png"}`, "", "answered without text (image)"},
@@ -190,7 +190,7 @@ func TestSamplingContent(t *testing.T) {
 }
 
 func TestSamplingUnavailable(t *testing.T) {
-	noSampling := chattest.New(t)
+	noSampling := peertest.New(t)
 	noSampling.Caps = &mcp.ClientCapabilities{}
 	for name, ctx := range map[string]context.Context{"no peer": context.Background(), "no capability": noSampling.Ctx()} {
 		_, err := (&Sampling{}).Generate(ctx, testReq, func(string) error { return nil })
@@ -202,7 +202,7 @@ func TestSamplingUnavailable(t *testing.T) {
 		t.Errorf("asked a client without sampling")
 	}
 	// A client that refuses is a failure, not unavailability.
-	refusing := chattest.New(t)
+	refusing := peertest.New(t)
 	refusing.Answer = func(string, map[string]any) (string, error) {
 		return "", &wire.Error{Code: -1, Message: "User rejected sampling request"}
 	}

@@ -1,7 +1,7 @@
-// Package chattest holds test doubles shared by the chat packages' tests:
-// a fake client (peer.Peer) that checks everything sent to it against the
-// schema of a protocol revision and records it.
-package chattest
+// Package peertest is the fake client the tests of handwritten methods
+// share: a peer.Peer that checks everything sent to it against the schema
+// of a protocol revision, records it, and answers requests.
+package peertest
 
 import (
 	"context"
@@ -36,6 +36,8 @@ type Peer struct {
 	// Answer answers requests with a JSON result (nil: every request
 	// fails).
 	Answer func(method string, params map[string]any) (string, error)
+	// OnNotify, when set, is called after each notification is recorded.
+	OnNotify func(method string)
 
 	mu    sync.Mutex
 	notes []Sent
@@ -95,6 +97,9 @@ func (p *Peer) Notify(ctx context.Context, method string, params wire.Encoder) e
 	p.mu.Lock()
 	p.notes = append(p.notes, Sent{method, tree})
 	p.mu.Unlock()
+	if p.OnNotify != nil {
+		p.OnNotify(method)
+	}
 	return nil
 }
 
