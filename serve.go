@@ -23,6 +23,7 @@ import (
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/server/stdio"
@@ -51,6 +52,30 @@ type serveConfig struct {
 	stateless    bool
 	record       string
 	maxInflight  int
+	limits       limitsConfig
+}
+
+// limitsConfig is what bounds one client and the whole process under abuse.
+type limitsConfig struct {
+	clientSessions  int
+	clientInflight  int
+	rateLimit       string
+	outputPerStream int64
+	outputTotal     int64
+	eventBytes      int64
+	eventBytesTotal int64
+	writeTimeout    time.Duration
+}
+
+func (l *limitsConfig) register(fl *flag.FlagSet) {
+	fl.IntVar(&l.clientSessions, "max-client-sessions", -1, "most sessions (and listen streams) one client may hold open; a client is a token's principal, or an address without --auth (-1: a tenth of --max-sessions; 0: no cap; 429 above)")
+	fl.IntVar(&l.clientInflight, "max-client-inflight", 1024, "most requests one client may have in flight over all its sessions (0: no cap; -32000 above)")
+	fl.StringVar(&l.rateLimit, "rate-limit", "1000/10s", "most HTTP requests per client, as `N/DURATION` (0: none; 429 with Retry-After above)")
+	fl.Int64Var(&l.outputPerStream, "max-output-per-stream", server.DefaultOutputPerStream, "most `bytes` written for one stream or socket and not yet read by its client (the stream is closed above)")
+	fl.Int64Var(&l.outputTotal, "max-output", server.DefaultOutputTotal, "most `bytes` written for all clients and not yet read (the stream holding the most is closed above)")
+	fl.Int64Var(&l.eventBytes, "max-event-bytes-per-session", streamable.DefaultEventBytes, "most `bytes` of stream events kept per session for resumption (the oldest go first; a resume past them gets 410)")
+	fl.Int64Var(&l.eventBytesTotal, "max-event-bytes", streamable.DefaultEventBytesTotal, "most `bytes` of stream events kept for all sessions (the session holding the most loses its oldest first)")
+	fl.DurationVar(&l.writeTimeout, "write-timeout", httpx.DefaultWriteTimeout, "longest a write to a stream or socket may wait on its client (it is closed after)")
 }
 
 const serveUsage = `Usage: mcpstack serve [flags]
@@ -92,6 +117,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
 	fl.StringVar(&c.record, "record", "", "append every message to `FILE`, one JSON line each (schema/ext/RecordedMessage.json), for mcpstack validate")
+	c.limits.register(fl)
 	c.auth.RegisterFlags(fl)
 	c.chat.register(fl)
 	fl.Usage = func() {
@@ -153,7 +179,17 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		server.WithMaxSessions(c.maxSessions),
 		server.WithSessionIdleTimeout(c.idleTimeout),
 		server.WithMaxInflight(c.maxInflight),
+		server.WithMaxClientInflight(c.limits.clientInflight),
+		server.WithOutputLimits(c.limits.outputPerStream, c.limits.outputTotal),
 	}, b.options...)
+	if c.limits.clientSessions >= 0 {
+		opts = append(opts, server.WithMaxClientSessions(c.limits.clientSessions))
+	}
+	rate, err := httpx.ParseRateLimit(c.limits.rateLimit)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstack serve: --rate-limit:", err)
+		return 2
+	}
 	var recorder *record.Recorder
 	if c.record != "" {
 		rec, err := record.Create(c.record)
@@ -188,7 +224,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := serveHTTP(ctx, c, srv, mode, log); err != nil {
+	if err := serveHTTP(ctx, c, srv, mode, rate, log); err != nil {
 		log.Error("http", "err", err)
 		return 1
 	}
@@ -197,13 +233,9 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 
 // serveHTTP listens, serves until ctx ends, then drains: GET streams close,
 // calls in flight get up to the shutdown timeout to finish.
-func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode streamable.ResponseMode, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode streamable.ResponseMode, rate httpx.RateLimit, log *slog.Logger) error {
 	c.auth.Logger = log
-	bindTTL := time.Hour // a session's owner must be remembered as long as the session lives
-	if c.idleTimeout == 0 || c.idleTimeout > bindTTL {
-		bindTTL = c.idleTimeout
-	}
-	az, err := auth.New(ctx, c.auth, auth.WithSessionTTL(bindTTL))
+	az, err := auth.New(ctx, c.auth)
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
@@ -215,19 +247,23 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 		return err
 	}
 	addr := ln.Addr().String()
-	mcpHandler := streamable.New(srv, streamable.WithResponseMode(mode), streamable.WithMaxBody(c.maxBody), streamable.WithStateless(c.stateless))
+	lim := c.limits
+	events := streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge,
+		streamable.WithEventBytes(lim.eventBytes, lim.eventBytesTotal))
+	mcpHandler := streamable.New(srv, streamable.WithResponseMode(mode), streamable.WithMaxBody(c.maxBody), streamable.WithStateless(c.stateless),
+		streamable.WithEventStore(events), streamable.WithWriteTimeout(lim.writeTimeout))
 	// HTTP+SSE of 2024-11-05 (deprecated): GET /sse opens a session, POST
 	// /messages?sessionId=... carries the client's messages.
-	sseHandler := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"))
+	sseHandler := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"), sse.WithWriteTimeout(lim.writeTimeout))
 	// WebSocket: this project's extension (subprotocol "mcp").
-	wsHandler := ws.New(srv, ws.WithReadLimit(c.maxBody))
+	wsHandler := ws.New(srv, ws.WithReadLimit(c.maxBody), ws.WithWriteTimeout(lim.writeTimeout), ws.WithMaxConcurrent(c.maxInflight))
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	if guard.IsLoopbackAddr(c.httpAddr) {
 		r.Use(guard.Loopback())
 	}
 	az.Mount(r) // /.well-known/oauth-protected-resource[/mcp], when served
-	authed := r.With(az.Middleware())
+	authed := r.With(az.Middleware(), rate.Middleware())
 	authed.Handle("/mcp", mcpHandler)
 	authed.Get("/mcp/stream", mcpHandler.ServeHTTP) // the docs' path for the GET stream of a session
 	authed.Handle("/sse", sseHandler.Stream())
@@ -251,7 +287,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	if c.addrFile != "" {
-		if err := os.WriteFile(c.addrFile, []byte(addr+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(c.addrFile, []byte(addr+"\n"), 0o600); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
@@ -67,20 +68,23 @@ func (l *listener) send(s *Server, method string, params wire.Encoder) error {
 // listen serves subscriptions/listen: it acknowledges the filter, then
 // forwards matching notifications until the client closes the stream or the
 // server shuts down, and then ends the subscription with its result.
-func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, related Outbox) []byte {
+func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, related Outbox) ([]byte, int) {
 	if related == nil {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: subscriptions/listen needs a streamed response (SSE, stdio or WebSocket)"})
+		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: subscriptions/listen needs a streamed response (SSE, stdio or WebSocket)"})
 	}
 	params := new(mcp.SubscriptionsListenRequestParams)
 	if err := params.DecodeValue(msg.Params, spec.Index); err != nil {
-		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(wire.At(err, "params")))
+		return reject(msg.ID, wire.InvalidParams(wire.At(err, "params")))
 	}
 	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications}
-	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{Notifications: params.Notifications}
-	if err := l.send(s, mcp.MethodSubscriptionsAcknowledged, ack); err != nil {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
-	}
+	// A listen stream is held open like a session, so it counts as one:
+	// against the cap and the caller's share of it.
+	key := CallerFrom(ctx).Key
 	s.mu.Lock()
+	if err := s.reserveSessionLocked(key, len(s.sessions)+len(s.listeners)); err != nil {
+		s.mu.Unlock()
+		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: " + strings.TrimPrefix(err.Error(), "server: ")})
+	}
 	if s.listeners == nil {
 		s.listeners = map[*listener]bool{}
 	}
@@ -89,16 +93,21 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)
+		s.releaseSessionLocked(key)
 		s.mu.Unlock()
 	}()
+	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{Notifications: params.Notifications}
+	if err := l.send(s, mcp.MethodSubscriptionsAcknowledged, ack); err != nil {
+		return reject(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
 	select {
 	case <-ctx.Done():
-		return nil // the client closed the stream: nothing to answer
+		return nil, 0 // the client closed the stream, or its credentials expired
 	case <-s.stop:
 	case <-s.draining:
 	}
 	res := map[string]any{"resultType": "complete", "_meta": map[string]any{metaSubscriptionID: msg.ID.Value()}}
-	return s.encodeTree(spec, m, msg.ID, res)
+	return s.encodeTree(spec, m, msg.ID, res), 0
 }
 
 // notifyListeners forwards a notification to the listen streams that ask

@@ -26,6 +26,13 @@ type config struct {
 	stateKey    []byte
 	onClose     func(session string)
 	maxInflight int
+
+	maxClientSessions int
+	clientSessionsSet bool
+	maxClientInflight int
+	maxPending        int
+	outputPerStream   int64
+	outputTotal       int64
 }
 
 func defaults() config {
@@ -38,8 +45,20 @@ func defaults() config {
 		batches:     true,
 		validate:    true,
 		maxInflight: 256,
+
+		maxClientInflight: 1024,
+		maxPending:        64,
+		outputPerStream:   DefaultOutputPerStream,
+		outputTotal:       DefaultOutputTotal,
 	}
 }
+
+// Default bounds of the output a server holds for clients that do not
+// read it (WithOutputLimits).
+const (
+	DefaultOutputPerStream = 8 << 20  // 8 MiB per stream or socket
+	DefaultOutputTotal     = 64 << 20 // 64 MiB for the whole process
+)
 
 // WithStrict makes the server validate every message it sends against the
 // negotiated revision's schema too. A failure is a bug of the handler: the
@@ -109,3 +128,37 @@ func WithSessionClosed(fn func(session string)) Option {
 // and the session goes on. It bounds what one client can make the server
 // hold, on every transport.
 func WithMaxInflight(n int) Option { return optionFunc(func(c *config) { c.maxInflight = n }) }
+
+// WithMaxClientSessions caps the sessions one client may hold open at once
+// (listen streams included), so that one user cannot take every session of
+// WithMaxSessions from the others: a client is a principal when requests
+// are authenticated, an address otherwise. Default: a tenth of the session
+// cap (at least 10, at most the cap); 0: no per-client cap. Over it,
+// NewSession fails with ErrQuota.
+func WithMaxClientSessions(n int) Option {
+	return optionFunc(func(c *config) { c.maxClientSessions, c.clientSessionsSet = n, true })
+}
+
+// WithMaxClientInflight caps the requests one client may have in flight
+// over all its sessions and stateless requests (default 1024; 0: none);
+// over it a request is answered -32000 at once.
+func WithMaxClientInflight(n int) Option {
+	return optionFunc(func(c *config) { c.maxClientInflight = n })
+}
+
+// WithMaxPendingRequests caps the server-to-client requests (sampling,
+// elicitation, roots) one session may be waiting on (default 64); past it
+// the handler's call fails at once.
+func WithMaxPendingRequests(n int) Option {
+	return optionFunc(func(c *config) { c.maxPending = n })
+}
+
+// WithOutputLimits bounds the bytes written for clients and not yet taken
+// by them: perStream for one stream or socket, total for all of them
+// together (defaults DefaultOutputPerStream and DefaultOutputTotal). A
+// stream over its own bound is closed; over the total, the stream holding
+// the most is. A client that reads stalls nobody; one that does not stalls
+// only itself.
+func WithOutputLimits(perStream, total int64) Option {
+	return optionFunc(func(c *config) { c.outputPerStream, c.outputTotal = perStream, total })
+}

@@ -76,6 +76,10 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		sess.mu.Unlock()
 		return nil, ErrClosed
 	}
+	if max := srv.cfg.maxPending; max > 0 && len(sess.pending) >= max {
+		sess.mu.Unlock()
+		return nil, fmt.Errorf("server: the session already waits on %d requests to the client", max)
+	}
 	sess.pending[id] = pc
 	sess.mu.Unlock()
 	forget := func() {

@@ -39,6 +39,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	sessions  map[string]*Session
+	clients   map[string]*clientUsage // by Caller.Key
 	listeners map[*listener]bool
 	closed    bool
 	stop      chan struct{}
@@ -48,6 +49,8 @@ type Server struct {
 	draining  chan struct{}
 
 	closeHooks []func(session string) // under mu
+
+	output *outputBudget
 }
 
 // ErrTooManySessions is returned by NewSession at the session cap.
@@ -62,7 +65,11 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, stop: make(chan struct{}), draining: make(chan struct{})}
+	if !cfg.clientSessionsSet && cfg.maxSessions > 0 {
+		cfg.maxClientSessions = max(cfg.maxSessions/10, min(cfg.maxSessions, 10))
+	}
+	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{},
+		stop: make(chan struct{}), draining: make(chan struct{}), output: newOutputBudget(cfg.outputPerStream, cfg.outputTotal)}
 	for _, sp := range generated.Specs {
 		if _, ok := sp.Method(mcp.MethodInitialize); ok {
 			s.sessionSpecs = append(s.sessionSpecs, sp)
@@ -107,22 +114,25 @@ func (s *Server) negotiate(requested string) *wire.Spec {
 }
 
 // NewSession opens a session whose messages not related to a request go to
-// out (a GET stream, stdout). id "" draws a random one.
+// out (a GET stream, stdout). id "" draws a random one. It fails with
+// ErrTooManySessions at the session cap, and with ErrQuota when the caller
+// (OpenedBy) has its share of it open already; listen streams count as
+// sessions.
 func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Session, error) {
 	if id == "" {
 		id = newSessionID()
+	}
+	sess := newSession(s, id, out)
+	for _, o := range opts {
+		o(sess)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
 	}
-	if s.cfg.maxSessions > 0 && len(s.sessions) >= s.cfg.maxSessions {
-		return nil, ErrTooManySessions
-	}
-	sess := newSession(s, id, out)
-	for _, o := range opts {
-		o(sess)
+	if err := s.reserveSessionLocked(sess.caller.Key, len(s.sessions)+len(s.listeners)); err != nil {
+		return nil, err
 	}
 	s.sessions[id] = sess
 	return sess, nil
@@ -157,12 +167,29 @@ type SessionOption func(*Session)
 // visible in its POST URL, for one).
 func Transport(name string) SessionOption { return func(s *Session) { s.transport = name } }
 
-// Session returns a live session by id.
+// Session returns a live session by id, whoever it belongs to: for the
+// server's own wiring (notifications a handler sends other sessions).
+// Transports use SessionFor.
 func (s *Server) Session(id string) (*Session, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
 	return sess, ok
+}
+
+// SessionFor returns the live session id if it was opened over transport
+// by owner. A session of another transport or another principal is
+// reported exactly like one that does not exist, so that a session id
+// learnt by someone else (it travels in HTTP+SSE URLs) is of no use to
+// them and tells them nothing.
+func (s *Server) SessionFor(id, transport, owner string) (*Session, bool) {
+	s.mu.Lock()
+	sess, ok := s.sessions[id]
+	s.mu.Unlock()
+	if !ok || sess.transport != transport || sess.caller.Owner != owner {
+		return nil, false
+	}
+	return sess, true
 }
 
 // Sessions returns the live sessions.
@@ -183,9 +210,12 @@ func (s *Server) SessionCount() int {
 	return len(s.sessions)
 }
 
-func (s *Server) remove(id string) {
+func (s *Server) remove(sess *Session) {
 	s.mu.Lock()
-	delete(s.sessions, id)
+	if s.sessions[sess.id] == sess {
+		delete(s.sessions, sess.id)
+		s.releaseSessionLocked(sess.caller.Key)
+	}
 	s.mu.Unlock()
 }
 
@@ -266,7 +296,7 @@ func (s *Server) expire() {
 		case now := <-t.C:
 			for _, sess := range s.Sessions() {
 				if sess.idleSince(now) > s.cfg.idleTimeout && !sess.busy() {
-					s.log.Info("session expired", "session", sess.ID())
+					s.log.Debug("session expired", "session", sess.ID())
 					sess.Close()
 				}
 			}

@@ -32,6 +32,7 @@ type Session struct {
 	srv       *Server
 	id        string
 	transport string // the transport that opened it ("" when unnamed)
+	caller    Caller // who opened it: only they may use it
 
 	ctx    context.Context // cancelled when the session ends
 	cancel context.CancelFunc
@@ -140,7 +141,7 @@ func (sess *Session) Close() {
 		f.cancel()
 	}
 	sess.mu.Unlock()
-	sess.srv.remove(sess.id) // unlisted before Done fires
+	sess.srv.remove(sess) // unlisted before Done fires
 	sess.cancel()
 	sess.srv.sessionClosed(sess.id)
 }
@@ -351,6 +352,15 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 		delete(sess.inflight, msg.ID)
 		sess.mu.Unlock()
 	}()
+	key := sess.caller.Key
+	if key == "" {
+		key = CallerFrom(ctx).Key // a session that is not kept (stateless mode)
+	}
+	done, ok := srv.startCall(key)
+	if !ok {
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", srv.cfg.maxClientInflight)})
+	}
+	defer done()
 
 	p := &callPeer{sess: sess, spec: spec, out: related, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
 	result, err := srv.call(peer.With(ctx, p), msg, spec)

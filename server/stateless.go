@@ -165,8 +165,13 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 		}
 	}
 	if msg.Method == mcp.MethodSubscriptionsListen {
-		return s.listen(ctx, spec, m, msg, related), 0
+		return s.listen(ctx, spec, m, msg, related)
 	}
+	done, ok := s.startCall(CallerFrom(ctx).Key)
+	if !ok {
+		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", s.cfg.maxClientInflight)})
+	}
+	defer done()
 	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params)}
 	if level, ok := meta[metaLogLevel].(string); ok {
 		p.level = mcp.LoggingLevel(level)

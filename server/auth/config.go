@@ -154,7 +154,7 @@ type Auth struct {
 
 // New checks c and builds what it describes: in oauth mode it fetches the
 // JWKS (ctx ends its refreshes). opts go to the middleware (e.g.
-// WithSessionTTL).
+// WithLogger).
 func New(ctx context.Context, c Config, opts ...MiddlewareOption) (*Auth, error) {
 	if c.Mode == "" {
 		c.Mode = ModeOff

@@ -66,7 +66,9 @@
 // user. Stores of per-user data (conversations) key their records by
 // OwnerFrom(ctx) so that each user sees only their own.
 //
-// The middleware also binds each MCP session to the principal that opened
-// it: a request naming a session opened by someone else is answered 404,
-// exactly like an unknown session.
+// Every MCP session is bound to the principal that opened it, by the
+// server core and on every transport (server.SessionFor): a request naming
+// a session opened by someone else is answered 404, exactly like an
+// unknown session. The request's context ends when its token expires, so
+// that streams held open on it end then too.
 package auth

@@ -153,11 +153,13 @@ func TestThroughServer(t *testing.T) {
 	if st, _ := c.call("", sid, "whoami"); st != 401 {
 		t.Fatalf("no token: %d", st)
 	}
-	// An initialize sent with a session header opens a new session, bound
-	// to its sender too.
+	// An initialize sent with another's session header opens a new session
+	// of its sender: bob's is neither used nor revealed.
 	resp, _ := c.post(alice, bsid, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if resp.StatusCode != 404 {
-		t.Fatalf("alice initializes with bob's session header: %d", resp.StatusCode)
+	if asid := resp.Header.Get("Mcp-Session-Id"); resp.StatusCode != 200 || asid == "" || asid == bsid {
+		t.Fatalf("alice initializes with bob's session header: %d %q", resp.StatusCode, asid)
+	} else if st, _ := c.call(bob, asid, "whoami"); st != 404 {
+		t.Fatalf("bob on the session alice opened: %d", st)
 	}
 	resp, _ = c.post(bob, bsid, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	nsid := resp.Header.Get("Mcp-Session-Id")

@@ -1,12 +1,12 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
@@ -24,9 +24,6 @@ type mwConfig struct {
 	realm       string
 	scopes      []string
 	log         *slog.Logger
-	bind        bool
-	sessionTTL  time.Duration
-	now         func() time.Time
 }
 
 // WithResourceMetadata sets the URL of the protected resource metadata
@@ -54,27 +51,15 @@ func WithLogger(l *slog.Logger) MiddlewareOption {
 	return mwOptionFunc(func(c *mwConfig) { c.log = l })
 }
 
-// WithSessionTTL sets how long the middleware remembers which principal
-// opened a session after its last request (default 1h). Give it the
-// server's session idle timeout when that is longer; 0 remembers until
-// the session is deleted.
-func WithSessionTTL(d time.Duration) MiddlewareOption {
-	return mwOptionFunc(func(c *mwConfig) { c.sessionTTL = d })
-}
-
-// WithoutSessionBinding turns off the check that a session is used only by
-// the principal that opened it (for a stateless endpoint).
-func WithoutSessionBinding() MiddlewareOption {
-	return mwOptionFunc(func(c *mwConfig) { c.bind = false })
-}
-
 // Middleware guards the MCP endpoint: each request needs a valid bearer
 // token in its Authorization header (see the package documentation for
 // the answers when it has none). The principal goes into the request's
 // context (PrincipalFrom), and the Authorization header is removed before
-// the request reaches next: a token is never passed on.
+// the request reaches next: a token is never passed on. The request's
+// context ends when the token expires, so that a stream held open on it
+// (an SSE or listen stream) does not outlive its credentials.
 func Middleware(v Verifier, opts ...MiddlewareOption) func(http.Handler) http.Handler {
-	cfg := mwConfig{realm: "mcp", bind: true, sessionTTL: time.Hour, now: time.Now, log: slog.New(slog.DiscardHandler)}
+	cfg := mwConfig{realm: "mcp", log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
@@ -85,20 +70,15 @@ func Middleware(v Verifier, opts ...MiddlewareOption) func(http.Handler) http.Ha
 			}
 		}
 	}
-	var sessions *sessionOwners
-	if cfg.bind {
-		sessions = newSessionOwners(cfg.sessionTTL, cfg.now)
-	}
 	return func(next http.Handler) http.Handler {
-		return &guarded{v: v, cfg: cfg, next: next, sessions: sessions}
+		return &guarded{v: v, cfg: cfg, next: next}
 	}
 }
 
 type guarded struct {
-	v        Verifier
-	cfg      mwConfig
-	next     http.Handler
-	sessions *sessionOwners
+	v    Verifier
+	cfg  mwConfig
+	next http.Handler
 }
 
 func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -152,26 +132,16 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks "+strings.Join(missing, " "), g.cfg.scopes)
 		return
 	}
-	r2 := r.WithContext(WithPrincipal(r.Context(), p))
+	ctx := WithPrincipal(r.Context(), p)
+	if !p.ExpiresAt.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, p.ExpiresAt)
+		defer cancel()
+	}
+	r2 := r.WithContext(ctx)
 	r2.Header = r.Header.Clone()
 	r2.Header.Del("Authorization")
-	if g.sessions == nil {
-		g.next.ServeHTTP(w, r2)
-		return
-	}
-	sid := r.Header.Get("Mcp-Session-Id")
-	if sid != "" && !g.sessions.use(sid, p.Owner()) {
-		g.cfg.log.Info("auth: session of another principal refused", "subject", p.Subject, "remote", r.RemoteAddr)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Session not found: it ended or never existed; initialize again"}))
-		return
-	}
-	bw := &bindingWriter{ResponseWriter: w, owners: g.sessions, owner: p.Owner(), sid: sid}
-	if r.Method == http.MethodDelete {
-		bw.deleting = true
-	}
-	g.next.ServeHTTP(bw, r2)
+	g.next.ServeHTTP(w, r2)
 }
 
 // refuse answers status with a Bearer challenge and a JSON-RPC error body.

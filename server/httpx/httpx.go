@@ -1,14 +1,21 @@
 // Package httpx holds what the HTTP transports share: JSON-RPC error bodies
-// with an HTTP status, and reading a JSON body within the limits.
+// with an HTTP status, reading a JSON body within the limits, who the
+// caller is, and writing event streams that a client which does not read
+// cannot stall.
 package httpx
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -41,4 +48,36 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 		return nil, false
 	}
 	return body, true
+}
+
+// Caller is who sent r: the principal that authentication put in its
+// context (the sessions it opens are bound to it), or, without one, the
+// client's address, which per-client quotas count instead.
+func Caller(r *http.Request) server.Caller {
+	if p := auth.PrincipalFrom(r.Context()); p != nil {
+		return server.Caller{Owner: p.Owner(), Key: "principal:" + p.Owner(), Expires: p.ExpiresAt}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return server.Caller{Key: "addr:" + host}
+}
+
+// WithCaller returns r's context carrying Caller(r), for the calls the
+// server makes on r's behalf.
+func WithCaller(r *http.Request) context.Context {
+	return server.WithCaller(r.Context(), Caller(r))
+}
+
+// Busy answers a session or request over a limit: 429 with Retry-After
+// when the caller is over its own quota, 503 when the server is full.
+func Busy(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", "5")
+	status := http.StatusServiceUnavailable
+	msg := "Service Unavailable: "
+	if errors.Is(err, server.ErrQuota) {
+		status, msg = http.StatusTooManyRequests, "Too Many Requests: "
+	}
+	Error(w, status, wire.CodeServerBusy, msg+strings.TrimPrefix(err.Error(), "server: "))
 }

@@ -15,8 +15,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -63,12 +65,23 @@ func WithClock(now func() time.Time) Option { return optionFunc(func(r *Recorder
 // ErrClosed is returned by Flush after Close.
 var ErrClosed = errors.New("record: recorder closed")
 
-// Create opens path for appending (creating it 0644 if needed) and records
-// to it; Close closes the file.
+// Create opens path for appending and records to it; Close closes the
+// file. A recording holds what users said, so it is readable by its owner
+// only: the file is created 0600 (an existing one is narrowed to it), and
+// a missing folder 0700.
 func Create(path string, opts ...Option) (*Recorder, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("record: narrowing %s to 0600: %w", path, err)
+		}
 	}
 	r := New(f, opts...)
 	r.closer = f

@@ -116,8 +116,37 @@ func TestCreateAppendsAndFlushes(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := record.Create(filepath.Join(t.TempDir(), "no", "such", "dir", "x")); err == nil {
-		t.Error("Create in a missing folder succeeded")
+}
+
+// TestCreatePrivate: a recording holds conversation text, so it is
+// created readable by its owner only, in a folder only its owner can list,
+// and an existing file is narrowed to that.
+func TestCreatePrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rec")
+	path := filepath.Join(dir, "x.jsonl")
+	r, err := record.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{dir: 0o700, path: 0o600} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want %v", p, fi.Mode().Perm(), err, want)
+		}
+	}
+	wide := filepath.Join(t.TempDir(), "wide.jsonl")
+	if err := os.WriteFile(wide, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err = record.Create(wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if fi, _ := os.Stat(wide); fi.Mode().Perm() != 0o600 {
+		t.Errorf("existing recording: %v, want 0600", fi.Mode().Perm())
 	}
 }
 

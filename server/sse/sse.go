@@ -54,9 +54,16 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	maxBody   int64
-	keepAlive time.Duration
-	endpoint  string
+	maxBody      int64
+	keepAlive    time.Duration
+	endpoint     string
+	writeTimeout time.Duration
+}
+
+// WithWriteTimeout bounds one write to the stream (default 10s): a client
+// that takes nothing for that long loses its stream and its session.
+func WithWriteTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.writeTimeout = d })
 }
 
 // WithMaxBody bounds a POSTed body (default 4 MiB); a larger one gets 413.
@@ -86,6 +93,10 @@ type Handler struct {
 	shutdown chan struct{}
 	once     sync.Once
 }
+
+// transportName marks the sessions opened here: other transports cannot
+// use them.
+const transportName = "sse"
 
 // session is a server.Session with the stream it lives on.
 type session struct {
@@ -154,11 +165,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the server is shutting down")
 		return
 	}
-	st := newStream(w)
-	sess, err := h.srv.NewSession("", st, server.Transport("sse"))
+	st := newStream(h.srv, w, h.cfg.writeTimeout)
+	sess, err := h.srv.NewSession("", st, server.Transport(transportName), server.OpenedBy(httpx.Caller(r)))
 	if err != nil {
-		w.Header().Set("Retry-After", "5")
-		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+		st.close()
+		httpx.Busy(w, err)
 		return
 	}
 	s := &session{sess: sess, stream: st}
@@ -187,9 +198,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	var drained <-chan struct{}
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-r.Context().Done(): // the client left, or its credentials expired
 			return
 		case <-sess.Done():
+			return
+		case <-st.Dead(): // the client does not read
 			return
 		case <-shutdown:
 			shutdown = nil
@@ -247,6 +260,13 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
+	if s != nil {
+		// The session id is in the URL, which is easily learnt (logs,
+		// referrers): only the principal that opened the stream may post.
+		if _, mine := h.srv.SessionFor(id, transportName, httpx.Caller(r).Owner); !mine {
+			s = nil
+		}
+	}
 	if s == nil {
 		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: its stream ended or it never existed; open a new stream")
 		return
@@ -264,7 +284,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	// Calls outlive the POST (its answer goes on the stream); they end with
 	// the session.
-	ctx := context.WithoutCancel(r.Context())
+	ctx := context.WithoutCancel(httpx.WithCaller(r))
 	switch {
 	case !in.HasRequests():
 		// Notifications and responses are handled before the 202, so a

@@ -54,6 +54,9 @@ func (w *writer) Send(msg []byte) error {
 	return w.err
 }
 
+// maxConcurrent is how many requests are served at once.
+const maxConcurrent = 256
+
 // Serve runs one session over in and out until in ends (EOF), ctx is
 // cancelled, or writing fails. Requests are handled concurrently;
 // initialize, notifications and responses are handled in the order they
@@ -81,6 +84,10 @@ func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer,
 	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// Backpressure: a line is read when one of the requests served at once
+	// is done, so a client that writes without reading its answers fills
+	// its pipe instead of the server's memory.
+	slots := make(chan struct{}, maxConcurrent)
 	for {
 		select {
 		case line, ok := <-lines:
@@ -106,9 +113,15 @@ func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer,
 				}
 				continue
 			}
+			select {
+			case slots <- struct{}{}:
+			case <-sess.Done():
+				return ctx.Err()
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() { <-slots }()
 				if reply := sess.Serve(ctx, incoming, w); reply != nil {
 					if err := w.Send(reply); err != nil {
 						srv.Logger().Error("stdio: write failed", "err", err)

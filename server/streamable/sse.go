@@ -1,67 +1,37 @@
 package streamable
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/httpx"
 )
 
 // errStreamClosed is returned by writes after a stream ended.
-var errStreamClosed = errors.New("streamable: stream closed")
+var errStreamClosed = httpx.ErrStreamClosed
 
-// sseWriter writes server-sent events on one HTTP response.
+// sseWriter writes server-sent events on one HTTP response, with a write
+// deadline and its own account of unsent bytes (a client that does not
+// read has its response aborted; the events wait in the event store).
 type sseWriter struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	closed bool
+	*httpx.EventWriter
+	out *server.Output
 }
 
-func newSSEWriter(w http.ResponseWriter) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+func (h *Handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
+	sw := &sseWriter{}
+	sw.out = h.srv.NewOutput(func() { sw.Abort() })
+	sw.EventWriter = httpx.NewEventWriter(w, h.cfg.writeTimeout, sw.out)
+	return sw
 }
 
-// start writes the headers of an event stream. They go out with the first
-// flush: a quick call then costs one write, not three.
-func (s *sseWriter) start() {
-	h := s.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	s.w.WriteHeader(http.StatusOK)
-}
+func (s *sseWriter) start() { s.Start() }
 
-// write writes b, flushing it to the client unless buffered is set.
-func (s *sseWriter) write(b []byte, buffered ...bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errStreamClosed
-	}
-	if _, err := s.w.Write(b); err != nil {
-		s.closed = true
-		return err
-	}
-	if len(buffered) > 0 && buffered[0] {
-		return nil
-	}
-	if err := s.rc.Flush(); err != nil {
-		s.closed = true
-		return err
-	}
-	return nil
-}
-
-// flush sends what is buffered.
-func (s *sseWriter) flush() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed && s.rc.Flush() != nil {
-		s.closed = true
-	}
-}
+func (s *sseWriter) flush() { s.Flush() }
 
 // event writes one message as a "message" event with id.
 func (s *sseWriter) event(id string, msg []byte) error { return s.eventBuffered(id, msg, false) }
@@ -69,30 +39,22 @@ func (s *sseWriter) event(id string, msg []byte) error { return s.eventBuffered(
 // eventBuffered writes an event, leaving it in the buffer when buffered is
 // set: the last event of a response goes out with the end of the response.
 func (s *sseWriter) eventBuffered(id string, msg []byte, buffered bool) error {
-	buf := make([]byte, 0, len(msg)+len(id)+32)
-	if id != "" {
-		buf = append(append(append(buf, "id: "...), id...), '\n')
-	}
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
-	buf = append(buf, "\n\n"...)
-	return s.write(buf, buffered)
+	return s.Event(id, "message", msg, buffered)
 }
 
 // prime sends an event with an id and empty data, so that the client has a
 // Last-Event-ID from the start, and how long to wait before it reconnects.
 func (s *sseWriter) prime(id string, retryMs int) error {
-	return s.write([]byte(fmt.Sprintf("id: %s\nretry: %d\ndata:\n\n", id, retryMs)), true)
+	return s.Write([]byte(fmt.Sprintf("id: %s\nretry: %d\ndata:\n\n", id, retryMs)), true)
 }
 
 // keepAlive writes an SSE comment, which clients ignore.
-func (s *sseWriter) keepAlive() error { return s.write([]byte(": keepalive\n\n")) }
+func (s *sseWriter) keepAlive() error { return s.KeepAlive() }
 
-// close marks the writer ended; later writes fail.
+// close ends the writer at the end of its handler; later writes fail.
 func (s *sseWriter) close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
+	s.Close()
+	s.out.Close()
 }
 
 // lazySSE is the event stream of a stateless request: its headers are
@@ -105,14 +67,13 @@ type lazySSE struct {
 	on   bool
 }
 
-func newLazySSE(w http.ResponseWriter) *lazySSE { return &lazySSE{sseWriter: newSSEWriter(w)} }
+func (h *Handler) newLazySSE(w http.ResponseWriter) *lazySSE {
+	return &lazySSE{sseWriter: h.newSSEWriter(w)}
+}
 
 func (l *lazySSE) Send(msg []byte) error {
 	l.once.Do(func() {
-		l.mu.Lock()
-		closed := l.closed
-		l.mu.Unlock()
-		if !closed {
+		if !l.Closed() {
 			l.start()
 			l.on = true
 		}
@@ -135,7 +96,8 @@ type eventStream struct {
 	name    string
 
 	mu   sync.Mutex
-	w    *sseWriter
+	w    *sseWriter                // the response carrying the stream, if any
+	cur  atomic.Pointer[sseWriter] // w, readable without mu: to abort a blocked write
 	done bool
 
 	closeOnce sync.Once
@@ -170,9 +132,15 @@ func (es *eventStream) send(msg []byte, last bool) error {
 		return err
 	}
 	if es.w != nil && es.w.eventBuffered(id, msg, last) != nil {
-		es.w = nil // the client is gone; the event waits in the store
+		es.setWriter(nil) // the client is gone or does not read; the event waits in the store
 	}
 	return nil
+}
+
+// setWriter changes the response carrying the stream. Called with es.mu held.
+func (es *eventStream) setWriter(w *sseWriter) {
+	es.w = w
+	es.cur.Store(w)
 }
 
 // attach makes w the response that carries the stream, after a priming
@@ -180,7 +148,7 @@ func (es *eventStream) send(msg []byte, last bool) error {
 func (es *eventStream) attach(w *sseWriter, retryMs int, prime bool) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	es.w = w
+	es.setWriter(w)
 	if prime {
 		if id, err := es.h.cfg.store.Append(es.session, es.name, nil); err == nil {
 			_ = w.prime(id, retryMs)
@@ -192,7 +160,7 @@ func (es *eventStream) attach(w *sseWriter, retryMs int, prime bool) {
 func (es *eventStream) detach(w *sseWriter) {
 	es.mu.Lock()
 	if es.w == w {
-		es.w = nil
+		es.setWriter(nil)
 	}
 	es.mu.Unlock()
 }
@@ -208,6 +176,15 @@ func (es *eventStream) attached() bool {
 // (SEP-1699 polling): the client resumes with Last-Event-ID.
 func (es *eventStream) CloseStream() { es.closeOnce.Do(func() { close(es.closeReq) }) }
 
+// abort ends the stream at once, when its session ended: a write blocked on
+// a client that does not read fails now instead of at its deadline.
+func (es *eventStream) abort() {
+	if w := es.cur.Load(); w != nil {
+		w.Abort()
+	}
+	es.finish()
+}
+
 // finish ends the stream: no more events.
 func (es *eventStream) finish() {
 	es.mu.Lock()
@@ -216,7 +193,7 @@ func (es *eventStream) finish() {
 		return
 	}
 	es.done = true
-	es.w = nil
+	es.setWriter(nil)
 	es.mu.Unlock()
 	close(es.finished)
 	es.h.live.Delete(es.name)

@@ -47,6 +47,8 @@ type config struct {
 	keepAlive time.Duration
 	retry     time.Duration
 	store     EventStore
+
+	writeTimeout time.Duration
 }
 
 // WithResponseMode chooses SSE (default) or JSON answers.
@@ -70,14 +72,26 @@ func WithStateless(on bool) Option { return optionFunc(func(c *config) { c.state
 const defaultRevision = "2025-03-26"
 
 // WithEventStore sets where stream events are kept for resumption (default:
-// in memory, 1024 events and 5 minutes per session).
+// a MemoryEventStore with the Default* bounds: 1024 events, 5 minutes and 8
+// MiB per session, 64 MiB in all).
 func WithEventStore(es EventStore) Option { return optionFunc(func(c *config) { c.store = es }) }
 
 // WithRetry sets the reconnection delay announced to clients (default 2s).
 func WithRetry(d time.Duration) Option { return optionFunc(func(c *config) { c.retry = d }) }
 
+// WithWriteTimeout bounds one write to an event stream (default 10s): a
+// client that takes nothing for that long loses its response, and resumes
+// with Last-Event-ID.
+func WithWriteTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.writeTimeout = d })
+}
+
 // WithKeepAlive sets the interval of comments on idle GET streams (default 25s).
 func WithKeepAlive(d time.Duration) Option { return optionFunc(func(c *config) { c.keepAlive = d }) }
+
+// transportName is what sessions opened here are marked with: other
+// transports cannot use them.
+const transportName = "streamable"
 
 // primeDelay is how long the headers and priming event of a call's stream
 // may wait for its first message before they are sent alone.
@@ -105,7 +119,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 		o.apply(&cfg)
 	}
 	if cfg.store == nil {
-		cfg.store = NewMemoryEventStore(1024, 5*time.Minute)
+		cfg.store = NewMemoryEventStore(DefaultEventsPerSession, DefaultEventAge)
 	}
 	h := &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{})}
 	srv.OnSessionClosed(h.sessionClosed)
@@ -117,7 +131,7 @@ func (h *Handler) sessionClosed(session string) {
 	h.cfg.store.Forget(session)
 	h.live.Range(func(_, v any) bool {
 		if es := v.(*eventStream); es.session == session {
-			es.finish()
+			es.abort()
 		}
 		return true
 	})
@@ -129,6 +143,7 @@ func (h *Handler) Shutdown() { h.once.Do(func() { close(h.shutdown) }) }
 
 // ServeHTTP dispatches on the method.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = r.WithContext(httpx.WithCaller(r))
 	if h.cfg.stateless && r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: this server is stateless; it has no sessions to stream or delete")
@@ -186,8 +201,8 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*server.Sessi
 		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header; send initialize first")
 		return nil, false
 	}
-	sess, ok := h.srv.Session(sid)
-	if !ok || sess.Transport() != "streamable" {
+	sess, ok := h.srv.SessionFor(sid, transportName, server.CallerFrom(r.Context()).Owner)
+	if !ok {
 		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 		return nil, false
 	}
@@ -255,7 +270,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // for a GET with Last-Event-ID.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.Context, sess *server.Session, in *server.Incoming) {
 	es := h.newEventStream(sess.ID())
-	sw := newSSEWriter(w)
+	sw := h.newSSEWriter(w)
 	sw.start()
 	primed := sess.Revision() >= primingSince
 	es.attach(sw, int(h.cfg.retry/time.Millisecond), primed)
@@ -289,6 +304,9 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	case <-r.Context().Done():
 		es.detach(sw)
 		go func() { finish(<-done) }()
+	case <-sw.Dead(): // the client does not read: it can resume with Last-Event-ID
+		es.detach(sw)
+		go func() { finish(<-done) }()
 	}
 	sw.close()
 }
@@ -317,7 +335,8 @@ func (h *Handler) ephemeral(w http.ResponseWriter, ctx context.Context, r *http.
 		writeJSON(w, sess.Serve(ctx, in, nil))
 		return
 	}
-	stream := newLazySSE(w)
+	stream := h.newLazySSE(w)
+	defer stream.close()
 	stop := context.AfterFunc(r.Context(), stream.close)
 	defer stop()
 	reply := sess.Serve(ctx, in, stream)
@@ -347,28 +366,37 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, in *server.I
 	}
 	if h.cfg.mode == JSON {
 		reply, code := h.srv.ServeStateless(r.Context(), in, nil, headers)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(statusOf(code))
-		_, _ = w.Write(reply)
+		writeStateless(w, reply, code)
 		return
 	}
 	// Errors found before the handler runs are answered as JSON with their
 	// status; a call that runs answers on an event stream, which starts with
 	// the first message the handler sends.
-	stream := newLazySSE(w)
+	stream := h.newLazySSE(w)
+	defer stream.close()
 	stop := context.AfterFunc(r.Context(), stream.close)
 	defer stop()
 	reply, code := h.srv.ServeStateless(r.Context(), in, stream, headers)
 	if !stream.started() {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(statusOf(code))
-		_, _ = w.Write(reply)
+		writeStateless(w, reply, code)
 		return
 	}
 	if reply != nil {
 		_ = stream.Send(reply)
 	}
 	stream.close()
+}
+
+// writeStateless answers a stateless request with a JSON body, its status
+// from the error code.
+func writeStateless(w http.ResponseWriter, reply []byte, code int) {
+	status := statusOf(code)
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(reply)
 }
 
 // statusOf maps the error code of a stateless answer to its HTTP status.
@@ -379,6 +407,8 @@ func statusOf(code int) int {
 	case wire.CodeParseError, wire.CodeInvalidRequest, wire.CodeInvalidParams, wire.CodeHeaderMismatch,
 		wire.CodeMissingRequiredClientCapability, wire.CodeUnsupportedProtocolVersion:
 		return http.StatusBadRequest
+	case wire.CodeServerBusy:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusOK
 }
@@ -386,11 +416,9 @@ func statusOf(code int) int {
 // initialize opens a session; its id is sent only when initialize
 // succeeded, otherwise the session is dropped again.
 func (h *Handler) initialize(w http.ResponseWriter, ctx context.Context, in *server.Incoming) {
-	sess, err := h.srv.NewSession("", nil, server.Transport("streamable"))
+	sess, err := h.srv.NewSession("", nil, server.Transport(transportName), server.OpenedBy(server.CallerFrom(ctx)))
 	if err != nil {
-		status := http.StatusServiceUnavailable
-		w.Header().Set("Retry-After", "5")
-		httpx.Error(w, status, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+		httpx.Busy(w, err)
 		return
 	}
 	reply := sess.Serve(ctx, in, nil)
@@ -433,7 +461,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 		return
 	}
-	sw := newSSEWriter(w)
+	sw := h.newSSEWriter(w)
 	sw.start()
 	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Revision() >= primingSince)
 	sw.flush()
@@ -458,6 +486,8 @@ func (h *Handler) hold(r *http.Request, sess *server.Session, es *eventStream, s
 			return
 		case <-es.finished:
 			return
+		case <-sw.Dead():
+			return
 		case <-tick.C:
 			if sw.keepAlive() != nil {
 				return
@@ -470,7 +500,7 @@ func (h *Handler) hold(r *http.Request, sess *server.Session, es *eventStream, s
 // what is still to come on this response (2025-11-25: resumption is always
 // a GET, whatever started the stream).
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Session, last string) {
-	sw := newSSEWriter(w)
+	sw := h.newSSEWriter(w)
 	var es *eventStream
 	started := false
 	replay := func(id string, data []byte) error {
@@ -495,9 +525,9 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Se
 		_, err = h.cfg.store.Replay(sess.ID(), last, replay)
 		if err == nil && !es.done {
 			if es.w != nil {
-				es.w.close() // the stream moves to this response
+				es.w.Abort() // the stream moves to this response
 			}
-			es.w = sw
+			es.setWriter(sw)
 		}
 		es.mu.Unlock()
 	} else {

@@ -35,7 +35,19 @@ const (
 	CloseInvalidUTF8     = websocket.StatusInvalidFramePayloadData
 	CloseMessageTooBig   = websocket.StatusMessageTooBig // 1009
 	CloseKeepAliveFailed = websocket.StatusInternalError // 1011
+	// CloseTokenExpired: the credentials the socket was opened with expired;
+	// reconnect with a fresh token.
+	CloseTokenExpired = websocket.StatusPolicyViolation // 1008
+	// CloseNotReading: the client left more unsent output than the server
+	// holds for one socket (it does not read what it asked for).
+	CloseNotReading = websocket.StatusTryAgainLater // 1013
 )
+
+// DefaultMaxConcurrent is how many messages of one socket are served (and
+// their answers sent) at once by default; the next frame is read when one
+// of them is done, so a client that floods a socket without reading its
+// answers is slowed down by TCP instead of growing the server.
+const DefaultMaxConcurrent = 256
 
 // DefaultOriginPatterns are the origins accepted by default besides the
 // request's own host: loopback ones, any port. Patterns follow path.Match,
@@ -60,7 +72,12 @@ type config struct {
 	writeTimeout time.Duration
 	closeTimeout time.Duration
 	origins      []string
+	concurrent   int
 }
+
+// WithMaxConcurrent sets how many messages of one socket are served at
+// once (default DefaultMaxConcurrent).
+func WithMaxConcurrent(n int) Option { return optionFunc(func(c *config) { c.concurrent = n }) }
 
 // WithReadLimit bounds one incoming message (default 4 MiB; n <= 0 keeps
 // the default); a larger one closes the socket with 1009.
@@ -119,6 +136,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 		writeTimeout: 10 * time.Second,
 		closeTimeout: 2 * time.Second,
 		origins:      DefaultOriginPatterns,
+		concurrent:   DefaultMaxConcurrent,
 	}
 	for _, o := range opts {
 		o.apply(&cfg)
@@ -131,6 +149,12 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	}
 	if cfg.readLimit <= 0 {
 		cfg.readLimit = 4 << 20
+	}
+	if cfg.writeTimeout <= 0 {
+		cfg.writeTimeout = 10 * time.Second
+	}
+	if cfg.concurrent <= 0 {
+		cfg.concurrent = DefaultMaxConcurrent
 	}
 	return &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{}), force: make(chan struct{})}
 }
@@ -198,13 +222,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	defer h.conns.Done()
 
-	c := &conn{h: h, log: h.srv.Logger()}
-	sess, err := h.srv.NewSession("", c, server.Transport("websocket"))
-	if err != nil {
-		w.Header().Set("Retry-After", "5")
-		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: "+err.Error())
+	caller := httpx.Caller(r)
+	if !caller.Expires.IsZero() && !time.Now().Before(caller.Expires) {
+		httpx.Error(w, http.StatusUnauthorized, wire.CodeInvalidRequest, "Unauthorized: the token has expired")
 		return
 	}
+	c := &conn{h: h, log: h.srv.Logger(), caller: caller, done: make(chan struct{})}
+	sess, err := h.srv.NewSession("", c, server.Transport("websocket"), server.OpenedBy(caller))
+	if err != nil {
+		httpx.Busy(w, err)
+		return
+	}
+	c.out = h.srv.NewOutput(func() { go c.closeWith(CloseNotReading, "the client does not read its messages") })
+	defer c.out.Close()
 	hj := &hijackRecorder{ResponseWriter: w}
 	wsc, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		Subprotocols:   []string{Subprotocol},
@@ -224,7 +254,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.ws, c.netConn, c.sess = wsc, hj.conn, sess
 	// Calls keep the request's values (e.g. what authentication put there),
 	// not its lifetime: after the hijack the socket is what ends them.
-	c.run(context.WithoutCancel(r.Context()))
+	c.run(context.WithoutCancel(server.WithCaller(r.Context(), caller)))
 }
 
 // hasToken reports whether a comma-separated header lists token.
@@ -284,16 +314,33 @@ type conn struct {
 	netConn net.Conn
 	sess    *server.Session
 	calls   server.InFlight
+	caller  server.Caller
+	out     *server.Output
 
 	closeOnce sync.Once
+	done      chan struct{} // closed when the socket is being closed
 }
 
-// Send writes one message as a text frame. The library serializes
-// concurrent writers; a frame is never interleaved with another.
+// errNotReading is returned by Send past the socket's output bound.
+var errNotReading = errors.New("ws: the client does not read its messages")
+
+// Send writes one message as a text frame, within the write timeout. The
+// library serializes concurrent writers; a frame is never interleaved with
+// another. Past the socket's output bound the socket is closed (1013).
 func (c *conn) Send(msg []byte) error {
+	if !c.out.Take(len(msg)) {
+		go c.closeWith(CloseNotReading, "the client does not read its messages")
+		return errNotReading
+	}
+	defer c.out.Give(len(msg))
 	ctx, cancel := context.WithTimeout(context.Background(), c.h.cfg.writeTimeout)
 	defer cancel()
 	return c.ws.Write(ctx, websocket.MessageText, msg)
+}
+
+// expired reports whether the socket's credentials have expired.
+func (c *conn) expired() bool {
+	return !c.caller.Expires.IsZero() && !time.Now().Before(c.caller.Expires)
 }
 
 // run reads frames until the socket closes. Requests are served
@@ -313,6 +360,7 @@ func (c *conn) run(ctx context.Context) {
 		c.sess.Close()     // cancels the calls in flight
 		wg.Wait()
 	}()
+	slots := make(chan struct{}, c.h.cfg.concurrent)
 	for {
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
@@ -331,6 +379,10 @@ func (c *conn) run(ctx context.Context) {
 			c.closeWith(CloseInvalidUTF8, "text frame is not valid UTF-8")
 			return
 		}
+		if c.expired() { // a frame that raced the expiry timer
+			c.closeWith(CloseTokenExpired, "token expired")
+			return
+		}
 		in := srv.Parse(data)
 		if in.Err() != nil || !in.HasRequests() || in.IsInitialize() {
 			if reply := c.sess.Serve(ctx, in, c); reply != nil {
@@ -338,10 +390,16 @@ func (c *conn) run(ctx context.Context) {
 			}
 			continue
 		}
+		select { // backpressure: the next frame waits for a free slot
+		case slots <- struct{}{}:
+		case <-c.done:
+			return
+		}
 		c.calls.Add()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { <-slots }()
 			defer c.calls.Done()
 			if reply := c.sess.Serve(ctx, in, c); reply != nil {
 				c.send(reply)
@@ -356,12 +414,21 @@ func (c *conn) send(msg []byte) {
 	}
 }
 
-// watch closes the socket when the session ends (1000) or the server shuts
-// down (1001, once the calls in flight are done).
+// watch closes the socket when the session ends (1000), its token expires
+// (1008) or the server shuts down (1001, once the calls in flight are
+// done).
 func (c *conn) watch(stop <-chan struct{}) {
+	var expiry <-chan time.Time
+	if !c.caller.Expires.IsZero() {
+		t := time.NewTimer(time.Until(c.caller.Expires))
+		defer t.Stop()
+		expiry = t.C
+	}
 	select {
 	case <-stop:
 		return
+	case <-expiry:
+		c.closeWith(CloseTokenExpired, "token expired")
 	case <-c.sess.Done():
 		c.closeWith(CloseSessionEnded, "session ended")
 	case <-c.h.shutdown:
@@ -407,6 +474,7 @@ func (c *conn) keepAlive(stop <-chan struct{}) {
 // (bounded by the close timeout), or, for code 0, without one.
 func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 	c.closeOnce.Do(func() {
+		close(c.done)
 		if code == 0 {
 			_ = c.ws.CloseNow()
 			return

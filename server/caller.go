@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Caller is who a message comes from, as the transport that received it
+// knows: the key that sessions are bound to, the key that quotas are
+// counted under, and when the caller's credentials end.
+type Caller struct {
+	// Owner is the authenticated principal (auth.Principal.Owner), "" when
+	// the transport has no authentication (stdio, a loopback server
+	// without --auth). A session answers only to the owner that opened it.
+	Owner string
+	// Key is what per-client quotas count: Owner when there is one, the
+	// client's address otherwise. "" is exempt from per-client quotas.
+	Key string
+	// Expires is when the caller's credentials end (the token's exp); a
+	// long-lived stream or socket opened by the caller ends then. Zero:
+	// never.
+	Expires time.Time
+}
+
+type callerKey struct{}
+
+// WithCaller returns a context carrying c, for the transports: the server
+// reads it to bind the sessions and count the quotas of stateless
+// requests.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller a transport put in ctx (the zero Caller,
+// the local user, when none did).
+func CallerFrom(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// OpenedBy binds a new session to its caller: requests, responses and
+// notifications reach it only through SessionFor with the same owner, and
+// it counts against the caller's quotas.
+func OpenedBy(c Caller) SessionOption { return func(s *Session) { s.caller = c } }
+
+// clientUsage is what one client key holds now: its sessions (listen
+// streams included) and its requests in flight.
+type clientUsage struct {
+	sessions int // under Server.mu
+	inflight int // under Server.mu
+}
+
+// ErrQuota is what errors.Is finds in the error of NewSession over the
+// caller's share of the sessions; transports answer it with 429 and
+// Retry-After (ErrTooManySessions, the cap of all clients, with 503).
+var ErrQuota = errors.New("server: over the client's quota")
+
+// reserveSessionLocked counts a new session (or listen stream) of key against
+// the global cap and key's share. Called with s.mu held.
+func (s *Server) reserveSessionLocked(key string, open int) error {
+	if s.cfg.maxSessions > 0 && open >= s.cfg.maxSessions {
+		return ErrTooManySessions
+	}
+	if key == "" {
+		return nil
+	}
+	u := s.clients[key]
+	if u == nil {
+		u = &clientUsage{}
+		s.clients[key] = u
+	}
+	if max := s.cfg.maxClientSessions; max > 0 && u.sessions >= max {
+		return fmt.Errorf("%w: this client already has %d sessions open", ErrQuota, max)
+	}
+	u.sessions++
+	return nil
+}
+
+// releaseSessionLocked undoes reserveSessionLocked. Called with s.mu held.
+func (s *Server) releaseSessionLocked(key string) {
+	if key == "" {
+		return
+	}
+	if u := s.clients[key]; u != nil {
+		u.sessions--
+		s.dropIdleClientLocked(key, u)
+	}
+}
+
+func (s *Server) dropIdleClientLocked(key string, u *clientUsage) {
+	if u.sessions <= 0 && u.inflight <= 0 {
+		delete(s.clients, key)
+	}
+}
+
+// startCall counts a request of key in flight; it fails over the
+// per-client cap. done must be called when the request ends.
+func (s *Server) startCall(key string) (done func(), ok bool) {
+	max := s.cfg.maxClientInflight
+	if key == "" || max <= 0 {
+		return func() {}, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.clients[key]
+	if u == nil {
+		u = &clientUsage{}
+		s.clients[key] = u
+	}
+	if u.inflight >= max {
+		return nil, false
+	}
+	u.inflight++
+	return func() {
+		s.mu.Lock()
+		u.inflight--
+		if s.clients[key] == u {
+			s.dropIdleClientLocked(key, u)
+		}
+		s.mu.Unlock()
+	}, true
+}
