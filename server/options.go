@@ -24,6 +24,7 @@ type config struct {
 	validate    bool
 	tap         Tap
 	stateKey    []byte
+	stateTTL    time.Duration
 	onClose     func(session string)
 	maxInflight int
 
@@ -46,6 +47,7 @@ func defaults() config {
 		validate:    true,
 		maxInflight: 256,
 
+		stateTTL:          DefaultStateTTL,
 		maxClientInflight: 1024,
 		maxPending:        64,
 		outputPerStream:   DefaultOutputPerStream,
@@ -112,10 +114,15 @@ type Tap interface {
 // WithTap records the traffic, e.g. for `mcpstack serve --record`.
 func WithTap(t Tap) Option { return optionFunc(func(c *config) { c.tap = t }) }
 
-// WithStateKey sets the key that signs the requestState of input-required
-// results. Replicas behind one load balancer need the same key; by default
-// each Server draws a random one.
+// WithStateKey sets the secret the requestState of input-required results
+// is sealed with (the AES-256-GCM key is derived from it with HKDF).
+// Replicas behind one load balancer need the same secret; by default each
+// Server draws a random one.
 func WithStateKey(key []byte) Option { return optionFunc(func(c *config) { c.stateKey = key }) }
+
+// WithStateTTL sets how long a requestState may be given back (default
+// DefaultStateTTL); later it is refused with -32602.
+func WithStateTTL(d time.Duration) Option { return optionFunc(func(c *config) { c.stateTTL = d }) }
 
 // WithSessionClosed calls fn with the id of every session that ends, so
 // that what a handler keeps per session can go with it.

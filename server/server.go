@@ -7,6 +7,7 @@ package server
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -31,7 +32,7 @@ type Server struct {
 	sessionSpecs []*wire.Spec
 
 	keyOnce sync.Once
-	key     []byte // signs requestState
+	aead    cipher.AEAD // seals requestState
 
 	extOnce sync.Once
 	ext     *wire.Validator // schema/ext, for extension notifications

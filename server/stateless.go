@@ -2,13 +2,8 @@ package server
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -172,7 +167,8 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", s.cfg.maxClientInflight)})
 	}
 	defer done()
-	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params)}
+	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params),
+		binding: stateBinding{owner: CallerFrom(ctx).Owner, method: msg.Method, digest: paramsDigest(params)}}
 	if level, ok := meta[metaLogLevel].(string); ok {
 		p.level = mcp.LoggingLevel(level)
 	}
@@ -292,7 +288,7 @@ func (s *Server) inputRequired(spec *wire.Spec, id wire.ID, p *statelessPeer, ne
 		}
 		reqs[k] = r
 	}
-	state, err := s.sealState(p.method, p.answers)
+	state, err := s.sealState(p.binding, p.answers, needed)
 	if err != nil {
 		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
@@ -310,72 +306,17 @@ func (s *Server) inputRequired(spec *wire.Spec, id wire.ID, p *statelessPeer, ne
 	return b
 }
 
-// requestState is what the server hands the client to give back on retry:
-// the answers so far, bound to the method, signed so that a client cannot
-// forge or alter them.
-type requestState struct {
-	Method  string         `json:"m"`
-	Answers map[string]any `json:"a,omitempty"`
-}
-
-func (s *Server) stateKey() []byte {
-	s.keyOnce.Do(func() {
-		if len(s.cfg.stateKey) > 0 {
-			s.key = s.cfg.stateKey
-			return
-		}
-		s.key = make([]byte, 32)
-		if _, err := rand.Read(s.key); err != nil {
-			panic(fmt.Sprintf("crypto/rand: %v", err))
-		}
-	})
-	return s.key
-}
-
-func (s *Server) sealState(method string, answers map[string]any) (string, error) {
-	body, err := json.Marshal(requestState{Method: method, Answers: answers})
-	if err != nil {
-		return "", err
-	}
-	mac := hmac.New(sha256.New, s.stateKey())
-	mac.Write(body)
-	return base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)), nil
-}
-
-var errBadState = errors.New("requestState failed its integrity check")
-
-func (s *Server) openState(method, state string) (map[string]any, error) {
-	body64, sig64, ok := strings.Cut(state, ".")
-	if !ok {
-		return nil, errBadState
-	}
-	body, err1 := base64.RawURLEncoding.DecodeString(body64)
-	sig, err2 := base64.RawURLEncoding.DecodeString(sig64)
-	if err1 != nil || err2 != nil {
-		return nil, errBadState
-	}
-	mac := hmac.New(sha256.New, s.stateKey())
-	mac.Write(body)
-	if !hmac.Equal(sig, mac.Sum(nil)) {
-		return nil, errBadState
-	}
-	var st requestState
-	if err := json.Unmarshal(body, &st); err != nil || st.Method != method {
-		return nil, errBadState
-	}
-	return st.Answers, nil
-}
-
 // statelessPeer is the peer.Peer of a stateless request: notifications go
 // to the request's own stream; input comes from the retried request.
 type statelessPeer struct {
-	srv    *Server
-	spec   *wire.Spec
-	out    Outbox
-	method string
-	token  wire.ID
-	level  mcp.LoggingLevel
-	caps   *mcp.ClientCapabilities
+	srv     *Server
+	spec    *wire.Spec
+	out     Outbox
+	method  string
+	binding stateBinding // what a requestState of this request is bound to
+	token   wire.ID
+	level   mcp.LoggingLevel
+	caps    *mcp.ClientCapabilities
 
 	mu      sync.Mutex
 	answers map[string]any // results the client gave, by key
@@ -384,22 +325,31 @@ type statelessPeer struct {
 }
 
 // restore collects the answers of earlier rounds (requestState) and of this
-// one (inputResponses).
+// one (inputResponses). Answers come only with the state that asked for
+// them: inputResponses without a requestState, or answering requests the
+// state did not make, are refused.
 func (p *statelessPeer) restore(params map[string]any) error {
 	p.answers = map[string]any{}
-	if st, ok := params["requestState"].(string); ok && st != "" {
-		prev, err := p.srv.openState(p.method, st)
-		if err != nil {
-			return err
+	st, _ := params["requestState"].(string)
+	resp, _ := params["inputResponses"].(map[string]any)
+	if st == "" {
+		if len(resp) > 0 {
+			return errNoState
 		}
-		for k, v := range prev {
-			p.answers[k] = v
-		}
+		return nil
 	}
-	if resp, ok := params["inputResponses"].(map[string]any); ok {
-		for k, v := range resp {
-			p.answers[k] = v
+	prev, asked, err := p.srv.openState(p.binding, st)
+	if err != nil {
+		return err
+	}
+	for k, v := range prev {
+		p.answers[k] = v
+	}
+	for k, v := range resp {
+		if !slices.Contains(asked, k) {
+			return fmt.Errorf("inputResponses answers %q, which the requestState did not ask for", k)
 		}
+		p.answers[k] = v
 	}
 	return nil
 }

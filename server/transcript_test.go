@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,9 @@ import (
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 )
+
+// stateRE finds the requestState of an input-required result.
+var stateRE = regexp.MustCompile(`"requestState":"([A-Za-z0-9_-]+)"`)
 
 var update = flag.Bool("update", false, "rewrite the -- server -- section of the transcripts")
 
@@ -75,13 +79,24 @@ func TestTranscripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
+			state := "" // the last requestState the server sent
+			keep := func(m []byte) string {
+				// A requestState is sealed with a fresh nonce: the transcript
+				// names it ${requestState}, and a client line gives it back.
+				if sm := stateRE.FindSubmatch(m); sm != nil {
+					state = string(sm[1])
+					m = stateRE.ReplaceAllLiteral(m, []byte(`"requestState":"${requestState}"`))
+				}
+				return string(m)
+			}
 			for _, line := range client {
+				line = strings.ReplaceAll(line, "${requestState}", state)
 				reply := sess.Handle(context.Background(), []byte(line), out)
 				for _, m := range out.take() {
-					got = append(got, string(m))
+					got = append(got, keep(m))
 				}
 				if reply != nil {
-					got = append(got, string(reply))
+					got = append(got, keep(reply))
 				}
 			}
 			if *update {
