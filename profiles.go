@@ -31,6 +31,8 @@ type chatConfig struct {
 	postgresDSN    string
 	postgresSchema string
 	toolScopes     string
+	readScope      string
+	writeScope     string
 }
 
 func (c *chatConfig) register(fl *flag.FlagSet) {
@@ -42,7 +44,9 @@ func (c *chatConfig) register(fl *flag.FlagSet) {
 	fl.StringVar(&c.dataDir, "data-dir", store.DefaultDataDir(), "chat: folder of the SQLite database (chat.db)")
 	fl.StringVar(&c.postgresDSN, "postgres-dsn", "", "chat: keep conversations in PostgreSQL instead (prefer MCPSTACK_POSTGRES_DSN, to keep passwords out of ps)")
 	fl.StringVar(&c.postgresSchema, "postgres-schema", store.DefaultPostgresSchema, "chat: PostgreSQL schema of the tables")
-	fl.StringVar(&c.toolScopes, "tool-scopes", "", "chat: scopes a token needs per tool, e.g. \"chat=chat:write conversation_get=chat:read\" (JSON-RPC -32003 without)")
+	fl.StringVar(&c.readScope, "conversation-read-scope", "", "chat: the `scope` a token needs to see conversation content by any path: tools, resources, subscriptions, the summarize prompt, completions, search (JSON-RPC -32003 without)")
+	fl.StringVar(&c.writeScope, "conversation-write-scope", "", "chat: the `scope` a token needs to start or continue a conversation (JSON-RPC -32003 without)")
+	fl.StringVar(&c.toolScopes, "tool-scopes", "", "chat: more scopes a token needs per tool, e.g. \"chat=chat:admin\"; these guard the tool only: guard conversation content with --conversation-read-scope")
 }
 
 // built is a profile's handler and what it needs from the server.
@@ -120,6 +124,13 @@ func buildChat(ctx context.Context, c serveConfig, log *slog.Logger) (*built, er
 			return nil, err
 		}
 		opts = append(opts, chat.WithAuthorize(scopes.Check))
+		needs := map[chat.Access]string{chat.ReadConversations: cc.readScope, chat.WriteConversations: cc.writeScope}
+		opts = append(opts, chat.WithConversationAccess(func(ctx context.Context, a chat.Access) error {
+			return auth.RequireScopes(ctx, needs[a])
+		}))
+		if cc.readScope == "" && (len(scopes[chat.ToolGet]) > 0 || len(scopes[chat.ToolSearch]) > 0) {
+			log.Warn("--tool-scopes guards conversation_get and conversation_search only: resources/read, the summarize_conversation prompt and completions still show conversations; set --conversation-read-scope to guard them all")
+		}
 	}
 	app := chat.New(st, ag, opts...)
 	return &built{

@@ -69,6 +69,7 @@ type App struct {
 	agent     agent.Agent
 	log       *slog.Logger
 	authorize func(ctx context.Context, tool string) error
+	access    func(ctx context.Context, access Access) error
 	info      mcp.Implementation
 	pager     base.Paginator
 	system    string
@@ -149,6 +150,7 @@ func New(s store.Store, ag agent.Agent, opts ...Option) *App {
 	for _, o := range opts {
 		o(a)
 	}
+	a.store = guardedStore{Store: s, app: a}
 	return a
 }
 

@@ -237,6 +237,11 @@ func (a *App) runChat(ctx context.Context, user string, args map[string]any) (*m
 	if bad != nil {
 		return bad, nil
 	}
+	// Writing is checked again by the store; checked here too, so that a
+	// caller who may not write does not make the model answer first.
+	if err := a.allowed(ctx, WriteConversations); err != nil {
+		return nil, err
+	}
 	created := convID == ""
 	var history []store.Message
 	if created {
@@ -367,10 +372,13 @@ func (a *App) runGet(ctx context.Context, user string, args map[string]any) (*mc
 	return structuredResult(conversationTree(c))
 }
 
-// storeFailed answers a store error: an unknown conversation (or
-// another user's: the same words) or a failure whose details stay in the
-// server's log.
+// storeFailed answers a store error: a refused access as it is, an
+// unknown conversation (or another user's: the same words) or a failure
+// whose details stay in the server's log.
 func (a *App) storeFailed(ctx context.Context, op, id string, err error) (*mcp.CallToolResult, error) {
+	if refusal(err) {
+		return nil, err
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return toolError(fmt.Sprintf("No conversation %q. Start one with the chat tool (without conversation_id), or find yours with conversation_search.", id)), nil
 	}
