@@ -227,3 +227,39 @@ func TestFlushThroughBinding(t *testing.T) {
 		t.Fatalf("rest %q", rest)
 	}
 }
+
+// TestStreamEndsWithToken: a GET stream held open on a token ends when the
+// token expires (the regression: long-lived streams outlived their
+// credentials).
+func TestStreamEndsWithToken(t *testing.T) {
+	secret := []byte(strings.Repeat("k", 32))
+	v, _ := auth.NewHS256(secret, auth.WithLeeway(0))
+	srv := server.New(whoamiApp{})
+	h := streamable.New(srv)
+	ts := httptest.NewServer(auth.Middleware(v)(h))
+	t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })
+	c := mcpClient{t: t, url: ts.URL}
+	long, _ := auth.MintHS256(secret, auth.Mint{Subject: "alice", TTL: time.Hour})
+	short, _ := auth.MintHS256(secret, auth.Mint{Subject: "alice", TTL: 2 * time.Second})
+	sid := c.initialize(long)
+	req, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+short)
+	req.Header.Set("Mcp-Session-Id", sid)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", resp, err)
+	}
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(done) }()
+	select {
+	case <-done:
+		if d := time.Since(start); d > 3500*time.Millisecond {
+			t.Errorf("the stream ended %v after it opened, its token lived 2s", d)
+		}
+	case <-time.After(6 * time.Second):
+		t.Fatal("the stream outlived its token")
+	}
+	resp.Body.Close()
+}

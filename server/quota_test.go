@@ -1,0 +1,136 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+)
+
+// blocker answers tools/call when released.
+type blocker struct {
+	mcp.UnimplementedHandler // tests only
+	release                  chan struct{}
+}
+
+func (*blocker) Initialize(context.Context, *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
+	return &mcp.InitializeResult{ServerInfo: mcp.Implementation{Name: "b", Version: "1"}}, nil
+}
+
+func (b *blocker) CallTool(ctx context.Context, _ *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+	}
+	return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: "done"}}}, nil
+}
+
+// TestClientSessionQuota: one client cannot take every session from the
+// others, and a listen stream counts as a session (the regression: one
+// token opened 10,000 sessions and everyone else got 503; listen streams
+// were not counted at all).
+func TestClientSessionQuota(t *testing.T) {
+	srv := server.New(conformance.New(), server.WithMaxSessions(100), server.WithMaxClientSessions(3))
+	defer srv.Close()
+	alice := server.Caller{Owner: "alice", Key: "principal:alice"}
+	bob := server.Caller{Owner: "bob", Key: "principal:bob"}
+	var mine []*server.Session
+	for range 3 {
+		s, err := srv.NewSession("", nil, server.OpenedBy(alice))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine = append(mine, s)
+	}
+	if _, err := srv.NewSession("", nil, server.OpenedBy(alice)); !errors.Is(err, server.ErrQuota) {
+		t.Fatalf("alice's 4th session: %v, want ErrQuota", err)
+	}
+	if _, err := srv.NewSession("", nil, server.OpenedBy(bob)); err != nil {
+		t.Fatalf("bob's session while alice is at her quota: %v", err)
+	}
+	// listen opens a listen stream: refused at once, or held open (its
+	// acknowledgement came) until stop.
+	listen := func(c server.Caller) (reply []byte, code int, stop func()) {
+		ctx, cancel := context.WithCancel(server.WithCaller(context.Background(), c))
+		body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		type answer struct {
+			reply []byte
+			code  int
+		}
+		done := make(chan answer, 1)
+		out := &recorder{}
+		go func() {
+			r, c := srv.ServeStateless(ctx, srv.Parse([]byte(body)), out, nil)
+			done <- answer{r, c}
+		}()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			select {
+			case a := <-done:
+				cancel()
+				return a.reply, a.code, func() {}
+			default:
+			}
+			if len(out.take()) > 0 { // acknowledged: held open
+				return nil, 0, func() { cancel(); <-done }
+			}
+		}
+		t.Fatal("listen neither answered nor acknowledged")
+		return nil, 0, nil
+	}
+	if reply, code, _ := listen(alice); code != -32000 || !strings.Contains(string(reply), "sessions open") {
+		t.Errorf("alice's listen stream over her quota: %d %s, want -32000", code, reply)
+	}
+	mine[0].Close()
+	_, code, stop := listen(alice)
+	if code != 0 {
+		t.Fatalf("alice's listen stream under her quota: %d", code)
+	}
+	if _, err := srv.NewSession("", nil, server.OpenedBy(alice)); !errors.Is(err, server.ErrQuota) {
+		t.Errorf("alice's session while her listen stream holds the last slot: %v, want ErrQuota", err)
+	}
+	stop()
+	if _, err := srv.NewSession("", nil, server.OpenedBy(alice)); err != nil {
+		t.Errorf("alice's session after her listen stream ended: %v", err)
+	}
+}
+
+// TestClientInflightQuota: the requests one client has in flight over all
+// its sessions are capped; another client is still served.
+func TestClientInflightQuota(t *testing.T) {
+	b := &blocker{release: make(chan struct{})}
+	srv := server.New(b, server.WithMaxClientInflight(2), server.WithValidation(false))
+	defer srv.Close()
+	alice := server.Caller{Owner: "alice", Key: "principal:alice"}
+	ctx := server.WithCaller(context.Background(), alice)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`
+	open := func(c server.Caller) *server.Session {
+		s, err := srv.NewSession("", nil, server.OpenedBy(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+		return s
+	}
+	s1, s2 := open(alice), open(alice)
+	answers := make(chan string, 3)
+	for _, s := range []*server.Session{s1, s2} {
+		go func() { answers <- string(s.Handle(ctx, []byte(call), nil)) }()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got := string(open(alice).Handle(ctx, []byte(call), nil)); !strings.Contains(got, "-32000") {
+		t.Errorf("alice's third call in flight: %s, want -32000", got)
+	}
+	bobs := open(server.Caller{Owner: "bob", Key: "principal:bob"})
+	go func() { answers <- string(bobs.Handle(ctx, []byte(call), nil)) }()
+	close(b.release)
+	for range 3 {
+		if got := <-answers; !strings.Contains(got, "done") {
+			t.Errorf("a call under the quota: %s", got)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package sse_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/bench"
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/server/sse"
+)
+
+// asUser is a stand-in for the auth middleware: ?as=NAME makes the
+// request NAME's.
+func asUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := r.URL.Query().Get("as"); u != "" {
+			r = r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: u}))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func newUserFixture(t *testing.T, h mcp.Handler, srvOpts []server.Option, opts ...sse.Option) *fixture {
+	t.Helper()
+	srv := server.New(h, append([]server.Option{server.WithStrict(true)}, srvOpts...)...)
+	sh := sse.New(srv, opts...)
+	mux := http.NewServeMux()
+	mux.Handle("/sse", asUser(sh.Stream()))
+	mux.Handle("/messages", asUser(sh.Messages()))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { sh.Shutdown(); srv.Close() })
+	return &fixture{srv: srv, h: sh, base: ts.URL}
+}
+
+// TestSessionsBoundToTheirUser: the session id travels in the POST URL,
+// but only the user who opened the stream may post to it: another user's
+// (or an anonymous) request, response or notification gets 404 and
+// nothing of it reaches the session (the regression: any valid token
+// could run requests in another user's session, answer its pending
+// sampling request and cancel its calls).
+func TestSessionsBoundToTheirUser(t *testing.T) {
+	f := newUserFixture(t, conformance.New(conformance.WithStepDelay(0)), nil)
+	alice := f.open(t, "/sse?as=alice")
+	as := func(user string) string { return alice.endpoint + "&as=" + user }
+	if st, _ := post(t, as("alice"), "application/json", initBody); st != http.StatusAccepted {
+		t.Fatalf("alice's initialize: %d", st)
+	}
+	alice.message(t)
+	post(t, as("alice"), "application/json", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, who := range []string{"bob", ""} {
+		for _, body := range []string{
+			`{"jsonrpc":"2.0","id":"bob","method":"ping"}`,
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`,
+		} {
+			url := alice.endpoint
+			if who != "" {
+				url = as(who)
+			}
+			if st, b := post(t, url, "application/json", body); st != http.StatusNotFound {
+				t.Errorf("%q posts %s to alice's session: %d %s, want 404", who, body, st, b)
+			}
+		}
+	}
+	// Alice's pending sampling request cannot be answered by bob.
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"}}}`
+	if st, _ := post(t, as("alice"), "application/json", call); st != http.StatusAccepted {
+		t.Fatalf("alice's call: %d", st)
+	}
+	req := alice.message(t)
+	if req["method"] != "sampling/createMessage" {
+		t.Fatalf("want alice's sampling request, got %v", req)
+	}
+	answer := func(text string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"role":"assistant","content":{"type":"text","text":%q},"model":"m"}}`, req["id"], text)
+	}
+	if st, _ := post(t, as("bob"), "application/json", answer("bob's words")); st != http.StatusNotFound {
+		t.Errorf("bob answers alice's sampling request: %d, want 404", st)
+	}
+	if st, _ := post(t, as("alice"), "application/json", answer("Four.")); st != http.StatusAccepted {
+		t.Fatalf("alice's answer: %d", st)
+	}
+	res := alice.message(t)
+	if !strings.Contains(fmt.Sprint(res["result"]), "Four.") || res["id"] != 7.0 {
+		t.Errorf("alice's call ended with %v, want her own answer", res)
+	}
+}
+
+// TestUnreadStreamBounded: a client that opens a stream, never reads it
+// and posts calls with large answers loses its stream and its session;
+// the server holds a bounded number of bytes meanwhile (the regression:
+// 200 answers of 3 MB on an unread stream held 1.1 GB).
+func TestUnreadStreamBounded(t *testing.T) {
+	f := newUserFixture(t, bench.Echo{}, nil, sse.WithMaxBody(4<<20))
+	heap0 := heapInUse()
+	// A raw connection with a small receive buffer that reads the headers
+	// and the endpoint event only.
+	addr := strings.TrimPrefix(f.base, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET /sse HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", addr)
+	buf := make([]byte, 4096)
+	var head string
+	for !strings.Contains(head, "sessionId=") || !strings.Contains(head[strings.Index(head, "sessionId="):], "\n") {
+		n, err := conn.Read(buf)
+		if err != nil {
+			t.Fatalf("reading the endpoint event: %v (%q)", err, head)
+		}
+		head += string(buf[:n])
+	}
+	rest := head[strings.Index(head, "sessionId=")+len("sessionId="):]
+	endpoint := f.base + "/messages?sessionId=" + rest[:strings.IndexAny(rest, "\r\n")]
+	post(t, endpoint, "application/json", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	post(t, endpoint, "application/json", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	big := strings.Repeat("x", 3<<20)
+	var peak uint64
+	posted := 0
+	for ; posted < 200; posted++ {
+		st, _ := post(t, endpoint, "application/json", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, posted+1, big))
+		if st == http.StatusNotFound {
+			break // the session is gone with its stream
+		}
+		if posted%10 == 0 {
+			peak = max(peak, heapInUse())
+		}
+	}
+	peak = max(peak, heapInUse())
+	if posted == 200 {
+		t.Errorf("the unread stream was kept through 200 answers of 3 MB")
+	}
+	if grown := int64(peak) - int64(heap0); grown > 128<<20 {
+		t.Errorf("heap grew by %d MiB for an unread stream", grown>>20)
+	}
+	if held := f.srv.OutputHeld(); held > server.DefaultOutputPerStream+4<<20 {
+		t.Errorf("the server holds %d bytes of unsent output", held)
+	}
+	t.Logf("calls posted before the session ended: %d; heap growth at peak: %d MiB", posted, (int64(peak)-int64(heap0))>>20)
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}

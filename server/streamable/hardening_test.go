@@ -1,0 +1,184 @@
+package streamable_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/bench"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/streamable"
+)
+
+// bigEcho is bench.Echo whose tool "big" answers {"mib": n} with n MiB of
+// text.
+type bigEcho struct{ bench.Echo }
+
+func (b bigEcho) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	if p.Name != "big" {
+		return b.Echo.CallTool(ctx, p)
+	}
+	n, _ := p.Arguments["mib"].(float64)
+	return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: strings.Repeat("x", int(n)<<20)}}}, nil
+}
+
+// newEchoEnv serves bigEcho: echo answers as large as the question, big
+// as large as asked.
+func newEchoEnv(t *testing.T, sopts []server.Option, opts ...streamable.Option) *env {
+	t.Helper()
+	srv := server.New(bigEcho{}, append([]server.Option{server.WithValidation(false)}, sopts...)...)
+	h := streamable.New(srv, append([]streamable.Option{streamable.WithMaxBody(32 << 20)}, opts...)...)
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Shutdown()
+		ts.Close()
+		srv.Close()
+	})
+	return &env{t: t, url: ts.URL, srv: srv}
+}
+
+func echoCall(id int, text string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, id, text)
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// TestStoredEventsBoundedInBytes: answers kept for resumption are bounded
+// in bytes per session, not only in number (the regression: 300 answers
+// of 4 MB in one session took the server to 2.3 GB and kept it there).
+func TestStoredEventsBoundedInBytes(t *testing.T) {
+	e := newEchoEnv(t, nil)
+	sid := e.initialize()
+	heap0 := heapInUse()
+	big := strings.Repeat("x", 4<<20)
+	for i := range 24 {
+		resp, body := e.do(req{body: echoCall(i+1, big), headers: map[string]string{"Mcp-Session-Id": sid}})
+		if resp.StatusCode != 200 || !strings.Contains(body, `"result"`) {
+			t.Fatalf("call %d: %d %.200s", i, resp.StatusCode, body)
+		}
+	}
+	if grown := int64(heapInUse()) - int64(heap0); grown > 40<<20 {
+		t.Errorf("24 answers of 4 MB kept %d MiB in the server", grown>>20)
+	}
+}
+
+// TestEventStoreSweeps: expired events of a session nobody uses go when
+// another session is used, and the store stays within its total.
+func TestEventStoreSweeps(t *testing.T) {
+	m := streamable.NewMemoryEventStore(1024, 50*time.Millisecond, streamable.WithEventBytes(1<<20, 3<<20))
+	first, _ := m.Append("idle", "a", make([]byte, 1000))
+	m.Append("idle", "a", make([]byte, 1000))
+	time.Sleep(80 * time.Millisecond)
+	m.Append("busy", "b", make([]byte, 10))
+	if b := m.Bytes(); b != 10 {
+		t.Errorf("the store keeps %d bytes after the idle session's events expired, want 10", b)
+	}
+	if _, err := m.Replay("idle", first, func(string, []byte) error { return nil }); !errors.Is(err, streamable.ErrEventsGone) {
+		t.Errorf("resuming the idle session: %v, want ErrEventsGone", err)
+	}
+	for i := range 10 { // four sessions of 1 MiB against a total of 3 MiB
+		m.Append(fmt.Sprint("s", i%4), "x", make([]byte, 400<<10))
+	}
+	if b := m.Bytes(); b > 3<<20 {
+		t.Errorf("the store keeps %d bytes, over its total of 3 MiB", b)
+	}
+}
+
+// stall opens a session and posts a call whose 16 MB answer the client
+// never reads: the server's write blocks.
+func stall(t *testing.T, e *env, host string) (sid string, conn net.Conn) {
+	t.Helper()
+	sid = e.initialize()
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"mib":16}}}`
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
+		host, sid, len(body), body)
+	// Wait until the server writes the answer and holds it.
+	for deadline := time.Now().Add(10 * time.Second); e.srv.OutputHeld() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never started writing the answer")
+		}
+	}
+	return sid, conn
+}
+
+// TestStalledStreamStallsOnlyItself: a client that never reads its SSE
+// answer delays neither the expiry of idle sessions nor a DELETE of its
+// own session (the regression: the expiry loop and the DELETE hung on the
+// blocked write for minutes).
+func TestStalledStreamStallsOnlyItself(t *testing.T) {
+	t.Run("expiry", func(t *testing.T) {
+		e := newEchoEnv(t, []server.Option{server.WithSessionIdleTimeout(time.Second)})
+		stalled, _ := stall(t, e, strings.TrimPrefix(e.url, "http://"))
+		gone := func(sid string) bool {
+			for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if _, ok := e.srv.Session(sid); !ok {
+					return true
+				}
+			}
+			return false
+		}
+		if !gone(stalled) {
+			t.Fatal("the stalled session outlived its idle timeout by 3s or more")
+		}
+		// The expiry of the stalled session is done: the next one expires
+		// on time too.
+		if idle := e.initialize(); !gone(idle) {
+			t.Errorf("an idle session outlived its 1s idle timeout by 3s or more behind a stalled stream")
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		e := newEchoEnv(t, nil)
+		sid, _ := stall(t, e, strings.TrimPrefix(e.url, "http://"))
+		done := make(chan int, 1)
+		go func() {
+			hr, _ := http.NewRequest(http.MethodDelete, e.url, nil)
+			hr.Header.Set("Mcp-Session-Id", sid)
+			resp, err := http.DefaultClient.Do(hr)
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+		select {
+		case st := <-done:
+			if st != http.StatusNoContent {
+				t.Errorf("DELETE: %d, want 204", st)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("DELETE of a session with a stalled stream hung")
+		}
+	})
+}
+
+// TestClientQuotaOverHTTP: a client over its share of the sessions gets
+// 429 with Retry-After; the server's own cap stays 503.
+func TestClientQuotaOverHTTP(t *testing.T) {
+	e := newEchoEnv(t, []server.Option{server.WithMaxSessions(100), server.WithMaxClientSessions(2)})
+	e.initialize()
+	e.initialize()
+	resp, body := e.do(req{body: initBody})
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "-32000") {
+		t.Errorf("third session of one client: %d %q %s, want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+}

@@ -1,0 +1,114 @@
+package ws_test
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/server/ws"
+)
+
+// TestTokenExpiry: a socket is closed with 1008 when the token it was
+// opened with expires, and nothing sent after that is served (the
+// regression: calls were still answered on a socket after its token
+// expired).
+func TestTokenExpiry(t *testing.T) {
+	srv := server.New(conformance.New(), server.WithStrict(true))
+	h := ws.New(srv)
+	expires := time.Now().Add(400 * time.Millisecond)
+	withToken := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := &auth.Principal{Subject: "alice", ExpiresAt: expires}
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp/ws", withToken)
+	ts := newServer(t, mux)
+	t.Cleanup(func() { _ = h.Shutdown(context.Background()); srv.Close() })
+	cl := dial(t, "ws"+strings.TrimPrefix(ts.URL, "http")+"/mcp/ws", nil)
+	initialize(t, cl, "2025-06-18")
+	if resp, _ := cl.call(t, "1", "ping", "", nil); resp.msg["result"] == nil {
+		t.Fatalf("ping before expiry: %s", resp.raw)
+	}
+	time.Sleep(time.Until(expires) + 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_ = cl.c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	cancel()
+	for {
+		select {
+		case f, ok := <-cl.frames:
+			if !ok {
+				if code := websocket.CloseStatus(cl.err); code != ws.CloseTokenExpired {
+					t.Fatalf("close code %d (%v), want %d", code, cl.err, ws.CloseTokenExpired)
+				}
+				return
+			}
+			t.Fatalf("served after the token expired: %s", f.raw)
+		case <-time.After(wait):
+			t.Fatal("the socket outlived its token")
+		}
+	}
+}
+
+// TestUnreadSocketBounded: a client that floods a socket with pings and
+// never reads the answers is slowed down and dropped; the server's memory
+// stays bounded and another client is served meanwhile (the regression:
+// 200,000 unread pings took the server to 1 GB).
+func TestUnreadSocketBounded(t *testing.T) {
+	f := newFixture(t, nil) // the default write timeout: the server waits 10s on a stalled client
+
+	heap0 := heapInUse()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	flood, _, err := websocket.Dial(ctx, f.url, &websocket.DialOptions{Subprotocols: []string{ws.Subprotocol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer flood.CloseNow()
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`
+	if err := flood.Write(ctx, websocket.MessageText, []byte(init)); err != nil {
+		t.Fatal(err)
+	}
+	ping := []byte(`{"jsonrpc":"2.0","id":"p","method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("x", 1000) + `"}}}`)
+	var peak uint64
+	sent := 0
+	for ; sent < 200000; sent++ {
+		wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+		err := flood.Write(wctx, websocket.MessageText, ping)
+		wcancel()
+		if err != nil {
+			break // the server stopped reading
+		}
+		if sent%5000 == 0 {
+			peak = max(peak, heapInUse())
+		}
+	}
+	peak = max(peak, heapInUse())
+	// Someone else is served all along.
+	cl := dial(t, f.url, nil)
+	initialize(t, cl, "2025-11-25")
+	if resp, _ := cl.call(t, "1", "ping", "", nil); resp.msg["result"] == nil {
+		t.Fatalf("another client's ping: %s", resp.raw)
+	}
+	if sent == 200000 {
+		t.Errorf("the server read 200,000 unanswered pings without pushing back")
+	}
+	if grown := int64(peak) - int64(heap0); grown > 96<<20 {
+		t.Errorf("heap grew by %d MiB under an unread flood (%d pings sent)", grown>>20, sent)
+	}
+	t.Logf("pings sent before the server pushed back: %d; heap growth at peak: %d MiB", sent, (int64(peak)-int64(heap0))>>20)
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
