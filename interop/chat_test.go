@@ -3,6 +3,7 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -70,12 +71,7 @@ func TestToolScopes(t *testing.T) {
 	srv := startChat(t, data, "--tool-scopes", "chat=chat:write")
 	secret := filepath.Join(data, "secret")
 	writer := mint(t, secret, "alice", "mcp chat:write")
-	open := func(token string) string {
-		_, hdr, _ := srv.post(t, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-		sid := hdr.Get("Mcp-Session-Id")
-		srv.post(t, token, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		return sid
-	}
+	open := func(token string) string { return srv.open(t, token, "2025-06-18") }
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"query":"secret plans"}}}`
 	sid := open(srv.token)
 	if _, _, r := srv.post(t, srv.token, sid, call); r["error"] == nil || r["error"].(map[string]any)["code"] != -32003.0 {
@@ -109,6 +105,15 @@ func (cs *chatServer) stop(t *testing.T) {
 		<-done
 		t.Errorf("mcpstack did not stop on SIGINT")
 	}
+}
+
+// open initializes a session of revision rev with token and returns its id.
+func (cs *chatServer) open(t *testing.T, token, rev string) string {
+	t.Helper()
+	_, hdr, _ := cs.post(t, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+rev+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := hdr.Get("Mcp-Session-Id")
+	cs.post(t, token, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return sid
 }
 
 // post sends one message and returns the status and the JSON-RPC answer
@@ -240,5 +245,40 @@ func TestChatOverStdio(t *testing.T) {
 	}
 	if !strings.Contains(asked, "Hello!") {
 		t.Errorf("the sampling request did not carry the query: %q", asked)
+	}
+}
+
+// TestConversationReadScope: with --conversation-read-scope, a token
+// without the scope reads a conversation by no path: not the tool, not
+// resources/read, not the summarize prompt, not a search snippet (the
+// regression: --tool-scopes conversation_get=... left the other paths
+// open). With the scope, every path works.
+func TestConversationReadScope(t *testing.T) {
+	data := t.TempDir()
+	srv := startChat(t, data, "--conversation-read-scope", "chat:read")
+	secret := filepath.Join(data, "secret")
+	reader := mint(t, secret, "alice", "mcp chat:read")
+	sid := srv.open(t, srv.token, "2025-11-25") // alice, without chat:read
+	_, _, r := srv.post(t, srv.token, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"query":"secret plans"}}}`)
+	conv, _ := r["result"].(map[string]any)["_meta"].(map[string]any)["conversation_id"].(string)
+	if conv == "" {
+		t.Fatalf("chat (needs no read scope to start): %v", r)
+	}
+	paths := map[string]string{
+		"conversation_get":    `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"conversation_get","arguments":{"conversation_id":"` + conv + `"}}}`,
+		"conversation_search": `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"conversation_search","arguments":{"query":"secret"}}}`,
+		"resources/read":      `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"conversation://` + conv + `"}}`,
+		"resources/list":      `{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{}}`,
+		"summarize prompt":    `{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"summarize_conversation","arguments":{"conversation_id":"` + conv + `"}}}`,
+		"completion":          `{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"summarize_conversation"},"argument":{"name":"conversation_id","value":"conv_"}}}`,
+	}
+	rsid := srv.open(t, reader, "2025-11-25")
+	for name, body := range paths {
+		if _, _, got := srv.post(t, srv.token, sid, body); got["error"] == nil || got["error"].(map[string]any)["code"] != -32003.0 {
+			t.Errorf("%s without chat:read: %v, want -32003", name, got)
+		}
+		if _, _, got := srv.post(t, reader, rsid, body); got["error"] != nil || strings.Contains(fmt.Sprint(got["result"]), "isError:true") {
+			t.Errorf("%s with chat:read: %v", name, got)
+		}
 	}
 }

@@ -61,12 +61,17 @@ const (
 	callTimeout    = 15 * time.Second
 )
 
-// mcpstackBin is the binary TestMain builds for the stdio transport.
+// mcpstackBin is the binary TestMain builds (or MCPSTACK_BIN names) for the
+// tests that run mcpstack as a process.
 var mcpstackBin string
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
+	if bin := os.Getenv("MCPSTACK_BIN"); bin != "" { // a binary built elsewhere (a release, an older commit)
+		mcpstackBin = bin
+		return m.Run()
+	}
 	dir, err := os.MkdirTemp("", "mcpstack-interop-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "interop:", err)
