@@ -26,7 +26,7 @@ const DefaultStateTTL = 10 * time.Minute
 // can neither read it nor change it, and it is bound to what it was issued
 // for. Opened, it must name the same caller, method and params (name,
 // arguments, uri) as the request that brings it back, and not be expired;
-// the inputResponses beside it may answer only the requests it asked.
+// the inputResponses beside it count only for the requests it asked.
 type requestState struct {
 	Owner   string         `json:"o"`           // the caller's principal ("" without authentication)
 	Method  string         `json:"m"`           // tools/call, prompts/get, ...
@@ -42,10 +42,7 @@ type stateBinding struct {
 	digest        []byte
 }
 
-var (
-	errBadState = errors.New("requestState failed its integrity check")
-	errNoState  = errors.New("inputResponses need the requestState of the result that asked for them")
-)
+var errBadState = errors.New("requestState failed its integrity check")
 
 // stateAAD names what the ciphertext is, so that nothing else sealed with
 // the same key can pass for a requestState.

@@ -325,17 +325,15 @@ type statelessPeer struct {
 }
 
 // restore collects the answers of earlier rounds (requestState) and of this
-// one (inputResponses). Answers come only with the state that asked for
-// them: inputResponses without a requestState, or answering requests the
-// state did not make, are refused.
+// one (inputResponses). An answer counts only for a request the server
+// asked in the state it comes with: inputResponses without a requestState,
+// or for keys the state did not ask, are ignored, so the method asks again
+// (a new input-required result) instead of trusting answers nobody asked
+// for. A state that fails its checks is an error.
 func (p *statelessPeer) restore(params map[string]any) error {
 	p.answers = map[string]any{}
 	st, _ := params["requestState"].(string)
-	resp, _ := params["inputResponses"].(map[string]any)
 	if st == "" {
-		if len(resp) > 0 {
-			return errNoState
-		}
 		return nil
 	}
 	prev, asked, err := p.srv.openState(p.binding, st)
@@ -345,11 +343,11 @@ func (p *statelessPeer) restore(params map[string]any) error {
 	for k, v := range prev {
 		p.answers[k] = v
 	}
+	resp, _ := params["inputResponses"].(map[string]any)
 	for k, v := range resp {
-		if !slices.Contains(asked, k) {
-			return fmt.Errorf("inputResponses answers %q, which the requestState did not ask for", k)
+		if slices.Contains(asked, k) {
+			p.answers[k] = v
 		}
-		p.answers[k] = v
 	}
 	return nil
 }

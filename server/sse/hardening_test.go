@@ -2,12 +2,15 @@ package sse_test
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/bench"
@@ -154,4 +157,36 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
+}
+
+// TestSessionIDNotLogged: a session id is a bearer of access (it is in
+// the POST URL): it is never logged above debug, not when the session
+// expires either (the regression: "session expired" at info with the id).
+func TestSessionIDNotLogged(t *testing.T) {
+	var logs lockedLog
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	f := newUserFixture(t, conformance.New(), []server.Option{server.WithLogger(log), server.WithSessionIdleTimeout(100 * time.Millisecond)})
+	s := f.open(t, "/sse?as=alice")
+	post(t, s.endpoint+"&as=bob", "application/json", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	s.waitEnd(t) // expired
+	if strings.Contains(logs.String(), s.id) {
+		t.Errorf("the session id was logged at info or above:\n%s", logs.String())
+	}
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
