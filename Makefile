@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: validate-bench bench vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: soak validate-bench bench vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -19,9 +19,16 @@ generate:
 check-generate:
 	$(GO) run ./gen -check
 
-## test: gofmt, vet, and every test with the race detector
+## test: gofmt, vet, every test with the race detector, and the soak test
+## (abusive clients beside a well-behaved one) without it
 test: fmt vet
 	$(GO) test $(GOFLAGS_TEST) ./...
+	$(GO) test -count=1 -run '^TestSoak$$' -v ./interop/
+
+## soak: the soak test alone, for longer (SOAK=60s)
+SOAK ?= 15s
+soak:
+	MCPSTACK_SOAK=$(SOAK) $(GO) test -count=1 -run '^TestSoak$$' -v ./interop/
 
 test-short:
 	$(GO) test -short ./...

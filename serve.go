@@ -256,7 +256,8 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	// /messages?sessionId=... carries the client's messages.
 	sseHandler := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"), sse.WithWriteTimeout(lim.writeTimeout))
 	// WebSocket: this project's extension (subprotocol "mcp").
-	wsHandler := ws.New(srv, ws.WithReadLimit(c.maxBody), ws.WithWriteTimeout(lim.writeTimeout), ws.WithMaxConcurrent(c.maxInflight))
+	wsHandler := ws.New(srv, ws.WithReadLimit(c.maxBody), ws.WithWriteTimeout(lim.writeTimeout), ws.WithMaxConcurrent(c.maxInflight),
+		ws.WithRateLimit(rate.Requests, rate.Window)) // frames of a socket count like HTTP requests
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	if guard.IsLoopbackAddr(c.httpAddr) {

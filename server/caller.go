@@ -24,6 +24,17 @@ type Caller struct {
 	Expires time.Time
 }
 
+// Expiry returns a channel that fires when the caller's credentials end
+// (nil, which never fires, when they do not) and a function that stops
+// it: a stream held open for the caller waits on it too.
+func (c Caller) Expiry() (<-chan time.Time, func()) {
+	if c.Expires.IsZero() {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Until(c.Expires))
+	return t.C, func() { t.Stop() }
+}
+
 type callerKey struct{}
 
 // WithCaller returns a context carrying c, for the transports: the server

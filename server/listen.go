@@ -100,9 +100,13 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	if err := l.send(s, mcp.MethodSubscriptionsAcknowledged, ack); err != nil {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
+	expired, stop := CallerFrom(ctx).Expiry()
+	defer stop()
 	select {
 	case <-ctx.Done():
-		return nil, 0 // the client closed the stream, or its credentials expired
+		return nil, 0 // the client closed the stream
+	case <-expired:
+		return nil, 0 // its credentials expired: the stream ends without a result
 	case <-s.stop:
 	case <-s.draining:
 	}
@@ -125,9 +129,11 @@ func (s *Server) notifyListeners(method string, params wire.Encoder) {
 			tree = params.EncodeValue(wire.AllRevisions)
 		}
 		if l.wants(method, tree) {
-			if err := l.send(s, method, params); err != nil {
-				s.log.Debug("listen stream", "err", err)
-			}
+			go func() { // a stream that is not read delays no other
+				if err := l.send(s, method, params); err != nil {
+					s.log.Debug("listen stream", "err", err)
+				}
+			}()
 		}
 	}
 }

@@ -121,8 +121,14 @@ func WithTap(t Tap) Option { return optionFunc(func(c *config) { c.tap = t }) }
 func WithStateKey(key []byte) Option { return optionFunc(func(c *config) { c.stateKey = key }) }
 
 // WithStateTTL sets how long a requestState may be given back (default
-// DefaultStateTTL); later it is refused with -32602.
-func WithStateTTL(d time.Duration) Option { return optionFunc(func(c *config) { c.stateTTL = d }) }
+// DefaultStateTTL; 0 keeps it); later it is refused with -32602.
+func WithStateTTL(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d != 0 {
+			c.stateTTL = d
+		}
+	})
+}
 
 // WithSessionClosed calls fn with the id of every session that ends, so
 // that what a handler keeps per session can go with it.
@@ -161,11 +167,12 @@ func WithMaxPendingRequests(n int) Option {
 }
 
 // WithOutputLimits bounds the bytes written for clients and not yet taken
-// by them: perStream for one stream or socket, total for all of them
-// together (defaults DefaultOutputPerStream and DefaultOutputTotal). A
-// stream over its own bound is closed; over the total, the stream holding
-// the most is. A client that reads stalls nobody; one that does not stalls
-// only itself.
+// by them: perStream in progress on one stream or socket (more waits for
+// it: backpressure), total handed to all of them together, waiting or not
+// (defaults DefaultOutputPerStream and DefaultOutputTotal). Over the
+// total, the stream holding the most is closed. A client that reads
+// stalls nobody; one that does not stalls only itself, and loses its
+// stream when a write waits past the transport's write timeout.
 func WithOutputLimits(perStream, total int64) Option {
 	return optionFunc(func(c *config) { c.outputPerStream, c.outputTotal = perStream, total })
 }

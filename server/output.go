@@ -3,19 +3,27 @@ package server
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Output accounts what one stream or socket holds for its client: the
 // bytes of messages handed to it and not yet written. A transport takes
 // before it writes a message and gives back once the write ended, well or
-// not. It is how a client that does not read stalls only itself: past the
-// per-stream bound its own stream is closed, past the total of the process
-// the stream holding the most is.
+// not. Past the per-stream bound a message waits for the ones before it
+// to be written (backpressure: a client that reads slowly slows its own
+// answers down); a client that does not read at all stalls only itself, as
+// its writes time out. Every byte handed to a stream, waiting or being
+// written, counts against the total of the process; past it the stream
+// holding the most is closed.
 type Output struct {
 	b        *outputBudget
-	held     atomic.Int64
+	pending  atomic.Int64 // every byte handed to the stream and not yet done
 	overflow func()
 	once     sync.Once
+
+	mu     sync.Mutex
+	active int64         // bytes taken: being written or about to be
+	freed  chan struct{} // closed when active bytes are given back
 }
 
 // outputBudget is the process-wide account of every Output.
@@ -43,38 +51,71 @@ func (s *Server) NewOutput(overflow func()) *Output {
 	return o
 }
 
-// Take accounts n bytes about to be written. It reports false when the
-// stream is over its bound, and the caller then closes it: a message is
-// always let through when the stream holds nothing else, so that one large
-// answer can still go out.
-func (o *Output) Take(n int) bool {
+// Take accounts n bytes about to be written. Over the per-stream bound it
+// waits until the stream has written enough of what it holds, for at most
+// wait or until dead is closed; it reports false when the message is not
+// to be written: the stream is stalled (the caller closes it), or it holds
+// the most of a process over its total. A message is always let through
+// when the stream has nothing else in progress, so that one large answer
+// can still go out.
+func (o *Output) Take(n int, wait time.Duration, dead <-chan struct{}) bool {
 	if o == nil {
 		return true
 	}
 	b := o.b
-	held := o.held.Add(int64(n))
-	total := b.total.Add(int64(n))
-	if b.perStream > 0 && held > b.perStream && held != int64(n) {
-		o.Give(n)
-		return false
-	}
-	if b.limit > 0 && total > b.limit {
+	o.pending.Add(int64(n))
+	if total := b.total.Add(int64(n)); b.limit > 0 && total > b.limit {
 		victim := b.largest()
 		if victim == nil || victim == o {
-			o.Give(n)
+			o.pending.Add(-int64(n))
+			b.total.Add(-int64(n))
 			return false
 		}
 		victim.once.Do(victim.overflow) // its bytes come back as its writes fail
 	}
-	return true
+	var timer *time.Timer
+	for {
+		o.mu.Lock()
+		if b.perStream <= 0 || o.active == 0 || o.active+int64(n) <= b.perStream {
+			o.active += int64(n)
+			o.mu.Unlock()
+			return true
+		}
+		if o.freed == nil {
+			o.freed = make(chan struct{})
+		}
+		freed := o.freed
+		o.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		}
+		select {
+		case <-freed:
+			continue
+		case <-timer.C:
+		case <-dead:
+		}
+		o.pending.Add(-int64(n))
+		b.total.Add(-int64(n))
+		return false
+	}
 }
 
-// Give accounts n bytes that were written, or never will be.
+// Give accounts n bytes that were written, or never will be, after a Take
+// that reported true.
 func (o *Output) Give(n int) {
 	if o == nil {
 		return
 	}
-	o.held.Add(-int64(n))
+	o.mu.Lock()
+	o.active -= int64(n)
+	if o.freed != nil {
+		close(o.freed)
+		o.freed = nil
+	}
+	o.mu.Unlock()
+	o.pending.Add(-int64(n))
 	o.b.total.Add(-int64(n))
 }
 
@@ -96,7 +137,7 @@ func (b *outputBudget) largest() *Output {
 	var best *Output
 	var most int64
 	for o := range b.open {
-		if h := o.held.Load(); h > most {
+		if h := o.pending.Load(); h > most {
 			best, most = o, h
 		}
 	}

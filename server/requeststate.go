@@ -17,8 +17,9 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// DefaultStateTTL is how long a requestState may be given back.
-const DefaultStateTTL = 10 * time.Minute
+// DefaultStateTTL is how long a requestState may be given back: long
+// enough for a person to answer an elicitation.
+const DefaultStateTTL = time.Hour
 
 // A requestState (2026-07-28, input required) carries the answers the
 // client gave in earlier rounds, so that the server keeps nothing between

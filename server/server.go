@@ -211,6 +211,13 @@ func (s *Server) SessionCount() int {
 	return len(s.sessions)
 }
 
+// ListenCount is the number of open subscriptions/listen streams.
+func (s *Server) ListenCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.listeners)
+}
+
 func (s *Server) remove(sess *Session) {
 	s.mu.Lock()
 	if s.sessions[sess.id] == sess {
@@ -222,13 +229,18 @@ func (s *Server) remove(sess *Session) {
 
 // Broadcast sends a notification to every initialized session, on the
 // stream for messages not related to a request, and to every
-// subscriptions/listen stream whose filter asks for it.
+// subscriptions/listen stream whose filter asks for it. Each recipient is
+// written to on its own goroutine, so that a client that does not read
+// delays nobody else's notification; Broadcast does not wait for them.
 func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encoder) {
+	ctx = context.WithoutCancel(ctx)
 	s.notifyListeners(method, params)
 	for _, sess := range s.Sessions() {
-		if err := sess.Notify(ctx, method, params); err != nil && !errors.Is(err, ErrNoStream) {
-			s.log.Debug("broadcast", "session", sess.ID(), "method", method, "err", err)
-		}
+		go func() {
+			if err := sess.Notify(ctx, method, params); err != nil && !errors.Is(err, ErrNoStream) {
+				s.log.Debug("broadcast", "session", sess.ID(), "method", method, "err", err)
+			}
+		}()
 	}
 }
 

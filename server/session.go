@@ -224,6 +224,32 @@ func (in *Incoming) IsInitialize() bool {
 	return false
 }
 
+// Busy is the answer to a body the transport cannot take now (it serves
+// as many requests at once as it may): -32000 for each request in it,
+// nil when it holds none.
+func (in *Incoming) Busy() []byte {
+	var out [][]byte
+	for _, it := range in.items {
+		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request {
+			out = append(out, jsonrpc.EncodeError(it.Msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: too many requests of this connection in flight; retry when one is answered"}))
+		}
+	}
+	return in.join(out)
+}
+
+// join is the answer made of out: nil, one message, or an array for a
+// batch.
+func (in *Incoming) join(out [][]byte) []byte {
+	switch {
+	case len(out) == 0:
+		return nil
+	case in.batch:
+		return jsonrpc.Batch(out)
+	default:
+		return out[0]
+	}
+}
+
 // IsBatch reports whether the body was a JSON array.
 func (in *Incoming) IsBatch() bool { return in.batch }
 
@@ -291,14 +317,7 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related Outbox) []
 			out = append(out, a)
 		}
 	}
-	switch {
-	case len(out) == 0:
-		return nil
-	case in.batch:
-		return jsonrpc.Batch(out)
-	default:
-		return out[0]
-	}
+	return in.join(out)
 }
 
 // request answers one request.
@@ -313,7 +332,11 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	if spec == nil {
 		if metaVersionOf(msg) != "" {
 			// A request of a stateless revision needs no initialize: it
-			// carries its version and capabilities itself.
+			// carries its version and capabilities itself. It still ends
+			// with the session (a listen stream on a socket that closed).
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(sess.ctx, cancel)()
 			reply, _ := srv.statelessRequest(ctx, msg, related, nil)
 			return reply
 		}

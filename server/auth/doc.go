@@ -69,6 +69,6 @@
 // Every MCP session is bound to the principal that opened it, by the
 // server core and on every transport (server.SessionFor): a request naming
 // a session opened by someone else is answered 404, exactly like an
-// unknown session. The request's context ends when its token expires, so
-// that streams held open on it end then too.
+// unknown session. A stream held open on a request (SSE, listen,
+// WebSocket) ends at its token's expiry (Principal.Deadline).
 package auth

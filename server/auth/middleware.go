@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -55,9 +54,9 @@ func WithLogger(l *slog.Logger) MiddlewareOption {
 // token in its Authorization header (see the package documentation for
 // the answers when it has none). The principal goes into the request's
 // context (PrincipalFrom), and the Authorization header is removed before
-// the request reaches next: a token is never passed on. The request's
-// context ends when the token expires, so that a stream held open on it
-// (an SSE or listen stream) does not outlive its credentials.
+// the request reaches next: a token is never passed on. The transports
+// end a stream held open on the request (an SSE, listen or WebSocket
+// stream) at the principal's Deadline.
 func Middleware(v Verifier, opts ...MiddlewareOption) func(http.Handler) http.Handler {
 	cfg := mwConfig{realm: "mcp", log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
@@ -132,13 +131,7 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks "+strings.Join(missing, " "), g.cfg.scopes)
 		return
 	}
-	ctx := WithPrincipal(r.Context(), p)
-	if !p.ExpiresAt.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, p.ExpiresAt)
-		defer cancel()
-	}
-	r2 := r.WithContext(ctx)
+	r2 := r.WithContext(WithPrincipal(r.Context(), p))
 	r2.Header = r.Header.Clone()
 	r2.Header.Del("Authorization")
 	g.next.ServeHTTP(w, r2)

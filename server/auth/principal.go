@@ -27,6 +27,18 @@ type Principal struct {
 	Audience  []string       // aud
 	ExpiresAt time.Time      // exp
 	Claims    map[string]any // every claim; numbers are json.Number
+	// ValidUntil is when the server stops honouring the token: exp plus
+	// the verifier's leeway for clock skew. A stream held open on the
+	// token ends then. Zero: ExpiresAt.
+	ValidUntil time.Time
+}
+
+// Deadline is when the server stops honouring p's token (zero: never).
+func (p *Principal) Deadline() time.Time {
+	if !p.ValidUntil.IsZero() {
+		return p.ValidUntil
+	}
+	return p.ExpiresAt
 }
 
 // HasScopes reports whether p holds every one of scopes.

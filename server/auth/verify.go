@@ -351,6 +351,7 @@ func (v *JWT) Verify(ctx context.Context, raw string) (*Principal, error) {
 		ExpiresAt: exp.Time,
 		Claims:    map[string]any(claims),
 	}
+	p.ValidUntil = p.ExpiresAt.Add(v.cfg.leeway)
 	if missing := p.Missing(v.cfg.scopes...); len(missing) > 0 {
 		return p, &ScopeError{Required: slices.Clone(v.cfg.scopes), Missing: missing}
 	}

@@ -176,3 +176,20 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("ES256 only: %v", err)
 	}
 }
+
+// TestDeadlineHasLeeway: a token is honoured until exp plus the leeway the
+// verifier allows for clock skew, so a stream opened with a token the
+// verifier just accepted is not cut at once (found in review).
+func TestDeadlineHasLeeway(t *testing.T) {
+	secret := []byte(strings.Repeat("k", 32))
+	exp := now.Add(-10 * time.Second) // expired, within the default 30s leeway
+	v, _ := auth.NewHS256(secret, auth.WithClock(clock))
+	tok := sign(t, jwt.SigningMethodHS256, secret, "", claims(set("exp", exp.Unix())))
+	p, err := v.Verify(context.Background(), tok)
+	if err != nil {
+		t.Fatalf("a token within the leeway: %v", err)
+	}
+	if !p.Deadline().After(now) || !p.Deadline().Equal(exp.Add(30*time.Second)) {
+		t.Errorf("deadline %v, want exp+30s = %v", p.Deadline(), exp.Add(30*time.Second))
+	}
+}

@@ -14,8 +14,9 @@ import (
 // Errors of EventWriter's writes.
 var (
 	ErrStreamClosed = errors.New("httpx: event stream closed")
-	// ErrOverflow: the client did not take what was written for it fast
-	// enough, and the stream was closed.
+	// ErrOverflow: the client did not take what was written for it within
+	// the write timeout, or its stream held the most of a process over its
+	// output total, and the stream was closed.
 	ErrOverflow = errors.New("httpx: event stream closed: the client does not read its output")
 )
 
@@ -65,17 +66,16 @@ func (e *EventWriter) Write(b []byte, buffered bool) error {
 	if e.closed.Load() {
 		return ErrStreamClosed
 	}
-	if !e.out.Take(len(b)) {
+	if !e.out.Take(len(b), e.timeout, e.dead) {
 		e.Abort()
 		return ErrOverflow
 	}
 	defer e.out.Give(len(b))
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed.Load() {
+	if !e.armDeadline() {
 		return ErrStreamClosed
 	}
-	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout)) // unsupported by test recorders: no deadline there
 	if _, err := e.w.Write(b); err != nil {
 		e.fail()
 		return err
@@ -88,6 +88,19 @@ func (e *EventWriter) Write(b []byte, buffered bool) error {
 		return err
 	}
 	return nil
+}
+
+// armDeadline gives the next write its deadline, unless the stream is
+// closed: under life, so that it cannot undo the deadline of a concurrent
+// Abort. Called with e.mu held.
+func (e *EventWriter) armDeadline() bool {
+	e.life.Lock()
+	defer e.life.Unlock()
+	if e.closed.Load() {
+		return false
+	}
+	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout)) // unsupported by test recorders: no deadline there
+	return true
 }
 
 // Event writes one event: an id when id is not "", the event name when it
@@ -128,10 +141,9 @@ func (e *EventWriter) Flush() {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed.Load() {
+	if !e.armDeadline() {
 		return
 	}
-	_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
 	if e.rc.Flush() != nil {
 		e.fail()
 	}

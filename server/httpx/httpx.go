@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-chi/httprate"
+
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
@@ -52,16 +54,18 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 
 // Caller is who sent r: the principal that authentication put in its
 // context (the sessions it opens are bound to it), or, without one, the
-// client's address, which per-client quotas count instead.
+// client's address, which per-client quotas count instead. Behind a
+// reverse proxy every client has the proxy's address: authenticate there.
 func Caller(r *http.Request) server.Caller {
 	if p := auth.PrincipalFrom(r.Context()); p != nil {
-		return server.Caller{Owner: p.Owner(), Key: "principal:" + p.Owner(), Expires: p.ExpiresAt}
+		return server.Caller{Owner: p.Owner(), Key: "principal:" + p.Owner(), Expires: p.Deadline()}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return server.Caller{Key: "addr:" + host}
+	// An IPv6 client usually has a /64 to itself: count the /64.
+	return server.Caller{Key: "addr:" + httprate.CanonicalizeIP(host)}
 }
 
 // WithCaller returns r's context carrying Caller(r), for the calls the

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/server/internal/bigecho"
 	"github.com/mcpstack/mcpstack/server/sse"
 )
 
@@ -189,4 +190,29 @@ func (l *lockedLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestReadingClientKeepsItsStream: a client that reads gets every one of
+// several large answers at once, more than one stream may have in
+// progress: they wait for each other instead of closing the stream (found
+// in review).
+func TestReadingClientKeepsItsStream(t *testing.T) {
+	f := newUserFixture(t, bigecho.Handler{}, nil)
+	s := f.open(t, "/sse")
+	s.initialize(t)
+	const calls = 5 // 5 x 3 MiB, over the 8 MiB one stream may have in progress
+	for i := range calls {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"big","arguments":{"mib":3}}}`, 10+i)
+		if st, _ := post(t, s.endpoint, "application/json", body); st != http.StatusAccepted {
+			t.Fatalf("call %d: %d", i, st)
+		}
+	}
+	for range calls {
+		if m := s.message(t); m["result"] == nil {
+			t.Fatalf("want an answer, got %.200v", m)
+		}
+	}
+	if st, _ := post(t, s.endpoint, "application/json", `{"jsonrpc":"2.0","id":99,"method":"ping"}`); st != http.StatusAccepted {
+		t.Errorf("the session after the large answers: %d", st)
+	}
 }

@@ -166,7 +166,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := newStream(h.srv, w, h.cfg.writeTimeout)
-	sess, err := h.srv.NewSession("", st, server.Transport(transportName), server.OpenedBy(httpx.Caller(r)))
+	caller := httpx.Caller(r)
+	sess, err := h.srv.NewSession("", st, server.Transport(transportName), server.OpenedBy(caller))
 	if err != nil {
 		st.close()
 		httpx.Busy(w, err)
@@ -196,9 +197,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	shutdown := h.shutdown
 	var drained <-chan struct{}
+	expired, stop := caller.Expiry()
+	defer stop()
 	for {
 		select {
-		case <-r.Context().Done(): // the client left, or its credentials expired
+		case <-r.Context().Done(): // the client left
+			return
+		case <-expired: // the stream (and the session) end with the token that opened it
 			return
 		case <-sess.Done():
 			return

@@ -84,9 +84,10 @@ func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer,
 	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	// Backpressure: a line is read when one of the requests served at once
-	// is done, so a client that writes without reading its answers fills
-	// its pipe instead of the server's memory.
+	// Backpressure: past maxConcurrent requests served at once, a request
+	// is refused (-32000) by a write to the client, so a client that writes
+	// without reading its answers fills its pipe instead of the server's
+	// memory.
 	slots := make(chan struct{}, maxConcurrent)
 	for {
 		select {
@@ -115,8 +116,20 @@ func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer,
 			}
 			select {
 			case slots <- struct{}{}:
-			case <-sess.Done():
-				return ctx.Err()
+			default:
+				if !incoming.IsBatch() {
+					// Refused at once, and the next line is read: it may be
+					// the answer a call in flight waits for.
+					if err := w.Send(incoming.Busy()); err != nil {
+						return err
+					}
+					continue
+				}
+				select {
+				case slots <- struct{}{}:
+				case <-sess.Done():
+					return ctx.Err()
+				}
 			}
 			wg.Add(1)
 			go func() {

@@ -1,7 +1,6 @@
 package streamable_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,29 +11,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
-	"github.com/mcpstack/mcpstack/methods/bench"
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/internal/bigecho"
 	"github.com/mcpstack/mcpstack/server/streamable"
 )
-
-// bigEcho is bench.Echo whose tool "big" answers {"mib": n} with n MiB of
-// text.
-type bigEcho struct{ bench.Echo }
-
-func (b bigEcho) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	if p.Name != "big" {
-		return b.Echo.CallTool(ctx, p)
-	}
-	n, _ := p.Arguments["mib"].(float64)
-	return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: strings.Repeat("x", int(n)<<20)}}}, nil
-}
 
 // newEchoEnv serves bigEcho: echo answers as large as the question, big
 // as large as asked.
 func newEchoEnv(t *testing.T, sopts []server.Option, opts ...streamable.Option) *env {
 	t.Helper()
-	srv := server.New(bigEcho{}, append([]server.Option{server.WithValidation(false)}, sopts...)...)
+	srv := server.New(bigecho.Handler{}, append([]server.Option{server.WithValidation(false)}, sopts...)...)
 	h := streamable.New(srv, append([]streamable.Option{streamable.WithMaxBody(32 << 20)}, opts...)...)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {

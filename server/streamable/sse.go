@@ -111,6 +111,11 @@ func (h *Handler) newEventStream(session string) *eventStream {
 		closeReq: make(chan struct{}), finished: make(chan struct{}),
 	}
 	h.live.Store(es.name, es)
+	// A session that ended meanwhile has had its streams ended already
+	// (it is unlisted before): this one ends at once, storing nothing.
+	if _, ok := h.srv.Session(session); !ok {
+		es.finish()
+	}
 	return es
 }
 

@@ -128,13 +128,15 @@ func New(srv *server.Server, opts ...Option) *Handler {
 
 // sessionClosed drops what the handler keeps for an ended session.
 func (h *Handler) sessionClosed(session string) {
-	h.cfg.store.Forget(session)
+	// The streams end first, so that no event of theirs is stored after
+	// the store forgot the session.
 	h.live.Range(func(_, v any) bool {
 		if es := v.(*eventStream); es.session == session {
 			es.abort()
 		}
 		return true
 	})
+	h.cfg.store.Forget(session)
 }
 
 // Shutdown ends the GET streams, so that an http.Server can drain: POSTs in
@@ -469,16 +471,20 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // hold keeps a response open while it carries a stream, with keep-alive
-// comments, until the client leaves, the stream or session ends, or the
-// server shuts down.
+// comments, until the client leaves, its token expires, the stream or
+// session ends, or the server shuts down.
 func (h *Handler) hold(r *http.Request, sess *server.Session, es *eventStream, sw *sseWriter) {
 	defer sw.close()
 	defer es.detach(sw)
 	tick := time.NewTicker(h.cfg.keepAlive)
 	defer tick.Stop()
+	expired, stop := server.CallerFrom(r.Context()).Expiry()
+	defer stop()
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-expired: // the stream ends with its token; the client resumes with a fresh one
 			return
 		case <-sess.Done():
 			return
@@ -501,6 +507,7 @@ func (h *Handler) hold(r *http.Request, sess *server.Session, es *eventStream, s
 // a GET, whatever started the stream).
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Session, last string) {
 	sw := h.newSSEWriter(w)
+	defer sw.close() // every path: the writer's output account goes with it
 	var es *eventStream
 	started := false
 	replay := func(id string, data []byte) error {
@@ -515,19 +522,22 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Se
 	}
 	name, ok := streamOf(last)
 	if ok {
-		if v, live := h.live.Load(name); live {
+		if v, live := h.live.Load(name); live && v.(*eventStream).session == sess.ID() {
 			es = v.(*eventStream)
 		}
 	}
 	var err error
 	if es != nil {
-		es.mu.Lock() // no event may slip in between the replay and the attach
+		es.mu.Lock()     // no event may slip in between the replay and the attach
+		es.cur.Store(sw) // so that the end of the session aborts the replay too
 		_, err = h.cfg.store.Replay(sess.ID(), last, replay)
 		if err == nil && !es.done {
 			if es.w != nil {
 				es.w.Abort() // the stream moves to this response
 			}
 			es.setWriter(sw)
+		} else {
+			es.cur.Store(es.w)
 		}
 		es.mu.Unlock()
 	} else {
@@ -548,7 +558,6 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Se
 	}
 	sw.flush()
 	if es == nil || !es.attached() {
-		sw.close()
 		return // the stream had ended: everything is replayed
 	}
 	h.hold(r, sess, es, sw)

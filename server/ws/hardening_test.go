@@ -112,3 +112,45 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
 }
+
+// TestListenBeforeInitializeEndsWithSocket: a stateless listen stream on a
+// socket that closes ends with it and gives its slot back (found in
+// review: it outlived the socket and held the client's quota for good).
+func TestListenBeforeInitializeEndsWithSocket(t *testing.T) {
+	f := newFixture(t, []server.Option{server.WithMaxClientSessions(2)})
+	listen := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for i := range 4 {
+		cl := dial(t, f.url, nil)
+		cl.send(t, listen)
+		if fr := cl.next(t); fr.method() != "notifications/subscriptions/acknowledged" {
+			t.Fatalf("round %d: want the acknowledgement, got %s", i, fr.raw)
+		}
+		_ = cl.c.Close(websocket.StatusNormalClosure, "bye")
+		if !eventually(2*time.Second, func() bool { return f.srv.SessionCount() == 0 && f.srv.ListenCount() == 0 }) {
+			t.Fatalf("round %d: the socket's session or listen stream outlived it", i)
+		}
+	}
+}
+
+// TestRefusedPastConcurrency: a request past the socket's concurrency cap
+// is refused at once and the frames after it are still read, so the
+// answer a call in flight waits for gets through (found in review: the
+// reader blocked on a slot and the call hung until its timeout).
+func TestRefusedPastConcurrency(t *testing.T) {
+	f := newFixture(t, nil, ws.WithMaxConcurrent(1))
+	cl := dial(t, f.url, nil)
+	initialize(t, cl, "2025-06-18")
+	cl.send(t, `{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"}}}`)
+	req := cl.next(t)
+	if req.method() != "sampling/createMessage" {
+		t.Fatalf("want the sampling request, got %s", req.raw)
+	}
+	cl.send(t, `{"jsonrpc":"2.0","id":"extra","method":"ping"}`)
+	if busy := cl.next(t); busy.id() != `"extra"` || !strings.Contains(busy.raw, "-32000") {
+		t.Fatalf("the request past the cap: %s, want -32000", busy.raw)
+	}
+	cl.send(t, `{"jsonrpc":"2.0","id":`+req.id()+`,"result":{"role":"assistant","content":{"type":"text","text":"Four."},"model":"m"}}`)
+	if res := cl.next(t); res.id() != `"call"` || !strings.Contains(res.raw, "Four.") {
+		t.Fatalf("the call: %s", res.raw)
+	}
+}

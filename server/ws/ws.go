@@ -43,10 +43,12 @@ const (
 	CloseNotReading = websocket.StatusTryAgainLater // 1013
 )
 
-// DefaultMaxConcurrent is how many messages of one socket are served (and
-// their answers sent) at once by default; the next frame is read when one
-// of them is done, so a client that floods a socket without reading its
-// answers is slowed down by TCP instead of growing the server.
+// DefaultMaxConcurrent is how many requests of one socket are served (and
+// their answers sent) at once by default. A request past it is answered
+// -32000 at once, by a write on the socket: a client that floods a socket
+// without reading its answers is pushed back by TCP instead of growing the
+// server, and one that reads gets its answers (and can send the responses
+// its calls in flight wait for).
 const DefaultMaxConcurrent = 256
 
 // DefaultOriginPatterns are the origins accepted by default besides the
@@ -73,6 +75,8 @@ type config struct {
 	closeTimeout time.Duration
 	origins      []string
 	concurrent   int
+	rateRequests int
+	rateWindow   time.Duration
 }
 
 // WithMaxConcurrent sets how many messages of one socket are served at
@@ -121,6 +125,8 @@ type Handler struct {
 	closing bool
 	conns   sync.WaitGroup
 
+	limiters *clientLimiters
+
 	shutdown  chan struct{} // drain: close each socket once its calls are done
 	force     chan struct{} // close now
 	shutOnce  sync.Once
@@ -156,7 +162,8 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	if cfg.concurrent <= 0 {
 		cfg.concurrent = DefaultMaxConcurrent
 	}
-	return &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{}), force: make(chan struct{})}
+	return &Handler{srv: srv, cfg: cfg, limiters: newClientLimiters(cfg.rateRequests, cfg.rateWindow),
+		shutdown: make(chan struct{}), force: make(chan struct{})}
 }
 
 // Shutdown drains the sockets: new upgrades get 503, and each socket is
@@ -326,9 +333,11 @@ var errNotReading = errors.New("ws: the client does not read its messages")
 
 // Send writes one message as a text frame, within the write timeout. The
 // library serializes concurrent writers; a frame is never interleaved with
-// another. Past the socket's output bound the socket is closed (1013).
+// another. Past the socket's output bound a message waits for the ones
+// before it; a socket that takes nothing for the write timeout, or holds
+// the most of a process over its output total, is closed (1013).
 func (c *conn) Send(msg []byte) error {
-	if !c.out.Take(len(msg)) {
+	if !c.out.Take(len(msg), c.h.cfg.writeTimeout, c.done) {
 		go c.closeWith(CloseNotReading, "the client does not read its messages")
 		return errNotReading
 	}
@@ -361,7 +370,21 @@ func (c *conn) run(ctx context.Context) {
 		wg.Wait()
 	}()
 	slots := make(chan struct{}, c.h.cfg.concurrent)
+	wait, release := c.h.limiters.acquire(c.caller.Key)
+	defer release()
+	waitCtx, cancelWait := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-stop:
+		case <-c.done:
+		case <-c.sess.Done():
+		}
+		cancelWait()
+	}()
 	for {
+		if wait(waitCtx) != nil { // the rate limit: the next frame waits in TCP
+			return
+		}
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			if errors.Is(err, websocket.ErrMessageTooBig) {
@@ -390,10 +413,22 @@ func (c *conn) run(ctx context.Context) {
 			}
 			continue
 		}
-		select { // backpressure: the next frame waits for a free slot
+		select {
 		case slots <- struct{}{}:
-		case <-c.done:
-			return
+		default:
+			if !in.IsBatch() {
+				// Refused at once, and the next frame is read: it may be the
+				// answer a call in flight waits for. The refusal is written
+				// before that, so a client that does not read is pushed
+				// back by TCP.
+				c.send(in.Busy())
+				continue
+			}
+			select { // a batch may carry answers too: it waits for a slot
+			case slots <- struct{}{}:
+			case <-c.done:
+				return
+			}
 		}
 		c.calls.Add()
 		wg.Add(1)
