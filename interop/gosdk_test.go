@@ -67,17 +67,22 @@ var mcpstackBin string
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
+// buildDir holds what the tests build (mcpstack, the examples); TestMain
+// removes it.
+var buildDir string
+
 func runTests(m *testing.M) int {
-	if bin := os.Getenv("MCPSTACK_BIN"); bin != "" { // a binary built elsewhere (a release, an older commit)
-		mcpstackBin = bin
-		return m.Run()
-	}
 	dir, err := os.MkdirTemp("", "mcpstack-interop-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "interop:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	buildDir = dir
+	if bin := os.Getenv("MCPSTACK_BIN"); bin != "" { // a binary built elsewhere (a release, an older commit)
+		mcpstackBin = bin
+		return m.Run()
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "interop: the go command is needed to build mcpstack:", err)

@@ -247,7 +247,9 @@ func (s *Server) complete(spec *wire.Spec, m wire.Method, tree any) any {
 		return tree
 	}
 	for _, d := range resultDefaults {
-		if _, has := obj[d.prop]; !has && spec.Requires(m.Result, d.prop) {
+		// A required string the handler left empty (the canonical type's
+		// zero value) is as good as absent.
+		if v, has := obj[d.prop]; (!has || v == "") && spec.Requires(m.Result, d.prop) {
 			obj[d.prop] = d.value
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	neturl "net/url"
 	"path"
 	"sort"
 	"strings"
@@ -115,7 +116,12 @@ func (v *Validator) Validate(name string, value any) error {
 	if !ok {
 		return fmt.Errorf("validate: %s has no definition %q", v.dir, name)
 	}
-	err := s.Validate(value)
+	return validationError(name, s.Validate(value))
+}
+
+// validationError turns a failure of the library into one
+// *ValidationError naming the most specific offending location.
+func validationError(name string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -223,3 +229,39 @@ func requires(s *jsonschema.Schema, prop string, depth int) bool {
 	}
 	return false
 }
+
+// Schema is one JSON Schema document compiled on its own: the inputSchema
+// or outputSchema of a tool, say. It is safe for concurrent use.
+type Schema struct {
+	name string
+	s    *jsonschema.Schema
+}
+
+// CompileSchema compiles doc (a JSON value: a map as encoding/json or Parse
+// gives it) under name, which errors name. References must stay inside
+// doc; the dialect is the document's $schema, 2020-12 when it has none.
+func CompileSchema(name string, doc any) (*Schema, error) {
+	b, err := Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	parsed, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	url := schemaBase + "compiled/" + neturl.PathEscape(name) + ".json"
+	if err := c.AddResource(url, parsed); err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	return &Schema{name: name, s: s}, nil
+}
+
+// Validate checks value against the schema. A failure is a
+// *ValidationError naming the most specific offending location.
+func (s *Schema) Validate(value any) error { return validationError(s.name, s.s.Validate(value)) }

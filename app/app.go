@@ -1,0 +1,241 @@
+// Package app is the registration layer of mcpstack: an mcp.Handler built
+// from the tools, resources and prompts registered on it, so that an MCP
+// server is a dozen lines.
+//
+//	a := app.New("hello", "1.0.0")
+//	app.AddTool(a, app.Tool{Name: "greet", Description: "Greets someone."},
+//		func(ctx context.Context, in struct{ Name string `json:"name"` }) (string, error) {
+//			return "Hello, " + in.Name + "!", nil
+//		})
+//	app.ServeStdio(context.Background(), a)
+//
+// What the layer does for every registration:
+//   - a tool's input and output JSON Schemas are derived from its Go types
+//     (github.com/invopop/jsonschema: `jsonschema:"description=...,minimum=1,enum=a,default=3"`
+//     tags), or given; they are compiled once, and every call's arguments are
+//     validated against the input schema: a failure is a tool error
+//     (isError) naming the JSON pointer and the reason;
+//   - structured output is validated against the output schema (a failure
+//     is a bug of the server: -32603 and a log line), and text content is
+//     filled from it;
+//   - a handler's error is a tool error, a panic is recovered (-32603);
+//   - capabilities and server info are derived from what is registered, for
+//     initialize and server/discover alike; lists paginate;
+//   - adding or removing at run time sends the list_changed notification.
+//
+// Revisions, validation of the messages themselves and transports stay
+// with the server core (package server): App is what it dispatches to.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/base"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// App is an mcp.Handler built from registrations. It is safe for
+// concurrent use: registrations may change while it serves.
+type App struct {
+	base.Lifecycle
+
+	info         mcp.Implementation
+	instructions string
+	log          *slog.Logger
+	pager        base.Paginator
+	middleware   []Middleware
+
+	mu        sync.RWMutex
+	tools     registry[*tool]
+	resources registry[*resource]
+	templates registry[*template]
+	prompts   registry[*prompt]
+	notify    func(ctx context.Context, method string) // list_changed, once the app is served
+}
+
+var _ mcp.Handler = (*App)(nil)
+
+// Option configures an App.
+type Option func(*App)
+
+// WithTitle sets the human-readable name in serverInfo.
+func WithTitle(title string) Option { return func(a *App) { a.info.Title = title } }
+
+// WithInstructions sets what initialize and server/discover tell the
+// client about using the server.
+func WithInstructions(s string) Option { return func(a *App) { a.instructions = s } }
+
+// WithPageSize sets the page size of the list methods (default 50).
+func WithPageSize(n int) Option { return func(a *App) { a.pager.PageSize = n } }
+
+// WithLogger sets where the app logs what the client is not told (a
+// handler's panic, output that fails its schema). Default: nowhere.
+func WithLogger(l *slog.Logger) Option { return func(a *App) { a.log = l } }
+
+// WithMiddleware wraps every tool call, resource read and prompt get, in
+// order: the first is the outermost.
+func WithMiddleware(mw ...Middleware) Option {
+	return func(a *App) { a.middleware = append(a.middleware, mw...) }
+}
+
+// New returns an App named name at version.
+func New(name, version string, opts ...Option) *App {
+	a := &App{info: mcp.Implementation{Name: name, Version: version}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Invocation is what a middleware sees of a call: the MCP method and what
+// it names (the tool, the prompt, the resource URI).
+type Invocation struct {
+	Method string
+	Name   string
+}
+
+// Middleware wraps a call: it may refuse it (return an error, a *wire.Error
+// keeps its code), time it, log it, or look at its result (a
+// *mcp.CallToolResult, *mcp.ReadResourceResult or *mcp.GetPromptResult).
+type Middleware func(ctx context.Context, call Invocation, next func(context.Context) (any, error)) (any, error)
+
+// invoke runs fn under the middleware.
+func (a *App) invoke(ctx context.Context, call Invocation, fn func(context.Context) (any, error)) (any, error) {
+	next := fn
+	for i := len(a.middleware) - 1; i >= 0; i-- {
+		mw, inner := a.middleware[i], next
+		next = func(ctx context.Context) (any, error) { return mw(ctx, call, inner) }
+	}
+	return next(ctx)
+}
+
+// onChange tells the clients that a list changed, when the app is served.
+func (a *App) onChange(method string) {
+	a.mu.RLock()
+	notify := a.notify
+	a.mu.RUnlock()
+	if notify != nil {
+		notify(context.Background(), method)
+	}
+}
+
+// SetNotifier sets how list_changed notifications reach the clients; the
+// runners (ServeStdio, Handler) set it to the server's Broadcast.
+func (a *App) SetNotifier(notify func(ctx context.Context, method string)) {
+	a.mu.Lock()
+	a.notify = notify
+	a.mu.Unlock()
+}
+
+func (a *App) capabilities() mcp.ServerCapabilities {
+	yes := func() *bool { b := true; return &b }
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	var c mcp.ServerCapabilities
+	if a.tools.declared {
+		c.Tools = &mcp.ServerCapabilitiesTools{ListChanged: yes()}
+	}
+	if a.resources.declared || a.templates.declared {
+		c.Resources = &mcp.ServerCapabilitiesResources{ListChanged: yes()}
+	}
+	if a.prompts.declared {
+		c.Prompts = &mcp.ServerCapabilitiesPrompts{ListChanged: yes()}
+	}
+	if a.completes() {
+		c.Completions = mcp.JSONObject{}
+	}
+	c.Logging = mcp.JSONObject{}
+	return c
+}
+
+// Initialize answers with the capabilities of what is registered; the
+// server fills protocolVersion.
+func (a *App) Initialize(context.Context, *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
+	return &mcp.InitializeResult{Capabilities: a.capabilities(), ServerInfo: a.info, Instructions: a.instructions}, nil
+}
+
+// Discover (2026-07-28) describes the same server as Initialize.
+func (a *App) Discover(context.Context, *mcp.RequestParams) (*mcp.DiscoverResult, error) {
+	info := a.info
+	return &mcp.DiscoverResult{Meta: &mcp.ResultMetaObject{ServerInfo: &info}, Capabilities: a.capabilities(), Instructions: a.instructions}, nil
+}
+
+// registry is the items of one list, in registration order, and whether
+// the list was ever used (its capability stays declared when it empties,
+// so that clients keep listening for list_changed).
+type registry[T interface{ key() string }] struct {
+	items    []T
+	declared bool
+}
+
+// put adds or replaces an item; it reports whether it replaced one.
+func (r *registry[T]) put(item T) {
+	r.declared = true
+	for i, it := range r.items {
+		if it.key() == item.key() {
+			r.items[i] = item
+			return
+		}
+	}
+	r.items = append(r.items, item)
+}
+
+// remove drops the items with these keys and reports whether any was.
+func (r *registry[T]) remove(keys ...string) bool {
+	n := len(r.items)
+	for _, k := range keys {
+		for i, it := range r.items {
+			if it.key() == k {
+				r.items = append(r.items[:i:i], r.items[i+1:]...)
+				break
+			}
+		}
+	}
+	return len(r.items) != n
+}
+
+func (r *registry[T]) get(key string) (T, bool) {
+	for _, it := range r.items {
+		if it.key() == key {
+			return it, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// page lists one page of a registry's definitions (def copies one, so
+// that the caller may keep it).
+func page[T interface{ key() string }, D any](a *App, r *registry[T], list string, p *mcp.PaginatedRequestParams, def func(T) *D) ([]*D, string, error) {
+	a.mu.RLock()
+	all := append([]T(nil), r.items...)
+	a.mu.RUnlock()
+	items, next, err := base.Paginate(a.pager, list, all, cursor(p))
+	if err != nil {
+		return nil, "", err
+	}
+	defs := make([]*D, len(items))
+	for i, it := range items {
+		defs[i] = def(it)
+	}
+	return defs, next, nil
+}
+
+// unknown is the -32602 of a name nothing is registered under.
+func unknown(what, name string) *wire.Error {
+	e := wire.NewError(wire.CodeInvalidParams, "unknown %s %q", what, name)
+	e.Data = map[string]any{"field": "/params/name", "reason": fmt.Sprintf("no %s named %q", what, name)}
+	return e
+}
+
+func cursor(p *mcp.PaginatedRequestParams) string {
+	if p == nil {
+		return ""
+	}
+	return p.Cursor
+}

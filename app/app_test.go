@@ -1,0 +1,308 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// client is one session of a server built on an App, driven with JSON-RPC
+// lines as a transport would.
+type client struct {
+	t    *testing.T
+	sess *server.Session
+	out  *outbox
+}
+
+type outbox struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (o *outbox) Send(msg []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.msgs = append(o.msgs, string(msg))
+	return nil
+}
+
+func (o *outbox) take() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := o.msgs
+	o.msgs = nil
+	return m
+}
+
+func connect(t *testing.T, a *app.App, rev string, opts ...server.Option) *client {
+	t.Helper()
+	srv := app.NewServer(a, append([]server.Option{server.WithStrict(true)}, opts...)...)
+	t.Cleanup(srv.Close)
+	out := &outbox{}
+	sess, err := srv.NewSession("", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &client{t: t, sess: sess, out: out}
+	c.call("initialize", fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}`, rev))
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	return c
+}
+
+// call sends a request and returns its answer as a JSON tree.
+func (c *client) call(method, params string) map[string]any {
+	c.t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `"`
+	if params != "" {
+		body += `,"params":` + params
+	}
+	reply := c.sess.Handle(context.Background(), []byte(body+"}"), c.out)
+	var msg map[string]any
+	if err := json.Unmarshal(reply, &msg); err != nil {
+		c.t.Fatalf("%s: %s: %v", method, reply, err)
+	}
+	return msg
+}
+
+func result(t *testing.T, msg map[string]any) map[string]any {
+	t.Helper()
+	r, ok := msg["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("want a result, got %v", msg)
+	}
+	return r
+}
+
+func text(t *testing.T, msg map[string]any) string {
+	t.Helper()
+	content, _ := result(t, msg)["content"].([]any)
+	if len(content) != 1 {
+		t.Fatalf("want one content block: %v", msg)
+	}
+	return content[0].(map[string]any)["text"].(string)
+}
+
+type addIn struct {
+	A int `json:"a" jsonschema:"description=The first number"`
+	B int `json:"b,omitempty" jsonschema:"minimum=0,maximum=100,default=10"`
+}
+
+type addOut struct {
+	Sum int `json:"sum"`
+}
+
+func calculator() *app.App {
+	a := app.New("calc", "1.0.0")
+	app.AddTool(a, app.Tool{Name: "add", Description: "Adds."}, func(_ context.Context, in addIn) (addOut, error) {
+		if in.A == 13 {
+			return addOut{}, errors.New("13 is unlucky")
+		}
+		if in.A == 666 {
+			panic("the handler panicked")
+		}
+		return addOut{Sum: in.A + in.B}, nil
+	})
+	return a
+}
+
+// TestTypedTool: arguments are validated against the schema derived from
+// the Go type (a failure is a tool error naming the pointer), defaults
+// apply, the output is structured content plus its JSON as text, an
+// error is a tool error and a panic -32603, in every session revision.
+func TestTypedTool(t *testing.T) {
+	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		t.Run(rev, func(t *testing.T) {
+			c := connect(t, calculator(), rev)
+			for _, tt := range []struct {
+				args    string
+				text    string // a substring of the text content
+				isError bool
+			}{
+				{`{"a":1,"b":2}`, `{"sum":3}`, false},
+				{`{"a":1}`, `{"sum":11}`, false}, // b defaults to 10
+				{`{"a":1,"b":101}`, "at /b: maximum", true},
+				{`{"a":"one"}`, "at /a: got string, want integer", true},
+				{`{"b":1}`, "missing property 'a'", true},
+				{`{"a":13}`, "13 is unlucky", true},
+			} {
+				msg := c.call("tools/call", `{"name":"add","arguments":`+tt.args+`}`)
+				r := result(t, msg)
+				if got := text(t, msg); !strings.Contains(got, tt.text) || (r["isError"] == true) != tt.isError {
+					t.Errorf("add %s: %v, want text with %q and isError %v", tt.args, msg, tt.text, tt.isError)
+				}
+			}
+			if r := result(t, c.call("tools/call", `{"name":"add","arguments":{"a":2,"b":3}}`)); r["structuredContent"] == nil && rev >= "2025-06-18" {
+				t.Errorf("no structured content: %v", r)
+			}
+			if msg := c.call("tools/call", `{"name":"add","arguments":{"a":666}}`); msg["error"].(map[string]any)["code"] != -32603.0 {
+				t.Errorf("a panic: %v, want -32603", msg)
+			}
+			if msg := c.call("tools/call", `{"name":"nope"}`); msg["error"].(map[string]any)["code"] != -32602.0 {
+				t.Errorf("an unknown tool: %v, want -32602", msg)
+			}
+		})
+	}
+}
+
+// TestDerivedSchemas: tools/list shows the schemas derived from the types.
+func TestDerivedSchemas(t *testing.T) {
+	c := connect(t, calculator(), "2025-06-18")
+	tools := result(t, c.call("tools/list", ""))["tools"].([]any)
+	tool := tools[0].(map[string]any)
+	in := tool["inputSchema"].(map[string]any)
+	b := in["properties"].(map[string]any)["b"].(map[string]any)
+	if fmt.Sprint(in["required"]) != "[a]" || b["maximum"] != 100.0 || b["default"] != 10.0 ||
+		in["properties"].(map[string]any)["a"].(map[string]any)["description"] != "The first number" {
+		t.Errorf("inputSchema %v", in)
+	}
+	out := tool["outputSchema"].(map[string]any)
+	if out["type"] != "object" || fmt.Sprint(out["required"]) != "[sum]" {
+		t.Errorf("outputSchema %v", out)
+	}
+}
+
+// TestOutputChecked: structured output that does not match the output
+// schema is a bug of the server: -32603 and a log line, never sent.
+func TestOutputChecked(t *testing.T) {
+	var logs strings.Builder
+	a := app.New("bad", "1", app.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	a.AddRawTool(app.Tool{Name: "liar", OutputSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}, "required": []any{"n"}}},
+		func(context.Context, map[string]any) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"n": "not a number"}}, nil
+		})
+	c := connect(t, a, "2025-06-18")
+	if msg := c.call("tools/call", `{"name":"liar"}`); msg["error"].(map[string]any)["code"] != -32603.0 {
+		t.Errorf("invalid output: %v, want -32603", msg)
+	}
+	if !strings.Contains(logs.String(), "outputSchema") {
+		t.Errorf("not logged: %q", logs.String())
+	}
+}
+
+// TestWireErrorPassesThrough: a *wire.Error from a handler is the call's
+// JSON-RPC error (a refused scope, say), not a tool error.
+func TestWireErrorPassesThrough(t *testing.T) {
+	a := app.New("scoped", "1")
+	app.AddTool(a, app.Tool{Name: "admin"}, func(context.Context, struct{}) (string, error) {
+		return "", &wire.Error{Code: -32003, Message: "Forbidden"}
+	})
+	if msg := connect(t, a, "2025-11-25").call("tools/call", `{"name":"admin"}`); msg["error"].(map[string]any)["code"] != -32003.0 {
+		t.Errorf("got %v, want -32003", msg)
+	}
+}
+
+// TestListChanged: a tool added or removed while the app is served sends
+// notifications/tools/list_changed; the capability says so.
+func TestListChanged(t *testing.T) {
+	a := calculator()
+	c := connect(t, a, "2025-11-25")
+	c.out.take()
+	app.AddTool(a, app.Tool{Name: "later"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
+	a.RemoveTools("later")
+	a.RemoveTools("never-there")
+	var got []string
+	for _, m := range eventuallyMsgs(c.out, 2) {
+		var msg map[string]any
+		_ = json.Unmarshal([]byte(m), &msg)
+		got = append(got, fmt.Sprint(msg["method"]))
+	}
+	if fmt.Sprint(got) != "[notifications/tools/list_changed notifications/tools/list_changed]" {
+		t.Errorf("notifications %v", got)
+	}
+}
+
+func eventuallyMsgs(o *outbox, n int) []string {
+	var all []string
+	for range 200 {
+		all = append(all, o.take()...)
+		if len(all) >= n {
+			break
+		}
+		waitABit()
+	}
+	return all
+}
+
+// TestPagination: lists come a page at a time with opaque cursors.
+func TestPagination(t *testing.T) {
+	a := app.New("many", "1", app.WithPageSize(2))
+	for _, n := range []string{"a", "b", "c"} {
+		app.AddTool(a, app.Tool{Name: n}, func(context.Context, struct{}) (string, error) { return n, nil })
+	}
+	c := connect(t, a, "2025-11-25")
+	first := result(t, c.call("tools/list", ""))
+	next, _ := first["nextCursor"].(string)
+	if len(first["tools"].([]any)) != 2 || next == "" {
+		t.Fatalf("first page %v", first)
+	}
+	second := result(t, c.call("tools/list", `{"cursor":"`+next+`"}`))
+	if len(second["tools"].([]any)) != 1 || second["nextCursor"] != nil {
+		t.Errorf("second page %v", second)
+	}
+	if msg := c.call("tools/list", `{"cursor":"bogus"}`); msg["error"] == nil {
+		t.Errorf("a bogus cursor: %v", msg)
+	}
+}
+
+// TestMiddleware: middleware wraps every call in order and may refuse it.
+func TestMiddleware(t *testing.T) {
+	var seen []string
+	trace := func(name string) app.Middleware {
+		return func(ctx context.Context, call app.Invocation, next func(context.Context) (any, error)) (any, error) {
+			seen = append(seen, name+">"+call.Method+" "+call.Name)
+			return next(ctx)
+		}
+	}
+	deny := func(ctx context.Context, call app.Invocation, next func(context.Context) (any, error)) (any, error) {
+		if call.Name == "secret" {
+			return nil, &wire.Error{Code: -32003, Message: "Forbidden"}
+		}
+		return next(ctx)
+	}
+	a := app.New("mw", "1", app.WithMiddleware(trace("outer"), trace("inner"), deny))
+	for _, n := range []string{"open", "secret"} {
+		app.AddTool(a, app.Tool{Name: n}, func(context.Context, struct{}) (string, error) { return n, nil })
+	}
+	c := connect(t, a, "2025-11-25")
+	if got := text(t, c.call("tools/call", `{"name":"open"}`)); got != "open" {
+		t.Errorf("open: %q", got)
+	}
+	if msg := c.call("tools/call", `{"name":"secret"}`); msg["error"].(map[string]any)["code"] != -32003.0 {
+		t.Errorf("secret: %v", msg)
+	}
+	if fmt.Sprint(seen) != "[outer>tools/call open inner>tools/call open outer>tools/call secret inner>tools/call secret]" {
+		t.Errorf("middleware order %v", seen)
+	}
+}
+
+// TestCapabilitiesDerived: only what is registered is declared, and the
+// same for initialize and server/discover.
+func TestCapabilitiesDerived(t *testing.T) {
+	a := calculator()
+	srv := app.NewServer(a, server.WithStrict(true))
+	defer srv.Close()
+	reply, _ := srv.ServeStateless(context.Background(), srv.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)), nil, nil)
+	var msg map[string]any
+	_ = json.Unmarshal(reply, &msg)
+	got := result(t, msg)["capabilities"].(map[string]any)
+	if _, ok := got["tools"]; !ok || got["prompts"] != nil || got["resources"] != nil {
+		t.Errorf("discover capabilities %v, want tools only", got)
+	}
+	init, _ := a.Initialize(context.Background(), nil)
+	if init.Capabilities.Tools == nil || init.Capabilities.Prompts != nil || init.Capabilities.Resources != nil || init.ServerInfo.Name != "calc" {
+		t.Errorf("initialize %+v", init)
+	}
+}
+
+func waitABit() { time.Sleep(5 * time.Millisecond) }

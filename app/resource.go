@@ -1,0 +1,202 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Resource describes a resource at a fixed URI.
+type Resource struct {
+	URI         string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+}
+
+// ResourceHandler reads a resource. Text and Blob build the usual results.
+// A *wire.Error is sent as it is; any other error is -32603 (and logged).
+type ResourceHandler func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+
+// ResourceTemplate describes resources whose URIs follow an RFC 6570
+// template (conversation://{id}). Complete offers completions per variable
+// (completion/complete with a ref/resource).
+type ResourceTemplate struct {
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+	Complete    map[string]Completer
+}
+
+// TemplateHandler reads a resource of a template: vars holds the values
+// the URI gave the template's variables.
+type TemplateHandler func(ctx context.Context, uri string, vars map[string]string) (*mcp.ReadResourceResult, error)
+
+type resource struct {
+	def  mcp.Resource
+	read ResourceHandler
+}
+
+func (r *resource) key() string { return r.def.URI }
+
+type template struct {
+	def      mcp.ResourceTemplate
+	tmpl     *uritemplate.Template
+	read     TemplateHandler
+	complete map[string]Completer
+}
+
+func (t *template) key() string { return t.def.URITemplate }
+
+// AddResource registers a resource, replacing one at the same URI.
+func (a *App) AddResource(r Resource, h ResourceHandler) {
+	if r.URI == "" {
+		panic("app: a resource needs a URI")
+	}
+	name := r.Name
+	if name == "" {
+		name = r.URI
+	}
+	res := &resource{def: mcp.Resource{URI: r.URI, Name: name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType}, read: h}
+	a.mu.Lock()
+	a.resources.put(res)
+	a.mu.Unlock()
+	a.onChange(mcp.MethodResourceListChanged)
+}
+
+// AddResourceTemplate registers a template; it panics when the template is
+// not RFC 6570 (a bug of the program).
+func (a *App) AddResourceTemplate(t ResourceTemplate, h TemplateHandler) {
+	tmpl, err := uritemplate.New(t.URITemplate)
+	if err != nil {
+		panic(fmt.Sprintf("app: resource template %q: %v", t.URITemplate, err))
+	}
+	name := t.Name
+	if name == "" {
+		name = t.URITemplate
+	}
+	tt := &template{
+		def:  mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType},
+		tmpl: tmpl, read: h, complete: t.Complete,
+	}
+	a.mu.Lock()
+	a.templates.put(tt)
+	a.mu.Unlock()
+	a.onChange(mcp.MethodResourceListChanged)
+}
+
+// RemoveResources unregisters resources (by URI) and templates (by
+// template); the clients hear of it (list_changed).
+func (a *App) RemoveResources(uris ...string) {
+	a.mu.Lock()
+	changed := a.resources.remove(uris...)
+	changed = a.templates.remove(uris...) || changed
+	a.mu.Unlock()
+	if changed {
+		a.onChange(mcp.MethodResourceListChanged)
+	}
+}
+
+// ListResources lists the resources at fixed URIs, a page at a time.
+func (a *App) ListResources(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+	defs, next, err := page(a, &a.resources, "resources", p, func(r *resource) *mcp.Resource { d := r.def; return &d })
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourcesResult{Resources: defs, NextCursor: next}, nil
+}
+
+// ListResourceTemplates lists the templates, a page at a time.
+func (a *App) ListResourceTemplates(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+	defs, next, err := page(a, &a.templates, "resourceTemplates", p, func(t *template) *mcp.ResourceTemplate { d := t.def; return &d })
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: defs, NextCursor: next}, nil
+}
+
+// ReadResource reads the resource at a registered URI, or the first
+// template the URI matches; anything else is -32002 (resource not found).
+func (a *App) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+	a.mu.RLock()
+	r, fixed := a.resources.get(p.URI)
+	var t *template
+	var vars map[string]string
+	if !fixed {
+		for _, tt := range a.templates.items {
+			if m := tt.tmpl.Match(p.URI); m != nil {
+				t, vars = tt, map[string]string{}
+				for _, name := range tt.tmpl.Varnames() {
+					if v := m.Get(name); v.Valid() {
+						vars[name] = v.String()
+					}
+				}
+				break
+			}
+		}
+	}
+	a.mu.RUnlock()
+	if !fixed && t == nil {
+		return nil, NotFound(p.URI)
+	}
+	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodReadResource, Name: p.URI}, func(ctx context.Context) (any, error) {
+		return a.guard(mcp.MethodReadResource, p.URI, func() (any, error) {
+			if fixed {
+				return r.read(ctx, p.URI)
+			}
+			return t.read(ctx, p.URI, vars)
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, _ := res.(*mcp.ReadResourceResult)
+	if out == nil {
+		a.log.Error("app: resource handler returned no result", "uri", p.URI)
+		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+	}
+	return out, nil
+}
+
+// guard runs a handler: a panic is -32603 and a log line; an error that is
+// not a *wire.Error is -32603 too (the server logs it).
+func (a *App) guard(method, name string, fn func() (any, error)) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("app: handler panicked", "method", method, "name", name, "panic", r, "stack", string(debug.Stack()))
+			res, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+		}
+	}()
+	return fn()
+}
+
+// NotFound is the error of a resource that does not exist (-32002 with
+// the URI; the server turns it into -32602 where a revision retired the
+// code).
+func NotFound(uri string) *wire.Error {
+	return &wire.Error{Code: wire.CodeResourceNotFound, Message: "Resource not found", Data: map[string]any{"uri": uri}}
+}
+
+// Text is the result of reading a text resource.
+func Text(uri, mimeType, text string) *mcp.ReadResourceResult {
+	return &mcp.ReadResourceResult{Contents: []mcp.ReadResourceResultContentsItem{&mcp.TextResourceContents{URI: uri, MIMEType: mimeType, Text: text}}}
+}
+
+// Subscribe answers -32601: the App does not declare subscriptions yet
+// (the server core is to keep them per session, for every app).
+func (a *App) Subscribe(context.Context, *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
+	return nil, wire.ErrMethodNotFound
+}
+
+// Unsubscribe answers -32601, as Subscribe.
+func (a *App) Unsubscribe(context.Context, *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
+	return nil, wire.ErrMethodNotFound
+}

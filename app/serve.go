@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/server/sse"
+	"github.com/mcpstack/mcpstack/server/stdio"
+	"github.com/mcpstack/mcpstack/server/streamable"
+	"github.com/mcpstack/mcpstack/server/ws"
+)
+
+// NewServer returns the server core for a (validation of every message
+// against the negotiated revision, sessions, limits: see package server),
+// with a's list_changed notifications wired to it.
+func NewServer(a *App, opts ...server.Option) *server.Server {
+	srv := server.New(a, opts...)
+	a.SetNotifier(func(ctx context.Context, method string) { srv.Broadcast(ctx, method, nil) })
+	return srv
+}
+
+// ServeStdio serves a to one client over stdin and stdout until stdin ends
+// or ctx does. Logs must go to stderr (server.WithLogger): stdout is the
+// transport.
+func ServeStdio(ctx context.Context, a *App, opts ...server.Option) error {
+	srv := NewServer(a, opts...)
+	defer srv.Close()
+	err := stdio.Serve(ctx, srv, os.Stdin, os.Stdout)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// Handler returns an http.Handler serving srv over every HTTP transport:
+// Streamable HTTP at /mcp (POST, GET, DELETE), HTTP+SSE at /sse and
+// /messages, WebSocket at /mcp/ws. Mount it at the root of a mux, behind
+// whatever authentication the program uses (auth.Middleware). shutdown
+// drains the streams for an http.Server's Shutdown.
+func Handler(srv *server.Server) (h http.Handler, shutdown func(context.Context)) {
+	mcpH := streamable.New(srv)
+	sseH := sse.New(srv, sse.WithEndpoint("/messages"))
+	wsH := ws.New(srv)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpH)
+	mux.Handle("/sse", sseH.Stream())
+	mux.Handle("/messages", sseH.Messages())
+	mux.Handle("/mcp/ws", wsH)
+	return mux, func(ctx context.Context) {
+		mcpH.Shutdown()
+		sseH.Shutdown()
+		srv.Drain()
+		_ = wsH.Shutdown(ctx)
+	}
+}
+
+// ListenAndServe serves a over HTTP on addr (Handler's routes) until ctx
+// ends, then drains for up to 10 seconds. A loopback address is guarded
+// against DNS rebinding (Host and Origin must be loopback); it has no
+// authentication: put the Handler behind auth.Middleware to serve anything
+// else.
+func ListenAndServe(ctx context.Context, addr string, a *App, opts ...server.Option) error {
+	srv := NewServer(a, opts...)
+	defer srv.Close()
+	h, shutdown := Handler(srv)
+	if guard.IsLoopbackAddr(addr) {
+		h = guard.Loopback()(h)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	shutdown(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+	}
+	return nil
+}

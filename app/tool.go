@@ -1,0 +1,385 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"slices"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Tool describes a tool. InputSchema and OutputSchema, when set, replace
+// the schemas derived from the handler's types (a JSON object schema, as
+// a map or anything that marshals to one).
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Annotations *mcp.ToolAnnotations
+
+	InputSchema  any
+	OutputSchema any
+}
+
+// ToolHandler serves a typed tool: In is decoded from the validated
+// arguments, Out becomes the structured content (and its JSON the text
+// content). An error is a tool error (isError) whose text is the error's
+// message; a *wire.Error is a JSON-RPC error instead (a refused scope, say).
+// Out may be *mcp.CallToolResult for full control of the result (no output
+// schema then).
+type ToolHandler[In, Out any] func(ctx context.Context, in In) (Out, error)
+
+// RawToolHandler serves a tool whose schema is only known at run time: it
+// gets the validated arguments as they came.
+type RawToolHandler func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
+
+type tool struct {
+	def      mcp.Tool
+	defaults map[string]any // of the input's top-level properties
+	input    *wire.Schema
+	output   *wire.Schema // nil: no structured output
+	run      func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
+}
+
+func (t *tool) key() string { return t.def.Name }
+
+// AddTool registers a typed tool, replacing one of the same name. The
+// schemas are derived from In and Out unless t gives them; it panics when
+// one does not compile, or is not an object schema, as that is a bug of
+// the program (as http.HandleFunc panics on a bad pattern).
+func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
+	in := t.InputSchema
+	if in == nil {
+		in = schemaOf(reflect.TypeFor[In]())
+	}
+	out := t.OutputSchema
+	resultType := reflect.TypeFor[Out]()
+	direct := resultType == reflect.TypeFor[*mcp.CallToolResult]()
+	if out == nil && !direct && isObject(resultType) {
+		out = schemaOf(resultType)
+	}
+	tl := mustTool(t, in, out)
+	tl.run = func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+		var v In
+		if err := decodeInto(args, &v); err != nil {
+			return toolError("Invalid arguments: " + err.Error()), nil
+		}
+		res, err := h(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		if direct {
+			r, _ := any(res).(*mcp.CallToolResult)
+			return r, nil
+		}
+		return structured(res)
+	}
+	a.addTool(tl)
+}
+
+// AddRawTool registers a tool with an explicit input schema (and, when
+// t.OutputSchema is set, an output schema its structured content is
+// checked against), served with the arguments as a map.
+func (a *App) AddRawTool(t Tool, h RawToolHandler) {
+	in := t.InputSchema
+	if in == nil {
+		in = map[string]any{"type": "object"}
+	}
+	tl := mustTool(t, in, t.OutputSchema)
+	tl.run = h
+	a.addTool(tl)
+}
+
+// RemoveTools unregisters tools; the clients hear of it (list_changed).
+func (a *App) RemoveTools(names ...string) {
+	a.mu.Lock()
+	changed := a.tools.remove(names...)
+	a.mu.Unlock()
+	if changed {
+		a.onChange(mcp.MethodToolListChanged)
+	}
+}
+
+func (a *App) addTool(t *tool) {
+	a.mu.Lock()
+	a.tools.put(t)
+	a.mu.Unlock()
+	a.onChange(mcp.MethodToolListChanged)
+}
+
+// mustTool builds the definition and compiles the schemas.
+func mustTool(t Tool, in, out any) *tool {
+	if t.Name == "" {
+		panic("app: a tool needs a name")
+	}
+	inTree, err := objectSchema(in)
+	if err != nil {
+		panic(fmt.Sprintf("app: tool %q: input schema: %v", t.Name, err))
+	}
+	tl := &tool{def: mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations}}
+	tl.def.InputSchema = mcp.ToolInputSchema{Properties: properties(inTree), Required: required(inTree), Extra: rest(inTree)}
+	for name, prop := range tl.def.InputSchema.Properties {
+		if d, ok := prop["default"]; ok {
+			if tl.defaults == nil {
+				tl.defaults = map[string]any{}
+			}
+			tl.defaults[name] = d
+		}
+	}
+	if tl.input, err = wire.CompileSchema(t.Name+".inputSchema", inTree); err != nil {
+		panic(fmt.Sprintf("app: tool %q: %v", t.Name, err))
+	}
+	if out != nil {
+		outTree, err := objectSchema(out)
+		if err != nil {
+			panic(fmt.Sprintf("app: tool %q: output schema: %v", t.Name, err))
+		}
+		tl.def.OutputSchema = &mcp.ToolOutputSchema{Properties: properties(outTree), Required: required(outTree), Extra: rest(outTree)}
+		if tl.output, err = wire.CompileSchema(t.Name+".outputSchema", outTree); err != nil {
+			panic(fmt.Sprintf("app: tool %q: %v", t.Name, err))
+		}
+	}
+	return tl
+}
+
+// ListTools lists the registered tools, a page at a time.
+func (a *App) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+	defs, next, err := page(a, &a.tools, "tools", p, func(t *tool) *mcp.Tool { d := t.def; return &d })
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListToolsResult{Tools: defs, NextCursor: next}, nil
+}
+
+// CallTool validates the arguments against the tool's input schema and
+// runs it. An unknown tool is -32602; invalid arguments, a handler's error
+// and a refused input are tool errors (isError), which the model can read.
+func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	a.mu.RLock()
+	t, ok := a.tools.get(p.Name)
+	a.mu.RUnlock()
+	if !ok {
+		return nil, unknown("tool", p.Name)
+	}
+	args := p.Arguments
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := t.input.Validate(args); err != nil {
+		return invalidArguments(err), nil
+	}
+	args = withDefaults(args, t.defaults)
+	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodCallTool, Name: p.Name}, func(ctx context.Context) (any, error) {
+		return a.runTool(ctx, t, args)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.CallToolResult), nil
+}
+
+// runTool runs a tool's handler: a panic is -32603 (and a log line), an
+// error a tool error, structured content checked against the output
+// schema.
+func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("app: tool panicked", "tool", t.def.Name, "panic", r, "stack", string(debug.Stack()))
+			res, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+		}
+	}()
+	res, err = t.run(ctx, args)
+	var we *wire.Error
+	switch {
+	case errors.As(err, &we):
+		return nil, we
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return toolError(err.Error()), nil
+	case res == nil:
+		a.log.Error("app: tool returned no result", "tool", t.def.Name)
+		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+	}
+	if t.output != nil && (res.IsError == nil || !*res.IsError) {
+		tree, err := treeOf(res.StructuredContent)
+		if err == nil {
+			err = t.output.Validate(tree)
+		}
+		if err != nil {
+			a.log.Error("app: tool output does not match its outputSchema", "tool", t.def.Name, "err", err)
+			return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the tool's output does not match its outputSchema"}
+		}
+	}
+	return res, nil
+}
+
+// invalidArguments is the tool error for arguments that fail the input
+// schema: it names the JSON pointer and the reason, for the model to fix.
+func invalidArguments(err error) *mcp.CallToolResult {
+	var ve *wire.ValidationError
+	if errors.As(err, &ve) {
+		at := ve.Pointer
+		if at == "" {
+			at = "/"
+		}
+		return toolError(fmt.Sprintf("Invalid arguments: at %s: %s", at, ve.Reason))
+	}
+	return toolError("Invalid arguments: " + err.Error())
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	yes := true
+	return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: msg}}, IsError: &yes}
+}
+
+// structured is the result of a typed tool: the value as structured
+// content when it is an object, and its JSON as text.
+func structured(v any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("app: encoding the tool's output: %w", err)
+	}
+	res := &mcp.CallToolResult{}
+	if s, ok := v.(string); ok {
+		res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: s}}
+		return res, nil
+	}
+	res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: string(b)}}
+	if tree, err := wire.Parse(b); err == nil {
+		if obj, ok := tree.(map[string]any); ok {
+			res.StructuredContent = obj
+		}
+	}
+	return res, nil
+}
+
+// withDefaults fills the top-level properties the client left out with
+// their schema's default (a copy: the request's own arguments stay as they
+// came).
+func withDefaults(args, defaults map[string]any) map[string]any {
+	var out map[string]any
+	for k, d := range defaults {
+		if _, ok := args[k]; ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(args)+len(defaults))
+			for k, v := range args {
+				out[k] = v
+			}
+		}
+		out[k] = d
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// decodeInto decodes validated arguments into v.
+func decodeInto(args map[string]any, v any) error {
+	b, err := wire.Marshal(args)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// treeOf is v as a JSON tree, for validation.
+func treeOf(v any) (any, error) {
+	b, err := wire.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Parse(b)
+}
+
+// schemaOf derives the JSON Schema of a Go type: field names from json
+// tags, required unless omitempty, constraints from jsonschema tags.
+func schemaOf(t reflect.Type) any {
+	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true, AllowAdditionalProperties: true}
+	s := r.ReflectFromType(t)
+	s.Version = ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
+	}
+	tree, err := wire.Parse(b)
+	if err != nil {
+		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
+	}
+	return tree
+}
+
+// isObject reports whether values of t encode as JSON objects.
+func isObject(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map && t.Key().Kind() == reflect.String
+}
+
+// objectSchema is s as a JSON tree that describes objects.
+func objectSchema(s any) (map[string]any, error) {
+	tree, err := treeOf(s)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("a schema is a JSON object, not %s", wire.KindOf(tree))
+	}
+	if typ, ok := obj["type"]; ok && typ != "object" {
+		return nil, fmt.Errorf(`a tool's schema describes an object ("type": "object"), not %v`, typ)
+	}
+	obj["type"] = "object"
+	return obj, nil
+}
+
+func properties(s map[string]any) map[string]map[string]any {
+	props, _ := s["properties"].(map[string]any)
+	out := make(map[string]map[string]any, len(props))
+	for k, v := range props {
+		if m, ok := v.(map[string]any); ok {
+			out[k] = m
+		}
+	}
+	return out
+}
+
+func required(s map[string]any) []string {
+	list, _ := s["required"].([]any)
+	var out []string
+	for _, v := range list {
+		if r, ok := v.(string); ok && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rest is what a schema says besides type, properties and required: kept
+// in the definition as it is ($defs, additionalProperties, ...).
+func rest(s map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range s {
+		switch k {
+		case "type", "properties", "required", "$schema", "$id":
+		default:
+			if out == nil {
+				out = map[string]any{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
