@@ -208,17 +208,27 @@ func TestListChanged(t *testing.T) {
 	a := calculator()
 	c := connect(t, a, "2025-11-25")
 	c.out.take()
-	app.AddTool(a, app.Tool{Name: "later"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
-	a.RemoveTools("later")
-	a.RemoveTools("never-there")
-	var got []string
-	for _, m := range eventuallyMsgs(c.out, 2) {
-		var msg map[string]any
-		_ = json.Unmarshal([]byte(m), &msg)
-		got = append(got, fmt.Sprint(msg["method"]))
+	methods := func() []string {
+		var got []string
+		for _, m := range eventuallyMsgs(c.out, 1) {
+			var msg map[string]any
+			_ = json.Unmarshal([]byte(m), &msg)
+			got = append(got, fmt.Sprint(msg["method"]))
+		}
+		return got
 	}
-	if fmt.Sprint(got) != "[notifications/tools/list_changed notifications/tools/list_changed]" {
-		t.Errorf("notifications %v", got)
+	app.AddTool(a, app.Tool{Name: "later"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
+	if got := methods(); fmt.Sprint(got) != "[notifications/tools/list_changed]" {
+		t.Errorf("after AddTool: %v", got)
+	}
+	a.RemoveTools("later")
+	if got := methods(); fmt.Sprint(got) != "[notifications/tools/list_changed]" {
+		t.Errorf("after RemoveTools: %v", got)
+	}
+	a.RemoveTools("never-there")
+	waitABit()
+	if got := c.out.take(); len(got) != 0 {
+		t.Errorf("removing nothing sent %v", got)
 	}
 }
 

@@ -18,6 +18,7 @@ type listener struct {
 	spec   *wire.Spec
 	out    Outbox
 	filter mcp.SubscriptionFilter
+	queue  notifyQueue
 }
 
 // wants reports whether the filter asks for a notification.
@@ -88,6 +89,14 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	if s.listeners == nil {
 		s.listeners = map[*listener]bool{}
 	}
+	// The acknowledgement is the first in the stream's queue, before any
+	// notification that comes once the listener is registered.
+	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{Notifications: params.Notifications}
+	l.queue.push(mcp.MethodSubscriptionsAcknowledged, func() {
+		if err := l.send(s, mcp.MethodSubscriptionsAcknowledged, ack); err != nil {
+			s.log.Debug("listen stream: acknowledgement not sent", "err", err)
+		}
+	})
 	s.listeners[l] = true
 	s.mu.Unlock()
 	defer func() {
@@ -96,10 +105,6 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 		s.releaseSessionLocked(key)
 		s.mu.Unlock()
 	}()
-	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{Notifications: params.Notifications}
-	if err := l.send(s, mcp.MethodSubscriptionsAcknowledged, ack); err != nil {
-		return reject(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
-	}
 	expired, stop := CallerFrom(ctx).Expiry()
 	defer stop()
 	select {
@@ -124,16 +129,17 @@ func (s *Server) notifyListeners(method string, params wire.Encoder) {
 		ls = append(ls, l)
 	}
 	s.mu.Unlock()
+	key := notificationKey(method, params)
 	for _, l := range ls {
 		if tree == nil && params != nil {
 			tree = params.EncodeValue(wire.AllRevisions)
 		}
 		if l.wants(method, tree) {
-			go func() { // a stream that is not read delays no other
+			l.queue.push(key, func() { // a stream that is not read delays no other
 				if err := l.send(s, method, params); err != nil {
 					s.log.Debug("listen stream", "err", err)
 				}
-			}()
+			})
 		}
 	}
 }

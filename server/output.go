@@ -9,22 +9,26 @@ import (
 // Output accounts what one stream or socket holds for its client: the
 // bytes of messages handed to it and not yet written. A transport takes
 // before it writes a message and gives back once the write ended, well or
-// not. Past the per-stream bound a message waits for the ones before it
-// to be written (backpressure: a client that reads slowly slows its own
-// answers down); a client that does not read at all stalls only itself, as
-// its writes time out. Every byte handed to a stream, waiting or being
-// written, counts against the total of the process; past it the stream
-// holding the most is closed.
+// not. Past the per-stream bound a message waits, in order, for the ones
+// before it to be written (backpressure: a client that reads slowly slows
+// its own answers down); a client that does not read at all stalls only
+// itself, as nothing it holds is written for the whole wait. Every byte
+// handed to a stream, waiting or being written, counts against the total
+// of the process; past it the streams holding the most are closed.
 type Output struct {
 	b        *outputBudget
 	pending  atomic.Int64 // every byte handed to the stream and not yet done
 	overflow func()
 	once     sync.Once
+	doomed   atomic.Bool // overflow was called: its bytes are on their way back
 
-	mu     sync.Mutex
-	active int64         // bytes taken: being written or about to be
-	freed  chan struct{} // closed when active bytes are given back
+	mu      sync.Mutex
+	active  int64         // bytes admitted: being written or about to be
+	waiting []*waiter     // in arrival order
+	changed chan struct{} // closed when active bytes are given back or the head changes
 }
+
+type waiter struct{ n int64 }
 
 // outputBudget is the process-wide account of every Output.
 type outputBudget struct {
@@ -51,54 +55,74 @@ func (s *Server) NewOutput(overflow func()) *Output {
 	return o
 }
 
-// Take accounts n bytes about to be written. Over the per-stream bound it
-// waits until the stream has written enough of what it holds, for at most
-// wait or until dead is closed; it reports false when the message is not
-// to be written: the stream is stalled (the caller closes it), or it holds
-// the most of a process over its total. A message is always let through
-// when the stream has nothing else in progress, so that one large answer
-// can still go out.
+// Take accounts n bytes about to be written. Past the per-stream bound it
+// waits, behind the messages that came before, until the stream has
+// written enough of what it holds; it gives up when nothing was written
+// for wait, or when dead is closed. It reports false when the message is
+// not to be written: the stream is stalled (the caller closes it), or it
+// holds the most of a process over its total. A message is always let
+// through when the stream has nothing else in progress, so that one large
+// answer can still go out.
 func (o *Output) Take(n int, wait time.Duration, dead <-chan struct{}) bool {
 	if o == nil {
 		return true
 	}
 	b := o.b
 	o.pending.Add(int64(n))
-	if total := b.total.Add(int64(n)); b.limit > 0 && total > b.limit {
-		victim := b.largest()
-		if victim == nil || victim == o {
-			o.pending.Add(-int64(n))
-			b.total.Add(-int64(n))
-			return false
-		}
-		victim.once.Do(victim.overflow) // its bytes come back as its writes fail
+	if total := b.total.Add(int64(n)); b.limit > 0 && total > b.limit && !b.shed(o, total-b.limit) {
+		o.pending.Add(-int64(n))
+		b.total.Add(-int64(n))
+		return false
 	}
+	w := &waiter{n: int64(n)}
+	o.mu.Lock()
+	o.waiting = append(o.waiting, w)
 	var timer *time.Timer
 	for {
-		o.mu.Lock()
-		if b.perStream <= 0 || o.active == 0 || o.active+int64(n) <= b.perStream {
-			o.active += int64(n)
+		if o.waiting[0] == w && (b.perStream <= 0 || o.active == 0 || o.active+w.n <= b.perStream) {
+			o.waiting = o.waiting[1:]
+			o.active += w.n
+			o.signalLocked() // the next in line may fit too
 			o.mu.Unlock()
 			return true
 		}
-		if o.freed == nil {
-			o.freed = make(chan struct{})
+		if o.changed == nil {
+			o.changed = make(chan struct{})
 		}
-		freed := o.freed
+		changed := o.changed
 		o.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(wait)
 			defer timer.Stop()
 		}
 		select {
-		case <-freed:
+		case <-changed:
+			timer.Reset(wait) // something was written: the wait starts again (Go 1.23 timers: no stale tick)
+			o.mu.Lock()
 			continue
 		case <-timer.C:
 		case <-dead:
 		}
+		o.mu.Lock()
+		for i, x := range o.waiting {
+			if x == w {
+				o.waiting = append(o.waiting[:i:i], o.waiting[i+1:]...)
+				break
+			}
+		}
+		o.signalLocked()
+		o.mu.Unlock()
 		o.pending.Add(-int64(n))
 		b.total.Add(-int64(n))
 		return false
+	}
+}
+
+// signalLocked wakes the waiters. Called with o.mu held.
+func (o *Output) signalLocked() {
+	if o.changed != nil {
+		close(o.changed)
+		o.changed = nil
 	}
 }
 
@@ -110,10 +134,7 @@ func (o *Output) Give(n int) {
 	}
 	o.mu.Lock()
 	o.active -= int64(n)
-	if o.freed != nil {
-		close(o.freed)
-		o.freed = nil
-	}
+	o.signalLocked()
 	o.mu.Unlock()
 	o.pending.Add(-int64(n))
 	o.b.total.Add(-int64(n))
@@ -130,18 +151,33 @@ func (o *Output) Close() {
 	o.b.mu.Unlock()
 }
 
-// largest is the open stream holding the most bytes.
-func (b *outputBudget) largest() *Output {
+// shed closes the streams holding the most, not already closing, until
+// what they hold covers excess; it reports false when o itself is the one
+// to go (or nothing else can).
+func (b *outputBudget) shed(o *Output, excess int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var best *Output
-	var most int64
-	for o := range b.open {
-		if h := o.pending.Load(); h > most {
-			best, most = o, h
+	for x := range b.open { // what closing streams hold is on its way back
+		if x.doomed.Load() {
+			excess -= x.pending.Load()
 		}
 	}
-	return best
+	for excess > 0 {
+		var victim *Output
+		var most int64
+		for x := range b.open {
+			if h := x.pending.Load(); h > most && !x.doomed.Load() {
+				victim, most = x, h
+			}
+		}
+		if victim == nil || victim == o {
+			return false
+		}
+		victim.doomed.Store(true)
+		victim.once.Do(victim.overflow) // its bytes come back as its writes fail
+		excess -= most
+	}
+	return true
 }
 
 // OutputHeld is the number of bytes every stream of the server holds now

@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +134,53 @@ func TestClientInflightQuota(t *testing.T) {
 		if got := <-answers; !strings.Contains(got, "done") {
 			t.Errorf("a call under the quota: %s", got)
 		}
+	}
+}
+
+// stuck is an Outbox whose client never reads: Send blocks until release.
+type stuck struct{ release chan struct{} }
+
+func (s stuck) Send([]byte) error { <-s.release; return nil }
+
+// TestBroadcastPastAStalledStream: a session whose stream is stalled
+// delays nobody else's notifications, and holds one goroutine and a
+// bounded queue whatever the number of broadcasts (found in review: a
+// goroutine per session per broadcast, and a serial fan-out before that).
+func TestBroadcastPastAStalledStream(t *testing.T) {
+	srv := server.New(conformance.New())
+	defer srv.Close()
+	init := func(s *server.Session) {
+		s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+		s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	}
+	st := stuck{release: make(chan struct{})}
+	defer close(st.release)
+	stalled, _ := srv.NewSession("", st)
+	init(stalled)
+	out := &recorder{}
+	healthy, _ := srv.NewSession("", out)
+	init(healthy)
+	before := runtime.NumGoroutine()
+	for range 200 { // equal notifications: coalesced while one waits
+		srv.Broadcast(context.Background(), mcp.MethodToolListChanged, nil)
+	}
+	for i := range 20 { // different ones: each arrives
+		srv.Broadcast(context.Background(), mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: fmt.Sprintf("test://r%d", i)})
+	}
+	var listChanged, updated int
+	for deadline := time.Now().Add(5 * time.Second); updated < 20 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, m := range out.take() {
+			if strings.Contains(string(m), "list_changed") {
+				listChanged++
+			} else {
+				updated++
+			}
+		}
+	}
+	if listChanged == 0 || updated != 20 {
+		t.Errorf("the healthy session got %d list_changed (want at least 1) and %d of 20 updates", listChanged, updated)
+	}
+	if n := runtime.NumGoroutine() - before; n > 10 {
+		t.Errorf("%d more goroutines after 200 broadcasts past a stalled stream", n)
 	}
 }

@@ -229,19 +229,39 @@ func (s *Server) remove(sess *Session) {
 
 // Broadcast sends a notification to every initialized session, on the
 // stream for messages not related to a request, and to every
-// subscriptions/listen stream whose filter asks for it. Each recipient is
-// written to on its own goroutine, so that a client that does not read
-// delays nobody else's notification; Broadcast does not wait for them.
+// subscriptions/listen stream whose filter asks for it. Each recipient has
+// its own bounded queue, sent in order on its own goroutine, so that a
+// client that does not read delays nobody else's notification (and loses
+// what does not fit); Broadcast does not wait for them.
 func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encoder) {
 	ctx = context.WithoutCancel(ctx)
 	s.notifyListeners(method, params)
+	key := notificationKey(method, params)
 	for _, sess := range s.Sessions() {
-		go func() {
+		if !sess.Initialized() || sess.stream() == nil {
+			continue
+		}
+		queued := sess.broadcasts.push(key, func() {
 			if err := sess.Notify(ctx, method, params); err != nil && !errors.Is(err, ErrNoStream) {
 				s.log.Debug("broadcast", "session", sess.ID(), "method", method, "err", err)
 			}
-		}()
+		})
+		if !queued {
+			s.log.Debug("broadcast dropped: the client does not read its stream", "session", sess.ID(), "method", method)
+		}
 	}
+}
+
+// notificationKey tells equal notifications apart from different ones.
+func notificationKey(method string, params wire.Encoder) string {
+	if params == nil {
+		return method
+	}
+	b, err := wire.Marshal(params.EncodeValue(wire.AllRevisions))
+	if err != nil {
+		return method + "\x00?" // not coalesced with anything
+	}
+	return method + "\x00" + string(b)
 }
 
 // OnSessionClosed registers fn to be called with the id of every session

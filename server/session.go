@@ -49,6 +49,8 @@ type Session struct {
 	closed      bool
 	ephemeral   bool // serves one body and is gone: no server-to-client requests
 
+	broadcasts notifyQueue // Broadcast's notifications for this session
+
 	nextID   atomic.Int64
 	lastUsed atomic.Int64 // unix nanoseconds
 	active   atomic.Int32
@@ -224,19 +226,6 @@ func (in *Incoming) IsInitialize() bool {
 	return false
 }
 
-// Busy is the answer to a body the transport cannot take now (it serves
-// as many requests at once as it may): -32000 for each request in it,
-// nil when it holds none.
-func (in *Incoming) Busy() []byte {
-	var out [][]byte
-	for _, it := range in.items {
-		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request {
-			out = append(out, jsonrpc.EncodeError(it.Msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: too many requests of this connection in flight; retry when one is answered"}))
-		}
-	}
-	return in.join(out)
-}
-
 // join is the answer made of out: nil, one message, or an array for a
 // batch.
 func (in *Incoming) join(out [][]byte) []byte {
@@ -266,7 +255,7 @@ func (sess *Session) Handle(ctx context.Context, body []byte, related Outbox) []
 // or to the session's stream when related is nil.
 func (sess *Session) Serve(ctx context.Context, in *Incoming, related Outbox) []byte {
 	sess.tap(ClientToServer, in.body)
-	reply := sess.serve(ctx, in, related)
+	reply := sess.serve(ctx, in, related, false)
 	sess.tap(ServerToClient, reply)
 	return reply
 }
@@ -278,7 +267,22 @@ func (sess *Session) tap(dir Direction, msg []byte) {
 	}
 }
 
-func (sess *Session) serve(ctx context.Context, in *Incoming, related Outbox) []byte {
+// ServeBusy serves a body whose requests the transport cannot take now (it
+// serves as many at once as it may): they are answered -32000 at once,
+// while the responses and notifications in it are handled as usual, as a
+// call in flight may be waiting for one of them. Invalid messages get
+// their errors.
+func (sess *Session) ServeBusy(ctx context.Context, in *Incoming, related Outbox) []byte {
+	sess.tap(ClientToServer, in.body)
+	reply := sess.serve(ctx, in, related, true)
+	sess.tap(ServerToClient, reply)
+	return reply
+}
+
+// errBusy answers a request the transport cannot take now.
+var errBusy = &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: too many requests of this connection in flight; retry when one is answered"}
+
+func (sess *Session) serve(ctx context.Context, in *Incoming, related Outbox, busy bool) []byte {
 	if in.err != nil {
 		return in.ErrorReply()
 	}
@@ -300,6 +304,8 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related Outbox) []
 			sess.notification(ctx, it.Msg)
 		case in.batch && it.Msg.Method == mcp.MethodInitialize:
 			answers[i] = jsonrpc.EncodeError(it.Msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: initialize must not be part of a batch"})
+		case busy:
+			answers[i] = jsonrpc.EncodeError(it.Msg.ID, errBusy)
 		case in.batch:
 			wg.Add(1)
 			go func(i int, m *jsonrpc.Message) {

@@ -21,7 +21,7 @@ var (
 )
 
 // DefaultWriteTimeout bounds one write to an event stream: a client that
-// takes nothing for that long is dropped.
+// takes nothing for that long is dropped (at the latest after twice it).
 const DefaultWriteTimeout = 10 * time.Second
 
 // EventWriter writes server-sent events on one HTTP response. Every write
@@ -100,10 +100,11 @@ func (e *EventWriter) armDeadline() bool {
 	if e.closed.Load() {
 		return false
 	}
-	// A deadline costs a timer update: it is moved only once half of it
-	// has passed, so a write always has between timeout/2 and timeout.
-	if now := time.Now(); now.Sub(e.armed) > e.timeout/2 {
-		_ = e.rc.SetWriteDeadline(now.Add(e.timeout)) // unsupported by test recorders: no deadline there
+	// A deadline costs a timer update: it is set twice the timeout ahead
+	// and moved once the timeout has passed, so a write always has between
+	// the timeout and twice it.
+	if now := time.Now(); now.Sub(e.armed) > e.timeout {
+		_ = e.rc.SetWriteDeadline(now.Add(2 * e.timeout)) // unsupported by test recorders: no deadline there
 		e.armed = now
 	}
 	return true

@@ -117,19 +117,15 @@ func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer,
 			select {
 			case slots <- struct{}{}:
 			default:
-				if !incoming.IsBatch() {
-					// Refused at once, and the next line is read: it may be
-					// the answer a call in flight waits for.
-					if err := w.Send(incoming.Busy()); err != nil {
+				// Refused at once (answers in the body still count), and the
+				// next line is read: it may be the answer a call in flight
+				// waits for.
+				if reply := sess.ServeBusy(ctx, incoming, w); reply != nil {
+					if err := w.Send(reply); err != nil {
 						return err
 					}
-					continue
 				}
-				select {
-				case slots <- struct{}{}:
-				case <-sess.Done():
-					return ctx.Err()
-				}
+				continue
 			}
 			wg.Add(1)
 			go func() {

@@ -153,6 +153,9 @@ func (es *eventStream) setWriter(w *sseWriter) {
 func (es *eventStream) attach(w *sseWriter, retryMs int, prime bool) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
+	if es.done {
+		return // the session ended: nothing is stored for it any more
+	}
 	es.setWriter(w)
 	if prime {
 		if id, err := es.h.cfg.store.Append(es.session, es.name, nil); err == nil {
@@ -168,6 +171,13 @@ func (es *eventStream) detach(w *sseWriter) {
 		es.setWriter(nil)
 	}
 	es.mu.Unlock()
+}
+
+// ended reports whether the stream has finished (its session ended).
+func (es *eventStream) ended() bool {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return es.done
 }
 
 // attached reports whether a response carries the stream now.

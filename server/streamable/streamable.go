@@ -272,6 +272,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // for a GET with Last-Event-ID.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.Context, sess *server.Session, in *server.Incoming) {
 	es := h.newEventStream(sess.ID())
+	if es.ended() {
+		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
+		return
+	}
 	sw := h.newSSEWriter(w)
 	sw.start()
 	primed := sess.Revision() >= primingSince
@@ -284,6 +288,8 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	// call takes longer than primeDelay: then they go out on their own.
 	primeTimer := time.AfterFunc(primeDelay, sw.flush)
 	defer primeTimer.Stop()
+	expired, stop := server.CallerFrom(r.Context()).Expiry()
+	defer stop()
 	done := make(chan []byte, 1)
 	go func() { done <- sess.Serve(ctx, in, es) }()
 	finish := func(reply []byte) {
@@ -307,6 +313,9 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 		es.detach(sw)
 		go func() { finish(<-done) }()
 	case <-sw.Dead(): // the client does not read: it can resume with Last-Event-ID
+		es.detach(sw)
+		go func() { finish(<-done) }()
+	case <-expired: // the response ends with its token; the call goes on, resumable with a fresh one
 		es.detach(sw)
 		go func() { finish(<-done) }()
 	}
@@ -356,6 +365,12 @@ func (h *Handler) ephemeral(w http.ResponseWriter, ctx context.Context, r *http.
 // its headers must agree with its body, closing the stream cancels it, and
 // errors about the request itself carry an HTTP status too.
 func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, in *server.Incoming) {
+	if exp := server.CallerFrom(r.Context()).Expires; !exp.IsZero() {
+		// A stateless call is its request: it ends with its token.
+		ctx, cancel := context.WithDeadline(r.Context(), exp)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
 	headers := &server.RequestHeaders{
 		ProtocolVersion: strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")),
 		Method:          strings.TrimSpace(r.Header.Get("Mcp-Method")),
@@ -454,6 +469,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	es, _ := sess.Stream().(*eventStream)
 	if es == nil {
 		es = h.newEventStream(sess.ID())
+		if es.ended() {
+			httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
+			return
+		}
 		if _, ok := sess.Attach(es); !ok {
 			es.finish()
 			httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")

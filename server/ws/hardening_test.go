@@ -154,3 +154,38 @@ func TestRefusedPastConcurrency(t *testing.T) {
 		t.Fatalf("the call: %s", res.raw)
 	}
 }
+
+// TestBusyBatchStillDelivers: past the cap, a batch's requests are refused
+// but the answers in it are delivered, and an invalid message still gets
+// its error (found in review: a batch blocked the reader, and an invalid
+// frame was answered with an empty one).
+func TestBusyBatchStillDelivers(t *testing.T) {
+	f := newFixture(t, nil, ws.WithMaxConcurrent(1))
+	cl := dial(t, f.url, nil)
+	initialize(t, cl, "2025-06-18")
+	cl.send(t, `{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"}}}`)
+	req := cl.next(t)
+	if req.method() != "sampling/createMessage" {
+		t.Fatalf("want the sampling request, got %s", req.raw)
+	}
+	cl.send(t, `{"id":1,"method":"ping"}`) // no "jsonrpc": invalid
+	if bad := cl.next(t); !strings.Contains(bad.raw, "-32600") {
+		t.Fatalf("an invalid message past the cap: %q, want -32600", bad.raw)
+	}
+	cl.send(t, `[{"jsonrpc":"2.0","id":"extra","method":"ping"},{"jsonrpc":"2.0","id":`+req.id()+`,"result":{"role":"assistant","content":{"type":"text","text":"Four."},"model":"m"}}]`)
+	var busy, res frame
+	for range 2 {
+		fr := cl.next(t)
+		if fr.arr != nil {
+			busy = fr
+		} else {
+			res = fr
+		}
+	}
+	if !strings.Contains(busy.raw, `"extra"`) || !strings.Contains(busy.raw, "-32000") {
+		t.Errorf("the batch's request: %s, want -32000 in an array", busy.raw)
+	}
+	if res.id() != `"call"` || !strings.Contains(res.raw, "Four.") {
+		t.Errorf("the call: %s, want its result with the answer from the batch", res.raw)
+	}
+}

@@ -9,11 +9,12 @@ import (
 )
 
 // WithRateLimit caps the frames one client reads over all its sockets:
-// requests per window, the same budget the HTTP transports give a client
-// (a client is a token's principal, or an address without
-// authentication). Past it the next frame is not read until the budget
-// allows: the client's writes back up in TCP, and a flood costs the server
-// nothing. requests <= 0: no limit (default).
+// requests per window, the rate the HTTP transports allow a client too (a
+// bucket of its own: a client is a token's principal, or an address
+// without authentication). Past it the next frame is not read until the
+// bucket allows: the client's writes back up in TCP, and a flood costs the
+// server nothing. Closing and reopening sockets does not refill the
+// bucket. requests <= 0: no limit (default).
 func WithRateLimit(requests int, window time.Duration) Option {
 	return optionFunc(func(c *config) { c.rateRequests, c.rateWindow = requests, window })
 }
@@ -21,22 +22,24 @@ func WithRateLimit(requests int, window time.Duration) Option {
 // clientLimiters keeps one token bucket per client key while the client
 // has sockets open.
 type clientLimiters struct {
-	mu    sync.Mutex
-	limit rate.Limit
-	burst int
-	by    map[string]*sharedLimiter
+	mu     sync.Mutex
+	limit  rate.Limit
+	burst  int
+	window time.Duration
+	by     map[string]*sharedLimiter
 }
 
 type sharedLimiter struct {
 	*rate.Limiter
-	sockets int
+	sockets  int
+	released time.Time // when the last socket closed
 }
 
 func newClientLimiters(requests int, window time.Duration) *clientLimiters {
 	if requests <= 0 || window <= 0 {
 		return nil
 	}
-	return &clientLimiters{limit: rate.Limit(float64(requests) / window.Seconds()), burst: requests, by: map[string]*sharedLimiter{}}
+	return &clientLimiters{limit: rate.Limit(float64(requests) / window.Seconds()), burst: requests, window: window, by: map[string]*sharedLimiter{}}
 }
 
 // acquire returns the bucket of key for one socket, and the function that
@@ -47,6 +50,12 @@ func (c *clientLimiters) acquire(key string) (wait func(context.Context) error, 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := time.Now()
+	for k, l := range c.by { // a bucket goes once it has refilled: nothing is lost then
+		if l.sockets == 0 && now.Sub(l.released) >= c.window {
+			delete(c.by, k)
+		}
+	}
 	l := c.by[key]
 	if l == nil {
 		l = &sharedLimiter{Limiter: rate.NewLimiter(c.limit, c.burst)}
@@ -57,7 +66,7 @@ func (c *clientLimiters) acquire(key string) (wait func(context.Context) error, 
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if l.sockets--; l.sockets == 0 {
-			delete(c.by, key)
+			l.released = time.Now()
 		}
 	}
 }

@@ -416,19 +416,14 @@ func (c *conn) run(ctx context.Context) {
 		select {
 		case slots <- struct{}{}:
 		default:
-			if !in.IsBatch() {
-				// Refused at once, and the next frame is read: it may be the
-				// answer a call in flight waits for. The refusal is written
-				// before that, so a client that does not read is pushed
-				// back by TCP.
-				c.send(in.Busy())
-				continue
+			// Refused at once (answers in the body still count), and the
+			// next frame is read: it may be the answer a call in flight
+			// waits for. The refusal is written before that, so a client
+			// that does not read is pushed back by TCP.
+			if reply := c.sess.ServeBusy(ctx, in, c); reply != nil {
+				c.send(reply)
 			}
-			select { // a batch may carry answers too: it waits for a slot
-			case slots <- struct{}{}:
-			case <-c.done:
-				return
-			}
+			continue
 		}
 		c.calls.Add()
 		wg.Add(1)
