@@ -137,14 +137,7 @@ func TestListenBeforeInitializeEndsWithSocket(t *testing.T) {
 // answer a call in flight waits for gets through (found in review: the
 // reader blocked on a slot and the call hung until its timeout).
 func TestRefusedPastConcurrency(t *testing.T) {
-	f := newFixture(t, nil, ws.WithMaxConcurrent(1))
-	cl := dial(t, f.url, nil)
-	initialize(t, cl, "2025-06-18")
-	cl.send(t, `{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"}}}`)
-	req := cl.next(t)
-	if req.method() != "sampling/createMessage" {
-		t.Fatalf("want the sampling request, got %s", req.raw)
-	}
+	cl, req := waitingCall(t)
 	cl.send(t, `{"jsonrpc":"2.0","id":"extra","method":"ping"}`)
 	if busy := cl.next(t); busy.id() != `"extra"` || !strings.Contains(busy.raw, "-32000") {
 		t.Fatalf("the request past the cap: %s, want -32000", busy.raw)
@@ -160,14 +153,7 @@ func TestRefusedPastConcurrency(t *testing.T) {
 // its error (found in review: a batch blocked the reader, and an invalid
 // frame was answered with an empty one).
 func TestBusyBatchStillDelivers(t *testing.T) {
-	f := newFixture(t, nil, ws.WithMaxConcurrent(1))
-	cl := dial(t, f.url, nil)
-	initialize(t, cl, "2025-06-18")
-	cl.send(t, `{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"}}}`)
-	req := cl.next(t)
-	if req.method() != "sampling/createMessage" {
-		t.Fatalf("want the sampling request, got %s", req.raw)
-	}
+	cl, req := waitingCall(t)
 	cl.send(t, `{"id":1,"method":"ping"}`) // no "jsonrpc": invalid
 	if bad := cl.next(t); !strings.Contains(bad.raw, "-32600") {
 		t.Fatalf("an invalid message past the cap: %q, want -32600", bad.raw)
@@ -188,4 +174,20 @@ func TestBusyBatchStillDelivers(t *testing.T) {
 	if res.id() != `"call"` || !strings.Contains(res.raw, "Four.") {
 		t.Errorf("the call: %s, want its result with the answer from the batch", res.raw)
 	}
+}
+
+// waitingCall opens a socket that serves one request at a time and starts
+// a call that waits for the client's sampling answer: the socket's only
+// slot is taken. It returns the client and the sampling request.
+func waitingCall(t *testing.T) (*client, frame) {
+	t.Helper()
+	f := newFixture(t, nil, ws.WithMaxConcurrent(1))
+	cl := dial(t, f.url, nil)
+	initialize(t, cl, "2025-06-18")
+	cl.send(t, `{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"}}}`)
+	req := cl.next(t)
+	if req.method() != "sampling/createMessage" {
+		t.Fatalf("want the sampling request, got %s", req.raw)
+	}
+	return cl, req
 }
