@@ -118,6 +118,17 @@ func (o *Output) Take(n int, wait time.Duration, dead <-chan struct{}) bool {
 	}
 }
 
+// Backlogged reports whether messages wait for the stream to take what it
+// holds: a transport can refuse more work for it until it drains.
+func (o *Output) Backlogged() bool {
+	if o == nil {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.waiting) > 0
+}
+
 // signalLocked wakes the waiters. Called with o.mu held.
 func (o *Output) signalLocked() {
 	if o.changed != nil {

@@ -103,7 +103,7 @@ func TestSessionsBoundToTheirUser(t *testing.T) {
 // the server holds a bounded number of bytes meanwhile (the regression:
 // 200 answers of 3 MB on an unread stream held 1.1 GB).
 func TestUnreadStreamBounded(t *testing.T) {
-	f := newUserFixture(t, bench.Echo{}, nil, sse.WithMaxBody(4<<20))
+	f := newUserFixture(t, bench.Echo{}, nil, sse.WithMaxBody(4<<20), sse.WithWriteTimeout(2*time.Second))
 	heap0 := heapInUse()
 	// A raw connection with a small receive buffer that reads the headers
 	// and the endpoint event only.
@@ -130,11 +130,14 @@ func TestUnreadStreamBounded(t *testing.T) {
 	post(t, endpoint, "application/json", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	big := strings.Repeat("x", 3<<20)
 	var peak uint64
-	posted := 0
+	posted, refused := 0, 0
 	for ; posted < 200; posted++ {
 		st, _ := post(t, endpoint, "application/json", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, posted+1, big))
 		if st == http.StatusNotFound {
 			break // the session is gone with its stream
+		}
+		if st == http.StatusTooManyRequests {
+			refused++ // answers wait unread: no more work is taken
 		}
 		if posted%10 == 0 {
 			peak = max(peak, heapInUse())
@@ -144,13 +147,16 @@ func TestUnreadStreamBounded(t *testing.T) {
 	if posted == 200 {
 		t.Errorf("the unread stream was kept through 200 answers of 3 MB")
 	}
+	if refused == 0 {
+		t.Errorf("no call was refused while the stream's answers waited unread")
+	}
 	if grown := int64(peak) - int64(heap0); grown > 128<<20 {
 		t.Errorf("heap grew by %d MiB for an unread stream", grown>>20)
 	}
 	if held := f.srv.OutputHeld(); held > server.DefaultOutputPerStream+4<<20 {
 		t.Errorf("the server holds %d bytes of unsent output", held)
 	}
-	t.Logf("calls posted before the session ended: %d; heap growth at peak: %d MiB", posted, (int64(peak)-int64(heap0))>>20)
+	t.Logf("calls posted before the session ended: %d (%d refused with 429); heap growth at peak: %d MiB", posted, refused, (int64(peak)-int64(heap0))>>20)
 }
 
 func heapInUse() uint64 {

@@ -276,6 +276,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: its stream ended or it never existed; open a new stream")
 		return
 	}
+
 	body, ok := httpx.ReadJSON(w, r, h.cfg.maxBody)
 	if !ok {
 		return
@@ -285,6 +286,15 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write(in.ErrorReply())
+		return
+	}
+	if in.HasRequests() && s.stream.out.Backlogged() {
+		// Answers already wait for the client to read its stream: more
+		// requests would only wait too (or, for a client that never reads,
+		// burn the server's time until the stream is dropped). Responses
+		// and notifications are always taken: a call may wait for them.
+		w.Header().Set("Retry-After", "1")
+		httpx.Error(w, http.StatusTooManyRequests, wire.CodeServerBusy, "Too Many Requests: the answers on this session's stream are not read yet; retry when they are")
 		return
 	}
 	// Calls outlive the POST (its answer goes on the stream); they end with
