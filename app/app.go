@@ -47,6 +47,7 @@ type App struct {
 	info         mcp.Implementation
 	instructions string
 	log          *slog.Logger
+	logSet       bool
 	pager        base.Paginator
 	middleware   []Middleware
 
@@ -55,7 +56,7 @@ type App struct {
 	resources registry[*resource]
 	templates registry[*template]
 	prompts   registry[*prompt]
-	notify    func(ctx context.Context, method string) // list_changed, once the app is served
+	notify    []func(ctx context.Context, method string) // list_changed, to every server the app is served by
 }
 
 var _ mcp.Handler = (*App)(nil)
@@ -74,8 +75,21 @@ func WithInstructions(s string) Option { return func(a *App) { a.instructions = 
 func WithPageSize(n int) Option { return func(a *App) { a.pager.PageSize = n } }
 
 // WithLogger sets where the app logs what the client is not told (a
-// handler's panic, output that fails its schema). Default: nowhere.
-func WithLogger(l *slog.Logger) Option { return func(a *App) { a.log = l } }
+// handler's panic, output that fails its schema). Default: the logger of
+// the server it is served by (NewServer), else nowhere.
+func WithLogger(l *slog.Logger) Option { return func(a *App) { a.log, a.logSet = l, true } }
+
+// WithTools, WithResources and WithPrompts declare a capability before
+// anything is registered for it, for a server whose tools (resources,
+// prompts) arrive after clients have connected: they then hear of them
+// through list_changed.
+func WithTools() Option { return func(a *App) { a.tools.declared = true } }
+
+// WithResources: see WithTools.
+func WithResources() Option { return func(a *App) { a.resources.declared = true } }
+
+// WithPrompts: see WithTools.
+func WithPrompts() Option { return func(a *App) { a.prompts.declared = true } }
 
 // WithMiddleware wraps every tool call, resource read and prompt get, in
 // order: the first is the outermost.
@@ -92,16 +106,21 @@ func New(name, version string, opts ...Option) *App {
 	return a
 }
 
-// Invocation is what a middleware sees of a call: the MCP method and what
-// it names (the tool, the prompt, the resource URI).
+// Invocation is what a middleware sees of a call: the MCP method, what it
+// names (the tool, the prompt, the resource URI), and its params (a
+// *mcp.CallToolRequestParams, *mcp.ReadResourceRequestParams or
+// *mcp.GetPromptRequestParams: arguments and _meta included).
 type Invocation struct {
 	Method string
 	Name   string
+	Params any
 }
 
-// Middleware wraps a call: it may refuse it (return an error, a *wire.Error
-// keeps its code), time it, log it, or look at its result (a
-// *mcp.CallToolResult, *mcp.ReadResourceResult or *mcp.GetPromptResult).
+// Middleware wraps a call: it may refuse it (return a *wire.Error, which is
+// the call's JSON-RPC error; any other error is -32603 and a log line),
+// time it, log it, or look at its result (a *mcp.CallToolResult,
+// *mcp.ReadResourceResult or *mcp.GetPromptResult), which next returns and
+// it must return too.
 type Middleware func(ctx context.Context, call Invocation, next func(context.Context) (any, error)) (any, error)
 
 // invoke runs fn under the middleware.
@@ -119,16 +138,17 @@ func (a *App) onChange(method string) {
 	a.mu.RLock()
 	notify := a.notify
 	a.mu.RUnlock()
-	if notify != nil {
-		notify(context.Background(), method)
+	for _, n := range notify {
+		n(context.Background(), method)
 	}
 }
 
-// SetNotifier sets how list_changed notifications reach the clients; the
-// runners (ServeStdio, Handler) set it to the server's Broadcast.
-func (a *App) SetNotifier(notify func(ctx context.Context, method string)) {
+// AddNotifier adds a way list_changed notifications reach clients;
+// NewServer adds the server's Broadcast, once per server the app is served
+// by.
+func (a *App) AddNotifier(notify func(ctx context.Context, method string)) {
 	a.mu.Lock()
-	a.notify = notify
+	a.notify = append(a.notify, notify)
 	a.mu.Unlock()
 }
 
@@ -173,7 +193,7 @@ type registry[T interface{ key() string }] struct {
 	declared bool
 }
 
-// put adds or replaces an item; it reports whether it replaced one.
+// put adds an item, or replaces the one with its key in place.
 func (r *registry[T]) put(item T) {
 	r.declared = true
 	for i, it := range r.items {

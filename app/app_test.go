@@ -316,3 +316,64 @@ func TestCapabilitiesDerived(t *testing.T) {
 }
 
 func waitABit() { time.Sleep(5 * time.Millisecond) }
+
+type node struct {
+	Name     string `json:"name"`
+	Children []node `json:"children"`
+}
+
+type hits struct {
+	Hits  []string       `json:"hits"`
+	Extra map[string]int `json:"extra"`
+	Next  *string        `json:"next"`
+}
+
+type when struct {
+	Day string `json:"day" jsonschema:"format=date"`
+}
+
+// TestSchemaFromTypes: derived schemas say what encoding/json does (found
+// in review): no properties but the fields (a differently cased key is not
+// folded onto a field unchecked), nil slices, maps and pointers are null,
+// formats are checked, a nil *Out is its zero value, and a recursive type
+// is refused at registration with a message.
+func TestSchemaFromTypes(t *testing.T) {
+	a := calculator()
+	app.AddTool(a, app.Tool{Name: "empty"}, func(context.Context, struct{}) (hits, error) { return hits{}, nil })
+	app.AddTool(a, app.Tool{Name: "nilout"}, func(context.Context, struct{}) (*addOut, error) { return nil, nil })
+	app.AddTool(a, app.Tool{Name: "when"}, func(_ context.Context, in when) (string, error) { return in.Day, nil })
+	c := connect(t, a, "2025-06-18")
+	for _, tt := range []struct {
+		name, args, text string
+		isError          bool
+	}{
+		{"add", `{"a":1,"B":1000}`, "additional properties 'B' not allowed", true},
+		{"empty", `{}`, `"hits":null`, false},
+		{"nilout", `{}`, `{"sum":0}`, false},
+		{"when", `{"day":"2026-12-01"}`, "2026-12-01", false},
+		{"when", `{"day":"tomorrow"}`, "at /day:", true},
+	} {
+		msg := c.call("tools/call", `{"name":"`+tt.name+`","arguments":`+tt.args+`}`)
+		if msg["error"] != nil {
+			t.Errorf("%s %s: %v", tt.name, tt.args, msg)
+			continue
+		}
+		if got := text(t, msg); !strings.Contains(got, tt.text) || (result(t, msg)["isError"] == true) != tt.isError {
+			t.Errorf("%s %s: %q, want %q (isError %v)", tt.name, tt.args, got, tt.text, tt.isError)
+		}
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "recursive") {
+			t.Errorf("registering a recursive type: %v, want a panic that says so", r)
+		}
+	}()
+	app.AddTool(a, app.Tool{Name: "tree"}, func(context.Context, struct{}) (node, error) { return node{}, nil })
+}
+
+// TestListenAndServeLoopbackOnly: without authentication it refuses to
+// serve anything but loopback.
+func TestListenAndServeLoopbackOnly(t *testing.T) {
+	if err := app.ListenAndServe(context.Background(), "0.0.0.0:0", calculator()); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("ListenAndServe on 0.0.0.0: %v, want a refusal", err)
+	}
+}

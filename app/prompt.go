@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -148,8 +149,15 @@ func (a *App) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mc
 	if !ok {
 		return nil, unknown("prompt", p.Name)
 	}
-	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodGetPrompt, Name: p.Name}, func(ctx context.Context) (any, error) {
-		return a.guard(mcp.MethodGetPrompt, p.Name, func() (any, error) { return pr.get(ctx, p.Arguments) })
+	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodGetPrompt, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
+		return a.guard(mcp.MethodGetPrompt, p.Name, func() (any, error) {
+			res, err := pr.get(ctx, p.Arguments)
+			var we *wire.Error
+			if err != nil && !errors.As(err, &we) && ctx.Err() == nil {
+				return nil, wire.NewError(wire.CodeInvalidParams, "Invalid params: %v", err) // the arguments did not make a prompt
+			}
+			return res, err
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -185,6 +193,9 @@ func (a *App) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.
 	var completers map[string]Completer
 	a.mu.RLock()
 	switch ref := p.Ref.(type) {
+	case nil:
+		a.mu.RUnlock()
+		return nil, wire.NewError(wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref")
 	case *mcp.PromptReference:
 		pr, ok := a.prompts.get(ref.Name)
 		if !ok {

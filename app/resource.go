@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/yosida95/uritemplate/v3"
 
@@ -20,8 +22,9 @@ type Resource struct {
 	MIMEType    string
 }
 
-// ResourceHandler reads a resource. Text and Blob build the usual results.
-// A *wire.Error is sent as it is; any other error is -32603 (and logged).
+// ResourceHandler reads a resource; Text and Blob build the usual results.
+// A *wire.Error is sent as it is (NotFound: -32002); any other error is
+// -32603 (and logged).
 type ResourceHandler func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
 
 // ResourceTemplate describes resources whose URIs follow an RFC 6570
@@ -37,7 +40,9 @@ type ResourceTemplate struct {
 }
 
 // TemplateHandler reads a resource of a template: vars holds the values
-// the URI gave the template's variables.
+// the URI gave the template's variables, percent-decoded ("a%2Fb" is
+// "a/b": check a value before it names a file, filepath.IsLocal). A URI
+// that several templates match is read by the first registered.
 type TemplateHandler func(ctx context.Context, uri string, vars map[string]string) (*mcp.ReadResourceResult, error)
 
 type resource struct {
@@ -78,6 +83,11 @@ func (a *App) AddResourceTemplate(t ResourceTemplate, h TemplateHandler) {
 	tmpl, err := uritemplate.New(t.URITemplate)
 	if err != nil {
 		panic(fmt.Sprintf("app: resource template %q: %v", t.URITemplate, err))
+	}
+	for name := range t.Complete {
+		if !slices.Contains(tmpl.Varnames(), name) {
+			panic(fmt.Sprintf("app: resource template %q: a completer for %q, which is not a variable", t.URITemplate, name))
+		}
 	}
 	name := t.Name
 	if name == "" {
@@ -147,7 +157,7 @@ func (a *App) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams
 	if !fixed && t == nil {
 		return nil, NotFound(p.URI)
 	}
-	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodReadResource, Name: p.URI}, func(ctx context.Context) (any, error) {
+	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodReadResource, Name: p.URI, Params: p}, func(ctx context.Context) (any, error) {
 		return a.guard(mcp.MethodReadResource, p.URI, func() (any, error) {
 			if fixed {
 				return r.read(ctx, p.URI)
@@ -183,6 +193,11 @@ func (a *App) guard(method, name string, fn func() (any, error)) (res any, err e
 // code).
 func NotFound(uri string) *wire.Error {
 	return &wire.Error{Code: wire.CodeResourceNotFound, Message: "Resource not found", Data: map[string]any{"uri": uri}}
+}
+
+// Blob is the result of reading a binary resource (sent base64-encoded).
+func Blob(uri, mimeType string, data []byte) *mcp.ReadResourceResult {
+	return &mcp.ReadResourceResult{Contents: []mcp.ReadResourceResultContentsItem{&mcp.BlobResourceContents{URI: uri, MIMEType: mimeType, Blob: base64.StdEncoding.EncodeToString(data)}}}
 }
 
 // Text is the result of reading a text resource.

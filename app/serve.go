@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -21,7 +22,12 @@ import (
 // with a's list_changed notifications wired to it.
 func NewServer(a *App, opts ...server.Option) *server.Server {
 	srv := server.New(a, opts...)
-	a.SetNotifier(func(ctx context.Context, method string) { srv.Broadcast(ctx, method, nil) })
+	a.AddNotifier(func(ctx context.Context, method string) { srv.Broadcast(ctx, method, nil) })
+	a.mu.Lock()
+	if !a.logSet {
+		a.log = srv.Logger()
+	}
+	a.mu.Unlock()
 	return srv
 }
 
@@ -60,18 +66,19 @@ func Handler(srv *server.Server) (h http.Handler, shutdown func(context.Context)
 	}
 }
 
-// ListenAndServe serves a over HTTP on addr (Handler's routes) until ctx
-// ends, then drains for up to 10 seconds. A loopback address is guarded
-// against DNS rebinding (Host and Origin must be loopback); it has no
-// authentication: put the Handler behind auth.Middleware to serve anything
-// else.
+// ListenAndServe serves a over HTTP on a loopback addr (Handler's routes)
+// until ctx ends, then drains for up to 10 seconds. It has no
+// authentication, so it refuses any other address; requests are guarded
+// against DNS rebinding (Host and Origin must be loopback). To serve
+// others, mount Handler behind auth.Middleware.
 func ListenAndServe(ctx context.Context, addr string, a *App, opts ...server.Option) error {
+	if !guard.IsLoopbackAddr(addr) {
+		return fmt.Errorf("app: ListenAndServe serves loopback addresses only (it has no authentication), not %q: mount app.Handler behind auth.Middleware", addr)
+	}
 	srv := NewServer(a, opts...)
 	defer srv.Close()
 	h, shutdown := Handler(srv)
-	if guard.IsLoopbackAddr(addr) {
-		h = guard.Loopback()(h)
-	}
+	h = guard.Loopback()(h)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

@@ -9,8 +9,6 @@ import (
 	"runtime/debug"
 	"slices"
 
-	"github.com/invopop/jsonschema"
-
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -66,9 +64,10 @@ func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
 		out = schemaOf(resultType)
 	}
 	tl := mustTool(t, in, out)
+	props := tl.def.InputSchema.Properties
 	tl.run = func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
 		var v In
-		if err := decodeInto(args, &v); err != nil {
+		if err := decodeInto(onlyProperties(args, props), &v); err != nil {
 			return toolError("Invalid arguments: " + err.Error()), nil
 		}
 		res, err := h(ctx, v)
@@ -78,6 +77,9 @@ func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
 		if direct {
 			r, _ := any(res).(*mcp.CallToolResult)
 			return r, nil
+		}
+		if rv := reflect.ValueOf(&res).Elem(); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			rv.Set(reflect.New(rv.Type().Elem())) // a nil *Out is its zero value, as the schema describes
 		}
 		return structured(res)
 	}
@@ -172,17 +174,22 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 	if args == nil {
 		args = map[string]any{}
 	}
+	args = withDefaults(args, t.defaults)
 	if err := t.input.Validate(args); err != nil {
 		return invalidArguments(err), nil
 	}
-	args = withDefaults(args, t.defaults)
-	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodCallTool, Name: p.Name}, func(ctx context.Context) (any, error) {
+	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodCallTool, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
 		return a.runTool(ctx, t, args)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return res.(*mcp.CallToolResult), nil
+	out, ok := res.(*mcp.CallToolResult)
+	if !ok || out == nil {
+		a.log.Error("app: a middleware returned no tool result", "tool", p.Name, "got", fmt.Sprintf("%T", res))
+		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+	}
+	return out, nil
 }
 
 // runTool runs a tool's handler: a panic is -32603 (and a log line), an
@@ -263,8 +270,8 @@ func structured(v any) (*mcp.CallToolResult, error) {
 }
 
 // withDefaults fills the top-level properties the client left out with
-// their schema's default (a copy: the request's own arguments stay as they
-// came).
+// their schema's default, before validation (a copy: the request's own
+// arguments stay as they came).
 func withDefaults(args, defaults map[string]any) map[string]any {
 	var out map[string]any
 	for k, d := range defaults {
@@ -277,12 +284,31 @@ func withDefaults(args, defaults map[string]any) map[string]any {
 				out[k] = v
 			}
 		}
-		out[k] = d
+		out[k] = copyTree(d) // a handler may change what it gets: the default stays as registered
 	}
 	if out == nil {
 		return args
 	}
 	return out
+}
+
+// onlyProperties drops the arguments the schema does not name exactly:
+// encoding/json matches field names ignoring case, so an extra
+// "MaxResults" would otherwise land on the field the schema checked as
+// "maxResults" without checking it.
+func onlyProperties(args map[string]any, props map[string]map[string]any) map[string]any {
+	for k := range args {
+		if _, ok := props[k]; !ok {
+			out := make(map[string]any, len(props))
+			for k, v := range args {
+				if _, ok := props[k]; ok {
+					out[k] = v
+				}
+			}
+			return out
+		}
+	}
+	return args
 }
 
 // decodeInto decodes validated arguments into v.
@@ -294,6 +320,25 @@ func decodeInto(args map[string]any, v any) error {
 	return json.Unmarshal(b, v)
 }
 
+// copyTree copies a JSON tree.
+func copyTree(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = copyTree(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = copyTree(e)
+		}
+		return a
+	}
+	return v
+}
+
 // treeOf is v as a JSON tree, for validation.
 func treeOf(v any) (any, error) {
 	b, err := wire.Marshal(v)
@@ -301,23 +346,6 @@ func treeOf(v any) (any, error) {
 		return nil, err
 	}
 	return wire.Parse(b)
-}
-
-// schemaOf derives the JSON Schema of a Go type: field names from json
-// tags, required unless omitempty, constraints from jsonschema tags.
-func schemaOf(t reflect.Type) any {
-	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true, AllowAdditionalProperties: true}
-	s := r.ReflectFromType(t)
-	s.Version = ""
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
-	}
-	tree, err := wire.Parse(b)
-	if err != nil {
-		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
-	}
-	return tree
 }
 
 // isObject reports whether values of t encode as JSON objects.

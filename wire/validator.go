@@ -251,6 +251,7 @@ func CompileSchema(name string, doc any) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat() // a tool's "format": "date" is a promise to its handler, not a note
 	url := schemaBase + "compiled/" + neturl.PathEscape(name) + ".json"
 	if err := c.AddResource(url, parsed); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)

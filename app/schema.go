@@ -1,0 +1,142 @@
+package app
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// schemaOf derives the JSON Schema of a Go type (github.com/invopop/jsonschema):
+// field names from json tags, required unless omitempty, constraints from
+// jsonschema tags. What encoding/json does is what the schema says:
+//   - objects allow no other properties, so that a misspelt or differently
+//     cased argument is refused rather than dropped or folded onto a field;
+//   - a pointer, slice or map may be null (encoding/json writes nil as
+//     null);
+//   - a type with its own text or JSON encoding is a string, unless it
+//     declares a JSONSchema method.
+//
+// A recursive type has no finite inline schema: registering one panics with
+// a message asking for an explicit schema.
+func schemaOf(t reflect.Type) any {
+	if path := cycle(t, nil); path != "" {
+		panic(fmt.Sprintf("app: %v is recursive (%s): give the tool an explicit schema", t, path))
+	}
+	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true, Mapper: encodedAsString}
+	s := r.ReflectFromType(t)
+	s.Version = ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
+	}
+	tree, err := wire.Parse(b)
+	if err != nil {
+		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
+	}
+	if obj, ok := tree.(map[string]any); ok {
+		nullable(t, obj)
+	}
+	return tree
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+	schemaOwner   = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
+)
+
+// encodedAsString maps types that encode themselves (a UUID, a net.IP)
+// to a string, which is what encoding/json writes for most of them.
+func encodedAsString(t reflect.Type) *jsonschema.Schema {
+	if t.Implements(schemaOwner) || reflect.PointerTo(t).Implements(schemaOwner) {
+		return nil
+	}
+	if t.Kind() == reflect.Struct && t.PkgPath() == "time" && t.Name() == "Time" {
+		return nil // invopop knows it: a date-time string
+	}
+	if t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) ||
+		(t.Kind() != reflect.Struct && (t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler))) {
+		return &jsonschema.Schema{Type: "string"}
+	}
+	return nil
+}
+
+// cycle returns the path of a type that contains itself, "" when none does.
+func cycle(t reflect.Type, seen []reflect.Type) string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	for _, s := range seen {
+		if s == t {
+			names := make([]string, 0, len(seen)+1)
+			for _, x := range seen {
+				names = append(names, x.String())
+			}
+			return strings.Join(append(names, t.String()), " > ")
+		}
+	}
+	seen = append(seen, t)
+	for i := range t.NumField() {
+		if p := cycle(t.Field(i).Type, seen); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// nullable lets the schema of each pointer, slice and map field of t (and
+// of the structs inside) accept null, as encoding/json writes nil as null.
+func nullable(t reflect.Type, s map[string]any) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		props, _ := s["properties"].(map[string]any)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" {
+				name = f.Name
+			}
+			ps, ok := props[name].(map[string]any)
+			if !ok {
+				continue
+			}
+			switch f.Type.Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+				allowNull(ps)
+			}
+			nullable(f.Type, ps)
+		}
+	case reflect.Slice, reflect.Array:
+		if items, ok := s["items"].(map[string]any); ok {
+			nullable(t.Elem(), items)
+		}
+	}
+}
+
+func allowNull(s map[string]any) {
+	switch typ := s["type"].(type) {
+	case string:
+		if typ != "null" {
+			s["type"] = []any{typ, "null"}
+		}
+	case []any:
+		for _, x := range typ {
+			if x == "null" {
+				return
+			}
+		}
+		s["type"] = append(typ, "null")
+	}
+}
