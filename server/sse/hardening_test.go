@@ -103,7 +103,7 @@ func TestSessionsBoundToTheirUser(t *testing.T) {
 // the server holds a bounded number of bytes meanwhile (the regression:
 // 200 answers of 3 MB on an unread stream held 1.1 GB).
 func TestUnreadStreamBounded(t *testing.T) {
-	f := newUserFixture(t, bench.Echo{}, nil, sse.WithMaxBody(4<<20), sse.WithWriteTimeout(2*time.Second))
+	f := newUserFixture(t, bench.Echo{}, []server.Option{server.WithOutputLimits(4<<20, server.DefaultOutputTotal)}, sse.WithMaxBody(4<<20), sse.WithWriteTimeout(3*time.Second))
 	heap0 := heapInUse()
 	// A raw connection with a small receive buffer that reads the headers
 	// and the endpoint event only.
