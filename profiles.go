@@ -78,7 +78,7 @@ var profiles = map[string]profile{
 		return b, nil
 	}},
 	"bench": {"one echo tool, for load tests", func(context.Context, serveConfig, *slog.Logger) (*built, error) {
-		return &built{handler: &bench.Echo{}}, nil
+		return &built{handler: bench.New()}, nil
 	}},
 }
 

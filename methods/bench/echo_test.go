@@ -11,7 +11,8 @@ import (
 
 // onWire projects a result onto rev, sends it through JSON, checks it
 // against the method's result schema there, and returns it as JSON. It fills
-// what the server fills (protocolVersion, supportedVersions, resultType).
+// what the server fills (protocolVersion, supportedVersions, resultType,
+// cacheScope).
 func onWire(t testing.TB, method, rev string, r wire.Encoder) map[string]any {
 	t.Helper()
 	spec := generated.Lookup(rev)
@@ -34,8 +35,13 @@ func onWire(t testing.TB, method, rev string, r wire.Encoder) map[string]any {
 	case mcp.MethodDiscover:
 		tree["supportedVersions"] = []any{rev}
 	}
-	if rev >= "2026-07-28" && tree["resultType"] == nil {
-		tree["resultType"] = "complete"
+	if rev >= "2026-07-28" { // what the server fills where the handler left it empty
+		if r, _ := tree["resultType"].(string); r == "" {
+			tree["resultType"] = "complete"
+		}
+		if c, ok := tree["cacheScope"].(string); ok && c == "" {
+			tree["cacheScope"] = "private"
+		}
 	}
 	if err := spec.Validate(m.Result, tree); err != nil {
 		t.Fatalf("%s result invalid in %s: %v\n%s", method, rev, err, b)
@@ -63,12 +69,12 @@ func TestCallEcho(t *testing.T) {
 		{"empty text", map[string]any{"text": ""}, "", false},
 		{"unicode and markup", map[string]any{"text": "<b>héllo</b> & 🌍\n"}, "<b>héllo</b> & 🌍\n", false},
 		{"extra arguments are ignored", map[string]any{"text": "x", "other": 1.0}, "x", false},
-		{"missing text", nil, `Argument "text" is required and must be a string.`, true},
-		{"text not a string", map[string]any{"text": 3.0}, `Argument "text" must be a string, got float64.`, true},
+		{"missing text", nil, `Invalid arguments: at /text: missing property 'text'`, true},
+		{"text not a string", map[string]any{"text": 3.0}, `Invalid arguments: at /text: got number, want string`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Echo{}.CallTool(context.Background(), &mcp.CallToolRequestParams{Name: ToolEcho, Arguments: tc.args})
+			r, err := New().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: ToolEcho, Arguments: tc.args})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,14 +96,14 @@ func TestCallEcho(t *testing.T) {
 }
 
 func TestUnknownTool(t *testing.T) {
-	_, err := Echo{}.CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "reverse"})
+	_, err := New().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "reverse"})
 	if we, ok := err.(*wire.Error); !ok || we.Code != wire.CodeInvalidParams || we.Message != `unknown tool "reverse"` {
 		t.Fatalf("error %v", err)
 	}
 }
 
 func TestListTools(t *testing.T) {
-	r, err := Echo{}.ListTools(context.Background(), nil)
+	r, err := New().ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,19 +125,19 @@ func TestListTools(t *testing.T) {
 
 func TestOtherMethods(t *testing.T) {
 	ctx := context.Background()
-	e := Echo{}
+	e := New()
 	init, err := e.Initialize(ctx, &mcp.InitializeRequestParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := js(t, onWire(t, mcp.MethodInitialize, "2025-11-25", init)["capabilities"]); got != `{"tools":{"listChanged":false}}` {
+	if got := js(t, onWire(t, mcp.MethodInitialize, "2025-11-25", init)["capabilities"]); got != `{"logging":{},"tools":{"listChanged":true}}` {
 		t.Errorf("capabilities %s", got)
 	}
 	disc, err := e.Discover(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := js(t, onWire(t, mcp.MethodDiscover, "2026-07-28", disc)["capabilities"]); got != `{"tools":{"listChanged":false}}` {
+	if got := js(t, onWire(t, mcp.MethodDiscover, "2026-07-28", disc)["capabilities"]); got != `{"logging":{},"tools":{"listChanged":true}}` {
 		t.Errorf("discover capabilities %s", got)
 	}
 	lr, _ := e.ListResources(ctx, nil)
@@ -158,8 +164,10 @@ func TestOtherMethods(t *testing.T) {
 	if we, ok := err.(*wire.Error); !ok || we.Code != wire.CodeInvalidParams {
 		t.Errorf("get prompt: %v", err)
 	}
+	if _, err := e.Complete(ctx, &mcp.CompleteRequestParams{Ref: &mcp.PromptReference{Name: "p"}}); err == nil {
+		t.Error("complete for a prompt that does not exist succeeded")
+	}
 	for name, f := range map[string]func() error{
-		"complete":    func() error { _, err := e.Complete(ctx, &mcp.CompleteRequestParams{}); return err },
 		"subscribe":   func() error { _, err := e.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: "x"}); return err },
 		"unsubscribe": func() error { _, err := e.Unsubscribe(ctx, &mcp.UnsubscribeRequestParams{URI: "x"}); return err },
 	} {
@@ -178,6 +186,7 @@ var sink *mcp.CallToolRequestParams
 // building its argument map, the floor of any tools/call.
 func BenchmarkCallEcho(b *testing.B) {
 	ctx := context.Background()
+	e := New()
 	b.Run("baseline", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -188,7 +197,7 @@ func BenchmarkCallEcho(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			sink = &mcp.CallToolRequestParams{Name: ToolEcho, Arguments: map[string]any{"text": "hello"}}
-			if _, err := (Echo{}).CallTool(ctx, sink); err != nil {
+			if _, err := e.CallTool(ctx, sink); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -10,28 +10,34 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
-	"github.com/mcpstack/mcpstack/methods/bench"
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
-// whoamiApp is bench.Echo with two tools that read the principal: whoami
-// answers the caller's subject and scopes, admin needs the admin scope.
-type whoamiApp struct{ bench.Echo }
-
 var appScopes = auth.ScopeMap{"admin": {"admin"}}
 
-func (whoamiApp) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	if err := appScopes.Check(ctx, p.Name); err != nil {
-		return nil, err
+// whoamiApp has two tools that read the principal: whoami answers the
+// caller's subject and scopes, admin needs the admin scope, checked by a
+// middleware of the registration layer.
+func whoamiApp() *app.App {
+	needScopes := func(ctx context.Context, call app.Invocation, next func(context.Context) (any, error)) (any, error) {
+		if err := appScopes.Check(ctx, call.Name); err != nil {
+			return nil, err
+		}
+		return next(ctx)
 	}
-	text := "no principal"
-	if pr := auth.PrincipalFrom(ctx); pr != nil {
-		text = auth.OwnerFrom(ctx) + " " + strings.Join(pr.Scopes, " ")
+	a := app.New("whoami", "1", app.WithMiddleware(needScopes))
+	whoami := func(ctx context.Context, _ struct{}) (string, error) {
+		if pr := auth.PrincipalFrom(ctx); pr != nil {
+			return auth.OwnerFrom(ctx) + " " + strings.Join(pr.Scopes, " "), nil
+		}
+		return "no principal", nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: text}}}, nil
+	app.AddTool(a, app.Tool{Name: "whoami"}, whoami)
+	app.AddTool(a, app.Tool{Name: "admin"}, whoami)
+	return a
 }
 
 type mcpClient struct {
@@ -109,7 +115,7 @@ func TestThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(whoamiApp{})
+	srv := server.New(whoamiApp())
 	h := streamable.New(srv, streamable.WithResponseMode(streamable.JSON))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", auth.Middleware(v, auth.WithEndpointScopes("mcp"))(h))
@@ -234,7 +240,7 @@ func TestFlushThroughBinding(t *testing.T) {
 func TestStreamEndsWithToken(t *testing.T) {
 	secret := []byte(strings.Repeat("k", 32))
 	v, _ := auth.NewHS256(secret, auth.WithLeeway(0))
-	srv := server.New(whoamiApp{})
+	srv := server.New(whoamiApp())
 	h := streamable.New(srv)
 	ts := httptest.NewServer(auth.Middleware(v)(h))
 	t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })
