@@ -57,6 +57,7 @@ type App struct {
 	templates registry[*template]
 	prompts   registry[*prompt]
 	notify    []func(ctx context.Context, method string) // list_changed, to every server the app is served by
+	updated   []func(ctx context.Context, uri string)    // resources/updated, likewise
 }
 
 var _ mcp.Handler = (*App)(nil)
@@ -161,7 +162,7 @@ func (a *App) capabilities() mcp.ServerCapabilities {
 		c.Tools = &mcp.ServerCapabilitiesTools{ListChanged: yes()}
 	}
 	if a.resources.declared || a.templates.declared {
-		c.Resources = &mcp.ServerCapabilitiesResources{ListChanged: yes()}
+		c.Resources = &mcp.ServerCapabilitiesResources{ListChanged: yes(), Subscribe: yes()}
 	}
 	if a.prompts.declared {
 		c.Prompts = &mcp.ServerCapabilitiesPrompts{ListChanged: yes()}

@@ -377,3 +377,44 @@ func TestListenAndServeLoopbackOnly(t *testing.T) {
 		t.Errorf("ListenAndServe on 0.0.0.0: %v, want a refusal", err)
 	}
 }
+
+// TestSubscriptions: the server core keeps resources/subscribe per
+// session; ResourceUpdated reaches the subscribed sessions only, until they
+// unsubscribe; a resource the app does not have is -32002.
+func TestSubscriptions(t *testing.T) {
+	a := app.New("subs", "1")
+	a.AddResourceTemplate(app.ResourceTemplate{URITemplate: "note://{id}"}, func(_ context.Context, uri string, _ map[string]string) (*mcp.ReadResourceResult, error) {
+		return app.Text(uri, "text/plain", "x"), nil
+	})
+	srv := app.NewServer(a, server.WithStrict(true))
+	defer srv.Close()
+	open := func() (*server.Session, *outbox) {
+		out := &outbox{}
+		s, _ := srv.NewSession("", out)
+		s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+		s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+		return s, out
+	}
+	sub, subOut := open()
+	_, otherOut := open()
+	call := func(s *server.Session, method, uri string) string {
+		return string(s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{"uri":"`+uri+`"}}`), nil))
+	}
+	if got := call(sub, "resources/subscribe", "note://a"); !strings.Contains(got, `"result":{}`) {
+		t.Fatalf("subscribe: %s", got)
+	}
+	if got := call(sub, "resources/subscribe", "other://a"); !strings.Contains(got, "-32002") {
+		t.Errorf("subscribe to what the app does not have: %s", got)
+	}
+	a.ResourceUpdated(context.Background(), "note://a")
+	a.ResourceUpdated(context.Background(), "note://b") // nobody subscribed
+	if got := eventuallyMsgs(subOut, 1); len(got) != 1 || !strings.Contains(got[0], `"method":"notifications/resources/updated"`) || !strings.Contains(got[0], "note://a") {
+		t.Errorf("the subscriber got %v", got)
+	}
+	call(sub, "resources/unsubscribe", "note://a")
+	a.ResourceUpdated(context.Background(), "note://a")
+	waitABit()
+	if got := append(subOut.take(), otherOut.take()...); len(got) != 0 {
+		t.Errorf("after unsubscribe, or to a session that never subscribed: %v", got)
+	}
+}

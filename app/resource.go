@@ -205,13 +205,35 @@ func Text(uri, mimeType, text string) *mcp.ReadResourceResult {
 	return &mcp.ReadResourceResult{Contents: []mcp.ReadResourceResultContentsItem{&mcp.TextResourceContents{URI: uri, MIMEType: mimeType, Text: text}}}
 }
 
-// Subscribe answers -32601: the App does not declare subscriptions yet
-// (the server core is to keep them per session, for every app).
-func (a *App) Subscribe(context.Context, *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
-	return nil, wire.ErrMethodNotFound
+// Subscribe accepts a subscription to a resource the app has (a
+// registered URI or one a template matches; anything else is -32002). The
+// server core keeps it for the session; ResourceUpdated reaches it.
+func (a *App) Subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
+	a.mu.RLock()
+	_, known := a.resources.get(p.URI)
+	for _, t := range a.templates.items {
+		known = known || t.tmpl.Match(p.URI) != nil
+	}
+	a.mu.RUnlock()
+	if !known {
+		return nil, NotFound(p.URI)
+	}
+	return &mcp.EmptyResult{}, nil
 }
 
-// Unsubscribe answers -32601, as Subscribe.
+// Unsubscribe ends a subscription (the server core forgets it); one that
+// does not exist is not an error.
 func (a *App) Unsubscribe(context.Context, *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
-	return nil, wire.ErrMethodNotFound
+	return &mcp.EmptyResult{}, nil
+}
+
+// ResourceUpdated tells the clients subscribed to uri that it changed
+// (notifications/resources/updated), on every server the app is served by.
+func (a *App) ResourceUpdated(ctx context.Context, uri string) {
+	a.mu.RLock()
+	updated := a.updated
+	a.mu.RUnlock()
+	for _, u := range updated {
+		u(ctx, uri)
+	}
 }

@@ -24,6 +24,7 @@ func NewServer(a *App, opts ...server.Option) *server.Server {
 	srv := server.New(a, opts...)
 	a.AddNotifier(func(ctx context.Context, method string) { srv.Broadcast(ctx, method, nil) })
 	a.mu.Lock()
+	a.updated = append(a.updated, srv.ResourceUpdated)
 	if !a.logSet {
 		a.log = srv.Logger()
 	}

@@ -252,6 +252,27 @@ func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encod
 	}
 }
 
+// ResourceUpdated tells the sessions subscribed to uri, and the listen
+// streams whose filter names it, that the resource changed
+// (notifications/resources/updated), through the same queues as
+// Broadcast.
+func (s *Server) ResourceUpdated(ctx context.Context, uri string) {
+	params := &mcp.ResourceUpdatedNotificationParams{URI: uri}
+	ctx = context.WithoutCancel(ctx)
+	s.notifyListeners(mcp.MethodResourceUpdated, params)
+	key := notificationKey(mcp.MethodResourceUpdated, params)
+	for _, sess := range s.Sessions() {
+		if !sess.Subscribed(uri) || sess.stream() == nil {
+			continue
+		}
+		sess.broadcasts.push(key, func() {
+			if err := sess.Notify(ctx, mcp.MethodResourceUpdated, params); err != nil && !errors.Is(err, ErrNoStream) {
+				s.log.Debug("resource updated", "session", sess.ID(), "err", err)
+			}
+		})
+	}
+}
+
 // notificationKey tells equal notifications apart from different ones.
 func notificationKey(method string, params wire.Encoder) string {
 	if params == nil {

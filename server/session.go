@@ -37,17 +37,18 @@ type Session struct {
 	ctx    context.Context // cancelled when the session ends
 	cancel context.CancelFunc
 
-	mu          sync.Mutex
-	spec        *wire.Spec
-	initialized bool
-	clientCaps  *mcp.ClientCapabilities
-	clientInfo  *mcp.Implementation
-	logLevel    mcp.LoggingLevel
-	out         Outbox
-	inflight    map[wire.ID]*inflight
-	pending     map[wire.ID]*pendingCall
-	closed      bool
-	ephemeral   bool // serves one body and is gone: no server-to-client requests
+	mu            sync.Mutex
+	spec          *wire.Spec
+	initialized   bool
+	clientCaps    *mcp.ClientCapabilities
+	clientInfo    *mcp.Implementation
+	logLevel      mcp.LoggingLevel
+	subscriptions map[string]struct{} // resources/subscribe the handler accepted
+	out           Outbox
+	inflight      map[wire.ID]*inflight
+	pending       map[wire.ID]*pendingCall
+	closed        bool
+	ephemeral     bool // serves one body and is gone: no server-to-client requests
 
 	broadcasts notifyQueue // Broadcast's notifications for this session
 
@@ -399,13 +400,47 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	if err != nil {
 		return jsonrpc.EncodeError(msg.ID, srv.wireError(msg.Method, err))
 	}
-	if msg.Method == mcp.MethodSetLevel {
-		level, _ := msg.Params.(map[string]any)["level"].(string)
+	sess.remember(msg)
+	return srv.encodeResult(spec, m, msg.ID, result)
+}
+
+// remember keeps what a successful request set for the session: its log
+// level, its resource subscriptions (the handler accepted them; the server
+// keeps them, so that no app keeps subscriber maps of its own).
+func (sess *Session) remember(msg *jsonrpc.Message) {
+	params, _ := msg.Params.(map[string]any)
+	switch msg.Method {
+	case mcp.MethodSetLevel:
+		level, _ := params["level"].(string)
 		sess.mu.Lock()
 		sess.logLevel = mcp.LoggingLevel(level)
 		sess.mu.Unlock()
+	case mcp.MethodSubscribe, mcp.MethodUnsubscribe:
+		uri, _ := params["uri"].(string)
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		if msg.Method == mcp.MethodUnsubscribe {
+			delete(sess.subscriptions, uri)
+			return
+		}
+		if sess.subscriptions == nil {
+			sess.subscriptions = map[string]struct{}{}
+		}
+		if len(sess.subscriptions) < maxSubscriptions {
+			sess.subscriptions[uri] = struct{}{}
+		}
 	}
-	return srv.encodeResult(spec, m, msg.ID, result)
+}
+
+// maxSubscriptions bounds the resources one session may subscribe to.
+const maxSubscriptions = 1024
+
+// Subscribed reports whether the session subscribed to uri.
+func (sess *Session) Subscribed(uri string) bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	_, ok := sess.subscriptions[uri]
+	return ok
 }
 
 // call dispatches to the handler, turning a panic into -32603.

@@ -167,13 +167,8 @@ func TestOtherMethods(t *testing.T) {
 	if _, err := e.Complete(ctx, &mcp.CompleteRequestParams{Ref: &mcp.PromptReference{Name: "p"}}); err == nil {
 		t.Error("complete for a prompt that does not exist succeeded")
 	}
-	for name, f := range map[string]func() error{
-		"subscribe":   func() error { _, err := e.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: "x"}); return err },
-		"unsubscribe": func() error { _, err := e.Unsubscribe(ctx, &mcp.UnsubscribeRequestParams{URI: "x"}); return err },
-	} {
-		if err := f(); err != wire.ErrMethodNotFound {
-			t.Errorf("%s: %v, want Method not found", name, err)
-		}
+	if _, err := e.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: "x"}); err == nil || err.(*wire.Error).Code != wire.CodeResourceNotFound {
+		t.Errorf("subscribe to no resource: %v, want -32002", err)
 	}
 	if ping, err := e.Ping(ctx, nil); err != nil || js(t, ping.EncodeValue(wire.AllRevisions)) != "{}" {
 		t.Errorf("ping: %v", err)
