@@ -33,6 +33,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/base"
@@ -50,6 +51,7 @@ type App struct {
 	logSet       bool
 	pager        base.Paginator
 	middleware   []Middleware
+	cache        map[string]CacheHint // by list method
 
 	mu        sync.RWMutex
 	tools     registry[*tool]
@@ -79,6 +81,39 @@ func WithPageSize(n int) Option { return func(a *App) { a.pager.PageSize = n } }
 // handler's panic, output that fails its schema). Default: the logger of
 // the server it is served by (NewServer), else nowhere.
 func WithLogger(l *slog.Logger) Option { return func(a *App) { a.log, a.logSet = l, true } }
+
+// CacheHint says how long a client may keep a list (2026-07-28 cacheScope
+// and ttlMs): Scope "public" when the list is the same for every user,
+// "private" otherwise.
+type CacheHint struct {
+	Scope string
+	TTL   time.Duration
+}
+
+// WithCacheHint sets the cache hint of a list method (mcp.MethodListTools,
+// mcp.MethodListPrompts, mcp.MethodListResources,
+// mcp.MethodListResourceTemplates). Without one a list is "private" and
+// not to be cached (ttlMs 0), which is always correct. Revisions without
+// the members drop them.
+func WithCacheHint(method string, h CacheHint) Option {
+	return func(a *App) {
+		if a.cache == nil {
+			a.cache = map[string]CacheHint{}
+		}
+		a.cache[method] = h
+	}
+}
+
+// cacheHint is the scope and ttlMs of a list's result ("" and nil: the
+// server's defaults).
+func (a *App) cacheHint(method string) (string, *int64) {
+	h, ok := a.cache[method]
+	if !ok {
+		return "", nil
+	}
+	ms := h.TTL.Milliseconds()
+	return h.Scope, &ms
+}
 
 // WithTools, WithResources and WithPrompts declare a capability before
 // anything is registered for it, for a server whose tools (resources,

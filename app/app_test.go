@@ -418,3 +418,27 @@ func TestSubscriptions(t *testing.T) {
 		t.Errorf("after unsubscribe, or to a session that never subscribed: %v", got)
 	}
 }
+
+// TestCacheHint: a list's cache hint reaches 2026-07-28 clients; without
+// one the list is private and not to be cached.
+func TestCacheHint(t *testing.T) {
+	for _, tt := range []struct {
+		opts       []app.Option
+		scope, ttl string
+	}{
+		{nil, "private", "0"},
+		{[]app.Option{app.WithCacheHint(mcp.MethodListTools, app.CacheHint{Scope: "public", TTL: time.Minute})}, "public", "60000"},
+	} {
+		a := app.New("cached", "1", tt.opts...)
+		app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, struct{}) (string, error) { return "", nil })
+		srv := app.NewServer(a, server.WithStrict(true))
+		reply, _ := srv.ServeStateless(context.Background(), srv.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)), nil, nil)
+		srv.Close()
+		var msg map[string]any
+		_ = json.Unmarshal(reply, &msg)
+		r := result(t, msg)
+		if r["cacheScope"] != tt.scope || fmt.Sprint(r["ttlMs"]) != tt.ttl {
+			t.Errorf("%v: cacheScope %v ttlMs %v, want %s %s", tt.opts, r["cacheScope"], r["ttlMs"], tt.scope, tt.ttl)
+		}
+	}
+}

@@ -137,7 +137,8 @@ func (a *App) ListPrompts(_ context.Context, p *mcp.PaginatedRequestParams) (*mc
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListPromptsResult{Prompts: defs, NextCursor: next}, nil
+	scope, ttl := a.cacheHint(mcp.MethodListPrompts)
+	return &mcp.ListPromptsResult{Prompts: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
 // GetPrompt builds a prompt; an unknown one, or arguments that do not make

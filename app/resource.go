@@ -121,7 +121,8 @@ func (a *App) ListResources(_ context.Context, p *mcp.PaginatedRequestParams) (*
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListResourcesResult{Resources: defs, NextCursor: next}, nil
+	scope, ttl := a.cacheHint(mcp.MethodListResources)
+	return &mcp.ListResourcesResult{Resources: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
 // ListResourceTemplates lists the templates, a page at a time.
@@ -130,7 +131,8 @@ func (a *App) ListResourceTemplates(_ context.Context, p *mcp.PaginatedRequestPa
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListResourceTemplatesResult{ResourceTemplates: defs, NextCursor: next}, nil
+	scope, ttl := a.cacheHint(mcp.MethodListResourceTemplates)
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
 // ReadResource reads the resource at a registered URI, or the first

@@ -157,7 +157,8 @@ func (a *App) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListToolsResult{Tools: defs, NextCursor: next}, nil
+	scope, ttl := a.cacheHint(mcp.MethodListTools)
+	return &mcp.ListToolsResult{Tools: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
 // CallTool validates the arguments against the tool's input schema and
