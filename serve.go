@@ -60,17 +60,20 @@ type limitsConfig struct {
 	clientSessions  int
 	clientInflight  int
 	rateLimit       string
+	byteRateLimit   string
 	outputPerStream int64
 	outputTotal     int64
 	eventBytes      int64
 	eventBytesTotal int64
 	writeTimeout    time.Duration
+	bytes           httpx.RateLimit // parsed byteRateLimit
 }
 
 func (l *limitsConfig) register(fl *flag.FlagSet) {
 	fl.IntVar(&l.clientSessions, "max-client-sessions", -1, "most sessions (and listen streams) one client may hold open; a client is a token's principal, or an address without --auth (-1: a tenth of --max-sessions; 0: no cap; 429 above)")
 	fl.IntVar(&l.clientInflight, "max-client-inflight", 1024, "most requests one client may have in flight over all its sessions (0: no cap; -32000 above)")
-	fl.StringVar(&l.rateLimit, "rate-limit", "1000/10s", "most HTTP requests per client, as `N/DURATION` (0: none; 429 with Retry-After above)")
+	fl.StringVar(&l.rateLimit, "rate-limit", "1000/10s", "most HTTP requests (and WebSocket frames) per client, as `N/DURATION` (0: none; 429 with Retry-After above)")
+	fl.StringVar(&l.byteRateLimit, "rate-limit-bytes", "32MiB/10s", "most bytes of requests (and WebSocket frames) per client, as `N/DURATION` with N in bytes or KiB/MiB/GiB (0: none; 429 with Retry-After above)")
 	fl.Int64Var(&l.outputPerStream, "max-output-per-stream", server.DefaultOutputPerStream, "most `bytes` written for one stream or socket and not yet read by its client (the stream is closed above)")
 	fl.Int64Var(&l.outputTotal, "max-output", server.DefaultOutputTotal, "most `bytes` written for all clients and not yet read (the stream holding the most is closed above)")
 	fl.Int64Var(&l.eventBytes, "max-event-bytes-per-session", streamable.DefaultEventBytes, "most `bytes` of stream events kept per session for resumption (the oldest go first; a resume past them gets 410)")
@@ -190,6 +193,10 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpstack serve: --rate-limit:", err)
 		return 2
 	}
+	if c.limits.bytes, err = httpx.ParseRateLimit(c.limits.byteRateLimit); err != nil {
+		fmt.Fprintln(stderr, "mcpstack serve: --rate-limit-bytes:", err)
+		return 2
+	}
 	var recorder *record.Recorder
 	if c.record != "" {
 		rec, err := record.Create(c.record)
@@ -257,14 +264,14 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	sseHandler := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"), sse.WithWriteTimeout(lim.writeTimeout))
 	// WebSocket: this project's extension (subprotocol "mcp").
 	wsHandler := ws.New(srv, ws.WithReadLimit(c.maxBody), ws.WithWriteTimeout(lim.writeTimeout), ws.WithMaxConcurrent(c.maxInflight),
-		ws.WithRateLimit(rate.Requests, rate.Window)) // frames of a socket count like HTTP requests
+		ws.WithRateLimit(rate.Requests, rate.Window), ws.WithByteRateLimit(lim.bytes.Requests, lim.bytes.Window)) // frames of a socket count like HTTP requests
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	if guard.IsLoopbackAddr(c.httpAddr) {
 		r.Use(guard.Loopback())
 	}
 	az.Mount(r) // /.well-known/oauth-protected-resource[/mcp], when served
-	authed := r.With(az.Middleware(), rate.Middleware())
+	authed := r.With(az.Middleware(), rate.Middleware(), lim.bytes.BytesMiddleware(c.maxBody))
 	authed.Handle("/mcp", mcpHandler)
 	authed.Get("/mcp/stream", mcpHandler.ServeHTTP) // the docs' path for the GET stream of a session
 	authed.Handle("/sse", sseHandler.Stream())

@@ -121,7 +121,7 @@ start() {
 
 # One load generator on one address is one client: the per-client quotas
 # and the rate limit, which the peers do not have, are off here.
-ours=(bin/mcpstack serve --profile bench --rate-limit 0 --max-client-sessions 0 --max-client-inflight 0)
+ours=(bin/mcpstack serve --profile bench --rate-limit 0 --rate-limit-bytes 0 --max-client-sessions 0 --max-client-inflight 0)
 gosdk=(bin/gosdk-echo)
 mcpgo=(bin/mcpgo-echo)
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ func TestParseRateLimit(t *testing.T) {
 		{"1000/10s", httpx.RateLimit{Requests: 1000, Window: 10 * time.Second}, false},
 		{"5/s", httpx.RateLimit{Requests: 5, Window: time.Second}, false},
 		{"60/m", httpx.RateLimit{Requests: 60, Window: time.Minute}, false},
+		{"32MiB/10s", httpx.RateLimit{Requests: 32 << 20, Window: 10 * time.Second}, false},
 		{"0", httpx.RateLimit{}, false},
 		{"off", httpx.RateLimit{}, false},
 		{"10", httpx.RateLimit{}, true},
@@ -69,5 +71,39 @@ func TestRateLimit(t *testing.T) {
 	}
 	if st := as(""); st != http.StatusNoContent {
 		t.Errorf("an anonymous client: %d, want 204", st)
+	}
+}
+
+// TestByteRateLimit: past its bytes a client gets 429 before its body is
+// read; bodiless requests (a GET stream) are not counted; other clients
+// have their own budget.
+func TestByteRateLimit(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	h := httpx.RateLimit{Requests: 1000, Window: time.Minute}.BytesMiddleware(4 << 20)(ok)
+	send := func(user string, size int) int {
+		var r *http.Request
+		if size > 0 {
+			r = httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(strings.Repeat("x", size)))
+		} else {
+			r = httptest.NewRequest(http.MethodGet, "/mcp", nil)
+		}
+		r = r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: user}))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") == "" {
+			t.Errorf("429 without Retry-After")
+		}
+		return rec.Code
+	}
+	for i, want := range []int{204, 204, 429} {
+		if st := send("alice", 400); st != want {
+			t.Errorf("alice's request %d of 400 bytes: %d, want %d", i+1, st, want)
+		}
+	}
+	if st := send("alice", 0); st != 204 {
+		t.Errorf("a GET past the byte budget: %d, want 204", st)
+	}
+	if st := send("bob", 400); st != 204 {
+		t.Errorf("bob: %d, want 204", st)
 	}
 }

@@ -77,6 +77,8 @@ type config struct {
 	concurrent   int
 	rateRequests int
 	rateWindow   time.Duration
+	rateBytes    int
+	byteWindow   time.Duration
 }
 
 // WithMaxConcurrent sets how many messages of one socket are served at
@@ -162,7 +164,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	if cfg.concurrent <= 0 {
 		cfg.concurrent = DefaultMaxConcurrent
 	}
-	return &Handler{srv: srv, cfg: cfg, limiters: newClientLimiters(cfg.rateRequests, cfg.rateWindow),
+	return &Handler{srv: srv, cfg: cfg, limiters: newClientLimiters(cfg.rateRequests, cfg.rateWindow, cfg.rateBytes, cfg.byteWindow),
 		shutdown: make(chan struct{}), force: make(chan struct{})}
 }
 
@@ -382,10 +384,10 @@ func (c *conn) run(ctx context.Context) {
 		cancelWait()
 	}()
 	for {
-		if wait(waitCtx) != nil { // the rate limit: the next frame waits in TCP
+		typ, data, err := c.ws.Read(context.Background())
+		if err == nil && wait(waitCtx, len(data)) != nil { // the rate limits: the next frames wait in TCP
 			return
 		}
-		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			if errors.Is(err, websocket.ErrMessageTooBig) {
 				// The library has sent 1009; this completes the handshake.
