@@ -74,8 +74,8 @@ func (l *limitsConfig) register(fl *flag.FlagSet) {
 	fl.IntVar(&l.clientInflight, "max-client-inflight", 1024, "most requests one client may have in flight over all its sessions (0: no cap; -32000 above)")
 	fl.StringVar(&l.rateLimit, "rate-limit", "1000/10s", "most HTTP requests (and WebSocket frames) per client, as `N/DURATION` (0: none; 429 with Retry-After above)")
 	fl.StringVar(&l.byteRateLimit, "rate-limit-bytes", "32MiB/10s", "most bytes of requests (and WebSocket frames) per client, as `N/DURATION` with N in bytes or KiB/MiB/GiB (0: none; 429 with Retry-After above)")
-	fl.Int64Var(&l.outputPerStream, "max-output-per-stream", server.DefaultOutputPerStream, "most `bytes` written for one stream or socket and not yet read by its client (the stream is closed above)")
-	fl.Int64Var(&l.outputTotal, "max-output", server.DefaultOutputTotal, "most `bytes` written for all clients and not yet read (the stream holding the most is closed above)")
+	fl.Int64Var(&l.outputPerStream, "max-output-per-stream", server.DefaultOutputPerStream, "most `bytes` one stream or socket writes at once; more waits for its client to read (backpressure)")
+	fl.Int64Var(&l.outputTotal, "max-output", server.DefaultOutputTotal, "most `bytes` handed to all streams and not yet read (the streams holding the most are closed above)")
 	fl.Int64Var(&l.eventBytes, "max-event-bytes-per-session", streamable.DefaultEventBytes, "most `bytes` of stream events kept per session for resumption (the oldest go first; a resume past them gets 410)")
 	fl.Int64Var(&l.eventBytesTotal, "max-event-bytes", streamable.DefaultEventBytesTotal, "most `bytes` of stream events kept for all sessions (the session holding the most loses its oldest first)")
 	fl.DurationVar(&l.writeTimeout, "write-timeout", httpx.DefaultWriteTimeout, "longest a write to a stream or socket may wait on its client (it is closed after)")
@@ -131,12 +131,17 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpstack serve:", err)
 		return 2
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fl.SetOutput(stdout)
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fl.SetOutput(stdout) // help is asked for: it goes to stdout, once
 			fl.Usage()
 			return 0
 		}
+	}
+	if err := fl.Parse(args); err != nil {
 		return 2
 	}
 	if fl.NArg() > 0 {
