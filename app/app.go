@@ -21,7 +21,11 @@
 //   - a handler's error is a tool error, a panic is recovered (-32603);
 //   - capabilities and server info are derived from what is registered, for
 //     initialize and server/discover alike; lists paginate;
-//   - adding or removing at run time sends the list_changed notification.
+//   - adding or removing at run time sends the list_changed notification;
+//     subscriptions are kept by the server core, and ResourceUpdated reaches
+//     the subscribers;
+//   - a handler reaches the client through package peer (progress, log
+//     messages, sampling, elicitation, roots).
 //
 // Revisions, validation of the messages themselves and transports stay
 // with the server core (package server): App is what it dispatches to.
