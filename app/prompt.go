@@ -191,28 +191,10 @@ func (a *App) completes() bool {
 // the prompt argument or template variable; none registered is an empty
 // list, an unknown prompt or template -32602.
 func (a *App) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
-	var completers map[string]Completer
-	a.mu.RLock()
-	switch ref := p.Ref.(type) {
-	case nil:
-		a.mu.RUnlock()
-		return nil, wire.NewError(wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref")
-	case *mcp.PromptReference:
-		pr, ok := a.prompts.get(ref.Name)
-		if !ok {
-			a.mu.RUnlock()
-			return nil, wire.NewError(wire.CodeInvalidParams, "unknown prompt %q", ref.Name)
-		}
-		completers = pr.complete
-	case *mcp.ResourceTemplateReference:
-		t, ok := a.templates.get(ref.URI)
-		if !ok {
-			a.mu.RUnlock()
-			return nil, wire.NewError(wire.CodeInvalidParams, "unknown resource template %q", ref.URI)
-		}
-		completers = t.complete
+	completers, err := a.completersOf(p.Ref)
+	if err != nil {
+		return nil, err
 	}
-	a.mu.RUnlock()
 	done := func(values []string) *mcp.CompleteResult {
 		more := len(values) > MaxCompletions
 		total := int64(len(values))
@@ -234,6 +216,25 @@ func (a *App) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.
 		return nil, err
 	}
 	return done(values), nil
+}
+
+// completersOf finds the completers of the prompt or template a ref names.
+func (a *App) completersOf(ref mcp.CompleteRequestParamsRef) (map[string]Completer, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	switch ref := ref.(type) {
+	case *mcp.PromptReference:
+		if pr, ok := a.prompts.get(ref.Name); ok {
+			return pr.complete, nil
+		}
+		return nil, wire.NewError(wire.CodeInvalidParams, "unknown prompt %q", ref.Name)
+	case *mcp.ResourceTemplateReference:
+		if t, ok := a.templates.get(ref.URI); ok {
+			return t.complete, nil
+		}
+		return nil, wire.NewError(wire.CodeInvalidParams, "unknown resource template %q", ref.URI)
+	}
+	return nil, wire.NewError(wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref")
 }
 
 // Prefixed is a Completer over a fixed list: the values that start with

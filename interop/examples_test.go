@@ -110,19 +110,8 @@ func TestExamplesWithGoSDK(t *testing.T) {
 		weather(t, cs)
 	})
 	t.Run("weather/http", func(t *testing.T) {
-		addr := freeAddr(t)
-		cmd := exec.Command(buildExample(t, "weather"), "--http", addr)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-		var cs *mcp.ClientSession
-		var err error
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1}, nil); err == nil {
-				break
-			}
-		}
+		addr := startWeatherHTTP(t)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,6 +127,27 @@ func textOf(res *mcp.CallToolResult) string {
 	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
 		return tc.Text
 	}
+	return ""
+}
+
+// startWeatherHTTP runs examples/weather --http on a free loopback port
+// until the test ends, and returns its address once it accepts
+// connections.
+func startWeatherHTTP(t *testing.T) string {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(buildExample(t, "weather"), "--http", addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+	}
+	t.Fatalf("examples/weather did not listen on %s", addr)
 	return ""
 }
 
@@ -226,18 +236,7 @@ func TestExamplesWithTypeScriptSDK(t *testing.T) {
 	}
 	t.Run("weather/stdio", func(t *testing.T) { checkWeather(t, run(t, "stdio", buildExample(t, "weather"))) })
 	t.Run("weather/http", func(t *testing.T) {
-		addr := freeAddr(t)
-		cmd := exec.Command(buildExample(t, "weather"), "--http", addr)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if c, err := net.Dial("tcp", addr); err == nil {
-				c.Close()
-				break
-			}
-		}
+		addr := startWeatherHTTP(t)
 		checkWeather(t, run(t, "http", "http://"+addr+"/mcp"))
 	})
 }

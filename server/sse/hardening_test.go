@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/internal/bigecho"
+	"github.com/mcpstack/mcpstack/server/internal/heap"
 	"github.com/mcpstack/mcpstack/server/sse"
 )
 
@@ -104,7 +104,7 @@ func TestSessionsBoundToTheirUser(t *testing.T) {
 // 200 answers of 3 MB on an unread stream held 1.1 GB).
 func TestUnreadStreamBounded(t *testing.T) {
 	f := newUserFixture(t, bench.New(), []server.Option{server.WithOutputLimits(4<<20, server.DefaultOutputTotal)}, sse.WithMaxBody(4<<20), sse.WithWriteTimeout(3*time.Second))
-	heap0 := heapInUse()
+	heap0 := heap.InUse()
 	// A raw connection with a small receive buffer that reads the headers
 	// and the endpoint event only.
 	addr := strings.TrimPrefix(f.base, "http://")
@@ -140,10 +140,10 @@ func TestUnreadStreamBounded(t *testing.T) {
 			refused++ // answers wait unread: no more work is taken
 		}
 		if posted%10 == 0 {
-			peak = max(peak, heapInUse())
+			peak = max(peak, heap.InUse())
 		}
 	}
-	peak = max(peak, heapInUse())
+	peak = max(peak, heap.InUse())
 	if posted == 200 {
 		t.Errorf("the unread stream was kept through 200 answers of 3 MB")
 	}
@@ -157,13 +157,6 @@ func TestUnreadStreamBounded(t *testing.T) {
 		t.Errorf("the server holds %d bytes of unsent output", held)
 	}
 	t.Logf("calls posted before the session ended: %d (%d refused with 429); heap growth at peak: %d MiB", posted, refused, (int64(peak)-int64(heap0))>>20)
-}
-
-func heapInUse() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse
 }
 
 // TestSessionIDNotLogged: a session id is a bearer of access (it is in

@@ -186,7 +186,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	st.start()
-	if st.event("endpoint", []byte(endpointURL(r.URL.Path, h.cfg.endpoint, sess.ID()))) != nil {
+	if st.Event("", "endpoint", []byte(endpointURL(r.URL.Path, h.cfg.endpoint, sess.ID())), false) != nil {
 		return
 	}
 	var tick <-chan time.Time
@@ -215,7 +215,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		case <-drained:
 			return
 		case <-tick:
-			if st.keepAlive() != nil {
+			if st.KeepAlive() != nil {
 				return
 			}
 		}

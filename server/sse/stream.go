@@ -32,13 +32,7 @@ func (s *stream) start() {
 }
 
 // Send writes one JSON-RPC message (or batch answer) as a "message" event.
-func (s *stream) Send(msg []byte) error { return s.event("message", msg) }
-
-// event writes one event and flushes it.
-func (s *stream) event(name string, data []byte) error { return s.Event("", name, data, false) }
-
-// keepAlive writes an SSE comment, which clients ignore.
-func (s *stream) keepAlive() error { return s.KeepAlive() }
+func (s *stream) Send(msg []byte) error { return s.Event("", "message", msg, false) }
 
 // close marks the stream ended; later sends fail. The handler calls it
 // before it returns, as the ResponseWriter is dead after that.

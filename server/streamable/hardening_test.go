@@ -6,13 +6,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/internal/bigecho"
+	"github.com/mcpstack/mcpstack/server/internal/heap"
 	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
@@ -35,20 +35,13 @@ func echoCall(id int, text string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, id, text)
 }
 
-func heapInUse() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse
-}
-
 // TestStoredEventsBoundedInBytes: answers kept for resumption are bounded
 // in bytes per session, not only in number (the regression: 300 answers
 // of 4 MB in one session took the server to 2.3 GB and kept it there).
 func TestStoredEventsBoundedInBytes(t *testing.T) {
 	e := newEchoEnv(t, nil)
 	sid := e.initialize()
-	heap0 := heapInUse()
+	heap0 := heap.InUse()
 	big := strings.Repeat("x", 4<<20)
 	for i := range 24 {
 		resp, body := e.do(req{body: echoCall(i+1, big), headers: map[string]string{"Mcp-Session-Id": sid}})
@@ -56,7 +49,7 @@ func TestStoredEventsBoundedInBytes(t *testing.T) {
 			t.Fatalf("call %d: %d %.200s", i, resp.StatusCode, body)
 		}
 	}
-	if grown := int64(heapInUse()) - int64(heap0); grown > 40<<20 {
+	if grown := int64(heap.InUse()) - int64(heap0); grown > 40<<20 {
 		t.Errorf("24 answers of 4 MB kept %d MiB in the server", grown>>20)
 	}
 }

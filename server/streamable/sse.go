@@ -29,10 +29,6 @@ func (h *Handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
 	return sw
 }
 
-func (s *sseWriter) start() { s.Start() }
-
-func (s *sseWriter) flush() { s.Flush() }
-
 // event writes one message as a "message" event with id.
 func (s *sseWriter) event(id string, msg []byte) error { return s.eventBuffered(id, msg, false) }
 
@@ -47,9 +43,6 @@ func (s *sseWriter) eventBuffered(id string, msg []byte, buffered bool) error {
 func (s *sseWriter) prime(id string, retryMs int) error {
 	return s.Write([]byte(fmt.Sprintf("id: %s\nretry: %d\ndata:\n\n", id, retryMs)), true)
 }
-
-// keepAlive writes an SSE comment, which clients ignore.
-func (s *sseWriter) keepAlive() error { return s.KeepAlive() }
 
 // close ends the writer at the end of its handler; later writes fail.
 func (s *sseWriter) close() {
@@ -74,7 +67,7 @@ func (h *Handler) newLazySSE(w http.ResponseWriter) *lazySSE {
 func (l *lazySSE) Send(msg []byte) error {
 	l.once.Do(func() {
 		if !l.Closed() {
-			l.start()
+			l.Start()
 			l.on = true
 		}
 	})

@@ -277,7 +277,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 		return
 	}
 	sw := h.newSSEWriter(w)
-	sw.start()
+	sw.Start()
 	primed := sess.Revision() >= primingSince
 	es.attach(sw, int(h.cfg.retry/time.Millisecond), primed)
 	closeReq := es.closeReq
@@ -286,7 +286,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	}
 	// Headers and the priming event wait for the first message, unless the
 	// call takes longer than primeDelay: then they go out on their own.
-	primeTimer := time.AfterFunc(primeDelay, sw.flush)
+	primeTimer := time.AfterFunc(primeDelay, sw.Flush)
 	defer primeTimer.Stop()
 	expired, stop := server.CallerFrom(r.Context()).Expiry()
 	defer stop()
@@ -483,9 +483,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sw := h.newSSEWriter(w)
-	sw.start()
+	sw.Start()
 	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Revision() >= primingSince)
-	sw.flush()
+	sw.Flush()
 	h.hold(r, sess, es, sw)
 }
 
@@ -514,7 +514,7 @@ func (h *Handler) hold(r *http.Request, sess *server.Session, es *eventStream, s
 		case <-sw.Dead():
 			return
 		case <-tick.C:
-			if sw.keepAlive() != nil {
+			if sw.KeepAlive() != nil {
 				return
 			}
 		}
@@ -531,7 +531,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Se
 	started := false
 	replay := func(id string, data []byte) error {
 		if !started {
-			sw.start()
+			sw.Start()
 			started = true
 		}
 		if len(data) == 0 {
@@ -573,9 +573,9 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Se
 		return
 	}
 	if !started {
-		sw.start()
+		sw.Start()
 	}
-	sw.flush()
+	sw.Flush()
 	if es == nil || !es.attached() {
 		return // the stream had ended: everything is replayed
 	}

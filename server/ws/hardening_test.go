@@ -3,7 +3,6 @@ package ws_test
 import (
 	"context"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/server/internal/heap"
 	"github.com/mcpstack/mcpstack/server/ws"
 )
 
@@ -64,7 +64,7 @@ func TestTokenExpiry(t *testing.T) {
 func TestUnreadSocketBounded(t *testing.T) {
 	f := newFixture(t, nil) // the default write timeout: the server waits 10s on a stalled client
 
-	heap0 := heapInUse()
+	heap0 := heap.InUse()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	flood, _, err := websocket.Dial(ctx, f.url, &websocket.DialOptions{Subprotocols: []string{ws.Subprotocol}})
@@ -87,10 +87,10 @@ func TestUnreadSocketBounded(t *testing.T) {
 			break // the server stopped reading
 		}
 		if sent%5000 == 0 {
-			peak = max(peak, heapInUse())
+			peak = max(peak, heap.InUse())
 		}
 	}
-	peak = max(peak, heapInUse())
+	peak = max(peak, heap.InUse())
 	// Someone else is served all along.
 	cl := dial(t, f.url, nil)
 	initialize(t, cl, "2025-11-25")
@@ -104,13 +104,6 @@ func TestUnreadSocketBounded(t *testing.T) {
 		t.Errorf("heap grew by %d MiB under an unread flood (%d pings sent)", grown>>20, sent)
 	}
 	t.Logf("pings sent before the server pushed back: %d; heap growth at peak: %d MiB", sent, (int64(peak)-int64(heap0))>>20)
-}
-
-func heapInUse() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse
 }
 
 // TestListenBeforeInitializeEndsWithSocket: a stateless listen stream on a
