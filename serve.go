@@ -276,7 +276,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 		r.Use(guard.Loopback())
 	}
 	az.Mount(r) // /.well-known/oauth-protected-resource[/mcp], when served
-	authed := r.With(az.Middleware(), rate.Middleware(), lim.bytes.BytesMiddleware(c.maxBody))
+	authed := r.With(az.Middleware(), httpx.Identify, rate.Middleware(), lim.bytes.BytesMiddleware(c.maxBody))
 	authed.Handle("/mcp", mcpHandler)
 	authed.Get("/mcp/stream", mcpHandler.ServeHTTP) // the docs' path for the GET stream of a session
 	authed.Handle("/sse", sseHandler.Stream())

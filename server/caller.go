@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,10 +58,21 @@ func CallerFrom(ctx context.Context) Caller {
 func OpenedBy(c Caller) SessionOption { return func(s *Session) { s.caller = c } }
 
 // clientUsage is what one client key holds now: its sessions (listen
-// streams included) and its requests in flight.
+// streams included) and its requests in flight. A session keeps a pointer
+// to its client's usage, so that counting a request is one atomic add, not
+// a lock of the server.
 type clientUsage struct {
 	sessions int // under Server.mu
-	inflight int // under Server.mu
+	inflight atomic.Int64
+}
+
+// enter counts a request in flight, unless the client is at max.
+func (u *clientUsage) enter(max int) bool {
+	if u.inflight.Add(1) > int64(max) {
+		u.inflight.Add(-1)
+		return false
+	}
+	return true
 }
 
 // ErrQuota is what errors.Is finds in the error of NewSession over the
@@ -69,24 +81,31 @@ type clientUsage struct {
 var ErrQuota = errors.New("server: over the client's quota")
 
 // reserveSessionLocked counts a new session (or listen stream) of key against
-// the global cap and key's share. Called with s.mu held.
-func (s *Server) reserveSessionLocked(key string, open int) error {
+// the global cap and key's share, and returns key's usage (nil for "").
+// Called with s.mu held.
+func (s *Server) reserveSessionLocked(key string, open int) (*clientUsage, error) {
 	if s.cfg.maxSessions > 0 && open >= s.cfg.maxSessions {
-		return ErrTooManySessions
+		return nil, ErrTooManySessions
 	}
 	if key == "" {
-		return nil
+		return nil, nil
 	}
+	u := s.usageLocked(key)
+	if max := s.cfg.maxClientSessions; max > 0 && u.sessions >= max {
+		s.dropIdleClientLocked(key, u)
+		return nil, fmt.Errorf("%w: this client already has %d sessions open", ErrQuota, max)
+	}
+	u.sessions++
+	return u, nil
+}
+
+func (s *Server) usageLocked(key string) *clientUsage {
 	u := s.clients[key]
 	if u == nil {
 		u = &clientUsage{}
 		s.clients[key] = u
 	}
-	if max := s.cfg.maxClientSessions; max > 0 && u.sessions >= max {
-		return fmt.Errorf("%w: this client already has %d sessions open", ErrQuota, max)
-	}
-	u.sessions++
-	return nil
+	return u
 }
 
 // releaseSessionLocked undoes reserveSessionLocked. Called with s.mu held.
@@ -101,35 +120,43 @@ func (s *Server) releaseSessionLocked(key string) {
 }
 
 func (s *Server) dropIdleClientLocked(key string, u *clientUsage) {
-	if u.sessions <= 0 && u.inflight <= 0 {
+	if u.sessions <= 0 && u.inflight.Load() <= 0 && s.clients[key] == u {
 		delete(s.clients, key)
 	}
 }
 
-// startCall counts a request of key in flight; it fails over the
-// per-client cap. done must be called when the request ends.
-func (s *Server) startCall(key string) (done func(), ok bool) {
+// startCall counts a request in flight for the client of u (a session's:
+// its usage lives as long as the session) or, when u is nil, of key (a
+// request without a session); it fails over the per-client cap. done must
+// be called when the request ends.
+func (s *Server) startCall(u *clientUsage, key string) (done func(), ok bool) {
 	max := s.cfg.maxClientInflight
-	if key == "" || max <= 0 {
+	if max <= 0 {
+		return func() {}, true
+	}
+	if u != nil {
+		if !u.enter(max) {
+			return nil, false
+		}
+		return func() { u.inflight.Add(-1) }, true
+	}
+	if key == "" {
 		return func() {}, true
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	u := s.clients[key]
-	if u == nil {
-		u = &clientUsage{}
-		s.clients[key] = u
+	u = s.usageLocked(key)
+	ok = u.enter(max)
+	if !ok {
+		s.dropIdleClientLocked(key, u)
 	}
-	if u.inflight >= max {
+	s.mu.Unlock()
+	if !ok {
 		return nil, false
 	}
-	u.inflight++
 	return func() {
+		u.inflight.Add(-1)
 		s.mu.Lock()
-		u.inflight--
-		if s.clients[key] == u {
-			s.dropIdleClientLocked(key, u)
-		}
+		s.dropIdleClientLocked(key, u)
 		s.mu.Unlock()
 	}, true
 }

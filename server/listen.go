@@ -82,7 +82,7 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	// against the cap and the caller's share of it.
 	key := CallerFrom(ctx).Key
 	s.mu.Lock()
-	if err := s.reserveSessionLocked(key, len(s.sessions)+len(s.listeners)); err != nil {
+	if _, err := s.reserveSessionLocked(key, len(s.sessions)+len(s.listeners)); err != nil {
 		s.mu.Unlock()
 		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: " + strings.TrimPrefix(err.Error(), "server: ")})
 	}

@@ -74,12 +74,17 @@ func (o *Output) Take(n int, wait time.Duration, dead <-chan struct{}) bool {
 		b.total.Add(-int64(n))
 		return false
 	}
-	w := &waiter{n: int64(n)}
 	o.mu.Lock()
+	if len(o.waiting) == 0 && o.fitsLocked(int64(n)) { // nobody in line: no waiter to queue
+		o.active += int64(n)
+		o.mu.Unlock()
+		return true
+	}
+	w := &waiter{n: int64(n)}
 	o.waiting = append(o.waiting, w)
 	var timer *time.Timer
 	for {
-		if o.waiting[0] == w && (b.perStream <= 0 || o.active == 0 || o.active+w.n <= b.perStream) {
+		if o.waiting[0] == w && o.fitsLocked(w.n) {
 			o.waiting = o.waiting[1:]
 			o.active += w.n
 			o.signalLocked() // the next in line may fit too
@@ -127,6 +132,12 @@ func (o *Output) Backlogged() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.waiting) > 0
+}
+
+// fitsLocked reports whether n more bytes may be in progress: always when
+// nothing is. Called with o.mu held.
+func (o *Output) fitsLocked(n int64) bool {
+	return o.b.perStream <= 0 || o.active == 0 || o.active+n <= o.b.perStream
 }
 
 // signalLocked wakes the waiters. Called with o.mu held.

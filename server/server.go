@@ -132,9 +132,11 @@ func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Sess
 	if s.closed {
 		return nil, ErrClosed
 	}
-	if err := s.reserveSessionLocked(sess.caller.Key, len(s.sessions)+len(s.listeners)); err != nil {
+	u, err := s.reserveSessionLocked(sess.caller.Key, len(s.sessions)+len(s.listeners))
+	if err != nil {
 		return nil, err
 	}
+	sess.usage = u
 	s.sessions[id] = sess
 	return sess, nil
 }

@@ -31,8 +31,9 @@ var ErrNoStream = errors.New("server: no stream open to the client")
 type Session struct {
 	srv       *Server
 	id        string
-	transport string // the transport that opened it ("" when unnamed)
-	caller    Caller // who opened it: only they may use it
+	transport string       // the transport that opened it ("" when unnamed)
+	caller    Caller       // who opened it: only they may use it
+	usage     *clientUsage // its client's count of sessions and calls (nil: no quota)
 
 	ctx    context.Context // cancelled when the session ends
 	cancel context.CancelFunc
@@ -382,11 +383,7 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 		delete(sess.inflight, msg.ID)
 		sess.mu.Unlock()
 	}()
-	key := sess.caller.Key
-	if key == "" {
-		key = CallerFrom(ctx).Key // a session that is not kept (stateless mode)
-	}
-	done, ok := srv.startCall(key)
+	done, ok := srv.startCall(sess.usage, CallerFrom(ctx).Key) // a session not kept (stateless mode) has no usage
 	if !ok {
 		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", srv.cfg.maxClientInflight)})
 	}

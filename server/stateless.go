@@ -162,7 +162,7 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if msg.Method == mcp.MethodSubscriptionsListen {
 		return s.listen(ctx, spec, m, msg, related)
 	}
-	done, ok := s.startCall(CallerFrom(ctx).Key)
+	done, ok := s.startCall(nil, CallerFrom(ctx).Key)
 	if !ok {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", s.cfg.maxClientInflight)})
 	}

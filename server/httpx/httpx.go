@@ -57,6 +57,9 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 // client's address, which per-client quotas count instead. Behind a
 // reverse proxy every client has the proxy's address: authenticate there.
 func Caller(r *http.Request) server.Caller {
+	if c := server.CallerFrom(r.Context()); c.Key != "" {
+		return c // found once already (Identify)
+	}
 	if p := auth.PrincipalFrom(r.Context()); p != nil {
 		return server.Caller{Owner: p.Owner(), Key: "principal:" + p.Owner(), Expires: p.Deadline()}
 	}
@@ -69,9 +72,20 @@ func Caller(r *http.Request) server.Caller {
 }
 
 // WithCaller returns r's context carrying Caller(r), for the calls the
-// server makes on r's behalf.
+// server makes on r's behalf (r's own context when it carries it already).
 func WithCaller(r *http.Request) context.Context {
+	if server.CallerFrom(r.Context()).Key != "" {
+		return r.Context()
+	}
 	return server.WithCaller(r.Context(), Caller(r))
+}
+
+// Identify finds the caller of each request once, after authentication,
+// for the rate limits and the transports behind it.
+func Identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(WithCaller(r)))
+	})
 }
 
 // Busy answers a session or request over a limit: 429 with Retry-After

@@ -262,13 +262,14 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing sessionId query parameter; POST to the URL of the stream's endpoint event")
 		return
 	}
+	rctx := httpx.WithCaller(r) // who posts: found once, for the check and the calls
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
 	if s != nil {
 		// The session id is in the URL, which is easily learnt (logs,
 		// referrers): only the principal that opened the stream may post.
-		if _, mine := h.srv.SessionFor(id, transportName, httpx.Caller(r).Owner); !mine {
+		if _, mine := h.srv.SessionFor(id, transportName, server.CallerFrom(rctx).Owner); !mine {
 			s = nil
 		}
 	}
@@ -299,7 +300,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	// Calls outlive the POST (its answer goes on the stream); they end with
 	// the session.
-	ctx := context.WithoutCancel(httpx.WithCaller(r))
+	ctx := context.WithoutCancel(rctx)
 	switch {
 	case !in.HasRequests():
 		// Notifications and responses are handled before the 202, so a

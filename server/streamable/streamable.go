@@ -145,7 +145,9 @@ func (h *Handler) Shutdown() { h.once.Do(func() { close(h.shutdown) }) }
 
 // ServeHTTP dispatches on the method.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r = r.WithContext(httpx.WithCaller(r))
+	if ctx := httpx.WithCaller(r); ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
 	if h.cfg.stateless && r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: this server is stateless; it has no sessions to stream or delete")
