@@ -67,18 +67,12 @@ type profile struct {
 var profiles = map[string]profile{
 	"chat": {"the chat agent of the MCP docs: chat tool, conversation:// resources, code_review prompt (default)", buildChat},
 	"conformance": {"the fixtures of the official MCP conformance suite", func(_ context.Context, c serveConfig, _ *slog.Logger) (*built, error) {
-		b := &built{}
-		var srv *server.Server
-		b.handler = conformance.New(conformance.WithPageSize(c.pageSize), conformance.WithListChanged(func(method string) {
-			if srv != nil {
-				srv.Broadcast(context.Background(), method, nil)
-			}
-		}))
-		b.attach = func(s *server.Server) { srv = s }
-		return b, nil
+		f := conformance.New(conformance.WithPageSize(c.pageSize))
+		return &built{handler: f, attach: f.Attach}, nil
 	}},
 	"bench": {"one echo tool, for load tests", func(context.Context, serveConfig, *slog.Logger) (*built, error) {
-		return &built{handler: bench.New()}, nil
+		a := bench.New()
+		return &built{handler: a, attach: a.Attach}, nil
 	}},
 }
 
@@ -133,38 +127,7 @@ func buildChat(ctx context.Context, c serveConfig, log *slog.Logger) (*built, er
 		}
 	}
 	app := chat.New(st, ag, opts...)
-	return &built{
-		handler: app,
-		options: []server.Option{server.WithSessionClosed(app.EndSession)},
-		attach:  func(srv *server.Server) { app.SetNotifier(chatNotifier{srv}) },
-		close:   func() { st.Close() },
-	}, nil
-}
-
-// chatNotifier sends the app's resource notifications to the sessions it
-// names.
-type chatNotifier struct{ srv *server.Server }
-
-func (n chatNotifier) ResourceUpdated(ctx context.Context, uri string, ids []string) {
-	n.each(ids, func(s *server.Session) error {
-		return s.Notify(ctx, mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
-	})
-}
-
-func (n chatNotifier) ResourceListChanged(ctx context.Context, ids []string) {
-	n.each(ids, func(s *server.Session) error {
-		return s.Notify(ctx, mcp.MethodResourceListChanged, &mcp.NotificationParams{})
-	})
-}
-
-func (n chatNotifier) each(ids []string, fn func(*server.Session) error) {
-	for _, id := range ids {
-		if s, ok := n.srv.Session(id); ok {
-			if err := fn(s); err != nil {
-				n.srv.Logger().Debug("chat notification", "session", id, "err", err)
-			}
-		}
-	}
+	return &built{handler: app, attach: app.Attach, close: func() { st.Close() }}, nil
 }
 
 // parseToolScopes reads "tool=scope[,scope] tool2=scope".

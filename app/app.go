@@ -55,7 +55,8 @@ type App struct {
 	logSet       bool
 	pager        base.Paginator
 	middleware   []Middleware
-	cache        map[string]CacheHint // by list method
+	cache        map[string]CacheHint // by method
+	adjust       func(ctx context.Context, c *mcp.ServerCapabilities)
 
 	mu        sync.RWMutex
 	tools     registry[*tool]
@@ -94,11 +95,12 @@ type CacheHint struct {
 	TTL   time.Duration
 }
 
-// WithCacheHint sets the cache hint of a list method (mcp.MethodListTools,
-// mcp.MethodListPrompts, mcp.MethodListResources,
-// mcp.MethodListResourceTemplates). Without one a list is "private" and
-// not to be cached (ttlMs 0), which is always correct. Revisions without
-// the members drop them.
+// WithCacheHint sets the cache hint of the results of a method: a list
+// (mcp.MethodListTools, mcp.MethodListPrompts, mcp.MethodListResources,
+// mcp.MethodListResourceTemplates), mcp.MethodReadResource (for the
+// results whose handler set none) or mcp.MethodDiscover. Without one a
+// result is "private" and not to be cached (ttlMs 0), which is always
+// correct. Revisions without the members drop them.
 func WithCacheHint(method string, h CacheHint) Option {
 	return func(a *App) {
 		if a.cache == nil {
@@ -130,6 +132,14 @@ func WithResources() Option { return func(a *App) { a.resources.declared = true 
 
 // WithPrompts: see WithTools.
 func WithPrompts() Option { return func(a *App) { a.prompts.declared = true } }
+
+// WithCapabilities adjusts the capabilities derived from what is
+// registered, per call (initialize and server/discover): to declare an
+// experimental capability, or one that depends on the client (ctx carries
+// its peer.Peer).
+func WithCapabilities(adjust func(ctx context.Context, c *mcp.ServerCapabilities)) Option {
+	return func(a *App) { a.adjust = adjust }
+}
 
 // WithMiddleware wraps every tool call, resource read and prompt get, in
 // order: the first is the outermost.
@@ -183,16 +193,15 @@ func (a *App) onChange(method string) {
 	}
 }
 
-// AddNotifier adds a way list_changed notifications reach clients;
-// NewServer adds the server's Broadcast, once per server the app is served
-// by.
-func (a *App) AddNotifier(notify func(ctx context.Context, method string)) {
-	a.mu.Lock()
-	a.notify = append(a.notify, notify)
-	a.mu.Unlock()
+func (a *App) capabilities(ctx context.Context) mcp.ServerCapabilities {
+	c := a.registered()
+	if a.adjust != nil {
+		a.adjust(ctx, &c)
+	}
+	return c
 }
 
-func (a *App) capabilities() mcp.ServerCapabilities {
+func (a *App) registered() mcp.ServerCapabilities {
 	yes := func() *bool { b := true; return &b }
 	a.mu.RLock()
 	defer a.mu.RUnlock()
@@ -215,14 +224,18 @@ func (a *App) capabilities() mcp.ServerCapabilities {
 
 // Initialize answers with the capabilities of what is registered; the
 // server fills protocolVersion.
-func (a *App) Initialize(context.Context, *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
-	return &mcp.InitializeResult{Capabilities: a.capabilities(), ServerInfo: a.info, Instructions: a.instructions}, nil
+func (a *App) Initialize(ctx context.Context, _ *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
+	return &mcp.InitializeResult{Capabilities: a.capabilities(ctx), ServerInfo: a.info, Instructions: a.instructions}, nil
 }
 
 // Discover (2026-07-28) describes the same server as Initialize.
-func (a *App) Discover(context.Context, *mcp.RequestParams) (*mcp.DiscoverResult, error) {
+func (a *App) Discover(ctx context.Context, _ *mcp.RequestParams) (*mcp.DiscoverResult, error) {
 	info := a.info
-	return &mcp.DiscoverResult{Meta: &mcp.ResultMetaObject{ServerInfo: &info}, Capabilities: a.capabilities(), Instructions: a.instructions}, nil
+	res := &mcp.DiscoverResult{Meta: &mcp.ResultMetaObject{ServerInfo: &info}, Capabilities: a.capabilities(ctx), Instructions: a.instructions}
+	if scope, ttl := a.cacheHint(mcp.MethodDiscover); ttl != nil {
+		res.CacheScope, res.TTLMs = scope, *ttl
+	}
+	return res, nil
 }
 
 // registry is the items of one list, in registration order, and whether
@@ -286,10 +299,11 @@ func page[T interface{ key() string }, D any](a *App, r *registry[T], list strin
 	return defs, next, nil
 }
 
-// unknown is the -32602 of a name nothing is registered under.
-func unknown(what, name string) *wire.Error {
+// unknown is the -32602 of a name nothing is registered under; field is
+// where the request names it.
+func unknown(what, name, field string) *wire.Error {
 	e := wire.NewError(wire.CodeInvalidParams, "unknown %s %q", what, name)
-	e.Data = map[string]any{"field": "/params/name", "reason": fmt.Sprintf("no %s named %q", what, name)}
+	e.Data = map[string]any{"field": field, "reason": fmt.Sprintf("no %s named %q", what, name)}
 	return e
 }
 

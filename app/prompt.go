@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -31,6 +32,8 @@ type PromptHandler[In any] func(ctx context.Context, in In) (*mcp.GetPromptResul
 
 // Completer suggests values of an argument (or template variable) that
 // start like value; args are the other arguments the client has filled.
+// Past MaxCompletions values the answer says there are more: a completer
+// over a large set may stop at MaxCompletions+1.
 type Completer func(ctx context.Context, value string, args map[string]string) ([]string, error)
 
 // MaxCompletions is the most values a completion answers.
@@ -62,7 +65,7 @@ func AddPrompt[In any](a *App, p Prompt, h PromptHandler[In]) {
 	pr := &prompt{def: mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: args}, complete: p.Complete}
 	pr.get = func(ctx context.Context, given map[string]string) (*mcp.GetPromptResult, error) {
 		for _, arg := range args {
-			if arg.Required != nil && *arg.Required && given[arg.Name] == "" {
+			if arg.Required != nil && *arg.Required && strings.TrimSpace(given[arg.Name]) == "" {
 				return nil, invalidArgument(arg.Name, "missing required argument")
 			}
 		}
@@ -148,13 +151,13 @@ func (a *App) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mc
 	pr, ok := a.prompts.get(p.Name)
 	a.mu.RUnlock()
 	if !ok {
-		return nil, unknown("prompt", p.Name)
+		return nil, unknown("prompt", p.Name, "/params/name")
 	}
 	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodGetPrompt, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
 		return a.guard(mcp.MethodGetPrompt, p.Name, func() (any, error) {
 			res, err := pr.get(ctx, p.Arguments)
 			var we *wire.Error
-			if err != nil && !errors.As(err, &we) && ctx.Err() == nil {
+			if err != nil && !errors.As(err, &we) && ctx.Err() == nil && !errors.Is(err, peer.ErrInputRequired) {
 				return nil, wire.NewError(wire.CodeInvalidParams, "Invalid params: %v", err) // the arguments did not make a prompt
 			}
 			return res, err
@@ -167,6 +170,9 @@ func (a *App) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mc
 	if out == nil {
 		a.log.Error("app: prompt handler returned no result", "prompt", p.Name)
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+	}
+	if out.Description == "" {
+		out.Description = pr.def.Description
 	}
 	return out, nil
 }
@@ -197,11 +203,15 @@ func (a *App) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.
 	}
 	done := func(values []string) *mcp.CompleteResult {
 		more := len(values) > MaxCompletions
-		total := int64(len(values))
+		c := mcp.CompleteResultCompletion{HasMore: &more}
 		if more {
-			values = values[:MaxCompletions]
+			values = values[:MaxCompletions] // and no total: the completer may have stopped looking
+		} else {
+			total := int64(len(values))
+			c.Total = &total
 		}
-		return &mcp.CompleteResult{Completion: mcp.CompleteResultCompletion{Values: append([]string{}, values...), HasMore: &more, Total: &total}}
+		c.Values = append([]string{}, values...)
+		return &mcp.CompleteResult{Completion: c}
 	}
 	c := completers[p.Argument.Name]
 	if c == nil {
@@ -227,12 +237,12 @@ func (a *App) completersOf(ref mcp.CompleteRequestParamsRef) (map[string]Complet
 		if pr, ok := a.prompts.get(ref.Name); ok {
 			return pr.complete, nil
 		}
-		return nil, wire.NewError(wire.CodeInvalidParams, "unknown prompt %q", ref.Name)
+		return nil, unknown("prompt", ref.Name, "/params/ref/name")
 	case *mcp.ResourceTemplateReference:
 		if t, ok := a.templates.get(ref.URI); ok {
 			return t.complete, nil
 		}
-		return nil, wire.NewError(wire.CodeInvalidParams, "unknown resource template %q", ref.URI)
+		return nil, unknown("resource template", ref.URI, "/params/ref/uri")
 	}
 	return nil, wire.NewError(wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref")
 }

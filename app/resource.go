@@ -175,6 +175,9 @@ func (a *App) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams
 		a.log.Error("app: resource handler returned no result", "uri", p.URI)
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	}
+	if scope, ttl := a.cacheHint(mcp.MethodReadResource); ttl != nil && out.TTLMs == nil {
+		out.CacheScope, out.TTLMs = scope, ttl
+	}
 	return out, nil
 }
 

@@ -22,14 +22,23 @@ import (
 // with a's list_changed notifications wired to it.
 func NewServer(a *App, opts ...server.Option) *server.Server {
 	srv := server.New(a, opts...)
-	a.AddNotifier(func(ctx context.Context, method string) { srv.Broadcast(ctx, method, nil) })
+	a.Attach(srv)
+	return srv
+}
+
+// Attach sends a's notifications through srv: list_changed to every
+// session and listen stream, resources/updated to the subscribers; and a
+// logs through srv's logger unless WithLogger gave one. NewServer calls
+// it; call it yourself when srv serves a handler that wraps a (one that
+// embeds *App to add methods of its own).
+func (a *App) Attach(srv *server.Server) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.notify = append(a.notify, func(ctx context.Context, method string) { srv.Broadcast(ctx, method, nil) })
 	a.updated = append(a.updated, srv.ResourceUpdated)
 	if !a.logSet {
 		a.log = srv.Logger()
 	}
-	a.mu.Unlock()
-	return srv
 }
 
 // ServeStdio serves a to one client over stdin and stdout until stdin ends

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -68,7 +69,7 @@ func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
 	tl.run = func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
 		var v In
 		if err := decodeInto(onlyProperties(args, props), &v); err != nil {
-			return toolError("Invalid arguments: " + err.Error()), nil
+			return ToolError("Invalid arguments: " + err.Error()), nil
 		}
 		res, err := h(ctx, v)
 		if err != nil {
@@ -81,7 +82,7 @@ func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
 		if rv := reflect.ValueOf(&res).Elem(); rv.Kind() == reflect.Pointer && rv.IsNil() {
 			rv.Set(reflect.New(rv.Type().Elem())) // a nil *Out is its zero value, as the schema describes
 		}
-		return structured(res)
+		return Structured(res)
 	}
 	a.addTool(tl)
 }
@@ -127,6 +128,7 @@ func mustTool(t Tool, in, out any) *tool {
 	}
 	tl := &tool{def: mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations}}
 	tl.def.InputSchema = mcp.ToolInputSchema{Properties: properties(inTree), Required: required(inTree), Extra: rest(inTree)}
+	tl.def.InputSchema.Schema, _ = inTree["$schema"].(string)
 	for name, prop := range tl.def.InputSchema.Properties {
 		if d, ok := prop["default"]; ok {
 			if tl.defaults == nil {
@@ -144,6 +146,7 @@ func mustTool(t Tool, in, out any) *tool {
 			panic(fmt.Sprintf("app: tool %q: output schema: %v", t.Name, err))
 		}
 		tl.def.OutputSchema = &mcp.ToolOutputSchema{Properties: properties(outTree), Required: required(outTree), Extra: rest(outTree)}
+		tl.def.OutputSchema.Schema, _ = outTree["$schema"].(string)
 		if tl.output, err = wire.CompileSchema(t.Name+".outputSchema", outTree); err != nil {
 			panic(fmt.Sprintf("app: tool %q: %v", t.Name, err))
 		}
@@ -169,7 +172,7 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 	t, ok := a.tools.get(p.Name)
 	a.mu.RUnlock()
 	if !ok {
-		return nil, unknown("tool", p.Name)
+		return nil, unknown("tool", p.Name, "/params/name")
 	}
 	args := p.Arguments
 	if args == nil {
@@ -212,7 +215,10 @@ func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (res *m
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return toolError(err.Error()), nil
+		if errors.Is(err, peer.ErrInputRequired) {
+			return nil, err // the server answers with what the client must give
+		}
+		return ToolError(err.Error()), nil
 	case res == nil:
 		a.log.Error("app: tool returned no result", "tool", t.def.Name)
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
@@ -239,34 +245,49 @@ func invalidArguments(err error) *mcp.CallToolResult {
 		if at == "" {
 			at = "/"
 		}
-		return toolError(fmt.Sprintf("Invalid arguments: at %s: %s", at, ve.Reason))
+		return ToolError(fmt.Sprintf("Invalid arguments: at %s: %s", at, ve.Reason))
 	}
-	return toolError("Invalid arguments: " + err.Error())
+	return ToolError("Invalid arguments: " + err.Error())
 }
 
-func toolError(msg string) *mcp.CallToolResult {
+// ToolError is the result of a tool that failed in a way the model should
+// read: isError, with text as its content. A handler's error becomes the
+// same; ToolError is for handlers that build their results themselves.
+func ToolError(text string) *mcp.CallToolResult {
 	yes := true
-	return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: msg}}, IsError: &yes}
+	return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: text}}, IsError: &yes}
 }
 
-// structured is the result of a typed tool: the value as structured
-// content when it is an object, and its JSON as text.
-func structured(v any) (*mcp.CallToolResult, error) {
+// SchemaFor is the JSON Schema AddTool derives from T: to start an
+// explicit schema from, or to declare the OutputSchema of a handler that
+// builds its whole *mcp.CallToolResult (with Structured, to set _meta or
+// its own text).
+func SchemaFor[T any]() map[string]any {
+	s, _ := schemaOf(reflect.TypeFor[T]()).(map[string]any)
+	return s
+}
+
+// Structured is the result AddTool makes of a typed handler's output: v
+// as structured content when it is an object, and its JSON as text (v
+// itself when it is a string).
+func Structured(v any) (*mcp.CallToolResult, error) {
+	if s, ok := v.(string); ok {
+		return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: s}}}, nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("app: encoding the tool's output: %w", err)
 	}
 	res := &mcp.CallToolResult{}
-	if s, ok := v.(string); ok {
-		res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: s}}
-		return res, nil
-	}
-	res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: string(b)}}
 	if tree, err := wire.Parse(b); err == nil {
 		if obj, ok := tree.(map[string]any); ok {
 			res.StructuredContent = obj
+			if canonical, err := wire.Marshal(obj); err == nil {
+				b = canonical // the text is the structured content, byte for byte as it is sent
+			}
 		}
 	}
+	res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: string(b)}}
 	return res, nil
 }
 

@@ -13,6 +13,12 @@
 //     and clients that opt in get the content_start / content_delta /
 //     content_end events of the docs (see ContentStreamCapability).
 //
+// The app is built on the registration layer (package app): tools with
+// typed arguments validated against their schemas, the template, prompts
+// and completions are registrations; what is per user (the list of
+// conversations, subscriptions to one's own conversations, the sessions
+// that hear of a new one) is written here.
+//
 // The model is an agent.Agent (methods/chat/agent: sampling, openai, echo,
 // with fallback); conversations live in a store.Store (methods/chat/store:
 // SQLite or PostgreSQL). Every conversation belongs to the user the call
@@ -28,11 +34,12 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated/mcp"
-	"github.com/mcpstack/mcpstack/methods/base"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
 	"github.com/mcpstack/mcpstack/peer"
+	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -47,23 +54,20 @@ const DefaultSystemPrompt = "You are a helpful assistant answering through the M
 // DefaultHistory is how many earlier messages are sent as context.
 const DefaultHistory = 40
 
-// Notifier delivers the notifications that concern sessions other than
-// the current call's; the server wiring implements it over
-// server.Server.Session(id).Notify (see Example_wiring). Calls must not
-// block for long: they happen before the tool's result is returned.
+// Notifier tells a user's sessions that their list of conversations
+// changed (notifications/resources/list_changed): the list is per user, so
+// it is not a broadcast. Attach sets one that notifies each session on the
+// server; WithNotifier sets another. Calls must not block for long: they
+// happen before the tool's result is returned. Updates of a conversation
+// reach the sessions subscribed to it through the server core.
 type Notifier interface {
-	// ResourceUpdated sends notifications/resources/updated {uri} to each
-	// session (sessions subscribed to the resource).
-	ResourceUpdated(ctx context.Context, uri string, sessionIDs []string)
-	// ResourceListChanged sends notifications/resources/list_changed to
-	// each session (the sessions of the user whose list changed).
 	ResourceListChanged(ctx context.Context, sessionIDs []string)
 }
 
 // App is the chat application's mcp.Handler. It is safe for concurrent
-// use by any number of sessions.
+// use by any number of sessions. Serve it with server.New and Attach.
 type App struct {
-	base.Lifecycle
+	*app.App
 
 	store     store.Store
 	agent     agent.Agent
@@ -71,7 +75,7 @@ type App struct {
 	authorize func(ctx context.Context, tool string) error
 	access    func(ctx context.Context, access Access) error
 	info      mcp.Implementation
-	pager     base.Paginator
+	pageSize  int
 	system    string
 	// history is the number of earlier messages sent as context.
 	history   int
@@ -82,8 +86,7 @@ type App struct {
 
 	mu       sync.Mutex
 	notifier Notifier
-	subs     map[string]map[string]struct{} // session id -> subscribed URIs
-	sessions map[string]string              // session id -> its user
+	sessions map[string]string // session id -> its user
 }
 
 var _ mcp.Handler = (*App)(nil)
@@ -102,12 +105,12 @@ func WithUser(f func(ctx context.Context) (user string, ok bool)) Option {
 // LocalUser). "" refuses them: every method then answers -32600.
 func WithAnonymousUser(name string) Option { return func(a *App) { a.anonymous = name } }
 
-// WithNotifier sets where notifications for other sessions go (see
-// SetNotifier for wiring that needs the App first).
+// WithNotifier sets where list changes for a user's sessions go (default:
+// each session of the server the app is attached to).
 func WithNotifier(n Notifier) Option { return func(a *App) { a.notifier = n } }
 
 // WithPageSize sets the page size of the list methods.
-func WithPageSize(n int) Option { return func(a *App) { a.pager.PageSize = n } }
+func WithPageSize(n int) Option { return func(a *App) { a.pageSize = n } }
 
 // WithServerInfo sets the name and version in initialize and
 // server/discover (default "mcpstack-chat", "dev").
@@ -134,81 +137,104 @@ func WithAuthorize(fn func(ctx context.Context, tool string) error) Option {
 	return func(a *App) { a.authorize = fn }
 }
 
-// New returns the chat application over a store and an agent.
-func New(s store.Store, ag agent.Agent, opts ...Option) *App {
-	a := &App{
-		store:     s,
-		agent:     ag,
-		log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		info:      mcp.Implementation{Name: "mcpstack-chat", Title: "mcpstack chat", Version: "dev"},
-		system:    DefaultSystemPrompt,
-		history:   DefaultHistory,
-		anonymous: LocalUser,
-		subs:      map[string]map[string]struct{}{},
-		sessions:  map[string]string{},
-	}
-	for _, o := range opts {
-		o(a)
-	}
-	a.store = guardedStore{Store: s, app: a}
-	return a
-}
-
-// SetNotifier sets where notifications for other sessions go, for wiring
-// where the server is built after the App.
-func (a *App) SetNotifier(n Notifier) {
-	a.mu.Lock()
-	a.notifier = n
-	a.mu.Unlock()
-}
-
 // Instructions is what initialize and server/discover tell the client.
 const Instructions = "mcpstack chat: `chat` talks to a language model and keeps the conversation " +
 	"(pass conversation_id to continue one); `conversation_search` and `conversation_get` find and read " +
 	"your conversations, which are also resources (conversation://{id}). Prompts: code_review, " +
 	"summarize_conversation, debug_error."
 
-func (a *App) capabilities(ctx context.Context) mcp.ServerCapabilities {
-	yes := func() *bool { b := true; return &b }
-	c := mcp.ServerCapabilities{
-		Tools:       &mcp.ServerCapabilitiesTools{},
-		Resources:   &mcp.ServerCapabilitiesResources{Subscribe: yes(), ListChanged: yes()},
-		Prompts:     &mcp.ServerCapabilitiesPrompts{},
-		Logging:     mcp.JSONObject{},
-		Completions: mcp.JSONObject{},
+// New returns the chat application over a store and an agent.
+func New(s store.Store, ag agent.Agent, opts ...Option) *App {
+	a := &App{
+		store:     s,
+		agent:     ag,
+		log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		info:      mcp.Implementation{Name: "mcpstack-chat", Version: "dev"},
+		system:    DefaultSystemPrompt,
+		history:   DefaultHistory,
+		anonymous: LocalUser,
+		sessions:  map[string]string{},
 	}
-	if canStreamContent(peer.From(ctx)) {
-		c.Experimental = map[string]mcp.JSONObject{ContentStreamCapability: contentStreamInfo()}
+	for _, o := range opts {
+		o(a)
 	}
-	return c
+	a.store = guardedStore{Store: s, app: a}
+	shared := app.CacheHint{Scope: "public"} // the same for every user, not to be kept
+	mine := app.CacheHint{Scope: "private"}
+	a.App = app.New(a.info.Name, a.info.Version,
+		app.WithTitle("mcpstack chat"),
+		app.WithInstructions(Instructions),
+		app.WithLogger(a.log),
+		app.WithPageSize(a.pageSize),
+		app.WithCacheHint(mcp.MethodListTools, shared),
+		app.WithCacheHint(mcp.MethodListPrompts, shared),
+		app.WithCacheHint(mcp.MethodListResourceTemplates, shared),
+		app.WithCacheHint(mcp.MethodDiscover, shared),
+		app.WithCacheHint(mcp.MethodReadResource, mine),
+		app.WithCapabilities(func(ctx context.Context, c *mcp.ServerCapabilities) {
+			if canStreamContent(peer.From(ctx)) {
+				c.Experimental = map[string]mcp.JSONObject{ContentStreamCapability: contentStreamInfo()}
+			}
+		}),
+		app.WithMiddleware(a.admit),
+	)
+	a.addTools()
+	a.addResources()
+	a.addPrompts()
+	return a
 }
 
-func (a *App) serverInfo() *mcp.Implementation {
-	info := a.info
-	return &info
+// admit refuses a call without a user (WithAnonymousUser("")) and a tool
+// call the caller may not make (WithAuthorize).
+func (a *App) admit(ctx context.Context, call app.Invocation, next func(context.Context) (any, error)) (any, error) {
+	if _, err := a.caller(ctx); err != nil {
+		return nil, err
+	}
+	if call.Method == mcp.MethodCallTool && a.authorize != nil {
+		if err := a.authorize(ctx, call.Name); err != nil {
+			return nil, err
+		}
+	}
+	return next(ctx)
+}
+
+// Attach wires the app to the server that serves it: list changes and
+// conversation updates through the core (app.App.Attach), list_changed to
+// a user's sessions when they start a conversation (unless WithNotifier
+// gave another way), and the end of sessions (EndSession).
+func (a *App) Attach(srv *server.Server) {
+	a.App.Attach(srv)
+	srv.OnSessionClosed(a.EndSession)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.notifier == nil {
+		a.notifier = sessionNotifier{srv}
+	}
+}
+
+// sessionNotifier is the Notifier of a server: each session on its own
+// stream.
+type sessionNotifier struct{ srv *server.Server }
+
+func (n sessionNotifier) ResourceListChanged(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		if s, ok := n.srv.Session(id); ok {
+			if err := s.Notify(ctx, mcp.MethodResourceListChanged, &mcp.NotificationParams{}); err != nil {
+				n.srv.Logger().Debug("chat: list_changed", "session", id, "err", err)
+			}
+		}
+	}
 }
 
 // Initialize declares tools, resources (subscribe, listChanged), prompts,
 // completions and logging, and the content-stream extension when the
-// server can send it. The server fills protocolVersion.
-func (a *App) Initialize(ctx context.Context, _ *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
-	// Learn the session's user now, so that it hears of new conversations
-	// (list_changed) before it calls anything. A refused caller is refused
-	// later, by the methods that need a user.
+// server can send it. It learns the session's user now, so that the
+// session hears of new conversations (list_changed) before it calls
+// anything; a refused caller is refused later, by the methods that need a
+// user.
+func (a *App) Initialize(ctx context.Context, p *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
 	_, _ = a.caller(ctx)
-	return &mcp.InitializeResult{Capabilities: a.capabilities(ctx), ServerInfo: *a.serverInfo(), Instructions: Instructions}, nil
-}
-
-// Discover (2026-07-28) describes the same server as Initialize; it is the
-// same for every user.
-func (a *App) Discover(ctx context.Context, _ *mcp.RequestParams) (*mcp.DiscoverResult, error) {
-	return &mcp.DiscoverResult{
-		Meta:         &mcp.ResultMetaObject{ServerInfo: a.serverInfo()},
-		Capabilities: a.capabilities(ctx),
-		Instructions: Instructions,
-		ResultType:   "complete",
-		CacheScope:   "public",
-	}, nil
+	return a.App.Initialize(ctx, p)
 }
 
 // caller returns the user of the call, and remembers which user the
@@ -224,27 +250,19 @@ func (a *App) caller(ctx context.Context) (string, error) {
 		}
 		user = a.anonymous
 	}
-	if sid := sessionID(ctx); sid != "" {
+	if p := peer.From(ctx); p != nil && p.SessionID() != "" {
 		a.mu.Lock()
-		a.sessions[sid] = user
+		a.sessions[p.SessionID()] = user
 		a.mu.Unlock()
 	}
 	return user, nil
 }
 
-func sessionID(ctx context.Context) string {
-	if p := peer.From(ctx); p != nil {
-		return p.SessionID()
-	}
-	return ""
-}
-
-// EndSession forgets a session that has ended: its subscriptions and its
-// user. The server calls it when a session closes.
+// EndSession forgets a session that has ended (Attach has the server call
+// it).
 func (a *App) EndSession(sessionID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.subs, sessionID)
 	delete(a.sessions, sessionID)
 }
 
@@ -262,36 +280,17 @@ func (a *App) sessionsOf(user string) []string {
 	return out
 }
 
-// Subscribers lists, sorted, the sessions subscribed to uri.
-func (a *App) Subscribers(uri string) []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []string
-	for sid, set := range a.subs {
-		if _, ok := set[uri]; ok {
-			out = append(out, sid)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// changed tells subscribers that a conversation changed, and the user's
-// sessions that their list changed when it was created.
+// changed tells the subscribers of a conversation that it changed, and
+// the user's sessions that their list changed when it was created.
 func (a *App) changed(ctx context.Context, user, id string, created bool) {
+	ctx = context.WithoutCancel(ctx)
 	a.mu.Lock()
 	n := a.notifier
 	a.mu.Unlock()
-	if n == nil {
-		return
-	}
-	ctx = context.WithoutCancel(ctx)
-	if created {
+	if n != nil && created {
 		if sids := a.sessionsOf(user); len(sids) > 0 {
 			n.ResourceListChanged(ctx, sids)
 		}
 	}
-	if sids := a.Subscribers(URI(id)); len(sids) > 0 {
-		n.ResourceUpdated(ctx, URI(id), sids)
-	}
+	a.ResourceUpdated(ctx, URI(id))
 }

@@ -5,33 +5,12 @@ import (
 	"log"
 	"os"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/stdio"
 )
-
-// notifier sends the app's notifications for other sessions on their
-// streams.
-type notifier struct{ srv *server.Server }
-
-func (n notifier) ResourceUpdated(ctx context.Context, uri string, sessionIDs []string) {
-	for _, id := range sessionIDs {
-		if sess, ok := n.srv.Session(id); ok {
-			_ = sess.Notify(ctx, mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
-		}
-	}
-}
-
-func (n notifier) ResourceListChanged(ctx context.Context, sessionIDs []string) {
-	for _, id := range sessionIDs {
-		if sess, ok := n.srv.Session(id); ok {
-			_ = sess.Notify(ctx, mcp.MethodResourceListChanged, &mcp.NotificationParams{})
-		}
-	}
-}
 
 // Wiring the chat app into a server over stdio: SQLite under the default
 // data directory, the default providers (sampling, openai, echo).
@@ -56,7 +35,7 @@ func Example_wiring() {
 	app := chat.New(st, ag) // over HTTP with auth: chat.WithUser(...)
 	srv := server.New(app)
 	defer srv.Close()
-	app.SetNotifier(notifier{srv})
+	app.Attach(srv) // notifications reach the sessions
 	if err := stdio.Serve(ctx, srv, os.Stdin, os.Stdout); err != nil {
 		log.Fatal(err)
 	}

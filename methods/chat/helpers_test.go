@@ -138,17 +138,10 @@ func (p *extPeer) got() []extEvent {
 	return slices.Clone(p.events)
 }
 
-// recNotifier records what the app asks the server to send.
+// recNotifier records the sessions the app tells of a new conversation.
 type recNotifier struct {
-	mu      sync.Mutex
-	updated []string // "uri -> sid,sid"
-	listed  []string // "sid,sid"
-}
-
-func (n *recNotifier) ResourceUpdated(_ context.Context, uri string, sids []string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.updated = append(n.updated, uri+" -> "+strings.Join(sids, ","))
+	mu     sync.Mutex
+	listed []string // "sid,sid"
 }
 
 func (n *recNotifier) ResourceListChanged(_ context.Context, sids []string) {
@@ -157,12 +150,11 @@ func (n *recNotifier) ResourceListChanged(_ context.Context, sids []string) {
 	n.listed = append(n.listed, strings.Join(sids, ","))
 }
 
-func (n *recNotifier) take() (updated, listed []string) {
+func (n *recNotifier) take() (listed []string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	updated, listed = n.updated, n.listed
-	n.updated, n.listed = nil, nil
-	return
+	listed, n.listed = n.listed, nil
+	return listed
 }
 
 // serverFill does what the server does to a result before it sends it.

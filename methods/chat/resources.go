@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/base"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
@@ -33,35 +34,50 @@ func conversationID(uri string) (string, bool) {
 	return id, true
 }
 
-var templates = []*mcp.ResourceTemplate{{
-	URITemplate: URITemplate,
-	Name:        "conversation",
-	Title:       "Conversation",
-	Description: "One of your chat conversations as JSON: its title and its turns ({\"messages\": [...]}), with who answered and the token usage.",
-	MIMEType:    MIMEType,
-}}
-
-func (a *App) pageSize() int {
-	if a.pager.PageSize <= 0 {
-		return base.DefaultPageSize
-	}
-	return a.pager.PageSize
+func (a *App) addResources() {
+	a.AddResourceTemplate(app.ResourceTemplate{
+		URITemplate: URITemplate,
+		Name:        "conversation",
+		Title:       "Conversation",
+		Description: "One of your chat conversations as JSON: its title and its turns ({\"messages\": [...]}), with who answered and the token usage.",
+		MIMEType:    MIMEType,
+		Complete:    map[string]app.Completer{"id": a.completeIDs},
+	}, func(ctx context.Context, uri string, _ map[string]string) (*mcp.ReadResourceResult, error) {
+		user, err := a.caller(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c, err := a.lookup(ctx, user, uri)
+		if err != nil {
+			return nil, err
+		}
+		body, err := wire.Marshal(conversationOf(c))
+		if err != nil {
+			return nil, err
+		}
+		return app.Text(uri, MIMEType, string(body)), nil
+	})
 }
 
 // ListResources lists the caller's conversations, oldest first, one page
-// at a time.
+// at a time: the list is per user, so it is the app's own, not the
+// layer's.
 func (a *App) ListResources(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
 	user, err := a.caller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	offset := 0
-	if c := cursor(p); c != "" {
-		if offset, err = base.DecodeCursor(resourcesList, c); err != nil {
+	if p != nil && p.Cursor != "" {
+		if offset, err = base.DecodeCursor(resourcesList, p.Cursor); err != nil {
 			return nil, err
 		}
 	}
-	convs, more, err := a.store.List(ctx, user, store.ListOptions{Offset: offset, Limit: a.pageSize()})
+	limit := a.pageSize
+	if limit <= 0 {
+		limit = base.DefaultPageSize
+	}
+	convs, more, err := a.store.List(ctx, user, store.ListOptions{Offset: offset, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -83,60 +99,23 @@ func (a *App) ListResources(ctx context.Context, p *mcp.PaginatedRequestParams) 
 	return &mcp.ListResourcesResult{Resources: res, NextCursor: next, CacheScope: "private", TTLMs: &ttl}, nil
 }
 
-// ListResourceTemplates lists conversation://{id}.
-func (a *App) ListResourceTemplates(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
-	page, next, err := base.Paginate(a.pager, "resourceTemplates", templates, cursor(p))
-	if err != nil {
-		return nil, err
-	}
-	defs := make([]*mcp.ResourceTemplate, len(page))
-	for i, t := range page {
-		d := *t
-		defs[i] = &d
-	}
-	ttl := int64(0)
-	return &mcp.ListResourceTemplatesResult{ResourceTemplates: defs, NextCursor: next, CacheScope: "public", TTLMs: &ttl}, nil
-}
-
-// ReadResource returns a conversation of the caller as JSON. Anything
-// else, another user's conversation included, is -32002.
-func (a *App) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
-	user, err := a.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c, err := a.lookup(ctx, user, p.URI)
-	if err != nil {
-		return nil, err
-	}
-	body, err := wire.Marshal(conversationTree(c))
-	if err != nil {
-		return nil, err
-	}
-	ttl := int64(0)
-	return &mcp.ReadResourceResult{
-		Contents:   []mcp.ReadResourceResultContentsItem{&mcp.TextResourceContents{URI: p.URI, MIMEType: MIMEType, Text: string(body)}},
-		CacheScope: "private", TTLMs: &ttl,
-	}, nil
-}
-
 // lookup reads the conversation a URI names, for user; -32002 when there
 // is none (for user).
 func (a *App) lookup(ctx context.Context, user, uri string) (*store.Conversation, error) {
 	id, ok := conversationID(uri)
 	if !ok {
-		return nil, resourceNotFound(uri)
+		return nil, app.NotFound(uri)
 	}
 	c, err := a.store.Get(ctx, user, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, resourceNotFound(uri)
+		return nil, app.NotFound(uri)
 	}
 	return c, err
 }
 
-// Subscribe records that the calling session wants
-// notifications/resources/updated when a conversation of the caller
-// changes. Another user's conversation is -32002.
+// Subscribe accepts a subscription to a conversation of the caller (the
+// server core keeps it for the session); another user's conversation is
+// -32002, exactly like one that does not exist.
 func (a *App) Subscribe(ctx context.Context, p *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
 	user, err := a.caller(ctx)
 	if err != nil {
@@ -145,36 +124,15 @@ func (a *App) Subscribe(ctx context.Context, p *mcp.SubscribeRequestParams) (*mc
 	if _, err := a.lookup(ctx, user, p.URI); err != nil {
 		return nil, err
 	}
-	sid := sessionID(ctx)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	set := a.subs[sid]
-	if set == nil {
-		set = map[string]struct{}{}
-		a.subs[sid] = set
-	}
-	set[p.URI] = struct{}{}
 	return &mcp.EmptyResult{}, nil
 }
 
-// Unsubscribe forgets a subscription of the calling session; forgetting
-// one that does not exist is not an error.
+// Unsubscribe ends a subscription of the calling session (one that does
+// not exist is not an error); a caller without a user is refused, as for
+// every method.
 func (a *App) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
 	if _, err := a.caller(ctx); err != nil {
 		return nil, err
 	}
-	sid := sessionID(ctx)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if set := a.subs[sid]; set != nil {
-		delete(set, p.URI)
-		if len(set) == 0 {
-			delete(a.subs, sid)
-		}
-	}
-	return &mcp.EmptyResult{}, nil
-}
-
-func resourceNotFound(uri string) *wire.Error {
-	return &wire.Error{Code: wire.CodeResourceNotFound, Message: "Resource not found", Data: map[string]any{"uri": uri}}
+	return a.App.Unsubscribe(ctx, p)
 }

@@ -7,31 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/server"
 )
-
-// serverNotifier is the Notifier the serve wiring needs (the snippet in
-// the report): notifications for other sessions go on their own streams.
-type serverNotifier struct{ srv *server.Server }
-
-func (n serverNotifier) ResourceUpdated(ctx context.Context, uri string, sessionIDs []string) {
-	for _, id := range sessionIDs {
-		if sess, ok := n.srv.Session(id); ok {
-			_ = sess.Notify(ctx, mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
-		}
-	}
-}
-
-func (n serverNotifier) ResourceListChanged(ctx context.Context, sessionIDs []string) {
-	for _, id := range sessionIDs {
-		if sess, ok := n.srv.Session(id); ok {
-			_ = sess.Notify(ctx, mcp.MethodResourceListChanged, &mcp.NotificationParams{})
-		}
-	}
-}
 
 type outbox struct {
 	mu   sync.Mutex
@@ -43,6 +23,19 @@ func (o *outbox) Send(msg []byte) error {
 	defer o.mu.Unlock()
 	o.msgs = append(o.msgs, string(msg))
 	return nil
+}
+
+// await takes the messages once there are n of them, or after 5 seconds.
+func (o *outbox) await(n int) []string {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		o.mu.Lock()
+		enough := len(o.msgs) >= n
+		o.mu.Unlock()
+		if enough {
+			break
+		}
+	}
+	return o.take()
 }
 
 func (o *outbox) take() []string {
@@ -71,7 +64,7 @@ func TestThroughServer(t *testing.T) {
 			a, _ := newApp(t, agent.Echo{})
 			srv := server.New(a, server.WithStrict(true))
 			t.Cleanup(srv.Close)
-			a.SetNotifier(serverNotifier{srv})
+			a.Attach(srv)
 			open := func() (*server.Session, *outbox) {
 				out := &outbox{}
 				sess, err := srv.NewSession("", out)
@@ -127,7 +120,7 @@ func TestThroughServer(t *testing.T) {
 				t.Fatalf("second chat: %v", r)
 			}
 			want = fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"conversation://%s"}}`, id)
-			if got := out2.take(); len(got) != 1 || got[0] != want {
+			if got := out2.await(1); len(got) != 1 || got[0] != want { // the core queues it for the session
 				t.Errorf("s2 stream: %v, want %s", got, want)
 			}
 			if got := out1.take(); len(got) != 0 {

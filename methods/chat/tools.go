@@ -4,18 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated/mcp"
-	"github.com/mcpstack/mcpstack/methods/base"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
 	"github.com/mcpstack/mcpstack/peer"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Tool names.
@@ -37,206 +34,106 @@ const (
 // LoggerName is the logger of the log messages the app sends the client.
 const LoggerName = "chat"
 
-type tool struct {
-	def mcp.Tool
-	run func(a *App, ctx context.Context, user string, args map[string]any) (*mcp.CallToolResult, error)
-}
-
-func prop(typ, description string, extra ...any) map[string]any {
-	p := map[string]any{"type": typ, "description": description}
-	for i := 0; i+1 < len(extra); i += 2 {
-		p[extra[i].(string)] = extra[i+1]
+// The tools' arguments. The schemas carry every check: a call that fails
+// one gets a tool error naming the argument, and never reaches the model
+// or the store. MaxQueryRunes and the search limits are the numbers in the
+// tags (TestToolLimits).
+type (
+	chatArgs struct {
+		Query          string `json:"query" jsonschema:"minLength=1,maxLength=32000,pattern=\\S" jsonschema_description:"User query"`
+		ConversationID string `json:"conversation_id,omitempty" jsonschema_description:"The conversation to continue (from an earlier chat result); omit to start a new one."`
 	}
-	return p
-}
-
-func usageSchema() map[string]any {
-	n := func(d string) map[string]any { return prop("integer", d, "minimum", 0) }
-	return map[string]any{
-		"type":        "object",
-		"description": "Token usage of the answer.",
-		"properties": map[string]any{
-			"prompt_tokens":     n("Tokens of the prompt: the question and the history sent with it."),
-			"completion_tokens": n("Tokens of the answer."),
-			"total_tokens":      n("prompt_tokens + completion_tokens."),
-			"estimated":         prop("boolean", "Present and true when the provider reported no usage and the counts are estimates."),
-		},
-		"required": []any{"prompt_tokens", "completion_tokens", "total_tokens"},
+	searchArgs struct {
+		Query string `json:"query" jsonschema:"minLength=1,pattern=\\S" jsonschema_description:"Text to look for."`
+		Limit int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=50,default=10" jsonschema_description:"Most results to return (default 10)."`
 	}
-}
-
-func messageSchema() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"seq":        prop("integer", "Position in the conversation, from 1."),
-			"role":       prop("string", "user or assistant.", "enum", []any{"user", "assistant"}),
-			"content":    prop("string", "The text of the turn."),
-			"created_at": prop("string", "When the turn was stored (RFC 3339).", "format", "date-time"),
-			"provider":   prop("string", "The provider that answered (assistant turns)."),
-			"model":      prop("string", "The model that answered (assistant turns)."),
-			"usage":      usageSchema(),
-		},
-		"required": []any{"seq", "role", "content", "created_at"},
+	getArgs struct {
+		ConversationID string `json:"conversation_id" jsonschema:"minLength=1" jsonschema_description:"The conversation's id."`
 	}
-}
+)
 
-func conversationProps() map[string]map[string]any {
-	return map[string]map[string]any{
-		"conversation_id": prop("string", "The conversation's id."),
-		"uri":             prop("string", "The conversation as a resource: conversation://{id}."),
-		"title":           prop("string", "The conversation's title: the start of its first question."),
-		"created_at":      prop("string", "When it was created (RFC 3339).", "format", "date-time"),
-		"updated_at":      prop("string", "When it last changed (RFC 3339).", "format", "date-time"),
-		"message_count":   prop("integer", "How many turns it has."),
-		"messages":        {"type": "array", "description": "The turns, oldest first.", "items": messageSchema()},
+// The tools' structured output; conversation is also the text of a
+// conversation's resource.
+type (
+	usage struct {
+		PromptTokens     int64 `json:"prompt_tokens" jsonschema:"minimum=0" jsonschema_description:"Tokens of the prompt: the question and the history sent with it."`
+		CompletionTokens int64 `json:"completion_tokens" jsonschema:"minimum=0" jsonschema_description:"Tokens of the answer."`
+		TotalTokens      int64 `json:"total_tokens" jsonschema:"minimum=0" jsonschema_description:"prompt_tokens + completion_tokens."`
+		Estimated        bool  `json:"estimated,omitempty" jsonschema_description:"Present and true when the provider reported no usage and the counts are estimates."`
 	}
-}
+	chatResult struct {
+		ConversationID  string `json:"conversation_id" jsonschema_description:"The conversation the turn was added to."`
+		Answer          string `json:"answer" jsonschema_description:"The model's answer."`
+		Provider        string `json:"provider" jsonschema_description:"The provider that answered: sampling, openai or echo."`
+		Model           string `json:"model" jsonschema_description:"The model that answered."`
+		Usage           usage  `json:"usage" jsonschema_description:"Token usage of the answer."`
+		NewConversation bool   `json:"new_conversation" jsonschema_description:"Whether this call started the conversation."`
+	}
+	message struct {
+		Seq       int64  `json:"seq" jsonschema_description:"Position in the conversation, from 1."`
+		Role      string `json:"role" jsonschema:"enum=user,enum=assistant" jsonschema_description:"user or assistant."`
+		Content   string `json:"content" jsonschema_description:"The text of the turn."`
+		CreatedAt string `json:"created_at" jsonschema:"format=date-time" jsonschema_description:"When the turn was stored (RFC 3339)."`
+		Provider  string `json:"provider,omitempty" jsonschema_description:"The provider that answered (assistant turns)."`
+		Model     string `json:"model,omitempty" jsonschema_description:"The model that answered (assistant turns)."`
+		Usage     *usage `json:"usage,omitempty" jsonschema_description:"Token usage of the answer (assistant turns)."`
+	}
+	conversation struct {
+		ConversationID string    `json:"conversation_id" jsonschema_description:"The conversation's id."`
+		URI            string    `json:"uri" jsonschema_description:"The conversation as a resource: conversation://{id}."`
+		Title          string    `json:"title" jsonschema_description:"The conversation's title: the start of its first question."`
+		CreatedAt      string    `json:"created_at" jsonschema:"format=date-time" jsonschema_description:"When it was created (RFC 3339)."`
+		UpdatedAt      string    `json:"updated_at" jsonschema:"format=date-time" jsonschema_description:"When it last changed (RFC 3339)."`
+		MessageCount   int64     `json:"message_count" jsonschema_description:"How many turns it has."`
+		Messages       []message `json:"messages" jsonschema_description:"The turns, oldest first."`
+	}
+	searchHit struct {
+		ConversationID string `json:"conversation_id" jsonschema_description:"The conversation's id."`
+		URI            string `json:"uri" jsonschema_description:"conversation://{id}."`
+		Title          string `json:"title" jsonschema_description:"The conversation's title."`
+		UpdatedAt      string `json:"updated_at" jsonschema:"format=date-time" jsonschema_description:"When it last changed (RFC 3339)."`
+		MessageCount   int64  `json:"message_count" jsonschema_description:"How many turns it has."`
+		Matches        int64  `json:"matches" jsonschema_description:"How many turns contain the query."`
+		Snippet        string `json:"snippet" jsonschema_description:"The text around the first match (empty when only the title matches)."`
+		SnippetRole    string `json:"snippet_role,omitempty" jsonschema_description:"Who wrote the snippet's turn."`
+	}
+	searchResult struct {
+		Results []searchHit `json:"results"`
+	}
+)
 
-// outputSchema is an object schema for Tool.OutputSchema ("type": "object"
-// is a constant the encoder writes where the revision requires it).
-func outputSchema(props map[string]map[string]any, required ...string) *mcp.ToolOutputSchema {
-	return &mcp.ToolOutputSchema{Properties: props, Required: required}
-}
-
-func tools() []*tool {
+func (a *App) addTools() {
+	f, t := false, true
 	readOnly := func(title string) *mcp.ToolAnnotations {
-		t, f := true, false
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: &t, OpenWorldHint: &f}
 	}
-	f, t := false, true
-	return []*tool{
-		{def: mcp.Tool{
-			Name:        ToolChat,
-			Title:       "Chat",
-			Description: "Chat with the AI agent. Without conversation_id a new conversation starts; with it, the conversation continues with its history as context. Returns the answer, the conversation_id and the token usage.",
-			InputSchema: mcp.ToolInputSchema{
-				Properties: map[string]map[string]any{
-					"query":           prop("string", "User query", "minLength", 1, "maxLength", MaxQueryRunes),
-					"conversation_id": prop("string", "The conversation to continue (from an earlier chat result); omit to start a new one."),
-				},
-				Required: []string{"query"},
-			},
-			OutputSchema: outputSchema(map[string]map[string]any{
-				"conversation_id":  prop("string", "The conversation the turn was added to."),
-				"answer":           prop("string", "The model's answer."),
-				"provider":         prop("string", "The provider that answered: sampling, openai or echo."),
-				"model":            prop("string", "The model that answered."),
-				"usage":            usageSchema(),
-				"new_conversation": prop("boolean", "Whether this call started the conversation."),
-			}, "conversation_id", "answer", "provider", "model", "usage", "new_conversation"),
-			Annotations: &mcp.ToolAnnotations{Title: "Chat", ReadOnlyHint: &f, DestructiveHint: &f, IdempotentHint: &f, OpenWorldHint: &t},
-		}, run: (*App).runChat},
-		{def: mcp.Tool{
-			Name:        ToolSearch,
-			Title:       "Search conversations",
-			Description: "Find your conversations whose title or messages contain the query (ignoring case), most recently updated first.",
-			InputSchema: mcp.ToolInputSchema{
-				Properties: map[string]map[string]any{
-					"query": prop("string", "Text to look for.", "minLength", 1),
-					"limit": prop("integer", fmt.Sprintf("Most results to return (default %d).", DefaultSearchLimit), "minimum", 1, "maximum", MaxSearchLimit),
-				},
-				Required: []string{"query"},
-			},
-			OutputSchema: outputSchema(map[string]map[string]any{
-				"results": {"type": "array", "items": map[string]any{
-					"type": "object",
-					"properties": map[string]any{
-						"conversation_id": prop("string", "The conversation's id."),
-						"uri":             prop("string", "conversation://{id}."),
-						"title":           prop("string", "The conversation's title."),
-						"updated_at":      prop("string", "When it last changed (RFC 3339).", "format", "date-time"),
-						"message_count":   prop("integer", "How many turns it has."),
-						"matches":         prop("integer", "How many turns contain the query."),
-						"snippet":         prop("string", "The text around the first match (empty when only the title matches)."),
-						"snippet_role":    prop("string", "Who wrote the snippet's turn."),
-					},
-					"required": []any{"conversation_id", "uri", "title", "updated_at", "message_count", "matches", "snippet"},
-				}},
-			}, "results"),
-			Annotations: readOnly("Search conversations"),
-		}, run: (*App).runSearch},
-		{def: mcp.Tool{
-			Name:        ToolGet,
-			Title:       "Get a conversation",
-			Description: "Read one of your conversations: its title and every turn, with who answered and the token usage.",
-			InputSchema: mcp.ToolInputSchema{
-				Properties: map[string]map[string]any{"conversation_id": prop("string", "The conversation's id.", "minLength", 1)},
-				Required:   []string{"conversation_id"},
-			},
-			OutputSchema: outputSchema(conversationProps(), "conversation_id", "uri", "title", "created_at", "updated_at", "message_count", "messages"),
-			Annotations:  readOnly("Get a conversation"),
-		}, run: (*App).runGet},
-	}
+	app.AddTool(a.App, app.Tool{
+		Name:         ToolChat,
+		Title:        "Chat",
+		Description:  "Chat with the AI agent. Without conversation_id a new conversation starts; with it, the conversation continues with its history as context. Returns the answer, the conversation_id and the token usage.",
+		OutputSchema: app.SchemaFor[chatResult](), // the result carries _meta too: the handler builds it
+		Annotations:  &mcp.ToolAnnotations{Title: "Chat", ReadOnlyHint: &f, DestructiveHint: &f, IdempotentHint: &f, OpenWorldHint: &t},
+	}, a.runChat)
+	app.AddTool(a.App, app.Tool{
+		Name:        ToolSearch,
+		Title:       "Search conversations",
+		Description: "Find your conversations whose title or messages contain the query (ignoring case), most recently updated first.",
+		Annotations: readOnly("Search conversations"),
+	}, a.runSearch)
+	app.AddTool(a.App, app.Tool{
+		Name:        ToolGet,
+		Title:       "Get a conversation",
+		Description: "Read one of your conversations: its title and every turn, with who answered and the token usage.",
+		Annotations: readOnly("Get a conversation"),
+	}, a.runGet)
 }
 
-var toolList = tools()
-
-func toolByName(name string) *tool {
-	for _, t := range toolList {
-		if t.def.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
-// ListTools lists chat, conversation_search and conversation_get.
-func (a *App) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-	page, next, err := base.Paginate(a.pager, "tools", toolList, cursor(p))
-	if err != nil {
-		return nil, err
-	}
-	defs := make([]*mcp.Tool, len(page))
-	for i, t := range page {
-		d := t.def
-		defs[i] = &d
-	}
-	ttl := int64(0)
-	return &mcp.ListToolsResult{Tools: defs, NextCursor: next, CacheScope: "public", TTLMs: &ttl}, nil
-}
-
-// CallTool runs a tool. An unknown tool is -32602; a tool that fails, bad
-// arguments and unknown conversations included, answers a result with
-// isError, so the model can read why.
-func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	t := toolByName(p.Name)
-	if t == nil {
-		e := wire.NewError(wire.CodeInvalidParams, "unknown tool %q", p.Name)
-		e.Data = map[string]any{"field": "/params/name", "reason": fmt.Sprintf("no tool named %q", p.Name)}
-		return nil, e
-	}
-	if a.authorize != nil {
-		if err := a.authorize(ctx, p.Name); err != nil {
-			return nil, err
-		}
-	}
+func (a *App) runChat(ctx context.Context, in chatArgs) (*mcp.CallToolResult, error) {
 	user, err := a.caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	args := p.Arguments
-	if args == nil {
-		args = map[string]any{}
-	}
-	return t.run(a, ctx, user, args)
-}
-
-func (a *App) runChat(ctx context.Context, user string, args map[string]any) (*mcp.CallToolResult, error) {
-	query, bad := stringArg(args, "query", true)
-	if bad != nil {
-		return bad, nil
-	}
-	if strings.TrimSpace(query) == "" {
-		return toolError(`Argument "query" must not be empty.`), nil
-	}
-	if utf8.RuneCountInString(query) > MaxQueryRunes {
-		return toolError(fmt.Sprintf(`Argument "query" is longer than %d characters.`, MaxQueryRunes)), nil
-	}
-	convID, bad := stringArg(args, "conversation_id", false)
-	if bad != nil {
-		return bad, nil
-	}
+	query, convID := in.Query, in.ConversationID
 	// Writing is checked again by the store; checked here too, so that a
 	// caller who may not write does not make the model answer first.
 	if err := a.allowed(ctx, WriteConversations); err != nil {
@@ -249,7 +146,7 @@ func (a *App) runChat(ctx context.Context, user string, args map[string]any) (*m
 	} else {
 		c, err := a.store.Get(ctx, user, convID)
 		if err != nil {
-			return a.storeFailed(ctx, "read", convID, err)
+			return nil, a.storeFailed(ctx, "read", convID, err)
 		}
 		history = c.Messages
 	}
@@ -272,7 +169,7 @@ func (a *App) runChat(ctx context.Context, user string, args map[string]any) (*m
 			return nil, ctx.Err()
 		}
 		a.log.Warn("chat: no answer", "user", user, "conversation", convID, "err", err)
-		return toolError("The model could not answer: " + err.Error()), nil
+		return nil, errors.New("The model could not answer: " + err.Error())
 	}
 	for _, s := range resp.Skipped {
 		a.log.Info("chat: provider skipped", "provider", s.Provider, "err", s.Err)
@@ -296,135 +193,110 @@ func (a *App) runChat(ctx context.Context, user string, args map[string]any) (*m
 	}
 	if err != nil {
 		st.end(nil, errors.New("the conversation could not be saved"))
-		return a.storeFailed(ctx, "save", convID, err)
+		return nil, a.storeFailed(ctx, "save", convID, err)
 	}
 	st.end(&u, nil)
 	a.changed(ctx, user, convID, created)
 
-	structured := map[string]any{
-		"conversation_id":  convID,
-		"answer":           resp.Text,
-		"provider":         resp.Provider,
-		"model":            resp.Model,
-		"usage":            usageTree(u, true),
-		"new_conversation": created,
+	res, err := app.Structured(chatResult{
+		ConversationID: convID, Answer: resp.Text, Provider: resp.Provider, Model: resp.Model,
+		Usage: usageOf(u), NewConversation: created,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.ContentBlock{text(resp.Text)},
-		StructuredContent: structured,
-		Meta: &mcp.ResultMetaObject{Extra: map[string]any{
-			"conversation_id":      convID,
-			"usage":                usageTree(u, true),
-			"io.mcpstack/provider": resp.Provider,
-			"io.mcpstack/model":    resp.Model,
-		}},
-	}, nil
+	res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: resp.Text}} // the answer itself, not its JSON
+	res.Meta = &mcp.ResultMetaObject{Extra: map[string]any{
+		"conversation_id":      convID,
+		"usage":                res.StructuredContent.(map[string]any)["usage"], // a JSON tree, as _meta holds
+		"io.mcpstack/provider": resp.Provider,
+		"io.mcpstack/model":    resp.Model,
+	}}
+	return res, nil
 }
 
-func (a *App) runSearch(ctx context.Context, user string, args map[string]any) (*mcp.CallToolResult, error) {
-	query, bad := stringArg(args, "query", true)
-	if bad != nil {
-		return bad, nil
-	}
-	if strings.TrimSpace(query) == "" {
-		return toolError(`Argument "query" must not be empty.`), nil
-	}
-	limit := DefaultSearchLimit
-	if v, ok := args["limit"]; ok && v != nil {
-		f, isNum := v.(float64)
-		if !isNum || f != math.Trunc(f) || f < 1 || f > MaxSearchLimit {
-			return toolError(fmt.Sprintf(`Argument "limit" must be an integer from 1 to %d.`, MaxSearchLimit)), nil
-		}
-		limit = int(f)
-	}
-	hits, err := a.store.Search(ctx, user, query, limit)
+func (a *App) runSearch(ctx context.Context, in searchArgs) (*searchResult, error) {
+	user, err := a.caller(ctx)
 	if err != nil {
-		return a.storeFailed(ctx, "search", "", err)
+		return nil, err
 	}
-	results := make([]any, 0, len(hits))
+	hits, err := a.store.Search(ctx, user, in.Query, in.Limit)
+	if err != nil {
+		return nil, a.storeFailed(ctx, "search", "", err)
+	}
+	out := &searchResult{Results: make([]searchHit, 0, len(hits))}
 	for _, h := range hits {
-		r := map[string]any{
-			"conversation_id": h.Conversation.ID,
-			"uri":             URI(h.Conversation.ID),
-			"title":           h.Conversation.Title,
-			"updated_at":      timestamp(h.Conversation.UpdatedAt),
-			"message_count":   h.Conversation.MessageCount,
-			"matches":         h.Matches,
-			"snippet":         snippet(h.First.Content, query),
+		r := searchHit{
+			ConversationID: h.Conversation.ID,
+			URI:            URI(h.Conversation.ID),
+			Title:          h.Conversation.Title,
+			UpdatedAt:      timestamp(h.Conversation.UpdatedAt),
+			MessageCount:   h.Conversation.MessageCount,
+			Matches:        h.Matches,
+			Snippet:        snippet(h.First.Content, in.Query),
 		}
 		if h.First.Seq > 0 {
-			r["snippet_role"] = h.First.Role
+			r.SnippetRole = h.First.Role
 		}
-		results = append(results, r)
+		out.Results = append(out.Results, r)
 	}
-	return structuredResult(map[string]any{"results": results})
+	return out, nil
 }
 
-func (a *App) runGet(ctx context.Context, user string, args map[string]any) (*mcp.CallToolResult, error) {
-	id, bad := stringArg(args, "conversation_id", true)
-	if bad != nil {
-		return bad, nil
-	}
-	c, err := a.store.Get(ctx, user, id)
+func (a *App) runGet(ctx context.Context, in getArgs) (*conversation, error) {
+	user, err := a.caller(ctx)
 	if err != nil {
-		return a.storeFailed(ctx, "read", id, err)
+		return nil, err
 	}
-	return structuredResult(conversationTree(c))
+	c, err := a.store.Get(ctx, user, in.ConversationID)
+	if err != nil {
+		return nil, a.storeFailed(ctx, "read", in.ConversationID, err)
+	}
+	return conversationOf(c), nil
 }
 
-// storeFailed answers a store error: a refused access as it is, an
-// unknown conversation (or another user's: the same words) or a failure
-// whose details stay in the server's log.
-func (a *App) storeFailed(ctx context.Context, op, id string, err error) (*mcp.CallToolResult, error) {
+// storeFailed is the error of a store failure: a refused access as it is
+// (a JSON-RPC error), an unknown conversation (or another user's: the
+// same words) or a failure whose details stay in the server's log (tool
+// errors, which the model reads).
+func (a *App) storeFailed(ctx context.Context, op, id string, err error) error {
 	if refusal(err) {
-		return nil, err
+		return err
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return toolError(fmt.Sprintf("No conversation %q. Start one with the chat tool (without conversation_id), or find yours with conversation_search.", id)), nil
+		return fmt.Errorf("No conversation %q. Start one with the chat tool (without conversation_id), or find yours with conversation_search.", id)
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	a.log.Error("chat: store", "op", op, "conversation", id, "err", err)
-	return toolError(fmt.Sprintf("The conversation store failed to %s; try again later.", op)), nil
+	return fmt.Errorf("The conversation store failed to %s; try again later.", op)
 }
 
-// structuredResult answers with structuredContent, and its JSON as text
-// for clients that read only content.
-func structuredResult(v map[string]any) (*mcp.CallToolResult, error) {
-	b, err := wire.Marshal(v)
-	if err != nil {
-		return nil, err
+func usageOf(u agent.Usage) usage {
+	return usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens, Estimated: u.Estimated}
+}
+
+// conversationOf is a conversation as conversation_get answers it and its
+// resource reads.
+func conversationOf(c *store.Conversation) *conversation {
+	out := &conversation{
+		ConversationID: c.ID,
+		URI:            URI(c.ID),
+		Title:          c.Title,
+		CreatedAt:      timestamp(c.CreatedAt),
+		UpdatedAt:      timestamp(c.UpdatedAt),
+		MessageCount:   c.MessageCount,
+		Messages:       make([]message, len(c.Messages)),
 	}
-	return &mcp.CallToolResult{Content: []mcp.ContentBlock{text(string(b))}, StructuredContent: v}, nil
-}
-
-// conversationTree is a conversation as JSON: conversation_get's result
-// and the text of its resource.
-func conversationTree(c *store.Conversation) map[string]any {
-	msgs := make([]any, len(c.Messages))
 	for i, m := range c.Messages {
-		t := map[string]any{"seq": m.Seq, "role": m.Role, "content": m.Content, "created_at": timestamp(m.CreatedAt)}
-		if m.Provider != "" {
-			t["provider"] = m.Provider
-		}
-		if m.Model != "" {
-			t["model"] = m.Model
-		}
+		out.Messages[i] = message{Seq: m.Seq, Role: m.Role, Content: m.Content, CreatedAt: timestamp(m.CreatedAt), Provider: m.Provider, Model: m.Model}
 		if m.Usage != nil {
-			t["usage"] = usageTree(agent.Usage(*m.Usage), true)
+			u := usageOf(agent.Usage(*m.Usage))
+			out.Messages[i].Usage = &u
 		}
-		msgs[i] = t
 	}
-	return map[string]any{
-		"conversation_id": c.ID,
-		"uri":             URI(c.ID),
-		"title":           c.Title,
-		"created_at":      timestamp(c.CreatedAt),
-		"updated_at":      timestamp(c.UpdatedAt),
-		"message_count":   c.MessageCount,
-		"messages":        msgs,
-	}
+	return out
 }
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -477,35 +349,4 @@ outer:
 		return i
 	}
 	return 0
-}
-
-// stringArg reads a string argument; a missing required one or one of
-// another type is a tool error. An absent optional one (or null) is "".
-func stringArg(args map[string]any, name string, required bool) (string, *mcp.CallToolResult) {
-	v, present := args[name]
-	if !present || v == nil {
-		if required {
-			return "", toolError(fmt.Sprintf("Missing required argument %q.", name))
-		}
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", toolError(fmt.Sprintf("Argument %q must be a string.", name))
-	}
-	return s, nil
-}
-
-func text(s string) *mcp.TextContent { return &mcp.TextContent{Text: s} }
-
-func toolError(msg string) *mcp.CallToolResult {
-	yes := true
-	return &mcp.CallToolResult{Content: []mcp.ContentBlock{text(msg)}, IsError: &yes}
-}
-
-func cursor(p *mcp.PaginatedRequestParams) string {
-	if p == nil {
-		return ""
-	}
-	return p.Cursor
 }

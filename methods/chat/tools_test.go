@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -182,19 +183,19 @@ func TestToolErrors(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{ToolChat, map[string]any{}, `Missing required argument "query".`},
-		{ToolChat, map[string]any{"query": 42.0}, `Argument "query" must be a string.`},
-		{ToolChat, map[string]any{"query": "  "}, `Argument "query" must not be empty.`},
-		{ToolChat, map[string]any{"query": strings.Repeat("x", MaxQueryRunes+1)}, `Argument "query" is longer than 32000 characters.`},
-		{ToolChat, map[string]any{"query": "hi", "conversation_id": true}, `Argument "conversation_id" must be a string.`},
+		{ToolChat, map[string]any{}, `Invalid arguments: at /query: missing property 'query'`},
+		{ToolChat, map[string]any{"query": 42.0}, `Invalid arguments: at /query: got number, want string`},
+		{ToolChat, map[string]any{"query": "  "}, `Invalid arguments: at /query: '  ' does not match pattern '\\S'`},
+		{ToolChat, map[string]any{"query": strings.Repeat("x", MaxQueryRunes+1)}, `Invalid arguments: at /query: maxLength: got 32,001, want 32,000`},
+		{ToolChat, map[string]any{"query": "hi", "conversation_id": true}, `Invalid arguments: at /conversation_id: got boolean, want string`},
 		{ToolChat, map[string]any{"query": "hi", "conversation_id": unknown}, notFound(unknown)},
-		{ToolSearch, map[string]any{}, `Missing required argument "query".`},
-		{ToolSearch, map[string]any{"query": ""}, `Argument "query" must not be empty.`},
-		{ToolSearch, map[string]any{"query": "x", "limit": 0.0}, `Argument "limit" must be an integer from 1 to 50.`},
-		{ToolSearch, map[string]any{"query": "x", "limit": 2.5}, `Argument "limit" must be an integer from 1 to 50.`},
-		{ToolSearch, map[string]any{"query": "x", "limit": 51.0}, `Argument "limit" must be an integer from 1 to 50.`},
-		{ToolSearch, map[string]any{"query": "x", "limit": "3"}, `Argument "limit" must be an integer from 1 to 50.`},
-		{ToolGet, map[string]any{}, `Missing required argument "conversation_id".`},
+		{ToolSearch, map[string]any{}, `Invalid arguments: at /query: missing property 'query'`},
+		{ToolSearch, map[string]any{"query": ""}, `Invalid arguments: at /query: minLength: got 0, want 1`},
+		{ToolSearch, map[string]any{"query": "x", "limit": 0.0}, `Invalid arguments: at /limit: minimum: got 0, want 1`},
+		{ToolSearch, map[string]any{"query": "x", "limit": 2.5}, `Invalid arguments: at /limit: got number, want integer`},
+		{ToolSearch, map[string]any{"query": "x", "limit": 51.0}, `Invalid arguments: at /limit: maximum: got 51, want 50`},
+		{ToolSearch, map[string]any{"query": "x", "limit": "3"}, `Invalid arguments: at /limit: got string, want integer`},
+		{ToolGet, map[string]any{}, `Invalid arguments: at /conversation_id: missing property 'conversation_id'`},
 		{ToolGet, map[string]any{"conversation_id": unknown}, notFound(unknown)},
 		{ToolGet, map[string]any{"conversation_id": "conversation://" + id}, notFound("conversation://" + id)},
 	}
@@ -412,5 +413,30 @@ func TestChatOpenAIFallback(t *testing.T) {
 	n := p.Notifications()
 	if len(n) != 1 || !strings.Contains(peertest.MustJSON(n[0].Params), "HTTP 503: API error: no GPUs left (server_error)") {
 		t.Errorf("notifications %v", n)
+	}
+}
+
+// The limits the package exports are the ones the tools' schemas enforce.
+func TestToolLimits(t *testing.T) {
+	a, _ := newApp(t, agent.Echo{})
+	r, err := a.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]map[string]map[string]any{}
+	for _, tl := range r.Tools {
+		props[tl.Name] = tl.InputSchema.Properties
+	}
+	for _, c := range []struct {
+		tool, prop, key string
+		want            float64
+	}{
+		{ToolChat, "query", "maxLength", MaxQueryRunes},
+		{ToolSearch, "limit", "maximum", MaxSearchLimit},
+		{ToolSearch, "limit", "default", DefaultSearchLimit},
+	} {
+		if got, _ := props[c.tool][c.prop][c.key].(json.Number); got.String() != fmt.Sprint(c.want) {
+			t.Errorf("%s.%s.%s = %v, want %v", c.tool, c.prop, c.key, props[c.tool][c.prop][c.key], c.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 )
@@ -54,84 +55,38 @@ var LoggingToolLines = []LogLine{
 func diagnosticTools() []*tool {
 	none := objectSchema(nil)
 	return []*tool{
-		{def: mcp.Tool{Name: ToolMissingCapability, InputSchema: none,
+		{def: app.Tool{Name: ToolMissingCapability, InputSchema: none,
 			Description: "Needs sampling: asks the client's model for one word. A client that did not declare sampling gets the missing-capability error (-32021)."},
 			run: (*Fixtures).runMissingCapability},
-		{def: mcp.Tool{Name: ToolStreamingElicitation, InputSchema: none,
+		{def: app.Tool{Name: ToolStreamingElicitation, InputSchema: none,
 			Description: "Reports progress while it asks the user for their name (elicitation, input user_name), then greets them. Under 2026-07-28 the question is an input-required result, never a request on the response stream."},
 			run: (*Fixtures).runStreamingElicitation},
-		{def: mcp.Tool{Name: ToolLogging, InputSchema: none,
+		{def: app.Tool{Name: ToolLogging, InputSchema: none,
 			Description: "Logs a debug, an info and a warning message; the client receives those at or above the level it set, and none when it set no level."},
 			run: (*Fixtures).runLoggingTool},
-		{def: mcp.Tool{Name: ToolTriggerToolChange, InputSchema: none,
+		{def: app.Tool{Name: ToolTriggerToolChange, InputSchema: none,
 			Description: "Adds test_dynamic_tool to the tool list, or removes it, and announces notifications/tools/list_changed."},
 			run: (*Fixtures).runTriggerToolChange},
-		{def: mcp.Tool{Name: ToolTriggerPromptChange, InputSchema: none,
+		{def: app.Tool{Name: ToolTriggerPromptChange, InputSchema: none,
 			Description: "Adds test_dynamic_prompt to the prompt list, or removes it, and announces notifications/prompts/list_changed."},
 			run: (*Fixtures).runTriggerPromptChange},
 	}
 }
 
 var dynamicTool = &tool{
-	def: mcp.Tool{Name: ToolDynamic, InputSchema: objectSchema(nil),
+	def: app.Tool{Name: ToolDynamic, InputSchema: objectSchema(nil),
 		Description: "A tool that test_trigger_tool_change adds and removes."},
 	run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
 		return result(text(DynamicToolText)), nil
 	},
 }
 
-var dynamicPrompt = &prompt{
-	def: mcp.Prompt{Name: PromptDynamic, Title: "Dynamic prompt",
+func addDynamicPrompt(a *app.App) {
+	app.AddPrompt(a, app.Prompt{Name: PromptDynamic, Title: "Dynamic prompt",
 		Description: "A prompt that test_trigger_prompt_change adds and removes."},
-	get: fixed(func(map[string]string) []*mcp.PromptMessage {
-		return []*mcp.PromptMessage{user(text(DynamicPromptText))}
-	}),
-}
-
-// toolList is the tool list as it is now.
-func (f *Fixtures) toolList() []*tool {
-	f.listMu.Lock()
-	on := f.dynTool
-	f.listMu.Unlock()
-	if !on {
-		return f.tools
-	}
-	return append(f.tools[:len(f.tools):len(f.tools)], dynamicTool)
-}
-
-func (f *Fixtures) lookupTool(name string) (*tool, bool) {
-	if t, ok := f.toolByName[name]; ok {
-		return t, true
-	}
-	f.listMu.Lock()
-	defer f.listMu.Unlock()
-	if name == ToolDynamic && f.dynTool {
-		return dynamicTool, true
-	}
-	return nil, false
-}
-
-// promptList is the prompt list as it is now.
-func (f *Fixtures) promptList() []*prompt {
-	f.listMu.Lock()
-	on := f.dynPrompt
-	f.listMu.Unlock()
-	if !on {
-		return f.prompts
-	}
-	return append(f.prompts[:len(f.prompts):len(f.prompts)], dynamicPrompt)
-}
-
-func (f *Fixtures) lookupPrompt(name string) (*prompt, bool) {
-	if p, ok := f.promptMap[name]; ok {
-		return p, true
-	}
-	f.listMu.Lock()
-	defer f.listMu.Unlock()
-	if name == PromptDynamic && f.dynPrompt {
-		return dynamicPrompt, true
-	}
-	return nil, false
+		func(context.Context, struct{}) (*mcp.GetPromptResult, error) {
+			return messages(user(text(DynamicPromptText))), nil
+		})
 }
 
 // runMissingCapability needs sampling: ask answers -32021 to a client that
@@ -183,22 +138,30 @@ func (f *Fixtures) runLoggingTool(ctx context.Context, _ map[string]any) (*mcp.C
 	return result(text(fmt.Sprintf("Logged %d messages; %d of them went to the client.", len(LoggingToolLines), sent))), nil
 }
 
+// runTriggerToolChange adds or removes test_dynamic_tool; the layer
+// announces notifications/tools/list_changed before the trigger answers.
 func (f *Fixtures) runTriggerToolChange(context.Context, map[string]any) (*mcp.CallToolResult, error) {
-	f.listMu.Lock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.dynTool = !f.dynTool
-	added := f.dynTool
-	f.listMu.Unlock()
-	f.listChanged(mcp.MethodToolListChanged)
-	return result(text(changeText("tool", ToolDynamic, added))), nil
+	if f.dynTool {
+		f.addTool(dynamicTool)
+	} else {
+		f.RemoveTools(ToolDynamic)
+	}
+	return result(text(changeText("tool", ToolDynamic, f.dynTool))), nil
 }
 
 func (f *Fixtures) runTriggerPromptChange(context.Context, map[string]any) (*mcp.CallToolResult, error) {
-	f.listMu.Lock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.dynPrompt = !f.dynPrompt
-	added := f.dynPrompt
-	f.listMu.Unlock()
-	f.listChanged(mcp.MethodPromptListChanged)
-	return result(text(changeText("prompt", PromptDynamic, added))), nil
+	if f.dynPrompt {
+		addDynamicPrompt(f.App)
+	} else {
+		f.RemovePrompts(PromptDynamic)
+	}
+	return result(text(changeText("prompt", PromptDynamic, f.dynPrompt))), nil
 }
 
 func changeText(kind, name string, added bool) string {

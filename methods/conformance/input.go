@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -85,28 +86,28 @@ func rootsInput() peer.Input {
 func inputTools() []*tool {
 	none := objectSchema(nil)
 	return []*tool{
-		{def: mcp.Tool{Name: ToolInputElicitation, InputSchema: none,
+		{def: app.Tool{Name: ToolInputElicitation, InputSchema: none,
 			Description: "Asks the user for their name (elicitation, input user_name) and greets them."},
 			run: (*Fixtures).runInputElicitation},
-		{def: mcp.Tool{Name: ToolInputSampling, InputSchema: none,
+		{def: app.Tool{Name: ToolInputSampling, InputSchema: none,
 			Description: "Asks the client's model for the capital of France (sampling, input capital_question) and returns the answer."},
 			run: (*Fixtures).runInputSampling},
-		{def: mcp.Tool{Name: ToolInputListRoots, InputSchema: none,
+		{def: app.Tool{Name: ToolInputListRoots, InputSchema: none,
 			Description: "Asks the client for its roots (roots/list, input client_roots) and lists them."},
 			run: (*Fixtures).runInputListRoots},
-		{def: mcp.Tool{Name: ToolInputMultiRound, InputSchema: none,
+		{def: app.Tool{Name: ToolInputMultiRound, InputSchema: none,
 			Description: "Asks for the user's name (step1), then, once it has it, for their favorite color (step2): two rounds of input."},
 			run: (*Fixtures).runInputMultiRound},
-		{def: mcp.Tool{Name: ToolInputMultiple, InputSchema: none,
+		{def: app.Tool{Name: ToolInputMultiple, InputSchema: none,
 			Description: "Asks at once for the user's name (user_name), a greeting from the model (greeting) and the client's roots (client_roots)."},
 			run: (*Fixtures).runInputMultiple},
-		{def: mcp.Tool{Name: ToolInputRequestState, InputSchema: none,
+		{def: app.Tool{Name: ToolInputRequestState, InputSchema: none,
 			Description: "Asks the user to confirm (input confirm); under 2026-07-28 the retry must carry the requestState back, and the answer says state-ok."},
 			run: (*Fixtures).runInputRequestState},
-		{def: mcp.Tool{Name: ToolInputTamperedState, InputSchema: none,
+		{def: app.Tool{Name: ToolInputTamperedState, InputSchema: none,
 			Description: "Asks the user to confirm (input confirm); under 2026-07-28 a retry whose requestState was altered is rejected."},
 			run: (*Fixtures).runInputTamperedState},
-		{def: mcp.Tool{Name: ToolInputCapabilities, InputSchema: none,
+		{def: app.Tool{Name: ToolInputCapabilities, InputSchema: none,
 			Description: "Asks the client for what it declared it can give: sampling, elicitation and roots, each only when declared."},
 			run: (*Fixtures).runInputCapabilities},
 	}
@@ -172,7 +173,7 @@ func answer[T wire.Encoder](answers map[string]wire.Encoder, key string) (T, *mc
 	r, ok := answers[key].(T)
 	if !ok {
 		var zero T
-		return zero, toolError(fmt.Sprintf("The client's answer to %q is missing or of the wrong kind.", key))
+		return zero, app.ToolError(fmt.Sprintf("The client's answer to %q is missing or of the wrong kind.", key))
 	}
 	return r, nil
 }
@@ -191,7 +192,7 @@ func formValue[T any](answers map[string]wire.Encoder, key, field string) (v T, 
 	}
 	v, ok := r.Content[field].(T)
 	if !ok {
-		return v, toolError(fmt.Sprintf("The answer to %s has no %T field %q: %s", key, v, field, jsonText(r.Content)))
+		return v, app.ToolError(fmt.Sprintf("The answer to %s has no %T field %q: %s", key, v, field, jsonText(r.Content)))
 	}
 	return v, nil
 }
@@ -378,7 +379,7 @@ const ContextPromptText = "Answer using this context: "
 // inputPrompt renders test_input_required_result_prompt: it asks the user
 // for the context it uses. A prompt has no tool errors: a client that
 // refused, or an answer without the context, is a protocol error.
-func inputPrompt(ctx context.Context, _ map[string]string) ([]*mcp.PromptMessage, error) {
+func inputPrompt(ctx context.Context, _ struct{}) (*mcp.GetPromptResult, error) {
 	answers, res, err := ask(ctx, "elicitation", map[string]peer.Input{KeyUserContext: formInput(ContextQuestion, "context", "string")})
 	if err != nil {
 		return nil, err
@@ -391,13 +392,13 @@ func inputPrompt(ctx context.Context, _ map[string]string) ([]*mcp.PromptMessage
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: resultText(res)}
 	}
 	if r.Action != "accept" {
-		return []*mcp.PromptMessage{user(text(fmt.Sprintf("Answer without any particular context: the user gave none (action=%s).", r.Action)))}, nil
+		return messages(user(text(fmt.Sprintf("Answer without any particular context: the user gave none (action=%s).", r.Action)))), nil
 	}
 	given, ok := r.Content["context"].(string)
 	if !ok {
 		return nil, wire.NewError(wire.CodeInvalidParams, "the answer to %s has no string field \"context\": %s", KeyUserContext, jsonText(r.Content))
 	}
-	return []*mcp.PromptMessage{user(text(ContextPromptText + given))}, nil
+	return messages(user(text(ContextPromptText + given))), nil
 }
 
 // resultText is the text of a one-block tool result.

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated/mcp"
-	"github.com/mcpstack/mcpstack/methods/base"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -72,18 +72,31 @@ type StreamCloser interface {
 	CloseStream()
 }
 
+// tool is a fixture tool: its definition and what it does.
 type tool struct {
-	def mcp.Tool
+	def app.Tool
 	run func(f *Fixtures, ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
+}
+
+// addTool registers a fixture tool; the layer validates its arguments
+// against def.InputSchema before run sees them.
+func (f *Fixtures) addTool(t *tool) {
+	f.AddRawTool(t.def, func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+		return t.run(f, ctx, args)
+	})
 }
 
 // objectSchema is an object inputSchema with these properties and required
 // members.
-func objectSchema(props map[string]map[string]any, required ...string) mcp.ToolInputSchema {
+func objectSchema(props map[string]any, required ...string) map[string]any {
 	if props == nil {
-		props = map[string]map[string]any{}
+		props = map[string]any{}
 	}
-	return mcp.ToolInputSchema{Properties: props, Required: required}
+	s := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		s["required"] = wire.AnyArray(required)
+	}
+	return s
 }
 
 func stringProp(description string) map[string]any {
@@ -93,25 +106,25 @@ func stringProp(description string) map[string]any {
 func tools() []*tool {
 	readOnly := func() *mcp.ToolAnnotations { t := true; return &mcp.ToolAnnotations{ReadOnlyHint: &t} }
 	return slices.Concat([]*tool{
-		{def: mcp.Tool{Name: ToolSimpleText, Description: "Returns a simple text content block.", InputSchema: objectSchema(nil), Annotations: readOnly()},
+		{def: app.Tool{Name: ToolSimpleText, Description: "Returns a simple text content block.", InputSchema: objectSchema(nil), Annotations: readOnly()},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
 				return result(text(SimpleText)), nil
 			}},
-		{def: mcp.Tool{Name: ToolImageContent, Description: "Returns an image content block (a 1x1 red PNG).", InputSchema: objectSchema(nil), Annotations: readOnly()},
+		{def: app.Tool{Name: ToolImageContent, Description: "Returns an image content block (a 1x1 red PNG).", InputSchema: objectSchema(nil), Annotations: readOnly()},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
 				return result(&mcp.ImageContent{Data: redPixelPNG, MIMEType: "image/png"}), nil
 			}},
-		{def: mcp.Tool{Name: ToolAudioContent, Description: "Returns an audio content block (a short WAV tone).", InputSchema: objectSchema(nil), Annotations: readOnly()},
+		{def: app.Tool{Name: ToolAudioContent, Description: "Returns an audio content block (a short WAV tone).", InputSchema: objectSchema(nil), Annotations: readOnly()},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
 				return result(audio()), nil
 			}},
-		{def: mcp.Tool{Name: ToolEmbeddedResource, Description: "Returns an embedded text resource.", InputSchema: objectSchema(nil), Annotations: readOnly()},
+		{def: app.Tool{Name: ToolEmbeddedResource, Description: "Returns an embedded text resource.", InputSchema: objectSchema(nil), Annotations: readOnly()},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
 				return result(&mcp.EmbeddedResource{Resource: &mcp.TextResourceContents{
 					URI: "test://embedded-resource", MIMEType: "text/plain", Text: EmbeddedText,
 				}}), nil
 			}},
-		{def: mcp.Tool{Name: ToolMultipleContentTypes, Description: "Returns text, image and embedded resource content together.", InputSchema: objectSchema(nil), Annotations: readOnly()},
+		{def: app.Tool{Name: ToolMultipleContentTypes, Description: "Returns text, image and embedded resource content together.", InputSchema: objectSchema(nil), Annotations: readOnly()},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
 				return result(
 					text(MixedText),
@@ -121,33 +134,33 @@ func tools() []*tool {
 					}},
 				), nil
 			}},
-		{def: mcp.Tool{Name: ToolWithLogging, Description: "Sends three info log messages while it runs.", InputSchema: objectSchema(nil)},
+		{def: app.Tool{Name: ToolWithLogging, Description: "Sends three info log messages while it runs.", InputSchema: objectSchema(nil)},
 			run: (*Fixtures).runLogging},
-		{def: mcp.Tool{Name: ToolWithProgress, Description: "Reports progress 0, 50 and 100 of 100 while it runs, when asked for progress.", InputSchema: objectSchema(nil)},
+		{def: app.Tool{Name: ToolWithProgress, Description: "Reports progress 0, 50 and 100 of 100 while it runs, when asked for progress.", InputSchema: objectSchema(nil)},
 			run: (*Fixtures).runProgress},
-		{def: mcp.Tool{Name: ToolErrorHandling, Description: "Always fails, reporting the failure in its result (isError).", InputSchema: objectSchema(nil)},
+		{def: app.Tool{Name: ToolErrorHandling, Description: "Always fails, reporting the failure in its result (isError).", InputSchema: objectSchema(nil)},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
-				return toolError(ErrorText), nil
+				return app.ToolError(ErrorText), nil
 			}},
-		{def: mcp.Tool{Name: ToolSampling, Description: "Asks the client's model to answer a prompt (sampling/createMessage) and returns the answer.",
-			InputSchema: objectSchema(map[string]map[string]any{"prompt": stringProp("The prompt to send to the LLM")}, "prompt")},
+		{def: app.Tool{Name: ToolSampling, Description: "Asks the client's model to answer a prompt (sampling/createMessage) and returns the answer.",
+			InputSchema: objectSchema(map[string]any{"prompt": stringProp("The prompt to send to the LLM")}, "prompt")},
 			run: (*Fixtures).runSampling},
-		{def: mcp.Tool{Name: ToolElicitation, Description: "Asks the user for a username and an email (elicitation/create) and returns the answer.",
-			InputSchema: objectSchema(map[string]map[string]any{"message": stringProp("The message to show the user")}, "message")},
+		{def: app.Tool{Name: ToolElicitation, Description: "Asks the user for a username and an email (elicitation/create) and returns the answer.",
+			InputSchema: objectSchema(map[string]any{"message": stringProp("The message to show the user")}, "message")},
 			run: (*Fixtures).runElicitation},
-		{def: mcp.Tool{Name: ToolElicitationDefaults, Description: "Elicits a form whose fields all have default values (SEP-1034).", InputSchema: objectSchema(nil)},
+		{def: app.Tool{Name: ToolElicitationDefaults, Description: "Elicits a form whose fields all have default values (SEP-1034).", InputSchema: objectSchema(nil)},
 			run: func(f *Fixtures, ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
 				return f.elicitForm(ctx, "Please review and update the form fields with defaults", DefaultsSchema())
 			}},
-		{def: mcp.Tool{Name: ToolElicitationEnums, Description: "Elicits a form with every enum variant (SEP-1330).", InputSchema: objectSchema(nil)},
+		{def: app.Tool{Name: ToolElicitationEnums, Description: "Elicits a form with every enum variant (SEP-1330).", InputSchema: objectSchema(nil)},
 			run: func(f *Fixtures, ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
 				return f.elicitForm(ctx, "Please select options from the enum fields", EnumsSchema())
 			}},
-		{def: mcp.Tool{Name: ToolJSONSchema202012, Description: "Tool with JSON Schema 2020-12 features", InputSchema: jsonSchema202012()},
+		{def: app.Tool{Name: ToolJSONSchema202012, Description: "Tool with JSON Schema 2020-12 features", InputSchema: jsonSchema202012()},
 			run: func(_ *Fixtures, _ context.Context, args map[string]any) (*mcp.CallToolResult, error) {
 				return result(text("JSON Schema 2020-12 tool called with: " + jsonText(args))), nil
 			}},
-		{def: mcp.Tool{Name: ToolReconnection, Description: "Closes its response stream mid-call so that the client must reconnect to get the result (SEP-1699).", InputSchema: objectSchema(nil)},
+		{def: app.Tool{Name: ToolReconnection, Description: "Closes its response stream mid-call so that the client must reconnect to get the result (SEP-1699).", InputSchema: objectSchema(nil)},
 			run: (*Fixtures).runReconnection},
 	}, inputTools(), diagnosticTools())
 }
@@ -155,73 +168,40 @@ func tools() []*tool {
 // jsonSchema202012 is the inputSchema of json_schema_2020_12_tool, as the
 // suite shows it: $schema, $defs and additionalProperties (SEP-1613), and
 // the vocabulary SEP-2106 allows from 2026-07-28 on: an $anchor inside
-// $defs, allOf/anyOf, and if/then/else. Everything but $schema and type
-// travels in Extra, which every revision encodes as it is (see
-// objectSchema).
-func jsonSchema202012() mcp.ToolInputSchema {
+// $defs, allOf/anyOf, and if/then/else. The layer keeps every member in
+// the tool's definition, which every revision encodes as it is.
+func jsonSchema202012() map[string]any {
 	str := func() map[string]any { return map[string]any{"type": "string"} }
 	required := func(names ...string) map[string]any { return map[string]any{"required": wire.AnyArray(names)} }
-	return mcp.ToolInputSchema{
-		Schema: JSONSchema202012,
-		Extra: map[string]any{
-			"properties": map[string]any{
-				"name":          str(),
-				"address":       map[string]any{"$ref": "#/$defs/address"},
-				"contactMethod": map[string]any{"type": "string", "enum": []any{"phone", "email"}},
-				"phone":         str(),
-				"email":         str(),
-			},
-			"$defs": map[string]any{
-				"address": map[string]any{
-					"$anchor": "addressDef",
-					"type":    "object",
-					"properties": map[string]any{
-						"street": str(),
-						"city":   str(),
-					},
+	return map[string]any{
+		"$schema": JSONSchema202012,
+		"type":    "object",
+		"properties": map[string]any{
+			"name":          str(),
+			"address":       map[string]any{"$ref": "#/$defs/address"},
+			"contactMethod": map[string]any{"type": "string", "enum": []any{"phone", "email"}},
+			"phone":         str(),
+			"email":         str(),
+		},
+		"$defs": map[string]any{
+			"address": map[string]any{
+				"$anchor": "addressDef",
+				"type":    "object",
+				"properties": map[string]any{
+					"street": str(),
+					"city":   str(),
 				},
 			},
-			"allOf": []any{map[string]any{"anyOf": []any{required("phone"), required("email")}}},
-			"if": map[string]any{
-				"properties": map[string]any{"contactMethod": map[string]any{"const": "phone"}},
-				"required":   []any{"contactMethod"},
-			},
-			"then":                 required("phone"),
-			"else":                 required("email"),
-			"additionalProperties": false,
 		},
+		"allOf": []any{map[string]any{"anyOf": []any{required("phone"), required("email")}}},
+		"if": map[string]any{
+			"properties": map[string]any{"contactMethod": map[string]any{"const": "phone"}},
+			"required":   []any{"contactMethod"},
+		},
+		"then":                 required("phone"),
+		"else":                 required("email"),
+		"additionalProperties": false,
 	}
-}
-
-// ListTools lists the tools, one page at a time.
-func (f *Fixtures) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-	page, next, err := base.Paginate(f.pager, "tools", f.toolList(), cursor(p))
-	if err != nil {
-		return nil, err
-	}
-	defs := make([]*mcp.Tool, len(page))
-	for i, t := range page {
-		d := t.def
-		defs[i] = &d
-	}
-	scope, ttl := f.cache()
-	return &mcp.ListToolsResult{Tools: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
-}
-
-// CallTool runs a tool. An unknown tool is a protocol error (-32602); a
-// tool that fails, bad arguments included, answers a result with isError.
-func (f *Fixtures) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	t, ok := f.lookupTool(p.Name)
-	if !ok {
-		e := wire.NewError(wire.CodeInvalidParams, "unknown tool %q", p.Name)
-		e.Data = map[string]any{"field": "/params/name", "reason": fmt.Sprintf("no tool named %q", p.Name)}
-		return nil, e
-	}
-	args := p.Arguments
-	if args == nil {
-		args = map[string]any{}
-	}
-	return t.run(f, ctx, args)
 }
 
 func (f *Fixtures) runLogging(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
@@ -254,10 +234,7 @@ func (f *Fixtures) runProgress(ctx context.Context, _ map[string]any) (*mcp.Call
 }
 
 func (f *Fixtures) runSampling(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
-	prompt, bad := stringArg(args, "prompt")
-	if bad != nil {
-		return bad, nil
-	}
+	prompt, _ := args["prompt"].(string) // the input schema requires it
 	r, err := peer.CreateMessage(ctx, &mcp.CreateMessageRequestParams{
 		Messages: []*mcp.SamplingMessage{{
 			Role:    mcp.RoleUser,
@@ -290,10 +267,7 @@ func samplingText(content []mcp.SamplingMessageContentBlock) string {
 }
 
 func (f *Fixtures) runElicitation(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
-	message, bad := stringArg(args, "message")
-	if bad != nil {
-		return bad, nil
-	}
+	message, _ := args["message"].(string) // the input schema requires it
 	r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{
 		Message:         message,
 		RequestedSchema: *UserInfoSchema(),
@@ -337,15 +311,15 @@ func askFailed(ctx context.Context, what string, err error) (*mcp.CallToolResult
 	}
 	switch {
 	case errors.Is(err, peer.ErrNotSupported):
-		return toolError(fmt.Sprintf("The client does not support %s.", what)), nil
+		return app.ToolError(fmt.Sprintf("The client does not support %s.", what)), nil
 	case errors.Is(err, peer.ErrNoPeer):
-		return toolError(fmt.Sprintf("The client cannot be asked for %s on this connection.", what)), nil
+		return app.ToolError(fmt.Sprintf("The client cannot be asked for %s on this connection.", what)), nil
 	}
 	var we *wire.Error
 	if errors.As(err, &we) {
-		return toolError(fmt.Sprintf("The client refused the %s request: %s (code %d).", what, we.Message, we.Code)), nil
+		return app.ToolError(fmt.Sprintf("The client refused the %s request: %s (code %d).", what, we.Message, we.Code)), nil
 	}
-	return toolError(fmt.Sprintf("The %s request failed: %v", what, err)), nil
+	return app.ToolError(fmt.Sprintf("The %s request failed: %v", what, err)), nil
 }
 
 // UserInfoSchema is the form test_elicitation asks for.
@@ -411,21 +385,6 @@ func EnumsSchema() *mcp.ElicitRequestFormParamsRequestedSchema {
 	}
 }
 
-// stringArg reads a required string argument; a missing or mistyped one is
-// answered as a tool error (input validation errors are tool errors, so
-// the model can correct itself).
-func stringArg(args map[string]any, name string) (string, *mcp.CallToolResult) {
-	v, present := args[name]
-	s, ok := v.(string)
-	switch {
-	case !present:
-		return "", toolError(fmt.Sprintf("Missing required argument %q.", name))
-	case !ok:
-		return "", toolError(fmt.Sprintf("Argument %q must be a string.", name))
-	}
-	return s, nil
-}
-
 func text(s string) *mcp.TextContent { return &mcp.TextContent{Text: s} }
 
 func audio() *mcp.AudioContent {
@@ -434,11 +393,6 @@ func audio() *mcp.AudioContent {
 
 func result(blocks ...mcp.ContentBlock) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: blocks}
-}
-
-func toolError(msg string) *mcp.CallToolResult {
-	yes := true
-	return &mcp.CallToolResult{Content: []mcp.ContentBlock{text(msg)}, IsError: &yes}
 }
 
 // jsonText renders a plain tree as compact JSON with sorted keys; nil is {}.
@@ -451,11 +405,4 @@ func jsonText(v map[string]any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func cursor(p *mcp.PaginatedRequestParams) string {
-	if p == nil {
-		return ""
-	}
-	return p.Cursor
 }
