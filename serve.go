@@ -13,22 +13,17 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
-
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/guard"
 	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/record"
-	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/server/stdio"
 	"github.com/mcpstack/mcpstack/server/streamable"
-	"github.com/mcpstack/mcpstack/server/ws"
 )
 
 // serveConfig is everything `mcpstack serve` can be told.
@@ -260,38 +255,20 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	}
 	addr := ln.Addr().String()
 	lim := c.limits
-	events := streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge,
-		streamable.WithEventBytes(lim.eventBytes, lim.eventBytesTotal))
-	mcpHandler := streamable.New(srv, streamable.WithResponseMode(mode), streamable.WithMaxBody(c.maxBody), streamable.WithStateless(c.stateless),
-		streamable.WithEventStore(events), streamable.WithWriteTimeout(lim.writeTimeout))
-	// HTTP+SSE of 2024-11-05 (deprecated): GET /sse opens a session, POST
-	// /messages?sessionId=... carries the client's messages.
-	sseHandler := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"), sse.WithWriteTimeout(lim.writeTimeout))
-	// WebSocket: this project's extension (subprotocol "mcp").
-	wsHandler := ws.New(srv, ws.WithReadLimit(c.maxBody), ws.WithWriteTimeout(lim.writeTimeout), ws.WithMaxConcurrent(c.maxInflight),
-		ws.WithRateLimit(rate.Requests, rate.Window), ws.WithByteRateLimit(lim.bytes.Requests, lim.bytes.Window)) // frames of a socket count like HTTP requests
-	r := chi.NewRouter()
-	r.Use(middleware.Recoverer)
-	if guard.IsLoopbackAddr(c.httpAddr) {
-		r.Use(guard.Loopback())
+	opts := []app.HTTPOption{
+		app.HTTPAuth(az), app.HTTPMaxBody(c.maxBody), app.HTTPResponseMode(mode),
+		app.HTTPEventLimits(lim.eventBytes, lim.eventBytesTotal), app.HTTPWriteTimeout(lim.writeTimeout),
+		app.HTTPRateLimit(rate, lim.bytes), app.HTTPMaxConcurrent(c.maxInflight),
 	}
-	az.Mount(r) // /.well-known/oauth-protected-resource[/mcp], when served
-	authed := r.With(az.Middleware(), httpx.Identify, rate.Middleware(), lim.bytes.BytesMiddleware(c.maxBody))
-	authed.Handle("/mcp", mcpHandler)
-	authed.Get("/mcp/stream", mcpHandler.ServeHTTP) // the docs' path for the GET stream of a session
-	authed.Handle("/sse", sseHandler.Stream())
-	authed.Handle("/messages", sseHandler.Messages())
-	authed.Handle("/mcp/ws", wsHandler)
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if ctx.Err() != nil {
-			http.Error(w, "shutting down", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = fmt.Fprintf(w, "ready: %d sessions\n", srv.SessionCount())
-	})
+	if c.stateless {
+		opts = append(opts, app.HTTPStateless())
+	}
+	if guard.IsLoopbackAddr(c.httpAddr) {
+		opts = append(opts, app.HTTPLoopbackOnly())
+	}
+	h, shutdown := app.Handler(srv, opts...)
 	hs := &http.Server{
-		Handler:           r,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -312,20 +289,9 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: draining calls in flight", "timeout", c.drain)
-	mcpHandler.Shutdown()
-	sseHandler.Shutdown() // streams end once their calls are done
-	srv.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), c.drain)
 	defer cancel()
-	// http.Server.Shutdown does not wait for hijacked connections: the
-	// WebSocket handler drains its sockets (close 1001) itself, meanwhile.
-	var wsDone sync.WaitGroup
-	wsDone.Go(func() {
-		if err := wsHandler.Shutdown(sctx); err != nil {
-			log.Warn("websocket drain timed out; sockets closed", "err", err)
-		}
-	})
-	defer wsDone.Wait()
+	shutdown(sctx)
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("shutdown timed out; closing", "err", err)
 		_ = hs.Close()

@@ -11,10 +11,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/guard"
-	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/server/stdio"
-	"github.com/mcpstack/mcpstack/server/streamable"
-	"github.com/mcpstack/mcpstack/server/ws"
 )
 
 // NewServer returns the server core for a (validation of every message
@@ -54,28 +51,6 @@ func ServeStdio(ctx context.Context, a *App, opts ...server.Option) error {
 	return err
 }
 
-// Handler returns an http.Handler serving srv over every HTTP transport:
-// Streamable HTTP at /mcp (POST, GET, DELETE), HTTP+SSE at /sse and
-// /messages, WebSocket at /mcp/ws. Mount it at the root of a mux, behind
-// whatever authentication the program uses (auth.Middleware). shutdown
-// drains the streams for an http.Server's Shutdown.
-func Handler(srv *server.Server) (h http.Handler, shutdown func(context.Context)) {
-	mcpH := streamable.New(srv)
-	sseH := sse.New(srv, sse.WithEndpoint("/messages"))
-	wsH := ws.New(srv)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpH)
-	mux.Handle("/sse", sseH.Stream())
-	mux.Handle("/messages", sseH.Messages())
-	mux.Handle("/mcp/ws", wsH)
-	return mux, func(ctx context.Context) {
-		mcpH.Shutdown()
-		sseH.Shutdown()
-		srv.Drain()
-		_ = wsH.Shutdown(ctx)
-	}
-}
-
 // ListenAndServe serves a over HTTP on a loopback addr (Handler's routes)
 // until ctx ends, then drains for up to 10 seconds. It has no
 // authentication, so it refuses any other address; requests are guarded
@@ -87,8 +62,7 @@ func ListenAndServe(ctx context.Context, addr string, a *App, opts ...server.Opt
 	}
 	srv := NewServer(a, opts...)
 	defer srv.Close()
-	h, shutdown := Handler(srv)
-	h = guard.Loopback()(h)
+	h, shutdown := Handler(srv, HTTPLoopbackOnly())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

@@ -1,0 +1,91 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/server/httpx"
+)
+
+// Handler mounts every transport and the probes, behind authentication
+// when it is given, with serve's limits.
+func TestHandlerRoutes(t *testing.T) {
+	secret := []byte(strings.Repeat("k", 32))
+	az, err := auth.New(context.Background(), auth.Config{Mode: auth.ModeHS256, Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := app.NewServer(app.New("routes", "1"))
+	t.Cleanup(srv.Close)
+	h, shutdown := app.Handler(srv, app.HTTPAuth(az), app.HTTPRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	get := func(path string) int {
+		t.Helper()
+		resp, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	post := func(path, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/mcp", "/sse", "/mcp/ws", "/mcp/stream"} {
+		if code := get(path); code != http.StatusUnauthorized {
+			t.Errorf("GET %s without a token: %d, want 401", path, code)
+		}
+	}
+	if code := post("/messages?sessionId=x", `{}`); code != http.StatusUnauthorized {
+		t.Errorf("POST /messages without a token: %d, want 401", code)
+	}
+	if code := get("/healthz"); code != http.StatusOK {
+		t.Errorf("healthz: %d", code)
+	}
+	if code := get("/readyz"); code != http.StatusOK {
+		t.Errorf("readyz: %d", code)
+	}
+	shutdown(context.Background())
+	if code := get("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("readyz while draining: %d, want 503", code)
+	}
+}
+
+// The defaults limit the body as serve does.
+func TestHandlerMaxBody(t *testing.T) {
+	srv := app.NewServer(app.New("body", "1"))
+	t.Cleanup(srv.Close)
+	h, _ := app.Handler(srv, app.HTTPMaxBody(64))
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 100) + `"}}`
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over HTTPMaxBody: %d, want 413", resp.StatusCode)
+	}
+}
