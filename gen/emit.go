@@ -60,6 +60,8 @@ type canonical struct {
 	tags map[string]bool // property + "\x00" + struct: the struct's union tag
 
 	reqVars []string // per-revision required-member masks
+
+	transport *transportFacts // schema/transport.json
 }
 
 func (c *canonical) decl(t *goType) *decl {

@@ -30,7 +30,7 @@ func (c *canonical) revision(rs *revisionSchema) *file {
 		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v},",
 			me.Name, me.Name, rm.Request, rm.Result, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired)
 	}
-	f.p("})")
+	f.p("}, wire.Transport{PrimingEvent: %v})", c.transport.primes(rs.Name))
 	return f
 }
 
@@ -50,6 +50,9 @@ func (c *canonical) registry() *file {
 	f.p("// Lookup returns the spec of a revision, or nil when it is not supported.")
 	f.p("func Lookup(revision string) *wire.Spec {")
 	f.p("\tfor _, s := range Specs {\n\t\tif s.Revision == revision {\n\t\t\treturn s\n\t\t}\n\t}\n\treturn nil\n}\n")
+	f.p("// Assumed is the revision of a request that names none (Streamable HTTP")
+	f.p("// without MCP-Protocol-Version): schema/transport.json.")
+	f.p("var Assumed = %s.Spec\n", revisionPackage(c.transport.AssumedRevision.Revision))
 	f.p("// Latest is the newest supported revision.")
 	f.p("func Latest() *wire.Spec { return Specs[len(Specs)-1] }")
 	return f

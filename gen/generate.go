@@ -20,11 +20,18 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 		revs = append(revs, rs)
 		hash.add(r, []byte(rs.Hash))
 	}
+	facts, err := loadTransport(fsys, revisions)
+	if err != nil {
+		return nil, err
+	}
+	if facts.raw != nil {
+		hash.add(transportFile, facts.raw)
+	}
 	m, err := buildModel(revs)
 	if err != nil {
 		return nil, err
 	}
-	c := &canonical{m: m, tags: map[string]bool{}}
+	c := &canonical{m: m, tags: map[string]bool{}, transport: facts}
 	for _, d := range m.Decls {
 		for _, f := range d.Fields {
 			f.owner = d.Name

@@ -19,7 +19,7 @@ import (
 
 // FS holds every schema file, rooted at this directory.
 //
-//go:embed 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28 ext
+//go:embed 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28 ext transport.json
 var FS embed.FS
 
 // Revisions lists the MCP protocol revisions with schemas here, oldest first.

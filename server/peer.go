@@ -19,10 +19,13 @@ var ErrStateless = errors.New("server: no session")
 // callPeer is the peer.Peer of one call: messages about the call go to the
 // call's own stream when it has one.
 type callPeer struct {
-	sess  *Session
-	spec  *wire.Spec
-	out   Outbox
-	token wire.ID
+	sess *Session
+	spec *wire.Spec
+	out  Outbox
+	// closeEarly ends the response carrying the call before the call ends
+	// (nil: the transport cannot resume it).
+	closeEarly func()
+	token      wire.ID
 	// peerCancelled is set when the client cancelled the call: it has most
 	// likely closed the call's stream too.
 	peerCancelled *atomic.Bool
@@ -153,7 +156,7 @@ func (p *callPeer) SessionID() string { return p.sess.id }
 // CloseStream ends the response that carries the call before the call ends,
 // where the transport can resume it (Streamable HTTP with Last-Event-ID).
 func (p *callPeer) CloseStream() {
-	if c, ok := p.out.(interface{ CloseStream() }); ok {
-		c.CloseStream()
+	if p.closeEarly != nil {
+		p.closeEarly()
 	}
 }

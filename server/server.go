@@ -86,8 +86,8 @@ func New(h mcp.Handler, opts ...Option) *Server {
 // Logger is the server's logger.
 func (s *Server) Logger() *slog.Logger { return s.log }
 
-// SessionRevisions lists the revisions a client can negotiate, oldest first.
-func (s *Server) SessionRevisions() []string {
+// sessionRevisions lists the revisions a client can negotiate, oldest first.
+func (s *Server) sessionRevisions() []string {
 	out := make([]string, len(s.sessionSpecs))
 	for i, sp := range s.sessionSpecs {
 		out[i] = sp.Revision
@@ -95,8 +95,8 @@ func (s *Server) SessionRevisions() []string {
 	return out
 }
 
-// SessionSpec returns the spec of a negotiable revision, or nil.
-func (s *Server) SessionSpec(revision string) *wire.Spec {
+// sessionSpec returns the spec of a negotiable revision, or nil.
+func (s *Server) sessionSpec(revision string) *wire.Spec {
 	for _, sp := range s.sessionSpecs {
 		if sp.Revision == revision {
 			return sp
@@ -108,7 +108,7 @@ func (s *Server) SessionSpec(revision string) *wire.Spec {
 // negotiate picks the revision for a client that asked for requested: the
 // same when supported, otherwise the newest the server has.
 func (s *Server) negotiate(requested string) *wire.Spec {
-	if sp := s.SessionSpec(requested); sp != nil {
+	if sp := s.sessionSpec(requested); sp != nil {
 		return sp
 	}
 	return s.sessionSpecs[len(s.sessionSpecs)-1]
@@ -141,16 +141,16 @@ func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Sess
 	return sess, nil
 }
 
-// EphemeralSession returns a session that is not kept: it serves one body
+// ephemeralSession returns a session that is not kept: it serves one body
 // as if initialize had negotiated revision (a session revision), and is then
 // dropped. It is what a transport in stateless mode uses: nothing is
 // remembered between requests, so the server cannot send requests to the
 // client (sampling, elicitation, roots fail with a clear error), and the log
 // level, subscriptions and cancellation of earlier requests do not carry over.
-func (s *Server) EphemeralSession(revision string) (*Session, error) {
-	spec := s.SessionSpec(revision)
+func (s *Server) ephemeralSession(revision string) (*Session, error) {
+	spec := s.sessionSpec(revision)
 	if spec == nil {
-		return nil, fmt.Errorf("server: %q is not a session revision (have %v)", revision, s.SessionRevisions())
+		return nil, fmt.Errorf("server: %q is not a session revision (have %v)", revision, s.sessionRevisions())
 	}
 	sess := newSession(s, "", nil)
 	sess.spec, sess.initialized, sess.ephemeral = spec, true, true
@@ -158,9 +158,9 @@ func (s *Server) EphemeralSession(revision string) (*Session, error) {
 	return sess, nil
 }
 
-// DetachedSession returns a session that is not kept, before initialize:
+// detachedSession returns a session that is not kept, before initialize:
 // a stateless transport answers initialize with it and forgets it.
-func (s *Server) DetachedSession() *Session { return newSession(s, "", nil) }
+func (s *Server) detachedSession() *Session { return newSession(s, "", nil) }
 
 // SessionOption sets a property of a new session.
 type SessionOption func(*Session)

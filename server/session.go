@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +85,21 @@ func (sess *Session) ID() string { return sess.id }
 
 // Done is closed when the session ends.
 func (sess *Session) Done() <-chan struct{} { return sess.ctx.Done() }
+
+// negotiated reports whether initialize agreed on a revision.
+func (sess *Session) negotiated() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.spec != nil
+}
+
+// Priming reports whether the session's streams start with a priming
+// event (an id, no data): a fact of its revision's transport.
+func (sess *Session) Priming() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.spec != nil && sess.spec.Transport.PrimingEvent
+}
 
 // Revision is the negotiated protocol revision ("" before initialize).
 func (sess *Session) Revision() string {
@@ -179,71 +193,6 @@ func (sess *Session) Notify(ctx context.Context, method string, params wire.Enco
 	return out.Send(msg)
 }
 
-// Incoming is a parsed body, ready to be served.
-type Incoming struct {
-	body  []byte
-	items []jsonrpc.Item
-	batch bool
-	err   *wire.Error
-}
-
-// Parse splits a body into messages. It needs no session, so that a
-// transport can see whether a body opens one (initialize) or needs an
-// answer at all.
-func (s *Server) Parse(body []byte) *Incoming {
-	items, batch, err := jsonrpc.Parse(body, jsonrpc.Limits{MaxDepth: s.cfg.maxDepth})
-	if err == nil && batch && !s.cfg.batches {
-		err = &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: batches are not accepted"}
-	}
-	return &Incoming{body: body, items: items, batch: batch, err: err}
-}
-
-// Err is the error that answers the whole body (not JSON, empty batch).
-func (in *Incoming) Err() *wire.Error { return in.err }
-
-// ErrorReply is the encoded answer for Err.
-func (in *Incoming) ErrorReply() []byte { return jsonrpc.EncodeError(wire.ID{}, in.err) }
-
-// HasRequests reports whether the body needs an answer: it holds a request
-// or an element that is not a valid message.
-func (in *Incoming) HasRequests() bool {
-	if in.err != nil {
-		return true
-	}
-	for _, it := range in.items {
-		if it.Err != nil || it.Msg.Kind == jsonrpc.Request {
-			return true
-		}
-	}
-	return false
-}
-
-// IsInitialize reports whether the body is an initialize request.
-func (in *Incoming) IsInitialize() bool {
-	for _, it := range in.items {
-		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request && it.Msg.Method == mcp.MethodInitialize {
-			return true
-		}
-	}
-	return false
-}
-
-// join is the answer made of out: nil, one message, or an array for a
-// batch.
-func (in *Incoming) join(out [][]byte) []byte {
-	switch {
-	case len(out) == 0:
-		return nil
-	case in.batch:
-		return jsonrpc.Batch(out)
-	default:
-		return out[0]
-	}
-}
-
-// IsBatch reports whether the body was a JSON array.
-func (in *Incoming) IsBatch() bool { return in.batch }
-
 // Handle parses and serves a body; see Serve.
 func (sess *Session) Handle(ctx context.Context, body []byte, related Outbox) []byte {
 	return sess.Serve(ctx, sess.srv.Parse(body), related)
@@ -256,6 +205,17 @@ func (sess *Session) Handle(ctx context.Context, body []byte, related Outbox) []
 // handling the requests (progress, logs, sampling requests) go to related,
 // or to the session's stream when related is nil.
 func (sess *Session) Serve(ctx context.Context, in *Incoming, related Outbox) []byte {
+	return sess.serveTo(ctx, in, response{out: related})
+}
+
+// response is where the messages of the requests being served go, and
+// how their response ends early where the transport can resume it.
+type response struct {
+	out        Outbox
+	closeEarly func() // nil: the response cannot end before the call
+}
+
+func (sess *Session) serveTo(ctx context.Context, in *Incoming, related response) []byte {
 	sess.tap(ClientToServer, in.body)
 	reply := sess.serve(ctx, in, related, false)
 	sess.tap(ServerToClient, reply)
@@ -276,7 +236,7 @@ func (sess *Session) tap(dir Direction, msg []byte) {
 // their errors.
 func (sess *Session) ServeBusy(ctx context.Context, in *Incoming, related Outbox) []byte {
 	sess.tap(ClientToServer, in.body)
-	reply := sess.serve(ctx, in, related, true)
+	reply := sess.serve(ctx, in, response{out: related}, true)
 	sess.tap(ServerToClient, reply)
 	return reply
 }
@@ -284,7 +244,7 @@ func (sess *Session) ServeBusy(ctx context.Context, in *Incoming, related Outbox
 // errBusy answers a request the transport cannot take now.
 var errBusy = &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: too many requests of this connection in flight; retry when one is answered"}
 
-func (sess *Session) serve(ctx context.Context, in *Incoming, related Outbox, busy bool) []byte {
+func (sess *Session) serve(ctx context.Context, in *Incoming, related response, busy bool) []byte {
 	if in.err != nil {
 		return in.ErrorReply()
 	}
@@ -329,7 +289,7 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related Outbox, bu
 }
 
 // request answers one request.
-func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related Outbox) []byte {
+func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related response) []byte {
 	srv := sess.srv
 	if msg.Method == mcp.MethodInitialize {
 		return sess.initialize(ctx, msg)
@@ -345,7 +305,7 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			defer context.AfterFunc(sess.ctx, cancel)()
-			reply, _ := srv.statelessRequest(ctx, msg, related, nil)
+			reply, _ := srv.statelessRequest(ctx, msg, related.out, nil)
 			return reply
 		}
 		if msg.Method != mcp.MethodPing {
@@ -389,7 +349,7 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	}
 	defer done()
 
-	p := &callPeer{sess: sess, spec: spec, out: related, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
+	p := &callPeer{sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
 	result, err := srv.call(peer.With(ctx, p), msg, spec)
 	if f.cancelledByPeer.Load() {
 		return nil // the client cancelled: no answer (spec: SHOULD NOT respond)
@@ -440,75 +400,6 @@ func (sess *Session) Subscribed(uri string) bool {
 	return ok
 }
 
-// call dispatches to the handler, turning a panic into -32603.
-func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (result wire.Encoder, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("handler panic", "method", msg.Method, "panic", r, "stack", string(debug.Stack()))
-			result, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
-		}
-	}()
-	return mcp.DispatchHandler(ctx, s.handler, msg.Method, msg.Params, spec.Index)
-}
-
-// wireError turns a handler error into the error sent: a *wire.Error as it
-// is, anything else -32603 without details (they are logged).
-func (s *Server) wireError(method string, err error) *wire.Error {
-	var we *wire.Error
-	if errors.As(err, &we) {
-		return we
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &wire.Error{Code: wire.CodeInternalError, Message: "Request cancelled: " + err.Error()}
-	}
-	s.log.Error("handler error", "method", method, "err", err)
-	return &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
-}
-
-// encodeResult projects a result onto the revision, validates it in strict
-// mode and encodes the response.
-func (s *Server) encodeResult(spec *wire.Spec, m wire.Method, id wire.ID, result wire.Encoder) []byte {
-	if result == nil {
-		s.log.Error("handler returned no result and no error", "method", m.Name)
-		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
-	}
-	return s.encodeTree(spec, m, id, spec.Project(result))
-}
-
-// encodeOutgoing encodes a request or notification the server sends,
-// validated in strict mode.
-func (s *Server) encodeOutgoing(spec *wire.Spec, id wire.ID, method string, params wire.Encoder) ([]byte, error) {
-	var tree map[string]any
-	if params != nil {
-		tree, _ = spec.Project(params).(map[string]any)
-	}
-	return s.encodeMessage(spec, id, method, tree)
-}
-
-// encodeMessage encodes a request (or, with a zero id, a notification)
-// whose params are already in the revision's shape, validated in strict
-// mode.
-func (s *Server) encodeMessage(spec *wire.Spec, id wire.ID, method string, params map[string]any) ([]byte, error) {
-	m, ok := spec.Method(method)
-	if !ok || !m.ServerToClient {
-		return nil, fmt.Errorf("server: %s has no server-to-client %q", spec.Revision, method)
-	}
-	tree := map[string]any{"jsonrpc": "2.0", "method": method}
-	if !id.IsZero() {
-		tree["id"] = id.Value()
-	}
-	if params != nil {
-		tree["params"] = params
-	}
-	if s.cfg.strict {
-		if err := spec.Validate(m.Request, tree); err != nil {
-			s.log.Error("strict: invalid outgoing message", "method", method, "revision", spec.Revision, "err", err)
-			return nil, fmt.Errorf("server: invalid %s: %w", method, err)
-		}
-	}
-	return wire.Marshal(tree)
-}
-
 // initialize negotiates the revision and answers with the handler's
 // capabilities.
 func (sess *Session) initialize(ctx context.Context, msg *jsonrpc.Message) []byte {
@@ -533,15 +424,12 @@ func (sess *Session) initialize(ctx context.Context, msg *jsonrpc.Message) []byt
 		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(wire.At(err, "params")))
 	}
 	p := &callPeer{sess: sess, spec: spec}
-	res, err := func() (r *mcp.InitializeResult, err error) {
-		defer func() {
-			if x := recover(); x != nil {
-				srv.log.Error("handler panic", "method", msg.Method, "panic", x, "stack", string(debug.Stack()))
-				err = &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
-			}
-		}()
-		return srv.handler.Initialize(peer.With(ctx, p), params)
-	}()
+	var res *mcp.InitializeResult
+	_, err := srv.guard(msg.Method, func() (wire.Encoder, error) {
+		var err error
+		res, err = srv.handler.Initialize(peer.With(ctx, p), params)
+		return nil, err
+	})
 	if err != nil {
 		return jsonrpc.EncodeError(msg.ID, srv.wireError(msg.Method, err))
 	}
@@ -627,25 +515,4 @@ func progressToken(params any) wire.ID {
 		}
 	}
 	return wire.ID{}
-}
-
-// metaVersionOf reads params._meta's protocol version, "" when absent.
-func metaVersionOf(msg *jsonrpc.Message) string {
-	p, _ := msg.Params.(map[string]any)
-	meta, _ := p["_meta"].(map[string]any)
-	v, _ := meta[metaProtocolVersion].(string)
-	return v
-}
-
-// MetaVersion is the protocol version the body's request names in its
-// _meta ("" when none does): the mark of a stateless revision's request.
-func (in *Incoming) MetaVersion() string {
-	for _, it := range in.items {
-		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request {
-			if v := metaVersionOf(it.Msg); v != "" {
-				return v
-			}
-		}
-	}
-	return ""
 }

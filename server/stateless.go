@@ -30,17 +30,6 @@ var inputMethods = map[string]bool{
 	mcp.MethodCallTool: true, mcp.MethodGetPrompt: true, mcp.MethodReadResource: true, mcp.MethodGetTaskPayload: true,
 }
 
-// resultDefaults fill protocol members a revision requires of every result
-// when the handler left them out: a complete result, not to be cached.
-var resultDefaults = []struct {
-	prop  string
-	value any
-}{
-	{"resultType", "complete"},
-	{"ttlMs", int64(0)},
-	{"cacheScope", "private"},
-}
-
 // RequestHeaders are the HTTP headers a stateless request must agree with
 // (Streamable HTTP of 2026-07-28).
 type RequestHeaders struct {
@@ -49,9 +38,9 @@ type RequestHeaders struct {
 	Name            string // Mcp-Name
 }
 
-// StatelessRevisions lists the revisions whose requests carry their own
+// statelessRevisions lists the revisions whose requests carry their own
 // version, oldest first.
-func (s *Server) StatelessRevisions() []string {
+func (s *Server) statelessRevisions() []string {
 	var out []string
 	for _, sp := range generated.Specs {
 		if sp.Stateless() {
@@ -61,8 +50,8 @@ func (s *Server) StatelessRevisions() []string {
 	return out
 }
 
-// StatelessSpec returns the spec of a stateless revision, or nil.
-func (s *Server) StatelessSpec(version string) *wire.Spec {
+// statelessSpec returns the spec of a stateless revision, or nil.
+func (s *Server) statelessSpec(version string) *wire.Spec {
 	if sp := generated.Lookup(version); sp != nil && sp.Stateless() {
 		return sp
 	}
@@ -131,7 +120,7 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if probe == "" {
 		probe = headerVersion
 	}
-	if sp := s.StatelessSpec(probe); sp != nil {
+	if sp := s.statelessSpec(probe); sp != nil {
 		if m, ok := sp.Method(msg.Method); !ok || !m.ClientToServer {
 			return notFound(sp.Revision)
 		}
@@ -145,10 +134,10 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 			return reject(msg.ID, e)
 		}
 	}
-	spec := s.StatelessSpec(version)
+	spec := s.statelessSpec(version)
 	if spec == nil {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + strconv.Quote(version),
-			Data: map[string]any{"supported": s.StatelessRevisions(), "requested": version}})
+			Data: map[string]any{"supported": s.statelessRevisions(), "requested": version}})
 	}
 	m, ok := spec.Method(msg.Method)
 	if !ok || !m.ClientToServer {
@@ -187,10 +176,7 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if err != nil {
 		return reject(msg.ID, statelessError(s.wireError(msg.Method, err)))
 	}
-	if result == nil {
-		return s.encodeResult(spec, m, msg.ID, nil), 0
-	}
-	return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, spec.Project(result))), 0
+	return s.encodeResult(spec, m, msg.ID, result), 0
 }
 
 // reject encodes an error answer and gives its code.
@@ -237,44 +223,6 @@ func checkHeaders(h *RequestHeaders, msg *jsonrpc.Message, version string, param
 		return mismatch("Mcp-Name", h.Name, name)
 	}
 	return nil
-}
-
-// complete fills the members every result of the revision requires and the
-// handler left out, and the versions of server/discover.
-func (s *Server) complete(spec *wire.Spec, m wire.Method, tree any) any {
-	obj, ok := tree.(map[string]any)
-	if !ok {
-		return tree
-	}
-	for _, d := range resultDefaults {
-		// A required string the handler left empty (the canonical type's
-		// zero value) is as good as absent.
-		if v, has := obj[d.prop]; (!has || v == "") && spec.Requires(m.Result, d.prop) {
-			obj[d.prop] = d.value
-		}
-	}
-	if m.Name == mcp.MethodDiscover {
-		if v, _ := obj["supportedVersions"].([]any); len(v) == 0 {
-			obj["supportedVersions"] = wire.AnyArray(s.allRevisions())
-		}
-	}
-	return obj
-}
-
-// encodeTree validates a projected result in strict mode and encodes it.
-func (s *Server) encodeTree(spec *wire.Spec, m wire.Method, id wire.ID, tree any) []byte {
-	if s.cfg.strict {
-		if err := spec.Validate(m.Result, tree); err != nil {
-			s.log.Error("strict: invalid result", "method", m.Name, "revision", spec.Revision, "err", err)
-			return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"})
-		}
-	}
-	b, err := jsonrpc.EncodeResult(id, tree)
-	if err != nil {
-		s.log.Error("encode result", "method", m.Name, "err", err)
-		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
-	}
-	return b
 }
 
 // inputRequired answers with the inputs the method is waiting for, and the

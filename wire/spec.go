@@ -34,15 +34,25 @@ type Spec struct {
 	Index    int    // position among the supported revisions, oldest first
 	Hash     string // hash of the schema files the code was generated from
 	Methods  map[string]Method
+	// Transport is what the transports do differently in this revision.
+	Transport Transport
 
 	fsys      fs.FS
 	validator func() (*Validator, error)
 }
 
+// Transport holds the facts of a revision that are the transports' and no
+// message schema's (schema/transport.json).
+type Transport struct {
+	// PrimingEvent: each SSE stream starts with an event that has an id
+	// and no data, so that the client can resume it.
+	PrimingEvent bool
+}
+
 // NewSpec declares a revision whose schemas are the files under
 // fsys/revision. The schemas are compiled on first use, once.
-func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method) *Spec {
-	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, fsys: fsys}
+func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, transport Transport) *Spec {
+	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, fsys: fsys}
 	s.validator = sync.OnceValues(func() (*Validator, error) { return NewValidator(fsys, revision) })
 	return s
 }

@@ -40,4 +40,4 @@ var Spec = wire.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]wire.Meth
 	"sampling/createMessage":               {Name: "sampling/createMessage", Request: "CreateMessageRequest", Result: "CreateMessageResult", Notification: false, ClientToServer: false, ServerToClient: true, ParamsRequired: true},
 	"tools/call":                           {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true},
 	"tools/list":                           {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: false},
-})
+}, wire.Transport{PrimingEvent: false})

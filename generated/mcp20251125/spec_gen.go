@@ -47,4 +47,4 @@ var Spec = wire.NewSpec(Revision, 3, SchemaHash, schema.FS, map[string]wire.Meth
 	"tasks/result":                         {Name: "tasks/result", Request: "GetTaskPayloadRequest", Result: "GetTaskPayloadResult", Notification: false, ClientToServer: true, ServerToClient: true, ParamsRequired: true},
 	"tools/call":                           {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true},
 	"tools/list":                           {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: false},
-})
+}, wire.Transport{PrimingEvent: true})

@@ -34,4 +34,4 @@ var Spec = wire.NewSpec(Revision, 4, SchemaHash, schema.FS, map[string]wire.Meth
 	"subscriptions/listen":                     {Name: "subscriptions/listen", Request: "SubscriptionsListenRequest", Result: "SubscriptionsListenResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true},
 	"tools/call":                               {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true},
 	"tools/list":                               {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true},
-})
+}, wire.Transport{PrimingEvent: true})

@@ -66,11 +66,6 @@ func WithMaxBody(n int64) Option { return optionFunc(func(c *config) { c.maxBody
 // carry over from logging/setLevel, and streams cannot be resumed.
 func WithStateless(on bool) Option { return optionFunc(func(c *config) { c.stateless = on }) }
 
-// defaultRevision is the revision a stateless server assumes for a request
-// without MCP-Protocol-Version (2025-06-18 transports: "SHOULD assume
-// 2025-03-26").
-const defaultRevision = "2025-03-26"
-
 // WithEventStore sets where stream events are kept for resumption (default:
 // a MemoryEventStore with the Default* bounds: 1024 events, 5 minutes and 8
 // MiB per session, 64 MiB in all).
@@ -97,17 +92,13 @@ const transportName = "streamable"
 // may wait for its first message before they are sent alone.
 const primeDelay = 10 * time.Millisecond
 
-// primingSince is the first revision whose clients expect the priming
-// event (an id with empty data) at the start of a stream. It is a transport
-// rule, not a schema difference, so it lives here, in one place.
-const primingSince = "2025-11-25"
-
 // Handler serves the MCP endpoint.
 type Handler struct {
 	srv      *server.Server
 	cfg      config
 	streams  atomic.Int64
 	live     sync.Map // stream name -> *eventStream, while events may still come
+	listen   sync.Map // session id -> its GET *eventStream
 	shutdown chan struct{}
 	once     sync.Once
 }
@@ -136,6 +127,7 @@ func (h *Handler) sessionClosed(session string) {
 		}
 		return true
 	})
+	h.listen.Delete(session)
 	h.cfg.store.Forget(session)
 }
 
@@ -185,32 +177,18 @@ func accepts(r *http.Request, types ...string) bool {
 	return true
 }
 
-// checkVersion refuses a MCP-Protocol-Version the server cannot speak. Any
-// supported one is accepted, also one older than negotiated.
-func (h *Handler) checkVersion(w http.ResponseWriter, r *http.Request) bool {
-	v := r.Header.Get("MCP-Protocol-Version")
-	if v == "" || h.srv.SessionSpec(v) != nil || h.srv.StatelessSpec(v) != nil {
-		return true
+// route is what the core needs of a request besides its body.
+func (h *Handler) route(r *http.Request) server.Route {
+	return server.Route{
+		Transport: transportName,
+		SessionID: r.Header.Get("Mcp-Session-Id"),
+		Headers: server.RequestHeaders{
+			ProtocolVersion: strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")),
+			Method:          strings.TrimSpace(r.Header.Get("Mcp-Method")),
+			Name:            strings.TrimSpace(r.Header.Get("Mcp-Name")),
+		},
+		Stateless: h.cfg.stateless,
 	}
-	supported := append(h.srv.SessionRevisions(), h.srv.StatelessRevisions()...)
-	httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; supported: "+strings.Join(supported, ", "))
-	return false
-}
-
-// session finds the session a request names; it answers 400 when the
-// header is missing and 404 when the session is unknown or ended.
-func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*server.Session, bool) {
-	sid := r.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header; send initialize first")
-		return nil, false
-	}
-	sess, ok := h.srv.SessionFor(sid, transportName, server.CallerFrom(r.Context()).Owner)
-	if !ok {
-		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
-		return nil, false
-	}
-	return sess, true
 }
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
@@ -222,69 +200,38 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	in := h.srv.Parse(body)
-	if in.Err() != nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write(in.ErrorReply())
+	call := h.srv.Route(r.Context(), body, h.route(r))
+	if reply, refused := call.Refused(); refused {
+		writeReply(w, reply)
 		return
 	}
-	// A client's disconnect is not a cancellation (it sends
-	// notifications/cancelled for that): calls go on without the request's
-	// context, until they end or the session does.
-	ctx := context.WithoutCancel(r.Context())
-	if r.Header.Get("Mcp-Session-Id") == "" && (h.srv.StatelessSpec(r.Header.Get("MCP-Protocol-Version")) != nil ||
-		!in.IsInitialize() && in.MetaVersion() != "") {
-		h.stateless(w, r, in)
-		return
+	switch {
+	case !call.Streams() || h.cfg.mode == JSON:
+		writeReply(w, call.Run(r.Context(), nil, nil))
+	case call.SessionID() != "":
+		h.serveCall(w, r, call)
+	default:
+		h.serveAlone(w, r, call)
 	}
-	if h.cfg.stateless {
-		if !h.checkVersion(w, r) {
-			return
-		}
-		h.ephemeral(w, ctx, r, in)
-		return
-	}
-	if in.IsInitialize() {
-		h.initialize(w, ctx, in)
-		return
-	}
-	if !h.checkVersion(w, r) {
-		return
-	}
-	sess, ok := h.session(w, r)
-	if !ok {
-		return
-	}
-	if !in.HasRequests() {
-		sess.Serve(ctx, in, nil)
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	if h.cfg.mode == JSON || in.IsBatch() {
-		writeJSON(w, sess.Serve(ctx, in, nil))
-		return
-	}
-	h.serveCall(w, r, ctx, sess, in)
 }
 
-// serveCall answers a POST of requests on a resumable event stream. The
+// serveCall answers a call of a session on a resumable event stream. The
 // call runs on by itself: when the client drops the response, or the
 // method ends it early (CloseStream), its events wait in the event store
 // for a GET with Last-Event-ID.
-func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.Context, sess *server.Session, in *server.Incoming) {
-	es := h.newEventStream(sess.ID())
+func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *server.Call) {
+	es := h.newEventStream(call.SessionID())
 	if es.ended() {
 		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 		return
 	}
 	sw := h.newSSEWriter(w)
 	sw.Start()
-	primed := sess.Revision() >= primingSince
+	primed := call.Prime()
 	es.attach(sw, int(h.cfg.retry/time.Millisecond), primed)
-	closeReq := es.closeReq
+	closeReq, closeEarly := es.closeReq, es.CloseStream
 	if !primed {
-		closeReq = nil // without an event id the client could not resume: keep the response
+		closeReq, closeEarly = nil, nil // without an event id the client could not resume: keep the response
 	}
 	// Headers and the priming event wait for the first message, unless the
 	// call takes longer than primeDelay: then they go out on their own.
@@ -293,7 +240,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	expired, stop := server.CallerFrom(r.Context()).Expiry()
 	defer stop()
 	done := make(chan []byte, 1)
-	go func() { done <- sess.Serve(ctx, in, es) }()
+	go func() { done <- call.Run(r.Context(), es, closeEarly).Body }()
 	finish := func(reply []byte) {
 		if reply != nil {
 			_ = es.Send(reply)
@@ -324,129 +271,43 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, ctx context.
 	sw.close()
 }
 
-// ephemeral serves a body of a session revision without keeping a session.
-func (h *Handler) ephemeral(w http.ResponseWriter, ctx context.Context, r *http.Request, in *server.Incoming) {
-	if in.IsInitialize() {
-		writeJSON(w, h.srv.DetachedSession().Serve(ctx, in, nil))
-		return
-	}
-	rev := r.Header.Get("MCP-Protocol-Version")
-	if rev == "" {
-		rev = defaultRevision
-	}
-	sess, err := h.srv.EphemeralSession(rev)
-	if err != nil {
-		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: "+err.Error())
-		return
-	}
-	if !in.HasRequests() {
-		sess.Serve(ctx, in, nil)
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	if h.cfg.mode == JSON || in.IsBatch() {
-		writeJSON(w, sess.Serve(ctx, in, nil))
-		return
-	}
+// serveAlone answers a call without a session (stateless mode, or a
+// stateless revision) on an event stream that starts with the first
+// message the call sends; a call that sends none, or that was refused
+// before it ran, is answered as JSON with its status. Closing the
+// response closes the stream.
+func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *server.Call) {
 	stream := h.newLazySSE(w)
 	defer stream.close()
 	stop := context.AfterFunc(r.Context(), stream.close)
 	defer stop()
-	reply := sess.Serve(ctx, in, stream)
+	reply := call.Run(r.Context(), stream, nil)
 	if !stream.started() {
-		writeJSON(w, reply)
+		writeReply(w, reply)
 		return
 	}
-	if reply != nil {
-		_ = stream.Send(reply)
+	if reply.Body != nil {
+		_ = stream.Send(reply.Body)
 	}
 	stream.close()
 }
 
-// stateless serves a request of a revision without sessions (2026-07-28):
-// its headers must agree with its body, closing the stream cancels it, and
-// errors about the request itself carry an HTTP status too.
-func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, in *server.Incoming) {
-	if exp := server.CallerFrom(r.Context()).Expires; !exp.IsZero() {
-		// A stateless call is its request: it ends with its token.
-		ctx, cancel := context.WithDeadline(r.Context(), exp)
-		defer cancel()
-		r = r.WithContext(ctx)
+// writeReply writes the core's reply as JSON (202 without a body).
+func writeReply(w http.ResponseWriter, r server.Reply) {
+	if r.SessionID != "" {
+		w.Header().Set("Mcp-Session-Id", r.SessionID)
 	}
-	headers := &server.RequestHeaders{
-		ProtocolVersion: strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")),
-		Method:          strings.TrimSpace(r.Header.Get("Mcp-Method")),
-		Name:            strings.TrimSpace(r.Header.Get("Mcp-Name")),
+	if r.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(r.RetryAfter))
 	}
-	if !in.HasRequests() {
-		h.srv.ServeStateless(r.Context(), in, nil, headers)
+	if r.Body == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
-	}
-	if h.cfg.mode == JSON {
-		reply, code := h.srv.ServeStateless(r.Context(), in, nil, headers)
-		writeStateless(w, reply, code)
-		return
-	}
-	// Errors found before the handler runs are answered as JSON with their
-	// status; a call that runs answers on an event stream, which starts with
-	// the first message the handler sends.
-	stream := h.newLazySSE(w)
-	defer stream.close()
-	stop := context.AfterFunc(r.Context(), stream.close)
-	defer stop()
-	reply, code := h.srv.ServeStateless(r.Context(), in, stream, headers)
-	if !stream.started() {
-		writeStateless(w, reply, code)
-		return
-	}
-	if reply != nil {
-		_ = stream.Send(reply)
-	}
-	stream.close()
-}
-
-// writeStateless answers a stateless request with a JSON body, its status
-// from the error code.
-func writeStateless(w http.ResponseWriter, reply []byte, code int) {
-	status := statusOf(code)
-	if status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "1")
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(reply)
-}
-
-// statusOf maps the error code of a stateless answer to its HTTP status.
-func statusOf(code int) int {
-	switch code {
-	case wire.CodeMethodNotFound:
-		return http.StatusNotFound
-	case wire.CodeParseError, wire.CodeInvalidRequest, wire.CodeInvalidParams, wire.CodeHeaderMismatch,
-		wire.CodeMissingRequiredClientCapability, wire.CodeUnsupportedProtocolVersion:
-		return http.StatusBadRequest
-	case wire.CodeServerBusy:
-		return http.StatusTooManyRequests
-	}
-	return http.StatusOK
-}
-
-// initialize opens a session; its id is sent only when initialize
-// succeeded, otherwise the session is dropped again.
-func (h *Handler) initialize(w http.ResponseWriter, ctx context.Context, in *server.Incoming) {
-	sess, err := h.srv.NewSession("", nil, server.Transport(transportName), server.OpenedBy(server.CallerFrom(ctx)))
-	if err != nil {
-		httpx.Busy(w, err)
-		return
-	}
-	reply := sess.Serve(ctx, in, nil)
-	if sess.Revision() == "" {
-		sess.Close()
-	} else {
-		w.Header().Set("Mcp-Session-Id", sess.ID())
-	}
-	writeJSON(w, reply)
+	w.Header().Set("Content-Length", strconv.Itoa(len(r.Body)))
+	w.WriteHeader(r.Status)
+	_, _ = w.Write(r.Body)
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
@@ -454,11 +315,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 		return
 	}
-	if !h.checkVersion(w, r) {
-		return
-	}
-	sess, ok := h.session(w, r)
+	sess, refusal, ok := h.srv.SessionOf(r.Context(), h.route(r))
 	if !ok {
+		writeReply(w, refusal)
 		return
 	}
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
@@ -468,7 +327,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	// The GET stream outlives its responses: when the client drops one,
 	// messages wait in the event store, a GET with Last-Event-ID replays
 	// them, and a plain GET picks the stream up again.
-	es, _ := sess.Stream().(*eventStream)
+	var es *eventStream
+	if v, ok := h.listen.Load(sess.ID()); ok {
+		es = v.(*eventStream)
+	}
 	if es == nil {
 		es = h.newEventStream(sess.ID())
 		if es.ended() {
@@ -480,13 +342,14 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 			return
 		}
+		h.listen.Store(sess.ID(), es)
 	} else if es.attached() {
 		httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 		return
 	}
 	sw := h.newSSEWriter(w)
 	sw.Start()
-	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Revision() >= primingSince)
+	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Priming())
 	sw.Flush()
 	h.hold(r, sess, es, sw)
 }
@@ -594,21 +457,11 @@ func streamOf(id string) (string, bool) {
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	sess, ok := h.session(w, r)
+	sess, refusal, ok := h.srv.SessionOf(r.Context(), h.route(r))
 	if !ok {
+		writeReply(w, refusal)
 		return
 	}
 	sess.Close()
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func writeJSON(w http.ResponseWriter, reply []byte) {
-	if reply == nil {
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(reply)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(reply)
 }

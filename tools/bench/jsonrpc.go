@@ -5,15 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/mcpstack/mcpstack/generated"
 )
 
-// modernRevision is the first MCP revision without initialize and sessions:
-// every request carries the protocol version in params._meta instead.
-const modernRevision = "2026-07-28"
-
-// isModern reports whether revision v is stateless (2026-07-28 or later).
-// Revisions are dates, so they sort as strings.
-func isModern(v string) bool { return v >= modernRevision }
+// isModern reports whether revision v has no initialize and no sessions
+// (every request carries the protocol version in params._meta), as the
+// generated revision table says; a revision the table does not know is
+// taken to be like the newest it knows.
+func isModern(v string) bool {
+	spec := generated.Lookup(v)
+	if spec == nil {
+		spec = generated.Latest()
+	}
+	return spec.Stateless()
+}
 
 // Error kinds, the keys of Result.Errors.
 const (

@@ -18,4 +18,4 @@ const SchemaHash = "a22a4f861d976eda"
 var Spec = wire.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]wire.Method{
 	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true},
 	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false},
-})
+}, wire.Transport{PrimingEvent: false})

@@ -18,4 +18,4 @@ const SchemaHash = "35558ad070476069"
 var Spec = wire.NewSpec(Revision, 1, SchemaHash, schema.FS, map[string]wire.Method{
 	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true},
 	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false},
-})
+}, wire.Transport{PrimingEvent: true})

@@ -1,0 +1,267 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Route is what an HTTP transport knows of a POSTed body besides the body:
+// the session it names and the MCP headers. The transport hands both to
+// Server.Route in one call and never looks at revisions itself.
+type Route struct {
+	Transport string         // the transport's name: its sessions serve only it
+	SessionID string         // Mcp-Session-Id ("": none)
+	Headers   RequestHeaders // MCP-Protocol-Version, Mcp-Method, Mcp-Name
+	// Stateless keeps no sessions: a body of a session revision is served
+	// on its own, in the revision its header names (generated.Assumed
+	// when it names none).
+	Stateless bool
+}
+
+// Reply is the core's answer to a POSTed body, ready to write.
+type Reply struct {
+	Body       []byte // nil: nothing to answer (202 Accepted)
+	Status     int    // the HTTP status
+	SessionID  string // the session initialize opened: Mcp-Session-Id to announce
+	RetryAfter int    // seconds, for 429 and 503
+}
+
+// Call is a POSTed body routed to what serves it: a session, a session
+// revision served without one, or a stateless revision. Route finds it;
+// the transport then picks how to answer (JSON or an event stream) from
+// what Call reports, and runs it.
+type Call struct {
+	srv     *Server
+	in      *Incoming
+	kind    callKind
+	refusal *Reply
+	sess    *Session
+	headers *RequestHeaders
+}
+
+type callKind int
+
+const (
+	callSession    callKind = iota // a request of an open session
+	callInitialize                 // opens a session
+	callEphemeral                  // a session revision without a session (Route.Stateless)
+	callStateless                  // a stateless revision (2026-07-28)
+)
+
+// Route finds what serves body. A body that cannot be served (not JSON,
+// an unsupported MCP-Protocol-Version, a missing or unknown session, a
+// server full of sessions) is refused: Refused gives the reply.
+func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
+	c := &Call{srv: s, in: s.Parse(body)}
+	if e := c.in.Err(); e != nil {
+		return c.refuse(http.StatusBadRequest, c.in.ErrorReply())
+	}
+	version := r.Headers.ProtocolVersion
+	if r.SessionID == "" && (s.statelessSpec(version) != nil || !c.in.IsInitialize() && c.in.metaVersion() != "") {
+		c.kind, c.headers = callStateless, &r.Headers
+		return c
+	}
+	if msg := s.unsupported(version); msg != "" && (r.Stateless || !c.in.IsInitialize()) {
+		return c.refuseWith(http.StatusBadRequest, msg) // initialize negotiates: its header does not matter
+	}
+	switch {
+	case r.Stateless && c.in.IsInitialize():
+		c.kind, c.sess = callEphemeral, s.detachedSession()
+	case r.Stateless:
+		if version == "" {
+			version = generated.Assumed.Revision
+		}
+		sess, err := s.ephemeralSession(version)
+		if err != nil {
+			return c.refuseWith(http.StatusBadRequest, "Bad Request: "+err.Error())
+		}
+		c.kind, c.sess = callEphemeral, sess
+	case c.in.IsInitialize():
+		sess, err := s.NewSession("", nil, Transport(r.Transport), OpenedBy(CallerFrom(ctx)))
+		if err != nil {
+			return c.busy(err)
+		}
+		c.kind, c.sess = callInitialize, sess
+	default:
+		sess, status, msg := s.sessionOf(ctx, r)
+		if sess == nil {
+			return c.refuseWith(status, msg)
+		}
+		c.kind, c.sess = callSession, sess
+	}
+	return c
+}
+
+// SessionOf finds the session a GET or DELETE names, or the reply that
+// refuses the request: 400 for an unsupported MCP-Protocol-Version or a
+// missing Mcp-Session-Id, 404 for a session that ended, never existed or
+// is another caller's.
+func (s *Server) SessionOf(ctx context.Context, r Route) (*Session, Reply, bool) {
+	if msg := s.unsupported(r.Headers.ProtocolVersion); msg != "" {
+		return nil, refusal(http.StatusBadRequest, msg), false
+	}
+	sess, status, msg := s.sessionOf(ctx, r)
+	if sess == nil {
+		return nil, refusal(status, msg), false
+	}
+	return sess, Reply{}, true
+}
+
+func (s *Server) sessionOf(ctx context.Context, r Route) (*Session, int, string) {
+	if r.SessionID == "" {
+		return nil, http.StatusBadRequest, "Bad Request: missing Mcp-Session-Id header; send initialize first"
+	}
+	sess, ok := s.SessionFor(r.SessionID, r.Transport, CallerFrom(ctx).Owner)
+	if !ok {
+		return nil, http.StatusNotFound, "Session not found: it ended or never existed; initialize again"
+	}
+	return sess, 0, ""
+}
+
+// unsupported is the refusal of a MCP-Protocol-Version the server cannot
+// speak ("" when it can, or none is named). Any supported revision is
+// accepted, also one older than the session negotiated.
+func (s *Server) unsupported(version string) string {
+	if version == "" || s.sessionSpec(version) != nil || s.statelessSpec(version) != nil {
+		return ""
+	}
+	supported := append(s.sessionRevisions(), s.statelessRevisions()...)
+	return "Bad Request: unsupported MCP-Protocol-Version " + strconv.Quote(version) + "; supported: " + strings.Join(supported, ", ")
+}
+
+func refusal(status int, msg string) Reply {
+	return Reply{Status: status, Body: jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: msg})}
+}
+
+func (c *Call) refuse(status int, body []byte) *Call {
+	c.refusal = &Reply{Body: body, Status: status}
+	return c
+}
+
+func (c *Call) refuseWith(status int, msg string) *Call {
+	r := refusal(status, msg)
+	c.refusal = &r
+	return c
+}
+
+// busy refuses an initialize the server has no room for: 503, or 429 when
+// the client holds its share of sessions.
+func (c *Call) busy(err error) *Call {
+	status, msg := http.StatusServiceUnavailable, "Service Unavailable: "
+	if errors.Is(err, ErrQuota) {
+		status, msg = http.StatusTooManyRequests, "Too Many Requests: "
+	}
+	c.refuse(status, jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: msg + strings.TrimPrefix(err.Error(), "server: ")}))
+	c.refusal.RetryAfter = 5
+	return c
+}
+
+// Refused reports the reply of a body that cannot be served.
+func (c *Call) Refused() (Reply, bool) {
+	if c.refusal == nil {
+		return Reply{}, false
+	}
+	return *c.refusal, true
+}
+
+// Answers reports whether the body needs an answer (it holds a request);
+// without one the reply is 202 and empty.
+func (c *Call) Answers() bool { return c.in.HasRequests() }
+
+// Streams reports whether the answer may go on an event stream: a call
+// with requests, neither a batch nor initialize (answered as JSON).
+func (c *Call) Streams() bool {
+	if !c.in.HasRequests() || c.kind == callInitialize || c.kind == callEphemeral && c.in.IsInitialize() {
+		return false
+	}
+	return c.kind == callStateless || !c.in.IsBatch()
+}
+
+// SessionID is the session kept for the call, whose stream events the
+// transport keeps for resumption ("": none, the call stands alone).
+func (c *Call) SessionID() string {
+	if c.kind != callSession {
+		return ""
+	}
+	return c.sess.ID()
+}
+
+// Session is the session kept for the call (nil: none).
+func (c *Call) Session() *Session {
+	if c.kind != callSession {
+		return nil
+	}
+	return c.sess
+}
+
+// Prime reports whether the call's event stream starts with a priming
+// event (an id, no data), as its revision's transport says.
+func (c *Call) Prime() bool { return c.kind == callSession && c.sess.Priming() }
+
+// Run serves the call; messages about it go to out (nil: the session's
+// stream, if any). closeEarly, when not nil, ends the response before the
+// call ends, where the transport can resume it (a method's CloseStream).
+//
+// The protocol decides what ends a call: over a session a client's
+// disconnect is not a cancellation (it sends notifications/cancelled for
+// that), so the call goes on without the request's context until it ends
+// or the session does; a stateless call is its request, and ends with it
+// or with the caller's credential.
+func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
+	if c.refusal != nil {
+		return *c.refusal
+	}
+	if c.kind == callStateless {
+		if exp := CallerFrom(ctx).Expires; !exp.IsZero() {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, exp)
+			defer cancel()
+		}
+		body, code := c.srv.ServeStateless(ctx, c.in, out, c.headers)
+		return Reply{Body: body, Status: statusOf(body, code), RetryAfter: retryAfter(code)}
+	}
+	ctx = context.WithoutCancel(ctx)
+	body := c.sess.serveTo(ctx, c.in, response{out: out, closeEarly: closeEarly})
+	r := Reply{Body: body, Status: statusOf(body, 0)}
+	if c.kind == callInitialize {
+		if !c.sess.negotiated() {
+			c.sess.Close() // initialize failed: nothing to keep
+		} else {
+			r.SessionID = c.sess.ID()
+		}
+	}
+	return r
+}
+
+// statusOf is the HTTP status of an answer: 202 without a body, else from
+// the JSON-RPC error code of a stateless error (0: a result, or an error
+// of a session, which is always 200).
+func statusOf(body []byte, code int) int {
+	if body == nil {
+		return http.StatusAccepted
+	}
+	switch code {
+	case wire.CodeMethodNotFound:
+		return http.StatusNotFound
+	case wire.CodeParseError, wire.CodeInvalidRequest, wire.CodeInvalidParams, wire.CodeHeaderMismatch,
+		wire.CodeMissingRequiredClientCapability, wire.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	case wire.CodeServerBusy:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusOK
+}
+
+func retryAfter(code int) int {
+	if code == wire.CodeServerBusy {
+		return 1
+	}
+	return 0
+}
