@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -291,11 +292,13 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	log.Info("shutting down: draining calls in flight", "timeout", c.drain)
 	sctx, cancel := context.WithTimeout(context.Background(), c.drain)
 	defer cancel()
-	shutdown(sctx)
+	var drained sync.WaitGroup
+	drained.Go(func() { shutdown(sctx) }) // streams and sockets, while hs waits for its requests
 	if err := hs.Shutdown(sctx); err != nil {
 		log.Warn("shutdown timed out; closing", "err", err)
 		_ = hs.Close()
 	}
+	drained.Wait()
 	return nil
 }
 

@@ -56,7 +56,7 @@ type App struct {
 	pager        base.Paginator
 	middleware   []Middleware
 	cache        map[string]CacheHint // by method
-	adjust       func(ctx context.Context, c *mcp.ServerCapabilities)
+	adjust       []func(ctx context.Context, c *mcp.ServerCapabilities)
 
 	mu        sync.RWMutex
 	tools     registry[*tool]
@@ -136,9 +136,9 @@ func WithPrompts() Option { return func(a *App) { a.prompts.declared = true } }
 // WithCapabilities adjusts the capabilities derived from what is
 // registered, per call (initialize and server/discover): to declare an
 // experimental capability, or one that depends on the client (ctx carries
-// its peer.Peer).
+// its peer.Peer). Several run in order.
 func WithCapabilities(adjust func(ctx context.Context, c *mcp.ServerCapabilities)) Option {
-	return func(a *App) { a.adjust = adjust }
+	return func(a *App) { a.adjust = append(a.adjust, adjust) }
 }
 
 // WithMiddleware wraps every tool call, resource read and prompt get, in
@@ -195,8 +195,8 @@ func (a *App) onChange(method string) {
 
 func (a *App) capabilities(ctx context.Context) mcp.ServerCapabilities {
 	c := a.registered()
-	if a.adjust != nil {
-		a.adjust(ctx, &c)
+	for _, adjust := range a.adjust {
+		adjust(ctx, &c)
 	}
 	return c
 }

@@ -291,6 +291,11 @@ func TestMiddleware(t *testing.T) {
 	if msg := c.call("tools/call", `{"name":"secret"}`); msg["error"].(map[string]any)["code"] != -32003.0 {
 		t.Errorf("secret: %v", msg)
 	}
+	// A refusal comes before anything is said about the arguments.
+	if msg := c.call("tools/call", `{"name":"secret","arguments":{"extra":1}}`); msg["error"] == nil {
+		t.Errorf("secret with bad arguments: %v, want the middleware's refusal", msg)
+	}
+	seen = seen[:4]
 	if fmt.Sprint(seen) != "[outer>tools/call open inner>tools/call open outer>tools/call secret inner>tools/call secret]" {
 		t.Errorf("middleware order %v", seen)
 	}

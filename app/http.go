@@ -69,9 +69,11 @@ func HTTPEventLimits(perSession, total int64) HTTPOption {
 // on its client (default httpx.DefaultWriteTimeout).
 func HTTPWriteTimeout(d time.Duration) HTTPOption { return func(c *httpConfig) { c.writeTimeout = d } }
 
-// HTTPRateLimit bounds the requests (and WebSocket frames) and their bytes
-// per client (default 1000 per 10s and 32 MiB per 10s; a zero RateLimit is
-// no limit). A client is the authenticated principal, else the address.
+// HTTPRateLimit bounds the requests (and WebSocket frames) per client, and
+// their bytes: in bytes, the RateLimit's Requests counts bytes
+// (httpx.ParseRateLimit("32MiB/10s")). Default 1000 per 10s and 32 MiB per
+// 10s; a zero RateLimit is no limit. A client is the authenticated
+// principal, else the address.
 func HTTPRateLimit(requests, bytes httpx.RateLimit) HTTPOption {
 	return func(c *httpConfig) { c.rate, c.bytes = requests, bytes }
 }
@@ -89,8 +91,10 @@ func HTTPLoopbackOnly() HTTPOption { return func(c *httpConfig) { c.loopback = t
 // HTTP+SSE at /sse and /messages, WebSocket at /mcp/ws; /healthz and
 // /readyz for probes. The MCP routes are authenticated (HTTPAuth), then
 // rate-limited per client, as `mcpstack serve` serves them. shutdown
-// drains: streams end once their calls are done, sockets close (1001),
-// /readyz answers 503; call it before http.Server.Shutdown.
+// drains: /readyz answers 503, streams end once their calls are done, and
+// it blocks until the WebSocket sockets have closed (1001) or ctx ends.
+// http.Server.Shutdown does not wait for those (they are hijacked): run
+// the two side by side (ListenAndServe shows how).
 func Handler(srv *server.Server, opts ...HTTPOption) (h http.Handler, shutdown func(context.Context)) {
 	c := httpConfig{
 		maxBody:         DefaultMaxBody,

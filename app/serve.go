@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mcpstack/mcpstack/server"
@@ -24,8 +25,8 @@ func NewServer(a *App, opts ...server.Option) *server.Server {
 }
 
 // Attach sends a's notifications through srv: list_changed to every
-// session and listen stream, resources/updated to the subscribers; and a
-// logs through srv's logger unless WithLogger gave one. NewServer calls
+// session and listen stream, resources/updated to the subscribers; and
+// the app logs through srv's logger unless WithLogger gave one. NewServer calls
 // it; call it yourself when srv serves a handler that wraps a (one that
 // embeds *App to add methods of its own).
 func (a *App) Attach(srv *server.Server) {
@@ -77,9 +78,11 @@ func ListenAndServe(ctx context.Context, addr string, a *App, opts ...server.Opt
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	shutdown(sctx)
+	var drained sync.WaitGroup
+	drained.Go(func() { shutdown(sctx) }) // the sockets, while hs waits for its requests
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
 	}
+	drained.Wait()
 	return nil
 }

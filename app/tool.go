@@ -31,8 +31,9 @@ type Tool struct {
 // arguments, Out becomes the structured content (and its JSON the text
 // content). An error is a tool error (isError) whose text is the error's
 // message; a *wire.Error is a JSON-RPC error instead (a refused scope, say).
-// Out may be *mcp.CallToolResult for full control of the result (no output
-// schema then).
+// Out may be *mcp.CallToolResult for full control of the result (_meta,
+// its own text): then only an explicit Tool.OutputSchema (SchemaFor) is
+// checked against its structured content.
 type ToolHandler[In, Out any] func(ctx context.Context, in In) (Out, error)
 
 // RawToolHandler serves a tool whose schema is only known at run time: it
@@ -174,15 +175,17 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 	if !ok {
 		return nil, unknown("tool", p.Name, "/params/name")
 	}
-	args := p.Arguments
-	if args == nil {
-		args = map[string]any{}
-	}
-	args = withDefaults(args, t.defaults)
-	if err := t.input.Validate(args); err != nil {
-		return invalidArguments(err), nil
-	}
+	// Validation runs under the middleware too, so that a refusal there
+	// (authorization) comes before anything is said about the arguments.
 	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodCallTool, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
+		args := p.Arguments
+		if args == nil {
+			args = map[string]any{}
+		}
+		args = withDefaults(args, t.defaults)
+		if err := t.input.Validate(args); err != nil {
+			return invalidArguments(err), nil
+		}
 		return a.runTool(ctx, t, args)
 	})
 	if err != nil {

@@ -31,6 +31,9 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := facts.check(m); err != nil {
+		return nil, err
+	}
 	c := &canonical{m: m, tags: map[string]bool{}, transport: facts}
 	for _, d := range m.Decls {
 		for _, f := range d.Fields {

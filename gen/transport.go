@@ -26,16 +26,18 @@ type transportFacts struct {
 		About    string `json:"about"`
 	} `json:"assumedRevision"`
 
-	raw []byte // for the schema hash
+	raw              []byte // for the schema hash
+	assumedByDefault bool   // no assumedRevision given: the oldest, unchecked
 }
 
-// loadTransport reads transport.json; without one, no revision primes its
-// streams and the oldest is assumed.
+// loadTransport reads transport.json; without one (or without
+// assumedRevision) no revision primes its streams and the oldest is
+// assumed.
 func loadTransport(fsys fs.FS, revisions []string) (*transportFacts, error) {
 	t := &transportFacts{}
 	b, err := fs.ReadFile(fsys, transportFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.AssumedRevision.Revision = revisions[0]
+		t.AssumedRevision.Revision, t.assumedByDefault = revisions[0], true
 		return t, nil
 	}
 	if err != nil {
@@ -50,6 +52,9 @@ func loadTransport(fsys fs.FS, revisions []string) (*transportFacts, error) {
 	if s := t.PrimingEvent.Since; s != "" && !slices.Contains(revisions, s) {
 		return nil, fmt.Errorf("%s: primingEvent.since %q is not a revision (have %v)", transportFile, s, revisions)
 	}
+	if t.AssumedRevision.Revision == "" {
+		t.AssumedRevision.Revision, t.assumedByDefault = revisions[0], true
+	}
 	if !slices.Contains(revisions, t.AssumedRevision.Revision) {
 		return nil, fmt.Errorf("%s: assumedRevision.revision %q is not a revision (have %v)", transportFile, t.AssumedRevision.Revision, revisions)
 	}
@@ -61,4 +66,25 @@ func loadTransport(fsys fs.FS, revisions []string) (*transportFacts, error) {
 // here, in the generator, and nowhere in handwritten code.
 func (t *transportFacts) primes(rev string) bool {
 	return t.PrimingEvent.Since != "" && rev >= t.PrimingEvent.Since
+}
+
+// check holds the facts to the model: the assumed revision is one with
+// sessions (initialize), since a request without the header is a
+// session's.
+func (t *transportFacts) check(m *model) error {
+	rev := t.AssumedRevision.Revision
+	for i, rs := range m.Revisions {
+		if rs.Name != rev {
+			continue
+		}
+		for _, me := range m.Methods {
+			if me.Name == "initialize" && me.Revs[i].Present {
+				return nil
+			}
+		}
+	}
+	if t.assumedByDefault {
+		return nil // nothing was claimed
+	}
+	return fmt.Errorf("%s: assumedRevision.revision %q has no initialize: a request without MCP-Protocol-Version is a session's", transportFile, rev)
 }

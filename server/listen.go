@@ -77,6 +77,7 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	if err := params.DecodeValue(msg.Params, spec.Index); err != nil {
 		return reject(msg.ID, wire.InvalidParams(wire.At(err, "params")))
 	}
+	params.Notifications.ResourceSubscriptions = s.subscribable(ctx, params.Notifications.ResourceSubscriptions)
 	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications}
 	// A listen stream is held open like a session, so it counts as one:
 	// against the cap and the caller's share of it.
@@ -117,6 +118,23 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	}
 	res := map[string]any{"resultType": "complete", "_meta": map[string]any{metaSubscriptionID: msg.ID.Value()}}
 	return s.encodeTree(spec, m, msg.ID, res), 0
+}
+
+// subscribable keeps the URIs the handler lets the caller subscribe to,
+// asking its Subscribe as resources/subscribe does in the session
+// revisions: a resource the caller may not see (another user's) is never
+// announced on its stream. The acknowledgement lists what was kept.
+func (s *Server) subscribable(ctx context.Context, uris []string) []string {
+	var kept []string
+	for _, uri := range uris {
+		_, err := s.guard(mcp.MethodSubscribe, func() (wire.Encoder, error) {
+			return s.handler.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri})
+		})
+		if err == nil {
+			kept = append(kept, uri)
+		}
+	}
+	return kept
 }
 
 // notifyListeners forwards a notification to the listen streams that ask

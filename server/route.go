@@ -38,18 +38,20 @@ type Reply struct {
 // the transport then picks how to answer (JSON or an event stream) from
 // what Call reports, and runs it.
 type Call struct {
-	srv     *Server
-	in      *Incoming
-	kind    callKind
-	refusal *Reply
-	sess    *Session
-	headers *RequestHeaders
+	srv       *Server
+	in        *Incoming
+	kind      callKind
+	refusal   *Reply
+	sess      *Session
+	headers   *RequestHeaders
+	transport string // of the session initialize opens
 }
 
 type callKind int
 
 const (
-	callSession    callKind = iota // a request of an open session
+	callRefused    callKind = iota // answered by its refusal
+	callSession                    // a request of an open session
 	callInitialize                 // opens a session
 	callEphemeral                  // a session revision without a session (Route.Stateless)
 	callStateless                  // a stateless revision (2026-07-28)
@@ -84,11 +86,7 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 		}
 		c.kind, c.sess = callEphemeral, sess
 	case c.in.IsInitialize():
-		sess, err := s.NewSession("", nil, Transport(r.Transport), OpenedBy(CallerFrom(ctx)))
-		if err != nil {
-			return c.busy(err)
-		}
-		c.kind, c.sess = callInitialize, sess
+		c.kind, c.transport = callInitialize, r.Transport // the session opens when the call runs
 	default:
 		sess, status, msg := s.sessionOf(ctx, r)
 		if sess == nil {
@@ -141,26 +139,25 @@ func refusal(status int, msg string) Reply {
 }
 
 func (c *Call) refuse(status int, body []byte) *Call {
-	c.refusal = &Reply{Body: body, Status: status}
+	c.kind, c.refusal = callRefused, &Reply{Body: body, Status: status}
 	return c
 }
 
 func (c *Call) refuseWith(status int, msg string) *Call {
 	r := refusal(status, msg)
-	c.refusal = &r
+	c.kind, c.refusal = callRefused, &r
 	return c
 }
 
-// busy refuses an initialize the server has no room for: 503, or 429 when
-// the client holds its share of sessions.
-func (c *Call) busy(err error) *Call {
+// busy is the reply to an initialize the server has no room for: 503, or
+// 429 when the client holds its share of sessions.
+func busy(err error) Reply {
 	status, msg := http.StatusServiceUnavailable, "Service Unavailable: "
 	if errors.Is(err, ErrQuota) {
 		status, msg = http.StatusTooManyRequests, "Too Many Requests: "
 	}
-	c.refuse(status, jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: msg + strings.TrimPrefix(err.Error(), "server: ")}))
-	c.refusal.RetryAfter = 5
-	return c
+	body := jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: msg + strings.TrimPrefix(err.Error(), "server: ")})
+	return Reply{Body: body, Status: status, RetryAfter: 5}
 }
 
 // Refused reports the reply of a body that cannot be served.
@@ -176,12 +173,16 @@ func (c *Call) Refused() (Reply, bool) {
 func (c *Call) Answers() bool { return c.in.HasRequests() }
 
 // Streams reports whether the answer may go on an event stream: a call
-// with requests, neither a batch nor initialize (answered as JSON).
+// with requests, not initialize, and not a batch of a session revision
+// (a stateless revision refuses batches in its own words).
 func (c *Call) Streams() bool {
-	if !c.in.HasRequests() || c.kind == callInitialize || c.kind == callEphemeral && c.in.IsInitialize() {
+	switch {
+	case c.kind == callRefused || c.kind == callInitialize || !c.in.HasRequests():
 		return false
+	case c.kind == callStateless:
+		return true
 	}
-	return c.kind == callStateless || !c.in.IsBatch()
+	return !c.in.IsBatch() && !c.in.IsInitialize()
 }
 
 // SessionID is the session kept for the call, whose stream events the
@@ -218,6 +219,23 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
 	if c.refusal != nil {
 		return *c.refusal
 	}
+	if c.kind == callInitialize {
+		sess, err := c.srv.NewSession("", nil, Transport(c.transport), OpenedBy(CallerFrom(ctx)))
+		if err != nil {
+			return busy(err)
+		}
+		c.sess = sess
+	}
+	if !c.in.HasRequests() {
+		// Notifications and responses: served, and answered 202 whatever
+		// the core makes of them (it logs what it refuses).
+		c.serve(ctx, out, closeEarly)
+		return Reply{Status: http.StatusAccepted}
+	}
+	return c.serve(ctx, out, closeEarly)
+}
+
+func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
 	if c.kind == callStateless {
 		if exp := CallerFrom(ctx).Expires; !exp.IsZero() {
 			var cancel context.CancelFunc

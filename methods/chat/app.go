@@ -67,7 +67,7 @@ type Notifier interface {
 // App is the chat application's mcp.Handler. It is safe for concurrent
 // use by any number of sessions. Serve it with server.New and Attach.
 type App struct {
-	*app.App
+	*layer // the registration layer; unexported, so that nobody serves it without the overrides below
 
 	store     store.Store
 	agent     agent.Agent
@@ -89,6 +89,9 @@ type App struct {
 	sessions map[string]string // session id -> its user
 }
 
+// layer is the registration layer under App.
+type layer = app.App
+
 var _ mcp.Handler = (*App)(nil)
 
 // Option configures an App.
@@ -102,7 +105,9 @@ func WithUser(f func(ctx context.Context) (user string, ok bool)) Option {
 }
 
 // WithAnonymousUser names the user of calls without an identity (default
-// LocalUser). "" refuses them: every method then answers -32600.
+// LocalUser). "" refuses them: every call, read, completion and
+// subscription then answers -32600 (the lists of tools and prompts, the
+// same for everyone, stay open).
 func WithAnonymousUser(name string) Option { return func(a *App) { a.anonymous = name } }
 
 // WithNotifier sets where list changes for a user's sessions go (default:
@@ -161,7 +166,7 @@ func New(s store.Store, ag agent.Agent, opts ...Option) *App {
 	a.store = guardedStore{Store: s, app: a}
 	shared := app.CacheHint{Scope: "public"} // the same for every user, not to be kept
 	mine := app.CacheHint{Scope: "private"}
-	a.App = app.New(a.info.Name, a.info.Version,
+	a.layer = app.New(a.info.Name, a.info.Version,
 		app.WithTitle("mcpstack chat"),
 		app.WithInstructions(Instructions),
 		app.WithLogger(a.log),
@@ -187,15 +192,24 @@ func New(s store.Store, ag agent.Agent, opts ...Option) *App {
 // admit refuses a call without a user (WithAnonymousUser("")) and a tool
 // call the caller may not make (WithAuthorize).
 func (a *App) admit(ctx context.Context, call app.Invocation, next func(context.Context) (any, error)) (any, error) {
-	if _, err := a.caller(ctx); err != nil {
-		return nil, err
-	}
 	if call.Method == mcp.MethodCallTool && a.authorize != nil {
 		if err := a.authorize(ctx, call.Name); err != nil {
 			return nil, err
 		}
 	}
+	if _, err := a.caller(ctx); err != nil {
+		return nil, err
+	}
 	return next(ctx)
+}
+
+// Complete refuses a caller without a user, as every method does, then
+// completes (languages, or the caller's own conversation ids).
+func (a *App) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+	if _, err := a.caller(ctx); err != nil {
+		return nil, err
+	}
+	return a.layer.Complete(ctx, p)
 }
 
 // Attach wires the app to the server that serves it: list changes and
@@ -203,7 +217,7 @@ func (a *App) admit(ctx context.Context, call app.Invocation, next func(context.
 // a user's sessions when they start a conversation (unless WithNotifier
 // gave another way), and the end of sessions (EndSession).
 func (a *App) Attach(srv *server.Server) {
-	a.App.Attach(srv)
+	a.layer.Attach(srv)
 	srv.OnSessionClosed(a.EndSession)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -234,7 +248,7 @@ func (n sessionNotifier) ResourceListChanged(ctx context.Context, ids []string) 
 // user.
 func (a *App) Initialize(ctx context.Context, p *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
 	_, _ = a.caller(ctx)
-	return a.App.Initialize(ctx, p)
+	return a.layer.Initialize(ctx, p)
 }
 
 // caller returns the user of the call, and remembers which user the

@@ -48,7 +48,7 @@ type (
 )
 
 func (a *App) addPrompts() {
-	app.AddPrompt(a.App, app.Prompt{Name: PromptCodeReview, Title: "Code review", Description: "Review code for quality and best practices",
+	app.AddPrompt(a.layer, app.Prompt{Name: PromptCodeReview, Title: "Code review", Description: "Review code for quality and best practices",
 		Complete: map[string]app.Completer{"language": app.Prefixed(Languages...)}},
 		func(_ context.Context, in codeReviewArgs) (*mcp.GetPromptResult, error) {
 			intro := "Please review this code:"
@@ -57,10 +57,10 @@ func (a *App) addPrompts() {
 			}
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{userMessage(text(intro + "\n\n" + in.Code))}}, nil
 		})
-	app.AddPrompt(a.App, app.Prompt{Name: PromptSummarize, Title: "Summarize a conversation", Description: "Summarize one of your conversations: its topic, what was asked and answered, what is still open",
+	app.AddPrompt(a.layer, app.Prompt{Name: PromptSummarize, Title: "Summarize a conversation", Description: "Summarize one of your conversations: its topic, what was asked and answered, what is still open",
 		Complete: map[string]app.Completer{"conversation_id": a.completeIDs}},
 		a.summarizePrompt)
-	app.AddPrompt(a.App, app.Prompt{Name: PromptDebugError, Title: "Debug an error", Description: "Explain an error message: its likely cause and how to fix it"},
+	app.AddPrompt(a.layer, app.Prompt{Name: PromptDebugError, Title: "Debug an error", Description: "Explain an error message: its likely cause and how to fix it"},
 		func(_ context.Context, in debugErrorArgs) (*mcp.GetPromptResult, error) {
 			var b strings.Builder
 			b.WriteString("I got this error:\n\n" + in.Error)

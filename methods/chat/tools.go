@@ -107,20 +107,20 @@ func (a *App) addTools() {
 	readOnly := func(title string) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: &t, OpenWorldHint: &f}
 	}
-	app.AddTool(a.App, app.Tool{
+	app.AddTool(a.layer, app.Tool{
 		Name:         ToolChat,
 		Title:        "Chat",
 		Description:  "Chat with the AI agent. Without conversation_id a new conversation starts; with it, the conversation continues with its history as context. Returns the answer, the conversation_id and the token usage.",
 		OutputSchema: app.SchemaFor[chatResult](), // the result carries _meta too: the handler builds it
 		Annotations:  &mcp.ToolAnnotations{Title: "Chat", ReadOnlyHint: &f, DestructiveHint: &f, IdempotentHint: &f, OpenWorldHint: &t},
 	}, a.runChat)
-	app.AddTool(a.App, app.Tool{
+	app.AddTool(a.layer, app.Tool{
 		Name:        ToolSearch,
 		Title:       "Search conversations",
 		Description: "Find your conversations whose title or messages contain the query (ignoring case), most recently updated first.",
 		Annotations: readOnly("Search conversations"),
 	}, a.runSearch)
-	app.AddTool(a.App, app.Tool{
+	app.AddTool(a.layer, app.Tool{
 		Name:        ToolGet,
 		Title:       "Get a conversation",
 		Description: "Read one of your conversations: its title and every turn, with who answered and the token usage.",

@@ -281,6 +281,17 @@ func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *serve
 	defer stream.close()
 	stop := context.AfterFunc(r.Context(), stream.close)
 	defer stop()
+	expired, stopExpiry := server.CallerFrom(r.Context()).Expiry()
+	defer stopExpiry()
+	if expired != nil {
+		go func() { // the response ends with its credential
+			select {
+			case <-expired:
+				stream.close()
+			case <-r.Context().Done():
+			}
+		}()
+	}
 	reply := call.Run(r.Context(), stream, nil)
 	if !stream.started() {
 		writeReply(w, reply)
@@ -337,12 +348,13 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 			return
 		}
+		h.listen.Store(sess.ID(), es) // before Attach: a session that ends from here on drops it (sessionClosed)
 		if _, ok := sess.Attach(es); !ok {
+			h.listen.CompareAndDelete(sess.ID(), es)
 			es.finish()
 			httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 			return
 		}
-		h.listen.Store(sess.ID(), es)
 	} else if es.attached() {
 		httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 		return
