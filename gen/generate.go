@@ -69,6 +69,7 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 		{"decode_gen.go", c.decode()},
 		{"encode_gen.go", c.encode()},
 		{"handler_gen.go", c.handler()},
+		{"requests_gen.go", c.requests()},
 		{"methods_gen.go", c.methods()},
 	}
 	for _, cf := range files {

@@ -1,0 +1,157 @@
+package client
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// serve answers a request of the server (sampling, elicitation, roots,
+// ping) with the client's handlers, after checking it against the
+// revision's schema. A notifications/cancelled for it cancels its context.
+func (s *Session) serve(msg *jsonrpc.Message, body []byte) {
+	spec := s.currentSpec()
+	answer := func(b []byte) {
+		if err := s.conn.Send(context.Background(), b); err != nil {
+			s.c.log.Debug("client: answering the server", "method", msg.Method, "err", err)
+		}
+	}
+	m, ok := spec.Method(msg.Method)
+	if !ok || !m.ServerToClient || m.Notification {
+		s.report(&Violation{Rule: RuleUnknownMethod, Method: msg.Method, Pointer: "/method", Reason: "revision " + spec.Revision + " has no request " + msg.Method + " from server to client", Message: body})
+		answer(jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: " + msg.Method}))
+		return
+	}
+	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+		s.report(schemaViolation(msg.Method, "", err, body))
+		if s.c.violations == nil {
+			answer(jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err)))
+			return
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.mu.Lock()
+	s.serving[msg.ID] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.serving, msg.ID)
+		s.mu.Unlock()
+	}()
+	result, err := s.handle(ctx, msg.Method, msg.Params)
+	if ctx.Err() != nil {
+		return // cancelled by the server: no answer
+	}
+	if err != nil {
+		answer(jsonrpc.EncodeError(msg.ID, refusal(err)))
+		return
+	}
+	b, err := jsonrpc.EncodeResult(msg.ID, spec.Project(result))
+	if err != nil {
+		answer(jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}))
+		return
+	}
+	answer(b)
+}
+
+// handle runs the client's handler for a request of the server.
+func (s *Session) handle(ctx context.Context, method string, params any) (wire.Encoder, error) {
+	return mcp.DispatchClientHandler(ctx, handlers{s.c}, method, params, s.currentSpec().Index)
+}
+
+// refusal is the error sent for a handler's error: a *wire.Error as it is,
+// a method the client has no handler for -32601, anything else -32603.
+func refusal(err error) *wire.Error {
+	var we *wire.Error
+	switch {
+	case errors.As(err, &we):
+		return we
+	case errors.Is(err, wire.ErrMethodNotFound):
+		return &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: this client has no handler for it"}
+	}
+	return &wire.Error{Code: wire.CodeInternalError, Message: err.Error()}
+}
+
+// handlers is the client's side of the server's requests: the user's
+// handlers where given, a refusal (-32601) where not. Every method is
+// written out, so that a new server-to-client method of a new revision is
+// a compile error here rather than a silent refusal.
+type handlers struct{ c *Client }
+
+var _ mcp.ClientHandler = handlers{}
+
+func (h handlers) CreateMessage(ctx context.Context, p *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
+	if h.c.sampling == nil {
+		return nil, wire.ErrMethodNotFound
+	}
+	return h.c.sampling(ctx, p)
+}
+
+func (h handlers) Elicit(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+	if h.c.elicit == nil {
+		return nil, wire.ErrMethodNotFound
+	}
+	return h.c.elicit(ctx, p)
+}
+
+func (h handlers) ListRoots(ctx context.Context, _ *mcp.ListRootsRequestParams) (*mcp.ListRootsResult, error) {
+	if h.c.roots == nil {
+		return nil, wire.ErrMethodNotFound
+	}
+	roots, err := h.c.roots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListRootsResult{Roots: roots}, nil
+}
+
+func (handlers) Ping(context.Context, *mcp.RequestParams) (*mcp.EmptyResult, error) {
+	return &mcp.EmptyResult{}, nil
+}
+
+// Tasks on the client side (2025-11-25) are not supported: the client
+// declares no tasks capability, so a server does not ask.
+
+func (handlers) CancelTask(context.Context, *mcp.CancelTaskRequestParams) (*mcp.CancelTaskResult, error) {
+	return nil, wire.ErrMethodNotFound
+}
+
+func (handlers) GetTask(context.Context, *mcp.GetTaskRequestParams) (*mcp.GetTaskResult, error) {
+	return nil, wire.ErrMethodNotFound
+}
+
+func (handlers) GetTaskPayload(context.Context, *mcp.GetTaskPayloadRequestParams) (*mcp.GetTaskPayloadResult, error) {
+	return nil, wire.ErrMethodNotFound
+}
+
+func (handlers) ListTasks(context.Context, *mcp.PaginatedRequestParams) (*mcp.ListTasksResult, error) {
+	return nil, wire.ErrMethodNotFound
+}
+
+// The notifications are dispatched by Session.notification; these are
+// never called.
+
+func (handlers) OnCancelled(context.Context, *mcp.CancelledNotificationParams) error { return nil }
+func (handlers) OnElicitationComplete(context.Context, *mcp.ElicitationCompleteNotificationParams) error {
+	return nil
+}
+func (handlers) OnLoggingMessage(context.Context, *mcp.LoggingMessageNotificationParams) error {
+	return nil
+}
+func (handlers) OnProgress(context.Context, *mcp.ProgressNotificationParams) error { return nil }
+func (handlers) OnPromptListChanged(context.Context, *mcp.NotificationParams) error { return nil }
+func (handlers) OnResourceListChanged(context.Context, *mcp.NotificationParams) error {
+	return nil
+}
+func (handlers) OnResourceUpdated(context.Context, *mcp.ResourceUpdatedNotificationParams) error {
+	return nil
+}
+func (handlers) OnSubscriptionsAcknowledged(context.Context, *mcp.SubscriptionsAcknowledgedNotificationParams) error {
+	return nil
+}
+func (handlers) OnTaskStatus(context.Context, *mcp.TaskStatusNotificationParams) error { return nil }
+func (handlers) OnToolListChanged(context.Context, *mcp.NotificationParams) error     { return nil }

@@ -1,0 +1,167 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// SSE is the HTTP+SSE transport of 2024-11-05: a GET to URL opens the
+// event stream that carries every message of the server, and names (its
+// endpoint event) where the client POSTs its own.
+type SSE struct {
+	URL        string
+	Client     *http.Client
+	Header     http.Header
+	MaxMessage int // default 16 MiB
+}
+
+// Connect opens the stream and waits for the endpoint event.
+func (t *SSE) Connect(ctx context.Context) (Conn, error) {
+	hc := t.Client
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	max := t.MaxMessage
+	if max <= 0 {
+		max = 16 << 20
+	}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, t.URL, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	addHeader(req.Header, t.Header)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		cancel()
+		return nil, &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	}
+	events := newSSEReader(resp.Body, max)
+	var endpoint *url.URL
+	for endpoint == nil {
+		ev, err := events.next()
+		if err != nil {
+			resp.Body.Close()
+			cancel()
+			return nil, fmt.Errorf("client: the SSE stream ended before its endpoint event: %w", err)
+		}
+		if ev.name == "endpoint" {
+			base, _ := url.Parse(t.URL)
+			if endpoint, err = base.Parse(strings.TrimSpace(string(ev.data))); err != nil {
+				resp.Body.Close()
+				cancel()
+				return nil, fmt.Errorf("client: the endpoint event names no URL: %w", err)
+			}
+		}
+	}
+	c := &sseConn{t: t, hc: hc, endpoint: endpoint.String(), in: make(chan []byte, 64), ctx: cctx, cancel: cancel}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer resp.Body.Close()
+		for {
+			ev, err := events.next()
+			if err != nil {
+				c.fail(err)
+				return
+			}
+			if ev.name != "message" || len(ev.data) == 0 {
+				continue
+			}
+			select {
+			case c.in <- bytes.Clone(ev.data):
+			case <-cctx.Done():
+				return
+			}
+		}
+	}()
+	return c, nil
+}
+
+func addHeader(dst, src http.Header) {
+	for k, vs := range src {
+		for _, v := range vs {
+			dst.Add(k, v)
+		}
+	}
+}
+
+type sseConn struct {
+	t        *SSE
+	hc       *http.Client
+	endpoint string
+	in       chan []byte
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+
+	mu  sync.Mutex
+	err error
+}
+
+func (c *sseConn) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+	c.cancel()
+}
+
+func (c *sseConn) Send(ctx context.Context, msg []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(msg))
+	if err != nil {
+		return err
+	}
+	addHeader(req.Header, c.t.Header)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	}
+	return nil
+}
+
+func (c *sseConn) Read(ctx context.Context) ([]byte, error) {
+	select {
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.ctx.Done():
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.err != nil && !errors.Is(c.err, context.Canceled) {
+			return nil, fmt.Errorf("the SSE stream ended: %w", c.err)
+		}
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *sseConn) Negotiated(string) {}
+
+func (c *sseConn) Close() error {
+	c.cancel()
+	c.wg.Wait()
+	return nil
+}

@@ -1,0 +1,109 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// What a request of a stateless revision (2026-07-28) carries in _meta,
+// and the result that asks the client for input.
+const (
+	metaProtocolVersion     = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities  = "io.modelcontextprotocol/clientCapabilities"
+	resultInputRequired     = "input_required"
+	inputRequiredDefinition = "InputRequiredResult"
+)
+
+// lookupSession is a revision negotiated by initialize, or nil.
+func lookupSession(revision string) *wire.Spec {
+	if spec := generated.Lookup(revision); spec != nil && !spec.Stateless() {
+		return spec
+	}
+	return nil
+}
+
+// discover asks a server of a stateless revision what it is: its info,
+// capabilities and the revisions it serves.
+func (s *Session) discover(ctx context.Context) error {
+	spec := s.currentSpec()
+	res, err := s.Discover(ctx, &mcp.RequestParams{})
+	if err != nil {
+		return fmt.Errorf("client: server/discover: %w", err)
+	}
+	if len(res.SupportedVersions) > 0 && !slices.Contains(res.SupportedVersions, spec.Revision) {
+		return fmt.Errorf("client: server/discover: %w", &Violation{Rule: RuleVersion, Method: mcp.MethodDiscover, Pointer: "/result/supportedVersions",
+			Reason: fmt.Sprintf("the server answered a request of %s but does not list it (%v)", spec.Revision, res.SupportedVersions)})
+	}
+	s.mu.Lock()
+	if res.Meta != nil {
+		s.info = res.Meta.ServerInfo
+	}
+	s.caps, s.instr = &res.Capabilities, res.Instructions
+	s.mu.Unlock()
+	s.conn.Negotiated(spec.Revision)
+	return nil
+}
+
+// statelessRequest sends a request that stands alone: its version and the
+// client's capabilities in _meta. An input-required result is answered
+// with the client's handlers and the request sent again, with the answers
+// and the server's requestState, until it completes.
+func (s *Session) statelessRequest(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (wire.Encoder, error) {
+	for round := 0; ; round++ {
+		meta, _ := params["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[metaProtocolVersion] = spec.Revision
+		meta[metaClientCapabilities] = spec.Project(s.c.capabilities())
+		params["_meta"] = meta
+		result, err := s.roundTrip(ctx, spec, m, params)
+		if err != nil {
+			return nil, err
+		}
+		obj, _ := result.(map[string]any)
+		if obj["resultType"] != resultInputRequired {
+			return s.decodeResult(spec, m, result)
+		}
+		if round >= s.c.maxRounds {
+			return nil, fmt.Errorf("client: %s: the server still asks for input after %d rounds", m.Name, round+1)
+		}
+		answers, err := s.answerInputs(ctx, spec, obj["inputRequests"])
+		if err != nil {
+			return nil, fmt.Errorf("client: %s: %w", m.Name, err)
+		}
+		params["inputResponses"] = answers
+		if state, ok := obj["requestState"].(string); ok {
+			params["requestState"] = state
+		} else {
+			delete(params, "requestState")
+		}
+	}
+}
+
+// answerInputs answers each input request with the client's handlers.
+func (s *Session) answerInputs(ctx context.Context, spec *wire.Spec, requests any) (map[string]any, error) {
+	reqs, _ := requests.(map[string]any)
+	keys := make([]string, 0, len(reqs))
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	answers := make(map[string]any, len(reqs))
+	for _, key := range keys {
+		r, _ := reqs[key].(map[string]any)
+		method, _ := r["method"].(string)
+		result, err := s.handle(ctx, method, r["params"])
+		if err != nil {
+			return nil, fmt.Errorf("the server asked for %s (input %q), which this client cannot give: %v", method, key, refusal(err).Message)
+		}
+		answers[key] = spec.Project(result)
+	}
+	return answers, nil
+}

@@ -1,0 +1,373 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// StreamableHTTP is the Streamable HTTP transport: each message is a POST
+// to URL, answered by JSON or an event stream; a GET stream carries what
+// the server sends unasked; a dropped response stream is resumed with
+// Last-Event-ID; Close deletes the session.
+type StreamableHTTP struct {
+	URL string
+	// Client makes the requests (default: an http.Client without a
+	// timeout, since streams last).
+	Client *http.Client
+	// Header is sent with every request: Authorization, custom headers.
+	Header http.Header
+	// MaxMessage bounds one message from the server (default 16 MiB).
+	MaxMessage int
+	// NoListen skips the GET stream (a client that only calls).
+	NoListen bool
+}
+
+// ErrSessionEnded is returned when the server no longer knows the
+// session (HTTP 404): a new Connect starts another.
+var ErrSessionEnded = errors.New("client: the server ended the session (404)")
+
+// Connect prepares the connection; nothing is sent before the first
+// message.
+func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
+	if t.URL == "" {
+		return nil, errors.New("client: StreamableHTTP has no URL")
+	}
+	hc := t.Client
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	max := t.MaxMessage
+	if max <= 0 {
+		max = 16 << 20
+	}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &httpConn{t: t, hc: hc, max: max, in: make(chan []byte, 64), ctx: cctx, cancel: cancel}, nil
+}
+
+type httpConn struct {
+	t      *StreamableHTTP
+	hc     *http.Client
+	max    int
+	in     chan []byte
+	ctx    context.Context // the connection's: streams end with it
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	session   string
+	version   string
+	listening bool
+	streams   sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// head is what the transport reads of an outgoing message: its headers
+// depend on it (2026-07-28: Mcp-Method, Mcp-Name, the version of _meta).
+type head struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name string         `json:"name"`
+		URI  string         `json:"uri"`
+		Meta map[string]any `json:"_meta"`
+	} `json:"params"`
+}
+
+func (c *httpConn) header(h http.Header) {
+	for k, vs := range c.t.Header {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session != "" {
+		h.Set("Mcp-Session-Id", c.session)
+	}
+	if c.version != "" {
+		h.Set("MCP-Protocol-Version", c.version)
+	}
+}
+
+func (c *httpConn) Send(ctx context.Context, msg []byte) error {
+	var hd head
+	_ = json.Unmarshal(msg, &hd)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.t.URL, bytes.NewReader(msg))
+	if err != nil {
+		return err
+	}
+	c.header(req.Header)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if v, ok := hd.Params.Meta[metaProtocolVersion].(string); ok {
+		req.Header.Set("MCP-Protocol-Version", v) // a request that names its revision
+	}
+	if hd.Method != "" {
+		req.Header.Set("Mcp-Method", hd.Method)
+		name := hd.Params.Name // tools/call, prompts/get
+		if name == "" {
+			name = hd.Params.URI // resources/read
+		}
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+	}
+	// The response outlives Send when it is a stream: it ends with the
+	// call's context or the connection.
+	rctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.ctx, cancel)
+	req = req.WithContext(rctx)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		stop()
+		cancel()
+		return err
+	}
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		c.mu.Lock()
+		if c.session == "" {
+			c.session = sid
+		}
+		c.mu.Unlock()
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		resp.Body.Close()
+		stop()
+		cancel()
+		return nil
+	case resp.StatusCode == http.StatusOK && mt == "text/event-stream":
+		c.streams.Add(1)
+		go func() {
+			defer c.streams.Done()
+			defer stop()
+			defer cancel()
+			c.readStream(resp.Body, hd.ID)
+		}()
+		return nil
+	}
+	defer stop()
+	defer cancel()
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.max)+1))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode == http.StatusNotFound && c.sessionID() != "" {
+		return ErrSessionEnded
+	}
+	if mt == "application/json" && len(body) > 0 && len(body) <= c.max && (resp.StatusCode == http.StatusOK || isJSONRPC(body)) {
+		return c.push(body) // an answer, or a JSON-RPC error with an HTTP status
+	}
+	if resp.StatusCode == http.StatusOK {
+		return fmt.Errorf("client: the server answered %s to a POST, not JSON or an event stream", resp.Header.Get("Content-Type"))
+	}
+	return &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+}
+
+// HTTPError is an HTTP status the server answered instead of a message.
+type HTTPError struct {
+	Status int
+	Body   string
+}
+
+func (e *HTTPError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("client: HTTP %d", e.Status)
+	}
+	return fmt.Sprintf("client: HTTP %d: %.200s", e.Status, e.Body)
+}
+
+func isJSONRPC(body []byte) bool {
+	var m struct {
+		JSONRPC string `json:"jsonrpc"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.JSONRPC == "2.0"
+}
+
+func (c *httpConn) sessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+// push hands a message to Read.
+func (c *httpConn) push(msg []byte) error {
+	select {
+	case c.in <- msg:
+		return nil
+	case <-c.ctx.Done():
+		return ErrClosed
+	}
+}
+
+// readStream reads a POST's event stream; when it ends before the answer
+// to request id came, it resumes with Last-Event-ID on a GET, as long as
+// the server gave event ids.
+func (c *httpConn) readStream(body io.ReadCloser, id json.RawMessage) {
+	answered, last, retry := c.drain(body, id)
+	for attempt := 0; !answered && last != "" && c.ctx.Err() == nil && attempt < 5; attempt++ {
+		select {
+		case <-time.After(retry):
+		case <-c.ctx.Done():
+			return
+		}
+		resp, err := c.get(last)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			continue
+		}
+		var more string
+		answered, more, retry = c.drain(resp.Body, id)
+		if more != "" {
+			last, attempt = more, -1 // progress: the attempts start again
+		}
+	}
+}
+
+// drain pushes the events of a stream until it ends; it reports whether
+// the answer to id came, the last event id and the retry delay.
+func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool, last string, retry time.Duration) {
+	defer body.Close()
+	retry = time.Second
+	r := newSSEReader(body, c.max)
+	for {
+		ev, err := r.next()
+		if err != nil {
+			return answered, last, retry
+		}
+		if ev.hasID {
+			last = ev.id
+		}
+		if ev.retry > 0 {
+			retry = ev.retry
+		}
+		if len(ev.data) == 0 || ev.name != "message" {
+			continue
+		}
+		if len(id) > 0 && answers(ev.data, id) {
+			answered = true
+		}
+		if c.push(bytes.Clone(ev.data)) != nil {
+			return true, last, retry
+		}
+	}
+}
+
+// answers reports whether msg is the response to request id.
+func answers(msg []byte, id json.RawMessage) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method == "" && bytes.Equal(bytes.TrimSpace(m.ID), bytes.TrimSpace(id))
+}
+
+// get opens a GET stream of the session (resuming after last, when set).
+func (c *httpConn) get(last string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.t.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.header(req.Header)
+	req.Header.Set("Accept", "text/event-stream")
+	if last != "" {
+		req.Header.Set("Last-Event-ID", last)
+	}
+	return c.hc.Do(req)
+}
+
+// Negotiated records the revision for the MCP-Protocol-Version header and
+// opens the GET stream of a session.
+func (c *httpConn) Negotiated(revision string) {
+	c.mu.Lock()
+	c.version = revision
+	listen := !c.t.NoListen && !c.listening && c.session != ""
+	c.listening = c.listening || listen
+	c.mu.Unlock()
+	if listen {
+		c.streams.Add(1)
+		go func() {
+			defer c.streams.Done()
+			c.listen()
+		}()
+	}
+}
+
+// listen keeps the GET stream open, reconnecting after drops (with
+// Last-Event-ID), until the connection closes or the server says it has
+// none (405).
+func (c *httpConn) listen() {
+	last, failures := "", 0
+	for c.ctx.Err() == nil && failures < 5 {
+		resp, err := c.get(last)
+		switch {
+		case err != nil:
+			failures++
+		case resp.StatusCode == http.StatusMethodNotAllowed, resp.StatusCode == http.StatusNotFound:
+			resp.Body.Close()
+			return
+		case resp.StatusCode != http.StatusOK:
+			resp.Body.Close()
+			failures++
+		default:
+			failures = 0
+			_, more, retry := c.drain(resp.Body, nil)
+			if more != "" {
+				last = more
+			}
+			select {
+			case <-time.After(retry):
+			case <-c.ctx.Done():
+			}
+			continue
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-c.ctx.Done():
+		}
+	}
+}
+
+func (c *httpConn) Read(ctx context.Context) ([]byte, error) {
+	select {
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.ctx.Done():
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close ends the streams and deletes the session on the server.
+func (c *httpConn) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		if sid := c.sessionID(); sid != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			req, rerr := http.NewRequestWithContext(ctx, http.MethodDelete, c.t.URL, nil)
+			if rerr == nil {
+				c.header(req.Header)
+				if resp, derr := c.hc.Do(req); derr == nil {
+					resp.Body.Close()
+				}
+			}
+		}
+		c.cancel()
+		c.streams.Wait()
+	})
+	return err
+}
