@@ -142,7 +142,7 @@ func (handlers) OnElicitationComplete(context.Context, *mcp.ElicitationCompleteN
 func (handlers) OnLoggingMessage(context.Context, *mcp.LoggingMessageNotificationParams) error {
 	return nil
 }
-func (handlers) OnProgress(context.Context, *mcp.ProgressNotificationParams) error { return nil }
+func (handlers) OnProgress(context.Context, *mcp.ProgressNotificationParams) error  { return nil }
 func (handlers) OnPromptListChanged(context.Context, *mcp.NotificationParams) error { return nil }
 func (handlers) OnResourceListChanged(context.Context, *mcp.NotificationParams) error {
 	return nil
@@ -154,4 +154,4 @@ func (handlers) OnSubscriptionsAcknowledged(context.Context, *mcp.SubscriptionsA
 	return nil
 }
 func (handlers) OnTaskStatus(context.Context, *mcp.TaskStatusNotificationParams) error { return nil }
-func (handlers) OnToolListChanged(context.Context, *mcp.NotificationParams) error     { return nil }
+func (handlers) OnToolListChanged(context.Context, *mcp.NotificationParams) error      { return nil }

@@ -25,7 +25,7 @@ type Session struct {
 	nextID   int64
 	pending  map[wire.ID]*call
 	progress map[wire.ID]func(*mcp.ProgressNotificationParams) // by progress token
-	serving  map[wire.ID]context.CancelFunc                   // the server's requests in flight
+	serving  map[wire.ID]context.CancelFunc                    // the server's requests in flight
 	info     *mcp.Implementation
 	caps     *mcp.ServerCapabilities
 	instr    string
@@ -464,7 +464,9 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 // progressKey is the context key of a call's progress handler.
 type progressKey struct{}
 
-type progressHandler struct{ fn func(*mcp.ProgressNotificationParams) }
+type progressHandler struct {
+	fn func(*mcp.ProgressNotificationParams)
+}
 
 // WithProgress returns a context whose request asks the server for
 // progress (a progress token in _meta) and hands each
