@@ -2,6 +2,7 @@
 // protocol layer is generated from JSON Schema, and the tools around it.
 //
 //	mcpstack serve [--http ADDR | --stdio] [--profile chat|conformance|bench]
+//	mcpstack client URL [--method M ...] | mcpstack client [flags] -- CMD ARGS
 //	mcpstack token --sub NAME --scope "..."
 //	mcpstack bench --url URL | --stdio "CMD ARGS"
 //	mcpstack validate [--output text|json|github|junit] LOG...
@@ -19,6 +20,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated"
 	benchtool "github.com/mcpstack/mcpstack/tools/bench"
+	"github.com/mcpstack/mcpstack/tools/clientcmd"
 	"github.com/mcpstack/mcpstack/tools/schemadiff"
 	"github.com/mcpstack/mcpstack/tools/token"
 	"github.com/mcpstack/mcpstack/tools/validate"
@@ -34,6 +36,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"bench":      {"load an MCP server (HTTP URL or stdio command): calls/s, latency, errors", benchtool.Command},
+		"client":     {"send one request to an MCP server and check everything it answers against the protocol", clientcmd.Command},
 		"schemadiff": {"compare our schemas of a revision with an official schema.json", schemadiff.Command},
 		"serve":      {"serve MCP over Streamable HTTP, HTTP+SSE, WebSocket or stdio", serveCommand},
 		"token":      {"mint an HS256 bearer token for serve --auth hs256", token.Command},

@@ -300,6 +300,17 @@ func (s *Session) report(v *Violation) {
 func (s *Session) readLoop() {
 	for {
 		msg, err := s.conn.Read(context.Background())
+		var broken *BrokenAnswer
+		if errors.As(err, &broken) {
+			v := &Violation{Rule: RuleJSON, Reason: "the answer is not JSON", Message: broken.Body}
+			s.report(v)
+			if tree, perr := wire.Parse(broken.RequestID); perr == nil {
+				if id, ierr := wire.IDFromValue(tree); ierr == nil {
+					s.deliver(id, reply{err: v})
+				}
+			}
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, ErrClosed) {
 				s.end(ErrClosed)

@@ -50,14 +50,14 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 		max = 16 << 20
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	return &httpConn{t: t, hc: hc, max: max, in: make(chan []byte, 64), ctx: cctx, cancel: cancel}, nil
+	return &httpConn{t: t, hc: hc, max: max, in: make(chan inbound, 64), ctx: cctx, cancel: cancel}, nil
 }
 
 type httpConn struct {
 	t      *StreamableHTTP
 	hc     *http.Client
 	max    int
-	in     chan []byte
+	in     chan inbound
 	ctx    context.Context // the connection's: streams end with it
 	cancel context.CancelFunc
 
@@ -67,6 +67,12 @@ type httpConn struct {
 	listening bool
 	streams   sync.WaitGroup
 	closeOnce sync.Once
+}
+
+// inbound is a message for Read, or a broken answer to a request.
+type inbound struct {
+	msg []byte
+	err error
 }
 
 // head is what the transport reads of an outgoing message: its headers
@@ -166,7 +172,7 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 		return ErrSessionEnded
 	}
 	if mt == "application/json" && len(body) > 0 && len(body) <= c.max && (resp.StatusCode == http.StatusOK || isJSONRPC(body)) {
-		return c.push(body) // an answer, or a JSON-RPC error with an HTTP status
+		return c.answer(hd.ID, body) // an answer, or a JSON-RPC error with an HTTP status
 	}
 	if resp.StatusCode == http.StatusOK {
 		return fmt.Errorf("client: the server answered %s to a POST, not JSON or an event stream", resp.Header.Get("Content-Type"))
@@ -200,14 +206,23 @@ func (c *httpConn) sessionID() string {
 	return c.session
 }
 
-// push hands a message to Read.
-func (c *httpConn) push(msg []byte) error {
+// push hands a message (or a broken answer) to Read.
+func (c *httpConn) push(in inbound) error {
 	select {
-	case c.in <- msg:
+	case c.in <- in:
 		return nil
 	case <-c.ctx.Done():
 		return ErrClosed
 	}
+}
+
+// answer pushes a body that answers request id: one that is not JSON
+// fails that request (BrokenAnswer) rather than leaving it waiting.
+func (c *httpConn) answer(id json.RawMessage, body []byte) error {
+	if len(id) > 0 && !json.Valid(body) {
+		return c.push(inbound{err: &BrokenAnswer{RequestID: id, Body: body}})
+	}
+	return c.push(inbound{msg: body})
 }
 
 // readStream reads a POST's event stream; when it ends before the answer
@@ -259,7 +274,7 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 		if len(id) > 0 && answers(ev.data, id) {
 			answered = true
 		}
-		if c.push(bytes.Clone(ev.data)) != nil {
+		if c.answer(id, bytes.Clone(ev.data)) != nil {
 			return true, last, retry
 		}
 	}
@@ -342,8 +357,8 @@ func (c *httpConn) listen() {
 
 func (c *httpConn) Read(ctx context.Context) ([]byte, error) {
 	select {
-	case msg := <-c.in:
-		return msg, nil
+	case in := <-c.in:
+		return in.msg, in.err
 	case <-c.ctx.Done():
 		return nil, ErrClosed
 	case <-ctx.Done():

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Transport opens connections to a server.
@@ -28,3 +29,16 @@ type Conn interface {
 
 // ErrClosed is returned by a connection that was closed.
 var ErrClosed = errors.New("client: connection closed")
+
+// BrokenAnswer is what Read returns (and reads on after) for a body that
+// answers a known request but is not JSON: over HTTP a POST's response is
+// the answer to its request even when it cannot be parsed, so the session
+// fails that request with a violation instead of waiting for it.
+type BrokenAnswer struct {
+	RequestID []byte // the request's id, as JSON
+	Body      []byte
+}
+
+func (e *BrokenAnswer) Error() string {
+	return fmt.Sprintf("client: the answer to request %s is not JSON", e.RequestID)
+}
