@@ -403,12 +403,8 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 
 // errorDefinition is the revision's definition of an error response.
 func errorDefinition(spec *wire.Spec) string {
-	v, err := spec.Validator()
-	if err != nil {
-		return ""
-	}
 	for _, def := range []string{"JSONRPCErrorResponse", "JSONRPCError"} {
-		if v.Has(def) {
+		if spec.Has(def) {
 			return def
 		}
 	}
@@ -418,10 +414,8 @@ func errorDefinition(spec *wire.Spec) string {
 // resultDefinition is what a result is checked against: the method's
 // result, or an input-required result where the revision has them.
 func resultDefinition(spec *wire.Spec, m wire.Method, result any) string {
-	if obj, ok := result.(map[string]any); ok && obj["resultType"] == resultInputRequired {
-		if v, err := spec.Validator(); err == nil && v.Has(inputRequiredDefinition) {
-			return inputRequiredDefinition
-		}
+	if obj, ok := result.(map[string]any); ok && obj["resultType"] == resultInputRequired && spec.Has(inputRequiredDefinition) {
+		return inputRequiredDefinition
 	}
 	return m.Result
 }

@@ -28,6 +28,16 @@ func lookupSession(revision string) *wire.Spec {
 	return nil
 }
 
+// newestKnown is the newest of revisions that this client speaks.
+func newestKnown(revisions []string) *wire.Spec {
+	for i := len(generated.Specs) - 1; i >= 0; i-- {
+		if slices.Contains(revisions, generated.Specs[i].Revision) {
+			return generated.Specs[i]
+		}
+	}
+	return nil
+}
+
 // discover asks a server of a stateless revision what it is: its info,
 // capabilities and the revisions it serves.
 func (s *Session) discover(ctx context.Context) error {
@@ -37,8 +47,18 @@ func (s *Session) discover(ctx context.Context) error {
 		return fmt.Errorf("client: server/discover: %w", err)
 	}
 	if len(res.SupportedVersions) > 0 && !slices.Contains(res.SupportedVersions, spec.Revision) {
-		return fmt.Errorf("client: server/discover: %w", &Violation{Rule: RuleVersion, Method: mcp.MethodDiscover, Pointer: "/result/supportedVersions",
-			Reason: fmt.Sprintf("the server answered a request of %s but does not list it (%v)", spec.Revision, res.SupportedVersions)})
+		// Negotiation: the newest revision the server lists that this
+		// client speaks; one with sessions is negotiated by initialize.
+		agreed := newestKnown(res.SupportedVersions)
+		if agreed == nil {
+			return fmt.Errorf("client: server/discover: %w", &Violation{Rule: RuleVersion, Method: mcp.MethodDiscover, Pointer: "/result/supportedVersions",
+				Reason: fmt.Sprintf("the server speaks %v, none of which this client knows", res.SupportedVersions)})
+		}
+		s.setSpec(agreed)
+		if !agreed.Stateless() {
+			return s.initialize(ctx)
+		}
+		return s.discover(ctx)
 	}
 	s.mu.Lock()
 	if res.Meta != nil {

@@ -84,6 +84,12 @@ func (s *Spec) Method(name string) (Method, bool) {
 // Project renders a canonical value in this revision's shape.
 func (s *Spec) Project(e Encoder) any { return e.EncodeValue(s.Index) }
 
+// Has reports whether the revision defines a definition.
+func (s *Spec) Has(definition string) bool {
+	v, err := s.Validator()
+	return err == nil && v.Has(definition)
+}
+
 // Requires reports whether a definition of the revision requires prop.
 func (s *Spec) Requires(definition, prop string) bool {
 	v, err := s.Validator()
