@@ -16,6 +16,7 @@ import (
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/stdio"
@@ -164,5 +165,47 @@ func TestAgainstOurServer(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// An accepted form gets the defaults of the fields the user left out
+// (SEP-1034): the server sees what the form showed.
+func TestElicitationDefaults(t *testing.T) {
+	a := app.New("forms", "1")
+	a.AddRawTool(app.Tool{Name: "form"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
+		r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Your details", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
+			Properties: map[string]mcp.PrimitiveSchemaDefinition{
+				"name":     map[string]any{"type": "string", "default": "John Doe"},
+				"age":      map[string]any{"type": "integer", "default": 30},
+				"status":   map[string]any{"type": "string", "enum": []any{"active", "inactive"}, "default": "active"},
+				"verified": map[string]any{"type": "boolean", "default": true},
+			},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return app.Structured(r.Content)
+	})
+	srv := app.NewServer(a, server.WithStrict(true))
+	h, shutdown := app.Handler(srv)
+	hs := httptest.NewServer(h)
+	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := client.New("t", "1", client.WithElicitation(func(context.Context, mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+	}))
+	s, err := c.Connect(ctx, &client.StreamableHTTP{URL: hs.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: "form"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := text(t, r), `{"age":30,"name":"Ada","status":"active","verified":true}`; got != want {
+		t.Errorf("the server got %s, want %s", got, want)
 	}
 }

@@ -95,7 +95,35 @@ func (h handlers) Elicit(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.E
 	if h.c.elicit == nil {
 		return nil, wire.ErrMethodNotFound
 	}
-	return h.c.elicit(ctx, p)
+	res, err := h.c.elicit(ctx, p)
+	if err == nil && res != nil {
+		withDefaults(p, res)
+	}
+	return res, err
+}
+
+// withDefaults fills the fields of an accepted form that the user left
+// out with the defaults of the requested schema (SEP-1034), so that what
+// the server gets is what the form showed.
+func withDefaults(p mcp.ElicitRequestParams, res *mcp.ElicitResult) {
+	form, ok := p.(*mcp.ElicitRequestFormParams)
+	if !ok || res.Action != "accept" {
+		return
+	}
+	for name, def := range form.RequestedSchema.Properties {
+		prop, _ := def.(map[string]any)
+		d, has := prop["default"]
+		if !has {
+			continue
+		}
+		if _, given := res.Content[name]; given {
+			continue
+		}
+		if res.Content == nil {
+			res.Content = map[string]any{}
+		}
+		res.Content[name] = d
+	}
 }
 
 func (h handlers) ListRoots(ctx context.Context, _ *mcp.ListRootsRequestParams) (*mcp.ListRootsResult, error) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the official MCP conformance suite (@modelcontextprotocol/conformance)
-# against our Streamable HTTP server.
+# against our Streamable HTTP server, and its client scenarios against our
+# client.
 #
 #   scripts/conformance.sh            install the tools if needed, then run
 #   scripts/conformance.sh install    install the tools only (then it runs offline)
@@ -28,6 +29,11 @@
 #                             (bin/mcpstack is brought up to date with go build first).
 #   CONFORMANCE_SUITES        suites of the 0.1.16 suite to run (default "active all";
 #                             "" runs none)
+#   CONFORMANCE_CLIENT_SCENARIOS client scenarios run against our client
+#                             (internal/cmd/conformance-client; default the core
+#                             ones: initialize tools_call
+#                             elicitation-sep1034-client-defaults sse-retry;
+#                             "" runs none)
 #   CONFORMANCE_ARGS          extra flags for those runs, e.g.
 #                             --expected-failures scripts/conformance-baseline.yml
 #   CONFORMANCE_REVISIONS     revisions for the 0.2.0 alpha's --requirements REV
@@ -51,6 +57,7 @@ ROOT=$PWD
 DEFAULT_SERVER_CMD='bin/mcpstack serve --profile conformance --http 127.0.0.1:0 --addr-file {addr_file}'
 SERVER_CMD=${CONFORMANCE_SERVER_CMD:-$DEFAULT_SERVER_CMD}
 SUITES=${CONFORMANCE_SUITES-active all}
+CLIENT_SCENARIOS=${CONFORMANCE_CLIENT_SCENARIOS-initialize tools_call elicitation-sep1034-client-defaults sse-retry}
 ARGS=${CONFORMANCE_ARGS:-}
 REVISIONS=${CONFORMANCE_REVISIONS:-}
 REVISION_ARGS=${CONFORMANCE_REVISION_ARGS:-}
@@ -346,6 +353,37 @@ if [ "$failed" = 0 ] || kill -0 "$server_pid" 2>/dev/null; then
 fi
 
 stop_server
+
+# ---------------------------------------------------------- client mode
+
+# The suite's client scenarios against our client (package client, through
+# internal/cmd/conformance-client): the suite starts its own server per
+# scenario and runs the command with its URL.
+for sc in $CLIENT_SCENARIOS; do
+	if [ -z "${client_built:-}" ]; then
+		"${GO:-go}" build -o bin/conformance-client ./internal/cmd/conformance-client || die "go build ./internal/cmd/conformance-client failed"
+		client_built=1 client_passed=0 client_total=0
+	fi
+	client_total=$((client_total + 1))
+	file=$OUT/client-$sc.txt
+	echo
+	say "== client $sc: conformance client --command bin/conformance-client --scenario $sc"
+	set +e
+	timeout --foreground -k 10 "$RUN_TIMEOUT" "$NODE" "$STABLE/$SUITE_JS" client --command "$ROOT/bin/conformance-client" \
+		--scenario "$sc" -o "$OUT/client-$sc" >"$file" 2>&1
+	rc=$?
+	set -e
+	grep -E 'Passed: |OVERALL|Error:' "$file" || true
+	if [ "$rc" = 0 ] && grep -q 'OVERALL: PASSED' "$file"; then
+		client_passed=$((client_passed + 1))
+	else
+		failed=1
+		tail -n 25 "$file"
+		summary+=("conformance client $sc: FAILED (exit status $rc)")
+	fi
+done
+[ -z "${client_built:-}" ] || summary+=("conformance client: $client_passed of $client_total scenarios passed")
+
 echo
 for line in "${summary[@]}"; do
 	echo "$line"
