@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated"
@@ -57,14 +58,17 @@ func WithRoots(fn func(context.Context) ([]*mcp.Root, error)) Option {
 }
 
 // WithLogHandler receives the server's log messages
-// (notifications/message).
+// (notifications/message), in order, on a goroutine of the session's (it
+// may call the session).
 func WithLogHandler(fn func(context.Context, *mcp.LoggingMessageNotificationParams)) Option {
 	return func(c *Client) { c.onLog = fn }
 }
 
 // WithNotificationHandler receives the other notifications of the server
-// (list changes, resource updates, ...), decoded; progress goes to the
-// call that asked for it (WithProgress).
+// (list changes, resource updates, ...), decoded, in order, on a goroutine
+// of the session's (it may call the session: list the tools again on
+// list_changed); progress goes to the call that asked for it
+// (WithProgress).
 func WithNotificationHandler(fn func(ctx context.Context, method string, params wire.Encoder)) Option {
 	return func(c *Client) { c.onNotify = fn }
 }
@@ -142,7 +146,9 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*Session, error) {
 	if spec.Stateless() {
 		err = s.discover(ctx)
 		var we *wire.Error
-		if errors.As(err, &we) && (we.Code == wire.CodeMethodNotFound || we.Code == wire.CodeInvalidRequest || we.Code == wire.CodeUnsupportedProtocolVersion) {
+		var he *HTTPError
+		if errors.As(err, &we) && (we.Code == wire.CodeMethodNotFound || we.Code == wire.CodeInvalidRequest || we.Code == wire.CodeUnsupportedProtocolVersion) ||
+			errors.As(err, &he) && he.Status == http.StatusBadRequest {
 			s.setSpec(newestSessionRevision()) // a server of the session revisions
 			err = s.initialize(ctx)
 		}

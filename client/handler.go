@@ -3,59 +3,87 @@ package client
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
+// startServing answers a request of the server in the background, at
+// most maxServing at once (more are answered -32000); its cancel is
+// registered before anything runs, so that a notifications/cancelled that
+// follows it at once is not lost.
+func (s *Session) startServing(msg *jsonrpc.Message, body []byte) {
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Client busy: too many requests of the server in flight"}))
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	if _, dup := s.serving[msg.ID]; dup {
+		s.mu.Unlock()
+		cancel()
+		<-s.slots
+		s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: the id of a request still in flight"}))
+		return
+	}
+	s.serving[msg.ID] = cancel
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.serving, msg.ID)
+			s.mu.Unlock()
+			cancel()
+			<-s.slots
+		}()
+		s.serve(ctx, msg, body)
+	}()
+}
+
+// answer sends the client's answer to a request of the server.
+func (s *Session) answer(method string, b []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.conn.Send(ctx, b); err != nil {
+		s.c.log.Debug("client: answering the server", "method", method, "err", err)
+	}
+}
+
 // serve answers a request of the server (sampling, elicitation, roots,
 // ping) with the client's handlers, after checking it against the
-// revision's schema. A notifications/cancelled for it cancels its context.
-func (s *Session) serve(msg *jsonrpc.Message, body []byte) {
+// revision's schema. A notifications/cancelled for it cancels ctx.
+func (s *Session) serve(ctx context.Context, msg *jsonrpc.Message, body []byte) {
 	spec := s.currentSpec()
-	answer := func(b []byte) {
-		if err := s.conn.Send(context.Background(), b); err != nil {
-			s.c.log.Debug("client: answering the server", "method", msg.Method, "err", err)
-		}
-	}
 	m, ok := spec.Method(msg.Method)
 	if !ok || !m.ServerToClient || m.Notification {
 		s.report(&Violation{Rule: RuleUnknownMethod, Method: msg.Method, Pointer: "/method", Reason: "revision " + spec.Revision + " has no request " + msg.Method + " from server to client", Message: body})
-		answer(jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: " + msg.Method}))
+		s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: " + msg.Method}))
 		return
 	}
 	if err := spec.Validate(m.Request, msg.Tree); err != nil {
 		s.report(schemaViolation(msg.Method, "", err, body))
 		if s.c.violations == nil {
-			answer(jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err)))
+			s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err)))
 			return
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s.mu.Lock()
-	s.serving[msg.ID] = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.serving, msg.ID)
-		s.mu.Unlock()
-	}()
 	result, err := s.handle(ctx, msg.Method, msg.Params)
 	if ctx.Err() != nil {
 		return // cancelled by the server: no answer
 	}
 	if err != nil {
-		answer(jsonrpc.EncodeError(msg.ID, refusal(err)))
+		s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, refusal(err)))
 		return
 	}
 	b, err := jsonrpc.EncodeResult(msg.ID, spec.Project(result))
 	if err != nil {
-		answer(jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}))
-		return
+		b = jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
-	answer(b)
+	s.answer(msg.Method, b)
 }
 
 // handle runs the client's handler for a request of the server.

@@ -24,8 +24,8 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, cursor st
 					return
 				}
 			}
-			if next == "" {
-				return
+			if next == "" || next == cursor {
+				return // the end (a cursor given twice would loop forever)
 			}
 			cursor = next
 		}

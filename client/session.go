@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
@@ -15,10 +16,15 @@ import (
 // method per request of the method table (mcp.ServerRequests), list
 // iterators, and Close. It is safe for concurrent use.
 type Session struct {
-	mcp.ServerRequests
+	serverRequests
 
 	c    *Client
 	conn Conn
+	// events runs the user's notification callbacks in order, off the
+	// read loop (a callback may call the session).
+	events chan func()
+	// slots bounds the server's requests served at once.
+	slots chan struct{}
 
 	mu       sync.Mutex
 	spec     *wire.Spec
@@ -26,6 +32,7 @@ type Session struct {
 	pending  map[wire.ID]*call
 	progress map[wire.ID]func(*mcp.ProgressNotificationParams) // by progress token
 	serving  map[wire.ID]context.CancelFunc                    // the server's requests in flight
+	given    []wire.ID                                         // calls given up (cancelled, timed out): their late answers are no violation
 	info     *mcp.Implementation
 	caps     *mcp.ServerCapabilities
 	instr    string
@@ -42,7 +49,8 @@ type call struct {
 }
 
 type reply struct {
-	result any // the result tree
+	result any  // the result tree
+	valid  bool // it passed the revision's schema
 	err    error
 }
 
@@ -53,10 +61,56 @@ func newSession(c *Client, conn Conn, spec *wire.Spec) *Session {
 		progress: map[wire.ID]func(*mcp.ProgressNotificationParams){},
 		serving:  map[wire.ID]context.CancelFunc{},
 		done:     make(chan struct{}),
+		events:   make(chan func(), 256),
+		slots:    make(chan struct{}, maxServing),
 	}
-	s.ServerRequests = mcp.ServerRequests{Requester: s}
+	s.serverRequests = mcp.ServerRequests{Requester: s}
 	go s.readLoop()
+	go s.runEvents()
 	return s
+}
+
+// serverRequests gives Session its typed methods; unexported, so that its
+// Requester cannot be replaced.
+type serverRequests = mcp.ServerRequests
+
+// maxServing is how many requests of the server the client serves at
+// once; more are answered -32000.
+const maxServing = 32
+
+// maxGivenUp is how many calls given up are remembered.
+const maxGivenUp = 256
+
+// runEvents runs the notification callbacks, in order.
+func (s *Session) runEvents() {
+	for {
+		select {
+		case fn := <-s.events:
+			fn()
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// event queues a callback; the read loop waits when the queue is full
+// (a callback that takes long slows the session, it loses nothing).
+func (s *Session) event(fn func()) {
+	select {
+	case s.events <- fn:
+	case <-s.done:
+	}
+}
+
+// Initialize is done by Connect: a session negotiates once.
+func (s *Session) Initialize(context.Context, *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
+	return nil, errors.New("client: the session is initialized already (Connect does it)")
+}
+
+// Discover is done by Connect under 2026-07-28; ServerInfo and
+// ServerCapabilities give what it said.
+func (s *Session) Discover(context.Context, *mcp.RequestParams) (*mcp.DiscoverResult, error) {
+	return nil, errors.New("client: the session has discovered the server already (Connect does it)")
 }
 
 func (s *Session) setSpec(spec *wire.Spec) {
@@ -111,9 +165,8 @@ func (s *Session) Err() error {
 // Close ends the session and its connection; calls in flight fail with
 // ErrClosed.
 func (s *Session) Close() error {
-	err := s.conn.Close()
 	s.end(ErrClosed)
-	return err
+	return s.conn.Close()
 }
 
 // end fails every call in flight with err, once.
@@ -137,7 +190,7 @@ func (s *Session) end(err error) {
 // initialize negotiates a session revision.
 func (s *Session) initialize(ctx context.Context) error {
 	spec := s.currentSpec()
-	res, err := s.Initialize(ctx, &mcp.InitializeRequestParams{
+	res, err := s.serverRequests.Initialize(ctx, &mcp.InitializeRequestParams{
 		ProtocolVersion: spec.Revision,
 		Capabilities:    *s.c.capabilities(),
 		ClientInfo:      s.c.info,
@@ -185,32 +238,28 @@ func (s *Session) Request(ctx context.Context, method string, params wire.Encode
 	if spec.Stateless() {
 		return s.statelessRequest(ctx, spec, m, tree)
 	}
-	result, err := s.roundTrip(ctx, spec, m, tree)
-	if err != nil {
-		return nil, err
+	r := s.roundTrip(ctx, spec, m, tree)
+	if r.err != nil {
+		return nil, r.err
 	}
-	return s.decodeResult(spec, m, result)
+	return s.decodeResult(spec, m, r.result)
 }
 
 // roundTrip sends one request and waits for its answer: the result tree,
 // a *wire.Error, or a *Violation.
-func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (any, error) {
+func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) reply {
 	onProgress := progressFrom(ctx)
 	s.mu.Lock()
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		return reply{err: s.err}
+	default:
+	}
 	s.nextID++
 	id := wire.IntID(s.nextID)
 	token := wire.StringID(fmt.Sprintf("progress-%d", s.nextID))
 	c := &call{method: m.Name, reply: make(chan reply, 1)}
-	if s.pending == nil { // ended
-		s.mu.Unlock()
-		return nil, s.err
-	}
-	select {
-	case <-s.done:
-		s.mu.Unlock()
-		return nil, s.err
-	default:
-	}
 	s.pending[id] = c
 	if onProgress != nil {
 		s.progress[token] = onProgress
@@ -238,24 +287,53 @@ func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method,
 	}
 	msg, err := jsonrpc.EncodeRequest(id, m.Name, p)
 	if err != nil {
-		return nil, fmt.Errorf("client: %s: %w", m.Name, err)
+		return reply{err: fmt.Errorf("client: %s: %w", m.Name, err)}
 	}
 	if err := s.conn.Send(ctx, msg); err != nil {
-		return nil, fmt.Errorf("client: %s: %w", m.Name, err)
+		return reply{err: fmt.Errorf("client: %s: %w", m.Name, err)}
 	}
 	select {
 	case r := <-c.reply:
-		return r.result, r.err
+		return r
 	case <-ctx.Done():
-		if !spec.Stateless() {
-			// Tell the server (spec: notifications/cancelled); a stateless
-			// request is cancelled by its transport (the HTTP request ends).
-			_ = s.notify(context.WithoutCancel(ctx), mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: ctx.Err().Error()})
-		}
-		return nil, ctx.Err()
+		s.giveUp(id, m.Name, ctx.Err())
+		return reply{err: ctx.Err()}
 	case <-s.done:
-		return nil, s.err
+		return reply{err: s.err}
 	}
+}
+
+// giveUp forgets a call the caller stopped waiting for: its late answer
+// is dropped without a violation, and the server is told (spec:
+// notifications/cancelled; never for initialize), in the background and
+// bounded, so that a stuck connection does not hold the caller.
+func (s *Session) giveUp(id wire.ID, method string, why error) {
+	s.mu.Lock()
+	s.given = append(s.given, id)
+	if len(s.given) > maxGivenUp {
+		s.given = s.given[len(s.given)-maxGivenUp:]
+	}
+	s.mu.Unlock()
+	if method == mcp.MethodInitialize {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.notify(ctx, mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: why.Error()})
+	}()
+}
+
+// givenUp reports whether id is a call given up.
+func (s *Session) givenUp(id wire.ID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range s.given {
+		if g == id {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeResult decodes a result tree by its method; one that does not
@@ -300,15 +378,9 @@ func (s *Session) report(v *Violation) {
 func (s *Session) readLoop() {
 	for {
 		msg, err := s.conn.Read(context.Background())
-		var broken *BrokenAnswer
-		if errors.As(err, &broken) {
-			v := &Violation{Rule: RuleJSON, Reason: "the answer is not JSON", Message: broken.Body}
-			s.report(v)
-			if tree, perr := wire.Parse(broken.RequestID); perr == nil {
-				if id, ierr := wire.IDFromValue(tree); ierr == nil {
-					s.deliver(id, reply{err: v})
-				}
-			}
+		var lost *AnswerError
+		if errors.As(err, &lost) {
+			s.lost(lost)
 			continue
 		}
 		if err != nil {
@@ -323,12 +395,32 @@ func (s *Session) readLoop() {
 	}
 }
 
+// lost fails the call whose answer the transport could not deliver: a
+// body that is not JSON is a violation, a stream that ended first an
+// error of the connection.
+func (s *Session) lost(e *AnswerError) {
+	var err error = e
+	if e.Body != nil {
+		v := &Violation{Rule: RuleJSON, Reason: "the answer is not JSON", Message: e.Body}
+		s.report(v)
+		err = v
+	}
+	if tree, perr := wire.Parse(e.RequestID); perr == nil {
+		if id, ierr := wire.IDFromValue(tree); ierr == nil {
+			s.deliver(id, reply{err: err})
+		}
+	}
+}
+
 // receive validates one body from the server and dispatches its messages.
 func (s *Session) receive(body []byte) {
-	items, _, perr := jsonrpc.Parse(body, jsonrpc.Limits{})
+	items, batch, perr := jsonrpc.Parse(body, jsonrpc.Limits{})
 	if perr != nil {
 		s.report(&Violation{Rule: RuleJSON, Reason: perr.Message, Message: body})
 		return
+	}
+	if spec := s.currentSpec(); batch && !spec.Has(batchDefinition) {
+		s.report(&Violation{Rule: RuleJSON, Reason: "a batch: revision " + spec.Revision + " has none", Message: body})
 	}
 	for _, it := range items {
 		if it.Err != nil {
@@ -343,7 +435,7 @@ func (s *Session) receive(body []byte) {
 		case jsonrpc.Notification:
 			s.notification(it.Msg, body)
 		case jsonrpc.Request:
-			go s.serve(it.Msg, body)
+			s.startServing(it.Msg, body)
 		}
 	}
 }
@@ -371,7 +463,9 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 	c, ok := s.pending[msg.ID]
 	s.mu.Unlock()
 	if !ok {
-		s.report(&Violation{Rule: RuleUnknownID, Pointer: "/id", Reason: fmt.Sprintf("a response with id %s, which no request in flight has", msg.ID), Message: body})
+		if !s.givenUp(msg.ID) { // a late answer to a call given up is expected
+			s.report(&Violation{Rule: RuleUnknownID, Pointer: "/id", Reason: fmt.Sprintf("a response with id %s, which no request in flight has", msg.ID), Message: body})
+		}
 		return
 	}
 	spec := s.currentSpec()
@@ -389,17 +483,29 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 		s.deliver(msg.ID, reply{err: msg.Error})
 		return
 	}
+	// The whole response where the revision defines one per method (it
+	// says which results may be input-required), else the result.
 	m, _ := spec.Method(c.method)
-	if err := spec.Validate(resultDefinition(spec, m, msg.Result), msg.Result); err != nil {
-		v := schemaViolation(c.method, "/result", err, body)
+	var err error
+	at := "" // where the validated value is in the message
+	if m.Response != "" {
+		err = spec.Validate(m.Response, msg.Tree)
+	} else {
+		err, at = spec.Validate(m.Result, msg.Result), "/result"
+	}
+	if err != nil {
+		v := schemaViolation(c.method, at, err, body)
 		s.report(v)
 		if s.c.violations == nil {
 			s.deliver(msg.ID, reply{err: v})
 			return
 		}
 	}
-	s.deliver(msg.ID, reply{result: msg.Result})
+	s.deliver(msg.ID, reply{result: msg.Result, valid: err == nil})
 }
+
+// batchDefinition is what a revision with batches defines.
+const batchDefinition = "JSONRPCBatchResponse"
 
 // errorDefinition is the revision's definition of an error response.
 func errorDefinition(spec *wire.Spec) string {
@@ -409,15 +515,6 @@ func errorDefinition(spec *wire.Spec) string {
 		}
 	}
 	return ""
-}
-
-// resultDefinition is what a result is checked against: the method's
-// result, or an input-required result where the revision has them.
-func resultDefinition(spec *wire.Spec, m wire.Method, result any) string {
-	if obj, ok := result.(map[string]any); ok && obj["resultType"] == resultInputRequired && spec.Has(inputRequiredDefinition) {
-		return inputRequiredDefinition
-	}
-	return m.Result
 }
 
 // notification checks and dispatches a notification of the server.
@@ -446,11 +543,11 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 		fn := s.progress[p.ProgressToken]
 		s.mu.Unlock()
 		if fn != nil {
-			fn(p)
+			fn(p) // on the read loop, so that it comes before the call's result
 		}
 	case *mcp.LoggingMessageNotificationParams:
 		if s.c.onLog != nil {
-			s.c.onLog(ctx, p)
+			s.event(func() { s.c.onLog(ctx, p) })
 		}
 	case *mcp.CancelledNotificationParams:
 		s.mu.Lock()
@@ -461,7 +558,7 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 		}
 	default:
 		if s.c.onNotify != nil {
-			s.c.onNotify(ctx, msg.Method, params)
+			s.event(func() { s.c.onNotify(ctx, msg.Method, params) })
 		}
 	}
 }
@@ -475,7 +572,9 @@ type progressHandler struct {
 
 // WithProgress returns a context whose request asks the server for
 // progress (a progress token in _meta) and hands each
-// notifications/progress of it to fn.
+// notifications/progress of it to fn, before the request returns. fn runs
+// on the session's reader: it must be quick and must not call the
+// session (the log and notification handlers may).
 func WithProgress(ctx context.Context, fn func(*mcp.ProgressNotificationParams)) context.Context {
 	return context.WithValue(ctx, progressKey{}, &progressHandler{fn: fn})
 }

@@ -37,17 +37,11 @@ func (s *sseReader) next() (event, error) {
 	var data bytes.Buffer
 	size, hasData := 0, false
 	for {
-		line, err := s.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return ev, fmt.Errorf("an event line exceeds %d bytes", s.r.Size())
-		}
+		line, err := s.line(s.max - size)
 		if err != nil && len(line) == 0 {
 			return ev, err
 		}
 		size += len(line)
-		if size > s.max {
-			return ev, fmt.Errorf("an event exceeds %d bytes", s.max)
-		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 { // end of the event
 			if hasData || ev.hasID || ev.retry > 0 {
@@ -86,5 +80,24 @@ func (s *sseReader) next() (event, error) {
 			}
 			return ev, err
 		}
+	}
+}
+
+// line reads one line of at most max bytes, however long (a data line
+// holds a whole message).
+func (s *sseReader) line(max int) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := s.r.ReadSlice('\n')
+		if len(line)+len(part) > max {
+			return nil, fmt.Errorf("an event exceeds %d bytes", s.max)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if line == nil {
+				return part, err // the common case: no copy
+			}
+			return append(line, part...), err
+		}
+		line = append(line, part...)
 	}
 }

@@ -33,6 +33,9 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		max = 16 << 20
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// Until the endpoint event came, Connect's context bounds the wait.
+	stopHandshake := context.AfterFunc(ctx, cancel)
+	defer stopHandshake()
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, t.URL, nil)
 	if err != nil {
 		cancel()
@@ -67,7 +70,16 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 				cancel()
 				return nil, fmt.Errorf("client: the endpoint event names no URL: %w", err)
 			}
+			if endpoint.Scheme != base.Scheme || endpoint.Host != base.Host {
+				resp.Body.Close()
+				cancel()
+				return nil, fmt.Errorf("client: the endpoint %s is not on the server's origin %s://%s: not sending it the client's messages (and headers)", endpoint, base.Scheme, base.Host)
+			}
 		}
+	}
+	if !stopHandshake() {
+		resp.Body.Close()
+		return nil, ctx.Err()
 	}
 	c := &sseConn{t: t, hc: hc, endpoint: endpoint.String(), in: make(chan []byte, 64), ctx: cctx, cancel: cancel}
 	c.wg.Add(1)

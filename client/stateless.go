@@ -14,10 +14,9 @@ import (
 // What a request of a stateless revision (2026-07-28) carries in _meta,
 // and the result that asks the client for input.
 const (
-	metaProtocolVersion     = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities  = "io.modelcontextprotocol/clientCapabilities"
-	resultInputRequired     = "input_required"
-	inputRequiredDefinition = "InputRequiredResult"
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	resultInputRequired    = "input_required"
 )
 
 // lookupSession is a revision negotiated by initialize, or nil.
@@ -42,7 +41,7 @@ func newestKnown(revisions []string) *wire.Spec {
 // capabilities and the revisions it serves.
 func (s *Session) discover(ctx context.Context) error {
 	spec := s.currentSpec()
-	res, err := s.Discover(ctx, &mcp.RequestParams{})
+	res, err := s.serverRequests.Discover(ctx, &mcp.RequestParams{})
 	if err != nil {
 		return fmt.Errorf("client: server/discover: %w", err)
 	}
@@ -83,15 +82,17 @@ func (s *Session) statelessRequest(ctx context.Context, spec *wire.Spec, m wire.
 		meta[metaProtocolVersion] = spec.Revision
 		meta[metaClientCapabilities] = spec.Project(s.c.capabilities())
 		params["_meta"] = meta
-		result, err := s.roundTrip(ctx, spec, m, params)
-		if err != nil {
-			return nil, err
+		r := s.roundTrip(ctx, spec, m, params)
+		if r.err != nil {
+			return nil, r.err
 		}
-		obj, _ := result.(map[string]any)
-		if obj["resultType"] != resultInputRequired {
-			return s.decodeResult(spec, m, result)
+		// An input-required result counts where the revision lets the
+		// method answer one (its response schema passed).
+		obj, _ := r.result.(map[string]any)
+		if obj["resultType"] != resultInputRequired || !r.valid {
+			return s.decodeResult(spec, m, r.result)
 		}
-		if round >= s.c.maxRounds {
+		if round+1 >= s.c.maxRounds {
 			return nil, fmt.Errorf("client: %s: the server still asks for input after %d rounds", m.Name, round+1)
 		}
 		answers, err := s.answerInputs(ctx, spec, obj["inputRequests"])

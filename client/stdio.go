@@ -41,6 +41,9 @@ func (t *Command) Connect(ctx context.Context) (Conn, error) {
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = 2 * time.Second // a grandchild holding stderr cannot hold Close
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
@@ -49,7 +52,7 @@ func (t *Command) Connect(ctx context.Context) (Conn, error) {
 		max = 16 << 20
 	}
 	r := bufio.NewReaderSize(stdout, 64<<10)
-	return &stdioConn{cmd: cmd, stdin: stdin, out: r, max: max, exited: make(chan struct{})}, nil
+	return &stdioConn{cmd: cmd, stdin: stdin, out: r, max: max, exited: make(chan struct{}), eof: make(chan struct{})}, nil
 }
 
 type stdioConn struct {
@@ -62,6 +65,8 @@ type stdioConn struct {
 	once    sync.Once
 	exited  chan struct{}
 	waitErr error
+	eofOnce sync.Once
+	eof     chan struct{} // closed when stdout ended: everything was read
 }
 
 func (c *stdioConn) Send(_ context.Context, msg []byte) error {
@@ -80,6 +85,7 @@ func (c *stdioConn) Read(context.Context) ([]byte, error) {
 	for {
 		line, err := c.readLine()
 		if err != nil {
+			c.eofOnce.Do(func() { close(c.eof) })
 			if errors.Is(err, io.EOF) {
 				c.wait()
 				if c.waitErr != nil {
@@ -119,13 +125,14 @@ func (c *stdioConn) Negotiated(string) {}
 // kills it after two seconds otherwise.
 func (c *stdioConn) Close() error {
 	_ = c.stdin.Close()
-	go c.wait()
+	// What the server still writes is read first (Wait closes stdout).
 	select {
-	case <-c.exited:
+	case <-c.eof:
 	case <-time.After(2 * time.Second):
 		_ = c.cmd.Process.Kill()
-		<-c.exited
 	}
+	go c.wait()
+	<-c.exited
 	return nil
 }
 

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // StreamableHTTP is the Streamable HTTP transport: each message is a POST
@@ -168,22 +171,41 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 	if err != nil {
 		return err
 	}
+	if len(body) > c.max {
+		return fmt.Errorf("client: an answer of more than %d bytes", c.max)
+	}
 	if resp.StatusCode == http.StatusNotFound && c.sessionID() != "" {
+		_ = c.push(inbound{err: ErrSessionEnded}) // the session is over: Read says so
 		return ErrSessionEnded
 	}
-	if mt == "application/json" && len(body) > 0 && len(body) <= c.max && (resp.StatusCode == http.StatusOK || isJSONRPC(body)) {
-		return c.answer(hd.ID, body) // an answer, or a JSON-RPC error with an HTTP status
+	switch {
+	case resp.StatusCode/100 == 2 && len(hd.ID) == 0:
+		return nil // a notification or a response, accepted (202 is the rule; any 2xx will do)
+	case resp.StatusCode == http.StatusOK && mt == "application/json":
+		return c.answer(hd.ID, body)
+	case resp.StatusCode == http.StatusOK:
+		return fmt.Errorf("client: the server answered %q to a POST, not JSON or an event stream", resp.Header.Get("Content-Type"))
 	}
-	if resp.StatusCode == http.StatusOK {
-		return fmt.Errorf("client: the server answered %s to a POST, not JSON or an event stream", resp.Header.Get("Content-Type"))
+	he := &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	if items, _, perr := jsonrpc.Parse(body, jsonrpc.Limits{}); perr == nil && len(items) == 1 && items[0].Msg != nil && items[0].Msg.Error != nil {
+		he.RPC = items[0].Msg.Error // the JSON-RPC error that came with the status (its id may be null)
 	}
-	return &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	return he
 }
 
-// HTTPError is an HTTP status the server answered instead of a message.
+// HTTPError is an HTTP status the server answered instead of a message;
+// RPC is the JSON-RPC error its body held, if any (errors.As finds it).
 type HTTPError struct {
 	Status int
 	Body   string
+	RPC    *wire.Error
+}
+
+func (e *HTTPError) Unwrap() error {
+	if e.RPC == nil {
+		return nil
+	}
+	return e.RPC
 }
 
 func (e *HTTPError) Error() string {
@@ -191,13 +213,6 @@ func (e *HTTPError) Error() string {
 		return fmt.Sprintf("client: HTTP %d", e.Status)
 	}
 	return fmt.Sprintf("client: HTTP %d: %.200s", e.Status, e.Body)
-}
-
-func isJSONRPC(body []byte) bool {
-	var m struct {
-		JSONRPC string `json:"jsonrpc"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.JSONRPC == "2.0"
 }
 
 func (c *httpConn) sessionID() string {
@@ -220,7 +235,7 @@ func (c *httpConn) push(in inbound) error {
 // fails that request (BrokenAnswer) rather than leaving it waiting.
 func (c *httpConn) answer(id json.RawMessage, body []byte) error {
 	if len(id) > 0 && !json.Valid(body) {
-		return c.push(inbound{err: &BrokenAnswer{RequestID: id, Body: body}})
+		return c.push(inbound{err: &AnswerError{RequestID: id, Body: body, Reason: "not JSON"}})
 	}
 	return c.push(inbound{msg: body})
 }
@@ -230,6 +245,11 @@ func (c *httpConn) answer(id json.RawMessage, body []byte) error {
 // the server gave event ids.
 func (c *httpConn) readStream(body io.ReadCloser, id json.RawMessage) {
 	answered, last, retry := c.drain(body, id)
+	defer func() {
+		if !answered && len(id) > 0 && c.ctx.Err() == nil {
+			_ = c.push(inbound{err: &AnswerError{RequestID: id, Reason: "the response stream ended before the answer and could not be resumed"}})
+		}
+	}()
 	for attempt := 0; !answered && last != "" && c.ctx.Err() == nil && attempt < 5; attempt++ {
 		select {
 		case <-time.After(retry):
@@ -330,8 +350,12 @@ func (c *httpConn) listen() {
 		switch {
 		case err != nil:
 			failures++
-		case resp.StatusCode == http.StatusMethodNotAllowed, resp.StatusCode == http.StatusNotFound:
+		case resp.StatusCode == http.StatusMethodNotAllowed:
 			resp.Body.Close()
+			return // no GET stream here
+		case resp.StatusCode == http.StatusNotFound:
+			resp.Body.Close()
+			_ = c.push(inbound{err: ErrSessionEnded})
 			return
 		case resp.StatusCode != http.StatusOK:
 			resp.Body.Close()

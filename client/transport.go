@@ -30,15 +30,17 @@ type Conn interface {
 // ErrClosed is returned by a connection that was closed.
 var ErrClosed = errors.New("client: connection closed")
 
-// BrokenAnswer is what Read returns (and reads on after) for a body that
-// answers a known request but is not JSON: over HTTP a POST's response is
-// the answer to its request even when it cannot be parsed, so the session
-// fails that request with a violation instead of waiting for it.
-type BrokenAnswer struct {
+// AnswerError is what Read returns (and reads on after) when the answer
+// to a known request cannot be delivered: over HTTP a POST's response is
+// the answer to its request, so a body that is not JSON (Body set), or a
+// response stream that ended for good before the answer, fails that
+// request at once instead of leaving it waiting.
+type AnswerError struct {
 	RequestID []byte // the request's id, as JSON
-	Body      []byte
+	Body      []byte // the body that is not JSON; nil when none came
+	Reason    string
 }
 
-func (e *BrokenAnswer) Error() string {
-	return fmt.Sprintf("client: the answer to request %s is not JSON", e.RequestID)
+func (e *AnswerError) Error() string {
+	return fmt.Sprintf("client: the answer to request %s: %s", e.RequestID, e.Reason)
 }

@@ -18,9 +18,13 @@ const AllRevisions = -1
 
 // Method is one row of a revision's method table.
 type Method struct {
-	Name           string // "tools/call"
-	Request        string // definition a request or notification is validated against
-	Result         string // definition its result is validated against ("" for notifications)
+	Name    string // "tools/call"
+	Request string // definition a request or notification is validated against
+	Result  string // definition its result is validated against ("" for notifications)
+	// Response is the definition of the whole response message where the
+	// revision has one per method (2026-07-28: a result or an
+	// input-required result); "" elsewhere.
+	Response       string
 	Notification   bool
 	ClientToServer bool
 	ServerToClient bool

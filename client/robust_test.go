@@ -1,0 +1,157 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// scripted is a Streamable HTTP server that negotiates, then answers ping
+// with fn.
+func scripted(t *testing.T, fn func(w http.ResponseWriter, id string)) string {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(b, &msg)
+		switch {
+		case r.Method != http.MethodPost:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case msg.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, msg.ID)
+		case msg.Method == "ping":
+			fn(w, string(msg.ID))
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// A call fails, instead of waiting for ever, when its answer cannot come:
+// a response stream that ends first, or an HTTP error whose JSON-RPC
+// error has no id.
+func TestCallsFailRatherThanHang(t *testing.T) {
+	tests := []struct {
+		name  string
+		serve func(w http.ResponseWriter, id string)
+		check func(error) bool
+	}{
+		{"a stream that ends without the answer", func(w http.ResponseWriter, _ string) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprint(w, ": nothing\n\n")
+		}, func(err error) bool { var ae *client.AnswerError; return errors.As(err, &ae) }},
+		{"an HTTP error with an id-less JSON-RPC error", func(w http.ResponseWriter, _ string) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`)
+		}, func(err error) bool { var we *wire.Error; return errors.As(err, &we) && we.Code == -32000 }},
+		{"an HTTP error without a body", func(w http.ResponseWriter, _ string) {
+			w.WriteHeader(http.StatusInternalServerError)
+		}, func(err error) bool { var he *client.HTTPError; return errors.As(err, &he) && he.Status == 500 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: scripted(t, tc.serve), NoListen: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			start := time.Now()
+			_, err = s.Ping(ctx, nil)
+			if !tc.check(err) || time.Since(start) > 5*time.Second {
+				t.Errorf("after %v: %v (%T)", time.Since(start).Round(time.Millisecond), err, err)
+			}
+		})
+	}
+}
+
+// A notification handler may call the session: on list_changed it lists
+// the tools again.
+func TestNotificationHandlerMayCallTheSession(t *testing.T) {
+	base := fixtures(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	relisted := make(chan int, 4)
+	var s *client.Session
+	c := client.New("t", "1", client.WithNotificationHandler(func(ctx context.Context, method string, _ wire.Encoder) {
+		if method != mcp.MethodToolListChanged {
+			return
+		}
+		n := 0
+		for _, err := range s.Tools(ctx) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			n++
+		}
+		relisted <- n
+	}))
+	var err error
+	s, err = c.Connect(ctx, &client.StreamableHTTP{URL: base + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before := 0
+	for range s.Tools(ctx) {
+		before++
+	}
+	time.Sleep(100 * time.Millisecond) // the GET stream that carries list_changed is open
+	if _, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: conformance.ToolTriggerToolChange}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-relisted:
+		if n != before+1 {
+			t.Errorf("relisted %d tools, had %d", n, before)
+		}
+	case <-ctx.Done():
+		t.Fatal("the handler did not relist the tools")
+	}
+}
+
+// A message of more than the SSE reader's buffer (a big tool result on one
+// data line) arrives whole.
+func TestLongEventLine(t *testing.T) {
+	big := strings.Repeat("x", 300<<10)
+	a := app.New("big", "1")
+	app.AddTool(a, app.Tool{Name: "big"}, func(context.Context, struct{}) (string, error) { return big, nil })
+	srv := app.NewServer(a)
+	h, shutdown := app.Handler(srv)
+	hs := httptest.NewServer(h)
+	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: hs.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: "big"})
+	if err != nil || text(t, r) != big {
+		t.Fatalf("%v", err)
+	}
+}
