@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/peer"
+	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -42,6 +43,7 @@ type RawToolHandler func(ctx context.Context, args map[string]any) (*mcp.CallToo
 
 type tool struct {
 	def      mcp.Tool
+	headers  []paramHeader  // arguments mirrored in Mcp-Param headers
 	defaults map[string]any // of the input's top-level properties
 	input    *wire.Schema
 	output   *wire.Schema // nil: no structured output
@@ -141,6 +143,9 @@ func mustTool(t Tool, in, out any) *tool {
 	if tl.input, err = wire.CompileSchema(t.Name+".inputSchema", inTree); err != nil {
 		panic(fmt.Sprintf("app: tool %q: %v", t.Name, err))
 	}
+	if tl.headers, err = paramHeaders(inTree); err != nil {
+		panic(fmt.Sprintf("app: tool %q: input schema: %v", t.Name, err))
+	}
 	if out != nil {
 		outTree, err := objectSchema(out)
 		if err != nil {
@@ -174,6 +179,13 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 	a.mu.RUnlock()
 	if !ok {
 		return nil, unknown("tool", p.Name, "/params/name")
+	}
+	// The Mcp-Param headers are the transport's: checked first, like the
+	// core checks Mcp-Method and Mcp-Name.
+	if h := server.HeadersFrom(ctx); h != nil {
+		if err := t.checkHeaders(h, p.Arguments); err != nil {
+			return nil, err
+		}
 	}
 	// Validation runs under the middleware too, so that a refusal there
 	// (authorization) comes before anything is said about the arguments.

@@ -209,3 +209,28 @@ func TestElicitationDefaults(t *testing.T) {
 		t.Errorf("the server got %s, want %s", got, want)
 	}
 }
+
+// The client sends the Mcp-Param headers of the arguments a tool marks
+// x-mcp-header (learnt from tools/list), Base64 where a value needs it:
+// our server, which checks them, accepts its calls.
+func TestParamHeadersSent(t *testing.T) {
+	base := fixtures(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1", client.WithProtocolVersion("2026-07-28")).Connect(ctx, &client.StreamableHTTP{URL: base + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, err := range s.Tools(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, region := range []string{"eu-west", "Zürich", " padded "} {
+		r, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: conformance.ToolHeader, Arguments: map[string]any{"region": region}})
+		if err != nil || text(t, r) != "Region: "+region {
+			t.Errorf("%q: %v %v", region, r, err)
+		}
+	}
+}

@@ -33,6 +33,7 @@ type Session struct {
 	progress map[wire.ID]func(*mcp.ProgressNotificationParams) // by progress token
 	serving  map[wire.ID]context.CancelFunc                    // the server's requests in flight
 	given    []wire.ID                                         // calls given up (cancelled, timed out): their late answers are no violation
+	marks    map[string]map[string]string                      // tool -> argument -> its Mcp-Param header
 	info     *mcp.Implementation
 	caps     *mcp.ServerCapabilities
 	instr    string
@@ -235,14 +236,22 @@ func (s *Session) Request(ctx context.Context, method string, params wire.Encode
 			tree = t
 		}
 	}
+	if method == mcp.MethodCallTool {
+		ctx = withParamHeaders(ctx, s.callHeaders(tree))
+	}
+	var res wire.Encoder
+	var err error
 	if spec.Stateless() {
-		return s.statelessRequest(ctx, spec, m, tree)
+		res, err = s.statelessRequest(ctx, spec, m, tree)
+	} else if r := s.roundTrip(ctx, spec, m, tree); r.err != nil {
+		err = r.err
+	} else {
+		res, err = s.decodeResult(spec, m, r.result)
 	}
-	r := s.roundTrip(ctx, spec, m, tree)
-	if r.err != nil {
-		return nil, r.err
+	if lt, ok := res.(*mcp.ListToolsResult); ok {
+		s.learnHeaders(lt)
 	}
-	return s.decodeResult(spec, m, r.result)
+	return res, err
 }
 
 // roundTrip sends one request and waits for its answer: the result tree,

@@ -119,6 +119,9 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 	if v, ok := hd.Params.Meta[metaProtocolVersion].(string); ok {
 		req.Header.Set("MCP-Protocol-Version", v) // a request that names its revision
 	}
+	for k, vs := range paramHeadersFrom(ctx) {
+		req.Header[k] = vs
+	}
 	if hd.Method != "" {
 		req.Header.Set("Mcp-Method", hd.Method)
 		name := hd.Params.Name // tools/call, prompts/get

@@ -36,6 +36,20 @@ type RequestHeaders struct {
 	ProtocolVersion string // MCP-Protocol-Version
 	Method          string // Mcp-Method
 	Name            string // Mcp-Name
+	// Params are the Mcp-Param-{Name} headers, by Name in lower case, as
+	// they came: the handler (the registration layer) checks them against
+	// the arguments its tools mark x-mcp-header.
+	Params map[string]string
+}
+
+type headersKey struct{}
+
+// HeadersFrom returns the Streamable HTTP headers of a stateless request
+// (2026-07-28), nil for any other call: where they are nil there is
+// nothing to check them against.
+func HeadersFrom(ctx context.Context) *RequestHeaders {
+	h, _ := ctx.Value(headersKey{}).(*RequestHeaders)
+	return h
 }
 
 // statelessRevisions lists the revisions whose requests carry their own
@@ -168,6 +182,9 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if err := p.restore(params); err != nil {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: " + err.Error(),
 			Data: map[string]any{"field": "/params/requestState", "reason": err.Error()}})
+	}
+	if headers != nil {
+		ctx = context.WithValue(ctx, headersKey{}, headers)
 	}
 	result, err := s.call(peer.With(ctx, p), msg, spec)
 	if needed := p.pending(); len(needed) > 0 {

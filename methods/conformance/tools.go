@@ -29,6 +29,7 @@ const (
 	ToolElicitationEnums     = "test_elicitation_sep1330_enums"
 	ToolJSONSchema202012     = "json_schema_2020_12_tool"
 	ToolReconnection         = "test_reconnection"
+	ToolHeader               = "test_x_mcp_header"
 )
 
 // Texts the tools answer with.
@@ -159,6 +160,12 @@ func tools() []*tool {
 		{def: app.Tool{Name: ToolJSONSchema202012, Description: "Tool with JSON Schema 2020-12 features", InputSchema: jsonSchema202012()},
 			run: func(_ *Fixtures, _ context.Context, args map[string]any) (*mcp.CallToolResult, error) {
 				return result(text("JSON Schema 2020-12 tool called with: " + jsonText(args))), nil
+			}},
+		{def: app.Tool{Name: ToolHeader, Description: "Echoes its region, which a 2026-07-28 request repeats in the Mcp-Param-Region header (x-mcp-header).",
+			InputSchema: objectSchema(map[string]any{"region": map[string]any{"type": "string", "description": "Where to run", "x-mcp-header": "Region"}}, "region")},
+			run: func(_ *Fixtures, _ context.Context, args map[string]any) (*mcp.CallToolResult, error) {
+				region, _ := args["region"].(string)
+				return result(text("Region: " + region)), nil
 			}},
 		{def: app.Tool{Name: ToolReconnection, Description: "Closes its response stream mid-call so that the client must reconnect to get the result (SEP-1699).", InputSchema: objectSchema(nil)},
 			run: (*Fixtures).runReconnection},

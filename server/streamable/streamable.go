@@ -186,9 +186,27 @@ func (h *Handler) route(r *http.Request) server.Route {
 			ProtocolVersion: strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")),
 			Method:          strings.TrimSpace(r.Header.Get("Mcp-Method")),
 			Name:            strings.TrimSpace(r.Header.Get("Mcp-Name")),
+			Params:          paramHeaders(r.Header),
 		},
 		Stateless: h.cfg.stateless,
 	}
+}
+
+// paramHeaders collects the Mcp-Param-{Name} headers, by Name in lower
+// case (nil when there are none).
+func paramHeaders(h http.Header) map[string]string {
+	var out map[string]string
+	for k, vs := range h {
+		name, ok := strings.CutPrefix(strings.ToLower(k), "mcp-param-")
+		if !ok || name == "" || len(vs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = strings.TrimSpace(vs[0])
+	}
+	return out
 }
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
