@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/mcpstack/mcpstack/internal/sse"
 )
 
 // SSE is the HTTP+SSE transport of 2024-11-05: a GET to URL opens the
@@ -54,18 +56,18 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		cancel()
 		return nil, &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
 	}
-	events := newSSEReader(resp.Body, max)
+	events := sse.NewReader(resp.Body, max)
 	var endpoint *url.URL
 	for endpoint == nil {
-		ev, err := events.next()
+		ev, err := events.Next()
 		if err != nil {
 			resp.Body.Close()
 			cancel()
 			return nil, fmt.Errorf("client: the SSE stream ended before its endpoint event: %w", err)
 		}
-		if ev.name == "endpoint" {
+		if ev.Type == "endpoint" {
 			base, _ := url.Parse(t.URL)
-			if endpoint, err = base.Parse(strings.TrimSpace(string(ev.data))); err != nil {
+			if endpoint, err = base.Parse(strings.TrimSpace(string(ev.Data))); err != nil {
 				resp.Body.Close()
 				cancel()
 				return nil, fmt.Errorf("client: the endpoint event names no URL: %w", err)
@@ -87,16 +89,16 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		defer c.wg.Done()
 		defer resp.Body.Close()
 		for {
-			ev, err := events.next()
+			ev, err := events.Next()
 			if err != nil {
 				c.fail(err)
 				return
 			}
-			if ev.name != "message" || len(ev.data) == 0 {
+			if ev.Type != "" && ev.Type != "message" || len(bytes.TrimSpace(ev.Data)) == 0 {
 				continue
 			}
 			select {
-			case c.in <- bytes.Clone(ev.data):
+			case c.in <- bytes.Clone(ev.Data):
 			case <-cctx.Done():
 				return
 			}

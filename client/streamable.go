@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/sse"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -278,27 +279,26 @@ func (c *httpConn) readStream(body io.ReadCloser, id json.RawMessage) {
 // the answer to id came, the last event id and the retry delay.
 func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool, last string, retry time.Duration) {
 	defer body.Close()
-	retry = time.Second
-	r := newSSEReader(body, c.max)
+	r := sse.NewReader(body, c.max)
+	defer func() {
+		last, retry = r.LastID(), r.Retry()
+		if retry <= 0 {
+			retry = time.Second
+		}
+	}()
 	for {
-		ev, err := r.next()
+		ev, err := r.Next()
 		if err != nil {
-			return answered, last, retry
+			return answered, "", 0
 		}
-		if ev.hasID {
-			last = ev.id
+		if ev.Type != "" && ev.Type != "message" || len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue // another event type, or a priming event (an id, no data)
 		}
-		if ev.retry > 0 {
-			retry = ev.retry
-		}
-		if len(ev.data) == 0 || ev.name != "message" {
-			continue
-		}
-		if len(id) > 0 && answers(ev.data, id) {
+		if len(id) > 0 && answers(ev.Data, id) {
 			answered = true
 		}
-		if c.answer(id, bytes.Clone(ev.data)) != nil {
-			return true, last, retry
+		if c.answer(id, bytes.Clone(ev.Data)) != nil {
+			return true, "", 0
 		}
 	}
 }

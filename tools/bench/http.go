@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/sse"
 )
 
 // newTransport returns the HTTP transport that all sessions of one run
@@ -56,7 +58,7 @@ type httpSession struct {
 	ready   bool   // initialized (always true in the stateless revisions)
 	nextID  int64
 
-	sse  *sseReader
+	sse  *sse.Reader
 	body bytes.Buffer
 	msg  rpcMessage
 }
@@ -68,7 +70,7 @@ func newHTTPSession(client http.RoundTripper, url string, c *Config, rec *record
 		rb:      requestBuilder{version: c.ProtocolVersion, modern: isModern(c.ProtocolVersion)},
 		timeout: c.Timeout,
 		rec:     rec,
-		sse:     newSSEReader(nil),
+		sse:     sse.NewReader(nil, 0),
 	}
 	if s.rb.modern {
 		s.ready, s.version = true, c.ProtocolVersion
@@ -197,10 +199,10 @@ var sseLinger = time.Second
 // response is cut (cancel) and counted under "sse-left-open"; the call
 // itself has succeeded.
 func (s *httpSession) readSSE(r io.Reader, id int64, cancel context.CancelFunc) (*rpcMessage, error) {
-	s.sse.reset(r)
-	defer s.sse.reset(nil)
+	s.sse.Reset(r)
+	defer s.sse.Reset(nil)
 	for {
-		ev, err := s.sse.next()
+		ev, err := s.sse.Next()
 		if err == io.EOF {
 			return nil, failf(errNoAnswer, "SSE stream ended without the response to id %d", id)
 		}
@@ -216,7 +218,7 @@ func (s *httpSession) readSSE(r io.Reader, id int64, cancel context.CancelFunc) 
 		}
 		if match {
 			t := time.AfterFunc(sseLinger, cancel)
-			if _, err := io.Copy(io.Discard, s.sse.br); err != nil {
+			if err := s.sse.Drain(); err != nil {
 				s.rec.kinds["sse-left-open"]++
 			}
 			t.Stop()

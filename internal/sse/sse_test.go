@@ -1,4 +1,4 @@
-package bench
+package sse
 
 import (
 	"errors"
@@ -13,10 +13,10 @@ type wantEvent struct {
 }
 
 func readAllEvents(r io.Reader) ([]wantEvent, error) {
-	s := newSSEReader(r)
+	s := NewReader(r, 0)
 	var got []wantEvent
 	for {
-		ev, err := s.next()
+		ev, err := s.Next()
 		if err == io.EOF {
 			return got, nil
 		}
@@ -85,15 +85,15 @@ func TestSSEReader(t *testing.T) {
 }
 
 func TestSSEReaderRetryAndReset(t *testing.T) {
-	s := newSSEReader(strings.NewReader("retry: 1500\nretry: x\ndata: a\n\n"))
-	if _, err := s.next(); err != nil {
+	s := NewReader(strings.NewReader("retry: 1500\nretry: x\ndata: a\n\n"), 0)
+	if _, err := s.Next(); err != nil {
 		t.Fatal(err)
 	}
-	if s.retry.Milliseconds() != 1500 {
-		t.Errorf("retry = %v, want 1.5s", s.retry)
+	if s.Retry().Milliseconds() != 1500 {
+		t.Errorf("retry = %v, want 1.5s", s.Retry())
 	}
-	s.reset(strings.NewReader("data: b\n\n"))
-	ev, err := s.next()
+	s.Reset(strings.NewReader("data: b\n\n"))
+	ev, err := s.Next()
 	if err != nil || string(ev.Data) != "b" || ev.ID != "" {
 		t.Errorf("after reset: %q %q, %v", ev.Data, ev.ID, err)
 	}
@@ -101,11 +101,24 @@ func TestSSEReaderRetryAndReset(t *testing.T) {
 
 func TestSSEReaderError(t *testing.T) {
 	boom := errors.New("boom")
-	s := newSSEReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom)))
-	if ev, err := s.next(); err != nil || string(ev.Data) != "a" {
+	s := NewReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom)), 0)
+	if ev, err := s.Next(); err != nil || string(ev.Data) != "a" {
 		t.Fatalf("first event: %q, %v", ev.Data, err)
 	}
-	if _, err := s.next(); !errors.Is(err, boom) {
+	if _, err := s.Next(); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want %v", err, boom)
+	}
+}
+
+// A line or an event over the bound fails the stream instead of growing
+// without end.
+func TestTooLarge(t *testing.T) {
+	for _, in := range []string{"data: " + strings.Repeat("x", 100) + "\n\n", strings.Repeat("data: 0123456789\n", 20) + "\n"} {
+		if _, err := NewReader(strings.NewReader(in), 64).Next(); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%.20q...: %v, want ErrTooLarge", in, err)
+		}
+	}
+	if ev, err := NewReader(strings.NewReader("data: ok\n\n"), 64).Next(); err != nil || string(ev.Data) != "ok" {
+		t.Errorf("a small event: %q %v", ev.Data, err)
 	}
 }

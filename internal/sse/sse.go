@@ -1,4 +1,6 @@
-package bench
+// Package sse reads text/event-stream bodies, as the HTML standard says:
+// the one parser of the client's transports and the load generator.
+package sse
 
 import (
 	"bufio"
@@ -9,15 +11,15 @@ import (
 	"time"
 )
 
-// sseEvent is one dispatched server-sent event. Data is valid until the next
-// call of next.
-type sseEvent struct {
+// Event is one dispatched server-sent event. Data is valid until the next
+// call of Next.
+type Event struct {
 	Type string // "" when the stream named none ("message" by the standard)
 	Data []byte // data lines joined with "\n"
 	ID   string // the last event id seen so far on the stream
 }
 
-// sseReader parses a text/event-stream body as the HTML standard says
+// Reader parses a text/event-stream body as the HTML standard says
 // (https://html.spec.whatwg.org/multipage/server-sent-events.html): lines end
 // with CRLF, LF or CR; a line starting with ':' is a comment; "field: value"
 // drops one leading space of the value; a line without a colon is a field
@@ -26,9 +28,12 @@ type sseEvent struct {
 // leading byte order mark is dropped; an event not closed by a blank line
 // before the end of the stream is discarded.
 //
-// One sseReader serves many streams in turn: reset it with the next body.
-type sseReader struct {
+// One Reader serves many streams in turn: Reset it with the next body.
+// Lines and events are bounded (NewReader's max): a stream that sends a
+// larger one fails with ErrTooLarge.
+type Reader struct {
 	br      *bufio.Reader
+	max     int
 	line    []byte // the current line when it did not fit the bufio buffer
 	data    []byte
 	event   []byte
@@ -41,13 +46,23 @@ type sseReader struct {
 	crbuf   []byte
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	s := &sseReader{br: bufio.NewReaderSize(r, 16<<10)}
-	s.reset(r)
+// ErrTooLarge is returned for a line or an event larger than the
+// Reader's bound.
+var ErrTooLarge = errors.New("sse: an event larger than the bound")
+
+// NewReader reads r; max bounds one line and one event's data in bytes
+// (<= 0: 16 MiB).
+func NewReader(r io.Reader, max int) *Reader {
+	if max <= 0 {
+		max = 16 << 20
+	}
+	s := &Reader{br: bufio.NewReaderSize(r, 16<<10), max: max}
+	s.Reset(r)
 	return s
 }
 
-func (s *sseReader) reset(r io.Reader) {
+// Reset starts reading the next stream, r.
+func (s *Reader) Reset(r io.Reader) {
 	s.br.Reset(r)
 	s.line = s.line[:0]
 	s.data = s.data[:0]
@@ -60,23 +75,23 @@ func (s *sseReader) reset(r io.Reader) {
 	s.pendOK = false
 }
 
-// next returns the next event with data, or io.EOF when the stream ends
+// Next returns the next event with data, or io.EOF when the stream ends
 // (a partial event at the end is discarded), or the read error.
-func (s *sseReader) next() (sseEvent, error) {
+func (s *Reader) Next() (Event, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return sseEvent{}, io.EOF
+				return Event{}, io.EOF
 			}
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 {
 			if !s.hasData {
 				s.event = s.event[:0]
 				continue
 			}
-			ev := sseEvent{Type: string(s.event), Data: s.data, ID: s.lastID}
+			ev := Event{Type: string(s.event), Data: s.data, ID: s.lastID}
 			if n := len(ev.Data); n > 0 && ev.Data[n-1] == '\n' {
 				ev.Data = ev.Data[:n-1]
 			}
@@ -86,10 +101,26 @@ func (s *sseReader) next() (sseEvent, error) {
 			return ev, nil
 		}
 		s.field(line)
+		if len(s.data) > s.max {
+			return Event{}, ErrTooLarge
+		}
 	}
 }
 
-func (s *sseReader) field(line []byte) {
+// Drain reads the rest of the stream, for a connection to be reused.
+func (s *Reader) Drain() error {
+	_, err := io.Copy(io.Discard, s.br)
+	return err
+}
+
+// LastID is the last event id the stream gave, priming events included:
+// where a resumption (Last-Event-ID) starts.
+func (s *Reader) LastID() string { return s.lastID }
+
+// Retry is the reconnection delay the stream asked for (0: none).
+func (s *Reader) Retry() time.Duration { return s.retry }
+
+func (s *Reader) field(line []byte) {
 	if line[0] == ':' {
 		return // comment
 	}
@@ -120,7 +151,7 @@ func (s *sseReader) field(line []byte) {
 
 // readLine returns the next line without its terminator. A CR not followed
 // by LF ends a line too. The returned slice is valid until the next call.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *Reader) readLine() ([]byte, error) {
 	if s.pendOK {
 		return s.splitCR()
 	}
@@ -131,6 +162,9 @@ func (s *sseReader) readLine() ([]byte, error) {
 		chunk, err = s.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			s.line = append(s.line, chunk...)
+			if len(s.line) > s.max {
+				return nil, ErrTooLarge
+			}
 			continue
 		}
 		break
@@ -167,7 +201,7 @@ func (s *sseReader) readLine() ([]byte, error) {
 }
 
 // splitCR returns the next CR-terminated line of s.pending.
-func (s *sseReader) splitCR() ([]byte, error) {
+func (s *Reader) splitCR() ([]byte, error) {
 	i := bytes.IndexByte(s.pending, '\r')
 	line := s.pending[:i]
 	s.pending = s.pending[i+1:]
