@@ -218,6 +218,10 @@ func (a *App) registered() mcp.ServerCapabilities {
 	if a.completes() {
 		c.Completions = mcp.JSONObject{}
 	}
+	if a.runsTasks() { // revisions without tasks drop it
+		c.Tasks = &mcp.ServerCapabilitiesTasks{List: map[string]any{}, Cancel: map[string]any{},
+			Requests: &mcp.ServerCapabilitiesTasksRequests{Tools: &mcp.ServerCapabilitiesTasksRequestsTools{Call: map[string]any{}}}}
+	}
 	c.Logging = mcp.JSONObject{}
 	return c
 }

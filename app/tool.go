@@ -23,6 +23,10 @@ type Tool struct {
 	Title       string
 	Description string
 	Annotations *mcp.ToolAnnotations
+	// TaskSupport lets a call run as a task (2025-11-25: the client sends
+	// params.task, gets the task at once and its result with tasks/result):
+	// "optional", "required" (a call without task is refused), or "" (no).
+	TaskSupport string
 
 	InputSchema  any
 	OutputSchema any
@@ -130,6 +134,13 @@ func mustTool(t Tool, in, out any) *tool {
 		panic(fmt.Sprintf("app: tool %q: input schema: %v", t.Name, err))
 	}
 	tl := &tool{def: mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations}}
+	switch t.TaskSupport {
+	case "":
+	case "optional", "required", "forbidden":
+		tl.def.Execution = &mcp.ToolExecution{TaskSupport: t.TaskSupport}
+	default:
+		panic(fmt.Sprintf("app: tool %q: TaskSupport %q is not optional, required or forbidden", t.Name, t.TaskSupport))
+	}
 	tl.def.InputSchema = mcp.ToolInputSchema{Properties: properties(inTree), Required: required(inTree), Extra: rest(inTree)}
 	tl.def.InputSchema.Schema, _ = inTree["$schema"].(string)
 	for name, prop := range tl.def.InputSchema.Properties {
@@ -158,6 +169,28 @@ func mustTool(t Tool, in, out any) *tool {
 		}
 	}
 	return tl
+}
+
+// TaskSupport tells the server core which tools run as tasks
+// (server.TaskSupporter).
+func (a *App) TaskSupport(name string) string {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if t, ok := a.tools.get(name); ok && t.def.Execution != nil {
+		return t.def.Execution.TaskSupport
+	}
+	return ""
+}
+
+// runsTasks reports whether a tool may run as a task. Called with a.mu
+// held.
+func (a *App) runsTasks() bool {
+	for _, t := range a.tools.items {
+		if e := t.def.Execution; e != nil && (e.TaskSupport == "optional" || e.TaskSupport == "required") {
+			return true
+		}
+	}
+	return false
 }
 
 // ListTools lists the registered tools, a page at a time.

@@ -122,6 +122,7 @@ type revMethod struct {
 	Request        string // definition the whole message is validated against
 	Result         string // definition the result is validated against
 	ParamsRequired bool
+	TaskAugmented  bool // its params may carry task: it can run as a task (CreateTaskResult)
 	C2S, S2C       bool
 }
 

@@ -26,6 +26,10 @@ type callPeer struct {
 	// (nil: the transport cannot resume it).
 	closeEarly func()
 	token      wire.ID
+	// related is the task the call runs as ("": none); asking is told
+	// when it waits for the client and when it stops (input_required).
+	related string
+	asking  func(waiting bool)
 	// peerCancelled is set when the client cancelled the call: it has most
 	// likely closed the call's stream too.
 	peerCancelled *atomic.Bool
@@ -67,6 +71,10 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	m, ok := p.spec.Method(method)
 	if !ok || !m.ServerToClient {
 		return nil, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("%q is not a server-to-client request of %s", method, p.spec.Revision)}
+	}
+	if p.asking != nil {
+		p.asking(true)
+		defer p.asking(false)
 	}
 	id := wire.IntID(sess.nextID.Add(1))
 	msg, err := srv.encodeOutgoing(p.spec, id, method, params)

@@ -52,6 +52,7 @@ type Server struct {
 	closeHooks []func(session string) // under mu
 
 	output *outputBudget
+	tasks  tasks // 2025-11-25 tasks, by id
 }
 
 // ErrTooManySessions is returned by NewSession at the session cap.

@@ -349,6 +349,23 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	}
 	defer done()
 
+	if _, tasks := srv.handler.(TaskSupporter); tasks {
+		if reply, ok := sess.taskRequest(ctx, spec, m, msg); ok {
+			return reply
+		}
+		if m.TaskAugmented {
+			params, _ := msg.Params.(map[string]any)
+			meta, augmented := params["task"].(map[string]any)
+			switch support := srv.taskSupport(msg); {
+			case augmented && support != taskOptional && support != taskRequired:
+				return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: this tool does not run as a task (taskSupport forbidden)"})
+			case augmented:
+				return sess.startTask(ctx, spec, m, msg, meta)
+			case support == taskRequired:
+				return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: this tool runs only as a task (taskSupport required): send params.task"})
+			}
+		}
+	}
 	p := &callPeer{sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
 	result, err := srv.call(peer.With(ctx, p), msg, spec)
 	if f.cancelledByPeer.Load() {

@@ -29,6 +29,9 @@ type Method struct {
 	ClientToServer bool
 	ServerToClient bool
 	ParamsRequired bool
+	// TaskAugmented: the request's params may carry task (2025-11-25), so
+	// that it runs as a task and is answered with CreateTaskResult.
+	TaskAugmented bool
 }
 
 // Spec is everything mcpstack knows of one protocol revision: its method

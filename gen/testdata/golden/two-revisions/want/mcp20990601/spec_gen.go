@@ -16,6 +16,6 @@ const SchemaHash = "35558ad070476069"
 
 // Spec is the method table and the validators of revision 2099-06-01.
 var Spec = wire.NewSpec(Revision, 1, SchemaHash, schema.FS, map[string]wire.Method{
-	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true},
-	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false},
+	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskAugmented: false},
+	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskAugmented: false},
 }, wire.Transport{PrimingEvent: true})

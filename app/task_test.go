@@ -1,0 +1,191 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/peer"
+	"github.com/mcpstack/mcpstack/server"
+)
+
+// taskStream is a session's stream: what the server sends unasked.
+type taskStream struct {
+	mu   sync.Mutex
+	msgs []map[string]any
+}
+
+func (o *taskStream) Send(b []byte) error {
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	o.mu.Lock()
+	o.msgs = append(o.msgs, m)
+	o.mu.Unlock()
+	return nil
+}
+
+// await returns the first message that match accepts, waiting up to 5 s.
+func (o *taskStream) await(t *testing.T, what string, match func(map[string]any) bool) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		o.mu.Lock()
+		for _, m := range o.msgs {
+			if match(m) {
+				o.mu.Unlock()
+				return m
+			}
+		}
+		o.mu.Unlock()
+	}
+	t.Fatalf("no %s on the session's stream", what)
+	return nil
+}
+
+type taskSession struct {
+	t    *testing.T
+	sess *server.Session
+	out  *taskStream
+	n    int
+}
+
+func (s *taskSession) call(method, params string) map[string]any {
+	s.t.Helper()
+	s.n++
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, s.n, method, params)
+	var m map[string]any
+	if err := json.Unmarshal(s.sess.Handle(context.Background(), []byte(body), nil), &m); err != nil {
+		s.t.Fatalf("%s: %v", method, err)
+	}
+	return m
+}
+
+func resultOf(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	r, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result: %v", m)
+	}
+	return r
+}
+
+func errCode(m map[string]any) any {
+	e, _ := m["error"].(map[string]any)
+	return e["code"]
+}
+
+// A 2025-11-25 task end to end: a task-augmented tools/call is answered
+// with its task at once, followed with tasks/get and status
+// notifications, its result fetched with tasks/result (the related-task
+// _meta added), its input asked while it runs (input_required); cancel,
+// list, taskSupport and per-user isolation, all in strict mode.
+func TestTasks(t *testing.T) {
+	release := make(chan struct{})
+	a := app.New("tasks", "1")
+	app.AddTool(a, app.Tool{Name: "slow", TaskSupport: "optional"}, func(ctx context.Context, _ struct{}) (string, error) {
+		select {
+		case <-release:
+			return "done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	app.AddTool(a, app.Tool{Name: "batch", TaskSupport: "required"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
+	app.AddTool(a, app.Tool{Name: "quick"}, func(context.Context, struct{}) (string, error) { return "quick", nil })
+	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "optional"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
+		r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Name?", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
+			Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		return app.Structured(map[string]any{"name": r.Content["name"]})
+	})
+	srv := app.NewServer(a, server.WithStrict(true))
+	defer srv.Close()
+	open := func(owner string) *taskSession {
+		out := &taskStream{}
+		sess, err := srv.NewSession("", out, server.OpenedBy(server.Caller{Owner: owner, Key: "principal:" + owner}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &taskSession{t: t, sess: sess, out: out}
+		init := resultOf(t, s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`))
+		if caps := init["capabilities"].(map[string]any); caps["tasks"] == nil {
+			t.Fatalf("no tasks capability: %v", caps)
+		}
+		sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+		return s
+	}
+	alice, bob := open("alice"), open("bob")
+
+	created := resultOf(t, alice.call("tools/call", `{"name":"slow","task":{"ttl":60000}}`))
+	task := created["task"].(map[string]any)
+	id := task["taskId"].(string)
+	if task["status"] != "working" || task["ttl"] != 60000.0 {
+		t.Fatalf("created %v", created)
+	}
+	if got := resultOf(t, alice.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))); got["status"] != "working" {
+		t.Errorf("tasks/get %v", got)
+	}
+	// Another user's task is unknown to them.
+	if c := errCode(bob.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))); c != -32602.0 {
+		t.Errorf("bob's tasks/get of alice's task: %v, want -32602", c)
+	}
+	if list := resultOf(t, bob.call("tasks/list", `{}`))["tasks"].([]any); len(list) != 0 {
+		t.Errorf("bob's tasks/list: %v", list)
+	}
+	close(release)
+	payload := resultOf(t, alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id)))
+	content := payload["content"].([]any)[0].(map[string]any)
+	related := payload["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"].(map[string]any)
+	if content["text"] != "done" || related["taskId"] != id {
+		t.Errorf("tasks/result %v", payload)
+	}
+	alice.out.await(t, "a completed status", func(m map[string]any) bool {
+		p, _ := m["params"].(map[string]any)
+		return m["method"] == "notifications/tasks/status" && p["taskId"] == id && p["status"] == "completed"
+	})
+	if list := resultOf(t, alice.call("tasks/list", `{}`))["tasks"].([]any); len(list) != 1 || list[0].(map[string]any)["status"] != "completed" {
+		t.Errorf("tasks/list %v", list)
+	}
+	if c := errCode(alice.call("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, id))); c != -32602.0 {
+		t.Errorf("cancelling a finished task: %v, want -32602", c)
+	}
+
+	// Cancelled while it runs: its result is an error.
+	running := resultOf(t, alice.call("tools/call", `{"name":"slow","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	if got := resultOf(t, alice.call("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, running))); got["status"] != "cancelled" {
+		t.Errorf("tasks/cancel %v", got)
+	}
+	if c := errCode(alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, running))); c == nil {
+		t.Error("tasks/result of a cancelled task answered a result")
+	}
+
+	// taskSupport: required needs task, none refuses it.
+	if c := errCode(alice.call("tools/call", `{"name":"batch"}`)); c != -32601.0 {
+		t.Errorf("a required task tool called plainly: %v, want -32601", c)
+	}
+	if c := errCode(alice.call("tools/call", `{"name":"quick","task":{}}`)); c != -32601.0 {
+		t.Errorf("a tool without task support called as a task: %v, want -32601", c)
+	}
+	if got := resultOf(t, alice.call("tools/call", `{"name":"slow"}`)); !strings.Contains(fmt.Sprint(got["content"]), "done") {
+		t.Errorf("an optional task tool called plainly: %v", got)
+	}
+
+	// Input while it runs: input_required, the question on the stream.
+	asking := resultOf(t, alice.call("tools/call", `{"name":"ask","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	q := alice.out.await(t, "the task's elicitation", func(m map[string]any) bool { return m["method"] == "elicitation/create" })
+	if got := resultOf(t, alice.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, asking))); got["status"] != "input_required" {
+		t.Errorf("while asking: %v", got)
+	}
+	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": q["id"], "result": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}})
+	alice.sess.Handle(context.Background(), answer, nil)
+	if got := resultOf(t, alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, asking))); fmt.Sprint(got["structuredContent"]) != "map[name:Ada]" {
+		t.Errorf("the asking task's result %v", got)
+	}
+}
