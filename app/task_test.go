@@ -65,14 +65,6 @@ func (s *taskSession) call(method, params string) map[string]any {
 	return m
 }
 
-func resultOf(t *testing.T, m map[string]any) map[string]any {
-	t.Helper()
-	r, ok := m["result"].(map[string]any)
-	if !ok {
-		t.Fatalf("no result: %v", m)
-	}
-	return r
-}
 
 func errCode(m map[string]any) any {
 	e, _ := m["error"].(map[string]any)
@@ -114,7 +106,7 @@ func TestTasks(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := &taskSession{t: t, sess: sess, out: out}
-		init := resultOf(t, s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`))
+		init := result(t, s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`))
 		if caps := init["capabilities"].(map[string]any); caps["tasks"] == nil {
 			t.Fatalf("no tasks capability: %v", caps)
 		}
@@ -123,24 +115,24 @@ func TestTasks(t *testing.T) {
 	}
 	alice, bob := open("alice"), open("bob")
 
-	created := resultOf(t, alice.call("tools/call", `{"name":"slow","task":{"ttl":60000}}`))
+	created := result(t, alice.call("tools/call", `{"name":"slow","task":{"ttl":60000}}`))
 	task := created["task"].(map[string]any)
 	id := task["taskId"].(string)
 	if task["status"] != "working" || task["ttl"] != 60000.0 {
 		t.Fatalf("created %v", created)
 	}
-	if got := resultOf(t, alice.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))); got["status"] != "working" {
+	if got := result(t, alice.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))); got["status"] != "working" {
 		t.Errorf("tasks/get %v", got)
 	}
 	// Another user's task is unknown to them.
 	if c := errCode(bob.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))); c != -32602.0 {
 		t.Errorf("bob's tasks/get of alice's task: %v, want -32602", c)
 	}
-	if list := resultOf(t, bob.call("tasks/list", `{}`))["tasks"].([]any); len(list) != 0 {
+	if list := result(t, bob.call("tasks/list", `{}`))["tasks"].([]any); len(list) != 0 {
 		t.Errorf("bob's tasks/list: %v", list)
 	}
 	close(release)
-	payload := resultOf(t, alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id)))
+	payload := result(t, alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id)))
 	content := payload["content"].([]any)[0].(map[string]any)
 	related := payload["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"].(map[string]any)
 	if content["text"] != "done" || related["taskId"] != id {
@@ -150,7 +142,7 @@ func TestTasks(t *testing.T) {
 		p, _ := m["params"].(map[string]any)
 		return m["method"] == "notifications/tasks/status" && p["taskId"] == id && p["status"] == "completed"
 	})
-	if list := resultOf(t, alice.call("tasks/list", `{}`))["tasks"].([]any); len(list) != 1 || list[0].(map[string]any)["status"] != "completed" {
+	if list := result(t, alice.call("tasks/list", `{}`))["tasks"].([]any); len(list) != 1 || list[0].(map[string]any)["status"] != "completed" {
 		t.Errorf("tasks/list %v", list)
 	}
 	if c := errCode(alice.call("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, id))); c != -32602.0 {
@@ -158,8 +150,8 @@ func TestTasks(t *testing.T) {
 	}
 
 	// Cancelled while it runs: its result is an error.
-	running := resultOf(t, alice.call("tools/call", `{"name":"slow","task":{}}`))["task"].(map[string]any)["taskId"].(string)
-	if got := resultOf(t, alice.call("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, running))); got["status"] != "cancelled" {
+	running := result(t, alice.call("tools/call", `{"name":"slow","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	if got := result(t, alice.call("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, running))); got["status"] != "cancelled" {
 		t.Errorf("tasks/cancel %v", got)
 	}
 	if c := errCode(alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, running))); c == nil {
@@ -173,19 +165,19 @@ func TestTasks(t *testing.T) {
 	if c := errCode(alice.call("tools/call", `{"name":"quick","task":{}}`)); c != -32601.0 {
 		t.Errorf("a tool without task support called as a task: %v, want -32601", c)
 	}
-	if got := resultOf(t, alice.call("tools/call", `{"name":"slow"}`)); !strings.Contains(fmt.Sprint(got["content"]), "done") {
+	if got := result(t, alice.call("tools/call", `{"name":"slow"}`)); !strings.Contains(fmt.Sprint(got["content"]), "done") {
 		t.Errorf("an optional task tool called plainly: %v", got)
 	}
 
 	// Input while it runs: input_required, the question on the stream.
-	asking := resultOf(t, alice.call("tools/call", `{"name":"ask","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	asking := result(t, alice.call("tools/call", `{"name":"ask","task":{}}`))["task"].(map[string]any)["taskId"].(string)
 	q := alice.out.await(t, "the task's elicitation", func(m map[string]any) bool { return m["method"] == "elicitation/create" })
-	if got := resultOf(t, alice.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, asking))); got["status"] != "input_required" {
+	if got := result(t, alice.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, asking))); got["status"] != "input_required" {
 		t.Errorf("while asking: %v", got)
 	}
 	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": q["id"], "result": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}})
 	alice.sess.Handle(context.Background(), answer, nil)
-	if got := resultOf(t, alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, asking))); fmt.Sprint(got["structuredContent"]) != "map[name:Ada]" {
+	if got := result(t, alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, asking))); fmt.Sprint(got["structuredContent"]) != "map[name:Ada]" {
 		t.Errorf("the asking task's result %v", got)
 	}
 }
