@@ -65,7 +65,6 @@ func (s *taskSession) call(method, params string) map[string]any {
 	return m
 }
 
-
 func errCode(m map[string]any) any {
 	e, _ := m["error"].(map[string]any)
 	return e["code"]
