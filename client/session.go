@@ -43,10 +43,11 @@ type Session struct {
 	closing sync.Once
 }
 
-// call is a request in flight.
+// call is a request in flight, and what its answer is checked against.
 type call struct {
-	method string
-	reply  chan reply
+	method           string
+	result, response string // definitions (wire.Method's, or a task's)
+	reply            chan reply
 }
 
 type reply struct {
@@ -268,7 +269,7 @@ func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method,
 	s.nextID++
 	id := wire.IntID(s.nextID)
 	token := wire.StringID(fmt.Sprintf("progress-%d", s.nextID))
-	c := &call{method: m.Name, reply: make(chan reply, 1)}
+	c := &call{method: m.Name, result: m.Result, response: m.Response, reply: make(chan reply, 1)}
 	s.pending[id] = c
 	if onProgress != nil {
 		s.progress[token] = onProgress
@@ -494,13 +495,12 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 	}
 	// The whole response where the revision defines one per method (it
 	// says which results may be input-required), else the result.
-	m, _ := spec.Method(c.method)
 	var err error
 	at := "" // where the validated value is in the message
-	if m.Response != "" {
-		err = spec.Validate(m.Response, msg.Tree)
+	if c.response != "" {
+		err = spec.Validate(c.response, msg.Tree)
 	} else {
-		err, at = spec.Validate(m.Result, msg.Result), "/result"
+		err, at = spec.Validate(c.result, msg.Result), "/result"
 	}
 	if err != nil {
 		v := schemaViolation(c.method, at, err, body)
