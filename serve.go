@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/server/stdio"
 	"github.com/mcpstack/mcpstack/server/streamable"
+	"github.com/mcpstack/mcpstack/server/taskstore"
 )
 
 // serveConfig is everything `mcpstack serve` can be told.
@@ -47,6 +49,7 @@ type serveConfig struct {
 	chat         chatConfig
 	stateless    bool
 	record       string
+	taskStore    string
 	maxInflight  int
 	limits       limitsConfig
 }
@@ -115,6 +118,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")
 	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
+	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL")
 	fl.StringVar(&c.record, "record", "", "append every message to `FILE`, one JSON line each (schema/ext/RecordedMessage.json), for mcpstack validate")
 	c.limits.register(fl)
 	c.auth.RegisterFlags(fl)
@@ -176,6 +180,14 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	if b.close != nil {
 		defer b.close() // runs after srv.Close
 	}
+	ts, err := openTaskStore(c)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstack serve: --task-store:", err)
+		return 2
+	}
+	if ts != nil {
+		defer ts.Close() // after srv.Close
+	}
 	opts := append([]server.Option{
 		server.WithLogger(log),
 		server.WithStrict(c.strict),
@@ -186,6 +198,9 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		server.WithMaxClientInflight(c.limits.clientInflight),
 		server.WithOutputLimits(c.limits.outputPerStream, c.limits.outputTotal),
 	}, b.options...)
+	if ts != nil {
+		opts = append(opts, server.WithTaskStore(ts))
+	}
 	if c.limits.clientSessions >= 0 {
 		opts = append(opts, server.WithMaxClientSessions(c.limits.clientSessions))
 	}
@@ -300,6 +315,32 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	}
 	drained.Wait()
 	return nil
+}
+
+// openTaskStore opens the durable task store --task-store names (nil for
+// memory).
+func openTaskStore(c serveConfig) (*taskstore.SQL, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	switch c.taskStore {
+	case "memory":
+		return nil, nil
+	case "sqlite":
+		if err := os.MkdirAll(c.chat.dataDir, 0o700); err != nil {
+			return nil, err
+		}
+		return taskstore.OpenSQLite(ctx, filepath.Join(c.chat.dataDir, "tasks.db"))
+	case "postgres":
+		dsn := c.chat.postgresDSN
+		if dsn == "" {
+			dsn = os.Getenv("MCPSTACK_POSTGRES_DSN")
+		}
+		if dsn == "" {
+			return nil, errors.New("postgres needs --postgres-dsn or MCPSTACK_POSTGRES_DSN")
+		}
+		return taskstore.OpenPostgres(ctx, dsn, "mcpstack")
+	}
+	return nil, fmt.Errorf("%q is not memory, sqlite or postgres", c.taskStore)
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -14,6 +14,7 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
+	taskStore   TaskStore
 	strict      bool
 	logger      *slog.Logger
 	callTimeout time.Duration

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
@@ -96,11 +97,68 @@ func (t *task) view() mcp.Task {
 	}
 }
 
-// tasks is the server's table of tasks, by id.
+// tasks is the server's table of tasks, by id: the ones this process
+// runs or ran; a TaskStore keeps the records of all.
 type tasks struct {
 	mu    sync.Mutex
 	byID  map[string]*task
 	swept time.Time
+}
+
+// record is the task as its store keeps it.
+func (t *task) record() TaskRecord {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := TaskRecord{ID: t.id, Owner: t.owner, Method: t.method, Revision: t.spec.Revision, Status: t.status, Message: t.message,
+		Created: t.created, Updated: t.updated, TTL: t.ttl}
+	if t.result != nil {
+		r.Result, _ = wire.Marshal(t.result)
+	}
+	if t.err != nil {
+		r.Error, _ = wire.Marshal(map[string]any{"code": t.err.Code, "message": t.err.Message, "data": t.err.Data})
+	}
+	return r
+}
+
+// save writes the task's record to the store, when there is one.
+func (s *Server) saveTask(t *task) {
+	if s.cfg.taskStore == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.cfg.taskStore.Save(ctx, t.record()); err != nil {
+		s.log.Error("task store: save", "task", t.id, "err", err)
+	}
+}
+
+// fromRecord is a task of an earlier process, as its store kept it: it
+// has ended, and one that had not when that process stopped failed then.
+func (s *Server) fromRecord(r TaskRecord) *task {
+	spec := generated.Lookup(r.Revision)
+	if spec == nil {
+		spec = s.sessionSpecs[len(s.sessionSpecs)-1]
+	}
+	t := &task{id: r.ID, owner: r.Owner, method: r.Method, spec: spec, created: r.Created, updated: r.Updated, ttl: r.TTL,
+		status: r.Status, message: r.Message, done: make(chan struct{})}
+	close(t.done)
+	if len(r.Result) > 0 {
+		t.result, _ = wire.Parse(r.Result)
+	}
+	if len(r.Error) > 0 {
+		if tree, err := wire.Parse(r.Error); err == nil {
+			obj, _ := tree.(map[string]any)
+			code, _ := wire.Int(obj["code"])
+			msg, _ := obj["message"].(string)
+			t.err = &wire.Error{Code: int(code), Message: msg, Data: obj["data"]}
+		}
+	}
+	if !t.terminal() {
+		t.status, t.message = taskFailed, "the server stopped while the task ran"
+		t.err = &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: " + t.message}
+		s.saveTask(t)
+	}
+	return t
 }
 
 // taskOwner is whose a task is: the session's principal, or the session
@@ -112,12 +170,23 @@ func taskOwner(sess *Session) string {
 	return "session:" + sess.id
 }
 
-// sweepLocked drops the tasks past their TTL.
-func (ts *tasks) sweepLocked(now time.Time) {
+// sweepTasksLocked drops the tasks past their TTL, from memory and, in
+// the background, from the store.
+func (s *Server) sweepTasksLocked(now time.Time) {
+	ts := &s.tasks
 	if now.Sub(ts.swept) < time.Second {
 		return
 	}
 	ts.swept = now
+	if store := s.cfg.taskStore; store != nil {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := store.Sweep(ctx, now); err != nil {
+				s.log.Warn("task store: sweep", "err", err)
+			}
+		}()
+	}
 	for id, t := range ts.byID {
 		if now.Sub(t.created) > t.ttl {
 			t.mu.Lock()
@@ -130,12 +199,28 @@ func (ts *tasks) sweepLocked(now time.Time) {
 	}
 }
 
-// lookup finds a task of owner; another owner's is unknown too.
-func (ts *tasks) lookup(owner, id string) (*task, bool) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.sweepLocked(time.Now())
-	t, ok := ts.byID[id]
+// lookupTask finds a task of owner, in memory or in the store; another
+// owner's is unknown too.
+func (s *Server) lookupTask(owner, id string) (*task, bool) {
+	s.tasks.mu.Lock()
+	s.sweepTasksLocked(time.Now())
+	t, ok := s.tasks.byID[id]
+	s.tasks.mu.Unlock()
+	if !ok && s.cfg.taskStore != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r, err := s.cfg.taskStore.Load(ctx, id)
+		if err != nil {
+			if !errors.Is(err, ErrTaskNotFound) {
+				s.log.Error("task store: load", "task", id, "err", err)
+			}
+			return nil, false
+		}
+		if time.Now().After(r.Expires()) {
+			return nil, false
+		}
+		t, ok = s.fromRecord(r), true
+	}
 	if !ok || t.owner != owner {
 		return nil, false
 	}
@@ -165,7 +250,7 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 	t := &task{id: newTaskID(), owner: owner, method: msg.Method, spec: spec, created: now, updated: now, ttl: ttl,
 		sess: sess, status: taskWorking, done: make(chan struct{})}
 	srv.tasks.mu.Lock()
-	srv.tasks.sweepLocked(now)
+	srv.sweepTasksLocked(now)
 	n := 0
 	for _, o := range srv.tasks.byID {
 		if o.owner == owner {
@@ -181,6 +266,7 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 	}
 	srv.tasks.byID[t.id] = t
 	srv.tasks.mu.Unlock()
+	srv.saveTask(t)
 
 	// The task runs on its own: not cancelled with its request, ended by
 	// tasks/cancel, its TTL, or the server's end.
@@ -218,6 +304,7 @@ func (t *task) set(from, to string, waiting bool) {
 	}
 	t.mu.Unlock()
 	if changed {
+		t.sess.srv.saveTask(t)
 		t.tell()
 	}
 }
@@ -241,12 +328,16 @@ func (t *task) finish(srv *Server, m wire.Method, result wire.Encoder, err error
 	t.updated = time.Now()
 	close(t.done)
 	t.mu.Unlock()
+	srv.saveTask(t)
 	t.tell()
 }
 
 // tell sends notifications/tasks/status to the task's session, if it is
 // still there.
 func (t *task) tell() {
+	if t.sess == nil {
+		return // a task of an earlier process
+	}
 	select {
 	case <-t.sess.Done():
 		return
@@ -279,7 +370,7 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 	}
 	switch msg.Method {
 	case mcp.MethodGetTask:
-		t, found := srv.tasks.lookup(owner, id)
+		t, found := srv.lookupTask(owner, id)
 		if !found {
 			return unknown(), true
 		}
@@ -287,7 +378,7 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 		return srv.encodeResult(spec, m, msg.ID, &mcp.GetTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage,
 			CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTL: v.TTL, PollInterval: v.PollInterval}), true
 	case mcp.MethodGetTaskPayload:
-		t, found := srv.tasks.lookup(owner, id)
+		t, found := srv.lookupTask(owner, id)
 		if !found {
 			return unknown(), true
 		}
@@ -318,23 +409,40 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 		return srv.encodeTree(spec, m, msg.ID, tree), true
 	case mcp.MethodListTasks:
 		srv.tasks.mu.Lock()
-		srv.tasks.sweepLocked(time.Now())
-		var mine []*task
+		srv.sweepTasksLocked(time.Now())
+		mine := map[string]*task{}
 		for _, t := range srv.tasks.byID {
 			if t.owner == owner {
-				mine = append(mine, t)
+				mine[t.id] = t
 			}
 		}
 		srv.tasks.mu.Unlock()
-		sort.Slice(mine, func(i, j int) bool { return mine[i].created.Before(mine[j].created) })
-		list := make([]*mcp.Task, len(mine))
-		for i, t := range mine {
+		if store := srv.cfg.taskStore; store != nil {
+			records, err := store.List(ctx, owner)
+			if err != nil {
+				srv.log.Error("task store: list", "err", err)
+				return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the task store failed"}), true
+			}
+			now := time.Now()
+			for _, r := range records {
+				if _, live := mine[r.ID]; !live && now.Before(r.Expires()) {
+					mine[r.ID] = srv.fromRecord(r)
+				}
+			}
+		}
+		all := make([]*task, 0, len(mine))
+		for _, t := range mine {
+			all = append(all, t)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
+		list := make([]*mcp.Task, len(all))
+		for i, t := range all {
 			v := t.view()
 			list[i] = &v
 		}
 		return srv.encodeResult(spec, m, msg.ID, &mcp.ListTasksResult{Tasks: list}), true
 	case mcp.MethodCancelTask:
-		t, found := srv.tasks.lookup(owner, id)
+		t, found := srv.lookupTask(owner, id)
 		if !found {
 			return unknown(), true
 		}
@@ -346,9 +454,12 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 				Data: map[string]any{"field": "/params/taskId", "reason": "the task has ended"}}), true
 		}
 		t.status, t.updated = taskCancelled, time.Now()
-		t.cancel()
+		if t.cancel != nil {
+			t.cancel()
+		}
 		close(t.done)
 		t.mu.Unlock()
+		srv.saveTask(t)
 		t.tell()
 		v := t.view()
 		return srv.encodeResult(spec, m, msg.ID, &mcp.CancelTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage,

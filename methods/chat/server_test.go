@@ -162,3 +162,34 @@ func TestThroughServer(t *testing.T) {
 		})
 	}
 }
+
+// A chat answer can run as a task (2025-11-25): the client gets the task
+// at once, the answer with tasks/result, and the conversation is saved
+// when it ends.
+func TestChatAsTask(t *testing.T) {
+	a, st := newApp(t, agent.Echo{})
+	srv := server.New(a, server.WithStrict(true))
+	t.Cleanup(srv.Close)
+	a.Attach(srv)
+	sess, err := srv.NewSession("", &outbox{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handle := func(body string) map[string]any { return decode(t, sess.Handle(context.Background(), []byte(body), nil)) }
+	init := handle(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if caps := init["result"].(map[string]any)["capabilities"].(map[string]any); caps["tasks"] == nil {
+		t.Fatalf("no tasks capability: %v", caps)
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	created := handle(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chat","arguments":{"query":"hello as a task"},"task":{}}}`)
+	id := created["result"].(map[string]any)["task"].(map[string]any)["taskId"].(string)
+	res := handle(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":%q}}`, id))
+	sc, _ := res["result"].(map[string]any)["structuredContent"].(map[string]any)
+	conv, _ := sc["conversation_id"].(string)
+	if conv == "" {
+		t.Fatalf("tasks/result %v", res)
+	}
+	if c, err := st.Get(context.Background(), LocalUser, conv); err != nil || c.MessageCount != 2 {
+		t.Errorf("the conversation after the task: %+v %v", c, err)
+	}
+}

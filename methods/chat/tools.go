@@ -112,6 +112,7 @@ func (a *App) addTools() {
 		Title:        "Chat",
 		Description:  "Chat with the AI agent. Without conversation_id a new conversation starts; with it, the conversation continues with its history as context. Returns the answer, the conversation_id and the token usage.",
 		OutputSchema: app.SchemaFor[chatResult](), // the result carries _meta too: the handler builds it
+		TaskSupport:  "optional",                  // a long answer can run as a task (2025-11-25); the conversation is saved when it ends
 		Annotations:  &mcp.ToolAnnotations{Title: "Chat", ReadOnlyHint: &f, DestructiveHint: &f, IdempotentHint: &f, OpenWorldHint: &t},
 	}, a.runChat)
 	app.AddTool(a.layer, app.Tool{

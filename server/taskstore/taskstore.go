@@ -1,0 +1,254 @@
+// Package taskstore keeps the records of tasks (server.TaskStore): in
+// memory, or durably in SQLite or PostgreSQL, so that a finished task's
+// result can be read after the server restarted, until its TTL. A Redis
+// store belongs with the scale-out work.
+package taskstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+
+	"github.com/mcpstack/mcpstack/server"
+)
+
+// Memory is a store that lives as long as the process: what the server
+// does without one, as a TaskStore (for tests and composition).
+func Memory() server.TaskStore { return &memory{records: map[string]server.TaskRecord{}} }
+
+type memory struct {
+	mu      sync.Mutex
+	records map[string]server.TaskRecord
+}
+
+func (m *memory) Save(_ context.Context, r server.TaskRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.records[r.ID] = r
+	return nil
+}
+
+func (m *memory) Load(_ context.Context, id string) (server.TaskRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[id]
+	if !ok {
+		return server.TaskRecord{}, server.ErrTaskNotFound
+	}
+	return r, nil
+}
+
+func (m *memory) List(_ context.Context, owner string) ([]server.TaskRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []server.TaskRecord
+	for _, r := range m.records {
+		if r.Owner == owner {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	return out, nil
+}
+
+func (m *memory) Sweep(_ context.Context, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, r := range m.records {
+		if now.After(r.Expires()) {
+			delete(m.records, id)
+		}
+	}
+	return nil
+}
+
+// SQL is a store in a SQL database: SQLite or PostgreSQL.
+type SQL struct {
+	db     *sql.DB
+	table  string
+	rebind func(string) string
+}
+
+// Close closes the database.
+func (s *SQL) Close() error { return s.db.Close() }
+
+// OpenSQLite opens (creating it when missing, private to this user) the
+// SQLite database at path and its tasks table.
+func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	f.Close()
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	s := &SQL{db: db, table: "tasks", rebind: func(q string) string { return q }}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("taskstore: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// OpenPostgres connects to the PostgreSQL database dsn names and creates
+// the tasks table in schema (lower-case letters, digits and _; created
+// when missing).
+func OpenPostgres(ctx context.Context, dsn, schema string) (*SQL, error) {
+	if !schemaName.MatchString(schema) {
+		return nil, fmt.Errorf("taskstore: PostgreSQL schema %q: use lower-case letters, digits and _", schema)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: postgres: %w", err)
+	}
+	db.SetMaxOpenConns(8)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("taskstore: postgres: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+schema+`"`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("taskstore: postgres: %w", err)
+	}
+	s := &SQL{db: db, table: `"` + schema + `".tasks`, rebind: dollars}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("taskstore: postgres: %w", err)
+	}
+	return s, nil
+}
+
+// dollars numbers the ? placeholders for PostgreSQL.
+func dollars(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (s *SQL) migrate(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
+		id TEXT PRIMARY KEY,
+		owner TEXT NOT NULL,
+		method TEXT NOT NULL,
+		revision TEXT NOT NULL,
+		status TEXT NOT NULL,
+		message TEXT NOT NULL,
+		created_ms BIGINT NOT NULL,
+		updated_ms BIGINT NOT NULL,
+		ttl_ms BIGINT NOT NULL,
+		expires_ms BIGINT NOT NULL,
+		result TEXT,
+		error TEXT
+	)`)
+	if err == nil {
+		_, err = s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS tasks_owner ON `+s.table+` (owner, created_ms)`)
+	}
+	return err
+}
+
+func nullable(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// Save inserts or replaces a record.
+func (s *SQL) Save(ctx context.Context, r server.TaskRecord) error {
+	_, err := s.db.ExecContext(ctx, s.rebind(`INSERT INTO `+s.table+` (id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, expires_ms, result, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET status = excluded.status, message = excluded.message, updated_ms = excluded.updated_ms,
+			result = excluded.result, error = excluded.error`),
+		r.ID, r.Owner, r.Method, r.Revision, r.Status, r.Message, r.Created.UnixMilli(), r.Updated.UnixMilli(),
+		r.TTL.Milliseconds(), r.Expires().UnixMilli(), nullable(r.Result), nullable(r.Error))
+	if err != nil {
+		return fmt.Errorf("taskstore: save %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+const columns = `id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, result, error`
+
+func scan(row interface{ Scan(...any) error }) (server.TaskRecord, error) {
+	var r server.TaskRecord
+	var created, updated, ttl int64
+	var result, errObj sql.NullString
+	if err := row.Scan(&r.ID, &r.Owner, &r.Method, &r.Revision, &r.Status, &r.Message, &created, &updated, &ttl, &result, &errObj); err != nil {
+		return r, err
+	}
+	r.Created, r.Updated, r.TTL = time.UnixMilli(created), time.UnixMilli(updated), time.Duration(ttl)*time.Millisecond
+	if result.Valid {
+		r.Result = []byte(result.String)
+	}
+	if errObj.Valid {
+		r.Error = []byte(errObj.String)
+	}
+	return r, nil
+}
+
+// Load reads a record.
+func (s *SQL) Load(ctx context.Context, id string) (server.TaskRecord, error) {
+	r, err := scan(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+columns+` FROM `+s.table+` WHERE id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, server.ErrTaskNotFound
+	}
+	if err != nil {
+		return r, fmt.Errorf("taskstore: load %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// List reads the records of owner, oldest first.
+func (s *SQL) List(ctx context.Context, owner string) ([]server.TaskRecord, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+columns+` FROM `+s.table+` WHERE owner = ? ORDER BY created_ms, id`), owner)
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: list: %w", err)
+	}
+	defer rows.Close()
+	var out []server.TaskRecord
+	for rows.Next() {
+		r, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("taskstore: list: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Sweep deletes the records past their TTL.
+func (s *SQL) Sweep(ctx context.Context, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM `+s.table+` WHERE expires_ms < ?`), now.UnixMilli()); err != nil {
+		return fmt.Errorf("taskstore: sweep: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package taskstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/taskstore"
+)
+
+// postgresEnv names the PostgreSQL database of the tests (.ci/run sets
+// it); without it the PostgreSQL store's tests skip.
+const postgresEnv = "MCPSTACK_TEST_POSTGRES_DSN"
+
+// stores are every store, fresh.
+func stores(t *testing.T) map[string]server.TaskStore {
+	t.Helper()
+	out := map[string]server.TaskStore{"memory": taskstore.Memory()}
+	sq, err := taskstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "tasks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	out["sqlite"] = sq
+	if dsn := os.Getenv(postgresEnv); dsn != "" {
+		pg, err := taskstore.OpenPostgres(context.Background(), dsn, "mcpstack_tasks_test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pg.Close() })
+		if err := pg.Sweep(context.Background(), time.Now().Add(100*365*24*time.Hour)); err != nil { // what an earlier run left
+			t.Fatal(err)
+		}
+		out["postgres"] = pg
+	} else {
+		t.Logf("%s is unset: the PostgreSQL store is not tested here", postgresEnv)
+	}
+	return out
+}
+
+// One suite for every store: what the server needs of one.
+func TestStores(t *testing.T) {
+	ctx := context.Background()
+	base := time.UnixMilli(time.Now().UnixMilli()) // stores keep milliseconds
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			a1 := server.TaskRecord{ID: "t1", Owner: "principal:a", Method: "tools/call", Revision: "2025-11-25", Status: "working",
+				Created: base, Updated: base, TTL: time.Hour}
+			a2 := a1
+			a2.ID, a2.Created = "t2", base.Add(time.Second)
+			b1 := a1
+			b1.ID, b1.Owner = "t3", "principal:b"
+			old := a1
+			old.ID, old.TTL = "t0", time.Millisecond
+			for _, r := range []server.TaskRecord{a2, a1, b1, old} {
+				if err := st.Save(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done := a1
+			done.Status, done.Updated, done.Result = "completed", base.Add(2*time.Second), json.RawMessage(`{"content":[]}`)
+			if err := st.Save(ctx, done); err != nil {
+				t.Fatal(err)
+			}
+			got, err := st.Load(ctx, "t1")
+			if err != nil || got.Status != "completed" || string(got.Result) != `{"content":[]}` || !got.Created.Equal(base) || got.TTL != time.Hour {
+				t.Errorf("load %+v %v", got, err)
+			}
+			if _, err := st.Load(ctx, "nope"); !errors.Is(err, server.ErrTaskNotFound) {
+				t.Errorf("an unknown task: %v", err)
+			}
+			list, err := st.List(ctx, "principal:a")
+			ids := []string{}
+			for _, r := range list {
+				ids = append(ids, r.ID)
+			}
+			if err != nil || strings.Join(ids, ",") != "t1,t0,t2" && strings.Join(ids, ",") != "t0,t1,t2" {
+				t.Errorf("a's tasks %v %v, want t1 and t0 then t2, and none of b's", ids, err)
+			}
+			if err := st.Sweep(ctx, base.Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Load(ctx, "t0"); !errors.Is(err, server.ErrTaskNotFound) {
+				t.Errorf("an expired task after the sweep: %v", err)
+			}
+			if _, err := st.Load(ctx, "t1"); err != nil {
+				t.Errorf("a live task after the sweep: %v", err)
+			}
+		})
+	}
+}
+
+// A finished task's result is read after the server came back on the same
+// SQLite file; a task that was running when it stopped has failed.
+func TestRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	release := make(chan struct{})
+	newServer := func() (*server.Server, *taskstore.SQL) {
+		st, err := taskstore.OpenSQLite(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := app.New("restart", "1")
+		app.AddTool(a, app.Tool{Name: "quick", TaskSupport: "optional"}, func(context.Context, struct{}) (string, error) { return "kept", nil })
+		app.AddTool(a, app.Tool{Name: "forever", TaskSupport: "optional"}, func(ctx context.Context, _ struct{}) (string, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "", errors.New("stopped")
+		})
+		return app.NewServer(a, server.WithStrict(true), server.WithTaskStore(st)), st
+	}
+	alice := server.Caller{Owner: "alice", Key: "principal:alice"}
+	session := func(srv *server.Server) func(method, params string) map[string]any {
+		sess, err := srv.NewSession("", nil, server.OpenedBy(alice))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		call := func(method, params string) map[string]any {
+			n++
+			var m map[string]any
+			_ = json.Unmarshal(sess.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, n, method, params)), nil), &m)
+			return m
+		}
+		call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+		sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+		return call
+	}
+	taskID := func(m map[string]any) string {
+		r, _ := m["result"].(map[string]any)
+		task, _ := r["task"].(map[string]any)
+		id, _ := task["taskId"].(string)
+		if id == "" {
+			t.Fatalf("no task: %v", m)
+		}
+		return id
+	}
+
+	srv1, st1 := newServer()
+	call := session(srv1)
+	quick := taskID(call("tools/call", `{"name":"quick","task":{"ttl":60000}}`))
+	if r := call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, quick)); r["result"] == nil {
+		t.Fatalf("tasks/result before the restart: %v", r)
+	}
+	forever := taskID(call("tools/call", `{"name":"forever","task":{"ttl":60000}}`))
+	st1.Close() // the process dies: the running task's end is never saved
+	srv1.Close()
+
+	srv2, st2 := newServer()
+	defer st2.Close()
+	defer srv2.Close()
+	call = session(srv2)
+	r := call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, quick))
+	res, _ := r["result"].(map[string]any)
+	if res == nil || !strings.Contains(fmt.Sprint(res["content"]), "kept") || res["_meta"] == nil {
+		t.Errorf("tasks/result after the restart: %v", r)
+	}
+	g := call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, forever))
+	if st, _ := g["result"].(map[string]any); st == nil || st["status"] != "failed" {
+		t.Errorf("the task that was running: %v, want failed", g)
+	}
+	list := call("tasks/list", `{}`)
+	if tasks, _ := list["result"].(map[string]any)["tasks"].([]any); len(tasks) != 2 {
+		t.Errorf("tasks/list after the restart: %v", list)
+	}
+	close(release)
+}
