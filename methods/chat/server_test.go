@@ -175,7 +175,9 @@ func TestChatAsTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handle := func(body string) map[string]any { return decode(t, sess.Handle(context.Background(), []byte(body), nil)) }
+	handle := func(body string) map[string]any {
+		return decode(t, sess.Handle(context.Background(), []byte(body), nil))
+	}
 	init := handle(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	if caps := init["result"].(map[string]any)["capabilities"].(map[string]any); caps["tasks"] == nil {
 		t.Fatalf("no tasks capability: %v", caps)

@@ -9,8 +9,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -19,8 +17,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 
+	"github.com/mcpstack/mcpstack/internal/sqlitedb"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -87,20 +85,10 @@ func (s *SQL) Close() error { return s.db.Close() }
 // OpenSQLite opens (creating it when missing, private to this user) the
 // SQLite database at path and its tasks table.
 func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	db, err := sqlitedb.Open(ctx, path, 4)
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: %w", err)
 	}
-	f.Close()
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("taskstore: open %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(4)
 	s := &SQL{db: db, table: "tasks", rebind: func(q string) string { return q }}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()

@@ -2,16 +2,15 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mcpstack/mcpstack/internal/sqlitedb"
 )
 
 // sqliteMigrations are the schema versions of the SQLite backend.
@@ -49,40 +48,9 @@ var sqliteMigrations = [][]string{
 // database at path, in WAL mode, and migrates it. now is the clock (nil:
 // time.Now).
 func OpenSQLite(ctx context.Context, path string, now func() time.Time) (Store, error) {
-	if path == "" || strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("store: unusable SQLite path %q", path)
-	}
-	// Create the file first so that it, and the -wal and -shm files that
-	// SQLite gives the same mode, are private to this user.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	db, err := sqlitedb.Open(ctx, path, 8)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
-	}
-	f.Close()
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", "foreign_keys(1)")
-	// Write transactions take the write lock when they begin, so two
-	// writers wait for each other instead of failing with SQLITE_BUSY
-	// when one upgrades from a read.
-	q.Set("_txlock", "immediate")
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(8)
-	db.SetMaxIdleConns(8)
-	var mode string
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	if !strings.EqualFold(mode, "wal") {
-		db.Close()
-		return nil, fmt.Errorf("store: %s: journal mode is %q, not WAL", path, mode)
 	}
 	s := newSQLStore(db, dialect{
 		name:       "sqlite",
