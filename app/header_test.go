@@ -47,7 +47,7 @@ func TestParamHeaders(t *testing.T) {
 			req.Header.Set(k, v)
 		}
 		for k, v := range headers {
-			req.Header.Set(k, v)
+			req.Header.Add(k, v) // two spellings of one name: two values
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -80,6 +80,7 @@ func TestParamHeaders(t *testing.T) {
 		{"another value", map[string]any{"region": "eu-west"}, map[string]string{"Mcp-Param-Region": "us-east"}, false},
 		{"the header missing", map[string]any{"region": "eu-west"}, nil, false},
 		{"the body missing", map[string]any{"region": "x"}, map[string]string{"Mcp-Param-Region": "x", "Mcp-Param-Replica": "3"}, false},
+		{"sent twice", map[string]any{"region": "eu"}, map[string]string{"Mcp-Param-Region": "eu", "mcp-param-region": "us"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

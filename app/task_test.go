@@ -86,6 +86,10 @@ func TestTasks(t *testing.T) {
 			return "", ctx.Err()
 		}
 	})
+	app.AddTool(a, app.Tool{Name: "hang", TaskSupport: "optional"}, func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
 	app.AddTool(a, app.Tool{Name: "batch", TaskSupport: "required"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
 	app.AddTool(a, app.Tool{Name: "quick"}, func(context.Context, struct{}) (string, error) { return "quick", nil })
 	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "optional"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
@@ -149,7 +153,7 @@ func TestTasks(t *testing.T) {
 	}
 
 	// Cancelled while it runs: its result is an error.
-	running := result(t, alice.call("tools/call", `{"name":"slow","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	running := result(t, alice.call("tools/call", `{"name":"hang","task":{}}`))["task"].(map[string]any)["taskId"].(string)
 	if got := result(t, alice.call("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, running))); got["status"] != "cancelled" {
 		t.Errorf("tasks/cancel %v", got)
 	}
@@ -178,5 +182,16 @@ func TestTasks(t *testing.T) {
 	alice.sess.Handle(context.Background(), answer, nil)
 	if got := result(t, alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, asking))); fmt.Sprint(got["structuredContent"]) != "map[name:Ada]" {
 		t.Errorf("the asking task's result %v", got)
+	}
+}
+
+// Where no tool runs as a task the server declares no tasks capability,
+// and a task-augmented call is served as a plain one, as the spec asks.
+func TestTaskParamWithoutTasks(t *testing.T) {
+	a := app.New("plain", "1")
+	app.AddTool(a, app.Tool{Name: "quick"}, func(context.Context, struct{}) (string, error) { return "quick", nil })
+	c := connect(t, a, "2025-11-25")
+	if got := text(t, c.call("tools/call", `{"name":"quick","task":{"ttl":1000}}`)); got != "quick" {
+		t.Errorf("a task param without tasks: %q", got)
 	}
 }

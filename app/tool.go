@@ -182,8 +182,15 @@ func (a *App) TaskSupport(name string) string {
 	return ""
 }
 
-// runsTasks reports whether a tool may run as a task. Called with a.mu
-// held.
+// RunsTasks reports whether a tool may run as a task: then the app
+// declares the tasks capability (server.TaskSupporter).
+func (a *App) RunsTasks() bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.runsTasks()
+}
+
+// runsTasks is RunsTasks with a.mu held.
 func (a *App) runsTasks() bool {
 	for _, t := range a.tools.items {
 		if e := t.def.Execution; e != nil && (e.TaskSupport == "optional" || e.TaskSupport == "required") {

@@ -15,6 +15,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	taskStore   TaskStore
+	taskLease   time.Duration
 	strict      bool
 	logger      *slog.Logger
 	callTimeout time.Duration

@@ -55,8 +55,30 @@ func (p *callPeer) send(msg []byte) error {
 	return ErrNoStream
 }
 
+// encode encodes a request or notification of the call; one of a task
+// carries the related-task _meta (2025-11-25: MUST).
+func (p *callPeer) encode(id wire.ID, method string, params wire.Encoder) ([]byte, error) {
+	srv := p.sess.srv
+	if p.related == "" {
+		return srv.encodeOutgoing(p.spec, id, method, params)
+	}
+	tree := map[string]any{}
+	if params != nil {
+		if t, ok := p.spec.Project(params).(map[string]any); ok {
+			tree = t
+		}
+	}
+	meta, _ := tree["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[relatedTaskKey] = map[string]any{"taskId": p.related}
+	tree["_meta"] = meta
+	return srv.encodeMessage(p.spec, id, method, tree)
+}
+
 func (p *callPeer) Notify(ctx context.Context, method string, params wire.Encoder) error {
-	msg, err := p.sess.srv.encodeOutgoing(p.spec, wire.ID{}, method, params)
+	msg, err := p.encode(wire.ID{}, method, params)
 	if err != nil {
 		return err
 	}
@@ -77,7 +99,7 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		defer p.asking(false)
 	}
 	id := wire.IntID(sess.nextID.Add(1))
-	msg, err := srv.encodeOutgoing(p.spec, id, method, params)
+	msg, err := p.encode(id, method, params)
 	if err != nil {
 		return nil, err
 	}

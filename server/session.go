@@ -347,24 +347,15 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	if !ok {
 		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", srv.cfg.maxClientInflight)})
 	}
-	defer done()
+	release := done // a task keeps the slot until it ends
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 
-	if _, tasks := srv.handler.(TaskSupporter); tasks {
-		if reply, ok := sess.taskRequest(ctx, spec, m, msg); ok {
-			return reply
-		}
-		if m.TaskAugmented {
-			params, _ := msg.Params.(map[string]any)
-			meta, augmented := params["task"].(map[string]any)
-			switch support := srv.taskSupport(msg); {
-			case augmented && support != taskOptional && support != taskRequired:
-				return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: this tool does not run as a task (taskSupport forbidden)"})
-			case augmented:
-				return sess.startTask(ctx, spec, m, msg, meta)
-			case support == taskRequired:
-				return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: this tool runs only as a task (taskSupport required): send params.task"})
-			}
-		}
+	if reply, served := sess.tasksOf(ctx, spec, m, msg, &release); served {
+		return reply
 	}
 	p := &callPeer{sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
 	result, err := srv.call(peer.With(ctx, p), msg, spec)

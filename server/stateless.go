@@ -40,6 +40,9 @@ type RequestHeaders struct {
 	// they came: the handler (the registration layer) checks them against
 	// the arguments its tools mark x-mcp-header.
 	Params map[string]string
+	// Repeated names a header of these that came more than once (its
+	// values could route one way and be checked another): -32020.
+	Repeated string
 }
 
 type headersKey struct{}
@@ -144,6 +147,10 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 			Data: map[string]any{"field": "/params/_meta/" + strings.ReplaceAll(metaProtocolVersion, "/", "~1"), "reason": "missing protocol version"}})
 	}
 	if headers != nil {
+		if headers.Repeated != "" {
+			reason := headers.Repeated + " header is sent more than once"
+			return reject(msg.ID, &wire.Error{Code: wire.CodeHeaderMismatch, Message: "Header mismatch: " + reason, Data: map[string]any{"header": headers.Repeated, "reason": reason}})
+		}
 		if e := checkHeaders(headers, msg, version, params); e != nil {
 			return reject(msg.ID, e)
 		}

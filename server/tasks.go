@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,9 +26,14 @@ import (
 // any handler; a handler says which tools may or must run as tasks
 // (TaskSupporter; package app from each tool's execution.taskSupport).
 
-// TaskSupporter is implemented by handlers whose tools run as tasks: the
-// taskSupport of a tool ("optional", "required"; anything else forbids).
+// TaskSupporter is implemented by handlers whose tools run as tasks.
 type TaskSupporter interface {
+	// RunsTasks reports whether the handler declared the tasks
+	// capability: without it a task-augmented request is served as a
+	// plain one, as the spec asks.
+	RunsTasks() bool
+	// TaskSupport is a tool's taskSupport: "optional", "required", or
+	// anything else for none.
 	TaskSupport(tool string) string
 }
 
@@ -50,9 +57,20 @@ const (
 	// DefaultTaskTTL is how long a task is kept when the client asks for
 	// no TTL, and the most it may ask for.
 	DefaultTaskTTL = time.Hour
-	// maxTasksPerOwner bounds the tasks one user keeps at once.
-	maxTasksPerOwner = 100
+	// maxRunningPerClient bounds the tasks one client (Caller.Key) runs at
+	// once; maxRunning all of them; maxKeptPerOwner the finished ones
+	// kept per user (the oldest go first).
+	maxRunningPerClient = 32
+	maxRunning          = 1024
+	maxKeptPerOwner     = 100
+	// maxTaskResult bounds the result a task keeps, in bytes.
+	maxTaskResult    = 4 << 20
 	taskPollInterval = time.Second
+	taskPageSize     = 50
+	// defaultTaskLease is how long a running task's record counts as
+	// running without a heartbeat (other processes on the same store take
+	// it for dead after); the heartbeat is a third of it.
+	defaultTaskLease = 90 * time.Second
 )
 
 // relatedTaskKey is the _meta member that ties a message to its task.
@@ -64,16 +82,20 @@ const createTaskResult = "CreateTaskResult"
 // task is one request running as a task.
 type task struct {
 	id, owner string
+	client    string // Caller.Key, for the running cap
 	method    string
 	spec      *wire.Spec
 	created   time.Time
 	ttl       time.Duration
-	sess      *Session // to tell of status changes (gone when it ended)
+	sess      *Session // to tell of status changes (nil for a task of an earlier process)
+
+	saveMu sync.Mutex // orders the saves and notifications of one task
 
 	mu      sync.Mutex
 	status  string
 	message string
 	updated time.Time
+	asking  int         // requests to the client outstanding
 	result  any         // the result tree, projected and completed
 	err     *wire.Error // or the error
 	cancel  context.CancelFunc
@@ -97,12 +119,29 @@ func (t *task) view() mcp.Task {
 	}
 }
 
-// tasks is the server's table of tasks, by id: the ones this process
-// runs or ran; a TaskStore keeps the records of all.
+// tasks is the server's table of the tasks this process runs or ran; a
+// TaskStore keeps the records of all.
 type tasks struct {
 	mu    sync.Mutex
 	byID  map[string]*task
 	swept time.Time
+	hooks sync.Once // the session-close hook is installed
+}
+
+// taskOwner is whose a task is: the principal of the session or of the
+// request, or the session itself without one (then no other session sees
+// it); ok is false where there is neither (a stateless server's request),
+// and then there are no tasks.
+func taskOwner(ctx context.Context, sess *Session) (string, bool) {
+	switch {
+	case sess.caller.Owner != "":
+		return "principal:" + sess.caller.Owner, true
+	case CallerFrom(ctx).Owner != "":
+		return "principal:" + CallerFrom(ctx).Owner, true
+	case sess.id != "":
+		return "session:" + sess.id, true
+	}
+	return "", false
 }
 
 // record is the task as its store keeps it.
@@ -120,20 +159,26 @@ func (t *task) record() TaskRecord {
 	return r
 }
 
-// save writes the task's record to the store, when there is one.
-func (s *Server) saveTask(t *task) {
-	if s.cfg.taskStore == nil {
-		return
+// changed saves the task's record (a durable store) and tells its
+// session, in the order the changes happened.
+func (s *Server) changed(t *task, tell bool) {
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
+	if s.cfg.taskStore != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := s.cfg.taskStore.Save(ctx, t.record()); err != nil {
+			s.log.Error("task store: save", "task", t.id, "err", err)
+		}
+		cancel()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.cfg.taskStore.Save(ctx, t.record()); err != nil {
-		s.log.Error("task store: save", "task", t.id, "err", err)
+	if tell {
+		t.tell()
 	}
 }
 
-// fromRecord is a task of an earlier process, as its store kept it: it
-// has ended, and one that had not when that process stopped failed then.
+// fromRecord is a task as its store kept it, which this process does not
+// run: one whose record says it still runs, but whose heartbeat stopped
+// longer than the lease ago, ended with the process that ran it.
 func (s *Server) fromRecord(r TaskRecord) *task {
 	spec := generated.Lookup(r.Revision)
 	if spec == nil {
@@ -141,7 +186,6 @@ func (s *Server) fromRecord(r TaskRecord) *task {
 	}
 	t := &task{id: r.ID, owner: r.Owner, method: r.Method, spec: spec, created: r.Created, updated: r.Updated, ttl: r.TTL,
 		status: r.Status, message: r.Message, done: make(chan struct{})}
-	close(t.done)
 	if len(r.Result) > 0 {
 		t.result, _ = wire.Parse(r.Result)
 	}
@@ -153,25 +197,54 @@ func (s *Server) fromRecord(r TaskRecord) *task {
 			t.err = &wire.Error{Code: int(code), Message: msg, Data: obj["data"]}
 		}
 	}
-	if !t.terminal() {
-		t.status, t.message = taskFailed, "the server stopped while the task ran"
+	if !t.terminal() && time.Since(r.Updated) > s.taskLease() {
+		t.status, t.message = taskFailed, "the server that ran the task stopped"
 		t.err = &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: " + t.message}
-		s.saveTask(t)
+	}
+	if t.terminal() {
+		close(t.done)
 	}
 	return t
 }
 
-// taskOwner is whose a task is: the session's principal, or the session
-// itself when it has none (then no other session sees it).
-func taskOwner(sess *Session) string {
-	if sess.caller.Owner != "" {
-		return "principal:" + sess.caller.Owner
+func (s *Server) taskLease() time.Duration {
+	if s.cfg.taskLease > 0 {
+		return s.cfg.taskLease
 	}
-	return "session:" + sess.id
+	return defaultTaskLease
 }
 
-// sweepTasksLocked drops the tasks past their TTL, from memory and, in
-// the background, from the store.
+// lookupTask finds a task of owner, in memory or in the store; another
+// owner's is unknown too.
+func (s *Server) lookupTask(owner, id string) (*task, bool) {
+	s.tasks.mu.Lock()
+	s.sweepTasksLocked(time.Now())
+	t, ok := s.tasks.byID[id]
+	s.tasks.mu.Unlock()
+	if ok {
+		return t, t.owner == owner
+	}
+	if s.cfg.taskStore == nil {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := s.cfg.taskStore.Load(ctx, id)
+	if err != nil {
+		if !errors.Is(err, ErrTaskNotFound) {
+			s.log.Error("task store: load", "task", id, "err", err)
+		}
+		return nil, false
+	}
+	if r.Owner != owner || time.Now().After(r.Expires()) {
+		return nil, false
+	}
+	return s.fromRecord(r), true
+}
+
+// sweepTasksLocked drops the tasks past their TTL from memory and, in the
+// background, from the store; beyond maxKeptPerOwner finished tasks of a
+// user, the oldest go first.
 func (s *Server) sweepTasksLocked(now time.Time) {
 	ts := &s.tasks
 	if now.Sub(ts.swept) < time.Second {
@@ -187,102 +260,120 @@ func (s *Server) sweepTasksLocked(now time.Time) {
 			}
 		}()
 	}
+	finished := map[string][]*task{}
 	for id, t := range ts.byID {
-		if now.Sub(t.created) > t.ttl {
-			t.mu.Lock()
-			if t.cancel != nil && !t.terminal() {
-				t.cancel()
-			}
-			t.mu.Unlock()
+		t.mu.Lock()
+		expired, ended := now.Sub(t.created) > t.ttl, t.terminal()
+		if expired && !ended && t.cancel != nil {
+			t.cancel()
+		}
+		t.mu.Unlock()
+		if expired {
 			delete(ts.byID, id)
+		} else if ended {
+			finished[t.owner] = append(finished[t.owner], t)
+		}
+	}
+	for _, done := range finished {
+		if len(done) <= maxKeptPerOwner {
+			continue
+		}
+		sort.Slice(done, func(i, j int) bool { return done[i].created.Before(done[j].created) })
+		for _, t := range done[:len(done)-maxKeptPerOwner] {
+			delete(ts.byID, t.id) // still readable from a durable store until its TTL
 		}
 	}
 }
 
-// lookupTask finds a task of owner, in memory or in the store; another
-// owner's is unknown too.
-func (s *Server) lookupTask(owner, id string) (*task, bool) {
+// dropSessionTasks forgets the tasks owned by a session that ended: no
+// one can reach them any more.
+func (s *Server) dropSessionTasks(session string) {
+	owner := "session:" + session
 	s.tasks.mu.Lock()
-	s.sweepTasksLocked(time.Now())
-	t, ok := s.tasks.byID[id]
-	s.tasks.mu.Unlock()
-	if !ok && s.cfg.taskStore != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		r, err := s.cfg.taskStore.Load(ctx, id)
-		if err != nil {
-			if !errors.Is(err, ErrTaskNotFound) {
-				s.log.Error("task store: load", "task", id, "err", err)
-			}
-			return nil, false
+	defer s.tasks.mu.Unlock()
+	for id, t := range s.tasks.byID {
+		if t.owner != owner {
+			continue
 		}
-		if time.Now().After(r.Expires()) {
-			return nil, false
+		t.mu.Lock()
+		if !t.terminal() && t.cancel != nil {
+			t.cancel()
 		}
-		t, ok = s.fromRecord(r), true
+		t.mu.Unlock()
+		delete(s.tasks.byID, id)
 	}
-	if !ok || t.owner != owner {
-		return nil, false
-	}
-	return t, true
 }
 
-// taskSupport is the taskSupport of the tool a tools/call names.
-func (s *Server) taskSupport(msg *jsonrpc.Message) string {
+// taskSupport is the taskSupport of the tool a tools/call names, and
+// whether the handler runs tasks at all.
+func (s *Server) taskSupport(msg *jsonrpc.Message) (support string, declared bool) {
 	ts, ok := s.handler.(TaskSupporter)
-	if !ok {
-		return ""
+	if !ok || !ts.RunsTasks() {
+		return "", false
 	}
 	params, _ := msg.Params.(map[string]any)
 	name, _ := params["name"].(string)
-	return ts.TaskSupport(name)
+	return ts.TaskSupport(name), true
 }
 
-// startTask answers a task-augmented request with its task and runs it.
-func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, meta map[string]any) []byte {
+// startTask answers a task-augmented request with its task and runs it;
+// release gives back the request's in-flight slots when the task ends.
+func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, meta map[string]any, owner string, release func()) []byte {
 	srv := sess.srv
+	srv.tasks.hooks.Do(func() { srv.OnSessionClosed(srv.dropSessionTasks) })
 	ttl := DefaultTaskTTL
 	if n, err := wire.Int(meta["ttl"]); err == nil && n > 0 && time.Duration(n)*time.Millisecond < ttl {
 		ttl = time.Duration(n) * time.Millisecond
 	}
-	owner := taskOwner(sess)
 	now := time.Now()
-	t := &task{id: newTaskID(), owner: owner, method: msg.Method, spec: spec, created: now, updated: now, ttl: ttl,
+	client := CallerFrom(ctx).Key
+	t := &task{id: newTaskID(), owner: owner, client: client, method: msg.Method, spec: spec, created: now, updated: now, ttl: ttl,
 		sess: sess, status: taskWorking, done: make(chan struct{})}
+	// The task runs on its own: not cancelled with its request, ended by
+	// tasks/cancel, its TTL, or the server's end.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
+	t.cancel = cancel
 	srv.tasks.mu.Lock()
 	srv.sweepTasksLocked(now)
-	n := 0
+	running, mine := 0, 0
 	for _, o := range srv.tasks.byID {
-		if o.owner == owner {
-			n++
+		o.mu.Lock()
+		if !o.terminal() {
+			running++
+			if o.client == client {
+				mine++
+			}
 		}
+		o.mu.Unlock()
 	}
-	if n >= maxTasksPerOwner {
+	if mine >= maxRunningPerClient || running >= maxRunning {
 		srv.tasks.mu.Unlock()
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: you keep %d tasks already; fetch or cancel some", n)})
+		cancel()
+		release()
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: %d tasks run already; wait for one to end or cancel it", max(mine, running))})
 	}
 	if srv.tasks.byID == nil {
 		srv.tasks.byID = map[string]*task{}
 	}
 	srv.tasks.byID[t.id] = t
+	srv.wg.Add(1)
 	srv.tasks.mu.Unlock()
-	srv.saveTask(t)
+	srv.changed(t, false)
 
-	// The task runs on its own: not cancelled with its request, ended by
-	// tasks/cancel, its TTL, or the server's end.
-	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
-	t.cancel = cancel
+	p := &callPeer{sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id, asking: t.ask}
 	go func() {
-		select {
-		case <-srv.stop:
-			cancel()
-		case <-tctx.Done():
-		}
-	}()
-	p := &callPeer{sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id,
-		asking: func(waiting bool) { t.set(taskWorking, taskInputRequired, waiting) }}
-	go func() {
+		defer srv.wg.Done()
+		defer release()
 		defer cancel()
+		stopBeat := srv.heartbeat(tctx, t)
+		defer stopBeat()
+		go func() {
+			select {
+			case <-srv.stop:
+				cancel()
+			case <-tctx.Done():
+			}
+		}()
 		result, err := srv.call(peer.With(tctx, p), msg, spec)
 		t.finish(srv, m, result, err)
 	}()
@@ -292,24 +383,59 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 	return srv.encodeResult(spec, tm, msg.ID, res)
 }
 
-// set moves a running task between working and input_required.
-func (t *task) set(from, to string, waiting bool) {
-	if !waiting {
-		from, to = to, from
+// heartbeat refreshes a running task's record, so that other processes
+// on the same store do not take it for dead.
+func (s *Server) heartbeat(ctx context.Context, t *task) (stop func()) {
+	if s.cfg.taskStore == nil {
+		return func() {}
 	}
+	tick := time.NewTicker(s.taskLease() / 3)
+	done := make(chan struct{})
+	go func() {
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				t.mu.Lock()
+				t.updated = time.Now()
+				t.mu.Unlock()
+				s.changed(t, false)
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// ask counts the requests the task has out to the client: input_required
+// while there is one.
+func (t *task) ask(waiting bool) {
 	t.mu.Lock()
-	changed := t.status == from
+	if waiting {
+		t.asking++
+	} else {
+		t.asking--
+	}
+	to := taskWorking
+	if t.asking > 0 {
+		to = taskInputRequired
+	}
+	changed := !t.terminal() && t.status != to
 	if changed {
 		t.status, t.updated = to, time.Now()
 	}
 	t.mu.Unlock()
 	if changed {
-		t.sess.srv.saveTask(t)
-		t.tell()
+		t.sess.srv.changed(t, true)
 	}
 }
 
-// finish records the end of a task.
+// finish records the end of a task: completed, or failed (a JSON-RPC
+// error, or a tool result with isError, which tasks/result still
+// answers).
 func (t *task) finish(srv *Server, m wire.Method, result wire.Encoder, err error) {
 	t.mu.Lock()
 	if t.terminal() { // cancelled meanwhile
@@ -323,20 +449,27 @@ func (t *task) finish(srv *Server, m wire.Method, result wire.Encoder, err error
 	case result == nil:
 		t.status, t.err = taskFailed, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	default:
-		t.status, t.result = taskCompleted, srv.complete(t.spec, m, t.spec.Project(result))
+		tree := srv.complete(t.spec, m, t.spec.Project(result))
+		if b, _ := wire.Marshal(tree); len(b) > maxTaskResult {
+			t.status, t.err = taskFailed, &wire.Error{Code: wire.CodeInternalError, Message: fmt.Sprintf("Internal error: the result is larger than the %d bytes a task keeps", maxTaskResult)}
+			break
+		}
+		t.status, t.result = taskCompleted, tree
+		if obj, _ := tree.(map[string]any); obj["isError"] == true {
+			t.status, t.message = taskFailed, "the tool reported an error"
+		}
 	}
 	t.updated = time.Now()
 	close(t.done)
 	t.mu.Unlock()
-	srv.saveTask(t)
-	t.tell()
+	srv.changed(t, true)
 }
 
 // tell sends notifications/tasks/status to the task's session, if it is
 // still there.
 func (t *task) tell() {
 	if t.sess == nil {
-		return // a task of an earlier process
+		return
 	}
 	select {
 	case <-t.sess.Done():
@@ -357,11 +490,44 @@ func newTaskID() string {
 	return "task_" + hex.EncodeToString(b)
 }
 
+// tasksOf serves what the core does of tasks: tasks/* and a
+// task-augmented request (which then keeps the request's in-flight slot,
+// *release, until it ends). served is false for a request the handler
+// serves; where the handler runs no tasks, or there is no one to own
+// them (a stateless server's request), everything is the handler's and a
+// task param is ignored, as for a server without the capability.
+func (sess *Session) tasksOf(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, release *func()) (reply []byte, served bool) {
+	srv := sess.srv
+	support, declared := srv.taskSupport(msg)
+	owner, owned := taskOwner(ctx, sess)
+	if !declared || !owned {
+		return nil, false
+	}
+	if reply, ok := sess.taskRequest(ctx, spec, m, msg, owner); ok {
+		return reply, true
+	}
+	if !m.TaskAugmented {
+		return nil, false
+	}
+	params, _ := msg.Params.(map[string]any)
+	meta, augmented := params["task"].(map[string]any)
+	switch {
+	case augmented && support != taskOptional && support != taskRequired:
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: this tool does not run as a task (taskSupport forbidden)"}), true
+	case augmented:
+		r := *release
+		*release = nil
+		return sess.startTask(ctx, spec, m, msg, meta, owner, r), true
+	case support == taskRequired:
+		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: this tool runs only as a task (taskSupport required): send params.task"}), true
+	}
+	return nil, false
+}
+
 // taskRequest serves tasks/get, tasks/result, tasks/list and tasks/cancel
 // of a session; ok is false for any other method.
-func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message) (reply []byte, ok bool) {
+func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, owner string) (reply []byte, ok bool) {
 	srv := sess.srv
-	owner := taskOwner(sess)
 	params, _ := msg.Params.(map[string]any)
 	id, _ := params["taskId"].(string)
 	unknown := func() []byte {
@@ -390,10 +556,10 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 		t.mu.Lock()
 		result, terr, status := t.result, t.err, t.status
 		t.mu.Unlock()
-		if terr != nil {
+		switch {
+		case terr != nil:
 			return jsonrpc.EncodeError(msg.ID, terr), true
-		}
-		if status == taskCancelled {
+		case status == taskCancelled:
 			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: task %q was cancelled", id)}), true
 		}
 		tree, _ := copyTree(result).(map[string]any)
@@ -408,64 +574,113 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 		tree["_meta"] = metaTree
 		return srv.encodeTree(spec, m, msg.ID, tree), true
 	case mcp.MethodListTasks:
-		srv.tasks.mu.Lock()
-		srv.sweepTasksLocked(time.Now())
-		mine := map[string]*task{}
-		for _, t := range srv.tasks.byID {
-			if t.owner == owner {
-				mine[t.id] = t
-			}
-		}
-		srv.tasks.mu.Unlock()
-		if store := srv.cfg.taskStore; store != nil {
-			records, err := store.List(ctx, owner)
-			if err != nil {
-				srv.log.Error("task store: list", "err", err)
-				return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the task store failed"}), true
-			}
-			now := time.Now()
-			for _, r := range records {
-				if _, live := mine[r.ID]; !live && now.Before(r.Expires()) {
-					mine[r.ID] = srv.fromRecord(r)
-				}
-			}
-		}
-		all := make([]*task, 0, len(mine))
-		for _, t := range mine {
-			all = append(all, t)
-		}
-		sort.Slice(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
-		list := make([]*mcp.Task, len(all))
-		for i, t := range all {
-			v := t.view()
-			list[i] = &v
-		}
-		return srv.encodeResult(spec, m, msg.ID, &mcp.ListTasksResult{Tasks: list}), true
+		return srv.listTasks(ctx, spec, m, msg, owner), true
 	case mcp.MethodCancelTask:
 		t, found := srv.lookupTask(owner, id)
 		if !found {
 			return unknown(), true
 		}
 		t.mu.Lock()
-		if t.terminal() {
+		if t.terminal() || t.sess == nil {
 			status := t.status
 			t.mu.Unlock()
-			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: task %q is %s already", id, status),
+			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: task %q is %s, not running here", id, status),
 				Data: map[string]any{"field": "/params/taskId", "reason": "the task has ended"}}), true
 		}
 		t.status, t.updated = taskCancelled, time.Now()
-		if t.cancel != nil {
-			t.cancel()
-		}
+		t.cancel()
 		close(t.done)
 		t.mu.Unlock()
-		srv.saveTask(t)
-		t.tell()
+		srv.changed(t, true)
 		v := t.view()
 		return srv.encodeResult(spec, m, msg.ID, &mcp.CancelTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage,
 			CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTL: v.TTL, PollInterval: v.PollInterval}), true
 	}
 	return nil, false
+}
+
+// listTasks answers tasks/list: the owner's tasks, oldest first, a page
+// at a time.
+func (s *Server) listTasks(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, owner string) []byte {
+	params, _ := msg.Params.(map[string]any)
+	offset := 0
+	if c, _ := params["cursor"].(string); c != "" {
+		n, err := decodeTaskCursor(c)
+		if err != nil {
+			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: not a cursor of tasks/list",
+				Data: map[string]any{"field": "/params/cursor", "reason": err.Error()}})
+		}
+		offset = n
+	}
+	s.tasks.mu.Lock()
+	s.sweepTasksLocked(time.Now())
+	mine := map[string]*task{}
+	for _, t := range s.tasks.byID {
+		if t.owner == owner {
+			mine[t.id] = t
+		}
+	}
+	s.tasks.mu.Unlock()
+	if store := s.cfg.taskStore; store != nil {
+		records, err := store.List(ctx, owner)
+		if err != nil {
+			s.log.Error("task store: list", "err", err)
+			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the task store failed"})
+		}
+		now := time.Now()
+		s.tasks.mu.Lock()
+		for _, r := range records {
+			if _, live := s.tasks.byID[r.ID]; !live && now.Before(r.Expires()) {
+				if _, seen := mine[r.ID]; !seen {
+					mine[r.ID] = s.fromRecord(r)
+				}
+			}
+		}
+		s.tasks.mu.Unlock()
+	}
+	all := make([]*task, 0, len(mine))
+	for _, t := range mine {
+		all = append(all, t)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].created.Equal(all[j].created) {
+			return all[i].created.Before(all[j].created)
+		}
+		return all[i].id < all[j].id
+	})
+	res := &mcp.ListTasksResult{Tasks: []*mcp.Task{}}
+	for i := offset; i < len(all) && len(res.Tasks) < taskPageSize; i++ {
+		v := all[i].view()
+		res.Tasks = append(res.Tasks, &v)
+	}
+	if next := offset + len(res.Tasks); next < len(all) {
+		res.NextCursor = encodeTaskCursor(next)
+	}
+	return s.encodeResult(spec, m, msg.ID, res)
+}
+
+func encodeTaskCursor(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("tasks:" + strconv.Itoa(n)))
+}
+
+func decodeTaskCursor(c string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, err
+	}
+	s, ok := cutPrefix(string(b), "tasks:")
+	n, err := strconv.Atoi(s)
+	if !ok || err != nil || n < 0 {
+		return 0, errors.New("not a cursor of tasks/list")
+	}
+	return n, nil
+}
+
+func cutPrefix(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
+		return s, false
+	}
+	return s[len(prefix):], true
 }
 
 // copyTree copies a JSON tree, so that a stored result is not changed by

@@ -42,3 +42,9 @@ type TaskStore interface {
 // WithTaskStore keeps the tasks' records in ts as well as in memory
 // (default: memory only, lost with the process).
 func WithTaskStore(ts TaskStore) Option { return optionFunc(func(c *config) { c.taskStore = ts }) }
+
+// WithTaskLease sets how long the record of a running task counts as
+// running without its heartbeat (a third of it): after that, another
+// process on the same durable store takes the task for dead, ended with
+// the process that ran it (default 90s).
+func WithTaskLease(d time.Duration) Option { return optionFunc(func(c *config) { c.taskLease = d }) }

@@ -187,9 +187,21 @@ func (h *Handler) route(r *http.Request) server.Route {
 			Method:          strings.TrimSpace(r.Header.Get("Mcp-Method")),
 			Name:            strings.TrimSpace(r.Header.Get("Mcp-Name")),
 			Params:          paramHeaders(r.Header),
+			Repeated:        repeated(r.Header),
 		},
 		Stateless: h.cfg.stateless,
 	}
+}
+
+// repeated names an MCP header that came more than once ("": none).
+func repeated(h http.Header) string {
+	for k, vs := range h {
+		lk := strings.ToLower(k)
+		if len(vs) > 1 && (lk == "mcp-protocol-version" || lk == "mcp-method" || lk == "mcp-name" || strings.HasPrefix(lk, "mcp-param-")) {
+			return k
+		}
+	}
+	return ""
 }
 
 // paramHeaders collects the Mcp-Param-{Name} headers, by Name in lower

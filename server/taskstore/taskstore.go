@@ -160,6 +160,9 @@ func (s *SQL) migrate(ctx context.Context) error {
 	if err == nil {
 		_, err = s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS tasks_owner ON `+s.table+` (owner, created_ms)`)
 	}
+	if err == nil {
+		_, err = s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS tasks_expires ON `+s.table+` (expires_ms)`)
+	}
 	return err
 }
 
@@ -184,7 +187,10 @@ func (s *SQL) Save(ctx context.Context, r server.TaskRecord) error {
 	return nil
 }
 
-const columns = `id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, result, error`
+const (
+	columns     = `id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, result, error`
+	metaColumns = `id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, NULL, NULL`
+)
 
 func scan(row interface{ Scan(...any) error }) (server.TaskRecord, error) {
 	var r server.TaskRecord
@@ -215,9 +221,10 @@ func (s *SQL) Load(ctx context.Context, id string) (server.TaskRecord, error) {
 	return r, nil
 }
 
-// List reads the records of owner, oldest first.
+// List reads the records of owner, oldest first, without their results
+// (Load has them).
 func (s *SQL) List(ctx context.Context, owner string) ([]server.TaskRecord, error) {
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+columns+` FROM `+s.table+` WHERE owner = ? ORDER BY created_ms, id`), owner)
+	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+metaColumns+` FROM `+s.table+` WHERE owner = ? ORDER BY created_ms, id`), owner)
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: list: %w", err)
 	}

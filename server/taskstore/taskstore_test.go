@@ -82,7 +82,7 @@ func TestStores(t *testing.T) {
 			for _, r := range list {
 				ids = append(ids, r.ID)
 			}
-			if err != nil || strings.Join(ids, ",") != "t1,t0,t2" && strings.Join(ids, ",") != "t0,t1,t2" {
+			if err != nil || strings.Join(ids, ",") != "t0,t1,t2" && strings.Join(ids, ",") != "t1,t0,t2" {
 				t.Errorf("a's tasks %v %v, want t1 and t0 then t2, and none of b's", ids, err)
 			}
 			if err := st.Sweep(ctx, base.Add(time.Minute)); err != nil {
@@ -99,7 +99,8 @@ func TestStores(t *testing.T) {
 }
 
 // A finished task's result is read after the server came back on the same
-// SQLite file; a task that was running when it stopped has failed.
+// SQLite file; a task that was running when it stopped has failed once its
+// lease ran out (its heartbeat stopped with the server).
 func TestRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.db")
 	release := make(chan struct{})
@@ -117,7 +118,7 @@ func TestRestart(t *testing.T) {
 			}
 			return "", errors.New("stopped")
 		})
-		return app.NewServer(a, server.WithStrict(true), server.WithTaskStore(st)), st
+		return app.NewServer(a, server.WithStrict(true), server.WithTaskStore(st), server.WithTaskLease(300*time.Millisecond)), st
 	}
 	alice := server.Caller{Owner: "alice", Key: "principal:alice"}
 	session := func(srv *server.Server) func(method, params string) map[string]any {
@@ -166,8 +167,13 @@ func TestRestart(t *testing.T) {
 		t.Errorf("tasks/result after the restart: %v", r)
 	}
 	g := call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, forever))
+	if st, _ := g["result"].(map[string]any); st == nil || st["status"] != "working" {
+		t.Errorf("the task that was running, within its lease: %v, want working (another process may run it)", g)
+	}
+	time.Sleep(400 * time.Millisecond) // its heartbeat stopped with the first server: the lease runs out
+	g = call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, forever))
 	if st, _ := g["result"].(map[string]any); st == nil || st["status"] != "failed" {
-		t.Errorf("the task that was running: %v, want failed", g)
+		t.Errorf("the task that was running, past its lease: %v, want failed", g)
 	}
 	list := call("tasks/list", `{}`)
 	if tasks, _ := list["result"].(map[string]any)["tasks"].([]any); len(tasks) != 2 {
