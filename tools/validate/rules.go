@@ -48,6 +48,8 @@ const (
 	RuleCancelUnknown     = "cancel-unknown"
 	RuleCancelLate        = "cancel-late"
 	RuleCancelInitialize  = "cancel-initialize"
+	RuleTaskStatus        = "task-status"
+	RuleTaskRelated       = "task-related"
 )
 
 // Rules lists every rule, in the order of the checks.
@@ -76,6 +78,8 @@ var Rules = []Rule{
 	{RuleCancelUnknown, Error, "notifications/cancelled for a request id that this side never sent"},
 	{RuleCancelLate, Warning, "notifications/cancelled for a request that was already answered"},
 	{RuleCancelInitialize, Error, "notifications/cancelled for the initialize request"},
+	{RuleTaskStatus, Error, "a task (2025-11-25) reported in another status after it ended (completed, failed, cancelled)"},
+	{RuleTaskRelated, Error, "a tasks/result answer without the io.modelcontextprotocol/related-task _meta naming its task (it is checked against the result definition of the request that created the task)"},
 }
 
 var ruleByID = func() map[string]Rule {

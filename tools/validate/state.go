@@ -56,6 +56,7 @@ type openReq struct {
 	progLine    int
 	cancelled   bool
 	task        bool           // params.task: answered with a CreateTaskResult (2025-11-25)
+	taskID      string         // the task a tasks/* request names
 	clientCaps  map[string]any // 2026-07-28: what params._meta declared
 }
 
@@ -78,6 +79,8 @@ type session struct {
 	open   [2]map[wire.ID]*openReq // by the side that sent the request
 	used   [2]*idSet
 	tokens [2]map[wire.ID]*openReq // progress tokens of open requests, by requester
+
+	tasks map[string]*taskState // by taskId (2025-11-25), at most maxTasksPerSession
 
 	caps      [2]map[string]any // declared capabilities, by declaring side
 	capsKnown [2]bool
@@ -398,6 +401,10 @@ func (c *checker) call(sess *session, it *item, m *message, s side) {
 		if m.kind == kindNotification {
 			c.progressed(sess, it, m, s)
 		}
+	case methodTaskStatus:
+		if m.kind == kindNotification {
+			c.taskNotified(sess, it, m)
+		}
 	}
 	if rev != nil && known {
 		c.capabilities(sess, it, m, s, rev)
@@ -458,7 +465,7 @@ func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *
 		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s already used id %s in this session", s, m.id))
 	}
 	sess.used[s].add(m.id)
-	o := &openReq{method: m.method, name: it.name, line: it.line, rev: rev}
+	o := &openReq{method: m.method, name: it.name, line: it.line, rev: rev, taskID: taskOf(m)}
 	_, o.task = m.params["task"]
 	if tok, ok := progressTokenOf(m.params); ok {
 		if other := sess.tokens[s][tok]; other != nil {
@@ -615,7 +622,11 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 		return
 	}
 	if o.task && rev.has("CreateTaskResult") {
+		c.taskCreated(sess, it, o, r, result)
 		it.jobs = append(it.jobs, job{rev: rev, def: "CreateTaskResult", value: m.obj["result"], prefix: m.ptr + "/result", rule: RuleResultSchema, what: o.method + " task result"})
+		return
+	}
+	if o.taskID != "" && c.taskAnswered(sess, it, m, o, rev, result) {
 		return
 	}
 	if rt, _ := result["resultType"].(string); rt == "input_required" {
