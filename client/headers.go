@@ -43,7 +43,7 @@ func (s *Session) learnHeaders(res *mcp.ListToolsResult) {
 	for _, t := range res.Tools {
 		var marks map[string]string
 		for prop, schema := range t.InputSchema.Properties {
-			if name, ok := schema[headerKeyword].(string); ok && name != "" {
+			if name, ok := schema[headerKeyword].(string); ok && validHeaderName(name) {
 				if marks == nil {
 					marks = map[string]string{}
 				}
@@ -101,4 +101,18 @@ func headerValue(v any) string {
 		return s
 	}
 	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// validHeaderName: only a token goes into a header name (a server's
+// annotation is not trusted to be one).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
