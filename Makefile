@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: soak validate-bench bench vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: soak validate-bench bench bench-client vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -45,6 +45,10 @@ lint: fmt vet
 ## bench-ingress: the ingress benchmark against its encoding/json baseline
 bench-ingress:
 	$(GO) test -run '^$$' -bench Ingress -benchmem -count 5 ./gen/
+
+## bench-client: our validating client against the go-sdk client, one call after another on the same server
+bench-client:
+	$(GO) test -run '^$$' -bench BenchmarkClientCall -benchtime 3s -count 3 -benchmem ./interop/
 
 ## fuzz: run each fuzz target for FUZZTIME (default 20s)
 FUZZTIME ?= 20s
