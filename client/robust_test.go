@@ -155,3 +155,44 @@ func TestLongEventLine(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// Cancelling a call's context tells the server (notifications/cancelled):
+// over a session a dropped response stream is no cancellation, so the
+// tool learns of it only through the notification.
+func TestCancelTellsTheServer(t *testing.T) {
+	started, stopped := make(chan struct{}), make(chan struct{})
+	a := app.New("cancel", "1")
+	app.AddTool(a, app.Tool{Name: "wait"}, func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		close(stopped)
+		return "", ctx.Err()
+	})
+	srv := app.NewServer(a)
+	h, shutdown := app.Handler(srv)
+	hs := httptest.NewServer(h)
+	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: hs.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	callCtx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(callCtx, &mcp.CallToolRequestParams{Name: "wait"})
+		errc <- err
+	}()
+	<-started
+	stop()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("the call: %v, want context.Canceled", err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the tool was not cancelled: no notifications/cancelled reached the server")
+	}
+}

@@ -300,10 +300,20 @@ func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method,
 		return reply{err: fmt.Errorf("client: %s: %w", m.Name, err)}
 	}
 	if err := s.conn.Send(ctx, msg); err != nil {
+		if ctx.Err() != nil { // given up while sending: the server may have it already
+			s.giveUp(id, m.Name, ctx.Err())
+			return reply{err: ctx.Err()}
+		}
 		return reply{err: fmt.Errorf("client: %s: %w", m.Name, err)}
 	}
 	select {
 	case r := <-c.reply:
+		if r.err != nil && ctx.Err() != nil {
+			// The transport failed because the call was given up (its
+			// request ended with ctx): that is the cancellation.
+			s.giveUp(id, m.Name, ctx.Err())
+			return reply{err: ctx.Err()}
+		}
 		return r
 	case <-ctx.Done():
 		s.giveUp(id, m.Name, ctx.Err())
@@ -330,7 +340,9 @@ func (s *Session) giveUp(id wire.ID, method string, why error) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = s.notify(ctx, mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: why.Error()})
+		if err := s.notify(ctx, mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: why.Error()}); err != nil {
+			s.c.log.Debug("client: notifications/cancelled not sent", "id", id, "err", err)
+		}
 	}()
 }
 

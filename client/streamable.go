@@ -164,7 +164,7 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 			defer c.streams.Done()
 			defer stop()
 			defer cancel()
-			c.readStream(resp.Body, hd.ID)
+			c.readStream(rctx, resp.Body, hd.ID)
 		}()
 		return nil
 	}
@@ -247,14 +247,16 @@ func (c *httpConn) answer(id json.RawMessage, body []byte) error {
 // readStream reads a POST's event stream; when it ends before the answer
 // to request id came, it resumes with Last-Event-ID on a GET, as long as
 // the server gave event ids.
-func (c *httpConn) readStream(body io.ReadCloser, id json.RawMessage) {
+func (c *httpConn) readStream(rctx context.Context, body io.ReadCloser, id json.RawMessage) {
 	answered, last, retry := c.drain(body, id)
 	defer func() {
-		if !answered && len(id) > 0 && c.ctx.Err() == nil {
+		// Unless the call itself ended (its caller gave up: the session
+		// tells the server) or the connection did.
+		if !answered && len(id) > 0 && c.ctx.Err() == nil && rctx.Err() == nil {
 			_ = c.push(inbound{err: &AnswerError{RequestID: id, Reason: "the response stream ended before the answer and could not be resumed"}})
 		}
 	}()
-	for attempt := 0; !answered && last != "" && c.ctx.Err() == nil && attempt < 5; attempt++ {
+	for attempt := 0; !answered && last != "" && c.ctx.Err() == nil && rctx.Err() == nil && attempt < 5; attempt++ {
 		select {
 		case <-time.After(retry):
 		case <-c.ctx.Done():
