@@ -447,3 +447,36 @@ func TestCacheHint(t *testing.T) {
 		}
 	}
 }
+
+// Defaults apply inside the objects a client gives, not only at the top
+// level, and the registered defaults stay as they were.
+func TestNestedDefaults(t *testing.T) {
+	type options struct {
+		Depth int    `json:"depth,omitempty" jsonschema:"default=2"`
+		Mode  string `json:"mode,omitempty" jsonschema:"default=fast"`
+	}
+	type in struct {
+		Query   string   `json:"query"`
+		Options *options `json:"options,omitempty"`
+		Limit   int      `json:"limit,omitempty" jsonschema:"default=10"`
+	}
+	a := app.New("defaults", "1")
+	app.AddTool(a, app.Tool{Name: "search"}, func(_ context.Context, v in) (string, error) {
+		if v.Options == nil {
+			return fmt.Sprintf("limit=%d options=none", v.Limit), nil
+		}
+		v.Options.Mode = "changed by the handler"
+		return fmt.Sprintf("limit=%d depth=%d", v.Limit, v.Options.Depth), nil
+	})
+	c := connect(t, a, "2025-11-25")
+	for _, tc := range []struct{ args, want string }{
+		{`{"query":"q"}`, "limit=10 options=none"},
+		{`{"query":"q","options":{}}`, "limit=10 depth=2"},
+		{`{"query":"q","options":{"depth":5},"limit":3}`, "limit=3 depth=5"},
+		{`{"query":"q","options":{}}`, "limit=10 depth=2"}, // again: the defaults did not change
+	} {
+		if got := text(t, c.call("tools/call", `{"name":"search","arguments":`+tc.args+`}`)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

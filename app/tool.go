@@ -48,7 +48,7 @@ type RawToolHandler func(ctx context.Context, args map[string]any) (*mcp.CallToo
 type tool struct {
 	def      mcp.Tool
 	headers  []paramHeader  // arguments mirrored in Mcp-Param headers
-	defaults map[string]any // of the input's top-level properties
+	schema   map[string]any // the input schema, for its defaults
 	input    *wire.Schema
 	output   *wire.Schema // nil: no structured output
 	run      func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
@@ -143,14 +143,7 @@ func mustTool(t Tool, in, out any) *tool {
 	}
 	tl.def.InputSchema = mcp.ToolInputSchema{Properties: properties(inTree), Required: required(inTree), Extra: rest(inTree)}
 	tl.def.InputSchema.Schema, _ = inTree["$schema"].(string)
-	for name, prop := range tl.def.InputSchema.Properties {
-		if d, ok := prop["default"]; ok {
-			if tl.defaults == nil {
-				tl.defaults = map[string]any{}
-			}
-			tl.defaults[name] = d
-		}
-	}
+	tl.schema = inTree
 	if tl.input, err = wire.CompileSchema(t.Name+".inputSchema", inTree); err != nil {
 		panic(fmt.Sprintf("app: tool %q: %v", t.Name, err))
 	}
@@ -234,7 +227,7 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 		if args == nil {
 			args = map[string]any{}
 		}
-		args = withDefaults(args, t.defaults)
+		args = withDefaults(args, t.schema)
 		if err := t.input.Validate(args); err != nil {
 			return invalidArguments(err), nil
 		}
@@ -346,27 +339,50 @@ func Structured(v any) (*mcp.CallToolResult, error) {
 	return res, nil
 }
 
-// withDefaults fills the top-level properties the client left out with
-// their schema's default, before validation (a copy: the request's own
-// arguments stay as they came).
-func withDefaults(args, defaults map[string]any) map[string]any {
+// withDefaults fills the properties the client left out with their
+// schema's default, before validation: at the top level, and inside the
+// objects the client gave whose schema has properties with defaults. It
+// copies what it changes: the request's own arguments stay as they came,
+// and a handler that changes what it gets leaves the defaults as
+// registered.
+func withDefaults(args, schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
 	var out map[string]any
-	for k, d := range defaults {
-		if _, ok := args[k]; ok {
-			continue
-		}
+	set := func(k string, v any) {
 		if out == nil {
-			out = make(map[string]any, len(args)+len(defaults))
+			out = make(map[string]any, len(args)+1)
 			for k, v := range args {
 				out[k] = v
 			}
 		}
-		out[k] = copyTree(d) // a handler may change what it gets: the default stays as registered
+		out[k] = v
+	}
+	for k, p := range props {
+		ps, _ := p.(map[string]any)
+		v, given := args[k]
+		switch {
+		case !given:
+			if d, ok := ps["default"]; ok {
+				set(k, copyTree(d))
+			}
+		case ps["properties"] != nil:
+			if obj, ok := v.(map[string]any); ok {
+				if filled := withDefaults(obj, ps); !sameMap(filled, obj) {
+					set(k, filled)
+				}
+			}
+		}
 	}
 	if out == nil {
 		return args
 	}
 	return out
+}
+
+// sameMap reports whether a and b are the same map (withDefaults returns
+// its argument when it changes nothing).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // onlyProperties drops the arguments the schema does not name exactly:

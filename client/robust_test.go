@@ -196,3 +196,26 @@ func TestCancelTellsTheServer(t *testing.T) {
 		t.Fatal("the tool was not cancelled: no notifications/cancelled reached the server")
 	}
 }
+
+// Close deletes the session on the server (HTTP DELETE).
+func TestCloseDeletesTheSession(t *testing.T) {
+	a := app.New("close", "1")
+	srv := app.NewServer(a)
+	h, shutdown := app.Handler(srv)
+	hs := httptest.NewServer(h)
+	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
+	s, err := client.New("t", "1").Connect(context.Background(), &client.StreamableHTTP{URL: hs.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.SessionCount(); n != 1 {
+		t.Fatalf("%d sessions after Connect", n)
+	}
+	s.Close()
+	if n := srv.SessionCount(); n != 0 {
+		t.Errorf("%d sessions after Close, want 0", n)
+	}
+	if !errors.Is(s.Err(), client.ErrClosed) {
+		t.Errorf("Err after Close: %v", s.Err())
+	}
+}
