@@ -46,12 +46,12 @@ type ToolHandler[In, Out any] func(ctx context.Context, in In) (Out, error)
 type RawToolHandler func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
 
 type tool struct {
-	def      mcp.Tool
-	headers  []paramHeader  // arguments mirrored in Mcp-Param headers
-	schema   map[string]any // the input schema, for its defaults
-	input    *wire.Schema
-	output   *wire.Schema // nil: no structured output
-	run      func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
+	def     mcp.Tool
+	headers []paramHeader  // arguments mirrored in Mcp-Param headers
+	schema  map[string]any // the input schema, for its defaults
+	input   *wire.Schema
+	output  *wire.Schema // nil: no structured output
+	run     func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
 }
 
 func (t *tool) key() string { return t.def.Name }
