@@ -3,6 +3,7 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -239,4 +240,19 @@ func TestExamplesWithTypeScriptSDK(t *testing.T) {
 		addr := startWeatherHTTP(t)
 		checkWeather(t, run(t, "http", "http://"+addr+"/mcp"))
 	})
+}
+
+// examples/client drives examples/weather over stdio: the tool list, a
+// forecast, and a tool error for a city it does not know (exit 1).
+func TestExampleClient(t *testing.T) {
+	weather, c := buildExample(t, "weather"), buildExample(t, "client")
+	out, err := exec.Command(c, "--", weather).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "tool forecast:") || !strings.Contains(string(out), `"city":"Paris"`) {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err = exec.Command(c, "-args", `{"city":"Atlantis"}`, "--", weather).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "Atlantis") {
+		t.Errorf("an unknown city: %v\n%s", err, out)
+	}
 }
