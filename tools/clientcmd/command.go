@@ -43,6 +43,7 @@ Examples:
   mcpstack client http://127.0.0.1:8000/mcp --token "$TOKEN"
   mcpstack client http://127.0.0.1:8000/mcp --method tools/call --tool chat --arg query=hello
   mcpstack client http://127.0.0.1:8000/sse --transport sse --method resources/list
+  mcpstack client http://127.0.0.1:8000/mcp --method tools/call --tool chat --arg query=hello --task
   mcpstack client --method prompts/get --prompt code_review --arg code='x := 1' -- mcpstack serve --stdio
   mcpstack client ws://127.0.0.1:8000/mcp/ws --method completion/complete --args '{"ref":{"type":"ref/prompt","name":"code_review"},"argument":{"name":"language","value":"g"}}'
 
@@ -58,6 +59,7 @@ type config struct {
 	proto                     string
 	transport                 string
 	timeout                   time.Duration
+	task                      bool
 }
 
 type multi []string
@@ -81,6 +83,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.proto, "proto", "", "the protocol `REVISION` to ask for (default: the newest with sessions; "+strings.Join(revisions(), ", ")+")")
 	fl.StringVar(&c.transport, "transport", "", "http, sse, ws or stdio (default: ws for ws:// URLs, stdio after --, else http)")
 	fl.DurationVar(&c.timeout, "timeout", 30*time.Second, "bound on connecting and the request")
+	fl.BoolVar(&c.task, "task", false, "tools/call: run the call as a task (2025-11-25) and wait for its result (tasks/result)")
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), usage)
 		fl.PrintDefaults()
@@ -288,7 +291,13 @@ func (c *config) request(ctx context.Context, s *client.Session, params map[stri
 		}
 		p = decoded
 	}
-	res, err := s.Request(ctx, c.method, p)
+	var res wire.Encoder
+	var err error
+	if c.task {
+		res, err = c.runTask(ctx, s, p, stderr)
+	} else {
+		res, err = s.Request(ctx, c.method, p)
+	}
 	var we *wire.Error
 	var v *client.Violation
 	switch {
@@ -309,4 +318,18 @@ func (c *config) request(ctx context.Context, s *client.Session, params map[stri
 	}
 	fmt.Fprintf(stdout, "%s\n", b)
 	return exitOK
+}
+
+// runTask starts a tools/call as a task and waits for its result.
+func (c *config) runTask(ctx context.Context, s *client.Session, p wire.Encoder, stderr io.Writer) (wire.Encoder, error) {
+	params, ok := p.(*mcp.CallToolRequestParams)
+	if !ok || c.method != mcp.MethodCallTool {
+		return nil, errors.New("--task is for tools/call")
+	}
+	task, err := s.StartTool(ctx, params, 0)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "mcpstack client: task %s %s\n", task.TaskID, task.Status)
+	return s.ToolResult(ctx, task.TaskID)
 }

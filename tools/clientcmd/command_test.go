@@ -54,6 +54,19 @@ func broken(t *testing.T, body string) string {
 	return hs.URL
 }
 
+// taskServer serves a tool that runs as a task, and one that does not.
+func taskServer(t *testing.T) string {
+	t.Helper()
+	a := app.New("tasks", "1")
+	app.AddTool(a, app.Tool{Name: "later", TaskSupport: "optional"}, func(context.Context, struct{}) (string, error) { return "done later", nil })
+	app.AddTool(a, app.Tool{Name: "now"}, func(context.Context, struct{}) (string, error) { return "now", nil })
+	srv := app.NewServer(a)
+	h, shutdown := app.Handler(srv)
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { shutdown(context.Background()); hs.Close(); srv.Close() })
+	return hs.URL + "/mcp"
+}
+
 func TestCommand(t *testing.T) {
 	base := ours(t)
 	tests := []struct {
@@ -73,6 +86,8 @@ func TestCommand(t *testing.T) {
 		{"a tool without inputSchema", []string{broken(t, `{"jsonrpc":"2.0","id":%ID%,"result":{"tools":[{"name":"t"}]}}`)}, exitViolation, "", "violation [schema] tools/list at /result/tools/0"},
 		{"the wrong id", []string{broken(t, `{"jsonrpc":"2.0","id":999,"result":{"tools":[]}}`), "--timeout", "1s"}, exitViolation, "", "violation [unknown-id]"},
 		{"not JSON", []string{broken(t, `{"jsonrpc":"2.0","id":%ID%,"result":`)}, exitViolation, "", "violation [json]"},
+		{"a call as a task", []string{taskServer(t), "--method", "tools/call", "--tool", "later", "--task"}, exitOK, "done later", "task task_"},
+		{"--task for a tool without tasks", []string{taskServer(t), "--method", "tools/call", "--tool", "now", "--task"}, exitRPCError, "", "-32601"},
 		{"tools/call without --tool", []string{base + "/mcp", "--method", "tools/call"}, exitUsage, "", "needs --tool"},
 		{"no URL", []string{"--method", "tools/list"}, exitUsage, "", "give the server's URL"},
 		{"a bad header", []string{base + "/mcp", "--header", "nocolon"}, exitUsage, "", "not K: V"},
