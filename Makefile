@@ -59,6 +59,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzRecordFastPath -fuzztime $(FUZZTIME) ./tools/validate/
+	$(GO) test -run '^$$' -fuzz FuzzReceive -fuzztime $(FUZZTIME) ./client/
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/sse/
 
 ## build: the mcpstack binary
 bin/mcpstack:
