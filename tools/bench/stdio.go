@@ -284,11 +284,26 @@ func (s *stdioConn) exitError(err error) error {
 	msg := err.Error()
 	if errors.Is(err, io.EOF) {
 		msg = "server closed stdout"
+		s.settleStderr()
 	}
 	if t := strings.TrimSpace(s.stderr.String()); t != "" {
 		msg += "; stderr: " + clipString(lastLine(t))
 	}
 	return failf(errTransport, "%s", msg)
+}
+
+// settleStderr gives what the server wrote to stderr as it exited time to
+// arrive (exec copies it in a goroutine of its own): up to half a second,
+// until it stops growing.
+func (s *stdioConn) settleStderr() {
+	last := -1
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		n := len(s.stderr.String())
+		if n > 0 && n == last {
+			return
+		}
+		last = n
+	}
 }
 
 // finish closes stdin, then waits for the server to exit, sending SIGTERM
