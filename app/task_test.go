@@ -195,3 +195,53 @@ func TestTaskParamWithoutTasks(t *testing.T) {
 		t.Errorf("a task param without tasks: %q", got)
 	}
 }
+
+// tasks/list pages: every task of the user once, in pages of the core's
+// size with a cursor to the next; a cursor it did not issue is -32602.
+func TestTaskListPages(t *testing.T) {
+	a := app.New("tasks", "1")
+	app.AddTool(a, app.Tool{Name: "quick", TaskSupport: "optional"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
+	srv := app.NewServer(a, server.WithStrict(true))
+	defer srv.Close()
+	sess, err := srv.NewSession("", &taskStream{}, server.OpenedBy(server.Caller{Owner: "alice", Key: "principal:alice"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &taskSession{t: t, sess: sess}
+	result(t, s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`))
+	const n = 60 // more than a page, fewer than a user keeps
+	created := map[string]bool{}
+	for range n {
+		id := result(t, s.call("tools/call", `{"name":"quick","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+		result(t, s.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id))) // ended before the next starts
+		created[id] = true
+	}
+	seen, pages := map[string]bool{}, 0
+	for cursor := ""; ; pages++ {
+		params := `{}`
+		if cursor != "" {
+			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
+		}
+		page := result(t, s.call("tasks/list", params))
+		for _, v := range page["tasks"].([]any) {
+			id := v.(map[string]any)["taskId"].(string)
+			if seen[id] || !created[id] {
+				t.Fatalf("page %d lists %s again or one never created", pages, id)
+			}
+			seen[id] = true
+		}
+		next, _ := page["nextCursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if len(seen) != n || pages != 1 {
+		t.Errorf("listed %d tasks over %d pages, want %d over 2", len(seen), pages+1, n)
+	}
+	bad := s.call("tasks/list", `{"cursor":"bm90LWEtY3Vyc29y"}`)
+	e, _ := bad["error"].(map[string]any)
+	if data, _ := e["data"].(map[string]any); e["code"] != -32602.0 || data["field"] != "/params/cursor" {
+		t.Errorf("a foreign cursor: %v, want -32602 at /params/cursor", bad)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime/debug"
 	"slices"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -52,6 +51,9 @@ type tool struct {
 	input   *wire.Schema
 	output  *wire.Schema // nil: no structured output
 	run     func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
+	// decoded: run's structured content, when it has any, is a decoded
+	// tree already (it comes from Structured), validated as it is.
+	decoded bool
 }
 
 func (t *tool) key() string { return t.def.Name }
@@ -72,6 +74,7 @@ func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
 		out = schemaOf(resultType)
 	}
 	tl := mustTool(t, in, out)
+	tl.decoded = !direct
 	props := tl.def.InputSchema.Properties
 	tl.run = func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
 		var v In
@@ -227,7 +230,7 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 		if args == nil {
 			args = map[string]any{}
 		}
-		args = withDefaults(args, t.schema)
+		args, _ = withDefaults(args, t.schema)
 		if err := t.input.Validate(args); err != nil {
 			return invalidArguments(err), nil
 		}
@@ -247,14 +250,9 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 // runTool runs a tool's handler: a panic is -32603 (and a log line), an
 // error a tool error, structured content checked against the output
 // schema.
-func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (res *mcp.CallToolResult, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			a.log.Error("app: tool panicked", "tool", t.def.Name, "panic", r, "stack", string(debug.Stack()))
-			res, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
-		}
-	}()
-	res, err = t.run(ctx, args)
+func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (*mcp.CallToolResult, error) {
+	out, err := a.guard(mcp.MethodCallTool, t.def.Name, func() (any, error) { return t.run(ctx, args) })
+	res, _ := out.(*mcp.CallToolResult)
 	var we *wire.Error
 	switch {
 	case errors.As(err, &we):
@@ -272,7 +270,11 @@ func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (res *m
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	}
 	if t.output != nil && (res.IsError == nil || !*res.IsError) {
-		tree, err := treeOf(res.StructuredContent)
+		var tree any = res.StructuredContent
+		var err error
+		if !t.decoded || res.StructuredContent == nil {
+			tree, err = treeOf(tree)
+		}
 		if err == nil {
 			err = t.output.Validate(tree)
 		}
@@ -344,8 +346,9 @@ func Structured(v any) (*mcp.CallToolResult, error) {
 // objects the client gave whose schema has properties with defaults. It
 // copies what it changes: the request's own arguments stay as they came,
 // and a handler that changes what it gets leaves the defaults as
-// registered.
-func withDefaults(args, schema map[string]any) map[string]any {
+// registered. changed says whether it filled anything (args came back
+// otherwise).
+func withDefaults(args, schema map[string]any) (filled map[string]any, changed bool) {
 	props, _ := schema["properties"].(map[string]any)
 	var out map[string]any
 	set := func(k string, v any) {
@@ -367,22 +370,16 @@ func withDefaults(args, schema map[string]any) map[string]any {
 			}
 		case ps["properties"] != nil:
 			if obj, ok := v.(map[string]any); ok {
-				if filled := withDefaults(obj, ps); !sameMap(filled, obj) {
+				if filled, changed := withDefaults(obj, ps); changed {
 					set(k, filled)
 				}
 			}
 		}
 	}
 	if out == nil {
-		return args
+		return args, false
 	}
-	return out
-}
-
-// sameMap reports whether a and b are the same map (withDefaults returns
-// its argument when it changes nothing).
-func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	return out, true
 }
 
 // onlyProperties drops the arguments the schema does not name exactly:
@@ -413,7 +410,8 @@ func decodeInto(args map[string]any, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// copyTree copies a JSON tree.
+// copyTree copies a schema's default, so that what one call's handler
+// changes the next call does not see.
 func copyTree(v any) any {
 	switch x := v.(type) {
 	case map[string]any:

@@ -2,20 +2,15 @@ package client
 
 import (
 	"context"
-	"encoding/base64"
-	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/internal/paramheader"
 )
 
 // The arguments a tool marks x-mcp-header travel in Mcp-Param-{Name}
 // headers too (2026-07-28, SEP-2243): the session learns the marks from
 // tools/list and hands the headers of a tools/call to its transport.
-
-const headerKeyword = "x-mcp-header"
 
 type headersKey struct{}
 
@@ -43,7 +38,7 @@ func (s *Session) learnHeaders(res *mcp.ListToolsResult) {
 	for _, t := range res.Tools {
 		var marks map[string]string
 		for prop, schema := range t.InputSchema.Properties {
-			if name, ok := schema[headerKeyword].(string); ok && validHeaderName(name) {
+			if name, ok := schema[paramheader.Keyword].(string); ok && paramheader.ValidName(name) {
 				if marks == nil {
 					marks = map[string]string{}
 				}
@@ -74,45 +69,7 @@ func (s *Session) callHeaders(params map[string]any) http.Header {
 		if h == nil {
 			h = http.Header{}
 		}
-		h.Set("Mcp-Param-"+header, headerValue(v))
+		h.Set(paramheader.Prefix+header, paramheader.Encode(v))
 	}
 	return h
-}
-
-// headerValue encodes an argument for its header: as it is where that is
-// safe in a header, else =?base64?...?=.
-func headerValue(v any) string {
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = x
-	case bool:
-		s = strconv.FormatBool(x)
-	case float64:
-		s = strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		s = fmt.Sprint(v) // json.Number and the like
-	}
-	safe := s == strings.TrimSpace(s) && !strings.HasPrefix(s, "=?base64?")
-	for i := 0; safe && i < len(s); i++ {
-		safe = s[i] >= 0x20 && s[i] < 0x7f
-	}
-	if safe {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
-}
-
-// validHeaderName: only a token goes into a header name (a server's
-// annotation is not trusted to be one).
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
 }

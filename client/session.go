@@ -284,12 +284,7 @@ func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method,
 		s.mu.Unlock()
 	}()
 	if onProgress != nil {
-		meta, _ := params["_meta"].(map[string]any)
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		meta["progressToken"] = token.Value()
-		params["_meta"] = meta
+		params = wire.WithMeta(params, "progressToken", token.Value())
 	}
 	var p any = params
 	if len(params) == 0 && !m.ParamsRequired {
@@ -492,7 +487,7 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 	}
 	spec := s.currentSpec()
 	if msg.Error != nil {
-		if def := errorDefinition(spec); def != "" {
+		if def := spec.ErrorResponse(); def != "" {
 			if err := spec.Validate(def, msg.Tree); err != nil {
 				v := schemaViolation(c.method, "", err, body)
 				s.report(v)
@@ -527,16 +522,6 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 
 // batchDefinition is what a revision with batches defines.
 const batchDefinition = "JSONRPCBatchResponse"
-
-// errorDefinition is the revision's definition of an error response.
-func errorDefinition(spec *wire.Spec) string {
-	for _, def := range []string{"JSONRPCErrorResponse", "JSONRPCError"} {
-		if spec.Has(def) {
-			return def
-		}
-	}
-	return ""
-}
 
 // notification checks and dispatches a notification of the server.
 func (s *Session) notification(msg *jsonrpc.Message, body []byte) {

@@ -30,10 +30,7 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	max := t.MaxMessage
-	if max <= 0 {
-		max = 16 << 20
-	}
+	max := messageLimit(t.MaxMessage)
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	// Until the endpoint event came, Connect's context bounds the wait.
 	stopHandshake := context.AfterFunc(ctx, cancel)
@@ -105,14 +102,6 @@ func (t *SSE) Connect(ctx context.Context) (Conn, error) {
 		}
 	}()
 	return c, nil
-}
-
-func addHeader(dst, src http.Header) {
-	for k, vs := range src {
-		for _, v := range vs {
-			dst.Add(k, v)
-		}
-	}
 }
 
 type sseConn struct {

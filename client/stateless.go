@@ -11,13 +11,9 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// What a request of a stateless revision (2026-07-28) carries in _meta,
-// and the result that asks the client for input.
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	resultInputRequired    = "input_required"
-)
+// resultInputRequired is the resultType of a result that asks the client
+// for input (2026-07-28).
+const resultInputRequired = "input_required"
 
 // lookupSession is a revision negotiated by initialize, or nil.
 func lookupSession(revision string) *wire.Spec {
@@ -75,13 +71,8 @@ func (s *Session) discover(ctx context.Context) error {
 // and the server's requestState, until it completes.
 func (s *Session) statelessRequest(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (wire.Encoder, error) {
 	for round := 0; ; round++ {
-		meta, _ := params["_meta"].(map[string]any)
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		meta[metaProtocolVersion] = spec.Revision
-		meta[metaClientCapabilities] = spec.Project(s.c.capabilities())
-		params["_meta"] = meta
+		params = wire.WithMeta(params, wire.MetaProtocolVersion, spec.Revision)
+		params = wire.WithMeta(params, wire.MetaClientCapabilities, spec.Project(s.c.capabilities()))
 		r := s.roundTrip(ctx, spec, m, params)
 		if r.err != nil {
 			return nil, r.err

@@ -47,10 +47,7 @@ func (t *Command) Connect(ctx context.Context) (Conn, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
-	max := t.MaxMessage
-	if max <= 0 {
-		max = 16 << 20
-	}
+	max := messageLimit(t.MaxMessage)
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	return &stdioConn{cmd: cmd, stdin: stdin, out: r, max: max, exited: make(chan struct{}), eof: make(chan struct{})}, nil
 }

@@ -49,10 +49,7 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	max := t.MaxMessage
-	if max <= 0 {
-		max = 16 << 20
-	}
+	max := messageLimit(t.MaxMessage)
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &httpConn{t: t, hc: hc, max: max, in: make(chan inbound, 64), ctx: cctx, cancel: cancel}, nil
 }
@@ -92,11 +89,7 @@ type head struct {
 }
 
 func (c *httpConn) header(h http.Header) {
-	for k, vs := range c.t.Header {
-		for _, v := range vs {
-			h.Add(k, v)
-		}
-	}
+	addHeader(h, c.t.Header)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.session != "" {
@@ -117,7 +110,7 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 	c.header(req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if v, ok := hd.Params.Meta[metaProtocolVersion].(string); ok {
+	if v, ok := hd.Params.Meta[wire.MetaProtocolVersion].(string); ok {
 		req.Header.Set("MCP-Protocol-Version", v) // a request that names its revision
 	}
 	for k, vs := range paramHeadersFrom(ctx) {

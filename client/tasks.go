@@ -12,9 +12,6 @@ import (
 // StartTool starts it, the typed GetTask, ListTasks and CancelTask follow
 // it, ToolResult fetches what the call answered.
 
-// createTaskResult is what a task-augmented request is answered with.
-const createTaskResult = "CreateTaskResult"
-
 // StartTool calls a tool as a task: the server answers at once with the
 // task (its id, status, ttl), and the call runs on. ttl is how long the
 // server should keep it (0: its default). The server must declare
@@ -23,7 +20,7 @@ const createTaskResult = "CreateTaskResult"
 func (s *Session) StartTool(ctx context.Context, params *mcp.CallToolRequestParams, ttl time.Duration) (*mcp.Task, error) {
 	spec := s.currentSpec()
 	m, ok := spec.Method(mcp.MethodCallTool)
-	if !ok || !m.TaskAugmented {
+	if !ok || m.TaskResult == "" {
 		return nil, fmt.Errorf("client: revision %s has no tasks of tools/call", spec.Revision)
 	}
 	tree, _ := spec.Project(params).(map[string]any)
@@ -35,7 +32,7 @@ func (s *Session) StartTool(ctx context.Context, params *mcp.CallToolRequestPara
 		task["ttl"] = ttl.Milliseconds()
 	}
 	tree["task"] = task
-	m.Result, m.Response = createTaskResult, "" // the answer is the task
+	m.Result, m.Response = m.TaskResult, "" // the answer is the task
 	r := s.roundTrip(ctx, spec, m, tree)
 	if r.err != nil {
 		return nil, r.err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Transport opens connections to a server.
@@ -43,4 +44,22 @@ type AnswerError struct {
 
 func (e *AnswerError) Error() string {
 	return fmt.Sprintf("client: the answer to request %s: %s", e.RequestID, e.Reason)
+}
+
+// messageLimit is a transport's MaxMessage, 16 MiB where it is unset.
+func messageLimit[T int | int64](n T) T {
+	if n <= 0 {
+		return 16 << 20
+	}
+	return n
+}
+
+// addHeader adds the headers a transport's user set (Authorization and
+// the like) to a request's.
+func addHeader(dst, src http.Header) {
+	for k, vs := range src {
+		for _, v := range vs {
+			dst.Add(k, v)
+		}
+	}
 }

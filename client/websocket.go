@@ -31,10 +31,7 @@ func (t *WebSocket) Connect(ctx context.Context) (Conn, error) {
 		ws.Close(websocket.StatusProtocolError, "subprotocol mcp required")
 		return nil, errors.New("client: the server did not accept the WebSocket subprotocol \"mcp\"")
 	}
-	max := t.MaxMessage
-	if max <= 0 {
-		max = 16 << 20
-	}
+	max := messageLimit(t.MaxMessage)
 	ws.SetReadLimit(max)
 	return &wsConn{ws: ws}, nil
 }

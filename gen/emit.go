@@ -695,6 +695,18 @@ func (c *canonical) needsEncoding(t *goType) bool {
 	return r.Kind == kID || r.Kind == kArray || r.Kind == kMap
 }
 
+// methodsWhere lists the methods pick selects, by Go name.
+func (c *canonical) methodsWhere(pick func(*method) bool) []*method {
+	var ms []*method
+	for _, me := range c.m.Methods {
+		if pick(me) {
+			ms = append(ms, me)
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].GoName < ms[j].GoName })
+	return ms
+}
+
 // handler emits the Handler and ClientHandler interfaces, their
 // Unimplemented stand-ins and the dispatch functions.
 func (c *canonical) handler() *file {
@@ -708,13 +720,7 @@ func (c *canonical) handler() *file {
 		{"Handler", "is implemented by a server: one method for every client-to-server request and notification of any revision. Write it once against the canonical types; the generated code validates, decodes and projects for each revision.", func(me *method) bool { return me.C2S }},
 		{"ClientHandler", "is implemented by a client: one method for every server-to-client request and notification of any revision.", func(me *method) bool { return me.S2C }},
 	} {
-		var ms []*method
-		for _, me := range c.m.Methods {
-			if side.pick(me) {
-				ms = append(ms, me)
-			}
-		}
-		sort.Slice(ms, func(i, j int) bool { return ms[i].GoName < ms[j].GoName })
+		ms := c.methodsWhere(side.pick)
 		f.p("// %s %s", side.name, side.doc)
 		f.p("type %s interface {", side.name)
 		for _, me := range ms {

@@ -1,7 +1,5 @@
 package main
 
-import "sort"
-
 // requests emits generated/mcp/requests_gen.go: for each side, one typed
 // method per request it can send, over the one untyped call a client (or
 // a server, for its requests to the client) implements.
@@ -23,13 +21,7 @@ func (c *canonical) requests() *file {
 		{"ServerRequests", "is every request a client can send a server, typed, in any revision (the method table says which revision has which): embed it in a client over its Requester.", func(me *method) bool { return me.C2S && !me.Notification }},
 		{"ClientRequests", "is every request a server can send a client, typed, in any revision.", func(me *method) bool { return me.S2C && !me.Notification }},
 	} {
-		var ms []*method
-		for _, me := range c.m.Methods {
-			if side.pick(me) {
-				ms = append(ms, me)
-			}
-		}
-		sort.Slice(ms, func(i, j int) bool { return ms[i].GoName < ms[j].GoName })
+		ms := c.methodsWhere(side.pick)
 		f.p("// %s %s", side.name, side.doc)
 		f.p("type %s struct{ Requester }\n", side.name)
 		for _, me := range ms {

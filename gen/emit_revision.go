@@ -31,8 +31,8 @@ func (c *canonical) revision(rs *revisionSchema) *file {
 		if _, ok := rs.Defs[rm.Result+"Response"]; ok && rm.Result != "" {
 			response = rm.Result + "Response"
 		}
-		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskAugmented: %v},",
-			me.Name, me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskAugmented)
+		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskResult: %q},",
+			me.Name, me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskResult)
 	}
 	f.p("}, wire.Transport{PrimingEvent: %v})", c.transport.primes(rs.Name))
 	return f

@@ -18,6 +18,7 @@ type definition struct {
 	Path        string // relative to the schema root, e.g. 2025-11-25/request/CallToolRequest.json
 	Description string
 	Result      string // x-mcp-result: the result definition a request is answered with
+	TaskResult  string // x-mcp-task-result: the one it is answered with when it runs as a task
 	Body        *schemas.Type
 }
 
@@ -35,6 +36,7 @@ type annotations struct {
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	Result      string `json:"x-mcp-result"`
+	TaskResult  string `json:"x-mcp-task-result"`
 }
 
 // loadRevision parses every definition file of one revision with
@@ -79,9 +81,9 @@ func loadRevision(fsys fs.FS, rev string, index int) (*revisionSchema, error) {
 		if err := checkRefs(rs, def.Path, def.Body); err != nil {
 			return nil, err
 		}
-		if def.Result != "" {
-			if _, ok := rs.Defs[refName(def.Result)]; !ok {
-				return nil, fmt.Errorf("%s: x-mcp-result %q names no definition of %s", def.Path, def.Result, rev)
+		for _, a := range [...]struct{ keyword, ref string }{{"x-mcp-result", def.Result}, {"x-mcp-task-result", def.TaskResult}} {
+			if _, ok := rs.Defs[refName(a.ref)]; a.ref != "" && !ok {
+				return nil, fmt.Errorf("%s: %s %q names no definition of %s", def.Path, a.keyword, a.ref, rev)
 			}
 		}
 	}
@@ -109,6 +111,7 @@ func parseDefinition(p string, raw []byte) (*definition, error) {
 		Path:        p,
 		Description: ann.Description,
 		Result:      ann.Result,
+		TaskResult:  ann.TaskResult,
 		Body:        (*schemas.Type)(s.ObjectAsType),
 	}, nil
 }

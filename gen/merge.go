@@ -235,7 +235,6 @@ func (m *model) buildMethods() error {
 					rm.S2C, me.S2C = true, true
 				}
 				rm.ParamsRequired = has(def.Body.Required, "params")
-				rm.TaskAugmented = paramsHave(rs, def, "task")
 				me.Request = reqName
 				if !side.notify {
 					if def.Result == "" {
@@ -243,6 +242,9 @@ func (m *model) buildMethods() error {
 						continue
 					}
 					rm.Result = refName(def.Result)
+					if def.TaskResult != "" {
+						rm.TaskResult = refName(def.TaskResult)
+					}
 				}
 				// The canonical params type: the type of the request's params member.
 				if d := m.Decls[reqName]; d != nil {
@@ -323,22 +325,4 @@ func (m *model) prune() {
 			delete(m.Decls, name)
 		}
 	}
-}
-
-// paramsHave reports whether the params of a request definition have a
-// property (directly, or through the $ref of params).
-func paramsHave(rs *revisionSchema, def *definition, prop string) bool {
-	p := def.Body.Properties["params"]
-	for hops := 0; p != nil && p.Ref != "" && hops < 4; hops++ {
-		target := rs.Defs[refName(p.Ref)]
-		if target == nil {
-			return false
-		}
-		p = target.Body
-	}
-	if p == nil {
-		return false
-	}
-	_, ok := p.Properties[prop]
-	return ok
 }

@@ -122,7 +122,7 @@ type revMethod struct {
 	Request        string // definition the whole message is validated against
 	Result         string // definition the result is validated against
 	ParamsRequired bool
-	TaskAugmented  bool // its params may carry task: it can run as a task (CreateTaskResult)
+	TaskResult     string // what it is answered with when it runs as a task; "" when it cannot
 	C2S, S2C       bool
 }
 

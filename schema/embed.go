@@ -6,7 +6,9 @@
 // kind is jsonrpc, request, result, notification, content, error or shared.
 // References between definitions are relative paths ("../content/TextContent.json").
 // A request definition names its result with the annotation "x-mcp-result",
-// which the generator turns into the method table.
+// and a request that may run as a task (2025-11-25) the result it is then
+// answered with, "x-mcp-task-result"; the generator turns both into the
+// method table.
 package schema
 
 import (

@@ -63,11 +63,16 @@ func (s *Server) encodeResult(spec *wire.Spec, m wire.Method, id wire.ID, result
 // encodeOutgoing encodes a request or notification the server sends,
 // validated in strict mode.
 func (s *Server) encodeOutgoing(spec *wire.Spec, id wire.ID, method string, params wire.Encoder) ([]byte, error) {
-	var tree map[string]any
-	if params != nil {
-		tree, _ = spec.Project(params).(map[string]any)
+	return s.encodeMessage(spec, id, method, projectParams(spec, params))
+}
+
+// projectParams is params in the revision's shape, nil when there are none.
+func projectParams(spec *wire.Spec, params wire.Encoder) map[string]any {
+	if params == nil {
+		return nil
 	}
-	return s.encodeMessage(spec, id, method, tree)
+	tree, _ := spec.Project(params).(map[string]any)
+	return tree
 }
 
 // encodeMessage encodes a request (or, with a zero id, a notification)

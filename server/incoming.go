@@ -75,7 +75,7 @@ func (in *Incoming) IsBatch() bool { return in.batch }
 func metaVersionOf(msg *jsonrpc.Message) string {
 	p, _ := msg.Params.(map[string]any)
 	meta, _ := p["_meta"].(map[string]any)
-	v, _ := meta[metaProtocolVersion].(string)
+	v, _ := meta[wire.MetaProtocolVersion].(string)
 	return v
 }
 

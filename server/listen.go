@@ -9,8 +9,6 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-const metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
-
 // listener is one open subscriptions/listen stream (2026-07-28): the
 // notifications its filter asks for go to it, tagged with its id.
 type listener struct {
@@ -46,18 +44,7 @@ func (l *listener) wants(method string, params any) bool {
 
 // send writes a notification on the stream, tagged with the subscription.
 func (l *listener) send(s *Server, method string, params wire.Encoder) error {
-	tree := map[string]any{}
-	if params != nil {
-		if t, ok := l.spec.Project(params).(map[string]any); ok {
-			tree = t
-		}
-	}
-	meta, _ := tree["_meta"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta[metaSubscriptionID] = l.id.Value()
-	tree["_meta"] = meta
+	tree := wire.WithMeta(projectParams(l.spec, params), wire.MetaSubscriptionID, l.id.Value())
 	msg, err := s.encodeMessage(l.spec, wire.ID{}, method, tree)
 	if err != nil {
 		return err
@@ -116,7 +103,7 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	case <-s.stop:
 	case <-s.draining:
 	}
-	res := map[string]any{"resultType": "complete", "_meta": map[string]any{metaSubscriptionID: msg.ID.Value()}}
+	res := map[string]any{"resultType": "complete", "_meta": map[string]any{wire.MetaSubscriptionID: msg.ID.Value()}}
 	return s.encodeTree(spec, m, msg.ID, res), 0
 }
 
@@ -138,20 +125,15 @@ func (s *Server) subscribable(ctx context.Context, uris []string) []string {
 }
 
 // notifyListeners forwards a notification to the listen streams that ask
-// for it.
-func (s *Server) notifyListeners(method string, params wire.Encoder) {
-	var tree any
+// for it; tree is its params' canonical tree, key its coalescing key.
+func (s *Server) notifyListeners(method string, params wire.Encoder, tree any, key string) {
 	s.mu.Lock()
 	ls := make([]*listener, 0, len(s.listeners))
 	for l := range s.listeners {
 		ls = append(ls, l)
 	}
 	s.mu.Unlock()
-	key := notificationKey(method, params)
 	for _, l := range ls {
-		if tree == nil && params != nil {
-			tree = params.EncodeValue(wire.AllRevisions)
-		}
 		if l.wants(method, tree) {
 			l.queue.push(key, func() { // a stream that is not read delays no other
 				if err := l.send(s, method, params); err != nil {

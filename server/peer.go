@@ -62,18 +62,7 @@ func (p *callPeer) encode(id wire.ID, method string, params wire.Encoder) ([]byt
 	if p.related == "" {
 		return srv.encodeOutgoing(p.spec, id, method, params)
 	}
-	tree := map[string]any{}
-	if params != nil {
-		if t, ok := p.spec.Project(params).(map[string]any); ok {
-			tree = t
-		}
-	}
-	meta, _ := tree["_meta"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta[relatedTaskKey] = map[string]any{"taskId": p.related}
-	tree["_meta"] = meta
+	tree := wire.WithMeta(projectParams(p.spec, params), wire.MetaRelatedTask, map[string]any{"taskId": p.related})
 	return srv.encodeMessage(p.spec, id, method, tree)
 }
 

@@ -246,7 +246,7 @@ func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
 		return Reply{Body: body, Status: statusOf(body, code), RetryAfter: retryAfter(code)}
 	}
 	ctx = context.WithoutCancel(ctx)
-	body := c.sess.serveTo(ctx, c.in, response{out: out, closeEarly: closeEarly})
+	body := c.sess.serveTo(ctx, c.in, response{out: out, closeEarly: closeEarly}, false)
 	r := Reply{Body: body, Status: statusOf(body, 0)}
 	if c.kind == callInitialize {
 		if !c.sess.negotiated() {

@@ -77,6 +77,9 @@ func New(h mcp.Handler, opts ...Option) *Server {
 			s.sessionSpecs = append(s.sessionSpecs, sp)
 		}
 	}
+	if _, ok := h.(TaskSupporter); ok {
+		s.closeHooks = append(s.closeHooks, s.dropSessionTasks) // a session's own tasks end with it
+	}
 	if cfg.idleTimeout > 0 {
 		s.wg.Add(1)
 		go s.expire()
@@ -237,11 +240,31 @@ func (s *Server) remove(sess *Session) {
 // client that does not read delays nobody else's notification (and loses
 // what does not fit); Broadcast does not wait for them.
 func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encoder) {
+	s.fanOut(ctx, method, params, (*Session).Initialized)
+}
+
+// ResourceUpdated tells the sessions subscribed to uri, and the listen
+// streams whose filter names it, that the resource changed
+// (notifications/resources/updated), through the same queues as
+// Broadcast.
+func (s *Server) ResourceUpdated(ctx context.Context, uri string) {
+	s.fanOut(ctx, mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri},
+		func(sess *Session) bool { return sess.Subscribed(uri) })
+}
+
+// fanOut queues a notification for the listen streams that ask for it and
+// for each session with a stream that to accepts; the notification's
+// canonical tree and its coalescing key are computed once for all.
+func (s *Server) fanOut(ctx context.Context, method string, params wire.Encoder, to func(*Session) bool) {
 	ctx = context.WithoutCancel(ctx)
-	s.notifyListeners(method, params)
-	key := notificationKey(method, params)
+	var tree any
+	if params != nil {
+		tree = params.EncodeValue(wire.AllRevisions)
+	}
+	key := notificationKey(method, tree)
+	s.notifyListeners(method, params, tree, key)
 	for _, sess := range s.Sessions() {
-		if !sess.Initialized() || sess.stream() == nil {
+		if !to(sess) || sess.stream() == nil {
 			continue
 		}
 		queued := sess.broadcasts.push(key, func() {
@@ -255,33 +278,13 @@ func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encod
 	}
 }
 
-// ResourceUpdated tells the sessions subscribed to uri, and the listen
-// streams whose filter names it, that the resource changed
-// (notifications/resources/updated), through the same queues as
-// Broadcast.
-func (s *Server) ResourceUpdated(ctx context.Context, uri string) {
-	params := &mcp.ResourceUpdatedNotificationParams{URI: uri}
-	ctx = context.WithoutCancel(ctx)
-	s.notifyListeners(mcp.MethodResourceUpdated, params)
-	key := notificationKey(mcp.MethodResourceUpdated, params)
-	for _, sess := range s.Sessions() {
-		if !sess.Subscribed(uri) || sess.stream() == nil {
-			continue
-		}
-		sess.broadcasts.push(key, func() {
-			if err := sess.Notify(ctx, mcp.MethodResourceUpdated, params); err != nil && !errors.Is(err, ErrNoStream) {
-				s.log.Debug("resource updated", "session", sess.ID(), "err", err)
-			}
-		})
-	}
-}
-
-// notificationKey tells equal notifications apart from different ones.
-func notificationKey(method string, params wire.Encoder) string {
-	if params == nil {
+// notificationKey tells equal notifications apart from different ones;
+// tree is the params' canonical tree (nil for none).
+func notificationKey(method string, tree any) string {
+	if tree == nil {
 		return method
 	}
-	b, err := wire.Marshal(params.EncodeValue(wire.AllRevisions))
+	b, err := wire.Marshal(tree)
 	if err != nil {
 		return method + "\x00?" // not coalesced with anything
 	}

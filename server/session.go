@@ -205,7 +205,7 @@ func (sess *Session) Handle(ctx context.Context, body []byte, related Outbox) []
 // handling the requests (progress, logs, sampling requests) go to related,
 // or to the session's stream when related is nil.
 func (sess *Session) Serve(ctx context.Context, in *Incoming, related Outbox) []byte {
-	return sess.serveTo(ctx, in, response{out: related})
+	return sess.serveTo(ctx, in, response{out: related}, false)
 }
 
 // response is where the messages of the requests being served go, and
@@ -215,9 +215,11 @@ type response struct {
 	closeEarly func() // nil: the response cannot end before the call
 }
 
-func (sess *Session) serveTo(ctx context.Context, in *Incoming, related response) []byte {
+// serveTo serves a body between the taps; busy answers its requests
+// -32000 (ServeBusy).
+func (sess *Session) serveTo(ctx context.Context, in *Incoming, related response, busy bool) []byte {
 	sess.tap(ClientToServer, in.body)
-	reply := sess.serve(ctx, in, related, false)
+	reply := sess.serve(ctx, in, related, busy)
 	sess.tap(ServerToClient, reply)
 	return reply
 }
@@ -235,10 +237,7 @@ func (sess *Session) tap(dir Direction, msg []byte) {
 // call in flight may be waiting for one of them. Invalid messages get
 // their errors.
 func (sess *Session) ServeBusy(ctx context.Context, in *Incoming, related Outbox) []byte {
-	sess.tap(ClientToServer, in.body)
-	reply := sess.serve(ctx, in, response{out: related}, true)
-	sess.tap(ServerToClient, reply)
-	return reply
+	return sess.serveTo(ctx, in, response{out: related}, true)
 }
 
 // errBusy answers a request the transport cannot take now.

@@ -16,13 +16,6 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// Keys of a stateless request's _meta (2026-07-28).
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaLogLevel           = "io.modelcontextprotocol/logLevel"
-)
-
 // inputMethods are the requests that may be answered with an input-required
 // result (2026-07-28, basic/patterns/mrtr): elsewhere a method that asks the
 // client for input gets an error instead.
@@ -123,7 +116,7 @@ func (s *Server) serveStateless(ctx context.Context, in *Incoming, related Outbo
 func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) ([]byte, int) {
 	params, _ := msg.Params.(map[string]any)
 	meta, _ := params["_meta"].(map[string]any)
-	version, _ := meta[metaProtocolVersion].(string)
+	version, _ := meta[wire.MetaProtocolVersion].(string)
 	headerVersion := ""
 	if headers != nil {
 		headerVersion = headers.ProtocolVersion
@@ -143,13 +136,13 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 		}
 	}
 	if version == "" {
-		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: _meta must carry " + metaProtocolVersion,
-			Data: map[string]any{"field": "/params/_meta/" + strings.ReplaceAll(metaProtocolVersion, "/", "~1"), "reason": "missing protocol version"}})
+		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: _meta must carry " + wire.MetaProtocolVersion,
+			Data: map[string]any{"field": "/params/_meta/" + strings.ReplaceAll(wire.MetaProtocolVersion, "/", "~1"), "reason": "missing protocol version"}})
 	}
 	if headers != nil {
 		if headers.Repeated != "" {
 			reason := headers.Repeated + " header is sent more than once"
-			return reject(msg.ID, &wire.Error{Code: wire.CodeHeaderMismatch, Message: "Header mismatch: " + reason, Data: map[string]any{"header": headers.Repeated, "reason": reason}})
+			return reject(msg.ID, wire.HeaderMismatch(headers.Repeated, reason))
 		}
 		if e := checkHeaders(headers, msg, version, params); e != nil {
 			return reject(msg.ID, e)
@@ -179,12 +172,12 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	defer done()
 	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params),
 		binding: stateBinding{owner: CallerFrom(ctx).Owner, method: msg.Method, digest: paramsDigest(params)}}
-	if level, ok := meta[metaLogLevel].(string); ok {
+	if level, ok := meta[wire.MetaLogLevel].(string); ok {
 		p.level = mcp.LoggingLevel(level)
 	}
 	p.caps = new(mcp.ClientCapabilities)
-	if err := p.caps.DecodeValue(meta[metaClientCapabilities], spec.Index); err != nil {
-		return reject(msg.ID, wire.InvalidParams(wire.At(wire.At(wire.At(err, metaClientCapabilities), "_meta"), "params")))
+	if err := p.caps.DecodeValue(meta[wire.MetaClientCapabilities], spec.Index); err != nil {
+		return reject(msg.ID, wire.InvalidParams(wire.At(wire.At(wire.At(err, wire.MetaClientCapabilities), "_meta"), "params")))
 	}
 	if err := p.restore(params); err != nil {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: " + err.Error(),
@@ -226,7 +219,7 @@ func checkHeaders(h *RequestHeaders, msg *jsonrpc.Message, version string, param
 		if got == "" {
 			reason = fmt.Sprintf("%s header is missing; the body says %q", header, want)
 		}
-		return &wire.Error{Code: wire.CodeHeaderMismatch, Message: "Header mismatch: " + reason, Data: map[string]any{"header": header, "reason": reason}}
+		return wire.HeaderMismatch(header, reason)
 	}
 	if h.ProtocolVersion != version {
 		return mismatch("MCP-Protocol-Version", h.ProtocolVersion, version)

@@ -3,17 +3,16 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/internal/cursor"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
@@ -43,15 +42,6 @@ const (
 	taskRequired = "required"
 )
 
-// Task statuses.
-const (
-	taskWorking       = "working"
-	taskInputRequired = "input_required"
-	taskCompleted     = "completed"
-	taskFailed        = "failed"
-	taskCancelled     = "cancelled"
-)
-
 // Bounds of the task table.
 const (
 	// DefaultTaskTTL is how long a task is kept when the client asks for
@@ -73,12 +63,6 @@ const (
 	defaultTaskLease = 90 * time.Second
 )
 
-// relatedTaskKey is the _meta member that ties a message to its task.
-const relatedTaskKey = "io.modelcontextprotocol/related-task"
-
-// createTaskResult is what a task-augmented request is answered with.
-const createTaskResult = "CreateTaskResult"
-
 // task is one request running as a task.
 type task struct {
 	id, owner string
@@ -92,18 +76,18 @@ type task struct {
 	saveMu sync.Mutex // orders the saves and notifications of one task
 
 	mu      sync.Mutex
-	status  string
+	status  mcp.TaskStatus
 	message string
 	updated time.Time
 	asking  int         // requests to the client outstanding
-	result  any         // the result tree, projected and completed
+	result  []byte      // the result, projected, completed and encoded
 	err     *wire.Error // or the error
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
 func (t *task) terminal() bool {
-	return t.status == taskCompleted || t.status == taskFailed || t.status == taskCancelled
+	return t.status == mcp.TaskStatusCompleted || t.status == mcp.TaskStatusFailed || t.status == mcp.TaskStatusCancelled
 }
 
 // view is the task as the protocol shows it.
@@ -113,7 +97,7 @@ func (t *task) view() mcp.Task {
 	ttl := t.ttl.Milliseconds()
 	poll := taskPollInterval.Milliseconds()
 	return mcp.Task{
-		TaskID: t.id, Status: mcp.TaskStatus(t.status), StatusMessage: t.message,
+		TaskID: t.id, Status: t.status, StatusMessage: t.message,
 		CreatedAt: t.created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano),
 		TTL: &ttl, PollInterval: &poll,
 	}
@@ -125,7 +109,6 @@ type tasks struct {
 	mu    sync.Mutex
 	byID  map[string]*task
 	swept time.Time
-	hooks sync.Once // the session-close hook is installed
 }
 
 // taskOwner is whose a task is: the principal of the session or of the
@@ -148,13 +131,11 @@ func taskOwner(ctx context.Context, sess *Session) (string, bool) {
 func (t *task) record() TaskRecord {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	r := TaskRecord{ID: t.id, Owner: t.owner, Method: t.method, Revision: t.spec.Revision, Status: t.status, Message: t.message,
+	r := TaskRecord{ID: t.id, Owner: t.owner, Method: t.method, Revision: t.spec.Revision, Status: string(t.status), Message: t.message,
 		Created: t.created, Updated: t.updated, TTL: t.ttl}
-	if t.result != nil {
-		r.Result, _ = wire.Marshal(t.result)
-	}
+	r.Result = t.result
 	if t.err != nil {
-		r.Error, _ = wire.Marshal(map[string]any{"code": t.err.Code, "message": t.err.Message, "data": t.err.Data})
+		r.Error, _ = wire.Marshal(t.err.Object())
 	}
 	return r
 }
@@ -185,20 +166,14 @@ func (s *Server) fromRecord(r TaskRecord) *task {
 		spec = s.sessionSpecs[len(s.sessionSpecs)-1]
 	}
 	t := &task{id: r.ID, owner: r.Owner, method: r.Method, spec: spec, created: r.Created, updated: r.Updated, ttl: r.TTL,
-		status: r.Status, message: r.Message, done: make(chan struct{})}
-	if len(r.Result) > 0 {
-		t.result, _ = wire.Parse(r.Result)
-	}
+		status: mcp.TaskStatus(r.Status), message: r.Message, result: r.Result, done: make(chan struct{})}
 	if len(r.Error) > 0 {
 		if tree, err := wire.Parse(r.Error); err == nil {
-			obj, _ := tree.(map[string]any)
-			code, _ := wire.Int(obj["code"])
-			msg, _ := obj["message"].(string)
-			t.err = &wire.Error{Code: int(code), Message: msg, Data: obj["data"]}
+			t.err, _ = wire.ErrorOf(tree)
 		}
 	}
 	if !t.terminal() && time.Since(r.Updated) > s.taskLease() {
-		t.status, t.message = taskFailed, "the server that ran the task stopped"
+		t.status, t.message = mcp.TaskStatusFailed, "the server that ran the task stopped"
 		t.err = &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: " + t.message}
 	}
 	if t.terminal() {
@@ -320,7 +295,6 @@ func (s *Server) taskSupport(msg *jsonrpc.Message) (support string, declared boo
 // release gives back the request's in-flight slots when the task ends.
 func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, meta map[string]any, owner string, release func()) []byte {
 	srv := sess.srv
-	srv.tasks.hooks.Do(func() { srv.OnSessionClosed(srv.dropSessionTasks) })
 	ttl := DefaultTaskTTL
 	if n, err := wire.Int(meta["ttl"]); err == nil && n > 0 && time.Duration(n)*time.Millisecond < ttl {
 		ttl = time.Duration(n) * time.Millisecond
@@ -328,7 +302,7 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 	now := time.Now()
 	client := CallerFrom(ctx).Key
 	t := &task{id: newTaskID(), owner: owner, client: client, method: msg.Method, spec: spec, created: now, updated: now, ttl: ttl,
-		sess: sess, status: taskWorking, done: make(chan struct{})}
+		sess: sess, status: mcp.TaskStatusWorking, done: make(chan struct{})}
 	// The task runs on its own: not cancelled with its request, ended by
 	// tasks/cancel, its TTL, or the server's end.
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
@@ -379,7 +353,7 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 	}()
 	res := &mcp.CreateTaskResult{Task: t.view()}
 	tm := m
-	tm.Result, tm.Response = createTaskResult, ""
+	tm.Result, tm.Response = m.TaskResult, ""
 	return srv.encodeResult(spec, tm, msg.ID, res)
 }
 
@@ -419,9 +393,9 @@ func (t *task) ask(waiting bool) {
 	} else {
 		t.asking--
 	}
-	to := taskWorking
+	to := mcp.TaskStatusWorking
 	if t.asking > 0 {
-		to = taskInputRequired
+		to = mcp.TaskStatusInputRequired
 	}
 	changed := !t.terminal() && t.status != to
 	if changed {
@@ -444,19 +418,25 @@ func (t *task) finish(srv *Server, m wire.Method, result wire.Encoder, err error
 	}
 	switch {
 	case err != nil:
-		t.status, t.err = taskFailed, srv.wireError(t.method, err)
+		t.status, t.err = mcp.TaskStatusFailed, srv.wireError(t.method, err)
 		t.message = t.err.Message
 	case result == nil:
-		t.status, t.err = taskFailed, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+		t.status, t.err = mcp.TaskStatusFailed, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	default:
 		tree := srv.complete(t.spec, m, t.spec.Project(result))
-		if b, _ := wire.Marshal(tree); len(b) > maxTaskResult {
-			t.status, t.err = taskFailed, &wire.Error{Code: wire.CodeInternalError, Message: fmt.Sprintf("Internal error: the result is larger than the %d bytes a task keeps", maxTaskResult)}
+		b, err := wire.Marshal(tree)
+		if err != nil {
+			srv.log.Error("task: encoding the result", "task", t.id, "err", err)
+			t.status, t.err = mcp.TaskStatusFailed, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 			break
 		}
-		t.status, t.result = taskCompleted, tree
+		if len(b) > maxTaskResult {
+			t.status, t.err = mcp.TaskStatusFailed, &wire.Error{Code: wire.CodeInternalError, Message: fmt.Sprintf("Internal error: the result is larger than the %d bytes a task keeps", maxTaskResult)}
+			break
+		}
+		t.status, t.result = mcp.TaskStatusCompleted, b
 		if obj, _ := tree.(map[string]any); obj["isError"] == true {
-			t.status, t.message = taskFailed, "the tool reported an error"
+			t.status, t.message = mcp.TaskStatusFailed, "the tool reported an error"
 		}
 	}
 	t.updated = time.Now()
@@ -497,17 +477,21 @@ func newTaskID() string {
 // them (a stateless server's request), everything is the handler's and a
 // task param is ignored, as for a server without the capability.
 func (sess *Session) tasksOf(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, release *func()) (reply []byte, served bool) {
+	switch msg.Method {
+	case mcp.MethodGetTask, mcp.MethodGetTaskPayload, mcp.MethodListTasks, mcp.MethodCancelTask:
+	default:
+		if m.TaskResult == "" {
+			return nil, false // not the tasks' business: nothing to look up
+		}
+	}
 	srv := sess.srv
 	support, declared := srv.taskSupport(msg)
 	owner, owned := taskOwner(ctx, sess)
 	if !declared || !owned {
 		return nil, false
 	}
-	if reply, ok := sess.taskRequest(ctx, spec, m, msg, owner); ok {
-		return reply, true
-	}
-	if !m.TaskAugmented {
-		return nil, false
+	if m.TaskResult == "" {
+		return sess.taskRequest(ctx, spec, m, msg, owner)
 	}
 	params, _ := msg.Params.(map[string]any)
 	meta, augmented := params["task"].(map[string]any)
@@ -559,19 +543,16 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 		switch {
 		case terr != nil:
 			return jsonrpc.EncodeError(msg.ID, terr), true
-		case status == taskCancelled:
+		case status == mcp.TaskStatusCancelled:
 			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: task %q was cancelled", id)}), true
 		}
-		tree, _ := copyTree(result).(map[string]any)
-		if tree == nil {
-			tree = map[string]any{}
+		// Decoded afresh: the related-task _meta goes on this answer only.
+		var tree map[string]any
+		if len(result) > 0 {
+			v, _ := wire.Parse(result)
+			tree, _ = v.(map[string]any)
 		}
-		metaTree, _ := tree["_meta"].(map[string]any)
-		if metaTree == nil {
-			metaTree = map[string]any{}
-		}
-		metaTree[relatedTaskKey] = map[string]any{"taskId": id}
-		tree["_meta"] = metaTree
+		tree = wire.WithMeta(tree, wire.MetaRelatedTask, map[string]any{"taskId": id})
 		return srv.encodeTree(spec, m, msg.ID, tree), true
 	case mcp.MethodListTasks:
 		return srv.listTasks(ctx, spec, m, msg, owner), true
@@ -587,7 +568,7 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: task %q is %s, not running here", id, status),
 				Data: map[string]any{"field": "/params/taskId", "reason": "the task has ended"}}), true
 		}
-		t.status, t.updated = taskCancelled, time.Now()
+		t.status, t.updated = mcp.TaskStatusCancelled, time.Now()
 		t.cancel()
 		close(t.done)
 		t.mu.Unlock()
@@ -603,14 +584,11 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 // at a time.
 func (s *Server) listTasks(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, owner string) []byte {
 	params, _ := msg.Params.(map[string]any)
-	offset := 0
-	if c, _ := params["cursor"].(string); c != "" {
-		n, err := decodeTaskCursor(c)
-		if err != nil {
-			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: not a cursor of tasks/list",
-				Data: map[string]any{"field": "/params/cursor", "reason": err.Error()}})
+	c, _ := params["cursor"].(string)
+	if c != "" {
+		if _, err := cursor.Decode("tasks", c); err != nil {
+			return jsonrpc.EncodeError(msg.ID, err.(*wire.Error)) // before the store is asked
 		}
-		offset = n
 	}
 	s.tasks.mu.Lock()
 	s.sweepTasksLocked(time.Now())
@@ -648,57 +626,11 @@ func (s *Server) listTasks(ctx context.Context, spec *wire.Spec, m wire.Method, 
 		}
 		return all[i].id < all[j].id
 	})
-	res := &mcp.ListTasksResult{Tasks: []*mcp.Task{}}
-	for i := offset; i < len(all) && len(res.Tasks) < taskPageSize; i++ {
-		v := all[i].view()
-		res.Tasks = append(res.Tasks, &v)
-	}
-	if next := offset + len(res.Tasks); next < len(all) {
-		res.NextCursor = encodeTaskCursor(next)
+	page, next, _ := cursor.Page(all, "tasks", c, taskPageSize)
+	res := &mcp.ListTasksResult{Tasks: make([]*mcp.Task, len(page)), NextCursor: next}
+	for i, t := range page {
+		v := t.view()
+		res.Tasks[i] = &v
 	}
 	return s.encodeResult(spec, m, msg.ID, res)
-}
-
-func encodeTaskCursor(n int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("tasks:" + strconv.Itoa(n)))
-}
-
-func decodeTaskCursor(c string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return 0, err
-	}
-	s, ok := cutPrefix(string(b), "tasks:")
-	n, err := strconv.Atoi(s)
-	if !ok || err != nil || n < 0 {
-		return 0, errors.New("not a cursor of tasks/list")
-	}
-	return n, nil
-}
-
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
-		return s, false
-	}
-	return s[len(prefix):], true
-}
-
-// copyTree copies a JSON tree, so that a stored result is not changed by
-// what one answer adds.
-func copyTree(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = copyTree(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = copyTree(e)
-		}
-		return a
-	}
-	return v
 }

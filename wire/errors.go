@@ -32,6 +32,30 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
 
+// Object is the error as the error member of a response carries it: code,
+// message, and data where there is any.
+func (e *Error) Object() map[string]any {
+	obj := map[string]any{"code": e.Code, "message": e.Message}
+	if e.Data != nil {
+		obj["data"] = e.Data
+	}
+	return obj
+}
+
+// ErrorOf reads the error member of a response (a decoded tree).
+func ErrorOf(v any) (*Error, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an object")
+	}
+	code, err := Int(obj["code"])
+	if err != nil {
+		return nil, fmt.Errorf("code: %v", err)
+	}
+	msg, _ := obj["message"].(string)
+	return &Error{Code: int(code), Message: msg, Data: obj["data"]}, nil
+}
+
 // NewError returns an Error with a formatted message.
 func NewError(code int, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -39,6 +63,12 @@ func NewError(code int, format string, args ...any) *Error {
 
 // ErrMethodNotFound is returned by unimplemented handler methods.
 var ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
+
+// HeaderMismatch is -32020 (2026-07-28): an HTTP header that disagrees
+// with the body it came with, or is missing, repeated or badly encoded.
+func HeaderMismatch(header, reason string) *Error {
+	return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + reason, Data: map[string]any{"header": header, "reason": reason}}
+}
 
 // InvalidParams turns a schema or decode failure into -32602 with the
 // {field, reason} data of schema/ext/ErrorData.json.

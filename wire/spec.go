@@ -29,9 +29,10 @@ type Method struct {
 	ClientToServer bool
 	ServerToClient bool
 	ParamsRequired bool
-	// TaskAugmented: the request's params may carry task (2025-11-25), so
-	// that it runs as a task and is answered with CreateTaskResult.
-	TaskAugmented bool
+	// TaskResult is the definition the request is answered with when its
+	// params carry task, so that it runs as a task (2025-11-25:
+	// CreateTaskResult); "" where it cannot.
+	TaskResult string
 }
 
 // Spec is everything mcpstack knows of one protocol revision: its method
@@ -95,6 +96,18 @@ func (s *Spec) Project(e Encoder) any { return e.EncodeValue(s.Index) }
 func (s *Spec) Has(definition string) bool {
 	v, err := s.Validator()
 	return err == nil && v.Has(definition)
+}
+
+// ErrorResponse names the revision's definition of an error response
+// (JSONRPCError up to 2025-06-18, JSONRPCErrorResponse after); "" when it
+// has none.
+func (s *Spec) ErrorResponse() string {
+	for _, def := range []string{"JSONRPCErrorResponse", "JSONRPCError"} {
+		if s.Has(def) {
+			return def
+		}
+	}
+	return ""
 }
 
 // Requires reports whether a definition of the revision requires prop.

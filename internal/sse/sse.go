@@ -41,8 +41,7 @@ type Reader struct {
 	lastID  string
 	retry   time.Duration
 	first   bool   // at the start of the stream (BOM check)
-	pending []byte // lines ended by lone CRs still to hand out
-	pendOK  bool
+	pending []byte // lines ended by lone CRs still to hand out, each with its CR
 	crbuf   []byte
 }
 
@@ -72,7 +71,6 @@ func (s *Reader) Reset(r io.Reader) {
 	s.retry = 0
 	s.first = true
 	s.pending = nil
-	s.pendOK = false
 }
 
 // Next returns the next event with data, or io.EOF when the stream ends
@@ -152,7 +150,7 @@ func (s *Reader) field(line []byte) {
 // readLine returns the next line without its terminator. A CR not followed
 // by LF ends a line too. The returned slice is valid until the next call.
 func (s *Reader) readLine() ([]byte, error) {
-	if s.pendOK {
+	if len(s.pending) > 0 {
 		return s.splitCR()
 	}
 	s.line = s.line[:0]
@@ -196,7 +194,7 @@ func (s *Reader) readLine() ([]byte, error) {
 	}
 	// Lines ended by a lone CR: hand them out one by one.
 	s.crbuf = append(append(s.crbuf[:0], chunk...), '\r')
-	s.pending, s.pendOK = s.crbuf, true
+	s.pending = s.crbuf
 	return s.splitCR()
 }
 
@@ -205,8 +203,5 @@ func (s *Reader) splitCR() ([]byte, error) {
 	i := bytes.IndexByte(s.pending, '\r')
 	line := s.pending[:i]
 	s.pending = s.pending[i+1:]
-	if len(s.pending) == 0 {
-		s.pendOK = false
-	}
 	return line, nil
 }

@@ -1,19 +1,9 @@
 package base
 
-import (
-	"encoding/base64"
-	"strconv"
-	"strings"
-
-	"github.com/mcpstack/mcpstack/wire"
-)
+import "github.com/mcpstack/mcpstack/internal/cursor"
 
 // DefaultPageSize is the page size of a Paginator whose PageSize is not set.
 const DefaultPageSize = 50
-
-// cursorPrefix versions the cursor format, so a later format can tell old
-// cursors apart.
-const cursorPrefix = "v1:"
 
 // Paginator cuts lists into pages addressed by opaque cursors. The zero
 // value serves pages of DefaultPageSize.
@@ -39,56 +29,13 @@ func (p Paginator) size() int {
 // cursor that this paginator did not issue for list is an error -32602 with
 // data {field: "/params/cursor", reason}. A cursor past the end of a list
 // that has shrunk since it was issued addresses an empty last page.
-func Paginate[T any](p Paginator, list string, items []T, cursor string) (page []T, next string, err error) {
-	start := 0
-	if cursor != "" {
-		start, err = DecodeCursor(list, cursor)
-		if err != nil {
-			return nil, "", err
-		}
-	}
-	if start >= len(items) {
-		return []T{}, "", nil
-	}
-	end := min(start+p.size(), len(items))
-	if end < len(items) {
-		next = EncodeCursor(list, end)
-	}
-	return items[start:end:end], next, nil
+func Paginate[T any](p Paginator, list string, items []T, c string) (page []T, next string, err error) {
+	return cursor.Page(items, list, c, p.size())
 }
 
 // EncodeCursor returns the cursor of the page of list starting at offset.
-func EncodeCursor(list string, offset int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + list + ":" + strconv.Itoa(offset)))
-}
+func EncodeCursor(list string, offset int) string { return cursor.Encode(list, offset) }
 
 // DecodeCursor returns the offset a cursor of list addresses, or an error
 // -32602 when the cursor is malformed or belongs to another list.
-func DecodeCursor(list, cursor string) (int, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return 0, invalidCursor(cursor, "not a cursor issued by this server")
-	}
-	rest, ok := strings.CutPrefix(string(raw), cursorPrefix)
-	if !ok {
-		return 0, invalidCursor(cursor, "not a cursor issued by this server")
-	}
-	i := strings.LastIndexByte(rest, ':')
-	if i < 0 {
-		return 0, invalidCursor(cursor, "not a cursor issued by this server")
-	}
-	if rest[:i] != list {
-		return 0, invalidCursor(cursor, "the cursor belongs to another list")
-	}
-	n, err := strconv.Atoi(rest[i+1:])
-	if err != nil || n < 0 || strconv.Itoa(n) != rest[i+1:] {
-		return 0, invalidCursor(cursor, "not a cursor issued by this server")
-	}
-	return n, nil
-}
-
-func invalidCursor(cursor, reason string) *wire.Error {
-	e := wire.NewError(wire.CodeInvalidParams, "invalid cursor %q", cursor)
-	e.Data = map[string]any{"field": "/params/cursor", "reason": reason}
-	return e
-}
+func DecodeCursor(list, c string) (int, error) { return cursor.Decode(list, c) }

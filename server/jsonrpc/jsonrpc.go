@@ -138,7 +138,7 @@ func decode(v any) Item {
 		m.Kind, m.Result = Response, res
 		return Item{Msg: m}
 	case hasError:
-		e, err := decodeError(errv)
+		e, err := wire.ErrorOf(errv)
 		if err != nil {
 			return Item{Err: invalid("error member: %v", err), ID: id}
 		}
@@ -146,19 +146,6 @@ func decode(v any) Item {
 		return Item{Msg: m}
 	}
 	return Item{Err: invalid(`a message needs "method", "result" or "error"`), ID: id}
-}
-
-func decodeError(v any) (*wire.Error, error) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("must be an object")
-	}
-	code, err := wire.Int(obj["code"])
-	if err != nil {
-		return nil, fmt.Errorf("code: %v", err)
-	}
-	msg, _ := obj["message"].(string)
-	return &wire.Error{Code: int(code), Message: msg, Data: obj["data"]}, nil
 }
 
 // depth measures the deepest nesting of a JSON text without decoding it, so
@@ -222,11 +209,7 @@ func EncodeResult(id wire.ID, result any) ([]byte, error) {
 // request (a body that is not JSON, say) has no id member: MCP ids are
 // strings or integers, never null, and 2025-11-25 made the member optional.
 func EncodeError(id wire.ID, e *wire.Error) []byte {
-	obj := map[string]any{"code": e.Code, "message": e.Message}
-	if e.Data != nil {
-		obj["data"] = e.Data
-	}
-	r, err := wire.Marshal(obj)
+	r, err := wire.Marshal(e.Object())
 	if err != nil {
 		r = []byte(fmt.Sprintf(`{"code":%d,"message":%q}`, e.Code, e.Message))
 	}

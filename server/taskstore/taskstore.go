@@ -9,15 +9,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-
+	"github.com/mcpstack/mcpstack/internal/pgdb"
 	"github.com/mcpstack/mcpstack/internal/sqlitedb"
 	"github.com/mcpstack/mcpstack/server"
 )
@@ -74,9 +70,22 @@ func (m *memory) Sweep(_ context.Context, now time.Time) error {
 
 // SQL is a store in a SQL database: SQLite or PostgreSQL.
 type SQL struct {
-	db     *sql.DB
-	table  string
-	rebind func(string) string
+	db    *sql.DB
+	table string
+	// The queries, in the database's dialect, written once.
+	save, load, list, sweep string
+}
+
+func newSQL(db *sql.DB, table string, rebind func(string) string) *SQL {
+	return &SQL{db: db, table: table,
+		save: rebind(`INSERT INTO ` + table + ` (id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, expires_ms, result, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET status = excluded.status, message = excluded.message, updated_ms = excluded.updated_ms,
+			result = excluded.result, error = excluded.error`),
+		load:  rebind(`SELECT ` + columns + ` FROM ` + table + ` WHERE id = ?`),
+		list:  rebind(`SELECT ` + metaColumns + ` FROM ` + table + ` WHERE owner = ? ORDER BY created_ms, id`),
+		sweep: rebind(`DELETE FROM ` + table + ` WHERE expires_ms < ?`),
+	}
 }
 
 // Close closes the database.
@@ -89,7 +98,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: %w", err)
 	}
-	s := &SQL{db: db, table: "tasks", rebind: func(q string) string { return q }}
+	s := newSQL(db, "tasks", func(q string) string { return q })
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("taskstore: %s: %w", path, err)
@@ -97,49 +106,24 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 	return s, nil
 }
 
-var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
-
 // OpenPostgres connects to the PostgreSQL database dsn names and creates
 // the tasks table in schema (lower-case letters, digits and _; created
 // when missing).
 func OpenPostgres(ctx context.Context, dsn, schema string) (*SQL, error) {
-	if !schemaName.MatchString(schema) {
-		return nil, fmt.Errorf("taskstore: PostgreSQL schema %q: use lower-case letters, digits and _", schema)
-	}
-	db, err := sql.Open("pgx", dsn)
+	db, err := pgdb.Open(ctx, dsn, schema, 8)
 	if err != nil {
-		return nil, fmt.Errorf("taskstore: postgres: %w", err)
-	}
-	db.SetMaxOpenConns(8)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("taskstore: postgres: %w", err)
+		return nil, fmt.Errorf("taskstore: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+schema+`"`); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("taskstore: postgres: %w", err)
 	}
-	s := &SQL{db: db, table: `"` + schema + `".tasks`, rebind: dollars}
+	s := newSQL(db, `"`+schema+`".tasks`, pgdb.Rebind)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("taskstore: postgres: %w", err)
 	}
 	return s, nil
-}
-
-// dollars numbers the ? placeholders for PostgreSQL.
-func dollars(q string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func (s *SQL) migrate(ctx context.Context) error {
@@ -175,10 +159,7 @@ func nullable(b []byte) any {
 
 // Save inserts or replaces a record.
 func (s *SQL) Save(ctx context.Context, r server.TaskRecord) error {
-	_, err := s.db.ExecContext(ctx, s.rebind(`INSERT INTO `+s.table+` (id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, expires_ms, result, error)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET status = excluded.status, message = excluded.message, updated_ms = excluded.updated_ms,
-			result = excluded.result, error = excluded.error`),
+	_, err := s.db.ExecContext(ctx, s.save,
 		r.ID, r.Owner, r.Method, r.Revision, r.Status, r.Message, r.Created.UnixMilli(), r.Updated.UnixMilli(),
 		r.TTL.Milliseconds(), r.Expires().UnixMilli(), nullable(r.Result), nullable(r.Error))
 	if err != nil {
@@ -211,7 +192,7 @@ func scan(row interface{ Scan(...any) error }) (server.TaskRecord, error) {
 
 // Load reads a record.
 func (s *SQL) Load(ctx context.Context, id string) (server.TaskRecord, error) {
-	r, err := scan(s.db.QueryRowContext(ctx, s.rebind(`SELECT `+columns+` FROM `+s.table+` WHERE id = ?`), id))
+	r, err := scan(s.db.QueryRowContext(ctx, s.load, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, server.ErrTaskNotFound
 	}
@@ -224,7 +205,7 @@ func (s *SQL) Load(ctx context.Context, id string) (server.TaskRecord, error) {
 // List reads the records of owner, oldest first, without their results
 // (Load has them).
 func (s *SQL) List(ctx context.Context, owner string) ([]server.TaskRecord, error) {
-	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+metaColumns+` FROM `+s.table+` WHERE owner = ? ORDER BY created_ms, id`), owner)
+	rows, err := s.db.QueryContext(ctx, s.list, owner)
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: list: %w", err)
 	}
@@ -242,7 +223,7 @@ func (s *SQL) List(ctx context.Context, owner string) ([]server.TaskRecord, erro
 
 // Sweep deletes the records past their TTL.
 func (s *SQL) Sweep(ctx context.Context, now time.Time) error {
-	if _, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM `+s.table+` WHERE expires_ms < ?`), now.UnixMilli()); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.sweep, now.UnixMilli()); err != nil {
 		return fmt.Errorf("taskstore: sweep: %w", err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/sharedtest"
 	"github.com/mcpstack/mcpstack/schema"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // examplesRevision is the revision whose official examples the shared
@@ -79,8 +80,8 @@ func TestOfficialExamples(t *testing.T) {
 	inputRequest := refsOf(t, examplesRevision, "InputRequest")
 	inputResponse := refsOf(t, examplesRevision, "InputResponse")
 	meta := map[string]any{
-		metaProtocolVersion:    examplesRevision,
-		metaClientCapabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}, "roots": map[string]any{}, "elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}},
+		wire.MetaProtocolVersion:    examplesRevision,
+		wire.MetaClientCapabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}, "roots": map[string]any{}, "elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}},
 	}
 	// requestOf is a request for method: its official example when there
 	// is one, with the id given.
@@ -95,7 +96,7 @@ func TestOfficialExamples(t *testing.T) {
 				// server may ask for in an input-required result is known.
 				if p, ok := req["params"].(map[string]any); ok {
 					if m, ok := p["_meta"].(map[string]any); ok {
-						m[metaClientCapabilities] = meta[metaClientCapabilities]
+						m[wire.MetaClientCapabilities] = meta[wire.MetaClientCapabilities]
 					}
 				}
 				return req

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/record"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // scriptedClient drives one session of the conformance fixtures through
@@ -246,8 +247,8 @@ func (c *statelessClient) call(method string, params map[string]any) map[string]
 // runStateless plays the stateless counterpart of runSession.
 func runStateless(t testing.TB, srv *server.Server, rev string) {
 	c := &statelessClient{t: t, srv: srv, meta: map[string]any{
-		metaProtocolVersion:                  rev,
-		metaClientCapabilities:               clientCapabilities(rev),
+		wire.MetaProtocolVersion:             rev,
+		wire.MetaClientCapabilities:          clientCapabilities(rev),
 		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "scripted", "version": "1"},
 		"io.modelcontextprotocol/logLevel":   "debug",
 	}}

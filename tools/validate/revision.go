@@ -12,12 +12,6 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// Keys of a 2026-07-28 request's params._meta.
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-)
-
 // Method names the lifecycle rules need. Whether a revision has them at
 // all is read from its method table.
 const (
@@ -76,12 +70,7 @@ func revisions() map[string]*revision {
 			_, r.lifecycle = sp.Method(methodInitialize)
 			r.batchRequest = r.has("JSONRPCBatchRequest")
 			r.batchResponse = r.has("JSONRPCBatchResponse")
-			for _, d := range []string{"JSONRPCErrorResponse", "JSONRPCError"} {
-				if r.has(d) {
-					r.errorDef = d
-					break
-				}
-			}
+			r.errorDef = sp.ErrorResponse()
 			r.caps[fromClient] = capabilityPaths(sp.Revision, "ClientCapabilities")
 			r.caps[fromServer] = capabilityPaths(sp.Revision, "ServerCapabilities")
 			revs[sp.Revision] = r

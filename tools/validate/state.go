@@ -322,10 +322,10 @@ func (c *checker) revisionFor(sess *session, it *item, m *message, s side) *revi
 	}
 	if s == fromClient && m.kind == kindRequest {
 		if meta, _ := m.params["_meta"].(map[string]any); meta != nil {
-			if pv, isStr := meta[metaProtocolVersion].(string); isStr {
+			if pv, isStr := meta[wire.MetaProtocolVersion].(string); isStr {
 				r := lookupRevision(pv)
 				if r == nil {
-					it.finding(RuleRevision, it.session, m.ptr+"/params/_meta/"+escape(metaProtocolVersion),
+					it.finding(RuleRevision, it.session, m.ptr+"/params/_meta/"+escape(wire.MetaProtocolVersion),
 						fmt.Sprintf("protocolVersion %s is not a revision this validator knows (%v): schema checks are skipped", strconv.Quote(pv), revisionNames()))
 					return nil
 				}
@@ -476,7 +476,7 @@ func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *
 		}
 	}
 	if meta, _ := m.params["_meta"].(map[string]any); meta != nil {
-		o.clientCaps, _ = meta[metaClientCapabilities].(map[string]any)
+		o.clientCaps, _ = meta[wire.MetaClientCapabilities].(map[string]any)
 	}
 	if prev == nil {
 		sess.open[s][m.id] = o
@@ -621,9 +621,9 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 	if !ok || md.Result == "" {
 		return
 	}
-	if o.task && rev.has("CreateTaskResult") {
+	if o.task && md.TaskResult != "" {
 		c.taskCreated(sess, it, o, r, result)
-		it.jobs = append(it.jobs, job{rev: rev, def: "CreateTaskResult", value: m.obj["result"], prefix: m.ptr + "/result", rule: RuleResultSchema, what: o.method + " task result"})
+		it.jobs = append(it.jobs, job{rev: rev, def: md.TaskResult, value: m.obj["result"], prefix: m.ptr + "/result", rule: RuleResultSchema, what: o.method + " task result"})
 		return
 	}
 	if o.taskID != "" && c.taskAnswered(sess, it, m, o, rev, result) {
@@ -631,8 +631,8 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 	}
 	if rt, _ := result["resultType"].(string); rt == "input_required" {
 		c.inputRequests(sess, it, m, o, rev, result)
-		if rev.has(md.Result + "Response") {
-			it.jobs = append(it.jobs, job{rev: rev, def: md.Result + "Response", value: m.obj, prefix: m.ptr, rule: RuleResultSchema, what: o.method + " response"})
+		if md.Response != "" {
+			it.jobs = append(it.jobs, job{rev: rev, def: md.Response, value: m.obj, prefix: m.ptr, rule: RuleResultSchema, what: o.method + " response"})
 			return
 		}
 	}

@@ -2,6 +2,8 @@ package validate
 
 import (
 	"fmt"
+
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Tasks of 2025-11-25: a task-augmented request is answered with a
@@ -15,7 +17,6 @@ const (
 	methodTasksResult = "tasks/result"
 	methodTasksCancel = "tasks/cancel"
 	methodTaskStatus  = "notifications/tasks/status"
-	relatedTaskMeta   = "io.modelcontextprotocol/related-task"
 	// maxTasksPerSession bounds what the checker keeps of one session.
 	maxTasksPerSession = 4096
 )
@@ -89,9 +90,9 @@ func (c *checker) taskAnswered(sess *session, it *item, m *message, o *openReq, 
 			return false
 		}
 		meta, _ := result["_meta"].(map[string]any)
-		rel, _ := meta[relatedTaskMeta].(map[string]any)
+		rel, _ := meta[wire.MetaRelatedTask].(map[string]any)
 		if rel["taskId"] != o.taskID {
-			it.finding(RuleTaskRelated, it.session, m.ptr+"/result/_meta", fmt.Sprintf("tasks/result for task %s lacks the %s _meta naming it", o.taskID, relatedTaskMeta))
+			it.finding(RuleTaskRelated, it.session, m.ptr+"/result/_meta", fmt.Sprintf("tasks/result for task %s lacks the %s _meta naming it", o.taskID, wire.MetaRelatedTask))
 		}
 		if md, ok := rev.spec.Method(ts.method); ok && md.Result != "" {
 			it.jobs = append(it.jobs, job{rev: rev, def: md.Result, value: m.obj["result"], prefix: m.ptr + "/result", rule: RuleResultSchema,

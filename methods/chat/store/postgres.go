@@ -2,21 +2,18 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/mcpstack/mcpstack/internal/pgdb"
 )
 
 // DefaultPostgresSchema is the schema of the tables unless told otherwise.
 const DefaultPostgresSchema = "mcpstack_chat"
-
-var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // postgresMigrations are the schema versions of the PostgreSQL backend.
 var postgresMigrations = [][]string{
@@ -57,25 +54,15 @@ func OpenPostgres(ctx context.Context, dsn, schema string, now func() time.Time)
 	if schema == "" {
 		schema = DefaultPostgresSchema
 	}
-	if !schemaName.MatchString(schema) {
-		return nil, fmt.Errorf("store: PostgreSQL schema %q: use lower-case letters, digits and _", schema)
-	}
-	db, err := sql.Open("pgx", dsn)
+	db, err := pgdb.Open(ctx, dsn, schema, 16)
 	if err != nil {
-		return nil, fmt.Errorf("store: postgres: %w", err)
-	}
-	db.SetMaxOpenConns(16)
-	db.SetMaxIdleConns(4)
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: postgres: %w", err)
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	q := `"` + schema + `".`
 	s := newSQLStore(db, dialect{
 		name:   "postgres",
 		tables: strings.NewReplacer("{conversations}", q+"conversations", "{messages}", q+"messages", "{schema_migrations}", q+"schema_migrations"),
-		rebind: dollarParams,
+		rebind: pgdb.Rebind,
 		prepare: []string{
 			// One migrator at a time across every server on the database.
 			`SELECT pg_advisory_xact_lock(hashtext('mcpstack.chat.migrate.` + schema + `'))`,

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -372,23 +371,6 @@ func escapeLike(s string) string {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// dollarParams rewrites ? placeholders as $1, $2, ... (PostgreSQL). The
-// queries here have no ? inside string literals.
-func dollarParams(q string) string {
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(q[i])
 	}
 	return b.String()
 }

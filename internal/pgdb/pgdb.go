@@ -1,0 +1,57 @@
+// Package pgdb opens PostgreSQL databases the way every store of the
+// project uses them (the chat store, the task store): through pgx's
+// database/sql driver, tables in a schema of their own.
+package pgdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+)
+
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// Open checks the schema's name (it is spliced into statements, quoted),
+// connects to the database dsn names with at most maxConns connections,
+// and pings it.
+func Open(ctx context.Context, dsn, schema string, maxConns int) (*sql.DB, error) {
+	if !schemaName.MatchString(schema) {
+		return nil, fmt.Errorf("PostgreSQL schema %q: use lower-case letters, digits and _", schema)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(min(4, maxConns))
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return db, nil
+}
+
+// Rebind rewrites the ? placeholders of a query as $1, $2, ... (the
+// stores write their queries once, for SQLite and PostgreSQL alike). The
+// queries have no ? inside string literals.
+func Rebind(q string) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
