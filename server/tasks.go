@@ -529,6 +529,9 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 			CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTL: v.TTL, PollInterval: v.PollInterval}), true
 	case mcp.MethodGetTaskPayload:
 		t, found := srv.lookupTask(owner, id)
+		if found && t.sess == nil {
+			t, found = srv.awaitStored(ctx, owner, t)
+		}
 		if !found {
 			return unknown(), true
 		}
@@ -578,6 +581,27 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 			CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTL: v.TTL, PollInterval: v.PollInterval}), true
 	}
 	return nil, false
+}
+
+// awaitStored waits for a task that another process runs to end: nothing
+// tells this one when it does, so its record is read again every poll
+// interval. It returns as soon as ctx ends too (the caller answers that);
+// found is false when the record is gone (expired).
+func (s *Server) awaitStored(ctx context.Context, owner string, t *task) (_ *task, found bool) {
+	tick := time.NewTicker(taskPollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.done:
+			return t, true
+		case <-ctx.Done():
+			return t, true
+		case <-tick.C:
+		}
+		if t, found = s.lookupTask(owner, t.id); !found {
+			return nil, false
+		}
+	}
 }
 
 // listTasks answers tasks/list: the owner's tasks, oldest first, a page

@@ -38,6 +38,17 @@ func Open(ctx context.Context, dsn, schema string, maxConns int) (*sql.DB, error
 	return db, nil
 }
 
+// Prepare is what a store's migration of its tables in schema runs first,
+// in its transaction: an advisory lock, so that servers starting together
+// on one database migrate one at a time (CREATE ... IF NOT EXISTS fails
+// against a concurrent twin), then the schema.
+func Prepare(store, schema string) []string {
+	return []string{
+		`SELECT pg_advisory_xact_lock(hashtext('mcpstack.` + store + `.migrate.` + schema + `'))`,
+		`CREATE SCHEMA IF NOT EXISTS "` + schema + `"`,
+	}
+}
+
 // Rebind rewrites the ? placeholders of a query as $1, $2, ... (the
 // stores write their queries once, for SQLite and PostgreSQL alike). The
 // queries have no ? inside string literals.

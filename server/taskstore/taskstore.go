@@ -114,20 +114,25 @@ func OpenPostgres(ctx context.Context, dsn, schema string) (*SQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: %w", err)
 	}
-	if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+schema+`"`); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("taskstore: postgres: %w", err)
-	}
 	s := newSQL(db, `"`+schema+`".tasks`, pgdb.Rebind)
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, pgdb.Prepare("tasks", schema)...); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("taskstore: postgres: %w", err)
 	}
 	return s, nil
 }
 
-func (s *SQL) migrate(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
+// migrate creates the table and its indexes when missing, in one
+// transaction, after the statements first (PostgreSQL: its lock and its
+// schema).
+func (s *SQL) migrate(ctx context.Context, first ...string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range append(first,
+		`CREATE TABLE IF NOT EXISTS `+s.table+` (
 		id TEXT PRIMARY KEY,
 		owner TEXT NOT NULL,
 		method TEXT NOT NULL,
@@ -140,14 +145,15 @@ func (s *SQL) migrate(ctx context.Context) error {
 		expires_ms BIGINT NOT NULL,
 		result TEXT,
 		error TEXT
-	)`)
-	if err == nil {
-		_, err = s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS tasks_owner ON `+s.table+` (owner, created_ms)`)
+	)`,
+		`CREATE INDEX IF NOT EXISTS tasks_owner ON `+s.table+` (owner, created_ms)`,
+		`CREATE INDEX IF NOT EXISTS tasks_expires ON `+s.table+` (expires_ms)`,
+	) {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
-	if err == nil {
-		_, err = s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS tasks_expires ON `+s.table+` (expires_ms)`)
-	}
-	return err
+	return tx.Commit()
 }
 
 func nullable(b []byte) any {

@@ -2,12 +2,14 @@ package taskstore_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,6 +100,44 @@ func TestStores(t *testing.T) {
 	}
 }
 
+// session opens an initialized 2025-11-25 session of alice's and returns
+// its call function.
+func session(t *testing.T, srv *server.Server) func(method, params string) map[string]any {
+	t.Helper()
+	sess, err := srv.NewSession("", nil, server.OpenedBy(server.Caller{Owner: "alice", Key: "principal:alice"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var mu sync.Mutex
+	call := func(method, params string) map[string]any {
+		mu.Lock()
+		n++
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, n, method, params)
+		mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var m map[string]any
+		_ = json.Unmarshal(sess.Handle(ctx, []byte(body), nil), &m)
+		return m
+	}
+	call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	return call
+}
+
+// taskID is the id of the task a task-augmented call created.
+func taskID(t *testing.T, m map[string]any) string {
+	t.Helper()
+	r, _ := m["result"].(map[string]any)
+	task, _ := r["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if id == "" {
+		t.Fatalf("no task: %v", m)
+	}
+	return id
+}
+
 // A finished task's result is read after the server came back on the same
 // SQLite file; a task that was running when it stopped has failed once its
 // lease ran out (its heartbeat stopped with the server).
@@ -120,47 +160,21 @@ func TestRestart(t *testing.T) {
 		})
 		return app.NewServer(a, server.WithStrict(true), server.WithTaskStore(st), server.WithTaskLease(300*time.Millisecond)), st
 	}
-	alice := server.Caller{Owner: "alice", Key: "principal:alice"}
-	session := func(srv *server.Server) func(method, params string) map[string]any {
-		sess, err := srv.NewSession("", nil, server.OpenedBy(alice))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		call := func(method, params string) map[string]any {
-			n++
-			var m map[string]any
-			_ = json.Unmarshal(sess.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, n, method, params)), nil), &m)
-			return m
-		}
-		call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
-		sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
-		return call
-	}
-	taskID := func(m map[string]any) string {
-		r, _ := m["result"].(map[string]any)
-		task, _ := r["task"].(map[string]any)
-		id, _ := task["taskId"].(string)
-		if id == "" {
-			t.Fatalf("no task: %v", m)
-		}
-		return id
-	}
 
 	srv1, st1 := newServer()
-	call := session(srv1)
-	quick := taskID(call("tools/call", `{"name":"quick","task":{"ttl":60000}}`))
+	call := session(t, srv1)
+	quick := taskID(t, call("tools/call", `{"name":"quick","task":{"ttl":60000}}`))
 	if r := call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, quick)); r["result"] == nil {
 		t.Fatalf("tasks/result before the restart: %v", r)
 	}
-	forever := taskID(call("tools/call", `{"name":"forever","task":{"ttl":60000}}`))
+	forever := taskID(t, call("tools/call", `{"name":"forever","task":{"ttl":60000}}`))
 	st1.Close() // the process dies: the running task's end is never saved
 	srv1.Close()
 
 	srv2, st2 := newServer()
 	defer st2.Close()
 	defer srv2.Close()
-	call = session(srv2)
+	call = session(t, srv2)
 	r := call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, quick))
 	res, _ := r["result"].(map[string]any)
 	if res == nil || !strings.Contains(fmt.Sprint(res["content"]), "kept") || res["_meta"] == nil {
@@ -180,4 +194,91 @@ func TestRestart(t *testing.T) {
 		t.Errorf("tasks/list after the restart: %v", list)
 	}
 	close(release)
+}
+
+// Two servers on one store: tasks/result on the one that does not run the
+// task answers when the other finishes it (it reads the record again,
+// nothing else tells it).
+func TestTaskOfAnotherServer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	release := make(chan struct{})
+	newServer := func() *server.Server {
+		st, err := taskstore.OpenSQLite(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		a := app.New("replica", "1")
+		app.AddTool(a, app.Tool{Name: "slow", TaskSupport: "optional"}, func(ctx context.Context, _ struct{}) (string, error) {
+			select {
+			case <-release:
+				return "finished elsewhere", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		})
+		srv := app.NewServer(a, server.WithStrict(true), server.WithTaskStore(st))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	runner, other := session(t, newServer()), session(t, newServer())
+	id := taskID(t, runner("tools/call", `{"name":"slow","task":{"ttl":60000}}`))
+	answer := make(chan map[string]any, 1)
+	go func() { answer <- other("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id)) }()
+	time.Sleep(100 * time.Millisecond) // the other server is waiting on the record
+	close(release)
+	select {
+	case r := <-answer:
+		res, _ := r["result"].(map[string]any)
+		if res == nil || !strings.Contains(fmt.Sprint(res["content"]), "finished elsewhere") {
+			t.Errorf("tasks/result on the other server: %v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("tasks/result on the other server did not answer when the task ended")
+	}
+}
+
+// Replicas that start at once on a new database all open the PostgreSQL
+// store: creating the schema and the table is one migrator at a time.
+func TestPostgresReplicasStartTogether(t *testing.T) {
+	dsn := os.Getenv(postgresEnv)
+	if dsn == "" {
+		t.Skipf("%s is unset: needs a PostgreSQL database", postgresEnv)
+	}
+	ctx := context.Background()
+	const schema = "mcpstack_tasks_race_test"
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	drop := func() {
+		if _, err := db.ExecContext(ctx, `DROP SCHEMA IF EXISTS `+schema+` CASCADE`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 5 {
+		drop()
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := taskstore.OpenPostgres(ctx, dsn, schema)
+				if err == nil {
+					st.Close()
+				}
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	drop()
 }

@@ -60,14 +60,10 @@ func OpenPostgres(ctx context.Context, dsn, schema string, now func() time.Time)
 	}
 	q := `"` + schema + `".`
 	s := newSQLStore(db, dialect{
-		name:   "postgres",
-		tables: strings.NewReplacer("{conversations}", q+"conversations", "{messages}", q+"messages", "{schema_migrations}", q+"schema_migrations"),
-		rebind: pgdb.Rebind,
-		prepare: []string{
-			// One migrator at a time across every server on the database.
-			`SELECT pg_advisory_xact_lock(hashtext('mcpstack.chat.migrate.` + schema + `'))`,
-			`CREATE SCHEMA IF NOT EXISTS "` + schema + `"`,
-		},
+		name:       "postgres",
+		tables:     strings.NewReplacer("{conversations}", q+"conversations", "{messages}", q+"messages", "{schema_migrations}", q+"schema_migrations"),
+		rebind:     pgdb.Rebind,
+		prepare:    pgdb.Prepare("chat", schema), // one migrator at a time across every server on the database
 		migrations: postgresMigrations,
 		unique: func(err error) bool {
 			var pe *pgconn.PgError
