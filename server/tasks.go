@@ -202,19 +202,29 @@ func (s *Server) lookupTask(owner, id string) (*task, bool) {
 	if s.cfg.taskStore == nil {
 		return nil, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	r, err := s.cfg.taskStore.Load(ctx, id)
+	t, err := s.storedTask(context.Background(), owner, id)
 	if err != nil {
 		if !errors.Is(err, ErrTaskNotFound) {
 			s.log.Error("task store: load", "task", id, "err", err)
 		}
 		return nil, false
 	}
-	if r.Owner != owner || time.Now().After(r.Expires()) {
-		return nil, false
+	return t, true
+}
+
+// storedTask reads a task of owner from the store: ErrTaskNotFound when
+// it is not there, is another owner's, or has expired.
+func (s *Server) storedTask(ctx context.Context, owner, id string) (*task, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	r, err := s.cfg.taskStore.Load(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	return s.fromRecord(r), true
+	if r.Owner != owner || time.Now().After(r.Expires()) {
+		return nil, ErrTaskNotFound
+	}
+	return s.fromRecord(r), nil
 }
 
 // sweepTasksLocked drops the tasks past their TTL from memory and, in the
@@ -585,8 +595,9 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 
 // awaitStored waits for a task that another process runs to end: nothing
 // tells this one when it does, so its record is read again every poll
-// interval. It returns as soon as ctx ends too (the caller answers that);
-// found is false when the record is gone (expired).
+// interval (a store that fails meanwhile is asked again). It returns as
+// soon as ctx ends too (the caller answers that); found is false when the
+// record is gone (expired).
 func (s *Server) awaitStored(ctx context.Context, owner string, t *task) (_ *task, found bool) {
 	tick := time.NewTicker(taskPollInterval)
 	defer tick.Stop()
@@ -598,8 +609,16 @@ func (s *Server) awaitStored(ctx context.Context, owner string, t *task) (_ *tas
 			return t, true
 		case <-tick.C:
 		}
-		if t, found = s.lookupTask(owner, t.id); !found {
+		next, err := s.storedTask(ctx, owner, t.id)
+		switch {
+		case errors.Is(err, ErrTaskNotFound):
 			return nil, false
+		case err != nil:
+			if ctx.Err() == nil {
+				s.log.Warn("task store: load while waiting for a task", "task", t.id, "err", err)
+			}
+		default:
+			t = next
 		}
 	}
 }

@@ -39,12 +39,13 @@ func Open(ctx context.Context, dsn, schema string, maxConns int) (*sql.DB, error
 }
 
 // Prepare is what a store's migration of its tables in schema runs first,
-// in its transaction: an advisory lock, so that servers starting together
-// on one database migrate one at a time (CREATE ... IF NOT EXISTS fails
-// against a concurrent twin), then the schema.
-func Prepare(store, schema string) []string {
+// in its transaction: an advisory lock on the schema, so that servers
+// starting together on one database migrate one at a time, whichever
+// stores share the schema (CREATE ... IF NOT EXISTS fails against a
+// concurrent twin), then the schema.
+func Prepare(schema string) []string {
 	return []string{
-		`SELECT pg_advisory_xact_lock(hashtext('mcpstack.` + store + `.migrate.` + schema + `'))`,
+		`SELECT pg_advisory_xact_lock(hashtext('mcpstack.migrate.` + schema + `'))`,
 		`CREATE SCHEMA IF NOT EXISTS "` + schema + `"`,
 	}
 }

@@ -115,7 +115,7 @@ func OpenPostgres(ctx context.Context, dsn, schema string) (*SQL, error) {
 		return nil, fmt.Errorf("taskstore: %w", err)
 	}
 	s := newSQL(db, `"`+schema+`".tasks`, pgdb.Rebind)
-	if err := s.migrate(ctx, pgdb.Prepare("tasks", schema)...); err != nil {
+	if err := s.migrate(ctx, pgdb.Prepare(schema)...); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("taskstore: postgres: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,18 +197,33 @@ func TestRestart(t *testing.T) {
 	close(release)
 }
 
+// flaky fails every other Load, starting with the second: a database
+// that drops a query now and then.
+type flaky struct {
+	server.TaskStore
+	loads atomic.Int32
+}
+
+func (f *flaky) Load(ctx context.Context, id string) (server.TaskRecord, error) {
+	if f.loads.Add(1)%2 == 0 {
+		return server.TaskRecord{}, errors.New("connection reset")
+	}
+	return f.TaskStore.Load(ctx, id)
+}
+
 // Two servers on one store: tasks/result on the one that does not run the
 // task answers when the other finishes it (it reads the record again,
-// nothing else tells it).
+// nothing else tells it), through the store's passing failures.
 func TestTaskOfAnotherServer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.db")
 	release := make(chan struct{})
-	newServer := func() *server.Server {
-		st, err := taskstore.OpenSQLite(context.Background(), path)
+	newServer := func(wrap func(server.TaskStore) server.TaskStore) *server.Server {
+		sq, err := taskstore.OpenSQLite(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { st.Close() })
+		t.Cleanup(func() { sq.Close() })
+		st := wrap(sq)
 		a := app.New("replica", "1")
 		app.AddTool(a, app.Tool{Name: "slow", TaskSupport: "optional"}, func(ctx context.Context, _ struct{}) (string, error) {
 			select {
@@ -221,11 +237,13 @@ func TestTaskOfAnotherServer(t *testing.T) {
 		t.Cleanup(srv.Close)
 		return srv
 	}
-	runner, other := session(t, newServer()), session(t, newServer())
+	same := func(st server.TaskStore) server.TaskStore { return st }
+	runner := session(t, newServer(same))
+	other := session(t, newServer(func(st server.TaskStore) server.TaskStore { return &flaky{TaskStore: st} }))
 	id := taskID(t, runner("tools/call", `{"name":"slow","task":{"ttl":60000}}`))
 	answer := make(chan map[string]any, 1)
 	go func() { answer <- other("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id)) }()
-	time.Sleep(100 * time.Millisecond) // the other server is waiting on the record
+	time.Sleep(1500 * time.Millisecond) // the other server has read the record again, and failed to
 	close(release)
 	select {
 	case r := <-answer:

@@ -63,7 +63,7 @@ func OpenPostgres(ctx context.Context, dsn, schema string, now func() time.Time)
 		name:       "postgres",
 		tables:     strings.NewReplacer("{conversations}", q+"conversations", "{messages}", q+"messages", "{schema_migrations}", q+"schema_migrations"),
 		rebind:     pgdb.Rebind,
-		prepare:    pgdb.Prepare("chat", schema), // one migrator at a time across every server on the database
+		prepare:    pgdb.Prepare(schema), // one migrator at a time across every server on the database
 		migrations: postgresMigrations,
 		unique: func(err error) bool {
 			var pe *pgconn.PgError
