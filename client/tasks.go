@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -41,7 +42,10 @@ func (s *Session) StartTool(ctx context.Context, params *mcp.CallToolRequestPara
 	if err := res.DecodeValue(r.result, spec.Index); err != nil {
 		return nil, schemaViolation(mcp.MethodCallTool, "/result", err, nil)
 	}
-	return &res.Task, nil
+	if res.Task == nil {
+		return nil, schemaViolation(mcp.MethodCallTool, "/result/task", errors.New("the task is missing"), nil)
+	}
+	return res.Task, nil
 }
 
 // ToolResult waits for a task started by StartTool to end (tasks/result)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"path"
 	"sort"
 	"strings"
 )
@@ -860,6 +861,22 @@ func (c *canonical) decodeParams(f *file, me *method) {
 	f.p("\t\t}")
 }
 
+// extensions lists the extensions layered onto any revision, by folder.
+func (c *canonical) extensions() []*extension {
+	seen := map[*extension]bool{}
+	var out []*extension
+	for _, rs := range c.m.Revisions {
+		for _, x := range rs.Layers {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].dir < out[j].dir })
+	return out
+}
+
 // methods emits the canonical method table and method name constants.
 func (c *canonical) methods() *file {
 	f := newFile()
@@ -869,6 +886,16 @@ func (c *canonical) methods() *file {
 		f.p("\tMethod%s = %q", strings.TrimPrefix(me.GoName, "On"), me.Name)
 	}
 	f.p(")\n")
+	if exts := c.extensions(); len(exts) > 0 {
+		f.p("// Identifiers of the protocol extensions layered onto revisions")
+		f.p("// (schema/extensions), as clients and servers declare them under")
+		f.p("// capabilities.extensions.")
+		f.p("const (")
+		for _, x := range exts {
+			f.p("\tExtension%s = %q // since %s", goName(path.Base(x.dir)), x.ID, x.Since)
+		}
+		f.p(")\n")
+	}
 	f.p("// MethodInfo describes a method across revisions.")
 	f.p("type MethodInfo struct {")
 	f.p("\tName           string")

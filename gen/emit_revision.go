@@ -31,11 +31,25 @@ func (c *canonical) revision(rs *revisionSchema) *file {
 		if _, ok := rs.Defs[rm.Result+"Response"]; ok && rm.Result != "" {
 			response = rm.Result + "Response"
 		}
-		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskResult: %q},",
-			me.Name, me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskResult)
+		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskResult: %q, TaskExtension: %q, Extension: %q},",
+			me.Name, me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskResult, rm.TaskExtension, rm.Extension)
 	}
-	f.p("}, wire.Transport{PrimingEvent: %v})", c.transport.primes(rs.Name))
+	f.p("}, wire.Transport{PrimingEvent: %v}%s)", c.transport.primes(rs.Name), extensionArgs(rs))
 	return f
+}
+
+// extensionArgs are the wire.Extension arguments of NewSpec for the
+// extensions layered onto a revision.
+func extensionArgs(rs *revisionSchema) string {
+	var b strings.Builder
+	for _, x := range rs.Layers {
+		fmt.Fprintf(&b, ",\n\twire.Extension{ID: %q, Dir: %q", x.ID, x.dir)
+		if r := x.TaskRules; r != nil {
+			fmt.Fprintf(&b, ", Tasks: &wire.TaskRules{ServerDirected: %v, ToolErrorCompletes: %v, CancelEndedAcknowledged: %v}", r.ServerDirected, r.ToolErrorCompletes, r.CancelEndedAcknowledged)
+		}
+		b.WriteString("}")
+	}
+	return b.String()
 }
 
 // registry emits generated/revisions_gen.go: every revision in one list.

@@ -23,7 +23,7 @@ func revisionsIn(t *testing.T, dir string) []string {
 	}
 	var revs []string
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() && e.Name() != schema.Extensions {
 			revs = append(revs, e.Name())
 		}
 	}

@@ -12,8 +12,12 @@ import (
 func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	var revs []*revisionSchema
 	hash := newHasher()
+	exts, err := loadExtensions(fsys, revisions)
+	if err != nil {
+		return nil, err
+	}
 	for i, r := range revisions {
-		rs, err := loadRevision(fsys, r, i)
+		rs, err := loadRevision(fsys, r, i, layers(exts, i))
 		if err != nil {
 			return nil, err
 		}

@@ -19,15 +19,17 @@ type definition struct {
 	Description string
 	Result      string // x-mcp-result: the result definition a request is answered with
 	TaskResult  string // x-mcp-task-result: the one it is answered with when it runs as a task
+	Extension   string // the extension that adds it; "" for the revision's own
 	Body        *schemas.Type
 }
 
 // revisionSchema is every definition of one revision folder.
 type revisionSchema struct {
-	Name  string
-	Index int
-	Defs  map[string]*definition
-	Hash  string
+	Name   string
+	Index  int
+	Defs   map[string]*definition
+	Hash   string
+	Layers []*extension // the extensions layered onto it
 }
 
 // annotations are the members of a schema file that go-jsonschema's model
@@ -39,9 +41,9 @@ type annotations struct {
 	TaskResult  string `json:"x-mcp-task-result"`
 }
 
-// loadRevision parses every definition file of one revision with
-// go-jsonschema's schema model.
-func loadRevision(fsys fs.FS, rev string, index int) (*revisionSchema, error) {
+// loadRevision parses every definition file of one revision, and of the
+// extensions layered onto it, with go-jsonschema's schema model.
+func loadRevision(fsys fs.FS, rev string, index int, exts []*extension) (*revisionSchema, error) {
 	rs := &revisionSchema{Name: rev, Index: index, Defs: map[string]*definition{}}
 	var paths []string
 	err := fs.WalkDir(fsys, rev, func(p string, d fs.DirEntry, err error) error {
@@ -75,6 +77,11 @@ func loadRevision(fsys fs.FS, rev string, index int) (*revisionSchema, error) {
 			return nil, fmt.Errorf("%s: definition %s is also defined in %s", p, def.Name, prev.Path)
 		}
 		rs.Defs[def.Name] = def
+	}
+	for _, x := range exts {
+		if err := rs.layer(fsys, x, hash); err != nil {
+			return nil, err
+		}
 	}
 	rs.Hash = hash.sum()
 	for _, def := range rs.Defs {

@@ -188,32 +188,22 @@ func (mg *merger) pick(a, b *goType) *goType {
 	return anyType
 }
 
-// buildMethods reads the method table out of each revision's message unions.
+// unionSides are the message unions that say which way a method goes.
+var unionSides = map[string]struct{ c2s, notify bool }{
+	"ClientRequest": {true, false}, "ServerRequest": {false, false},
+	"ClientNotification": {true, true}, "ServerNotification": {false, true},
+}
+
+// buildMethods reads the method table out of each revision's message
+// unions and the methods its extensions add.
 func (m *model) buildMethods() error {
 	byName := map[string]*method{}
 	var errs []string
 	for _, rs := range m.Revisions {
-		for _, side := range []struct {
-			union  string
-			c2s    bool
-			notify bool
-		}{
-			{"ClientRequest", true, false}, {"ServerRequest", false, false},
-			{"ClientNotification", true, true}, {"ServerNotification", false, true},
-		} {
-			u := rs.Defs[side.union]
-			if u == nil {
-				continue
-			}
-			var members []string
-			if len(u.Body.AnyOf) > 0 {
-				for _, br := range u.Body.AnyOf {
-					members = append(members, refName(br.Ref))
-				}
-			} else {
-				members = []string{side.union} // 2026-07-28: a single notification
-			}
-			for _, reqName := range members {
+		for _, union := range []string{"ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification"} {
+			side := unionSides[union]
+			members, from := rs.members(union)
+			for i, reqName := range members {
 				def := rs.Defs[reqName]
 				mp := def.Body.Properties["method"]
 				name, _ := mp.Const.(string)
@@ -229,6 +219,7 @@ func (m *model) buildMethods() error {
 				rm := &me.Revs[rs.Index]
 				rm.Present = true
 				rm.Request = reqName
+				rm.Extension = from[i]
 				if side.c2s {
 					rm.C2S, me.C2S = true, true
 				} else {
@@ -244,6 +235,9 @@ func (m *model) buildMethods() error {
 					rm.Result = refName(def.Result)
 					if def.TaskResult != "" {
 						rm.TaskResult = refName(def.TaskResult)
+					}
+					if r, ext := rs.taskResult(reqName); r != "" {
+						rm.TaskResult, rm.TaskExtension = r, ext
 					}
 				}
 				// The canonical params type: the type of the request's params member.

@@ -6,6 +6,7 @@ import (
 	"path"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/mcpstack/mcpstack/generated"
@@ -15,9 +16,14 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// schemaDoc loads one of our schema files as a map.
+// schemaDoc loads one of our schema files as a map; a path in a revision's
+// folder may name a file of an extension layered onto it.
 func schemaDoc(t testing.TB, p string) map[string]any {
 	t.Helper()
+	rev, _, _ := strings.Cut(p, "/")
+	if real, ok := layeredFiles(t, rev)[p]; ok {
+		p = real
+	}
 	raw, err := fs.ReadFile(schema.FS, p)
 	if err != nil {
 		t.Fatal(err)
@@ -29,11 +35,36 @@ func schemaDoc(t testing.TB, p string) map[string]any {
 	return doc
 }
 
+// resolver follows a reference from a file of a revision, or of an
+// extension layered onto it, which counts as the revision's.
 func resolver(t testing.TB) instance.Resolver {
 	return func(base, ref string) (map[string]any, string, error) {
 		p := path.Join(path.Dir(base), ref)
 		return schemaDoc(t, p), p, nil
 	}
+}
+
+// layeredFiles maps the paths the files of a revision's extensions are
+// read as (2026-07-28/request/GetTaskRequest.json) to where they are.
+func layeredFiles(t testing.TB, rev string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	spec := generated.Lookup(rev)
+	if spec == nil {
+		return out
+	}
+	for _, x := range spec.Extensions {
+		err := fs.WalkDir(schema.FS, x.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && path.Base(p) != "extension.json" {
+				out[path.Join(rev, strings.TrimPrefix(p, x.Dir+"/"))] = p
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 // synth returns a valid instance of a definition of a revision.
@@ -42,6 +73,9 @@ func synth(t testing.TB, rev, def string, mode instance.Mode) map[string]any {
 	files, err := schema.Files(rev)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for virtual := range layeredFiles(t, rev) {
+		files[strings.TrimSuffix(path.Base(virtual), ".json")] = virtual
 	}
 	p, ok := files[def]
 	if !ok {

@@ -8,7 +8,8 @@
 // A request definition names its result with the annotation "x-mcp-result",
 // and a request that may run as a task (2025-11-25) the result it is then
 // answered with, "x-mcp-task-result"; the generator turns both into the
-// method table.
+// method table. A protocol extension (extensions/<name>) is laid out like a
+// revision and layered onto the revisions its extension.json names.
 package schema
 
 import (
@@ -21,7 +22,7 @@ import (
 
 // FS holds every schema file, rooted at this directory.
 //
-//go:embed 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28 ext transport.json
+//go:embed 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28 ext extensions transport.json
 var FS embed.FS
 
 // Revisions lists the MCP protocol revisions with schemas here, oldest first.
@@ -29,6 +30,11 @@ var Revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
 
 // Ext is the folder of the project's own extension schemas.
 const Ext = "ext"
+
+// Extensions is the folder of the protocol extensions layered onto
+// revisions: one folder each, with an extension.json that says which
+// revisions, methods and task rules it adds (see gen/README.md).
+const Extensions = "extensions"
 
 // Files returns the schema files of one folder (a revision or Ext), keyed by
 // definition name, with their paths relative to FS.
@@ -38,7 +44,7 @@ func Files(dir string) (map[string]string, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".json") || path.Base(p) == "differences.json" {
+		if d.IsDir() || !strings.HasSuffix(p, ".json") || path.Base(p) == "differences.json" || path.Base(p) == "extension.json" {
 			return nil
 		}
 		out[strings.TrimSuffix(path.Base(p), ".json")] = p

@@ -96,10 +96,12 @@ func (t *task) view() mcp.Task {
 	defer t.mu.Unlock()
 	ttl := t.ttl.Milliseconds()
 	poll := taskPollInterval.Milliseconds()
+	// Both revisions' names of the durations: the projection keeps the
+	// ones of the revision the task is shown in.
 	return mcp.Task{
 		TaskID: t.id, Status: t.status, StatusMessage: t.message,
 		CreatedAt: t.created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano),
-		TTL: &ttl, PollInterval: &poll,
+		TTL: &ttl, PollInterval: &poll, TTLMs: &ttl, PollIntervalMs: &poll,
 	}
 }
 
@@ -361,7 +363,8 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 		result, err := srv.call(peer.With(tctx, p), msg, spec)
 		t.finish(srv, m, result, err)
 	}()
-	res := &mcp.CreateTaskResult{Task: t.view()}
+	v := t.view()
+	res := &mcp.CreateTaskResult{Task: &v}
 	tm := m
 	tm.Result, tm.Response = m.TaskResult, ""
 	return srv.encodeResult(spec, tm, msg.ID, res)

@@ -33,6 +33,15 @@ type Method struct {
 	// params carry task, so that it runs as a task (2025-11-25:
 	// CreateTaskResult); "" where it cannot.
 	TaskResult string
+	// TaskExtension names the extension that lets the request run as a
+	// task (2026-07-28: io.modelcontextprotocol/tasks): then it is the
+	// server that decides, for a client that declares the extension;
+	// "" where the client asks with params.task.
+	TaskExtension string
+	// Extension names the extension that adds the method to the
+	// revision: a client that does not declare it in its capabilities
+	// gets -32021.
+	Extension string
 }
 
 // Spec is everything mcpstack knows of one protocol revision: its method
@@ -44,6 +53,9 @@ type Spec struct {
 	Methods  map[string]Method
 	// Transport is what the transports do differently in this revision.
 	Transport Transport
+	// Extensions are the protocol extensions layered onto the revision
+	// (schema/extensions).
+	Extensions []Extension
 
 	fsys      fs.FS
 	validator func() (*Validator, error)
@@ -57,12 +69,54 @@ type Transport struct {
 	PrimingEvent bool
 }
 
+// Extension is a protocol extension layered onto a revision: its schema
+// files (under Dir) count as the revision's, its methods are in the
+// revision's table.
+type Extension struct {
+	ID  string // "io.modelcontextprotocol/tasks"
+	Dir string // its folder in the schema file system
+	// Tasks, when not nil, are the rules of the tasks the extension
+	// brings, where they differ from those of 2025-11-25.
+	Tasks *TaskRules
+}
+
+// TaskRules say how a revision's tasks differ from those of 2025-11-25,
+// whose rules are the zero value.
+type TaskRules struct {
+	// ServerDirected: the server decides which requests run as tasks,
+	// for a client that declares the extension; the client sends no
+	// params.task.
+	ServerDirected bool
+	// ToolErrorCompletes: a tool result with isError ends its task
+	// completed (the result says the rest), not failed.
+	ToolErrorCompletes bool
+	// CancelEndedAcknowledged: tasks/cancel of a task that has ended is
+	// acknowledged like any other, not an error.
+	CancelEndedAcknowledged bool
+}
+
 // NewSpec declares a revision whose schemas are the files under
-// fsys/revision. The schemas are compiled on first use, once.
-func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, transport Transport) *Spec {
-	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, fsys: fsys}
-	s.validator = sync.OnceValues(func() (*Validator, error) { return NewValidator(fsys, revision) })
+// fsys/revision and those of its extensions. The schemas are compiled on
+// first use, once.
+func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, transport Transport, extensions ...Extension) *Spec {
+	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys}
+	layers := make([]string, len(extensions))
+	for i, e := range extensions {
+		layers[i] = e.Dir
+	}
+	s.validator = sync.OnceValues(func() (*Validator, error) { return NewValidator(fsys, revision, layers...) })
 	return s
+}
+
+// TaskRules are the rules of the revision's tasks: those of an extension
+// that brings tasks, or else the zero value (2025-11-25's).
+func (s *Spec) TaskRules() TaskRules {
+	for _, e := range s.Extensions {
+		if e.Tasks != nil {
+			return *e.Tasks
+		}
+	}
+	return TaskRules{}
 }
 
 // Validator returns the compiled schemas of the revision.

@@ -43,9 +43,12 @@ type Validator struct {
 	schemas map[string]*jsonschema.Schema
 }
 
-// NewValidator compiles every definition file under dir of fsys. Cross-file
-// references resolve among the files of fsys only.
-func NewValidator(fsys fs.FS, dir string) (*Validator, error) {
+// NewValidator compiles every definition file under dir of fsys, and those
+// of the layers: folders whose files count as dir's, as a protocol
+// extension's do (a file layer/kind/X.json is read as dir/kind/X.json, so
+// that its reference ../shared/Y.json names the layer's Y or dir's). Cross-file references resolve
+// among the files of fsys only.
+func NewValidator(fsys fs.FS, dir string, layers ...string) (*Validator, error) {
 	c := jsonschema.NewCompiler()
 	c.RegisterFormat(&jsonschema.Format{Name: "uri-template", Validate: func(v any) error {
 		s, ok := v.(string)
@@ -55,32 +58,47 @@ func NewValidator(fsys fs.FS, dir string) (*Validator, error) {
 		return validURITemplate(s)
 	}})
 	defs := map[string]string{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".json") || path.Base(p) == "differences.json" {
+	add := func(root, as string) error {
+		return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !isDefinitionFile(p) {
+				return nil
+			}
+			f, err := fsys.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			doc, err := jsonschema.UnmarshalJSON(f)
+			if err != nil {
+				return fmt.Errorf("schema %s: %w", p, err)
+			}
+			at := p
+			if as != "" {
+				at = path.Join(as, strings.TrimPrefix(p, root+"/"))
+			}
+			name, own := strings.TrimSuffix(path.Base(p), ".json"), strings.HasPrefix(at, dir+"/")
+			if prev, dup := defs[name]; own && dup && as != "" {
+				return fmt.Errorf("schema %s: redefines %s of %s", p, name, prev)
+			}
+			if err := c.AddResource(schemaBase+at, doc); err != nil {
+				return fmt.Errorf("schema %s: %w", p, err)
+			}
+			if own {
+				defs[name] = at
+			}
 			return nil
-		}
-		f, err := fsys.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
-		if err != nil {
-			return fmt.Errorf("schema %s: %w", p, err)
-		}
-		if err := c.AddResource(schemaBase+p, doc); err != nil {
-			return fmt.Errorf("schema %s: %w", p, err)
-		}
-		if strings.HasPrefix(p, dir+"/") {
-			defs[strings.TrimSuffix(path.Base(p), ".json")] = p
-		}
-		return nil
-	})
-	if err != nil {
+		})
+	}
+	if err := add(".", ""); err != nil {
 		return nil, err
+	}
+	for _, l := range layers {
+		if err := add(l, dir); err != nil {
+			return nil, err
+		}
 	}
 	if len(defs) == 0 {
 		return nil, fmt.Errorf("no schema files under %q", dir)
@@ -94,6 +112,13 @@ func NewValidator(fsys fs.FS, dir string) (*Validator, error) {
 		v.schemas[name] = s
 	}
 	return v, nil
+}
+
+// isDefinitionFile tells a definition file from the other JSON files of a
+// schema folder (differences.json, an extension's extension.json).
+func isDefinitionFile(p string) bool {
+	base := path.Base(p)
+	return strings.HasSuffix(p, ".json") && base != "differences.json" && base != "extension.json"
 }
 
 // Has reports whether the folder defines name.

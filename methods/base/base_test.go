@@ -148,7 +148,8 @@ func TestLifecycle(t *testing.T) {
 	_, e3 := l.GetTaskPayload(ctx, nil)
 	_, e4 := l.ListTasks(ctx, nil)
 	_, e5 := l.SubscriptionsListen(ctx, nil)
-	for i, err := range []error{e1, e2, e3, e4, e5} {
+	_, e6 := l.UpdateTask(ctx, nil)
+	for i, err := range []error{e1, e2, e3, e4, e5, e6} {
 		if err != wire.ErrMethodNotFound {
 			t.Errorf("method %d: %v, want Method not found", i, err)
 		}

@@ -61,6 +61,11 @@ func (Lifecycle) GetTaskPayload(context.Context, *mcp.GetTaskPayloadRequestParam
 	return nil, wire.ErrMethodNotFound
 }
 
+// UpdateTask answers -32601: no tasks.
+func (Lifecycle) UpdateTask(context.Context, *mcp.UpdateTaskRequestParams) (*mcp.UpdateTaskResult, error) {
+	return nil, wire.ErrMethodNotFound
+}
+
 // ListTasks answers -32601: no tasks.
 func (Lifecycle) ListTasks(context.Context, *mcp.PaginatedRequestParams) (*mcp.ListTasksResult, error) {
 	return nil, wire.ErrMethodNotFound

@@ -1,0 +1,47 @@
+package wire_test
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// A layer's files count as the revision's: a reference ../shared/Id.json
+// from a layered file names the revision's Id, and a layer may not
+// redefine one of the revision's definitions.
+func TestValidatorLayers(t *testing.T) {
+	id := `{"title": "Id", "type": "string"}`
+	probe := `{"title": "Probe", "type": "object", "properties": {"id": {"$ref": "../shared/Id.json"}}, "required": ["id"]}`
+	fsys := fstest.MapFS{
+		"rev/shared/Id.json":           {Data: []byte(id)},
+		"ext/x/extension.json":         {Data: []byte(`{"id": "x"}`)},
+		"ext/x/request/Probe.json":     {Data: []byte(probe)},
+		"dup/x/extension.json":         {Data: []byte(`{"id": "x"}`)},
+		"dup/x/shared/Id.json":         {Data: []byte(id)},
+		"dup/x/request/Elsewhere.json": {Data: []byte(probe)},
+	}
+	v, err := wire.NewValidator(fsys, "rev", "ext/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Has("Probe") || v.Has("extension") {
+		t.Fatalf("definitions %v, want Id and Probe", v.Definitions())
+	}
+	for _, c := range []struct {
+		value any
+		ok    bool
+	}{
+		{map[string]any{"id": "a"}, true},
+		{map[string]any{"id": 1}, false}, // Id of rev is a string
+		{map[string]any{}, false},
+	} {
+		if err := v.Validate("Probe", c.value); (err == nil) != c.ok {
+			t.Errorf("Validate(Probe, %v) = %v, want ok %v", c.value, err, c.ok)
+		}
+	}
+	if _, err := wire.NewValidator(fsys, "rev", "dup/x"); err == nil || !strings.Contains(err.Error(), "redefines Id") {
+		t.Errorf("a layer redefining Id: err %v, want redefines Id", err)
+	}
+}
