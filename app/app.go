@@ -218,9 +218,10 @@ func (a *App) registered() mcp.ServerCapabilities {
 	if a.completes() {
 		c.Completions = mcp.JSONObject{}
 	}
-	if a.runsTasks() { // revisions without tasks drop it
+	if a.runsTasks() { // each revision keeps its own: the tasks capability (2025-11-25) or the extension (2026-07-28)
 		c.Tasks = &mcp.ServerCapabilitiesTasks{List: map[string]any{}, Cancel: map[string]any{},
 			Requests: &mcp.ServerCapabilitiesTasksRequests{Tools: &mcp.ServerCapabilitiesTasksRequestsTools{Call: map[string]any{}}}}
+		c.Extensions = map[string]mcp.JSONObject{mcp.ExtensionTasks: {}}
 	}
 	c.Logging = mcp.JSONObject{}
 	return c

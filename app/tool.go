@@ -22,9 +22,14 @@ type Tool struct {
 	Title       string
 	Description string
 	Annotations *mcp.ToolAnnotations
-	// TaskSupport lets a call run as a task (2025-11-25: the client sends
-	// params.task, gets the task at once and its result with tasks/result):
-	// "optional", "required" (a call without task is refused), or "" (no).
+	// TaskSupport lets a call run as a task: "optional", "required", or
+	// "" (no). Under 2025-11-25 the client asks with params.task, gets the
+	// task at once and the result with tasks/result; a required tool
+	// refuses a call without it. Under the 2026-07-28 tasks extension the
+	// server decides: a call from a client that declares the extension
+	// becomes a task when it runs longer than the task delay
+	// (server.WithTaskDelay), and a required tool refuses a client without
+	// the extension (-32021).
 	TaskSupport string
 
 	InputSchema  any

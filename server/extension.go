@@ -54,7 +54,7 @@ func (p *statelessPeer) NotifyExtension(ctx context.Context, method, definition 
 	if err != nil {
 		return err
 	}
-	if p.out == nil {
+	if p.out == nil || p.becameTask() {
 		return ErrNoStream
 	}
 	p.srv.tapStateless(ServerToClient, msg)

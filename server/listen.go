@@ -17,7 +17,14 @@ type listener struct {
 	out    Outbox
 	filter mcp.SubscriptionFilter
 	queue  notifyQueue
+	// tasks are the tasks whose status it follows (the tasks extension's
+	// tasksStatus filter), those of its caller only.
+	tasks map[string]bool
 }
+
+// tasksStatus is the filter member of the tasks extension: the ids of the
+// tasks whose notifications/tasks/status a listen stream wants.
+const tasksStatus = "tasksStatus"
 
 // wants reports whether the filter asks for a notification.
 func (l *listener) wants(method string, params any) bool {
@@ -30,6 +37,10 @@ func (l *listener) wants(method string, params any) bool {
 		return is(f.PromptsListChanged)
 	case mcp.MethodResourceListChanged:
 		return is(f.ResourcesListChanged)
+	case mcp.MethodTaskStatus:
+		p, _ := params.(map[string]any)
+		id, _ := p["taskId"].(string)
+		return l.tasks[id]
 	case mcp.MethodResourceUpdated:
 		p, _ := params.(map[string]any)
 		uri, _ := p["uri"].(string)
@@ -66,6 +77,16 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	}
 	params.Notifications.ResourceSubscriptions = s.subscribable(ctx, params.Notifications.ResourceSubscriptions)
 	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications}
+	if ids, ok := params.Notifications.Extra[tasksStatus].([]any); ok {
+		l.tasks = s.followable(ctx, spec, ids)
+		kept := make([]any, 0, len(l.tasks))
+		for _, id := range ids {
+			if id, _ := id.(string); l.tasks[id] {
+				kept = append(kept, id)
+			}
+		}
+		params.Notifications.Extra[tasksStatus] = kept
+	}
 	// A listen stream is held open like a session, so it counts as one:
 	// against the cap and the caller's share of it.
 	key := CallerFrom(ctx).Key
@@ -122,6 +143,58 @@ func (s *Server) subscribable(ctx context.Context, uris []string) []string {
 		}
 	}
 	return kept
+}
+
+// followable keeps the ids of tasks the caller may follow on a listen
+// stream: its own, where the revision has the tasks extension and the
+// caller declares it. The acknowledgement lists what was kept.
+func (s *Server) followable(ctx context.Context, spec *wire.Spec, ids []any) map[string]bool {
+	kept := map[string]bool{}
+	m, ok := spec.Method(mcp.MethodGetTask)
+	if !ok || m.Extension == "" {
+		return kept
+	}
+	owner := extensionOwner(ctx)
+	for _, id := range ids {
+		id, _ := id.(string)
+		if _, found := s.lookupTask(owner, id); found && len(kept) < maxFollowed {
+			kept[id] = true
+		}
+	}
+	return kept
+}
+
+// maxFollowed bounds the tasks one listen stream follows.
+const maxFollowed = 256
+
+// tellListeners sends notifications/tasks/status, the task as tasks/get
+// would show it, to the listen streams that follow the task.
+func (s *Server) tellListeners(t *task) {
+	s.mu.Lock()
+	ls := make([]*listener, 0, len(s.listeners))
+	for l := range s.listeners {
+		if l.tasks[t.id] {
+			ls = append(ls, l)
+		}
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		if _, ok := l.spec.Method(mcp.MethodTaskStatus); !ok {
+			continue
+		}
+		l := l
+		l.queue.push("task:"+t.id, func() { // one waiting to be sent sends the task as it is by then
+			tree := wire.WithMeta(t.detail(l.spec), wire.MetaSubscriptionID, l.id.Value())
+			msg, err := s.encodeMessage(l.spec, wire.ID{}, mcp.MethodTaskStatus, tree)
+			if err == nil {
+				s.tapStateless(ServerToClient, msg)
+				err = l.out.Send(msg)
+			}
+			if err != nil {
+				s.log.Debug("listen stream: task status", "task", t.id, "err", err)
+			}
+		})
+	}
 }
 
 // notifyListeners forwards a notification to the listen streams that ask

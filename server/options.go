@@ -30,6 +30,8 @@ type config struct {
 	onClose     func(session string)
 	maxInflight int
 
+	taskDelay time.Duration
+
 	maxClientSessions int
 	clientSessionsSet bool
 	maxClientInflight int
@@ -50,6 +52,7 @@ func defaults() config {
 		maxInflight: 256,
 
 		stateTTL:          DefaultStateTTL,
+		taskDelay:         DefaultTaskDelay,
 		maxClientInflight: 1024,
 		maxPending:        64,
 		outputPerStream:   DefaultOutputPerStream,
@@ -143,6 +146,22 @@ func WithSessionClosed(fn func(session string)) Option {
 // and the session goes on. It bounds what one client can make the server
 // hold, on every transport.
 func WithMaxInflight(n int) Option { return optionFunc(func(c *config) { c.maxInflight = n }) }
+
+// DefaultTaskDelay is how long a call that may run as a task of the tasks
+// extension runs before it becomes one (WithTaskDelay).
+const DefaultTaskDelay = 100 * time.Millisecond
+
+// WithTaskDelay sets how long the server lets a tool call that may run as a
+// task of the 2026-07-28 tasks extension run before it answers with a task
+// (default DefaultTaskDelay): a call that ends sooner is answered with its
+// result, one that asks the client for input sooner with an input-required
+// result (the request is retried with the answers), and one still running
+// becomes a task. Under that extension the server decides, the client only
+// declares that it can follow a task. 0 makes every such call a task at
+// once.
+func WithTaskDelay(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.taskDelay = max(d, 0) })
+}
 
 // WithMaxClientSessions caps the sessions one client may hold open at once
 // (listen streams included), so that one user cannot take every session of

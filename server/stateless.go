@@ -165,11 +165,15 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if msg.Method == mcp.MethodSubscriptionsListen {
 		return s.listen(ctx, spec, m, msg, related)
 	}
-	done, ok := s.startCall(nil, CallerFrom(ctx).Key)
+	release, ok := s.startCall(nil, CallerFrom(ctx).Key)
 	if !ok {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", s.cfg.maxClientInflight)})
 	}
-	defer done()
+	defer func() {
+		if release != nil { // a task took it over
+			release()
+		}
+	}()
 	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params),
 		binding: stateBinding{owner: CallerFrom(ctx).Owner, method: msg.Method, digest: paramsDigest(params)}}
 	if level, ok := meta[wire.MetaLogLevel].(string); ok {
@@ -186,7 +190,27 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if headers != nil {
 		ctx = context.WithValue(ctx, headersKey{}, headers)
 	}
+	// A method an extension adds is the extension's to serve, for a
+	// client that declares it.
+	if m.Extension != "" && !declares(p.caps, m.Extension) {
+		return reject(msg.ID, missingExtension(m.Extension))
+	}
+	if reply, code, ok := s.extensionTaskRequest(ctx, spec, m, msg); ok {
+		return reply, code
+	}
+	if m.TaskResult != "" && spec.TaskRules().ServerDirected {
+		if reply, code, ok := s.serverDirected(ctx, spec, m, msg, p, &release); ok {
+			return reply, code
+		}
+	}
 	result, err := s.call(peer.With(ctx, p), msg, spec)
+	return s.statelessAnswer(spec, m, msg, p, result, err)
+}
+
+// statelessAnswer is the answer to a stateless call that returned: an
+// input-required result when it waits for the client's input, its error,
+// or its result.
+func (s *Server) statelessAnswer(spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, p *statelessPeer, result wire.Encoder, err error) ([]byte, int) {
 	if needed := p.pending(); len(needed) > 0 {
 		return s.inputRequired(spec, msg.ID, p, needed), 0
 	}
@@ -233,6 +257,8 @@ func checkHeaders(h *RequestHeaders, msg *jsonrpc.Message, version string, param
 		name, _ = params["name"].(string)
 	case mcp.MethodReadResource:
 		name, _ = params["uri"].(string)
+	case mcp.MethodGetTask, mcp.MethodUpdateTask, mcp.MethodCancelTask: // the tasks extension: the task id
+		name, _ = params["taskId"].(string)
 	default:
 		return nil
 	}
@@ -289,6 +315,10 @@ type statelessPeer struct {
 	answers map[string]any // results the client gave, by key
 	needed  map[string]peer.Input
 	calls   int
+	// task is the task the call became (the tasks extension): what it
+	// asks after that waits in the task, and its notifications have no
+	// stream left.
+	task *task
 }
 
 // restore collects the answers of earlier rounds (requestState) and of this
@@ -337,7 +367,7 @@ func (p *statelessPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	missing := false
+	missing := map[string]peer.Input{}
 	for _, k := range keys {
 		in := inputs[k]
 		if a, ok := p.answers[k]; ok {
@@ -347,16 +377,27 @@ func (p *statelessPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (
 				continue
 			}
 		}
-		if p.needed == nil {
-			p.needed = map[string]peer.Input{}
+		missing[k] = in
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	if t := p.task; t != nil {
+		p.mu.Unlock()
+		got, err := t.askClient(ctx, missing)
+		p.mu.Lock()
+		for k, r := range got {
+			out[k] = r
 		}
+		return out, err
+	}
+	if p.needed == nil {
+		p.needed = map[string]peer.Input{}
+	}
+	for k, in := range missing {
 		p.needed[k] = in
-		missing = true
 	}
-	if missing {
-		return out, peer.ErrInputRequired
-	}
-	return out, nil
+	return out, peer.ErrInputRequired
 }
 
 func (p *statelessPeer) Call(ctx context.Context, method string, params wire.Encoder) (wire.Encoder, error) {
@@ -376,11 +417,19 @@ func (p *statelessPeer) Notify(ctx context.Context, method string, params wire.E
 	if err != nil {
 		return err
 	}
-	if p.out == nil {
+	if p.out == nil || p.becameTask() {
 		return ErrNoStream
 	}
 	p.srv.tapStateless(ServerToClient, msg)
 	return p.out.Send(msg)
+}
+
+// becameTask reports whether the call became a task: the request's stream
+// has ended, so its notifications have nowhere to go.
+func (p *statelessPeer) becameTask() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.task != nil
 }
 
 func (p *statelessPeer) ProgressToken() wire.ID                      { return p.token }

@@ -71,7 +71,8 @@ type task struct {
 	spec      *wire.Spec
 	created   time.Time
 	ttl       time.Duration
-	sess      *Session // to tell of status changes (nil for a task of an earlier process)
+	srv       *Server
+	sess      *Session // to tell of status changes (nil for a task of an earlier process, and for the extension's)
 
 	saveMu sync.Mutex // orders the saves and notifications of one task
 
@@ -79,11 +80,14 @@ type task struct {
 	status  mcp.TaskStatus
 	message string
 	updated time.Time
-	asking  int         // requests to the client outstanding
-	result  []byte      // the result, projected, completed and encoded
-	err     *wire.Error // or the error
-	cancel  context.CancelFunc
+	asking  int                // requests to the client outstanding
+	result  []byte             // the result, projected, completed and encoded
+	err     *wire.Error        // or the error
+	cancel  context.CancelFunc // nil where this process does not run the task
 	done    chan struct{}
+	// The extension's tasks ask the client through tasks/get and
+	// tasks/update (taskinput.go).
+	input taskInputs
 }
 
 func (t *task) terminal() bool {
@@ -168,7 +172,7 @@ func (s *Server) fromRecord(r TaskRecord) *task {
 		spec = s.sessionSpecs[len(s.sessionSpecs)-1]
 	}
 	t := &task{id: r.ID, owner: r.Owner, method: r.Method, spec: spec, created: r.Created, updated: r.Updated, ttl: r.TTL,
-		status: mcp.TaskStatus(r.Status), message: r.Message, result: r.Result, done: make(chan struct{})}
+		srv: s, status: mcp.TaskStatus(r.Status), message: r.Message, result: r.Result, done: make(chan struct{})}
 	if len(r.Error) > 0 {
 		if tree, err := wire.Parse(r.Error); err == nil {
 			t.err, _ = wire.ErrorOf(tree)
@@ -312,62 +316,80 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 		ttl = time.Duration(n) * time.Millisecond
 	}
 	now := time.Now()
-	client := CallerFrom(ctx).Key
-	t := &task{id: newTaskID(), owner: owner, client: client, method: msg.Method, spec: spec, created: now, updated: now, ttl: ttl,
-		sess: sess, status: mcp.TaskStatusWorking, done: make(chan struct{})}
+	t := &task{id: newTaskID(), owner: owner, client: CallerFrom(ctx).Key, method: msg.Method, spec: spec, created: now, updated: now, ttl: ttl,
+		srv: srv, sess: sess, status: mcp.TaskStatusWorking, done: make(chan struct{})}
 	// The task runs on its own: not cancelled with its request, ended by
 	// tasks/cancel, its TTL, or the server's end.
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
 	t.cancel = cancel
-	srv.tasks.mu.Lock()
-	srv.sweepTasksLocked(now)
+	if e := srv.addTask(t); e != nil {
+		cancel()
+		release()
+		return jsonrpc.EncodeError(msg.ID, e)
+	}
+
+	p := &callPeer{sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id, asking: t.ask}
+	srv.runTask(tctx, t, m, release, func() (wire.Encoder, error) { return srv.call(peer.With(tctx, p), msg, spec) })
+	v := t.view()
+	res := &mcp.CreateTaskResult{Task: &v}
+	tm := m
+	tm.Result, tm.Response = m.TaskResult, ""
+	return srv.encodeResult(spec, tm, msg.ID, res)
+}
+
+// addTask puts a task that starts in the table and saves its record, so
+// that tasks/get finds it as soon as it is returned; the bounds on running
+// tasks give a -32000 error instead. The caller runs it, and calls
+// srv.wg.Done when it ends.
+func (s *Server) addTask(t *task) *wire.Error {
+	s.tasks.mu.Lock()
+	s.sweepTasksLocked(t.created)
 	running, mine := 0, 0
-	for _, o := range srv.tasks.byID {
+	for _, o := range s.tasks.byID {
 		o.mu.Lock()
 		if !o.terminal() {
 			running++
-			if o.client == client {
+			if o.client == t.client {
 				mine++
 			}
 		}
 		o.mu.Unlock()
 	}
 	if mine >= maxRunningPerClient || running >= maxRunning {
-		srv.tasks.mu.Unlock()
-		cancel()
-		release()
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: %d tasks run already; wait for one to end or cancel it", max(mine, running))})
+		s.tasks.mu.Unlock()
+		return &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: %d tasks run already; wait for one to end or cancel it", max(mine, running))}
 	}
-	if srv.tasks.byID == nil {
-		srv.tasks.byID = map[string]*task{}
+	if s.tasks.byID == nil {
+		s.tasks.byID = map[string]*task{}
 	}
-	srv.tasks.byID[t.id] = t
-	srv.wg.Add(1)
-	srv.tasks.mu.Unlock()
-	srv.changed(t, false)
+	s.tasks.byID[t.id] = t
+	s.wg.Add(1)
+	s.tasks.mu.Unlock()
+	s.changed(t, false)
+	return nil
+}
 
-	p := &callPeer{sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id, asking: t.ask}
+// runTask runs a task that addTask put in the table until it ends (by
+// itself, tasks/cancel, its TTL or the server's end: all cancel tctx),
+// heartbeats its record meanwhile, records its end and gives back the
+// request's in-flight slots (release).
+func (s *Server) runTask(tctx context.Context, t *task, m wire.Method, release func(), run func() (wire.Encoder, error)) {
 	go func() {
-		defer srv.wg.Done()
+		defer s.wg.Done()
 		defer release()
-		defer cancel()
-		stopBeat := srv.heartbeat(tctx, t)
+		defer t.cancel()
+		stopBeat := s.heartbeat(tctx, t)
 		defer stopBeat()
 		go func() {
 			select {
-			case <-srv.stop:
-				cancel()
+			case <-s.stop:
+				t.cancel()
 			case <-tctx.Done():
 			}
 		}()
-		result, err := srv.call(peer.With(tctx, p), msg, spec)
-		t.finish(srv, m, result, err)
+		result, err := run()
+		t.finish(s, m, result, err)
 	}()
-	v := t.view()
-	res := &mcp.CreateTaskResult{Task: &v}
-	tm := m
-	tm.Result, tm.Response = m.TaskResult, ""
-	return srv.encodeResult(spec, tm, msg.ID, res)
 }
 
 // heartbeat refreshes a running task's record, so that other processes
@@ -416,7 +438,7 @@ func (t *task) ask(waiting bool) {
 	}
 	t.mu.Unlock()
 	if changed {
-		t.sess.srv.changed(t, true)
+		t.srv.changed(t, true)
 	}
 }
 
@@ -448,20 +470,25 @@ func (t *task) finish(srv *Server, m wire.Method, result wire.Encoder, err error
 			break
 		}
 		t.status, t.result = mcp.TaskStatusCompleted, b
-		if obj, _ := tree.(map[string]any); obj["isError"] == true {
+		if obj, _ := tree.(map[string]any); obj["isError"] == true && !t.spec.TaskRules().ToolErrorCompletes {
 			t.status, t.message = mcp.TaskStatusFailed, "the tool reported an error"
 		}
 	}
 	t.updated = time.Now()
+	t.input.drop()
 	close(t.done)
 	t.mu.Unlock()
 	srv.changed(t, true)
 }
 
 // tell sends notifications/tasks/status to the task's session, if it is
-// still there.
+// still there, or, for a task without one (the extension's), to the listen
+// streams that asked for it.
 func (t *task) tell() {
 	if t.sess == nil {
+		if t.srv != nil {
+			t.srv.tellListeners(t)
+		}
 		return
 	}
 	select {

@@ -11,6 +11,13 @@ import (
 
 const wantCaps = `{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`
 
+// The task fixtures declare tasks where the revision has them: the tasks
+// capability in 2025-11-25, the tasks extension in 2026-07-28.
+const (
+	wantCapsTasks     = `{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}},"tools":{"listChanged":true}}`
+	wantCapsExtension = `{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`
+)
+
 func TestInitialize(t *testing.T) {
 	f := fast(WithServerInfo("fixtures", "1.2.3"))
 	r, err := f.Initialize(newPeer(t).Ctx(), &mcp.InitializeRequestParams{ProtocolVersion: testRev})
@@ -20,8 +27,11 @@ func TestInitialize(t *testing.T) {
 	for _, rev := range revisionsOf(mcp.MethodInitialize) {
 		tree := wireResult(t, mcp.MethodInitialize, rev, r)
 		want := wantCaps
-		if rev == "2024-11-05" { // completions came with 2025-03-26
+		switch rev {
+		case "2024-11-05": // completions came with 2025-03-26
 			want = `{"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`
+		case "2025-11-25":
+			want = wantCapsTasks
 		}
 		if got := mustJSON(tree["capabilities"]); got != want {
 			t.Errorf("%s: capabilities %s, want %s", rev, got, want)
@@ -38,7 +48,7 @@ func TestInitialize(t *testing.T) {
 	r.ServerInfo.Name = "changed"
 	r.Capabilities.Tools.ListChanged = nil
 	r2, _ := f.Initialize(context.Background(), &mcp.InitializeRequestParams{})
-	if r2.ServerInfo.Name != "fixtures" || mustJSON(wireResult(t, mcp.MethodInitialize, testRev, r2)["capabilities"]) != wantCaps {
+	if r2.ServerInfo.Name != "fixtures" || mustJSON(wireResult(t, mcp.MethodInitialize, testRev, r2)["capabilities"]) != wantCapsTasks {
 		t.Error("a caller changed the fixtures through a result")
 	}
 }
@@ -50,8 +60,8 @@ func TestDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree := wireResult(t, mcp.MethodDiscover, "2026-07-28", r)
-	if got := mustJSON(tree["capabilities"]); got != wantCaps {
-		t.Errorf("capabilities %s, want %s", got, wantCaps)
+	if got := mustJSON(tree["capabilities"]); got != wantCapsExtension {
+		t.Errorf("capabilities %s, want %s", got, wantCapsExtension)
 	}
 	info := obj(t, obj(t, tree["_meta"])["io.modelcontextprotocol/serverInfo"])
 	if info["name"] != "mcpstack-conformance" || info["version"] != "dev" {

@@ -169,7 +169,7 @@ func tools() []*tool {
 			}},
 		{def: app.Tool{Name: ToolReconnection, Description: "Closes its response stream mid-call so that the client must reconnect to get the result (SEP-1699).", InputSchema: objectSchema(nil)},
 			run: (*Fixtures).runReconnection},
-	}, inputTools(), diagnosticTools())
+	}, inputTools(), diagnosticTools(), taskTools())
 }
 
 // jsonSchema202012 is the inputSchema of json_schema_2020_12_tool, as the

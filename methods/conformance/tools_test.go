@@ -559,6 +559,7 @@ var allTools = []string{
 	ToolInputElicitation, ToolInputSampling, ToolInputListRoots, ToolInputMultiRound, ToolInputMultiple,
 	ToolInputRequestState, ToolInputTamperedState, ToolInputCapabilities,
 	ToolMissingCapability, ToolStreamingElicitation, ToolLogging, ToolTriggerToolChange, ToolTriggerPromptChange,
+	ToolGreet, ToolSlowCompute, ToolFailingJob, ToolProtocolErrorJob, ToolConfirmDelete, ToolMultiInput, ToolTaskAfterInput,
 }
 
 func listTools(t *testing.T, h mcp.Handler, rev string) []map[string]any {

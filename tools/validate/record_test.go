@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -281,6 +282,54 @@ func runStateless(t testing.TB, srv *server.Server, rev string) {
 	c.call("resources/templates/list", nil)
 }
 
+// runStatelessTasks plays the tasks of the revision's tasks extension, if
+// it has one: a task to its end, one that waits for input, one cancelled,
+// one whose tool reports an error.
+func runStatelessTasks(t testing.TB, srv *server.Server, rev string) {
+	m, _ := lookupRevision(rev).spec.Method("tools/call")
+	if m.TaskExtension == "" {
+		return
+	}
+	caps := clientCapabilities(rev)
+	caps["extensions"] = map[string]any{m.TaskExtension: map[string]any{}}
+	c := &statelessClient{t: t, srv: srv, meta: map[string]any{
+		wire.MetaProtocolVersion:             rev,
+		wire.MetaClientCapabilities:          caps,
+		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "scripted", "version": "1"},
+	}}
+	until := func(id string, want ...string) map[string]any {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			got := c.call("tasks/get", map[string]any{"taskId": id})
+			if slices.Contains(want, got["status"].(string)) {
+				return got
+			}
+		}
+		t.Fatalf("task %s never reached %v", id, want)
+		return nil
+	}
+	start := func(name string, args map[string]any) string {
+		r := c.call("tools/call", map[string]any{"name": name, "arguments": args})
+		id, _ := r["taskId"].(string)
+		if r["resultType"] != "task" || id == "" {
+			t.Fatalf("%s: %v, want a task", name, r)
+		}
+		return id
+	}
+	until(start("slow_compute", map[string]any{"seconds": 0.2, "label": "recorded"}), "completed")
+	id := start("confirm_delete", map[string]any{"filename": "recorded.txt"})
+	waiting := until(id, "input_required")
+	answers := map[string]any{}
+	for k := range waiting["inputRequests"].(map[string]any) {
+		answers[k] = map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}
+	}
+	c.call("tasks/update", map[string]any{"taskId": id, "inputResponses": answers})
+	until(id, "completed")
+	id = start("slow_compute", map[string]any{"seconds": 60})
+	c.call("tasks/cancel", map[string]any{"taskId": id})
+	until(id, "cancelled")
+	until(start("failing_job", map[string]any{}), "completed")
+}
+
 // sessionRevisions are the revisions a client negotiates with initialize.
 func sessionRevisions() []string {
 	var out []string
@@ -305,14 +354,19 @@ func recordSessions(t testing.TB) []byte {
 		return clock
 	}))
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithTap(rec), server.WithStrict(true))
+	// The task fixtures work some steps before they ask or end, so that
+	// they become tasks (past the task delay).
+	tasks := server.New(conformance.New(conformance.WithStepDelay(10*time.Millisecond)), server.WithTap(rec), server.WithStrict(true))
 	for _, rev := range revisionNames() {
 		if lookupRevision(rev).lifecycle {
 			runSession(t, srv, rev, "session-"+rev)
 		} else {
 			runStateless(t, srv, rev)
+			runStatelessTasks(t, tasks, rev)
 		}
 	}
 	srv.Close()
+	tasks.Close()
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}

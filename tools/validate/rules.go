@@ -50,6 +50,7 @@ const (
 	RuleCancelInitialize  = "cancel-initialize"
 	RuleTaskStatus        = "task-status"
 	RuleTaskRelated       = "task-related"
+	RuleTaskExtension     = "task-extension"
 )
 
 // Rules lists every rule, in the order of the checks.
@@ -78,8 +79,9 @@ var Rules = []Rule{
 	{RuleCancelUnknown, Error, "notifications/cancelled for a request id that this side never sent"},
 	{RuleCancelLate, Warning, "notifications/cancelled for a request that was already answered"},
 	{RuleCancelInitialize, Error, "notifications/cancelled for the initialize request"},
-	{RuleTaskStatus, Error, "a task (2025-11-25) reported in another status after it ended (completed, failed, cancelled)"},
+	{RuleTaskStatus, Error, "a task (2025-11-25, or the 2026-07-28 tasks extension) reported in another status after it ended (completed, failed, cancelled)"},
 	{RuleTaskRelated, Error, "a tasks/result answer without the io.modelcontextprotocol/related-task _meta naming its task (it is checked against the result definition of the request that created the task)"},
+	{RuleTaskExtension, Error, "a task (resultType \"task\") answers a request whose clientCapabilities do not declare the tasks extension (2026-07-28, SEP-2663: MUST NOT)"},
 }
 
 var ruleByID = func() map[string]Rule {

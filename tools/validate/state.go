@@ -621,7 +621,11 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 	if !ok || md.Result == "" {
 		return
 	}
-	if o.task && md.TaskResult != "" {
+	if md.TaskResult != "" && (o.task || (md.TaskExtension != "" && result["resultType"] == resultTypeTask)) {
+		if md.TaskExtension != "" && !declaresExtension(o.clientCaps, md.TaskExtension) {
+			it.finding(RuleTaskExtension, it.session, m.ptr+"/result/resultType",
+				fmt.Sprintf("a task answers %s, but the request's clientCapabilities do not declare the %s extension", o.method, md.TaskExtension))
+		}
 		c.taskCreated(sess, it, o, r, result)
 		it.jobs = append(it.jobs, job{rev: rev, def: md.TaskResult, value: m.obj["result"], prefix: m.ptr + "/result", rule: RuleResultSchema, what: o.method + " task result"})
 		return

@@ -11,11 +11,20 @@ import (
 // task ends; its status moves forward and a terminal one never changes;
 // tasks/result answers what the request would have (its result
 // definition), with the related-task _meta naming the task.
+//
+// The tasks extension of 2026-07-28: the server answers a request the
+// method table lets run as a task (wire.Method.TaskExtension) with a flat
+// CreateTaskResult, resultType "task", and only to a request whose
+// clientCapabilities declare the extension; tasks/get reports the status
+// (checked as above) with the result inlined, and its schema is the
+// extension's (the revision's table carries it).
 
 const (
+	resultTypeTask    = "task"
 	methodTasksGet    = "tasks/get"
 	methodTasksResult = "tasks/result"
 	methodTasksCancel = "tasks/cancel"
+	methodTasksUpdate = "tasks/update"
 	methodTaskStatus  = "notifications/tasks/status"
 	// maxTasksPerSession bounds what the checker keeps of one session.
 	maxTasksPerSession = 4096
@@ -35,7 +44,10 @@ func terminalStatus(s string) bool { return s == "completed" || s == "failed" ||
 // taskCreated records the task a CreateTaskResult returns, and keeps the
 // request's progress token open for the task's life.
 func (c *checker) taskCreated(sess *session, it *item, o *openReq, r side, result map[string]any) {
-	t, _ := result["task"].(map[string]any)
+	t, nested := result["task"].(map[string]any) // 2025-11-25; the extension's is flat
+	if !nested {
+		t = result
+	}
 	id, _ := t["taskId"].(string)
 	if id == "" {
 		return
@@ -103,10 +115,18 @@ func (c *checker) taskAnswered(sess *session, it *item, m *message, o *openReq, 
 	return false
 }
 
+// declaresExtension reports whether a request's clientCapabilities
+// declare an extension.
+func declaresExtension(caps map[string]any, ext string) bool {
+	exts, _ := caps["extensions"].(map[string]any)
+	_, ok := exts[ext]
+	return ok
+}
+
 // taskOf is the taskId a tasks/* request names ("" for others).
 func taskOf(m *message) string {
 	switch m.method {
-	case methodTasksGet, methodTasksResult, methodTasksCancel:
+	case methodTasksGet, methodTasksResult, methodTasksCancel, methodTasksUpdate:
 		id, _ := m.params["taskId"].(string)
 		return id
 	}

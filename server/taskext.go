@@ -1,0 +1,191 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/peer"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// The tasks extension of 2026-07-28 (io.modelcontextprotocol/tasks,
+// SEP-2663), on the stateless path. The revision's table says which
+// requests may run as tasks (wire.Method.TaskExtension) and which methods
+// need the extension (wire.Method.Extension); Spec.TaskRules how its tasks
+// differ from 2025-11-25's. The server decides which calls become tasks:
+// one whose tool supports tasks, from a client that declares the
+// extension, and that is still running after the task delay. tasks/get
+// shows a task with its result, error or pending input inlined;
+// tasks/update answers its input; tasks/cancel is acknowledged.
+
+// holderOwner owns the tasks of unauthenticated requests: whoever holds a
+// task's id (128 random bits) may follow it, as SEP-2663 allows where
+// there is no authorization context. A principal's tasks are its own.
+const holderOwner = "holder"
+
+// extensionOwner is whose an extension task of this request is.
+func extensionOwner(ctx context.Context) string {
+	if o := CallerFrom(ctx).Owner; o != "" {
+		return "principal:" + o
+	}
+	return holderOwner
+}
+
+// declares reports whether client capabilities declare an extension.
+func declares(caps *mcp.ClientCapabilities, ext string) bool {
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[ext]
+	return ok
+}
+
+// missingExtension is -32021 for a request that needs an extension the
+// client did not declare.
+func missingExtension(ext string) *wire.Error {
+	return peer.MissingCapability(&mcp.ClientCapabilities{Extensions: map[string]mcp.JSONObject{ext: {}}})
+}
+
+// serverDirected serves a request that may run as a task of an extension:
+// ok is false where it is an ordinary call (the tool does not run as a
+// task, or the client did not declare the extension and the tool does not
+// need it). release is the request's in-flight slot; a task takes it over.
+func (s *Server) serverDirected(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, p *statelessPeer, release *func()) (reply []byte, code int, ok bool) {
+	support, declared := s.taskSupport(msg)
+	if !declared || (support != taskOptional && support != taskRequired) {
+		return nil, 0, false
+	}
+	if !declares(p.caps, m.TaskExtension) {
+		if support == taskRequired {
+			reply, code = reject(msg.ID, missingExtension(m.TaskExtension))
+			return reply, code, true
+		}
+		return nil, 0, false
+	}
+	type outcome struct {
+		result wire.Encoder
+		err    error
+	}
+	// The call runs detached from the request, which ends when the task
+	// is returned; until then, the client going away cancels it.
+	ttl := DefaultTaskTTL
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
+	ended := make(chan outcome, 1)
+	go func() {
+		r, err := s.call(peer.With(tctx, p), msg, spec)
+		ended <- outcome{r, err}
+	}()
+	answer := func(o outcome) ([]byte, int, bool) {
+		cancel()
+		reply, code := s.statelessAnswer(spec, m, msg, p, o.result, o.err)
+		return reply, code, true
+	}
+	timer := time.NewTimer(s.cfg.taskDelay)
+	defer timer.Stop()
+	select {
+	case o := <-ended:
+		return answer(o)
+	case <-ctx.Done():
+		cancel()
+		return answer(<-ended)
+	case <-s.stop:
+		cancel()
+		return answer(<-ended)
+	case <-timer.C:
+	}
+	now := time.Now()
+	t := &task{id: newTaskID(), owner: extensionOwner(ctx), client: CallerFrom(ctx).Key, method: msg.Method, spec: spec,
+		created: now, updated: now, ttl: ttl, srv: s, status: mcp.TaskStatusWorking, cancel: cancel, done: make(chan struct{})}
+	p.mu.Lock()
+	if len(p.needed) > 0 { // it asked for input first: an input-required result
+		p.mu.Unlock()
+		return answer(<-ended)
+	}
+	if e := s.addTask(t); e != nil {
+		p.mu.Unlock()
+		cancel()
+		reply, code := reject(msg.ID, e)
+		return reply, code, true
+	}
+	p.task = t // from now on it asks through the task
+	p.mu.Unlock()
+	r := *release
+	*release = nil
+	s.runTask(tctx, t, m, r, func() (wire.Encoder, error) { o := <-ended; return o.result, o.err })
+	v := t.view()
+	res := &mcp.CreateTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage, CreatedAt: v.CreatedAt,
+		LastUpdatedAt: v.LastUpdatedAt, TTLMs: v.TTLMs, PollIntervalMs: v.PollIntervalMs, Task: &v}
+	tm := m
+	tm.Result, tm.Response = m.TaskResult, ""
+	return s.encodeResult(spec, tm, msg.ID, res), 0, true
+}
+
+// extensionTaskRequest serves tasks/get, tasks/update and tasks/cancel of
+// the extension; ok is false for any other method.
+func (s *Server) extensionTaskRequest(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message) (reply []byte, code int, ok bool) {
+	switch msg.Method {
+	case mcp.MethodGetTask, mcp.MethodUpdateTask, mcp.MethodCancelTask:
+	default:
+		return nil, 0, false
+	}
+	params, _ := msg.Params.(map[string]any)
+	id, _ := params["taskId"].(string)
+	t, found := s.lookupTask(extensionOwner(ctx), id)
+	if !found {
+		reply, code = reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: no task %q", id),
+			Data: map[string]any{"field": "/params/taskId", "reason": "no such task"}})
+		return reply, code, true
+	}
+	ack := func() ([]byte, int, bool) {
+		return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, map[string]any{})), 0, true
+	}
+	switch msg.Method {
+	case mcp.MethodUpdateTask:
+		responses, _ := params["inputResponses"].(map[string]any)
+		t.answer(responses)
+		return ack()
+	case mcp.MethodCancelTask:
+		t.mu.Lock()
+		if t.terminal() || t.cancel == nil { // ended, or run by another process: cancellation is cooperative
+			t.mu.Unlock()
+			return ack()
+		}
+		t.status, t.updated = mcp.TaskStatusCancelled, time.Now()
+		t.cancel()
+		t.input.drop()
+		close(t.done)
+		t.mu.Unlock()
+		s.changed(t, true)
+		return ack()
+	}
+	return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, t.detail(spec))), 0, true
+}
+
+// detail is the task as tasks/get of the extension shows it, in spec's
+// shape: with its pending inputRequests, its result or its error inlined.
+func (t *task) detail(spec *wire.Spec) map[string]any {
+	v := t.view()
+	tree, _ := spec.Project(&mcp.GetTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage,
+		CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTLMs: v.TTLMs, PollIntervalMs: v.PollIntervalMs}).(map[string]any)
+	if tree == nil {
+		tree = map[string]any{}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.status == mcp.TaskStatusInputRequired:
+		if reqs := t.input.requests(); reqs != nil {
+			tree["inputRequests"] = reqs
+		}
+	case t.status == mcp.TaskStatusCompleted && len(t.result) > 0:
+		if r, err := wire.Parse(t.result); err == nil {
+			tree["result"] = r
+		}
+	case t.status == mcp.TaskStatusFailed && t.err != nil:
+		tree["error"] = t.err.Object()
+	}
+	return tree
+}
