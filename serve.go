@@ -50,6 +50,7 @@ type serveConfig struct {
 	stateless    bool
 	record       string
 	taskStore    string
+	taskDelay    time.Duration
 	maxInflight  int
 	limits       limitsConfig
 }
@@ -118,7 +119,8 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")
 	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
-	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL")
+	fl.DurationVar(&c.taskDelay, "task-delay", server.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
+	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL")
 	fl.StringVar(&c.record, "record", "", "append every message to `FILE`, one JSON line each (schema/ext/RecordedMessage.json), for mcpstack validate")
 	c.limits.register(fl)
 	c.auth.RegisterFlags(fl)
@@ -180,6 +182,10 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	if b.close != nil {
 		defer b.close() // runs after srv.Close
 	}
+	if c.taskDelay < 0 {
+		fmt.Fprintln(stderr, "mcpstack serve: --task-delay must not be negative:", c.taskDelay)
+		return 2
+	}
 	ts, err := openTaskStore(c)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack serve: --task-store:", err)
@@ -201,6 +207,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	if ts != nil {
 		opts = append(opts, server.WithTaskStore(ts))
 	}
+	opts = append(opts, server.WithTaskDelay(c.taskDelay))
 	if c.limits.clientSessions >= 0 {
 		opts = append(opts, server.WithMaxClientSessions(c.limits.clientSessions))
 	}
