@@ -245,3 +245,56 @@ func TestTaskListPages(t *testing.T) {
 		t.Errorf("a foreign cursor: %v, want -32602 at /params/cursor", bad)
 	}
 }
+
+// A task's own request to the client goes on the response of the
+// tasks/result the client opened for it (2025-11-25: the client calls
+// tasks/result when it sees input_required), with the related-task _meta;
+// here the session has no stream of its own, so there is no other way.
+func TestTaskInputOnTasksResult(t *testing.T) {
+	a := app.New("tasks", "1")
+	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "required"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
+		r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Name?", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
+			Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		return app.Structured(map[string]any{"name": r.Content["name"]})
+	})
+	srv := app.NewServer(a, server.WithStrict(true))
+	defer srv.Close()
+	sess, err := srv.NewSession("", nil) // no stream: the task must wait for tasks/result
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &taskSession{t: t, sess: sess}
+	result(t, s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`))
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	id := result(t, s.call("tools/call", `{"name":"ask","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got := result(t, s.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id)))
+		if got["status"] == "input_required" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %v, want input_required", got)
+		}
+	}
+	stream := &taskStream{}
+	answer := make(chan []byte, 1)
+	go func() {
+		answer <- sess.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":"r","method":"tasks/result","params":{"taskId":%q}}`, id)), stream)
+	}()
+	ask := stream.await(t, "elicitation/create", func(m map[string]any) bool { return m["method"] == "elicitation/create" })
+	if meta, _ := ask["params"].(map[string]any)["_meta"].(map[string]any); fmt.Sprint(meta["io.modelcontextprotocol/related-task"]) != fmt.Sprintf("map[taskId:%s]", id) {
+		t.Errorf("the task's request %v lacks the related-task _meta", ask)
+	}
+	reply := fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"action":"accept","content":{"name":"Ada"}}}`, ask["id"])
+	sess.Handle(context.Background(), []byte(reply), nil)
+	var res map[string]any
+	if err := json.Unmarshal(<-answer, &res); err != nil {
+		t.Fatal(err)
+	}
+	if sc := result(t, res)["structuredContent"]; fmt.Sprint(sc) != "map[name:Ada]" {
+		t.Errorf("tasks/result %v, want the answer the client gave on its stream", res)
+	}
+}

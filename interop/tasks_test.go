@@ -17,9 +17,9 @@ import (
 
 // A 2025-11-25 task end to end over Streamable HTTP, with our client: the
 // call starts as a task, asks the user for input while it runs (the
-// question comes on the session's GET stream, the answer goes back as a
-// POST), and its result is fetched with tasks/result; the status
-// notifications reach the client.
+// question comes on the response of the open tasks/result, else on the
+// session's GET stream; the answer goes back as a POST), and its result is
+// fetched with tasks/result; the status notifications reach the client.
 func TestTaskEndToEnd(t *testing.T) {
 	a := app.New("tasks", "1")
 	a.AddRawTool(app.Tool{Name: "greet_later", TaskSupport: "required"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {

@@ -30,6 +30,7 @@ type callPeer struct {
 	// when it waits for the client and when it stops (input_required).
 	related string
 	asking  func(waiting bool)
+	task    *task // the task the call runs as, whose open tasks/result responses carry its messages
 	// peerCancelled is set when the client cancelled the call: it has most
 	// likely closed the call's stream too.
 	peerCancelled *atomic.Bool
@@ -71,6 +72,9 @@ func (p *callPeer) Notify(ctx context.Context, method string, params wire.Encode
 	if err != nil {
 		return err
 	}
+	if p.task != nil {
+		return p.task.deliver(ctx, p.sess, msg, false)
+	}
 	return p.send(msg)
 }
 
@@ -109,7 +113,11 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		delete(sess.pending, id)
 		sess.mu.Unlock()
 	}
-	if err := p.send(msg); err != nil {
+	send := p.send
+	if p.task != nil {
+		send = func(msg []byte) error { return p.task.deliver(ctx, sess, msg, true) }
+	}
+	if err := send(msg); err != nil {
 		forget()
 		return nil, err
 	}

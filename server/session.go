@@ -353,7 +353,7 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 		}
 	}()
 
-	if reply, served := sess.tasksOf(ctx, spec, m, msg, &release); served {
+	if reply, served := sess.tasksOf(ctx, spec, m, msg, related.out, &release); served {
 		return reply
 	}
 	p := &callPeer{sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}

@@ -86,8 +86,10 @@ type task struct {
 	cancel  context.CancelFunc // nil where this process does not run the task
 	done    chan struct{}
 	// The extension's tasks ask the client through tasks/get and
-	// tasks/update (taskinput.go).
-	input taskInputs
+	// tasks/update (taskinput.go); 2025-11-25's send their requests on an
+	// open tasks/result response (taskstream.go).
+	input   taskInputs
+	streams taskStreams
 }
 
 func (t *task) terminal() bool {
@@ -328,7 +330,7 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 		return jsonrpc.EncodeError(msg.ID, e)
 	}
 
-	p := &callPeer{sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id, asking: t.ask}
+	p := &callPeer{sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id, asking: t.ask, task: t}
 	srv.runTask(tctx, t, m, release, func() (wire.Encoder, error) { return srv.call(peer.With(tctx, p), msg, spec) })
 	v := t.view()
 	res := &mcp.CreateTaskResult{Task: &v}
@@ -516,7 +518,7 @@ func newTaskID() string {
 // serves; where the handler runs no tasks, or there is no one to own
 // them (a stateless server's request), everything is the handler's and a
 // task param is ignored, as for a server without the capability.
-func (sess *Session) tasksOf(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, release *func()) (reply []byte, served bool) {
+func (sess *Session) tasksOf(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, out Outbox, release *func()) (reply []byte, served bool) {
 	switch msg.Method {
 	case mcp.MethodGetTask, mcp.MethodGetTaskPayload, mcp.MethodListTasks, mcp.MethodCancelTask:
 	default:
@@ -531,7 +533,7 @@ func (sess *Session) tasksOf(ctx context.Context, spec *wire.Spec, m wire.Method
 		return nil, false
 	}
 	if m.TaskResult == "" {
-		return sess.taskRequest(ctx, spec, m, msg, owner)
+		return sess.taskRequest(ctx, spec, m, msg, out, owner)
 	}
 	params, _ := msg.Params.(map[string]any)
 	meta, augmented := params["task"].(map[string]any)
@@ -549,8 +551,10 @@ func (sess *Session) tasksOf(ctx context.Context, spec *wire.Spec, m wire.Method
 }
 
 // taskRequest serves tasks/get, tasks/result, tasks/list and tasks/cancel
-// of a session; ok is false for any other method.
-func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, owner string) (reply []byte, ok bool) {
+// of a session; ok is false for any other method. out is the stream of the
+// request's response, where tasks/result has one: the task's own requests
+// to the client go there while it is open.
+func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, out Outbox, owner string) (reply []byte, ok bool) {
 	srv := sess.srv
 	params, _ := msg.Params.(map[string]any)
 	id, _ := params["taskId"].(string)
@@ -574,6 +578,9 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 		}
 		if !found {
 			return unknown(), true
+		}
+		if out != nil {
+			defer t.openStream(out)()
 		}
 		select {
 		case <-t.done:
