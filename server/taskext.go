@@ -144,6 +144,14 @@ func (s *Server) extensionTaskRequest(ctx context.Context, spec *wire.Spec, m wi
 	}
 	switch msg.Method {
 	case mcp.MethodUpdateTask:
+		if t.cancel == nil && !t.terminal() {
+			// Its record is here, its wait for input is in the process
+			// that runs it: an acknowledgement would lose the answers.
+			reply, code = reject(msg.ID, &wire.Error{Code: wire.CodeInternalError,
+				Message: "Internal error: another server of this deployment runs the task; send tasks/update where its Mcp-Name header routes it",
+				Data:    map[string]any{"taskId": id}})
+			return reply, code, true
+		}
 		responses, _ := params["inputResponses"].(map[string]any)
 		t.answer(responses)
 		return ack()

@@ -312,3 +312,33 @@ func TestExtensionTaskSurvivesRestart(t *testing.T) {
 		t.Errorf("after the restart: %v", got)
 	}
 }
+
+// A server that has the record of a task another server runs shows it,
+// and refuses tasks/update rather than acknowledge answers it cannot give
+// the task (the client routes by Mcp-Name, the task id).
+func TestExtensionTaskOfAnotherServer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	open := func() *server.Server {
+		store, err := taskstore.OpenSQLite(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		return newExtServer(t, server.WithTaskStore(store))
+	}
+	a := newExtClient(t, open(), withTasks).as("alice")
+	b := newExtClient(t, open(), withTasks).as("alice")
+	id := a.ok("tools/call", `{"name":"confirm_delete","arguments":{"filename":"b.txt"}}`)["taskId"].(string)
+	a.until(id, "input_required")
+	if got := b.ok("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id)); got["status"] != "input_required" {
+		t.Errorf("the other server shows %v", got)
+	}
+	update := fmt.Sprintf(`{"taskId":%q,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}}}`, id)
+	if _, e := b.call("tasks/update", update); e == nil || e["code"] != float64(-32603) {
+		t.Errorf("tasks/update on the other server: %v, want an error, not an acknowledgement that loses the answer", e)
+	}
+	a.ok("tasks/update", update)
+	if got := b.until(id, "completed", "failed"); firstText(t, got["result"]) != "Deleted b.txt." {
+		t.Errorf("through the other server: %v", got)
+	}
+}
