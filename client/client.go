@@ -29,6 +29,7 @@ type Client struct {
 	timeout    time.Duration
 	log        *slog.Logger
 	maxRounds  int
+	tasks      bool
 }
 
 // Option configures a Client.
@@ -72,6 +73,16 @@ func WithLogHandler(fn func(context.Context, *mcp.LoggingMessageNotificationPara
 func WithNotificationHandler(fn func(ctx context.Context, method string, params wire.Encoder)) Option {
 	return func(c *Client) { c.onNotify = fn }
 }
+
+// WithTasks declares the tasks extension of 2026-07-28
+// (io.modelcontextprotocol/tasks) on every request, so that the server may
+// answer a tool call with a task; CallTool then follows it to its end:
+// tasks/get at the server's poll interval, the task's questions answered
+// with the client's handlers through tasks/update, and its result (checked
+// as the call's own) or its JSON-RPC error returned. A call given up (its
+// context ends) cancels the task. Revisions without the extension ignore
+// it; 2025-11-25 tasks are StartTool's.
+func WithTasks() Option { return func(c *Client) { c.tasks = true } }
 
 // WithViolationHandler reports protocol violations to fn instead of
 // failing: a result that breaks its schema is still decoded where it can

@@ -19,6 +19,11 @@
 // handlers it was given (WithSampling, WithElicitation, WithRoots); a
 // request the server sends for anything else is refused with -32601.
 //
+// Tasks: under 2025-11-25 StartTool runs a call as a task, GetTask,
+// ListTasks and CancelTask follow it and ToolResult fetches its result;
+// under the 2026-07-28 tasks extension, WithTasks lets the server answer a
+// call with a task, which CallTool follows to its end.
+//
 // Transports: Command (stdio), StreamableHTTP, SSE (HTTP+SSE of
 // 2024-11-05) and WebSocket; any other is a Transport of a few lines.
 package client

@@ -47,12 +47,16 @@ type Session struct {
 type call struct {
 	method           string
 	result, response string // definitions (wire.Method's, or a task's)
-	reply            chan reply
+	// task is the definition of a task answer (resultType "task"), where
+	// the server may give one (the tasks extension, WithTasks).
+	task  string
+	reply chan reply
 }
 
 type reply struct {
 	result any  // the result tree
 	valid  bool // it passed the revision's schema
+	task   bool // it is a task (a CreateTaskResult of the tasks extension)
 	err    error
 }
 
@@ -270,6 +274,9 @@ func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method,
 	id := wire.IntID(s.nextID)
 	token := wire.StringID(fmt.Sprintf("progress-%d", s.nextID))
 	c := &call{method: m.Name, result: m.Result, response: m.Response, reply: make(chan reply, 1)}
+	if m.TaskExtension != "" && s.c.tasks {
+		c.task = m.TaskResult
+	}
 	s.pending[id] = c
 	if onProgress != nil {
 		s.progress[token] = onProgress
@@ -504,9 +511,14 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 	// says which results may be input-required), else the result.
 	var err error
 	at := "" // where the validated value is in the message
-	if c.response != "" {
+	obj, _ := msg.Result.(map[string]any)
+	task := c.task != "" && obj["resultType"] == resultTask
+	switch {
+	case task:
+		err, at = spec.Validate(c.task, msg.Result), "/result"
+	case c.response != "":
 		err = spec.Validate(c.response, msg.Tree)
-	} else {
+	default:
 		err, at = spec.Validate(c.result, msg.Result), "/result"
 	}
 	if err != nil {
@@ -517,7 +529,7 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 			return
 		}
 	}
-	s.deliver(msg.ID, reply{result: msg.Result, valid: err == nil})
+	s.deliver(msg.ID, reply{result: msg.Result, valid: err == nil, task: task && err == nil})
 }
 
 // batchDefinition is what a revision with batches defines.

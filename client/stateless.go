@@ -15,6 +15,9 @@ import (
 // for input (2026-07-28).
 const resultInputRequired = "input_required"
 
+// resultTask is the resultType of a task (the tasks extension, SEP-2663).
+const resultTask = "task"
+
 // lookupSession is a revision negotiated by initialize, or nil.
 func lookupSession(revision string) *wire.Spec {
 	if spec := generated.Lookup(revision); spec != nil && !spec.Stateless() {
@@ -68,27 +71,42 @@ func (s *Session) discover(ctx context.Context) error {
 // statelessRequest sends a request that stands alone: its version and the
 // client's capabilities in _meta. An input-required result is answered
 // with the client's handlers and the request sent again, with the answers
-// and the server's requestState, until it completes.
+// and the server's requestState, until it completes; a task (WithTasks) is
+// followed to its end.
 func (s *Session) statelessRequest(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (wire.Encoder, error) {
+	tree, task, err := s.statelessRounds(ctx, spec, m, params)
+	if err != nil {
+		return nil, err
+	}
+	if task {
+		return s.followTask(ctx, spec, m, tree.(map[string]any))
+	}
+	return s.decodeResult(spec, m, tree)
+}
+
+// statelessRounds sends the request, and again with the answers while the
+// server asks for input; it returns the final result tree, and whether it
+// is a task.
+func (s *Session) statelessRounds(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (any, bool, error) {
 	for round := 0; ; round++ {
 		params = wire.WithMeta(params, wire.MetaProtocolVersion, spec.Revision)
-		params = wire.WithMeta(params, wire.MetaClientCapabilities, spec.Project(s.c.capabilities()))
+		params = wire.WithMeta(params, wire.MetaClientCapabilities, s.requestCapabilities(spec))
 		r := s.roundTrip(ctx, spec, m, params)
 		if r.err != nil {
-			return nil, r.err
+			return nil, false, r.err
 		}
 		// An input-required result counts where the revision lets the
 		// method answer one (its response schema passed).
 		obj, _ := r.result.(map[string]any)
 		if obj["resultType"] != resultInputRequired || !r.valid {
-			return s.decodeResult(spec, m, r.result)
+			return r.result, r.task, nil
 		}
 		if round+1 >= s.c.maxRounds {
-			return nil, fmt.Errorf("client: %s: the server still asks for input after %d rounds", m.Name, round+1)
+			return nil, false, fmt.Errorf("client: %s: the server still asks for input after %d rounds", m.Name, round+1)
 		}
 		answers, err := s.answerInputs(ctx, spec, obj["inputRequests"])
 		if err != nil {
-			return nil, fmt.Errorf("client: %s: %w", m.Name, err)
+			return nil, false, fmt.Errorf("client: %s: %w", m.Name, err)
 		}
 		params["inputResponses"] = answers
 		if state, ok := obj["requestState"].(string); ok {
@@ -97,6 +115,24 @@ func (s *Session) statelessRequest(ctx context.Context, spec *wire.Spec, m wire.
 			delete(params, "requestState")
 		}
 	}
+}
+
+// requestCapabilities are the client's capabilities in the revision's
+// shape, with the extensions of its revision that bring tasks where the
+// client follows them (WithTasks).
+func (s *Session) requestCapabilities(spec *wire.Spec) any {
+	caps := s.c.capabilities()
+	if s.c.tasks {
+		for _, x := range spec.Extensions {
+			if x.Tasks != nil {
+				if caps.Extensions == nil {
+					caps.Extensions = map[string]mcp.JSONObject{}
+				}
+				caps.Extensions[x.ID] = mcp.JSONObject{}
+			}
+		}
+	}
+	return spec.Project(caps)
 }
 
 // answerInputs answers each input request with the client's handlers.

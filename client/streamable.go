@@ -82,10 +82,25 @@ type head struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name string         `json:"name"`
-		URI  string         `json:"uri"`
-		Meta map[string]any `json:"_meta"`
+		// The members Mcp-Name may repeat (wire.NameParam).
+		Name   string         `json:"name"`
+		URI    string         `json:"uri"`
+		TaskID string         `json:"taskId"`
+		Meta   map[string]any `json:"_meta"`
 	} `json:"params"`
+}
+
+// routingName is the value of the Mcp-Name header of the request.
+func (hd *head) routingName() string {
+	switch wire.NameParam(hd.Method) {
+	case "name":
+		return hd.Params.Name
+	case "uri":
+		return hd.Params.URI
+	case "taskId":
+		return hd.Params.TaskID
+	}
+	return ""
 }
 
 func (c *httpConn) header(h http.Header) {
@@ -118,11 +133,7 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 	}
 	if hd.Method != "" {
 		req.Header.Set("Mcp-Method", hd.Method)
-		name := hd.Params.Name // tools/call, prompts/get
-		if name == "" {
-			name = hd.Params.URI // resources/read
-		}
-		if name != "" {
+		if name := hd.routingName(); name != "" {
 			req.Header.Set("Mcp-Name", name)
 		}
 	}

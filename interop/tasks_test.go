@@ -2,7 +2,9 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
@@ -103,5 +106,87 @@ func TestTaskEndToEnd(t *testing.T) {
 	defer mu.Unlock()
 	if len(statuses) < 2 || statuses[0] != "input_required" || statuses[len(statuses)-1] != "completed" {
 		t.Errorf("status notifications %v, want input_required ... completed", statuses)
+	}
+}
+
+// tapped keeps what the server sends.
+type tapped struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (t *tapped) Message(_ string, dir server.Direction, msg []byte) {
+	if dir == server.ServerToClient {
+		t.mu.Lock()
+		t.sent = append(t.sent, string(msg))
+		t.mu.Unlock()
+	}
+}
+
+func (t *tapped) count(substr string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, m := range t.sent {
+		if strings.Contains(m, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// The 2026-07-28 tasks extension end to end over Streamable HTTP, with our
+// client: a client that follows tasks (client.WithTasks) gets from CallTool
+// the final result of a call the server ran as a task, its question
+// answered on the way (tasks/update), a tool error as a result with
+// isError, a crash as its JSON-RPC error; a client without the extension
+// is refused a tool that runs only as a task (-32021).
+func TestTaskExtensionEndToEnd(t *testing.T) {
+	tap := &tapped{}
+	srv := server.New(conformance.New(conformance.WithStepDelay(5*time.Millisecond)), server.WithStrict(true), server.WithTap(tap), server.WithTaskDelay(20*time.Millisecond))
+	h, shutdown := app.Handler(srv)
+	hs := httptest.NewServer(h)
+	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func(opts ...client.Option) *client.Session {
+		c := client.New("interop", "1", append([]client.Option{client.WithProtocolVersion("2026-07-28"),
+			client.WithElicitation(func(context.Context, mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+			}),
+			client.WithViolationHandler(func(v *client.Violation) { t.Errorf("violation: %v", v) })}, opts...)...)
+		s, err := c.Connect(ctx, &client.StreamableHTTP{URL: hs.URL + "/mcp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := connect(client.WithTasks())
+	if _, ok := s.ServerCapabilities().Extensions[mcp.ExtensionTasks]; !ok {
+		t.Fatalf("server/discover declares no tasks extension: %+v", s.ServerCapabilities())
+	}
+	res, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: conformance.ToolConfirmDelete, Arguments: map[string]any{"filename": "x.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt, _ := res.Content[0].(*mcp.TextContent); txt == nil || txt.Text != "Deleted x.txt." {
+		t.Errorf("confirm_delete: %+v", res.Content)
+	}
+	if tap.count(`"resultType":"task"`) != 1 || tap.count(`"inputRequests"`) == 0 {
+		t.Errorf("the server sent %d tasks and %d input requests, want the call to have run as a task that asked", tap.count(`"resultType":"task"`), tap.count(`"inputRequests"`))
+	}
+	res, err = s.CallTool(ctx, &mcp.CallToolRequestParams{Name: conformance.ToolFailingJob})
+	if err != nil || res.IsError == nil || !*res.IsError {
+		t.Errorf("failing_job: %+v, %v: want a result with isError", res, err)
+	}
+	var e *wire.Error
+	_, err = s.CallTool(ctx, &mcp.CallToolRequestParams{Name: conformance.ToolProtocolErrorJob})
+	if !errors.As(err, &e) || e.Code != wire.CodeInternalError {
+		t.Errorf("protocol_error_job: %v, want its -32603", err)
+	}
+	_, err = connect().CallTool(ctx, &mcp.CallToolRequestParams{Name: conformance.ToolFailingJob})
+	if !errors.As(err, &e) || e.Code != wire.CodeMissingRequiredClientCapability {
+		t.Errorf("failing_job without the extension: %v, want -32021", err)
 	}
 }

@@ -67,7 +67,7 @@ func (l *listener) send(s *Server, method string, params wire.Encoder) error {
 // listen serves subscriptions/listen: it acknowledges the filter, then
 // forwards matching notifications until the client closes the stream or the
 // server shuts down, and then ends the subscription with its result.
-func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, related Outbox) ([]byte, int) {
+func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, caps *mcp.ClientCapabilities, related Outbox) ([]byte, int) {
 	if related == nil {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: subscriptions/listen needs a streamed response (SSE, stdio or WebSocket)"})
 	}
@@ -78,7 +78,7 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	params.Notifications.ResourceSubscriptions = s.subscribable(ctx, params.Notifications.ResourceSubscriptions)
 	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications}
 	if ids, ok := params.Notifications.Extra[tasksStatus].([]any); ok {
-		l.tasks = s.followable(ctx, spec, ids)
+		l.tasks = s.followable(ctx, spec, caps, ids)
 		kept := make([]any, 0, len(l.tasks))
 		for _, id := range ids {
 			if id, _ := id.(string); l.tasks[id] {
@@ -146,22 +146,34 @@ func (s *Server) subscribable(ctx context.Context, uris []string) []string {
 }
 
 // followable keeps the ids of tasks the caller may follow on a listen
-// stream: its own, where the revision has the tasks extension and the
-// caller declares it. The acknowledgement lists what was kept.
-func (s *Server) followable(ctx context.Context, spec *wire.Spec, ids []any) map[string]bool {
+// stream: its own tasks of the revision's tasks extension, where the
+// caller declares it; at most maxFollowed. The acknowledgement lists what
+// was kept.
+func (s *Server) followable(ctx context.Context, spec *wire.Spec, caps *mcp.ClientCapabilities, ids []any) map[string]bool {
 	kept := map[string]bool{}
-	m, ok := spec.Method(mcp.MethodGetTask)
-	if !ok || m.Extension == "" {
+	ext := tasksExtension(spec)
+	if ext == "" || !declares(caps, ext) {
 		return kept
 	}
 	owner := extensionOwner(ctx)
-	for _, id := range ids {
+	for _, id := range ids[:min(len(ids), maxFollowed)] {
 		id, _ := id.(string)
-		if _, found := s.lookupTask(owner, id); found && len(kept) < maxFollowed {
+		if _, found := s.lookupTask(owner, ext, id); found {
 			kept[id] = true
 		}
 	}
 	return kept
+}
+
+// tasksExtension is the extension of the revision that brings tasks, or
+// "".
+func tasksExtension(spec *wire.Spec) string {
+	for _, x := range spec.Extensions {
+		if x.Tasks != nil {
+			return x.ID
+		}
+	}
+	return ""
 }
 
 // maxFollowed bounds the tasks one listen stream follows.
@@ -179,18 +191,9 @@ func (s *Server) tellListeners(t *task) {
 	}
 	s.mu.Unlock()
 	for _, l := range ls {
-		if _, ok := l.spec.Method(mcp.MethodTaskStatus); !ok {
-			continue
-		}
 		l := l
 		l.queue.push("task:"+t.id, func() { // one waiting to be sent sends the task as it is by then
-			tree := wire.WithMeta(t.detail(l.spec), wire.MetaSubscriptionID, l.id.Value())
-			msg, err := s.encodeMessage(l.spec, wire.ID{}, mcp.MethodTaskStatus, tree)
-			if err == nil {
-				s.tapStateless(ServerToClient, msg)
-				err = l.out.Send(msg)
-			}
-			if err != nil {
+			if err := l.send(s, mcp.MethodTaskStatus, t.statusParams()); err != nil {
 				s.log.Debug("listen stream: task status", "task", t.id, "err", err)
 			}
 		})

@@ -162,8 +162,12 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 			return reject(msg.ID, wire.InvalidParams(err))
 		}
 	}
+	caps := new(mcp.ClientCapabilities)
+	if err := caps.DecodeValue(meta[wire.MetaClientCapabilities], spec.Index); err != nil {
+		return reject(msg.ID, wire.InvalidParams(wire.At(wire.At(wire.At(err, wire.MetaClientCapabilities), "_meta"), "params")))
+	}
 	if msg.Method == mcp.MethodSubscriptionsListen {
-		return s.listen(ctx, spec, m, msg, related)
+		return s.listen(ctx, spec, m, msg, caps, related)
 	}
 	release, ok := s.startCall(nil, CallerFrom(ctx).Key)
 	if !ok {
@@ -179,10 +183,7 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if level, ok := meta[wire.MetaLogLevel].(string); ok {
 		p.level = mcp.LoggingLevel(level)
 	}
-	p.caps = new(mcp.ClientCapabilities)
-	if err := p.caps.DecodeValue(meta[wire.MetaClientCapabilities], spec.Index); err != nil {
-		return reject(msg.ID, wire.InvalidParams(wire.At(wire.At(wire.At(err, wire.MetaClientCapabilities), "_meta"), "params")))
-	}
+	p.caps = caps
 	if err := p.restore(params); err != nil {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: "Invalid params: " + err.Error(),
 			Data: map[string]any{"field": "/params/requestState", "reason": err.Error()}})
@@ -251,17 +252,11 @@ func checkHeaders(h *RequestHeaders, msg *jsonrpc.Message, version string, param
 	if h.Method != msg.Method {
 		return mismatch("Mcp-Method", h.Method, msg.Method)
 	}
-	var name string
-	switch msg.Method {
-	case mcp.MethodCallTool, mcp.MethodGetPrompt:
-		name, _ = params["name"].(string)
-	case mcp.MethodReadResource:
-		name, _ = params["uri"].(string)
-	case mcp.MethodGetTask, mcp.MethodUpdateTask, mcp.MethodCancelTask: // the tasks extension: the task id
-		name, _ = params["taskId"].(string)
-	default:
+	param := wire.NameParam(msg.Method)
+	if param == "" {
 		return nil
 	}
+	name, _ := params[param].(string)
 	if h.Name != name {
 		return mismatch("Mcp-Name", h.Name, name)
 	}

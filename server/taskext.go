@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -97,8 +96,8 @@ func (s *Server) serverDirected(ctx context.Context, spec *wire.Spec, m wire.Met
 	case <-timer.C:
 	}
 	now := time.Now()
-	t := &task{id: newTaskID(), owner: extensionOwner(ctx), client: CallerFrom(ctx).Key, method: msg.Method, spec: spec,
-		created: now, updated: now, ttl: ttl, srv: s, status: mcp.TaskStatusWorking, cancel: cancel, done: make(chan struct{})}
+	t := &task{id: newTaskID(), owner: extensionOwner(ctx), client: CallerFrom(ctx).Key, method: msg.Method, spec: spec, ext: m.TaskExtension,
+		created: now, updated: now, ttl: ttl, srv: s, local: true, status: mcp.TaskStatusWorking, cancel: cancel, done: make(chan struct{})}
 	p.mu.Lock()
 	if len(p.needed) > 0 { // it asked for input first: an input-required result
 		p.mu.Unlock()
@@ -107,24 +106,21 @@ func (s *Server) serverDirected(ctx context.Context, spec *wire.Spec, m wire.Met
 	if e := s.addTask(t); e != nil {
 		p.mu.Unlock()
 		cancel()
+		<-ended // the call holds the request's in-flight slot until it returns
 		reply, code := reject(msg.ID, e)
 		return reply, code, true
 	}
 	p.task = t // from now on it asks through the task
 	p.mu.Unlock()
+	s.changed(t, false) // saved before it is returned: tasks/get finds it at once
 	r := *release
 	*release = nil
 	s.runTask(tctx, t, m, r, func() (wire.Encoder, error) { o := <-ended; return o.result, o.err })
-	v := t.view()
-	res := &mcp.CreateTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage, CreatedAt: v.CreatedAt,
-		LastUpdatedAt: v.LastUpdatedAt, TTLMs: v.TTLMs, PollIntervalMs: v.PollIntervalMs, Task: &v}
-	tm := m
-	tm.Result, tm.Response = m.TaskResult, ""
-	return s.encodeResult(spec, tm, msg.ID, res), 0, true
+	return s.encodeResult(spec, asTask(m), msg.ID, t.createdResult()), 0, true
 }
 
 // extensionTaskRequest serves tasks/get, tasks/update and tasks/cancel of
-// the extension; ok is false for any other method.
+// the extension (m.Extension); ok is false for any other method.
 func (s *Server) extensionTaskRequest(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message) (reply []byte, code int, ok bool) {
 	switch msg.Method {
 	case mcp.MethodGetTask, mcp.MethodUpdateTask, mcp.MethodCancelTask:
@@ -133,67 +129,34 @@ func (s *Server) extensionTaskRequest(ctx context.Context, spec *wire.Spec, m wi
 	}
 	params, _ := msg.Params.(map[string]any)
 	id, _ := params["taskId"].(string)
-	t, found := s.lookupTask(extensionOwner(ctx), id)
+	t, found := s.lookupTask(extensionOwner(ctx), m.Extension, id)
 	if !found {
-		reply, code = reject(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: no task %q", id),
-			Data: map[string]any{"field": "/params/taskId", "reason": "no such task"}})
+		reply, code = reject(msg.ID, unknownTask(id))
 		return reply, code, true
 	}
-	ack := func() ([]byte, int, bool) {
-		return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, map[string]any{})), 0, true
-	}
+	var result wire.Encoder
 	switch msg.Method {
+	case mcp.MethodGetTask:
+		result = t.state()
+	case mcp.MethodCancelTask:
+		if e := s.cancelTask(spec, t); e != nil {
+			reply, code = reject(msg.ID, e)
+			return reply, code, true
+		}
+		result = t.cancelledResult()
 	case mcp.MethodUpdateTask:
-		if t.cancel == nil && !t.terminal() {
+		t.mu.Lock()
+		waits := t.local || t.terminal()
+		t.mu.Unlock()
+		if !waits {
 			// Its record is here, its wait for input is in the process
 			// that runs it: an acknowledgement would lose the answers.
-			reply, code = reject(msg.ID, &wire.Error{Code: wire.CodeInternalError,
-				Message: "Internal error: another server of this deployment runs the task; send tasks/update where its Mcp-Name header routes it",
-				Data:    map[string]any{"taskId": id}})
+			reply, code = reject(msg.ID, elsewhere(id))
 			return reply, code, true
 		}
 		responses, _ := params["inputResponses"].(map[string]any)
 		t.answer(responses)
-		return ack()
-	case mcp.MethodCancelTask:
-		t.mu.Lock()
-		if t.terminal() || t.cancel == nil { // ended, or run by another process: cancellation is cooperative
-			t.mu.Unlock()
-			return ack()
-		}
-		t.status, t.updated = mcp.TaskStatusCancelled, time.Now()
-		t.cancel()
-		t.input.drop()
-		close(t.done)
-		t.mu.Unlock()
-		s.changed(t, true)
-		return ack()
+		result = &mcp.UpdateTaskResult{}
 	}
-	return s.encodeTree(spec, m, msg.ID, s.complete(spec, m, t.detail(spec))), 0, true
-}
-
-// detail is the task as tasks/get of the extension shows it, in spec's
-// shape: with its pending inputRequests, its result or its error inlined.
-func (t *task) detail(spec *wire.Spec) map[string]any {
-	v := t.view()
-	tree, _ := spec.Project(&mcp.GetTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage,
-		CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTLMs: v.TTLMs, PollIntervalMs: v.PollIntervalMs}).(map[string]any)
-	if tree == nil {
-		tree = map[string]any{}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case t.status == mcp.TaskStatusInputRequired:
-		if reqs := t.input.requests(); reqs != nil {
-			tree["inputRequests"] = reqs
-		}
-	case t.status == mcp.TaskStatusCompleted && len(t.result) > 0:
-		if r, err := wire.Parse(t.result); err == nil {
-			tree["result"] = r
-		}
-	case t.status == mcp.TaskStatusFailed && t.err != nil:
-		tree["error"] = t.err.Object()
-	}
-	return tree
+	return s.encodeResult(spec, m, msg.ID, result), 0, true
 }

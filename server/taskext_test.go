@@ -264,7 +264,7 @@ func TestExtensionTaskOwnerAndNotifications(t *testing.T) {
 	listen := func(c *extClient) (*recorder, func()) {
 		out := &recorder{}
 		ctx, cancel := context.WithCancel(c.ctx)
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"tasksStatus":[%q]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, withTasks)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"tasksStatus":[%q]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, id, c.caps)
 		ended := make(chan struct{})
 		go func() { defer close(ended); srv.ServeStateless(ctx, srv.Parse([]byte(body)), out, nil) }()
 		return out, func() { cancel(); <-ended }
@@ -273,6 +273,9 @@ func TestExtensionTaskOwnerAndNotifications(t *testing.T) {
 	defer stopMine()
 	theirs, stopTheirs := listen(bob)
 	defer stopTheirs()
+	undeclared := newExtClient(t, srv, `{}`).as("alice") // without the extension, nothing to follow
+	plain, stopPlain := listen(undeclared)
+	defer stopPlain()
 	var heard []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !strings.Contains(strings.Join(heard, ""), `"status":"completed"`); time.Sleep(10 * time.Millisecond) {
 		for _, m := range mine.take() {
@@ -283,9 +286,15 @@ func TestExtensionTaskOwnerAndNotifications(t *testing.T) {
 	if !strings.Contains(heard[0], `"tasksStatus":["`+id+`"]`) || !strings.Contains(all, `"method":"notifications/tasks/status"`) || !strings.Contains(all, "Computed mine in 0.5s.") {
 		t.Errorf("alice's stream: %s\nwant the acknowledgement and the completed task with its result", all)
 	}
-	for _, m := range theirs.take() {
-		if s := string(m); !strings.Contains(s, `"tasksStatus":[]`) {
-			t.Errorf("bob's stream heard %s, want only an acknowledgement that follows nothing", s)
+	for who, r := range map[string]*recorder{"bob's": theirs, "an undeclared": plain} {
+		msgs := r.take()
+		if len(msgs) == 0 {
+			t.Errorf("%s stream got no acknowledgement", who)
+		}
+		for _, m := range msgs {
+			if s := string(m); !strings.Contains(s, `"tasksStatus":[]`) {
+				t.Errorf("%s stream heard %s, want only an acknowledgement that follows nothing", who, s)
+			}
 		}
 	}
 }
@@ -341,4 +350,35 @@ func TestExtensionTaskOfAnotherServer(t *testing.T) {
 	if got := b.until(id, "completed", "failed"); firstText(t, got["result"]) != "Deleted b.txt." {
 		t.Errorf("through the other server: %v", got)
 	}
+}
+
+// The two kinds of task are apart: a 2025-11-25 session of the same user
+// neither gets nor lists a task of the extension, which the other kind's
+// methods would mistake for one of their own (the regression: tasks/result
+// took it for a stored task and asked a task store there was none of).
+func TestExtensionTaskIsNotASessionTask(t *testing.T) {
+	srv := newExtServer(t)
+	c := newExtClient(t, srv, withTasks).as("alice")
+	id := c.ok("tools/call", `{"name":"slow_compute","arguments":{"seconds":2}}`)["taskId"].(string)
+	sess, err := srv.NewSession("", nil, server.OpenedBy(server.Caller{Owner: "alice", Key: "principal:alice"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(body string) map[string]any {
+		var m map[string]any
+		_ = json.Unmarshal(sess.Handle(context.Background(), []byte(body), nil), &m)
+		return m
+	}
+	call(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	for i, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		got := call(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"taskId":%q}}`, i+2, m, id))
+		if e, _ := got["error"].(map[string]any); e["code"] != float64(-32602) {
+			t.Errorf("%s of the extension's task from a 2025-11-25 session: %v, want -32602", m, got)
+		}
+	}
+	if got := call(`{"jsonrpc":"2.0","id":9,"method":"tasks/list","params":{}}`); strings.Contains(fmt.Sprint(got), id) {
+		t.Errorf("tasks/list lists the extension's task: %v", got)
+	}
+	c.ok("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, id))
 }

@@ -106,17 +106,32 @@ func (t *task) askClient(ctx context.Context, inputs map[string]peer.Input) (map
 		t.srv.changed(t, true)
 	}
 
+	// However the wait ends, what it asked stops waiting, and the task is
+	// working again once nothing else waits.
+	defer func() {
+		t.mu.Lock()
+		for _, key := range keys {
+			if w := t.input.pending[key]; w != nil {
+				close(w.done)
+				delete(t.input.pending, key)
+			}
+		}
+		back := len(t.input.pending) == 0 && t.status == mcp.TaskStatusInputRequired
+		if back {
+			t.status, t.updated = mcp.TaskStatusWorking, time.Now()
+		}
+		t.mu.Unlock()
+		if back {
+			t.srv.changed(t, true)
+		}
+	}()
 	out := make(map[string]wire.Encoder, len(waits))
-	var err error
 	for _, name := range names {
 		w := waits[name]
 		select {
 		case <-w.done:
 		case <-ctx.Done():
-			err = ctx.Err()
-		}
-		if err != nil {
-			break
+			return out, ctx.Err()
 		}
 		t.mu.Lock()
 		answer := w.answer
@@ -124,34 +139,20 @@ func (t *task) askClient(ctx context.Context, inputs map[string]peer.Input) (map
 		if answer == nil {
 			return out, context.Canceled // the task ended
 		}
-		r, derr := mcp.DecodeResult(w.method, answer, t.spec.Index)
-		if derr != nil {
-			return out, fmt.Errorf("input %q: the client's answer is not a %s result: %w", name, w.method, derr)
+		r, err := mcp.DecodeResult(w.method, answer, t.spec.Index)
+		if err != nil { // answer lets only decodable ones through
+			return out, fmt.Errorf("input %q: the client's answer is not a %s result: %w", name, w.method, err)
 		}
 		out[name] = r
 	}
-	t.mu.Lock()
-	for _, key := range keys {
-		if w := t.input.pending[key]; w != nil {
-			close(w.done)
-			delete(t.input.pending, key)
-		}
-	}
-	back := err == nil && len(t.input.pending) == 0 && t.status == mcp.TaskStatusInputRequired
-	if back {
-		t.status, t.updated = mcp.TaskStatusWorking, time.Now()
-	}
-	t.mu.Unlock()
-	if back {
-		t.srv.changed(t, true)
-	}
-	return out, err
+	return out, nil
 }
 
 // answer gives the task the client's answers (tasks/update); keys it does
 // not wait on (never asked, answered already) are ignored, as SEP-2663
-// says, and so is an answer that is no InputResponse of the revision (the
-// key waits on). The task stays input_required while other keys wait.
+// says, and so is an answer that is no InputResponse of the revision or
+// not one of its request's kind (the key waits on). The task stays
+// input_required while other keys wait.
 func (t *task) answer(responses map[string]any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -162,6 +163,10 @@ func (t *task) answer(responses map[string]any) {
 		}
 		if err := t.spec.Validate(inputResponse, v); err != nil {
 			t.srv.log.Debug("task: an answer that is no input response is ignored", "task", t.id, "key", k, "err", err)
+			continue
+		}
+		if _, err := mcp.DecodeResult(w.method, v, t.spec.Index); err != nil {
+			t.srv.log.Debug("task: an answer of another kind than its request is ignored", "task", t.id, "key", k, "method", w.method, "err", err)
 			continue
 		}
 		w.answer = v

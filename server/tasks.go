@@ -18,12 +18,15 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// Tasks (2025-11-25): a request whose params carry task runs on by
-// itself; the client gets the task at once (CreateTaskResult), follows it
-// with tasks/get or notifications/tasks/status, and fetches what the
-// request would have answered with tasks/result. The core runs them for
-// any handler; a handler says which tools may or must run as tasks
-// (TaskSupporter; package app from each tool's execution.taskSupport).
+// Tasks: a request that runs on by itself after it has been answered
+// with its task. Under 2025-11-25 the client asks for one (params.task),
+// follows it with tasks/get or notifications/tasks/status and fetches
+// what the request would have answered with tasks/result; under the tasks
+// extension of 2026-07-28 the server decides (taskext.go). The core runs
+// them for any handler; a handler says which tools may or must run as
+// tasks (TaskSupporter; package app from each tool's
+// execution.taskSupport). This file holds the table both kinds share,
+// and 2025-11-25's methods.
 
 // TaskSupporter is implemented by handlers whose tools run as tasks.
 type TaskSupporter interface {
@@ -72,7 +75,14 @@ type task struct {
 	created   time.Time
 	ttl       time.Duration
 	srv       *Server
-	sess      *Session // to tell of status changes (nil for a task of an earlier process, and for the extension's)
+	sess      *Session // the session to tell of status changes (2025-11-25 tasks this process runs)
+	// ext is the extension whose task it is (the tasks extension of
+	// 2026-07-28: the method table's TaskExtension), "" for a task of
+	// 2025-11-25: neither kind is the other's to see.
+	ext string
+	// local: this process runs the task (else its record came from the
+	// store: another process runs it, or ran it).
+	local bool
 
 	saveMu sync.Mutex // orders the saves and notifications of one task
 
@@ -83,7 +93,7 @@ type task struct {
 	asking  int                // requests to the client outstanding
 	result  []byte             // the result, projected, completed and encoded
 	err     *wire.Error        // or the error
-	cancel  context.CancelFunc // nil where this process does not run the task
+	cancel  context.CancelFunc // set where local
 	done    chan struct{}
 	// The extension's tasks ask the client through tasks/get and
 	// tasks/update (taskinput.go); 2025-11-25's send their requests on an
@@ -94,21 +104,6 @@ type task struct {
 
 func (t *task) terminal() bool {
 	return t.status == mcp.TaskStatusCompleted || t.status == mcp.TaskStatusFailed || t.status == mcp.TaskStatusCancelled
-}
-
-// view is the task as the protocol shows it.
-func (t *task) view() mcp.Task {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ttl := t.ttl.Milliseconds()
-	poll := taskPollInterval.Milliseconds()
-	// Both revisions' names of the durations: the projection keeps the
-	// ones of the revision the task is shown in.
-	return mcp.Task{
-		TaskID: t.id, Status: t.status, StatusMessage: t.message,
-		CreatedAt: t.created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano),
-		TTL: &ttl, PollInterval: &poll, TTLMs: &ttl, PollIntervalMs: &poll,
-	}
 }
 
 // tasks is the server's table of the tasks this process runs or ran; a
@@ -148,8 +143,9 @@ func (t *task) record() TaskRecord {
 	return r
 }
 
-// changed saves the task's record (a durable store) and tells its
-// session, in the order the changes happened.
+// changed saves the task's record as it is now (a durable store) and
+// tells whoever follows it. Saves do not overlap (saveMu), so the last
+// one holds the newest state; a notification may repeat the one before.
 func (s *Server) changed(t *task, tell bool) {
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
@@ -175,6 +171,9 @@ func (s *Server) fromRecord(r TaskRecord) *task {
 	}
 	t := &task{id: r.ID, owner: r.Owner, method: r.Method, spec: spec, created: r.Created, updated: r.Updated, ttl: r.TTL,
 		srv: s, status: mcp.TaskStatus(r.Status), message: r.Message, result: r.Result, done: make(chan struct{})}
+	if m, ok := spec.Method(r.Method); ok {
+		t.ext = m.TaskExtension
+	}
 	if len(r.Error) > 0 {
 		if tree, err := wire.Parse(r.Error); err == nil {
 			t.err, _ = wire.ErrorOf(tree)
@@ -197,15 +196,16 @@ func (s *Server) taskLease() time.Duration {
 	return defaultTaskLease
 }
 
-// lookupTask finds a task of owner, in memory or in the store; another
-// owner's is unknown too.
-func (s *Server) lookupTask(owner, id string) (*task, bool) {
+// lookupTask finds a task of owner and of the kind ext (see task.ext), in
+// memory or in the store; another owner's, or another kind, is unknown
+// too.
+func (s *Server) lookupTask(owner, ext, id string) (*task, bool) {
 	s.tasks.mu.Lock()
 	s.sweepTasksLocked(time.Now())
 	t, ok := s.tasks.byID[id]
 	s.tasks.mu.Unlock()
 	if ok {
-		return t, t.owner == owner
+		return t, t.owner == owner && t.ext == ext
 	}
 	if s.cfg.taskStore == nil {
 		return nil, false
@@ -217,7 +217,7 @@ func (s *Server) lookupTask(owner, id string) (*task, bool) {
 		}
 		return nil, false
 	}
-	return t, true
+	return t, t.ext == ext
 }
 
 // storedTask reads a task of owner from the store: ErrTaskNotFound when
@@ -264,7 +264,7 @@ func (s *Server) sweepTasksLocked(now time.Time) {
 		if expired {
 			delete(ts.byID, id)
 		} else if ended {
-			finished[t.owner] = append(finished[t.owner], t)
+			finished[t.keeper()] = append(finished[t.keeper()], t)
 		}
 	}
 	for _, done := range finished {
@@ -276,6 +276,16 @@ func (s *Server) sweepTasksLocked(now time.Time) {
 			delete(ts.byID, t.id) // still readable from a durable store until its TTL
 		}
 	}
+}
+
+// keeper is whose share of the finished tasks kept in memory a task counts
+// against: its owner's, or, for the tasks nobody owns (holderOwner), its
+// client's, so that one anonymous client cannot push out everyone's.
+func (t *task) keeper() string {
+	if t.owner == holderOwner {
+		return "client:" + t.client
+	}
+	return t.owner
 }
 
 // dropSessionTasks forgets the tasks owned by a session that ended: no
@@ -319,7 +329,7 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 	}
 	now := time.Now()
 	t := &task{id: newTaskID(), owner: owner, client: CallerFrom(ctx).Key, method: msg.Method, spec: spec, created: now, updated: now, ttl: ttl,
-		srv: srv, sess: sess, status: mcp.TaskStatusWorking, done: make(chan struct{})}
+		srv: srv, sess: sess, local: true, status: mcp.TaskStatusWorking, done: make(chan struct{})}
 	// The task runs on its own: not cancelled with its request, ended by
 	// tasks/cancel, its TTL, or the server's end.
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
@@ -329,20 +339,17 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 		release()
 		return jsonrpc.EncodeError(msg.ID, e)
 	}
+	srv.changed(t, false)
 
 	p := &callPeer{sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id, asking: t.ask, task: t}
 	srv.runTask(tctx, t, m, release, func() (wire.Encoder, error) { return srv.call(peer.With(tctx, p), msg, spec) })
-	v := t.view()
-	res := &mcp.CreateTaskResult{Task: &v}
-	tm := m
-	tm.Result, tm.Response = m.TaskResult, ""
-	return srv.encodeResult(spec, tm, msg.ID, res)
+	return srv.encodeResult(spec, asTask(m), msg.ID, t.createdResult())
 }
 
-// addTask puts a task that starts in the table and saves its record, so
-// that tasks/get finds it as soon as it is returned; the bounds on running
-// tasks give a -32000 error instead. The caller runs it, and calls
-// srv.wg.Done when it ends.
+// addTask puts a task that starts in the table; the bounds on running
+// tasks give a -32000 error instead. The caller saves its record (changed)
+// before it returns the task, so that tasks/get finds it as soon as it is
+// returned, runs it, and calls srv.wg.Done when it ends.
 func (s *Server) addTask(t *task) *wire.Error {
 	s.tasks.mu.Lock()
 	s.sweepTasksLocked(t.created)
@@ -367,7 +374,6 @@ func (s *Server) addTask(t *task) *wire.Error {
 	s.tasks.byID[t.id] = t
 	s.wg.Add(1)
 	s.tasks.mu.Unlock()
-	s.changed(t, false)
 	return nil
 }
 
@@ -498,10 +504,7 @@ func (t *task) tell() {
 		return
 	default:
 	}
-	v := t.view()
-	params := &mcp.TaskStatusNotificationParams{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage,
-		CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTL: v.TTL, PollInterval: v.PollInterval}
-	if err := t.sess.Notify(context.Background(), mcp.MethodTaskStatus, params); err != nil && !errors.Is(err, ErrNoStream) {
+	if err := t.sess.Notify(context.Background(), mcp.MethodTaskStatus, t.statusParams()); err != nil && !errors.Is(err, ErrNoStream) {
 		t.sess.srv.log.Debug("task status", "task", t.id, "err", err)
 	}
 }
@@ -558,22 +561,17 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 	srv := sess.srv
 	params, _ := msg.Params.(map[string]any)
 	id, _ := params["taskId"].(string)
-	unknown := func() []byte {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: no task %q", id),
-			Data: map[string]any{"field": "/params/taskId", "reason": "no such task"}})
-	}
+	unknown := func() []byte { return jsonrpc.EncodeError(msg.ID, unknownTask(id)) }
 	switch msg.Method {
 	case mcp.MethodGetTask:
-		t, found := srv.lookupTask(owner, id)
+		t, found := srv.lookupTask(owner, "", id)
 		if !found {
 			return unknown(), true
 		}
-		v := t.view()
-		return srv.encodeResult(spec, m, msg.ID, &mcp.GetTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage,
-			CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTL: v.TTL, PollInterval: v.PollInterval}), true
+		return srv.encodeResult(spec, m, msg.ID, t.state()), true
 	case mcp.MethodGetTaskPayload:
-		t, found := srv.lookupTask(owner, id)
-		if found && t.sess == nil {
+		t, found := srv.lookupTask(owner, "", id)
+		if found && !t.local {
 			t, found = srv.awaitStored(ctx, owner, t)
 		}
 		if !found {
@@ -607,25 +605,14 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 	case mcp.MethodListTasks:
 		return srv.listTasks(ctx, spec, m, msg, owner), true
 	case mcp.MethodCancelTask:
-		t, found := srv.lookupTask(owner, id)
+		t, found := srv.lookupTask(owner, "", id)
 		if !found {
 			return unknown(), true
 		}
-		t.mu.Lock()
-		if t.terminal() || t.sess == nil {
-			status := t.status
-			t.mu.Unlock()
-			return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: task %q is %s, not running here", id, status),
-				Data: map[string]any{"field": "/params/taskId", "reason": "the task has ended"}}), true
+		if e := srv.cancelTask(spec, t); e != nil {
+			return jsonrpc.EncodeError(msg.ID, e), true
 		}
-		t.status, t.updated = mcp.TaskStatusCancelled, time.Now()
-		t.cancel()
-		close(t.done)
-		t.mu.Unlock()
-		srv.changed(t, true)
-		v := t.view()
-		return srv.encodeResult(spec, m, msg.ID, &mcp.CancelTaskResult{TaskID: v.TaskID, Status: v.Status, StatusMessage: v.StatusMessage,
-			CreatedAt: v.CreatedAt, LastUpdatedAt: v.LastUpdatedAt, TTL: v.TTL, PollInterval: v.PollInterval}), true
+		return srv.encodeResult(spec, m, msg.ID, t.cancelledResult()), true
 	}
 	return nil, false
 }
@@ -647,6 +634,9 @@ func (s *Server) awaitStored(ctx context.Context, owner string, t *task) (_ *tas
 		case <-tick.C:
 		}
 		next, err := s.storedTask(ctx, owner, t.id)
+		if err == nil && next.ext != t.ext {
+			err = ErrTaskNotFound
+		}
 		switch {
 		case errors.Is(err, ErrTaskNotFound):
 			return nil, false
@@ -674,7 +664,7 @@ func (s *Server) listTasks(ctx context.Context, spec *wire.Spec, m wire.Method, 
 	s.sweepTasksLocked(time.Now())
 	mine := map[string]*task{}
 	for _, t := range s.tasks.byID {
-		if t.owner == owner {
+		if t.owner == owner && t.ext == "" {
 			mine[t.id] = t
 		}
 	}
@@ -690,7 +680,9 @@ func (s *Server) listTasks(ctx context.Context, spec *wire.Spec, m wire.Method, 
 		for _, r := range records {
 			if _, live := s.tasks.byID[r.ID]; !live && now.Before(r.Expires()) {
 				if _, seen := mine[r.ID]; !seen {
-					mine[r.ID] = s.fromRecord(r)
+					if t := s.fromRecord(r); t.ext == "" {
+						mine[r.ID] = t
+					}
 				}
 			}
 		}

@@ -65,6 +65,7 @@ func (ts *taskStreams) current() ([]*resultStream, <-chan struct{}) {
 // else on the session's stream; a request (wait) waits for one of them
 // until ctx ends, a notification is dropped (ErrNoStream).
 func (t *task) deliver(ctx context.Context, sess *Session, msg []byte, wait bool) error {
+	sess.tap(ServerToClient, msg) // once, whichever stream takes it
 	failed := map[*resultStream]bool{}
 	for {
 		streams, opened := t.streams.current()
@@ -72,14 +73,12 @@ func (t *task) deliver(ctx context.Context, sess *Session, msg []byte, wait bool
 			if failed[rs] {
 				continue
 			}
-			sess.tap(ServerToClient, msg)
 			if err := rs.out.Send(msg); err == nil {
 				return nil
 			}
 			failed[rs] = true // its client went away
 		}
 		if s := sess.stream(); s != nil {
-			sess.tap(ServerToClient, msg)
 			return s.Send(msg)
 		}
 		if !wait {
