@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/guard"
@@ -49,6 +50,8 @@ type serveConfig struct {
 	chat         chatConfig
 	stateless    bool
 	record       string
+	metricsAddr  string
+	accessLog    bool
 	taskStore    string
 	taskDelay    time.Duration
 	maxInflight  int
@@ -121,6 +124,8 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
 	fl.DurationVar(&c.taskDelay, "task-delay", server.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
 	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL")
+	fl.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at `ADDR`/metrics on a listener of their own (default: /metrics on the HTTP listener; stdio serves them only with this)")
+	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, session; its arguments at debug)")
 	fl.StringVar(&c.record, "record", "", "append every message to `FILE`, one JSON line each (schema/ext/RecordedMessage.json), for mcpstack validate")
 	c.limits.register(fl)
 	c.auth.RegisterFlags(fl)
@@ -235,7 +240,15 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, server.WithTap(rec))
 		recorder = rec
 	}
+	obs, stopObserving, err := newObserver(context.Background(), c, b.handler, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstack serve:", err)
+		return 2
+	}
+	defer stopObserving() // after srv.Close: the last spans are flushed
+	opts = append(opts, server.WithObserver(obs))
 	srv := server.New(b.handler, opts...)
+	obs.Watch(srv)
 	if recorder != nil {
 		// A session's end is recorded too: nothing may follow it.
 		srv.OnSessionClosed(func(id string) { recorder.Shutdown(id, server.ServerToClient) })
@@ -246,6 +259,14 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.metricsAddr != "" {
+		stopMetrics, err := serveMetrics(c.metricsAddr, obs, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpstack serve: --metrics-addr:", err)
+			return 1
+		}
+		defer stopMetrics()
+	}
 	if c.stdio {
 		log.Info("serving MCP on stdio", "profile", c.profile)
 		if err := stdio.Serve(ctx, srv, os.Stdin, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
@@ -254,7 +275,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := serveHTTP(ctx, c, srv, mode, rate, log); err != nil {
+	if err := serveHTTP(ctx, c, srv, obs, mode, rate, log); err != nil {
 		log.Error("http", "err", err)
 		return 1
 	}
@@ -263,7 +284,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 
 // serveHTTP listens, serves until ctx ends, then drains: GET streams close,
 // calls in flight get up to the shutdown timeout to finish.
-func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode streamable.ResponseMode, rate httpx.RateLimit, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *observe.Observer, mode streamable.ResponseMode, rate httpx.RateLimit, log *slog.Logger) error {
 	c.auth.Logger = log
 	az, err := auth.New(ctx, c.auth)
 	if err != nil {
@@ -281,7 +302,10 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, mode stre
 	opts := []app.HTTPOption{
 		app.HTTPAuth(az), app.HTTPMaxBody(c.maxBody), app.HTTPResponseMode(mode),
 		app.HTTPEventLimits(lim.eventBytes, lim.eventBytesTotal), app.HTTPWriteTimeout(lim.writeTimeout),
-		app.HTTPRateLimit(rate, lim.bytes), app.HTTPMaxConcurrent(c.maxInflight),
+		app.HTTPRateLimit(rate, lim.bytes), app.HTTPMaxConcurrent(c.maxInflight), app.HTTPObserver(obs),
+	}
+	if c.metricsAddr == "" {
+		opts = append(opts, app.HTTPMetrics(obs.Metrics()))
 	}
 	if c.stateless {
 		opts = append(opts, app.HTTPStateless())
@@ -356,11 +380,12 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
+	// Lines logged inside a traced request carry its trace_id and span_id.
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(observe.LogHandler(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(observe.LogHandler(slog.NewJSONHandler(w, opts))), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/streamable"
@@ -49,7 +50,7 @@ func TestServeDrains(t *testing.T) {
 	done := make(chan error, 1)
 	cfg := serveConfig{httpAddr: "127.0.0.1:0", addrFile: addrFile, maxBody: 1 << 20, drain: 10 * time.Second, profile: "conformance"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- serveHTTP(ctx, cfg, srv, streamable.JSON, httpx.RateLimit{}, log) }()
+	go func() { done <- serveHTTP(ctx, cfg, srv, observe.New(), streamable.JSON, httpx.RateLimit{}, log) }()
 	var addr string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(addrFile); err == nil {

@@ -318,3 +318,21 @@ func cursor(p *mcp.PaginatedRequestParams) string {
 	}
 	return p.Cursor
 }
+
+// Registered reports whether name is registered for method: a tool for
+// tools/call, a prompt for prompts/get. It bounds what observers make
+// labels of (observe.WithNames) to what the app has, never the client's
+// input.
+func (a *App) Registered(method, name string) bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	switch method {
+	case mcp.MethodCallTool:
+		_, ok := a.tools.get(name)
+		return ok
+	case mcp.MethodGetPrompt:
+		_, ok := a.prompts.get(name)
+		return ok
+	}
+	return false
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/guard"
@@ -33,6 +34,8 @@ type httpConfig struct {
 	rate, bytes                 httpx.RateLimit
 	maxConcurrent               int
 	loopback                    bool
+	observer                    *observe.Observer
+	metrics                     http.Handler
 }
 
 // DefaultMaxBody is the largest HTTP body (or WebSocket message) Handler
@@ -81,6 +84,16 @@ func HTTPRateLimit(requests, bytes httpx.RateLimit) HTTPOption {
 // HTTPMaxConcurrent bounds the requests one WebSocket has in flight
 // (default 256, as server.WithMaxInflight).
 func HTTPMaxConcurrent(n int) HTTPOption { return func(c *httpConfig) { c.maxConcurrent = n } }
+
+// HTTPObserver counts the MCP routes' answers with o, by status and
+// authentication failure, and takes a request's traceparent header as
+// the parent of its spans (observe.HTTP). Give the server the same
+// Observer (server.WithObserver) for its requests.
+func HTTPObserver(o *observe.Observer) HTTPOption { return func(c *httpConfig) { c.observer = o } }
+
+// HTTPMetrics serves h at /metrics, unauthenticated like /healthz (for
+// an endpoint apart from the MCP listener, serve it on one of its own).
+func HTTPMetrics(h http.Handler) HTTPOption { return func(c *httpConfig) { c.metrics = h } }
 
 // HTTPLoopbackOnly refuses requests whose Host or Origin is not a loopback
 // name (DNS rebinding): for a server bound to 127.0.0.1 or localhost.
@@ -131,6 +144,10 @@ func Handler(srv *server.Server, opts ...HTTPOption) (h http.Handler, shutdown f
 		c.auth.Mount(r)
 		chain = append([]func(http.Handler) http.Handler{c.auth.Middleware()}, chain...)
 	}
+	if c.observer != nil {
+		o := c.observer
+		chain = append([]func(http.Handler) http.Handler{func(next http.Handler) http.Handler { return observe.HTTP(o, next) }}, chain...)
+	}
 	mcp := r.With(chain...)
 	mcp.Handle("/mcp", mcpH)
 	mcp.Get("/mcp/stream", mcpH.ServeHTTP) // the docs' path for the GET stream of a session
@@ -139,6 +156,9 @@ func Handler(srv *server.Server, opts ...HTTPOption) (h http.Handler, shutdown f
 	mcp.Handle("/mcp/ws", wsH)
 	var draining atomic.Bool
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	if c.metrics != nil {
+		r.Handle("/metrics", c.metrics)
+	}
 	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if draining.Load() {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)

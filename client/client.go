@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"io"
 	"log/slog"
 	"net/http"
@@ -30,6 +31,7 @@ type Client struct {
 	log        *slog.Logger
 	maxRounds  int
 	tasks      bool
+	tracer     trace.Tracer // nil: no spans
 }
 
 // Option configures a Client.
@@ -83,6 +85,14 @@ func WithNotificationHandler(fn func(ctx context.Context, method string, params 
 // context ends) cancels the task. Revisions without the extension ignore
 // it; 2025-11-25 tasks are StartTool's.
 func WithTasks() Option { return func(c *Client) { c.tasks = true } }
+
+// WithTracerProvider makes a client span of every request with tp, on
+// the MCP semantic conventions, and carries its trace context to the
+// server in params._meta (traceparent), so that the server's span is its
+// child.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *Client) { c.tracer = tp.Tracer("github.com/mcpstack/mcpstack/client") }
+}
 
 // WithViolationHandler reports protocol violations to fn instead of
 // failing: a result that breaks its schema is still decoded where it can

@@ -261,7 +261,7 @@ func (s *Session) Request(ctx context.Context, method string, params wire.Encode
 
 // roundTrip sends one request and waits for its answer: the result tree,
 // a *wire.Error, or a *Violation.
-func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) reply {
+func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (r reply) {
 	onProgress := progressFrom(ctx)
 	s.mu.Lock()
 	select {
@@ -292,6 +292,11 @@ func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method,
 	}()
 	if onProgress != nil {
 		params = wire.WithMeta(params, "progressToken", token.Value())
+	}
+	if s.c.tracer != nil {
+		var end func(reply)
+		ctx, params, end = s.startSpan(ctx, spec, m, id, params)
+		defer func() { end(r) }()
 	}
 	var p any = params
 	if len(params) == 0 && !m.ParamsRequired {

@@ -19,9 +19,11 @@ import (
 
 // call dispatches to the handler.
 func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (wire.Encoder, error) {
-	return s.guard(msg.Method, func() (wire.Encoder, error) {
+	result, err := s.guard(msg.Method, func() (wire.Encoder, error) {
 		return mcp.DispatchHandler(ctx, s.handler, msg.Method, msg.Params, spec.Index)
 	})
+	noteResult(ctx, result)
+	return result, err
 }
 
 // guard runs a method of the handler, turning a panic into -32603 and a

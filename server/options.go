@@ -31,6 +31,7 @@ type config struct {
 	maxInflight int
 
 	taskDelay time.Duration
+	observer  Observer
 
 	maxClientSessions int
 	clientSessionsSet bool

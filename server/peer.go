@@ -59,12 +59,15 @@ func (p *callPeer) send(msg []byte) error {
 // encode encodes a request or notification of the call; one of a task
 // carries the related-task _meta (2025-11-25: MUST).
 func (p *callPeer) encode(id wire.ID, method string, params wire.Encoder) ([]byte, error) {
-	srv := p.sess.srv
-	if p.related == "" {
-		return srv.encodeOutgoing(p.spec, id, method, params)
+	return p.encodeTree(id, method, projectParams(p.spec, params))
+}
+
+// encodeTree is encode for params in the revision's shape already.
+func (p *callPeer) encodeTree(id wire.ID, method string, tree map[string]any) ([]byte, error) {
+	if p.related != "" {
+		tree = wire.WithMeta(tree, wire.MetaRelatedTask, map[string]any{"taskId": p.related})
 	}
-	tree := wire.WithMeta(projectParams(p.spec, params), wire.MetaRelatedTask, map[string]any{"taskId": p.related})
-	return srv.encodeMessage(p.spec, id, method, tree)
+	return p.sess.srv.encodeMessage(p.spec, id, method, tree)
 }
 
 func (p *callPeer) Notify(ctx context.Context, method string, params wire.Encoder) error {
@@ -92,8 +95,24 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		defer p.asking(false)
 	}
 	id := wire.IntID(sess.nextID.Add(1))
-	msg, err := p.encode(id, method, params)
+	tree := projectParams(p.spec, params)
+	answered := func(int) {}
+	if o := srv.cfg.observer; o != nil {
+		meta, _ := tree["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		answered = o.Ask(ctx, method, meta)
+		if len(meta) > 0 {
+			if tree == nil {
+				tree = map[string]any{}
+			}
+			tree["_meta"] = meta
+		}
+	}
+	msg, err := p.encodeTree(id, method, tree)
 	if err != nil {
+		answered(wire.CodeInternalError)
 		return nil, err
 	}
 	pc := &pendingCall{method: method, reply: make(chan *jsonrpc.Message, 1)}
@@ -119,6 +138,7 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	}
 	if err := send(msg); err != nil {
 		forget()
+		answered(wire.CodeInternalError)
 		return nil, err
 	}
 	timer := time.NewTimer(srv.cfg.callTimeout)
@@ -126,8 +146,10 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	select {
 	case resp := <-pc.reply:
 		if resp.Error != nil {
+			answered(resp.Error.Code)
 			return nil, resp.Error
 		}
+		answered(0)
 		if err := p.spec.Validate(m.Result, resp.Result); err != nil {
 			return nil, fmt.Errorf("client answered %s with an invalid result: %w", method, err)
 		}
@@ -135,12 +157,15 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	case <-ctx.Done():
 		forget()
 		p.cancelCall(id, "the server no longer needs the answer")
+		answered(wire.CodeInternalError)
 		return nil, ctx.Err()
 	case <-timer.C:
 		forget()
 		p.cancelCall(id, "timed out")
+		answered(wire.CodeInternalError)
 		return nil, fmt.Errorf("client did not answer %s within %s", method, srv.cfg.callTimeout)
 	case <-sess.Done():
+		answered(wire.CodeInternalError)
 		return nil, ErrClosed
 	}
 }

@@ -67,7 +67,7 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 	}
 	version := r.Headers.ProtocolVersion
 	if r.SessionID == "" && (s.statelessSpec(version) != nil || !c.in.IsInitialize() && c.in.metaVersion() != "") {
-		c.kind, c.headers = callStateless, &r.Headers
+		c.kind, c.headers, c.transport = callStateless, &r.Headers, r.Transport
 		return c
 	}
 	if msg := s.unsupported(version); msg != "" && (r.Stateless || !c.in.IsInitialize()) {
@@ -242,7 +242,7 @@ func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
 			ctx, cancel = context.WithDeadline(ctx, exp)
 			defer cancel()
 		}
-		body, code := c.srv.ServeStateless(ctx, c.in, out, c.headers)
+		body, code := c.srv.ServeStateless(context.WithValue(ctx, transportKey{}, c.transport), c.in, out, c.headers)
 		return Reply{Body: body, Status: statusOf(body, code), RetryAfter: retryAfter(code)}
 	}
 	ctx = context.WithoutCancel(ctx)

@@ -52,6 +52,7 @@ type Session struct {
 
 	broadcasts notifyQueue // Broadcast's notifications for this session
 
+	opened   time.Time
 	nextID   atomic.Int64
 	lastUsed atomic.Int64 // unix nanoseconds
 	active   atomic.Int32
@@ -70,7 +71,8 @@ type pendingCall struct {
 func newSession(s *Server, id string, out Outbox) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	sess := &Session{
-		srv: s, id: id, ctx: ctx, cancel: cancel, out: out,
+		opened: time.Now(),
+		srv:    s, id: id, ctx: ctx, cancel: cancel, out: out,
 		inflight: map[wire.ID]*inflight{}, pending: map[wire.ID]*pendingCall{},
 	}
 	sess.touch()
@@ -162,6 +164,15 @@ func (sess *Session) Close() {
 	sess.srv.remove(sess) // unlisted before Done fires
 	sess.cancel()
 	sess.srv.sessionClosed(sess.id)
+	if o := sess.srv.cfg.observer; o != nil {
+		sess.mu.Lock()
+		revision := ""
+		if sess.spec != nil {
+			revision = sess.spec.Revision
+		}
+		sess.mu.Unlock()
+		o.SessionEnded(EndedSession{ID: sess.id, Revision: revision, Transport: sess.transport, Lasted: time.Since(sess.opened)})
+	}
 }
 
 func (sess *Session) touch() { sess.lastUsed.Store(time.Now().UnixNano()) }
@@ -287,8 +298,38 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related response, 
 	return in.join(out)
 }
 
-// request answers one request.
+// request answers one request, observed (a stateless one is observed
+// where it is served).
 func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related response) []byte {
+	if sess.srv.cfg.observer == nil {
+		return sess.answer(ctx, msg, related)
+	}
+	sess.mu.Lock()
+	spec := sess.spec
+	sess.mu.Unlock()
+	revision := ""
+	switch {
+	case spec != nil:
+		revision = spec.Revision
+	case msg.Method == mcp.MethodInitialize:
+		params, _ := msg.Params.(map[string]any)
+		revision, _ = params["protocolVersion"].(string)
+	case metaVersionOf(msg) != "":
+		return sess.answer(ctx, msg, related)
+	}
+	ctx, done := sess.srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
+	reply := sess.answer(ctx, msg, related)
+	sess.mu.Lock()
+	if sess.spec != nil {
+		revision = sess.spec.Revision // what initialize negotiated
+	}
+	sess.mu.Unlock()
+	done(reply, revision)
+	return reply
+}
+
+// answer answers one request.
+func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related response) []byte {
 	srv := sess.srv
 	if msg.Method == mcp.MethodInitialize {
 		return sess.initialize(ctx, msg)
@@ -318,6 +359,7 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	}
 	if srv.cfg.validate {
 		if err := spec.Validate(m.Request, msg.Tree); err != nil {
+			noteRefused(ctx, err)
 			return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
 		}
 	}
@@ -461,6 +503,12 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 	sess.mu.Lock()
 	spec := sess.spec
 	sess.mu.Unlock()
+	revision := ""
+	if spec != nil {
+		revision = spec.Revision
+	}
+	ctx, done := srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
+	defer done(nil, revision)
 	if spec == nil {
 		srv.log.Debug("notification before initialize dropped", "method", msg.Method)
 		return
@@ -471,6 +519,7 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 		return
 	}
 	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+		noteRefused(ctx, err)
 		srv.log.Warn("invalid notification dropped", "method", msg.Method, "err", err)
 		return
 	}

@@ -112,8 +112,23 @@ func (s *Server) serveStateless(ctx context.Context, in *Incoming, related Outbo
 	return s.statelessRequest(ctx, it.Msg, related, headers)
 }
 
-// statelessRequest serves one request of a stateless revision.
+// statelessRequest serves one request of a stateless revision, observed.
 func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) ([]byte, int) {
+	if s.cfg.observer == nil {
+		return s.statelessAnswerRequest(ctx, msg, related, headers)
+	}
+	params, _ := msg.Params.(map[string]any)
+	meta, _ := params["_meta"].(map[string]any)
+	version, _ := meta[wire.MetaProtocolVersion].(string)
+	transport, _ := ctx.Value(transportKey{}).(string)
+	ctx, done := s.observe(ctx, served(msg, version, "", transport))
+	reply, code := s.statelessAnswerRequest(ctx, msg, related, headers)
+	done(reply, version)
+	return reply, code
+}
+
+// statelessAnswerRequest answers one request of a stateless revision.
+func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) ([]byte, int) {
 	params, _ := msg.Params.(map[string]any)
 	meta, _ := params["_meta"].(map[string]any)
 	version, _ := meta[wire.MetaProtocolVersion].(string)
@@ -159,6 +174,7 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	}
 	if s.cfg.validate {
 		if err := spec.Validate(m.Request, msg.Tree); err != nil {
+			noteRefused(ctx, err)
 			return reject(msg.ID, wire.InvalidParams(err))
 		}
 	}

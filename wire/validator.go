@@ -26,6 +26,9 @@ type ValidationError struct {
 	Definition string // the schema definition validated against
 	Pointer    string // JSON pointer of the offending value ("" for the root)
 	Reason     string
+	// Keyword is the JSON Schema keyword that failed ("required", "type",
+	// "enum", ...): a bounded class of Reason, for metrics.
+	Keyword string
 }
 
 func (e *ValidationError) Error() string {
@@ -155,10 +158,15 @@ func validationError(name string, err error) error {
 		return &ValidationError{Definition: name, Reason: err.Error()}
 	}
 	leaf := deepestCause(ve)
+	keyword := "schema"
+	if kp := leaf.ErrorKind.KeywordPath(); len(kp) > 0 {
+		keyword = kp[len(kp)-1]
+	}
 	return &ValidationError{
 		Definition: name,
 		Pointer:    leafPointer(leaf),
 		Reason:     leaf.ErrorKind.LocalizedString(printer),
+		Keyword:    keyword,
 	}
 }
 

@@ -1,0 +1,43 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// TracerProviderFromEnv makes a tracer provider from the standard OTEL_*
+// variables (OTEL_TRACES_EXPORTER: otlp over HTTP or gRPC, console, none;
+// OTEL_EXPORTER_OTLP_*; OTEL_SERVICE_NAME; OTEL_TRACES_SAMPLER...), or
+// none (nil) when they configure no exporter: then there are no spans.
+// shutdown flushes what is left.
+func TracerProviderFromEnv(ctx context.Context) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
+	none := func(context.Context) error { return nil }
+	if !tracingConfigured() {
+		return nil, none, nil
+	}
+	exp, err := autoexport.NewSpanExporter(ctx)
+	if err != nil {
+		return nil, none, fmt.Errorf("observe: trace exporter: %w", err)
+	}
+	if autoexport.IsNoneSpanExporter(exp) {
+		return nil, none, nil
+	}
+	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	return p, p.Shutdown, nil
+}
+
+// tracingConfigured: the environment names a trace exporter or an OTLP
+// endpoint (autoexport alone would default to OTLP on localhost).
+func tracingConfigured() bool {
+	for _, k := range []string{"OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		if v := os.Getenv(k); v != "" && v != "none" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,222 @@
+// Package observe makes what an mcpstack server serves visible: Prometheus
+// metrics and OpenTelemetry traces on the MCP semantic conventions
+// (opentelemetry.io/docs/specs/semconv/gen-ai/mcp), and an access log
+// line per request whose records carry the trace.
+//
+//	o := observe.New(observe.WithTracerProvider(tp), observe.WithNames(app.Registered))
+//	srv := server.New(handler, server.WithObserver(o))
+//	o.Watch(srv)                          // sessions open
+//	mux.Handle("/metrics", o.Metrics())
+//	handler := observe.HTTP(o, mux)       // traceparent headers, HTTP statuses
+//
+// Without a tracer provider there are no spans, and nothing is paid for
+// them; labels are bounded: tool and prompt names only from what is
+// registered (WithNames), never from the client's input.
+package observe
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/server"
+)
+
+// other is the label of a name that is not registered (OpenTelemetry's
+// overflow value): a client cannot make a label of its own.
+const other = "_OTHER"
+
+// Observer is a server.Observer with Prometheus metrics, OpenTelemetry
+// spans and an access log. It is safe for concurrent use.
+type Observer struct {
+	reg     *prometheus.Registry // nil when the caller registers elsewhere
+	tracer  trace.Tracer         // nil: no spans
+	log     *slog.Logger
+	names   func(method, name string) bool
+	metrics *metrics
+}
+
+var _ server.Observer = (*Observer)(nil)
+
+type config struct {
+	registerer prometheus.Registerer
+	tp         trace.TracerProvider
+	log        *slog.Logger
+	names      func(method, name string) bool
+}
+
+// Option configures an Observer.
+type Option func(*config)
+
+// WithRegisterer registers the metrics with r instead of a registry of
+// the Observer's own (whose Metrics serves them).
+func WithRegisterer(r prometheus.Registerer) Option { return func(c *config) { c.registerer = r } }
+
+// WithTracerProvider makes spans with tp (default: none).
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config) { c.tp = tp } }
+
+// WithLogger writes the access log to l: one line per request at info,
+// its arguments at debug (default: no access log).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithNames says which tool and prompt names may be labels: known(method,
+// name) for tools/call and prompts/get (app.(*App).Registered). Without it
+// no name is a label.
+func WithNames(known func(method, name string) bool) Option {
+	return func(c *config) { c.names = known }
+}
+
+// New returns an Observer.
+func New(opts ...Option) *Observer {
+	c := config{}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	o := &Observer{log: c.log, names: c.names}
+	reg := c.registerer
+	if reg == nil {
+		o.reg = prometheus.NewRegistry()
+		o.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg = o.reg
+	}
+	o.metrics = newMetrics(reg)
+	if c.tp != nil {
+		o.tracer = c.tp.Tracer("github.com/mcpstack/mcpstack/observe")
+	}
+	return o
+}
+
+// Metrics serves the metrics in the Prometheus text format (for /metrics);
+// with WithRegisterer, serve that registry instead.
+func (o *Observer) Metrics() http.Handler {
+	if o.reg == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{})
+}
+
+// Watch adds the sessions srv holds open to the metrics.
+func (o *Observer) Watch(srv *server.Server) {
+	o.metrics.watch(srv)
+}
+
+// label is a tool or prompt name as a label or span name part: only a
+// registered one.
+func (o *Observer) label(method, name string) string {
+	if name == "" {
+		return ""
+	}
+	if o.names != nil && o.names(method, name) {
+		return name
+	}
+	return other
+}
+
+// Serve starts observing a request or notification (server.Observer).
+func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context, func(server.Answer)) {
+	start := time.Now()
+	o.metrics.inflight.Inc()
+	tool, prompt := "", ""
+	switch m.Method {
+	case mcp.MethodCallTool:
+		tool = o.label(m.Method, m.Target)
+	case mcp.MethodGetPrompt:
+		prompt = o.label(m.Method, m.Target)
+	}
+	transport := networkTransport(m.Transport)
+	var span trace.Span
+	if o.tracer != nil {
+		ctx, span = o.startSpan(ctx, m, tool, prompt, transport)
+	}
+	return ctx, func(a server.Answer) {
+		d := time.Since(start)
+		o.metrics.inflight.Dec()
+		errType := errorType(a)
+		revision := a.Revision
+		if revision == "" {
+			revision = m.Revision
+		}
+		o.metrics.operation.WithLabelValues(m.Method, tool, prompt, errType, revision, transport).Observe(d.Seconds())
+		if a.Refused != "" {
+			o.metrics.refused.WithLabelValues(revision, a.Refused, a.RefusedBy).Inc()
+		}
+		if span != nil {
+			if revision != "" {
+				span.SetAttributes(attribute.String("mcp.protocol.version", revision))
+			}
+			if a.Code != 0 {
+				span.SetAttributes(attribute.String("rpc.response.status_code", strconv.Itoa(a.Code)))
+			}
+			if errType != "" {
+				span.SetAttributes(attribute.String("error.type", errType))
+				span.SetStatus(codes.Error, errType)
+			}
+			span.End()
+		}
+		o.access(ctx, m, a, errType, d)
+	}
+}
+
+// SessionEnded observes a session's end (server.Observer).
+func (o *Observer) SessionEnded(s server.EndedSession) {
+	o.metrics.session.WithLabelValues(s.Revision, networkTransport(s.Transport)).Observe(s.Lasted.Seconds())
+}
+
+// errorType is the semantic conventions' error.type: the JSON-RPC error
+// code, or tool_error for a tool result with isError.
+func errorType(a server.Answer) string {
+	switch {
+	case a.Code != 0:
+		return strconv.Itoa(a.Code)
+	case a.ToolError:
+		return "tool_error"
+	}
+	return ""
+}
+
+// networkTransport is network.transport for an mcpstack transport name:
+// pipe for stdio, tcp for the HTTP ones.
+func networkTransport(t string) string {
+	switch t {
+	case "":
+		return ""
+	case "stdio":
+		return "pipe"
+	}
+	return "tcp"
+}
+
+// access writes the request's access line (requests only).
+func (o *Observer) access(ctx context.Context, m server.Served, a server.Answer, errType string, d time.Duration) {
+	if o.log == nil || m.ID.IsZero() {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case a.Refused != "":
+		outcome = "refused"
+	case errType != "":
+		outcome = "error " + errType
+	}
+	attrs := []slog.Attr{slog.String("method", m.Method), slog.String("id", m.ID.String()), slog.Duration("duration", d), slog.String("outcome", outcome)}
+	if m.Target != "" {
+		attrs = append(attrs, slog.String("target", m.Target))
+	}
+	if m.Session != "" {
+		attrs = append(attrs, slog.String("session", m.Session))
+	}
+	o.log.LogAttrs(ctx, slog.LevelInfo, "mcp request", attrs...)
+	if m.Arguments != nil && o.log.Enabled(ctx, slog.LevelDebug) {
+		o.log.LogAttrs(ctx, slog.LevelDebug, "mcp request arguments", slog.String("id", m.ID.String()), slog.Any("arguments", m.Arguments))
+	}
+}

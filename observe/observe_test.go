@@ -1,0 +1,272 @@
+package observe_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/observe"
+	"github.com/mcpstack/mcpstack/server"
+)
+
+// stream keeps what the server sends a session unasked.
+type stream struct {
+	mu   sync.Mutex
+	msgs []map[string]any
+}
+
+func (s *stream) Send(b []byte) error {
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	s.mu.Lock()
+	s.msgs = append(s.msgs, m)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *stream) await(t *testing.T, method string) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		for _, m := range s.msgs {
+			if m["method"] == method {
+				s.mu.Unlock()
+				return m
+			}
+		}
+		s.mu.Unlock()
+	}
+	t.Fatalf("no %s sent", method)
+	return nil
+}
+
+const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+func setup(t *testing.T) (*server.Server, *observe.Observer, *tracetest.SpanRecorder) {
+	t.Helper()
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	f := conformance.New(conformance.WithStepDelay(0))
+	o := observe.New(observe.WithTracerProvider(tp), observe.WithNames(f.Registered))
+	srv := server.New(f, server.WithObserver(o))
+	t.Cleanup(srv.Close)
+	o.Watch(srv)
+	return srv, o, spans
+}
+
+// span finds the one ended span named name.
+func span(t *testing.T, spans *tracetest.SpanRecorder, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var found []sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		if s.Name() == name {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		var names []string
+		for _, s := range spans.Ended() {
+			names = append(names, s.Name())
+		}
+		t.Fatalf("%d spans named %q among %v, want 1", len(found), name, names)
+	}
+	return found[0]
+}
+
+func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]string {
+	out := map[attribute.Key]string{}
+	for _, kv := range s.Attributes() {
+		out[kv.Key] = kv.Value.Emit()
+	}
+	return out
+}
+
+// metric reads one sample of the Prometheus text the Observer serves.
+func metric(t *testing.T, o *observe.Observer, name string, labels map[string]string) float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	o.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam := families[name]
+	if fam == nil {
+		t.Fatalf("no metric %s", name)
+	}
+next:
+	for _, m := range fam.GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if got[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount())
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue()
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue()
+		}
+	}
+	return 0
+}
+
+func TestSessionSpansAndMetrics(t *testing.T) {
+	srv, o, spans := setup(t)
+	out := &stream{}
+	sess, err := srv.NewSession("s-1", out, server.Transport("streamable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id int, method, params string) map[string]any {
+		var m map[string]any
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
+		_ = json.Unmarshal(sess.Handle(context.Background(), []byte(body), nil), &m)
+		return m
+	}
+	call(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}`)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	if open := metric(t, o, "mcpstack_sessions_open", nil); open != 1 {
+		t.Errorf("sessions open %v, want 1", open)
+	}
+
+	// A tool call, its parent from params._meta.
+	call(2, "tools/call", `{"name":"test_simple_text","_meta":{"traceparent":"`+parent+`"}}`)
+	s := span(t, spans, "tools/call test_simple_text")
+	a := attrs(s)
+	if s.SpanKind() != trace.SpanKindServer || s.Parent().TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || s.Parent().SpanID().String() != "00f067aa0ba902b7" {
+		t.Errorf("tools/call span: kind %v, parent %v, want a server span under the _meta traceparent", s.SpanKind(), s.Parent())
+	}
+	for k, want := range map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "test_simple_text", "gen_ai.operation.name": "execute_tool",
+		"jsonrpc.request.id": "2", "mcp.protocol.version": "2025-11-25", "mcp.session.id": "s-1", "network.transport": "tcp", "jsonrpc.protocol.version": "2.0"} {
+		if a[k] != want {
+			t.Errorf("tools/call span %s = %q, want %q", k, a[k], want)
+		}
+	}
+	if _, has := a["error.type"]; has {
+		t.Errorf("a successful call has error.type %q", a["error.type"])
+	}
+
+	// A tool error; a validation refusal; an unregistered tool (no label
+	// of it); a notification.
+	call(3, "tools/call", `{"name":"test_error_handling"}`)
+	if a := attrs(span(t, spans, "tools/call test_error_handling")); a["error.type"] != "tool_error" {
+		t.Errorf("tool error: error.type %q, want tool_error", a["error.type"])
+	}
+	call(4, "tools/call", `{"arguments":{}}`)
+	if a := attrs(span(t, spans, "tools/call")); a["error.type"] != "-32602" || a["rpc.response.status_code"] != "-32602" {
+		t.Errorf("refused call: %v, want error.type -32602", a)
+	}
+	call(5, "tools/call", `{"name":"no_such_tool_`+strings.Repeat("x", 8)+`"}`)
+	if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"gen_ai_tool_name": "_OTHER", "error_type": "-32602"}); n != 1 {
+		t.Errorf("an unknown tool is counted %v times under _OTHER, want 1", n)
+	}
+	if n := metric(t, o, "mcpstack_messages_refused_total", map[string]string{"definition": "CallToolRequest", "reason": "required", "mcp_protocol_version": "2025-11-25"}); n != 1 {
+		t.Errorf("refusals %v, want 1 of CallToolRequest for a required member", n)
+	}
+	if s := span(t, spans, "notifications/initialized"); s.SpanKind() != trace.SpanKindServer {
+		t.Errorf("notification span kind %v", s.SpanKind())
+	}
+	for _, c := range []struct {
+		tool, errType string
+		want          float64
+	}{{"test_simple_text", "", 1}, {"test_error_handling", "tool_error", 1}} {
+		if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"mcp_method_name": "tools/call", "gen_ai_tool_name": c.tool, "error_type": c.errType, "network_transport": "tcp"}); n != c.want {
+			t.Errorf("%s calls counted %v, want %v", c.tool, n, c.want)
+		}
+	}
+
+	// A sampling round trip: the server's request to the client is a
+	// client span under the call's, and carries its trace context.
+	done := make(chan map[string]any, 1)
+	go func() { done <- call(6, "tools/call", `{"name":"test_sampling","arguments":{"prompt":"2+2?"}}`) }()
+	req := out.await(t, "sampling/createMessage")
+	meta, _ := req["params"].(map[string]any)["_meta"].(map[string]any)
+	answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"role":"assistant","content":{"type":"text","text":"4"},"model":"m"}}`, req["id"])
+	sess.Handle(context.Background(), []byte(answer), nil)
+	<-done
+	toolSpan, ask := span(t, spans, "tools/call test_sampling"), span(t, spans, "sampling/createMessage")
+	if ask.SpanKind() != trace.SpanKindClient || ask.Parent().SpanID() != toolSpan.SpanContext().SpanID() {
+		t.Errorf("sampling span: kind %v parent %v, want a client span under the tool call's", ask.SpanKind(), ask.Parent())
+	}
+	if tp, _ := meta["traceparent"].(string); !strings.Contains(tp, ask.SpanContext().SpanID().String()) {
+		t.Errorf("the sampling request's _meta %v does not carry its span", meta)
+	}
+
+	sess.Close()
+	if n := metric(t, o, "mcp_server_session_duration_seconds", map[string]string{"mcp_protocol_version": "2025-11-25", "network_transport": "tcp"}); n != 1 {
+		t.Errorf("session durations %v, want 1", n)
+	}
+}
+
+// A stateless 2026-07-28 call: no session id, the revision from _meta.
+func TestStatelessSpan(t *testing.T) {
+	srv, o, spans := setup(t)
+	body := `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"` + parent + `"}}}`
+	srv.ServeStateless(context.Background(), srv.Parse([]byte(body)), nil, nil)
+	s := span(t, spans, "tools/call greet")
+	a := attrs(s)
+	if _, has := a["mcp.session.id"]; has || a["mcp.protocol.version"] != "2026-07-28" || a["jsonrpc.request.id"] != "a" || s.Parent().TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("stateless span %s: %v, parent %v", s.Name(), a, s.Parent())
+	}
+	if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"mcp_protocol_version": "2026-07-28", "gen_ai_tool_name": "greet"}); n != 1 {
+		t.Errorf("stateless call counted %v, want 1", n)
+	}
+}
+
+// Our client's span of a call is the parent of the server's: the client
+// carries its trace context in params._meta, over Streamable HTTP.
+func TestClientSpanIsTheParent(t *testing.T) {
+	srv, o, serverSpans := setup(t)
+	h, shutdown := app.Handler(srv, app.HTTPObserver(o))
+	hs := httptest.NewServer(h)
+	defer func() { shutdown(context.Background()); hs.Close() }()
+	clientSpans := tracetest.NewSpanRecorder()
+	c := client.New("traced", "1", client.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(clientSpans))))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := c.Connect(ctx, &client.StreamableHTTP{URL: hs.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: "test_error_handling"}); err != nil {
+		t.Fatal(err)
+	}
+	cs, ss := span(t, clientSpans, "tools/call test_error_handling"), span(t, serverSpans, "tools/call test_error_handling")
+	if cs.SpanKind() != trace.SpanKindClient || attrs(cs)["error.type"] != "tool_error" {
+		t.Errorf("client span: kind %v, %v", cs.SpanKind(), attrs(cs))
+	}
+	if ss.Parent().SpanID() != cs.SpanContext().SpanID() || ss.SpanContext().TraceID() != cs.SpanContext().TraceID() {
+		t.Errorf("server span's parent %v, want the client's span %v", ss.Parent(), cs.SpanContext())
+	}
+	if attrs(cs)["mcp.session.id"] == "" || attrs(cs)["mcp.session.id"] != attrs(ss)["mcp.session.id"] {
+		t.Errorf("session ids: client %q, server %q", attrs(cs)["mcp.session.id"], attrs(ss)["mcp.session.id"])
+	}
+	if n := metric(t, o, "mcpstack_http_responses_total", map[string]string{"code": "200"}); n < 2 {
+		t.Errorf("HTTP answers counted %v, want the initialize and the call at least", n)
+	}
+}

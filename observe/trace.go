@@ -1,0 +1,75 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/internal/tracemeta"
+	"github.com/mcpstack/mcpstack/server"
+)
+
+// startSpan starts the server span of a message: its parent is the trace
+// context of params._meta, else the one already in ctx (the HTTP
+// request's traceparent, see HTTP).
+func (o *Observer) startSpan(ctx context.Context, m server.Served, tool, prompt, transport string) (context.Context, trace.Span) {
+	if pctx := tracemeta.Extract(ctx, m.Meta); trace.SpanContextFromContext(pctx).IsValid() {
+		ctx = pctx
+	}
+	name := m.Method
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", m.Method), attribute.String("jsonrpc.protocol.version", "2.0")}
+	// The span name has the target only where it is registered: span
+	// names stay few, the attribute says what the client asked for.
+	switch {
+	case tool != "":
+		if tool != other {
+			name += " " + tool
+		}
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", m.Target), attribute.String("gen_ai.operation.name", "execute_tool"))
+	case prompt != "":
+		if prompt != other {
+			name += " " + prompt
+		}
+		attrs = append(attrs, attribute.String("gen_ai.prompt.name", m.Target))
+	case m.Method == mcp.MethodReadResource && m.Target != "":
+		attrs = append(attrs, attribute.String("mcp.resource.uri", m.Target))
+	}
+	if !m.ID.IsZero() {
+		attrs = append(attrs, attribute.String("jsonrpc.request.id", fmt.Sprint(m.ID.Value())))
+	}
+	if m.Revision != "" {
+		attrs = append(attrs, attribute.String("mcp.protocol.version", m.Revision))
+	}
+	if m.Session != "" { // never under 2026-07-28, which has no sessions
+		attrs = append(attrs, attribute.String("mcp.session.id", m.Session))
+	}
+	if transport != "" {
+		attrs = append(attrs, attribute.String("network.transport", transport))
+	}
+	return o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}
+
+// Ask starts the client span of a request the server sends the client
+// during a call (server.Observer): a child of the call's span, its trace
+// context in the request's _meta.
+func (o *Observer) Ask(ctx context.Context, method string, meta map[string]any) func(code int) {
+	if o.tracer == nil {
+		return func(int) {}
+	}
+	ctx, span := o.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("mcp.method.name", method), attribute.String("jsonrpc.protocol.version", "2.0")))
+	tracemeta.Inject(ctx, meta)
+	return func(code int) {
+		if code != 0 {
+			e := strconv.Itoa(code)
+			span.SetAttributes(attribute.String("error.type", e), attribute.String("rpc.response.status_code", e))
+			span.SetStatus(codes.Error, e)
+		}
+		span.End()
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mcpstack/mcpstack/observe"
+)
+
+// newObserver makes the observer of `mcpstack serve`: metrics always,
+// spans when the OTEL_* variables configure an exporter, the access log
+// unless --access-log=false. stop flushes the spans.
+func newObserver(ctx context.Context, c serveConfig, handler any, log *slog.Logger) (*observe.Observer, func(), error) {
+	if c.stdio && os.Getenv("OTEL_TRACES_EXPORTER") == "console" {
+		return nil, nil, errors.New("OTEL_TRACES_EXPORTER=console writes to stdout, which the stdio transport owns: use otlp, or serve over HTTP")
+	}
+	tp, shutdown, err := observe.TracerProviderFromEnv(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts []observe.Option
+	if tp != nil {
+		opts = append(opts, observe.WithTracerProvider(tp))
+		log.Info("tracing on: spans go to the exporter the OTEL_* variables configure")
+	}
+	if c.accessLog {
+		opts = append(opts, observe.WithLogger(log))
+	}
+	if r, ok := handler.(interface {
+		Registered(method, name string) bool
+	}); ok {
+		opts = append(opts, observe.WithNames(r.Registered))
+	}
+	stop := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
+			log.Warn("tracing: flushing the last spans", "err", err)
+		}
+	}
+	return observe.New(opts...), stop, nil
+}
+
+// serveMetrics serves /metrics on a listener of its own (--metrics-addr).
+func serveMetrics(addr string, obs *observe.Observer, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", obs.Metrics())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener", "err", err)
+		}
+	}()
+	log.Info("serving metrics", "url", fmt.Sprintf("http://%s/metrics", ln.Addr()))
+	return func() { _ = hs.Close() }, nil
+}

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Observer is told of every request and notification the core serves, and
+// of every session that ends: package observe turns that into metrics,
+// traces and an access log. Its methods are called on the serving path:
+// they must be quick and safe for concurrent use.
+type Observer interface {
+	// Serve is called as a message is taken in, before it is validated.
+	// The context it returns is the call's (the handler's, e.g. with a
+	// span); done is called once, when it has been answered.
+	Serve(ctx context.Context, m Served) (context.Context, func(Answer))
+	// Ask is called as the server sends the client a request on behalf
+	// of a call (sampling, elicitation, roots: ctx is the call's); meta is
+	// the request's params._meta, where the observer may put the trace
+	// context. done is called with the answer's error code (0 for a
+	// result).
+	Ask(ctx context.Context, method string, meta map[string]any) (done func(code int))
+	// SessionEnded is called when a session ends.
+	SessionEnded(s EndedSession)
+}
+
+// Served is a request or notification as the core takes it in.
+type Served struct {
+	Method string
+	// Target is what the request names: the tool of tools/call, the
+	// prompt of prompts/get, the resource of resources/read, "" for
+	// others. It is the client's input: an observer that makes labels
+	// of it bounds it to what is registered.
+	Target    string
+	ID        wire.ID        // zero for a notification
+	Revision  string         // the session's, or the one the request names ("" before initialize)
+	Session   string         // "" without one (a stateless request)
+	Transport string         // the session's transport ("" when not named)
+	Meta      map[string]any // params._meta, where the trace context travels
+	// Arguments are the arguments of tools/call and prompts/get (for a
+	// debug log line; never a label).
+	Arguments any
+}
+
+// Answer is how a message was answered.
+type Answer struct {
+	// Code is the JSON-RPC error code of the answer, 0 for a result (and
+	// for a notification, which has none).
+	Code int
+	// ToolError: a tools/call result with isError.
+	ToolError bool
+	// Refused names the definition the message failed validation against
+	// ("" when it did not), and RefusedBy the failed schema keyword.
+	Refused, RefusedBy string
+	Revision           string // the revision it was served under (initialize negotiates it)
+}
+
+// EndedSession is a session that ended.
+type EndedSession struct {
+	ID, Revision, Transport string
+	Lasted                  time.Duration
+}
+
+// WithObserver makes the server tell o of what it serves (package
+// observe: metrics, traces, the access log). Without one nothing is
+// observed and nothing is paid for it.
+func WithObserver(o Observer) Option { return optionFunc(func(c *config) { c.observer = o }) }
+
+// observation collects what the core learns of a call while serving it.
+type observation struct {
+	toolError          bool
+	refused, refusedBy string
+}
+
+type observationKey struct{}
+
+// transportKey carries the name of the transport a stateless request came
+// over (Route.Transport), for the observer.
+type transportKey struct{}
+
+// observe starts observing a message; the func it returns ends it with
+// the reply (nil for a notification) and the revision served.
+func (s *Server) observe(ctx context.Context, m Served) (context.Context, func(reply []byte, revision string)) {
+	if s.cfg.observer == nil {
+		return ctx, func([]byte, string) {}
+	}
+	o := &observation{}
+	ctx, done := s.cfg.observer.Serve(context.WithValue(ctx, observationKey{}, o), m)
+	return ctx, func(reply []byte, revision string) {
+		done(Answer{Code: replyCode(reply), ToolError: o.toolError, Refused: o.refused, RefusedBy: o.refusedBy, Revision: revision})
+	}
+}
+
+// served describes a message for the observer.
+func served(msg *jsonrpc.Message, revision, session, transport string) Served {
+	m := Served{Method: msg.Method, ID: msg.ID, Revision: revision, Session: session, Transport: transport}
+	if params, ok := msg.Params.(map[string]any); ok {
+		if p := wire.NameParam(msg.Method); p != "" && msg.Method != mcp.MethodGetTask && msg.Method != mcp.MethodUpdateTask && msg.Method != mcp.MethodCancelTask {
+			m.Target, _ = params[p].(string)
+		}
+		m.Meta, _ = params["_meta"].(map[string]any)
+		m.Arguments = params["arguments"]
+	}
+	return m
+}
+
+// noteRefused records that validation refused the message.
+func noteRefused(ctx context.Context, err error) {
+	o, _ := ctx.Value(observationKey{}).(*observation)
+	var ve *wire.ValidationError
+	if o != nil && errors.As(err, &ve) {
+		o.refused, o.refusedBy = ve.Definition, ve.Keyword
+	}
+}
+
+// noteResult records a tool result with isError.
+func noteResult(ctx context.Context, result wire.Encoder) {
+	if o, _ := ctx.Value(observationKey{}).(*observation); o != nil {
+		if r, ok := result.(*mcp.CallToolResult); ok && r.IsError != nil && *r.IsError {
+			o.toolError = true
+		}
+	}
+}
+
+// replyCode is the error code of an encoded answer (jsonrpc.EncodeError's
+// shape: {"jsonrpc":"2.0","id":ID,"error":{"code":N,...}}), 0 for a
+// result or nothing.
+func replyCode(reply []byte) int {
+	rest, ok := bytes.CutPrefix(reply, []byte(`{"jsonrpc":"2.0",`))
+	if !ok {
+		return 0
+	}
+	if r, ok := bytes.CutPrefix(rest, []byte(`"id":`)); ok {
+		end := bytes.IndexByte(r, ',')
+		if len(r) > 0 && r[0] == '"' { // a string id: to its closing quote
+			end = -1
+			for i := 1; i < len(r); i++ {
+				if r[i] == '\\' {
+					i++
+				} else if r[i] == '"' {
+					end = i + 1
+					break
+				}
+			}
+		}
+		if end < 0 || end >= len(r) || r[end] != ',' {
+			return 0
+		}
+		rest = r[end+1:]
+	}
+	num, ok := bytes.CutPrefix(rest, []byte(`"error":{"code":`))
+	if !ok {
+		return 0
+	}
+	i := 0
+	for i < len(num) && (num[i] == '-' || num[i] >= '0' && num[i] <= '9') {
+		i++
+	}
+	code, err := strconv.Atoi(string(num[:i]))
+	if err != nil {
+		return 0
+	}
+	return code
+}
