@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: soak validate-bench bench bench-client vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -74,6 +74,10 @@ bin/mcpstack:
 CONFORMANCE_REVISIONS ?= 2025-11-25 2026-07-28
 conformance: bin/mcpstack
 	GO="$(GO)" CONFORMANCE_REVISIONS="$(CONFORMANCE_REVISIONS)" bash scripts/conformance.sh
+
+## bench-observe: what metrics and tracing cost, as ratios of calls/s against both off (in process and over Streamable HTTP)
+bench-observe:
+	$(GO) test -run '^$$' -bench 'BenchmarkObserver' -benchtime 1x ./observe/
 
 ## bench: mcpstack vs the go-sdk and mcp-go echo servers, interleaved, with ratios and target checks
 ## (BENCH_SUITES="sse json stdio idle validation" BENCH_DURATION=10s BENCH_ROUNDS=3 BENCH_IDLE=1000)

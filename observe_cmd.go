@@ -15,16 +15,19 @@ import (
 
 // newObserver makes the observer of `mcpstack serve`: metrics always,
 // spans when the OTEL_* variables configure an exporter, the access log
-// unless --access-log=false. stop flushes the spans.
-func newObserver(ctx context.Context, c serveConfig, handler any, log *slog.Logger) (*observe.Observer, func(), error) {
+// unless --access-log=false. Its labels name the tools and prompts that
+// *names reports registered: the profile's handler sets it once it exists
+// (until then, none is a label). stop flushes the spans.
+func newObserver(ctx context.Context, c serveConfig, log *slog.Logger) (_ *observe.Observer, names *func(method, name string) bool, stop func(), err error) {
 	if c.stdio && os.Getenv("OTEL_TRACES_EXPORTER") == "console" {
-		return nil, nil, errors.New("OTEL_TRACES_EXPORTER=console writes to stdout, which the stdio transport owns: use otlp, or serve over HTTP")
+		return nil, nil, nil, errors.New("OTEL_TRACES_EXPORTER=console writes to stdout, which the stdio transport owns: use otlp, or serve over HTTP")
 	}
 	tp, shutdown, err := observe.TracerProviderFromEnv(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var opts []observe.Option
+	names = new(func(method, name string) bool)
+	opts := []observe.Option{observe.WithNames(func(method, name string) bool { return *names != nil && (*names)(method, name) })}
 	if tp != nil {
 		opts = append(opts, observe.WithTracerProvider(tp))
 		log.Info("tracing on: spans go to the exporter the OTEL_* variables configure")
@@ -32,19 +35,14 @@ func newObserver(ctx context.Context, c serveConfig, handler any, log *slog.Logg
 	if c.accessLog {
 		opts = append(opts, observe.WithLogger(log))
 	}
-	if r, ok := handler.(interface {
-		Registered(method, name string) bool
-	}); ok {
-		opts = append(opts, observe.WithNames(r.Registered))
-	}
-	stop := func() {
+	stop = func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := shutdown(sctx); err != nil {
 			log.Warn("tracing: flushing the last spans", "err", err)
 		}
 	}
-	return observe.New(opts...), stop, nil
+	return observe.New(opts...), names, stop, nil
 }
 
 // serveMetrics serves /metrics on a listener of its own (--metrics-addr).

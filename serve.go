@@ -52,6 +52,7 @@ type serveConfig struct {
 	record       string
 	metricsAddr  string
 	accessLog    bool
+	obs          *observe.Observer // made before the profile, which may time its calls with it
 	taskStore    string
 	taskDelay    time.Duration
 	maxInflight  int
@@ -179,6 +180,13 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	obs, labelNames, stopObserving, err := newObserver(context.Background(), c, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstack serve:", err)
+		return 2
+	}
+	defer stopObserving() // after srv.Close: the last spans are flushed
+	c.obs = obs
 	b, err := p.build(context.Background(), c, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpstack serve: profile %s: %v\n", c.profile, err)
@@ -240,12 +248,11 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, server.WithTap(rec))
 		recorder = rec
 	}
-	obs, stopObserving, err := newObserver(context.Background(), c, b.handler, log)
-	if err != nil {
-		fmt.Fprintln(stderr, "mcpstack serve:", err)
-		return 2
+	if r, ok := b.handler.(interface {
+		Registered(method, name string) bool
+	}); ok {
+		*labelNames = r.Registered // the labels: only registered tools and prompts
 	}
-	defer stopObserving() // after srv.Close: the last spans are flushed
 	opts = append(opts, server.WithObserver(obs))
 	srv := server.New(b.handler, opts...)
 	obs.Watch(srv)

@@ -2,7 +2,6 @@ package observe
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -16,14 +15,16 @@ import (
 // failure by its reason.
 func HTTP(o *Observer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := tracemeta.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		if _, ok := r.Header["Traceparent"]; ok {
+			r = r.WithContext(tracemeta.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+		}
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(ctx))
+		next.ServeHTTP(sw, r)
 		code := sw.status
 		if code == 0 {
 			code = http.StatusOK
 		}
-		o.metrics.http.WithLabelValues(strconv.Itoa(code)).Inc()
+		o.metrics.httpAnswer(code)
 		if code == http.StatusUnauthorized || code == http.StatusForbidden {
 			o.metrics.authFails.WithLabelValues(authReason(w.Header().Get("WWW-Authenticate"))).Inc()
 		}

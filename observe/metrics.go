@@ -1,6 +1,11 @@
 package observe
 
 import (
+	"maps"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpstack/mcpstack/server"
@@ -14,11 +19,18 @@ var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30
 type metrics struct {
 	reg       prometheus.Registerer
 	operation *prometheus.HistogramVec
-	session   *prometheus.HistogramVec
-	inflight  prometheus.Gauge
-	refused   *prometheus.CounterVec
-	http      *prometheus.CounterVec
-	authFails *prometheus.CounterVec
+	// operations caches operation's children by their labels, copied on
+	// write: a lock-free map lookup on the hot path instead of the
+	// vector's hashing and locking.
+	mu         sync.Mutex // orders the writers
+	operations atomic.Pointer[map[operationLabels]prometheus.Observer]
+	session    *prometheus.HistogramVec
+	inflight   atomic.Int64 // read by the mcpstack_calls_in_flight gauge
+	refused    *prometheus.CounterVec
+	http       *prometheus.CounterVec
+	byStatus   [600]atomic.Pointer[prometheus.Counter] // http's children by status, made once
+	authFails  *prometheus.CounterVec
+	dependency *prometheus.HistogramVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -34,10 +46,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "How long MCP sessions lasted (mcp.server.session.duration).",
 			Buckets: durationBuckets,
 		}, []string{"mcp_protocol_version", "network_transport"}),
-		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mcpstack_calls_in_flight",
-			Help: "Requests and notifications being served.",
-		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpstack_messages_refused_total",
 			Help: "Messages refused by schema validation, by revision, the definition that refused them and the failed keyword.",
@@ -51,8 +59,60 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Requests refused by authentication or authorization, by the WWW-Authenticate error (missing_token when none).",
 		}, []string{"reason"}),
 	}
-	reg.MustRegister(m.operation, m.session, m.inflight, m.refused, m.http, m.authFails)
+	m.dependency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mcpstack_dependency_duration_seconds",
+		Help:    "How long the calls of handlers to what they depend on took: the chat app's store and model providers.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 4, 11), // 0.5 ms to ~9 min
+	}, []string{"kind", "operation", "outcome"})
+	inflight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcpstack_calls_in_flight",
+		Help: "Requests and notifications being served.",
+	}, func() float64 { return float64(m.inflight.Load()) })
+	reg.MustRegister(m.operation, m.session, inflight, m.refused, m.http, m.authFails, m.dependency)
 	return m
+}
+
+// operationLabels are the labels of mcp_server_operation_duration_seconds.
+type operationLabels struct {
+	method, tool, prompt, errType, revision, transport string
+}
+
+// operationFor is the operation histogram of a label set.
+func (m *metrics) operationFor(l operationLabels) prometheus.Observer {
+	if cur := m.operations.Load(); cur != nil {
+		if h, ok := (*cur)[l]; ok {
+			return h
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := m.operations.Load()
+	next := map[operationLabels]prometheus.Observer{}
+	if cur != nil {
+		if h, ok := (*cur)[l]; ok {
+			return h
+		}
+		maps.Copy(next, *cur)
+	}
+	h := m.operation.WithLabelValues(l.method, l.tool, l.prompt, l.errType, l.revision, l.transport)
+	next[l] = h
+	m.operations.Store(&next)
+	return h
+}
+
+// httpAnswer counts an HTTP answer of status code.
+func (m *metrics) httpAnswer(code int) {
+	if code < 100 || code >= len(m.byStatus) {
+		m.http.WithLabelValues(strconv.Itoa(code)).Inc()
+		return
+	}
+	c := m.byStatus[code].Load()
+	if c == nil {
+		child := m.http.WithLabelValues(strconv.Itoa(code))
+		c = &child
+		m.byStatus[code].Store(c)
+	}
+	(*c).Inc()
 }
 
 // watch adds the server's open sessions.

@@ -123,47 +123,69 @@ func (o *Observer) label(method, name string) string {
 }
 
 // Serve starts observing a request or notification (server.Observer).
-func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context, func(server.Answer)) {
-	start := time.Now()
-	o.metrics.inflight.Inc()
-	tool, prompt := "", ""
+func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context, server.Finisher) {
+	c := &call{o: o, method: m.Method, revision: m.Revision, start: time.Now()}
+	if o.log != nil {
+		logged := m // allocated only for the access log
+		c.logged = &logged
+	}
+	o.metrics.inflight.Add(1)
 	switch m.Method {
 	case mcp.MethodCallTool:
-		tool = o.label(m.Method, m.Target)
+		c.tool = o.label(m.Method, m.Target)
 	case mcp.MethodGetPrompt:
-		prompt = o.label(m.Method, m.Target)
+		c.prompt = o.label(m.Method, m.Target)
 	}
-	transport := networkTransport(m.Transport)
-	var span trace.Span
+	c.transport = networkTransport(m.Transport)
 	if o.tracer != nil {
-		ctx, span = o.startSpan(ctx, m, tool, prompt, transport)
+		ctx, c.span = o.startSpan(ctx, m, c.tool, c.prompt, c.transport)
 	}
-	return ctx, func(a server.Answer) {
-		d := time.Since(start)
-		o.metrics.inflight.Dec()
-		errType := errorType(a)
-		revision := a.Revision
-		if revision == "" {
-			revision = m.Revision
+	if c.logged != nil {
+		c.ctx = ctx
+	}
+	return ctx, c
+}
+
+// call is one message being observed (kept small: one per call).
+type call struct {
+	o                       *Observer
+	method, revision        string
+	start                   time.Time
+	tool, prompt, transport string
+	span                    trace.Span      // nil without tracing
+	ctx                     context.Context // for the access log's line
+	logged                  *server.Served  // nil without an access log
+}
+
+// Finish records how the message was answered (server.Finisher).
+func (c *call) Finish(a server.Answer) {
+	o := c.o
+	d := time.Since(c.start)
+	o.metrics.inflight.Add(-1)
+	errType := errorType(a)
+	revision := a.Revision
+	if revision == "" {
+		revision = c.revision
+	}
+	o.metrics.operationFor(operationLabels{c.method, c.tool, c.prompt, errType, revision, c.transport}).Observe(d.Seconds())
+	if a.Refused != "" {
+		o.metrics.refused.WithLabelValues(revision, a.Refused, a.RefusedBy).Inc()
+	}
+	if span := c.span; span != nil {
+		if revision != "" {
+			span.SetAttributes(attribute.String("mcp.protocol.version", revision))
 		}
-		o.metrics.operation.WithLabelValues(m.Method, tool, prompt, errType, revision, transport).Observe(d.Seconds())
-		if a.Refused != "" {
-			o.metrics.refused.WithLabelValues(revision, a.Refused, a.RefusedBy).Inc()
+		if a.Code != 0 {
+			span.SetAttributes(attribute.String("rpc.response.status_code", strconv.Itoa(a.Code)))
 		}
-		if span != nil {
-			if revision != "" {
-				span.SetAttributes(attribute.String("mcp.protocol.version", revision))
-			}
-			if a.Code != 0 {
-				span.SetAttributes(attribute.String("rpc.response.status_code", strconv.Itoa(a.Code)))
-			}
-			if errType != "" {
-				span.SetAttributes(attribute.String("error.type", errType))
-				span.SetStatus(codes.Error, errType)
-			}
-			span.End()
+		if errType != "" {
+			span.SetAttributes(attribute.String("error.type", errType))
+			span.SetStatus(codes.Error, errType)
 		}
-		o.access(ctx, m, a, errType, d)
+		span.End()
+	}
+	if c.logged != nil {
+		o.access(c.ctx, *c.logged, a, errType, d)
 	}
 }
 

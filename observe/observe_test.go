@@ -3,8 +3,12 @@ package observe_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -268,5 +272,64 @@ func TestClientSpanIsTheParent(t *testing.T) {
 	}
 	if n := metric(t, o, "mcpstack_http_responses_total", map[string]string{"code": "200"}); n < 2 {
 		t.Errorf("HTTP answers counted %v, want the initialize and the call at least", n)
+	}
+}
+
+// A handler's calls to its store or model are child spans of the request
+// and count by kind, operation and outcome.
+func TestDependency(t *testing.T) {
+	_, o, spans := setup(t)
+	ctx, parentSpan := sdktrace.NewTracerProvider().Tracer("t").Start(context.Background(), "request")
+	_, end := o.Dependency(ctx, "store", "get")
+	end(nil)
+	_, end = o.Dependency(ctx, "model", "openai")
+	end(errors.New("503"))
+	parentSpan.End()
+	if s := span(t, spans, "store get"); s.Parent().SpanID() != parentSpan.SpanContext().SpanID() {
+		t.Errorf("store span's parent %v, want the request's", s.Parent())
+	}
+	if a := attrs(span(t, spans, "model openai")); a["error.type"] != "error" {
+		t.Errorf("failed model call: %v", a)
+	}
+	for _, c := range []struct{ kind, op, outcome string }{{"store", "get", "ok"}, {"model", "openai", "error"}} {
+		if n := metric(t, o, "mcpstack_dependency_duration_seconds", map[string]string{"kind": c.kind, "operation": c.op, "outcome": c.outcome}); n != 1 {
+			t.Errorf("%s %s %s counted %v, want 1", c.kind, c.op, c.outcome, n)
+		}
+	}
+}
+
+// The Grafana dashboard of deploy/ asks only for metrics the Observer
+// serves.
+func TestDashboardMetrics(t *testing.T) {
+	raw, err := os.ReadFile("../deploy/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, o, _ := setup(t)
+	sess, _ := srv.NewSession("d", nil, server.Transport("streamable"))
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}`), nil) // refused
+	sess.Close()
+	_, end := o.Dependency(context.Background(), "store", "get")
+	end(nil)
+	h := observe.HTTP(o, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/mcp", nil))
+	rec := httptest.NewRecorder()
+	o.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	served := rec.Body.String()
+	names := regexp.MustCompile(`\b(mcp|mcpstack)_[a-z_]+?(_bucket|_count|_total|_open|_in_flight)\b`).FindAllString(string(raw), -1)
+	if len(names) < 8 {
+		t.Fatalf("the dashboard names only %v", names)
+	}
+	for _, n := range names {
+		if !strings.Contains(served, "\n"+n) && !strings.HasPrefix(served, n) {
+			t.Errorf("the dashboard asks for %s, which /metrics does not serve", n)
+		}
+	}
+	if n := metric(t, o, "mcpstack_auth_failures_total", map[string]string{"reason": "invalid_token"}); n != 1 {
+		t.Errorf("auth failures %v, want 1 invalid_token", n)
 	}
 }

@@ -19,8 +19,8 @@ import (
 type Observer interface {
 	// Serve is called as a message is taken in, before it is validated.
 	// The context it returns is the call's (the handler's, e.g. with a
-	// span); done is called once, when it has been answered.
-	Serve(ctx context.Context, m Served) (context.Context, func(Answer))
+	// span); its Finisher is told once, when it has been answered.
+	Serve(ctx context.Context, m Served) (context.Context, Finisher)
 	// Ask is called as the server sends the client a request on behalf
 	// of a call (sampling, elicitation, roots: ctx is the call's); meta is
 	// the request's params._meta, where the observer may put the trace
@@ -29,6 +29,11 @@ type Observer interface {
 	Ask(ctx context.Context, method string, meta map[string]any) (done func(code int))
 	// SessionEnded is called when a session ends.
 	SessionEnded(s EndedSession)
+}
+
+// Finisher is told how a message an Observer saw was answered.
+type Finisher interface {
+	Finish(Answer)
 }
 
 // Served is a request or notification as the core takes it in.
@@ -73,10 +78,20 @@ type EndedSession struct {
 // observed and nothing is paid for it.
 func WithObserver(o Observer) Option { return optionFunc(func(c *config) { c.observer = o }) }
 
-// observation collects what the core learns of a call while serving it.
+// observation collects what the core learns of a call while serving it,
+// for the Observer.
 type observation struct {
+	context.Context    // the call's, which carries the observation itself: one allocation
+	done               Finisher
 	toolError          bool
 	refused, refusedBy string
+}
+
+func (o *observation) Value(key any) any {
+	if key == (observationKey{}) {
+		return o
+	}
+	return o.Context.Value(key)
 }
 
 type observationKey struct{}
@@ -85,16 +100,22 @@ type observationKey struct{}
 // over (Route.Transport), for the observer.
 type transportKey struct{}
 
-// observe starts observing a message; the func it returns ends it with
-// the reply (nil for a notification) and the revision served.
-func (s *Server) observe(ctx context.Context, m Served) (context.Context, func(reply []byte, revision string)) {
+// observe starts observing a message; end ends it with the reply (nil for
+// a notification) and the revision served. Without an Observer it is nil,
+// and end does nothing.
+func (s *Server) observe(ctx context.Context, m Served) (context.Context, *observation) {
 	if s.cfg.observer == nil {
-		return ctx, func([]byte, string) {}
+		return ctx, nil
 	}
-	o := &observation{}
-	ctx, done := s.cfg.observer.Serve(context.WithValue(ctx, observationKey{}, o), m)
-	return ctx, func(reply []byte, revision string) {
-		done(Answer{Code: replyCode(reply), ToolError: o.toolError, Refused: o.refused, RefusedBy: o.refusedBy, Revision: revision})
+	o := &observation{Context: ctx}
+	ctx, o.done = s.cfg.observer.Serve(o, m)
+	return ctx, o
+}
+
+// end tells the Observer how the message was answered.
+func (o *observation) end(reply []byte, revision string) {
+	if o != nil {
+		o.done.Finish(Answer{Code: replyCode(reply), ToolError: o.toolError, Refused: o.refused, RefusedBy: o.refusedBy, Revision: revision})
 	}
 }
 

@@ -317,14 +317,16 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	case metaVersionOf(msg) != "":
 		return sess.answer(ctx, msg, related)
 	}
-	ctx, done := sess.srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
+	ctx, obs := sess.srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
 	reply := sess.answer(ctx, msg, related)
-	sess.mu.Lock()
-	if sess.spec != nil {
-		revision = sess.spec.Revision // what initialize negotiated
+	if msg.Method == mcp.MethodInitialize {
+		sess.mu.Lock()
+		if sess.spec != nil {
+			revision = sess.spec.Revision // what it negotiated
+		}
+		sess.mu.Unlock()
 	}
-	sess.mu.Unlock()
-	done(reply, revision)
+	obs.end(reply, revision)
 	return reply
 }
 
@@ -507,8 +509,11 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 	if spec != nil {
 		revision = spec.Revision
 	}
-	ctx, done := srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
-	defer done(nil, revision)
+	if srv.cfg.observer != nil {
+		var obs *observation
+		ctx, obs = srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
+		defer obs.end(nil, revision)
+	}
 	if spec == nil {
 		srv.log.Debug("notification before initialize dropped", "method", msg.Method)
 		return

@@ -121,9 +121,9 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	meta, _ := params["_meta"].(map[string]any)
 	version, _ := meta[wire.MetaProtocolVersion].(string)
 	transport, _ := ctx.Value(transportKey{}).(string)
-	ctx, done := s.observe(ctx, served(msg, version, "", transport))
+	ctx, obs := s.observe(ctx, served(msg, version, "", transport))
 	reply, code := s.statelessAnswerRequest(ctx, msg, related, headers)
-	done(reply, version)
+	obs.end(reply, version)
 	return reply, code
 }
 

@@ -74,6 +74,7 @@ type App struct {
 	log       *slog.Logger
 	authorize func(ctx context.Context, tool string) error
 	access    func(ctx context.Context, access Access) error
+	timing    Timing
 	info      mcp.Implementation
 	pageSize  int
 	system    string
@@ -162,6 +163,9 @@ func New(s store.Store, ag agent.Agent, opts ...Option) *App {
 	}
 	for _, o := range opts {
 		o(a)
+	}
+	if a.timing != nil {
+		s, a.agent = timedStore{Store: s, t: a.timing}, timedAgent{Agent: ag, t: a.timing}
 	}
 	a.store = guardedStore{Store: s, app: a}
 	shared := app.CacheHint{Scope: "public"} // the same for every user, not to be kept
