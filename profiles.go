@@ -126,6 +126,9 @@ func buildChat(ctx context.Context, c serveConfig, log *slog.Logger) (*built, er
 			log.Warn("--tool-scopes guards conversation_get and conversation_search only: resources/read, the summarize_conversation prompt and completions still show conversations; set --conversation-read-scope to guard them all")
 		}
 	}
+	if c.obs != nil { // the store's and the model providers' calls, timed and traced
+		opts = append(opts, chat.WithTiming(c.obs.Dependency))
+	}
 	app := chat.New(st, ag, opts...)
 	return &built{handler: app, attach: app.Attach, close: func() { st.Close() }}, nil
 }

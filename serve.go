@@ -311,8 +311,12 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 		app.HTTPEventLimits(lim.eventBytes, lim.eventBytesTotal), app.HTTPWriteTimeout(lim.writeTimeout),
 		app.HTTPRateLimit(rate, lim.bytes), app.HTTPMaxConcurrent(c.maxInflight), app.HTTPObserver(obs),
 	}
-	if c.metricsAddr == "" {
+	switch {
+	case c.metricsAddr != "":
+	case az.Mode == auth.ModeOff:
 		opts = append(opts, app.HTTPMetrics(obs.Metrics()))
+	default: // /metrics is unauthenticated: not beside what the tokens guard
+		log.Info("metrics: with --auth, serve them on a listener of their own (--metrics-addr)")
 	}
 	if c.stateless {
 		opts = append(opts, app.HTTPStateless())

@@ -25,10 +25,14 @@ func (s *Session) startSpan(ctx context.Context, spec *wire.Spec, m wire.Method,
 	target, _ := params[wire.NameParam(m.Name)].(string)
 	switch m.Name {
 	case mcp.MethodCallTool:
-		name += " " + target
+		if target != "" {
+			name += " " + target
+		}
 		attrs = append(attrs, attribute.String("gen_ai.tool.name", target), attribute.String("gen_ai.operation.name", "execute_tool"))
 	case mcp.MethodGetPrompt:
-		name += " " + target
+		if target != "" {
+			name += " " + target
+		}
 		attrs = append(attrs, attribute.String("gen_ai.prompt.name", target))
 	case mcp.MethodReadResource:
 		attrs = append(attrs, attribute.String("mcp.resource.uri", target))
@@ -50,6 +54,10 @@ func (s *Session) startSpan(ctx context.Context, spec *wire.Spec, m wire.Method,
 		if t := spanErrorType(m.Name, r); t != "" {
 			span.SetAttributes(attribute.String("error.type", t))
 			span.SetStatus(codes.Error, t)
+		}
+		var we *wire.Error
+		if errors.As(r.err, &we) {
+			span.SetAttributes(attribute.String("rpc.response.status_code", strconv.Itoa(we.Code)))
 		}
 		span.End()
 	}

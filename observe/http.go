@@ -15,7 +15,9 @@ import (
 // failure by its reason.
 func HTTP(o *Observer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := r.Header["Traceparent"]; ok {
+		// A POST is one message (or batch) to trace; a GET stream or a
+		// socket carries many, each with its own parent, if any.
+		if _, ok := r.Header["Traceparent"]; ok && r.Method == http.MethodPost {
 			r = r.WithContext(tracemeta.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
 		}
 		sw := &statusWriter{ResponseWriter: w}

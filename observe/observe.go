@@ -105,7 +105,8 @@ func (o *Observer) Metrics() http.Handler {
 	return promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{})
 }
 
-// Watch adds the sessions srv holds open to the metrics.
+// Watch adds the sessions srv holds open to the metrics (once: a second
+// server is not added).
 func (o *Observer) Watch(srv *server.Server) {
 	o.metrics.watch(srv)
 }
@@ -124,7 +125,11 @@ func (o *Observer) label(method, name string) string {
 
 // Serve starts observing a request or notification (server.Observer).
 func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context, server.Finisher) {
-	c := &call{o: o, method: m.Method, revision: m.Revision, start: time.Now()}
+	method := m.Method
+	if !knownMethods[method] {
+		method = other
+	}
+	c := &call{o: o, method: method, revision: bounded(m.Revision, knownRevisions), start: time.Now()}
 	if o.log != nil {
 		logged := m // allocated only for the access log
 		c.logged = &logged
@@ -163,7 +168,7 @@ func (c *call) Finish(a server.Answer) {
 	d := time.Since(c.start)
 	o.metrics.inflight.Add(-1)
 	errType := errorType(a)
-	revision := a.Revision
+	revision := bounded(a.Revision, knownRevisions)
 	if revision == "" {
 		revision = c.revision
 	}
@@ -195,15 +200,45 @@ func (o *Observer) SessionEnded(s server.EndedSession) {
 }
 
 // errorType is the semantic conventions' error.type: the JSON-RPC error
-// code, or tool_error for a tool result with isError.
+// code, tool_error for a tool result with isError, cancelled for a request
+// the client gave up. A code outside the range JSON-RPC reserves (which a
+// handler could pass on from anywhere) is _OTHER: the label set stays
+// bounded.
 func errorType(a server.Answer) string {
 	switch {
+	case a.Code != 0 && (a.Code < -32768 || a.Code > -32000):
+		return other
 	case a.Code != 0:
 		return strconv.Itoa(a.Code)
 	case a.ToolError:
 		return "tool_error"
+	case a.Unanswered:
+		return "cancelled"
 	}
 	return ""
+}
+
+// known are the method names and revisions of the generated tables: the
+// only values of those labels (anything else, which only a client can
+// send, is _OTHER).
+var knownMethods, knownRevisions = func() (map[string]bool, map[string]bool) {
+	methods := map[string]bool{}
+	for _, m := range mcp.Methods {
+		methods[m.Name] = true
+	}
+	revisions := map[string]bool{}
+	for _, r := range mcp.Revisions {
+		revisions[r] = true
+	}
+	return methods, revisions
+}()
+
+// bounded is v where known has it ("" stays ""), else _OTHER.
+func bounded(v string, known map[string]bool) string {
+	if v == "" || known[v] {
+		return v
+	}
+	return other
 }
 
 // networkTransport is network.transport for an mcpstack transport name:

@@ -333,3 +333,28 @@ func TestDashboardMetrics(t *testing.T) {
 		t.Errorf("auth failures %v, want 1 invalid_token", n)
 	}
 }
+
+// What a client sends cannot make new label values: an unknown method or
+// revision is _OTHER; a request refused before it is served (the
+// connection too busy) is counted too.
+func TestLabelsStayBounded(t *testing.T) {
+	srv, o, _ := setup(t)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"made/up/method-1","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1999-made-up","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+	} {
+		srv.ServeStateless(context.Background(), srv.Parse([]byte(body)), nil, nil)
+	}
+	if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"mcp_method_name": "_OTHER", "mcp_protocol_version": "2026-07-28", "error_type": "-32601"}); n != 1 {
+		t.Errorf("an unknown method counted %v times as _OTHER, want 1", n)
+	}
+	if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"mcp_method_name": "tools/list", "mcp_protocol_version": "_OTHER"}); n != 1 {
+		t.Errorf("an unknown revision counted %v times as _OTHER, want 1", n)
+	}
+	sess, _ := srv.NewSession("busy", nil, server.Transport("streamable"))
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	sess.ServeBusy(context.Background(), srv.Parse([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)), nil)
+	if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"mcp_method_name": "tools/list", "error_type": "-32000", "mcp_protocol_version": "2025-11-25"}); n != 1 {
+		t.Errorf("a request refused as busy counted %v times, want 1", n)
+	}
+}

@@ -57,12 +57,16 @@ func (o *Observer) startSpan(ctx context.Context, m server.Served, tool, prompt,
 // Ask starts the client span of a request the server sends the client
 // during a call (server.Observer): a child of the call's span, its trace
 // context in the request's _meta.
-func (o *Observer) Ask(ctx context.Context, method string, meta map[string]any) func(code int) {
+func (o *Observer) Ask(ctx context.Context, r server.Asked, meta map[string]any) func(code int) {
 	if o.tracer == nil {
 		return func(int) {}
 	}
-	ctx, span := o.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		attribute.String("mcp.method.name", method), attribute.String("jsonrpc.protocol.version", "2.0")))
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", r.Method), attribute.String("jsonrpc.protocol.version", "2.0"),
+		attribute.String("jsonrpc.request.id", fmt.Sprint(r.ID.Value())), attribute.String("mcp.protocol.version", r.Revision)}
+	if r.Session != "" {
+		attrs = append(attrs, attribute.String("mcp.session.id", r.Session))
+	}
+	ctx, span := o.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	tracemeta.Inject(ctx, meta)
 	return func(code int) {
 		if code != 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -26,7 +27,7 @@ type Observer interface {
 	// the request's params._meta, where the observer may put the trace
 	// context. done is called with the answer's error code (0 for a
 	// result).
-	Ask(ctx context.Context, method string, meta map[string]any) (done func(code int))
+	Ask(ctx context.Context, r Asked, meta map[string]any) (done func(code int))
 	// SessionEnded is called when a session ends.
 	SessionEnded(s EndedSession)
 }
@@ -54,6 +55,12 @@ type Served struct {
 	Arguments any
 }
 
+// Asked is a request the server sends the client.
+type Asked struct {
+	Method, Revision, Session string
+	ID                        wire.ID
+}
+
 // Answer is how a message was answered.
 type Answer struct {
 	// Code is the JSON-RPC error code of the answer, 0 for a result (and
@@ -65,6 +72,8 @@ type Answer struct {
 	// ("" when it did not), and RefusedBy the failed schema keyword.
 	Refused, RefusedBy string
 	Revision           string // the revision it was served under (initialize negotiates it)
+	// Unanswered: a request that got no answer (the client cancelled it).
+	Unanswered bool
 }
 
 // EndedSession is a session that ended.
@@ -81,9 +90,13 @@ func WithObserver(o Observer) Option { return optionFunc(func(c *config) { c.obs
 // observation collects what the core learns of a call while serving it,
 // for the Observer.
 type observation struct {
-	context.Context    // the call's, which carries the observation itself: one allocation
-	done               Finisher
-	toolError          bool
+	context.Context // the call's, which carries the observation itself: one allocation
+	done            Finisher
+	request         bool
+	// toolError may be written by a task the call started, which runs
+	// on after the call has been answered: what it notes then is not the
+	// call's (ended).
+	toolError, ended   atomic.Bool
 	refused, refusedBy string
 }
 
@@ -107,15 +120,27 @@ func (s *Server) observe(ctx context.Context, m Served) (context.Context, *obser
 	if s.cfg.observer == nil {
 		return ctx, nil
 	}
-	o := &observation{Context: ctx}
+	o := &observation{Context: ctx, request: !m.ID.IsZero()}
 	ctx, o.done = s.cfg.observer.Serve(o, m)
 	return ctx, o
 }
 
 // end tells the Observer how the message was answered.
 func (o *observation) end(reply []byte, revision string) {
-	if o != nil {
-		o.done.Finish(Answer{Code: replyCode(reply), ToolError: o.toolError, Refused: o.refused, RefusedBy: o.refusedBy, Revision: revision})
+	if o == nil || o.ended.Swap(true) {
+		return
+	}
+	o.done.Finish(Answer{Code: replyCode(reply), ToolError: o.toolError.Load(), Refused: o.refused, RefusedBy: o.refusedBy,
+		Revision: revision, Unanswered: o.request && reply == nil})
+}
+
+// observeRefused observes a message the core answers with an error
+// before it serves it (one it cannot read, a request it is too busy
+// for): m.Method may be "".
+func (s *Server) observeRefused(ctx context.Context, m Served, reply []byte) {
+	if s.cfg.observer != nil {
+		_, o := s.observe(ctx, m)
+		o.end(reply, m.Revision)
 	}
 }
 
@@ -143,9 +168,9 @@ func noteRefused(ctx context.Context, err error) {
 
 // noteResult records a tool result with isError.
 func noteResult(ctx context.Context, result wire.Encoder) {
-	if o, _ := ctx.Value(observationKey{}).(*observation); o != nil {
+	if o, _ := ctx.Value(observationKey{}).(*observation); o != nil && !o.ended.Load() {
 		if r, ok := result.(*mcp.CallToolResult); ok && r.IsError != nil && *r.IsError {
-			o.toolError = true
+			o.toolError.Store(true)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		answered = o.Ask(ctx, method, meta)
+		answered = o.Ask(ctx, Asked{Method: method, Revision: p.spec.Revision, Session: sess.id, ID: id}, meta)
 		if len(meta) > 0 {
 			if tree == nil {
 				tree = map[string]any{}
@@ -119,10 +119,12 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	sess.mu.Lock()
 	if sess.closed {
 		sess.mu.Unlock()
+		answered(wire.CodeInternalError)
 		return nil, ErrClosed
 	}
 	if max := srv.cfg.maxPending; max > 0 && len(sess.pending) >= max {
 		sess.mu.Unlock()
+		answered(wire.CodeServerBusy)
 		return nil, fmt.Errorf("server: the session already waits on %d requests to the client", max)
 	}
 	sess.pending[id] = pc
@@ -149,10 +151,11 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 			answered(resp.Error.Code)
 			return nil, resp.Error
 		}
-		answered(0)
 		if err := p.spec.Validate(m.Result, resp.Result); err != nil {
+			answered(wire.CodeInvalidParams)
 			return nil, fmt.Errorf("client answered %s with an invalid result: %w", method, err)
 		}
+		answered(0)
 		return mcp.DecodeResult(method, resp.Result, p.spec.Index)
 	case <-ctx.Done():
 		forget()

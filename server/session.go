@@ -270,14 +270,17 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related response, 
 		switch {
 		case it.Err != nil:
 			answers[i] = jsonrpc.EncodeError(it.ID, it.Err)
+			sess.refused(ctx, Served{ID: it.ID}, answers[i])
 		case it.Msg.Kind == jsonrpc.Response:
 			sess.deliver(it.Msg)
 		case it.Msg.Kind == jsonrpc.Notification:
 			sess.notification(ctx, it.Msg)
 		case in.batch && it.Msg.Method == mcp.MethodInitialize:
 			answers[i] = jsonrpc.EncodeError(it.Msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: initialize must not be part of a batch"})
+			sess.refused(ctx, served(it.Msg, "", sess.id, sess.transport), answers[i])
 		case busy:
 			answers[i] = jsonrpc.EncodeError(it.Msg.ID, errBusy)
+			sess.refused(ctx, served(it.Msg, "", sess.id, sess.transport), answers[i])
 		case in.batch:
 			wg.Add(1)
 			go func(i int, m *jsonrpc.Message) {
@@ -296,6 +299,20 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related response, 
 		}
 	}
 	return in.join(out)
+}
+
+// refused observes a message the session answered without serving it.
+func (sess *Session) refused(ctx context.Context, m Served, reply []byte) {
+	if sess.srv.cfg.observer == nil {
+		return
+	}
+	m.Session, m.Transport = sess.id, sess.transport
+	sess.mu.Lock()
+	if sess.spec != nil {
+		m.Revision = sess.spec.Revision
+	}
+	sess.mu.Unlock()
+	sess.srv.observeRefused(ctx, m, reply)
 }
 
 // request answers one request, observed (a stateless one is observed
@@ -318,15 +335,19 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 		return sess.answer(ctx, msg, related)
 	}
 	ctx, obs := sess.srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
-	reply := sess.answer(ctx, msg, related)
-	if msg.Method == mcp.MethodInitialize {
-		sess.mu.Lock()
-		if sess.spec != nil {
-			revision = sess.spec.Revision // what it negotiated
+	var reply []byte
+	defer func() { // also when the call panics past the handler's guard
+		if msg.Method == mcp.MethodInitialize {
+			revision = ""
+			sess.mu.Lock()
+			if sess.spec != nil {
+				revision = sess.spec.Revision // what it negotiated, if it did
+			}
+			sess.mu.Unlock()
 		}
-		sess.mu.Unlock()
-	}
-	obs.end(reply, revision)
+		obs.end(reply, revision)
+	}()
+	reply = sess.answer(ctx, msg, related)
 	return reply
 }
 
@@ -344,7 +365,7 @@ func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related r
 			// A request of a stateless revision needs no initialize: it
 			// carries its version and capabilities itself. It still ends
 			// with the session (a listen stream on a socket that closed).
-			ctx, cancel := context.WithCancel(ctx)
+			ctx, cancel := context.WithCancel(context.WithValue(ctx, transportKey{}, sess.transport))
 			defer cancel()
 			defer context.AfterFunc(sess.ctx, cancel)()
 			reply, _ := srv.statelessRequest(ctx, msg, related.out, nil)

@@ -122,8 +122,9 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	version, _ := meta[wire.MetaProtocolVersion].(string)
 	transport, _ := ctx.Value(transportKey{}).(string)
 	ctx, obs := s.observe(ctx, served(msg, version, "", transport))
+	var reply []byte
+	defer func() { obs.end(reply, version) }() // also when the call panics past the handler's guard
 	reply, code := s.statelessAnswerRequest(ctx, msg, related, headers)
-	obs.end(reply, version)
 	return reply, code
 }
 
