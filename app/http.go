@@ -147,6 +147,7 @@ func Handler(srv *server.Server, opts ...HTTPOption) (h http.Handler, shutdown f
 	if c.observer != nil {
 		o := c.observer
 		chain = append([]func(http.Handler) http.Handler{func(next http.Handler) http.Handler { return observe.HTTP(o, next) }}, chain...)
+		o.WatchStreams(mcpH.OpenStreams, events.Bytes)
 	}
 	mcp := r.With(chain...)
 	mcp.Handle("/mcp", mcpH)

@@ -115,6 +115,18 @@ func (m *metrics) httpAnswer(code int) {
 	(*c).Inc()
 }
 
+// watchStreams adds the event streams of an HTTP transport.
+func (m *metrics) watchStreams(open func() int, eventBytes func() int64) {
+	_ = m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcpstack_sse_streams_open",
+		Help: "Server-sent event streams open (Streamable HTTP).",
+	}, func() float64 { return float64(open()) }))
+	_ = m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcpstack_sse_event_bytes",
+		Help: "Bytes of stream events kept for resumption (Last-Event-ID).",
+	}, func() float64 { return float64(eventBytes()) }))
+}
+
 // watch adds the server's open sessions.
 func (m *metrics) watch(srv *server.Server) {
 	_ = m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

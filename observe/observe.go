@@ -111,6 +111,13 @@ func (o *Observer) Watch(srv *server.Server) {
 	o.metrics.watch(srv)
 }
 
+// WatchStreams adds an HTTP transport's open event streams and the bytes
+// of events it keeps for resumption to the metrics (app.HTTPObserver
+// does it for Streamable HTTP).
+func (o *Observer) WatchStreams(open func() int, eventBytes func() int64) {
+	o.metrics.watchStreams(open, eventBytes)
+}
+
 // label is a tool or prompt name as a label or span name part: only a
 // registered one.
 func (o *Observer) label(method, name string) string {

@@ -273,6 +273,10 @@ func TestClientSpanIsTheParent(t *testing.T) {
 	if n := metric(t, o, "mcpstack_http_responses_total", map[string]string{"code": "200"}); n < 2 {
 		t.Errorf("HTTP answers counted %v, want the initialize and the call at least", n)
 	}
+	if n := metric(t, o, "mcpstack_sse_event_bytes", nil); n <= 0 {
+		t.Errorf("event bytes kept %v, want the call's event stream's", n)
+	}
+	metric(t, o, "mcpstack_sse_streams_open", nil) // served
 }
 
 // A handler's calls to its store or model are child spans of the request
@@ -306,6 +310,8 @@ func TestDashboardMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, o, _ := setup(t)
+	_, shutdown := app.Handler(srv, app.HTTPObserver(o)) // the HTTP transports' own metrics
+	defer shutdown(context.Background())
 	sess, _ := srv.NewSession("d", nil, server.Transport("streamable"))
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}`), nil) // refused

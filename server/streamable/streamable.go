@@ -507,3 +507,11 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	sess.Close()
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// OpenStreams is the number of event streams the handler has open (for
+// metrics).
+func (h *Handler) OpenStreams() int {
+	n := 0
+	h.live.Range(func(any, any) bool { n++; return true })
+	return n
+}
