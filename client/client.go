@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -32,6 +34,7 @@ type Client struct {
 	maxRounds  int
 	tasks      bool
 	tracer     trace.Tracer // nil: no spans
+	meters     *meters      // nil: no metrics
 }
 
 // Option configures a Client.
@@ -92,6 +95,13 @@ func WithTasks() Option { return func(c *Client) { c.tasks = true } }
 // child.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *Client) { c.tracer = tp.Tracer("github.com/mcpstack/mcpstack/client") }
+}
+
+// WithMeterProvider records the client pair of the MCP semantic
+// conventions' metrics with mp: mcp.client.operation.duration per request,
+// mcp.client.session.duration per session.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *Client) { c.meters = newMeters(mp.Meter("github.com/mcpstack/mcpstack/client")) }
 }
 
 // WithViolationHandler reports protocol violations to fn instead of

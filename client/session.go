@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
@@ -18,8 +21,9 @@ import (
 type Session struct {
 	serverRequests
 
-	c    *Client
-	conn Conn
+	c      *Client
+	conn   Conn
+	opened time.Time
 	// events runs the user's notification callbacks in order, off the
 	// read loop (a callback may call the session).
 	events chan func()
@@ -62,7 +66,7 @@ type reply struct {
 
 func newSession(c *Client, conn Conn, spec *wire.Spec) *Session {
 	s := &Session{
-		c: c, conn: conn, spec: spec,
+		c: c, conn: conn, spec: spec, opened: time.Now(),
 		pending:  map[wire.ID]*call{},
 		progress: map[wire.ID]func(*mcp.ProgressNotificationParams){},
 		serving:  map[wire.ID]context.CancelFunc{},
@@ -178,6 +182,10 @@ func (s *Session) Close() error {
 // end fails every call in flight with err, once.
 func (s *Session) end(err error) {
 	s.closing.Do(func() {
+		if m := s.c.meters; m != nil {
+			m.session.Record(context.Background(), time.Since(s.opened).Seconds(),
+				metric.WithAttributes(attribute.String("mcp.protocol.version", s.currentSpec().Revision)))
+		}
 		s.mu.Lock()
 		s.err = err
 		pending := s.pending
@@ -293,9 +301,9 @@ func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method,
 	if onProgress != nil {
 		params = wire.WithMeta(params, "progressToken", token.Value())
 	}
-	if s.c.tracer != nil {
+	if s.c.tracer != nil || s.c.meters != nil {
 		var end func(reply)
-		ctx, params, end = s.startSpan(ctx, spec, m, id, params)
+		ctx, params, end = s.instrument(ctx, spec, m, id, params)
 		defer func() { end(r) }()
 	}
 	var p any = params

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -15,10 +17,28 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// startSpan starts the client span of a request (WithTracerProvider) and
-// puts its trace context in the request's _meta; end ends it with the
-// reply.
-func (s *Session) startSpan(ctx context.Context, spec *wire.Spec, m wire.Method, id wire.ID, params map[string]any) (context.Context, map[string]any, func(reply)) {
+// durationBuckets are the semantic conventions' advice for the MCP
+// duration histograms, in seconds.
+var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// meters are the client's histograms (WithMeterProvider).
+type meters struct {
+	operation, session metric.Float64Histogram
+}
+
+func newMeters(m metric.Meter) *meters {
+	op, _ := m.Float64Histogram("mcp.client.operation.duration", metric.WithUnit("s"),
+		metric.WithDescription("How long MCP requests took, as the client saw them."), metric.WithExplicitBucketBoundaries(durationBuckets...))
+	sess, _ := m.Float64Histogram("mcp.client.session.duration", metric.WithUnit("s"),
+		metric.WithDescription("How long MCP sessions lasted."), metric.WithExplicitBucketBoundaries(durationBuckets...))
+	return &meters{operation: op, session: sess}
+}
+
+// instrument starts the client span of a request (WithTracerProvider),
+// with its trace context in the request's _meta, and its duration
+// (WithMeterProvider); end ends both with the reply.
+func (s *Session) instrument(ctx context.Context, spec *wire.Spec, m wire.Method, id wire.ID, params map[string]any) (context.Context, map[string]any, func(reply)) {
+	start := time.Now()
 	name := m.Name
 	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", m.Name), attribute.String("jsonrpc.protocol.version", "2.0"),
 		attribute.String("jsonrpc.request.id", fmt.Sprint(id.Value())), attribute.String("mcp.protocol.version", spec.Revision)}
@@ -40,18 +60,35 @@ func (s *Session) startSpan(ctx context.Context, spec *wire.Spec, m wire.Method,
 	if c, ok := s.conn.(interface{ sessionID() string }); ok && c.sessionID() != "" { // Streamable HTTP
 		attrs = append(attrs, attribute.String("mcp.session.id", c.sessionID()))
 	}
-	ctx, span := s.c.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	meta, _ := params["_meta"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
+	var span trace.Span
+	if s.c.tracer != nil {
+		ctx, span = s.c.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		meta, _ := params["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		tracemeta.Inject(ctx, meta)
+		if params == nil {
+			params = map[string]any{}
+		}
+		params["_meta"] = meta
 	}
-	tracemeta.Inject(ctx, meta)
-	if params == nil {
-		params = map[string]any{}
-	}
-	params["_meta"] = meta
 	return ctx, params, func(r reply) {
-		if t := spanErrorType(m.Name, r); t != "" {
+		t := spanErrorType(m.Name, r)
+		if ms := s.c.meters; ms != nil {
+			mattrs := []attribute.KeyValue{attribute.String("mcp.method.name", m.Name), attribute.String("mcp.protocol.version", spec.Revision)}
+			if t != "" {
+				mattrs = append(mattrs, attribute.String("error.type", t))
+			}
+			if m.Name == mcp.MethodCallTool && target != "" {
+				mattrs = append(mattrs, attribute.String("gen_ai.tool.name", target))
+			}
+			ms.operation.Record(context.Background(), time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+		}
+		if span == nil {
+			return
+		}
+		if t != "" {
 			span.SetAttributes(attribute.String("error.type", t))
 			span.SetStatus(codes.Error, t)
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -249,7 +251,9 @@ func TestClientSpanIsTheParent(t *testing.T) {
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close() }()
 	clientSpans := tracetest.NewSpanRecorder()
-	c := client.New("traced", "1", client.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(clientSpans))))
+	reader := sdkmetric.NewManualReader()
+	c := client.New("traced", "1", client.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(clientSpans))),
+		client.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := c.Connect(ctx, &client.StreamableHTTP{URL: hs.URL + "/mcp"})
@@ -277,6 +281,25 @@ func TestClientSpanIsTheParent(t *testing.T) {
 		t.Errorf("event bytes kept %v, want the call's event stream's", n)
 	}
 	metric(t, o, "mcpstack_sse_streams_open", nil) // served
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var toolErrors uint64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if h, ok := m.Data.(metricdata.Histogram[float64]); ok && m.Name == "mcp.client.operation.duration" {
+				for _, dp := range h.DataPoints {
+					if v, _ := dp.Attributes.Value("error.type"); v.AsString() == "tool_error" {
+						toolErrors += dp.Count
+					}
+				}
+			}
+		}
+	}
+	if toolErrors != 1 {
+		t.Errorf("the client recorded %d tool errors in mcp.client.operation.duration, want 1", toolErrors)
+	}
 }
 
 // A handler's calls to its store or model are child spans of the request
