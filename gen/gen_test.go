@@ -17,17 +17,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // revisionsIn lists the revision folders of a fixture schema tree.
 func revisionsIn(t *testing.T, dir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+	revs := schema.RevisionsIn(os.DirFS(dir))
+	if len(revs) == 0 {
+		t.Fatalf("no revision folders in %s", dir)
 	}
-	var revs []string
-	for _, e := range entries {
-		if e.IsDir() && e.Name() != schema.Extensions {
-			revs = append(revs, e.Name())
-		}
-	}
-	sort.Strings(revs)
 	return revs
 }
 

@@ -18,15 +18,41 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 )
 
 // FS holds every schema file, rooted at this directory.
 //
-//go:embed 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28 ext extensions transport.json
+//go:embed [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] ext extensions transport.json
 var FS embed.FS
 
-// Revisions lists the MCP protocol revisions with schemas here, oldest first.
-var Revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+// Revisions lists the MCP protocol revisions with schemas here, oldest
+// first: every folder named YYYY-MM-DD. A new revision is a new folder
+// (mcpstack revision new), and everything downstream follows.
+var Revisions = RevisionsIn(FS)
+
+// RevisionsIn lists the revision folders (YYYY-MM-DD) at the root of fsys,
+// oldest first.
+func RevisionsIn(fsys fs.FS) []string {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && IsRevision(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out) // dates sort as strings
+	return out
+}
+
+// IsRevision reports whether name is shaped like a revision (YYYY-MM-DD).
+func IsRevision(name string) bool {
+	_, err := time.Parse(time.DateOnly, name)
+	return err == nil && len(name) == len(time.DateOnly)
+}
 
 // Ext is the folder of the project's own extension schemas.
 const Ext = "ext"
