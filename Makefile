@@ -14,6 +14,7 @@ run: bin/mcpstack
 ## generate: compile schema/ into generated/ (never edit generated/ by hand)
 generate:
 	$(GO) run ./gen
+	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -update-doc -count=1 >/dev/null
 
 ## check-generate: fail when generated/ does not match schema/ and gen/
 check-generate:

@@ -22,6 +22,14 @@ const (
 )
 
 const usage = `Usage: mcpstack schemadiff --official FILE --revision REV [--json] [--schemas DIR]
+       mcpstack schemadiff --from REV --to REV [--format text|markdown|json] [--schemas DIR]
+
+The second form is the changelog between two of mcpstack's own revisions:
+methods added, removed, or changed in direction, request or result;
+definitions and properties added or removed, made required or optional,
+retyped; enum and const changes; capability changes marked as such. Each
+change has its pointer (a method name, or DEFINITION/json/pointer).
+docs/revisions.md holds it for each pair of consecutive revisions.
 
 Compare mcpstack's schemas for one MCP revision with the official monolithic
 schema.json of that revision, and list every definition, property, type,
@@ -50,6 +58,9 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	rev := fl.String("revision", "", "MCP `REV`ision to compare, e.g. 2025-11-25 (built in: "+strings.Join(schema.Revisions, ", ")+")")
 	asJSON := fl.Bool("json", false, "print the report as one JSON object instead of text")
 	dir := fl.String("schemas", "", "read REV from `DIR`/REV on disk instead of the schemas built into this binary")
+	from := fl.String("from", "", "changelog: the older `REV`ision")
+	to := fl.String("to", "", "changelog: the newer `REV`ision")
+	format := fl.String("format", "text", "changelog: text, markdown or json")
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), usage)
 		fl.PrintDefaults()
@@ -65,8 +76,11 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	if fl.NArg() > 0 {
 		return usageError(fl, "unexpected argument %q", fl.Arg(0))
 	}
+	if *from != "" || *to != "" {
+		return changelog(fl, *from, *to, *format, *dir, stdout, stderr)
+	}
 	if *official == "" || *rev == "" {
-		return usageError(fl, "--official and --revision are required")
+		return usageError(fl, "--official and --revision are required (or --from and --to, for a changelog)")
 	}
 	b, err := os.ReadFile(*official)
 	if err != nil {
@@ -98,6 +112,32 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	}
 	if !rep.Clean() {
 		return ExitDifferences
+	}
+	return ExitClean
+}
+
+// changelog runs the --from/--to form.
+func changelog(fl *flag.FlagSet, from, to, format, dir string, stdout, stderr io.Writer) int {
+	if from == "" || to == "" {
+		return usageError(fl, "--from and --to go together")
+	}
+	var fsys fs.FS = schema.FS
+	if dir != "" {
+		fsys = os.DirFS(dir)
+	} else {
+		for _, r := range []string{from, to} {
+			if !known(r) {
+				return usageError(fl, "revision %q is not built in (known: %s); use --schemas DIR for a folder on disk", r, strings.Join(schema.Revisions, ", "))
+			}
+		}
+	}
+	cl, err := Changes(fsys, from, to)
+	if err == nil {
+		err = WriteChangelog(stdout, cl, format)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "schemadiff: %v\n", err)
+		return ExitError
 	}
 	return ExitClean
 }
