@@ -58,14 +58,7 @@ func Changes(fsys fs.FS, from, to string) (*Changelog, error) {
 	cl := &Changelog{From: from, To: to}
 	cl.Changes = append(cl.Changes, methodChanges(from, to)...)
 	c := &comparer{}
-	names := map[string]bool{}
-	for n := range a.defs {
-		names[n] = true
-	}
-	for n := range b.defs {
-		names[n] = true
-	}
-	for _, n := range sortedKeys(names) {
+	for _, n := range unionKeys(a.defs, b.defs) {
 		o, ok1 := a.defs[n]
 		t, ok2 := b.defs[n]
 		switch {

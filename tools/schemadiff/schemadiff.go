@@ -103,15 +103,9 @@ func Compare(fsys fs.FS, dir string, official []byte) (*Report, error) {
 	}
 	rep := &Report{Revision: path.Base(dir)}
 	c := &comparer{}
-	names := map[string]bool{}
-	for n := range ours.defs {
-		names[n] = true
-	}
-	for n := range theirs.defs {
-		names[n] = true
-	}
+	names := unionKeys(ours.defs, theirs.defs)
 	rep.Definitions = len(names)
-	for _, n := range sortedKeys(names) {
+	for _, n := range names {
 		o, ok1 := ours.defs[n]
 		t, ok2 := theirs.defs[n]
 		switch {
@@ -135,6 +129,18 @@ func Compare(fsys fs.FS, dir string, official []byte) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// unionKeys are the keys of a and b, sorted.
+func unionKeys(a, b map[string]any) []string {
+	names := make(map[string]bool, len(a)+len(b))
+	for n := range a {
+		names[n] = true
+	}
+	for n := range b {
+		names[n] = true
+	}
+	return sortedKeys(names)
 }
 
 // match marks differences as new or accepted and appends stale entries.
