@@ -21,6 +21,7 @@ import (
 	"github.com/mcpstack/mcpstack/generated"
 	benchtool "github.com/mcpstack/mcpstack/tools/bench"
 	"github.com/mcpstack/mcpstack/tools/clientcmd"
+	"github.com/mcpstack/mcpstack/tools/revision"
 	"github.com/mcpstack/mcpstack/tools/schemadiff"
 	"github.com/mcpstack/mcpstack/tools/token"
 	"github.com/mcpstack/mcpstack/tools/validate"
@@ -37,7 +38,8 @@ func commands() map[string]command {
 	return map[string]command{
 		"bench":      {"load an MCP server (HTTP URL or stdio command): calls/s, latency, errors", benchtool.Command},
 		"client":     {"send one request to an MCP server and check everything it answers against the protocol", clientcmd.Command},
-		"schemadiff": {"compare our schemas of a revision with an official schema.json", schemadiff.Command},
+		"revision":   {"start adopting a new MCP revision: revision new REV copies the newest schemas to schema/REV", revision.Command},
+		"schemadiff": {"compare our schemas of a revision with an official schema.json, or two of ours (--from, --to)", schemadiff.Command},
 		"serve":      {"serve MCP over Streamable HTTP, HTTP+SSE, WebSocket or stdio", serveCommand},
 		"token":      {"mint an HS256 bearer token for serve --auth hs256", token.Command},
 		"validate":   {"check MCP message logs (recordings, stdio captures) against the protocol", validate.Command},
