@@ -21,6 +21,7 @@ import (
 	"github.com/mcpstack/mcpstack/generated"
 	benchtool "github.com/mcpstack/mcpstack/tools/bench"
 	"github.com/mcpstack/mcpstack/tools/clientcmd"
+	"github.com/mcpstack/mcpstack/tools/proxy"
 	"github.com/mcpstack/mcpstack/tools/revision"
 	"github.com/mcpstack/mcpstack/tools/schemadiff"
 	"github.com/mcpstack/mcpstack/tools/token"
@@ -38,6 +39,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"bench":      {"load an MCP server (HTTP URL or stdio command): calls/s, latency, errors", benchtool.Command},
 		"client":     {"send one request to an MCP server and check everything it answers against the protocol", clientcmd.Command},
+		"proxy":      {"record and check the messages between any MCP client and server (stdio or HTTP)", proxy.Command},
 		"revision":   {"start adopting a new MCP revision: revision new REV copies the newest schemas to schema/REV", revision.Command},
 		"schemadiff": {"compare our schemas of a revision with an official schema.json, or two of ours (--from, --to)", schemadiff.Command},
 		"serve":      {"serve MCP over Streamable HTTP, HTTP+SSE, WebSocket or stdio", serveCommand},

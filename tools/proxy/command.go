@@ -1,0 +1,117 @@
+// Package proxy is `mcpstack proxy`: it sits between any MCP client and
+// any server, passes every byte unchanged, records the messages in the
+// recording format (mcpstack validate reads it) and, with --check,
+// validates them as they flow, so that a CI pipeline can hold
+// implementations nobody here wrote to the protocol.
+package proxy
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpstack/mcpstack/tools/validate"
+)
+
+const usage = `Usage: mcpstack proxy [--record FILE] [--check] [--fail-on error|warning] -- CMD ARGS...
+       mcpstack proxy --upstream URL --http ADDR [--record FILE] [--check] [--fail-on error|warning]
+
+Between an MCP client and a server, pass every byte unchanged and record
+each message (with its direction, time and session) in the format mcpstack
+validate reads; --check validates them as they go by and prints each
+finding on stderr, then a summary at the end.
+
+stdio: start CMD as the server; the client talks to this process's stdin
+and stdout, the server's stderr passes through. A drop-in for a client's
+server command, e.g. in Claude Desktop's config:
+  "command": "mcpstack", "args": ["proxy", "--record", "f.jsonl", "--", "npx", "some-server"]
+
+HTTP: a reverse proxy at ADDR for the Streamable HTTP (and HTTP+SSE)
+server at URL: event streams pass through as they flow. Authorization and
+cookies are never recorded.
+
+Exit status: the server's (stdio), 0 (HTTP, once interrupted); with
+--fail-on, 1 when the check found errors (or warnings, too).
+
+Flags:
+`
+
+// Command runs "mcpstack proxy" with the arguments after its name.
+func Command(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	recordTo := fl.String("record", "", "append the messages to `FILE` (the recording format)")
+	check := fl.Bool("check", false, "validate the messages as they go by; findings on stderr")
+	failOn := fl.String("fail-on", "", "with --check, exit 1 when the check found an `error` (or a warning)")
+	upstream := fl.String("upstream", "", "HTTP: the MCP server's `URL` (e.g. http://127.0.0.1:8000/mcp)")
+	httpAddr := fl.String("http", "", "HTTP: listen at `ADDR` (e.g. 127.0.0.1:9000)")
+	fl.Usage = func() { fmt.Fprint(fl.Output(), usage); fl.PrintDefaults() }
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fl.SetOutput(stdout)
+			fl.Usage()
+			return 0
+		}
+		return 2
+	}
+	var sev validate.Severity
+	switch *failOn {
+	case "":
+	case "error":
+		sev = validate.Error
+	case "warning":
+		sev = validate.Warning
+	default:
+		fmt.Fprintf(stderr, "mcpstack proxy: --fail-on must be error or warning, not %q\n", *failOn)
+		return 2
+	}
+	if sev != "" && !*check {
+		fmt.Fprintln(stderr, "mcpstack proxy: --fail-on needs --check")
+		return 2
+	}
+	var w io.Writer
+	if *recordTo != "" {
+		f, err := os.OpenFile(*recordTo, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpstack proxy: --record:", err)
+			return 2
+		}
+		defer f.Close()
+		w = f
+	}
+	t, err := newTap(w, *check, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstack proxy:", err)
+		return 2
+	}
+	var code int
+	switch {
+	case *upstream != "" || *httpAddr != "":
+		if *upstream == "" || *httpAddr == "" || fl.NArg() > 0 {
+			fmt.Fprintln(stderr, "mcpstack proxy: HTTP takes --upstream URL and --http ADDR, and no command")
+			return 2
+		}
+		code = serveHTTP(*upstream, *httpAddr, t, stderr)
+	case fl.NArg() == 0:
+		fmt.Fprint(stderr, "mcpstack proxy: give the server command after --, or --upstream and --http\n")
+		return 2
+	default:
+		code = runStdio(fl.Args(), os.Stdin, stdout, stderr, t)
+	}
+	rep, err := t.end()
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstack proxy: recording:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	if rep != nil {
+		fmt.Fprintln(stderr, "mcpstack proxy:", validate.Summary(rep))
+		if sev != "" && rep.Failed(sev) && code == 0 {
+			code = 1
+		}
+	}
+	return code
+}

@@ -1,0 +1,189 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpstack/mcpstack/server"
+)
+
+// maxBody bounds a request body the proxy reads to record it (larger ones
+// get 413 from the proxy: a server would refuse them anyway).
+const maxBody = 32 << 20
+
+// serveHTTP runs the HTTP proxy until interrupted.
+func serveHTTP(upstream, addr string, t *tap, errOut io.Writer) int {
+	u, err := url.Parse(upstream)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		fmt.Fprintf(errOut, "mcpstack proxy: --upstream %q is not an http(s) URL\n", upstream)
+		return 2
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(errOut, "mcpstack proxy:", err)
+		return 2
+	}
+	hs := &http.Server{Handler: Handler(u, t), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(errOut, "mcpstack proxy: http://%s%s -> %s\n", ln.Addr(), u.Path, u)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(errOut, "mcpstack proxy:", err)
+			return 1
+		}
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}
+	return 0
+}
+
+// Handler is the HTTP proxy to upstream: every request goes to
+// upstream's host with its own path and query, every byte both ways
+// unchanged, event streams as they flow; the messages of the bodies go to
+// the tap, under the session the Mcp-Session-Id header names.
+func Handler(upstream *url.URL, t *tap) http.Handler {
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.URL.Scheme, r.Out.URL.Host = upstream.Scheme, upstream.Host
+			r.Out.Host = upstream.Host
+		},
+		FlushInterval: -1, // every write at once: event streams stream
+		ModifyResponse: func(resp *http.Response) error {
+			x, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
+			if x == nil {
+				return nil
+			}
+			session := resp.Header.Get("Mcp-Session-Id")
+			if session == "" {
+				session = x.session
+			}
+			// The request is recorded now, under the session initialize's
+			// answer opens, and before what answers it.
+			if len(x.body) > 0 {
+				t.message(session, server.ClientToServer, x.body)
+			}
+			if x.method == http.MethodDelete && resp.StatusCode/100 == 2 {
+				t.rec.Shutdown(session, server.ClientToServer)
+			}
+			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+			switch mt {
+			case "application/json":
+				resp.Body = &jsonBody{ReadCloser: resp.Body, done: func(b []byte) { t.message(session, server.ServerToClient, b) }}
+			case "text/event-stream":
+				resp.Body = &sseBody{ReadCloser: resp.Body, message: func(b []byte) { t.message(session, server.ServerToClient, b) }}
+			}
+			return nil
+		},
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id")}
+		if r.Body != nil && r.Method == http.MethodPost {
+			b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+			r.Body.Close()
+			if err != nil {
+				http.Error(w, "mcpstack proxy: reading the request: "+err.Error(), http.StatusBadGateway)
+				return
+			}
+			if len(b) > maxBody {
+				http.Error(w, "mcpstack proxy: request body too large", http.StatusRequestEntityTooLarge)
+				return
+			}
+			x.body = bytes.TrimSpace(b)
+			r.Body = io.NopCloser(bytes.NewReader(b)) // the same bytes go on
+		}
+		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+	})
+}
+
+// exchange is what the proxy keeps of a request until its answer comes.
+type exchange struct {
+	method, session string
+	body            []byte
+}
+
+type exchangeKey struct{}
+
+// jsonBody records a JSON answer once it has been read through.
+type jsonBody struct {
+	io.ReadCloser
+	buf  bytes.Buffer
+	once sync.Once
+	done func([]byte)
+}
+
+func (b *jsonBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.buf.Write(p[:n])
+	if err == io.EOF {
+		b.once.Do(func() { b.done(bytes.TrimSpace(b.buf.Bytes())) })
+	}
+	return n, err
+}
+
+// sseBody records the data of each event as it passes.
+type sseBody struct {
+	io.ReadCloser
+	pending []byte // the bytes of the event being read
+	message func([]byte)
+}
+
+func (b *sseBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.pending = append(b.pending, p[:n]...)
+	for {
+		end, size := eventEnd(b.pending)
+		if end < 0 {
+			break
+		}
+		if data := eventData(b.pending[:end]); len(data) > 0 {
+			b.message(data)
+		}
+		b.pending = b.pending[end+size:]
+	}
+	if len(b.pending) > maxLine {
+		b.pending = b.pending[:0] // an event larger than any message: not recorded
+	}
+	return n, err
+}
+
+// eventEnd finds the blank line that ends an event: where it starts and
+// how long it is; -1 when the event goes on.
+func eventEnd(b []byte) (at, size int) {
+	at = -1
+	for _, sep := range []string{"\n\n", "\r\n\r\n", "\r\r"} {
+		if i := bytes.Index(b, []byte(sep)); i >= 0 && (at < 0 || i < at) {
+			at, size = i, len(sep)
+		}
+	}
+	return at, size
+}
+
+// eventData joins the data lines of one event.
+func eventData(ev []byte) []byte {
+	var data [][]byte
+	for _, line := range bytes.Split(bytes.ReplaceAll(ev, []byte("\r\n"), []byte("\n")), []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = append(data, bytes.TrimPrefix(v, []byte(" ")))
+		}
+	}
+	return bytes.TrimSpace(bytes.Join(data, []byte("\n")))
+}

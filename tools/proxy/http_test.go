@@ -1,0 +1,119 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/tools/validate"
+)
+
+// Over HTTP the proxy passes bytes unchanged both ways, an event stream
+// event by event as the server writes it (the server writes its second
+// event only once the client has read the first: a proxy that buffered
+// would wait for ever), and records the messages under their session.
+func TestHTTPIsTransparentAndStreams(t *testing.T) {
+	reqBody := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}\n  "
+	first := "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n"
+	second := ": keep-alive\r\n\r\nid: 2\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{\"content\":[]}}\r\n\r\n"
+	read := make(chan struct{})
+	var got []byte
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		if r.Header.Get("Authorization") != "Bearer secret" || r.URL.Path != "/mcp" || r.URL.RawQuery != "a=1" {
+			http.Error(w, "headers or path not passed on", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Mcp-Session-Id", "sess-9")
+		_, _ = io.WriteString(w, first)
+		w.(http.Flusher).Flush()
+		select {
+		case <-read:
+		case <-time.After(5 * time.Second):
+			return // the proxy held the first event back
+		}
+		_, _ = io.WriteString(w, second)
+	}))
+	defer upstream.Close()
+	var rec bytes.Buffer
+	tp, err := newTap(&rec, false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(Handler(u, tp))
+	defer front.Close()
+	req, _ := http.NewRequest(http.MethodPost, front.URL+"/mcp?a=1", strings.NewReader(reqBody))
+	req.Header.Set("Authorization", "Bearer secret")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	head := make([]byte, len(first))
+	if _, err := io.ReadFull(br, head); err != nil || string(head) != first {
+		t.Fatalf("first event %q, %v", head, err)
+	}
+	close(read)
+	rest, _ := io.ReadAll(br)
+	if resp.StatusCode != 200 || string(rest) != second || string(got) != reqBody || resp.Header.Get("Mcp-Session-Id") != "sess-9" {
+		t.Errorf("status %d, rest %q, upstream got %q", resp.StatusCode, rest, got)
+	}
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(rec.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"session":"sess-9","dir":"c2s"`) || !strings.Contains(lines[2], `"result":{"content":[]}`) || strings.Contains(rec.String(), "secret") {
+		t.Errorf("recorded:\n%s", rec.String())
+	}
+}
+
+// A real session through the HTTP proxy, our client against our server:
+// the recording validates with nothing found.
+func TestHTTPSessionValidates(t *testing.T) {
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)))
+	h, shutdown := app.Handler(srv)
+	upstream := httptest.NewServer(h)
+	defer func() { shutdown(context.Background()); upstream.Close(); srv.Close() }()
+	var rec bytes.Buffer
+	tp, _ := newTap(&rec, false, io.Discard)
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(Handler(u, tp))
+	defer front.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		c := client.New("via-proxy", "1", client.WithProtocolVersion(rev))
+		s, err := c.Connect(ctx, &client.StreamableHTTP{URL: front.URL + "/mcp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: conformance.ToolSimpleText}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := validate.New()
+	rep := v.Check(ctx, []validate.Input{validate.ReaderInput("via-proxy.jsonl", bytes.NewReader(rec.Bytes()))})
+	if len(rep.Findings) != 0 || rep.Messages < 6 {
+		t.Errorf("%s\n%v\n%s", validate.Summary(&rep), rep.Findings, rec.String())
+	}
+}
