@@ -76,6 +76,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		failOn    = fl.String("fail-on", "error", "exit 1 on findings of this `severity` or worse: error or warning")
 		workers   = fl.Int("workers", 0, "parse and validate with `N` goroutines (0: one per CPU)")
 		maxLine   = fl.Int("max-line", 64<<20, "longest line in `bytes`; a longer one is a finding and skipped")
+		sideOnly  = fl.String("side", "", "keep only the findings on what one `side` sent: client or server")
 	)
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), usage, strings.Join(revisionNames(), ", "))
@@ -157,9 +158,12 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	if stdin > 1 {
 		return fail("stdin (-) can be read once only")
 	}
+	if *sideOnly != "" && *sideOnly != "client" && *sideOnly != "server" {
+		return fail("--side must be client or server, not %q", *sideOnly)
+	}
 	rep := NewReporter(out, stdout)
 	v, err := New(WithFormat(f), WithRevision(*revision), WithRules(rs), WithMaxErrors(*maxErrors),
-		WithWorkers(*workers), WithMaxLine(*maxLine), WithFindingHandler(rep.Finding))
+		WithWorkers(*workers), WithMaxLine(*maxLine), WithSide(*sideOnly), WithFindingHandler(rep.Finding))
 	if err != nil {
 		return fail("%v", err)
 	}

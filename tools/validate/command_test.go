@@ -216,8 +216,15 @@ func TestCommandPair(t *testing.T) {
 {"jsonrpc":"2.0","id":9,"result":{}}
 `)
 	out, _, code := runCLI(t, "", "--client-log", cl, "--server-log", sv)
-	if code != 1 || !strings.Contains(out, "server.jsonl:2: error [result-schema] at /result/tools/0/inputSchema") ||
+	if code != 1 || !strings.Contains(out, "server.jsonl:2: error [result-schema] server at /result/tools/0/inputSchema") ||
 		!strings.Contains(out, "server.jsonl:3: error [response-unmatched]") || !strings.Contains(out, "1 log, 6 lines") {
 		t.Errorf("pair: %d\n%s", code, out)
+	}
+	// --side keeps one side's findings: the client here did nothing wrong.
+	if out, _, code := runCLI(t, "", "--side", "client", "--client-log", cl, "--server-log", sv); code != 0 || !strings.Contains(out, ": valid") {
+		t.Errorf("--side client: %d\n%s", code, out)
+	}
+	if out, _, code := runCLI(t, "", "--side", "server", "--client-log", cl, "--server-log", sv); code != 1 || !strings.Contains(out, "2 errors") {
+		t.Errorf("--side server: %d\n%s", code, out)
 	}
 }

@@ -223,6 +223,7 @@ func TestOfficialExamples(t *testing.T) {
 			var got []string
 			for _, f := range rep.Findings {
 				if f.Rule != RuleUnanswered {
+					f.Side = "" // the known findings are written without it
 					got = append(got, f.String())
 				}
 			}

@@ -63,20 +63,25 @@ type message struct {
 
 // item is one line of a log on its way through the pipeline.
 type item struct {
-	name    string // the file findings name
-	line    int
-	data    []byte // the line
-	format  Format
-	dir     side   // known for recordings and pairs
-	session string // recordings
-	event   string // recordings: "shutdown"
-	parsed  bool   // a pair merger parsed the line already (tree is set)
-	tree    any    // the message (or batch); for a recording its "msg"
-	raw     []byte // the message's bytes, for excerpts
-	batch   bool
-	msgs    []message
-	skip    bool // nothing to check beyond the findings so far
-	tooLong bool
+	name   string // the file findings name
+	line   int
+	data   []byte // the line
+	format Format
+	dir    side // known for recordings and pairs
+	// sender is who sent the message being checked (dir, or what the
+	// checker inferred), for the findings it gets; senderKnown says
+	// whether it is set.
+	sender      side
+	senderKnown bool
+	session     string // recordings
+	event       string // recordings: "shutdown"
+	parsed      bool   // a pair merger parsed the line already (tree is set)
+	tree        any    // the message (or batch); for a recording its "msg"
+	raw         []byte // the message's bytes, for excerpts
+	batch       bool
+	msgs        []message
+	skip        bool // nothing to check beyond the findings so far
+	tooLong     bool
 
 	findings []Finding
 	jobs     []job
@@ -95,10 +100,17 @@ type job struct {
 // finding appends a finding about the item.
 func (it *item) finding(rule, session, pointer, reason string) {
 	r := ruleByID[rule]
-	it.findings = append(it.findings, Finding{
+	f := Finding{
 		File: it.name, Line: it.line, Session: session, Rule: rule, Severity: r.Severity,
 		Pointer: pointer, Reason: reason,
-	})
+	}
+	switch {
+	case it.senderKnown:
+		f.Side = it.sender.String()
+	case it.dir != unknown:
+		f.Side = it.dir.String()
+	}
+	it.findings = append(it.findings, f)
 }
 
 // parseItem is the parallel first stage: the line is read as a record

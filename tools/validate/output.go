@@ -86,6 +86,9 @@ type textReporter struct{ w *bufio.Writer }
 
 func (r *textReporter) Finding(f Finding) {
 	fmt.Fprintf(r.w, "%s:%d: %s [%s]", f.File, f.Line, f.Severity, f.Rule)
+	if f.Side != "" {
+		fmt.Fprintf(r.w, " %s", f.Side) // who sent it
+	}
 	if f.Pointer != "" {
 		fmt.Fprintf(r.w, " at %s", f.Pointer)
 	}

@@ -51,6 +51,7 @@ const (
 	RuleTaskStatus        = "task-status"
 	RuleTaskRelated       = "task-related"
 	RuleTaskExtension     = "task-extension"
+	RuleEmpty             = "empty"
 )
 
 // Rules lists every rule, in the order of the checks.
@@ -81,6 +82,7 @@ var Rules = []Rule{
 	{RuleCancelInitialize, Error, "notifications/cancelled for the initialize request"},
 	{RuleTaskStatus, Error, "a task (2025-11-25, or the 2026-07-28 tasks extension) reported in another status after it ended (completed, failed, cancelled)"},
 	{RuleTaskRelated, Error, "a tasks/result answer without the io.modelcontextprotocol/related-task _meta naming its task (it is checked against the result definition of the request that created the task)"},
+	{RuleEmpty, Error, "a log (or all the logs given) holds no message at all: a broken capture must not pass"},
 	{RuleTaskExtension, Error, "a task (resultType \"task\") answers a request whose clientCapabilities do not declare the tasks extension (2026-07-28, SEP-2663: MUST NOT)"},
 }
 

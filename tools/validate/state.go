@@ -70,8 +70,9 @@ type session struct {
 	negotiated  bool
 	revReported bool
 
-	initSent     bool // an initialize request was seen
-	initPending  bool // ... and not answered yet
+	initSent     bool    // an initialize request was seen
+	initID       wire.ID // its id
+	initPending  bool    // ... and not answered yet
 	initLine     int
 	initAnswered bool // ... and answered with a result
 	initialized  bool // notifications/initialized was seen
@@ -306,6 +307,7 @@ func (c *checker) message(sess *session, it *item, m *message) {
 	if s == unknown {
 		s = c.inferSide(sess, m)
 	}
+	it.sender, it.senderKnown = s, true
 	switch m.kind {
 	case kindRequest, kindNotification:
 		c.call(sess, it, m, s)
@@ -423,7 +425,7 @@ func (c *checker) lifecycle(sess *session, it *item, m *message, s side) {
 				it.finding(RuleInitOnce, it.session, m.ptr+"/method", fmt.Sprintf("a second initialize in the session (the first at line %d)", sess.initLine))
 				return
 			}
-			sess.initSent, sess.initPending, sess.initLine = true, true, it.line
+			sess.initSent, sess.initPending, sess.initLine, sess.initID = true, true, it.line, m.id
 			if caps, ok := m.params["capabilities"].(map[string]any); ok {
 				sess.caps[fromClient], sess.capsKnown[fromClient] = caps, true
 				sess.capsFrom[fromClient] = fmt.Sprintf("its initialize request, line %d", it.line)
@@ -500,6 +502,9 @@ func (c *checker) cancelled(sess *session, it *item, m *message, s side) {
 			it.finding(RuleCancelInitialize, it.session, ptr, "the initialize request must not be cancelled")
 		}
 		o.cancelled = true
+	case s == fromClient && sess.initSent && id == sess.initID:
+		// answered already, and still never to be cancelled
+		it.finding(RuleCancelInitialize, it.session, ptr, "the initialize request must not be cancelled (here after its answer)")
 	case sess.used[s].has(id):
 		it.finding(RuleCancelLate, it.session, ptr, fmt.Sprintf("the %s cancels its request %s, which was answered already", s, id))
 	default:

@@ -17,6 +17,7 @@ type Finding struct {
 	File     string   `json:"file"`
 	Line     int      `json:"line"`              // 1-based line in File; 0 for the file as a whole
 	Session  string   `json:"session,omitempty"` // the recording's session id
+	Side     string   `json:"side,omitempty"`    // who sent the message: client or server ("" when not known)
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
 	Pointer  string   `json:"pointer"` // JSON pointer into the message ("" for the whole message); for "record" into the line
@@ -26,6 +27,9 @@ type Finding struct {
 
 func (f Finding) String() string {
 	s := fmt.Sprintf("%s:%d: %s %s", f.File, f.Line, f.Severity, f.Rule)
+	if f.Side != "" {
+		s += " (" + f.Side + ")"
+	}
 	if f.Session != "" {
 		s += " [session " + f.Session + "]"
 	}
@@ -85,6 +89,7 @@ type config struct {
 	workers   int
 	maxLine   int
 	onFinding func(Finding)
+	side      string // WithSide
 
 	maxLiveSessions int // tests: the compaction threshold of state.go
 }
@@ -111,6 +116,11 @@ func WithWorkers(n int) Option { return optionFunc(func(c *config) { c.workers =
 // WithMaxLine bounds a line (default 64 MiB); a longer one is a finding
 // and is skipped without being held in memory.
 func WithMaxLine(n int) Option { return optionFunc(func(c *config) { c.maxLine = n }) }
+
+// WithSide keeps only the findings on what one side sent ("client" or
+// "server"; those of no side, about the log as a whole, stay): a
+// server's authors check their server alone.
+func WithSide(side string) Option { return optionFunc(func(c *config) { c.side = side }) }
 
 // WithFindingHandler streams findings to h, in order, as the run goes,
 // instead of collecting them in the Report. h is called from one goroutine
@@ -198,7 +208,7 @@ func (r *run) do() Report {
 		}
 	})
 	deliver := func(f Finding) {
-		if r.stop.Load() {
+		if r.stop.Load() || r.cfg.side != "" && f.Side != "" && f.Side != r.cfg.side {
 			return
 		}
 		switch f.Severity {
@@ -239,6 +249,16 @@ func (r *run) do() Report {
 			rep.InputErrors = append(rep.InputErrors, c.ioErr)
 		}
 	}
+	// A capture that recorded nothing (a proxy that never saw the
+	// traffic, an empty file) must not pass as valid.
+	if rep.Messages == 0 && len(rep.InputErrors) == 0 && r.ctx.Err() == nil && r.cfg.rules.Enabled(RuleEmpty) {
+		name := ""
+		if len(r.inputs) > 0 {
+			name = r.inputs[0].Name
+		}
+		deliver(Finding{File: name, Rule: RuleEmpty, Severity: ruleByID[RuleEmpty].Severity,
+			Reason: "the log holds no message: a capture that recorded nothing proves nothing"})
+	}
 	return rep
 }
 
@@ -276,11 +296,7 @@ func runJobs(it *item, rules RuleSet) {
 			if errors.As(err, &ve) {
 				ptr, reason = ve.Pointer, ve.Reason
 			}
-			it.findings = append(it.findings, Finding{
-				File: it.name, Line: it.line, Session: it.session, Rule: j.rule, Severity: ruleByID[j.rule].Severity,
-				Pointer: j.prefix + ptr,
-				Reason:  fmt.Sprintf("%s (%s: %s, %s)", reason, j.what, j.def, j.rev.name()),
-			})
+			it.finding(j.rule, it.session, j.prefix+ptr, fmt.Sprintf("%s (%s: %s, %s)", reason, j.what, j.def, j.rev.name()))
 		}
 	}
 	it.jobs = nil
