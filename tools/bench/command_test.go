@@ -258,8 +258,11 @@ func TestCompareStdioCPU(t *testing.T) {
 	a, b := stdioTarget(t, "ok"), stdioTarget(t, "ok")
 	a.Name, b.Name = "a", "b"
 	// A fixed number of calls: a race-instrumented child may take longer
-	// to start than a short measuring window lasts.
-	c := Config{Inflight: 4, Calls: 2000, Duration: 20 * time.Second, Warmup: -1}
+	// to start than a short measuring window lasts. Enough of them that
+	// the child's CPU time, counted in clock ticks (10 ms), is not zero on
+	// a fast or a busy machine (the flake: 2000 echo calls could take less
+	// than a tick).
+	c := Config{Inflight: 4, Calls: 20000, Duration: 30 * time.Second, Warmup: -1}
 	cmp, err := Compare(context.Background(), c, []Target{a, b}, CompareOptions{Rounds: 1, Checks: []string{"cpu:a>=0.01*b", "a>=0.01*b"}})
 	if err != nil {
 		t.Fatal(err)
