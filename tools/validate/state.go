@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -43,6 +44,39 @@ type forgotEntry struct {
 
 const maxLiveSessions = 1 << 16
 
+// earlyRequest is a request the client sent before
+// notifications/initialized.
+type earlyRequest struct {
+	name, method, excerpt string
+	line                  int
+}
+
+// maxEarlyLines bounds the lines an early-requests finding lists.
+const maxEarlyLines = 20
+
+// earlyFinding is the one finding of the requests a client sent before
+// notifications/initialized, nil when there were none; it is given once.
+func (sess *session) earlyFinding() []Finding {
+	if len(sess.early) == 0 {
+		return nil
+	}
+	first := sess.early[0]
+	reason := fmt.Sprintf("the client sent %s before notifications/initialized (only ping may come before it)", first.method)
+	if more := sess.early[1:]; len(more) > 0 {
+		lines := make([]string, 0, len(more)+1)
+		for _, e := range more {
+			lines = append(lines, strconv.Itoa(e.line))
+		}
+		if sess.earlyExtra > 0 {
+			lines = append(lines, "...")
+		}
+		reason += fmt.Sprintf("; so did %d more requests, at lines %s", len(more)+sess.earlyExtra, strings.Join(lines, ", "))
+	}
+	sess.early, sess.earlyExtra = nil, 0
+	return []Finding{{File: first.name, Line: first.line, Session: sess.id, Side: fromClient.String(), Rule: RuleInitializedFirst,
+		Severity: ruleByID[RuleInitializedFirst].Severity, Pointer: "/method", Reason: reason, Excerpt: first.excerpt}}
+}
+
 // openReq is a request waiting for its response.
 type openReq struct {
 	method      string
@@ -70,9 +104,14 @@ type session struct {
 	negotiated  bool
 	revReported bool
 
-	initSent     bool    // an initialize request was seen
-	initID       wire.ID // its id
-	initPending  bool    // ... and not answered yet
+	initSent bool    // an initialize request was seen
+	initID   wire.ID // its id
+	// early are the client's requests before notifications/initialized:
+	// one defect, reported once (earlyFinding) when it ends, with the
+	// count and the lines.
+	early        []earlyRequest
+	earlyExtra   int  // the early requests past those kept in early
+	initPending  bool // ... and not answered yet
 	initLine     int
 	initAnswered bool // ... and answered with a result
 	initialized  bool // notifications/initialized was seen
@@ -208,6 +247,7 @@ func (c *checker) item(it *item) {
 	}
 	sess := c.session(it.session)
 	if it.event == "shutdown" {
+		it.findings = append(it.findings, sess.earlyFinding()...)
 		it.findings = append(it.findings, c.unanswered(sess, "the session's shutdown")...)
 		delete(c.sessions, sess.id)
 		for i, s := range c.order {
@@ -235,6 +275,7 @@ func (c *checker) item(it *item) {
 func (c *checker) finish() []Finding {
 	var out []Finding
 	for _, s := range c.order {
+		out = append(out, s.earlyFinding()...)
 		out = append(out, c.unanswered(s, "the end of the log")...)
 	}
 	return out
@@ -440,8 +481,17 @@ func (c *checker) lifecycle(sess *session, it *item, m *message, s side) {
 				it.finding(RuleInitializedFirst, it.session, m.ptr+"/method", "notifications/initialized before the initialize result")
 			}
 			sess.initialized = true
+			it.findings = append(it.findings, sess.earlyFinding()...) // the early requests are over
 		case m.kind == kindRequest && m.method != methodPing && !sess.initialized:
-			it.finding(RuleInitializedFirst, it.session, m.ptr+"/method", fmt.Sprintf("the client sent %s before notifications/initialized (only ping may come before it)", m.method))
+			if len(sess.early) <= maxEarlyLines {
+				raw := it.raw
+				if raw == nil {
+					raw = it.data
+				}
+				sess.early = append(sess.early, earlyRequest{name: it.name, method: m.method, line: it.line, excerpt: excerpt(raw)})
+			} else {
+				sess.earlyExtra++ // bounded: a client that never sends it
+			}
 		}
 		return
 	}
