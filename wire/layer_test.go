@@ -45,3 +45,25 @@ func TestValidatorLayers(t *testing.T) {
 		t.Errorf("a layer redefining Id: err %v, want redefines Id", err)
 	}
 }
+
+// A union none of whose branches has the value's discriminator says so in
+// the protocol's terms, not "anyOf failed".
+func TestNoBranchReason(t *testing.T) {
+	fsys := fstest.MapFS{
+		"rev/Text.json":  {Data: []byte(`{"type":"object","properties":{"type":{"const":"text"},"text":{"type":"string"}},"required":["type","text"]}`)},
+		"rev/Image.json": {Data: []byte(`{"type":"object","properties":{"type":{"const":"image"},"data":{"type":"string"}},"required":["type","data"]}`)},
+		"rev/Block.json": {Data: []byte(`{"anyOf":[{"$ref":"Text.json"},{"$ref":"Image.json"}]}`)},
+	}
+	v, err := wire.NewValidator(fsys, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = v.Validate("Block", map[string]any{"type": "audio", "data": "x"})
+	if err == nil || !strings.Contains(err.Error(), `"audio" is not one of the "type" values allowed here: image, text`) {
+		t.Errorf("err %v", err)
+	}
+	err = v.Validate("Block", map[string]any{"type": "text"})
+	if err == nil || !strings.Contains(err.Error(), "missing property 'text'") {
+		t.Errorf("the closest branch's reason: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	neturl "net/url"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -162,10 +163,14 @@ func validationError(name string, err error) error {
 	if kp := leaf.ErrorKind.KeywordPath(); len(kp) > 0 {
 		keyword = kp[len(kp)-1]
 	}
+	reason := leaf.ErrorKind.LocalizedString(printer)
+	if why := noBranch(leaf); why != "" {
+		reason = why
+	}
 	return &ValidationError{
 		Definition: name,
 		Pointer:    leafPointer(leaf),
-		Reason:     leaf.ErrorKind.LocalizedString(printer),
+		Reason:     reason,
 		Keyword:    keyword,
 	}
 }
@@ -197,6 +202,56 @@ func deepestCause(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 		}
 	}
 	return best
+}
+
+// noBranch says, in the protocol's terms, why no branch of a union
+// matched when each failed on its discriminator (a const such as a
+// content block's type): "'audio' is not one of the type values allowed
+// here: image, resource, text"; "" where that is not the case.
+func noBranch(e *jsonschema.ValidationError) string {
+	if _, ok := e.ErrorKind.(*kind.AnyOf); !ok || len(e.Causes) == 0 {
+		return ""
+	}
+	var got any
+	var prop string
+	wants := map[string]bool{}
+	for _, c := range e.Causes {
+		k := constFailure(c)
+		if k == nil {
+			return ""
+		}
+		got, prop = k.e.ErrorKind.(*kind.Const).Got, k.prop
+		wants[fmt.Sprint(k.e.ErrorKind.(*kind.Const).Want)] = true
+	}
+	list := make([]string, 0, len(wants))
+	for w := range wants {
+		list = append(list, w)
+	}
+	sort.Strings(list)
+	return fmt.Sprintf("%q is not one of the %s values allowed here: %s", fmt.Sprint(got), prop, strings.Join(list, ", "))
+}
+
+// constCause is a const failure and the property it is on.
+type constCause struct {
+	e    *jsonschema.ValidationError
+	prop string
+}
+
+// constFailure finds the const failure of a branch, nil when it has none.
+func constFailure(e *jsonschema.ValidationError) *constCause {
+	if _, ok := e.ErrorKind.(*kind.Const); ok {
+		prop := "the"
+		if n := len(e.InstanceLocation); n > 0 {
+			prop = strconv.Quote(e.InstanceLocation[n-1])
+		}
+		return &constCause{e: e, prop: prop}
+	}
+	for _, c := range e.Causes {
+		if k := constFailure(c); k != nil {
+			return k
+		}
+	}
+	return nil
 }
 
 func hasConstFailure(e *jsonschema.ValidationError) bool {
