@@ -104,7 +104,11 @@ func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[st
 	for i, e := range extensions {
 		layers[i] = e.Dir
 	}
-	s.validator = sync.OnceValues(func() (*Validator, error) { return NewValidator(fsys, revision, layers...) })
+	// format asserts in every revision: draft-07 (up to 2025-06-18) does
+	// so by default and 2020-12 (after) does not, so the same bytes would
+	// pass or fail by revision. The schemas say format where the protocol
+	// requires the shape (a resource's uri is a URI) in every revision.
+	s.validator = sync.OnceValues(func() (*Validator, error) { return newValidator(fsys, revision, true, layers) })
 	return s
 }
 

@@ -53,7 +53,16 @@ type Validator struct {
 // that its reference ../shared/Y.json names the layer's Y or dir's). Cross-file references resolve
 // among the files of fsys only.
 func NewValidator(fsys fs.FS, dir string, layers ...string) (*Validator, error) {
+	return newValidator(fsys, dir, false, layers)
+}
+
+// newValidator is NewValidator; assertFormat makes format an assertion
+// whatever the dialect (Spec's validators of the protocol revisions).
+func newValidator(fsys fs.FS, dir string, assertFormat bool, layers []string) (*Validator, error) {
 	c := jsonschema.NewCompiler()
+	if assertFormat {
+		c.AssertFormat()
+	}
 	c.RegisterFormat(&jsonschema.Format{Name: "uri-template", Validate: func(v any) error {
 		s, ok := v.(string)
 		if !ok {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -145,7 +146,7 @@ func runSession(t testing.TB, srv *server.Server, rev, id string) {
 		for _, a := range pargs {
 			am, _ := a.(map[string]any)
 			n, _ := am["name"].(string)
-			args[n] = "value"
+			args[n] = argumentValue(n)
 		}
 		c.call("prompts/get", map[string]any{"name": p["name"], "arguments": args})
 		if len(pargs) > 0 && c.rev >= "2025-03-26" {
@@ -269,7 +270,7 @@ func runStateless(t testing.TB, srv *server.Server, rev string) {
 		for _, a := range pargs {
 			am, _ := a.(map[string]any)
 			n, _ := am["name"].(string)
-			args[n] = "value"
+			args[n] = argumentValue(n)
 		}
 		c.call("prompts/get", map[string]any{"name": p["name"], "arguments": args})
 	}
@@ -328,6 +329,16 @@ func runStatelessTasks(t testing.TB, srv *server.Server, rev string) {
 	c.call("tasks/cancel", map[string]any{"taskId": id})
 	until(id, "cancelled")
 	until(start("failing_job", map[string]any{}), "completed")
+}
+
+// argumentValue is what the scripted client passes for a prompt
+// argument: a URI where the argument is one (the server embeds it as a
+// resource, whose uri the schemas hold to the uri format).
+func argumentValue(name string) string {
+	if strings.Contains(strings.ToLower(name), "uri") {
+		return "test://static-text"
+	}
+	return "value"
 }
 
 // sessionRevisions are the revisions a client negotiates with initialize.
