@@ -92,6 +92,7 @@ type openReq struct {
 	task        bool           // params.task: answered with a CreateTaskResult (2025-11-25)
 	taskID      string         // the task a tasks/* request names
 	clientCaps  map[string]any // 2026-07-28: what params._meta declared
+	next        *openReq       // a later stateless request with the same id, still open
 }
 
 // session is the state machine of one session.
@@ -284,17 +285,19 @@ func (c *checker) finish() []Finding {
 func (c *checker) unanswered(sess *session, when string) []Finding {
 	var out []Finding
 	for sd := range sess.open {
-		for id, o := range sess.open[sd] {
-			if o.cancelled || o.method == methodListen {
-				// A subscription stream ends when the client goes away
-				// (2026-07-28 basic/patterns/subscriptions): no response.
-				continue
+		for id, first := range sess.open[sd] {
+			for o := first; o != nil; o = o.next {
+				if o.cancelled || o.method == methodListen {
+					// A subscription stream ends when the client goes away
+					// (2026-07-28 basic/patterns/subscriptions): no response.
+					continue
+				}
+				out = append(out, Finding{
+					File: o.name, Line: o.line, Session: sess.id, Side: side(sd).String(), Rule: RuleUnanswered, Severity: ruleByID[RuleUnanswered].Severity,
+					Pointer: "/id",
+					Reason:  fmt.Sprintf("the %s's %s request (id %s) got no response by %s", side(sd), o.method, id, when),
+				})
 			}
-			out = append(out, Finding{
-				File: o.name, Line: o.line, Session: sess.id, Rule: RuleUnanswered, Severity: ruleByID[RuleUnanswered].Severity,
-				Pointer: "/id",
-				Reason:  fmt.Sprintf("the %s's %s request (id %s) got no response by %s", side(sd), o.method, id, when),
-			})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -508,8 +511,9 @@ func (c *checker) lifecycle(sess *session, it *item, m *message, s side) {
 // openRequest records a request and checks its id and progress token.
 func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *revision) {
 	prev := sess.open[s][m.id]
+	stateless := rev != nil && !rev.lifecycle
 	switch {
-	case prev != nil:
+	case prev != nil && !stateless:
 		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s reuses id %s while its %s request of line %d is still open", s, m.id, prev.method, prev.line))
 	case sess.used[s].has(m.id) && (rev == nil || rev.lifecycle):
 		// Without sessions (2026-07-28) an id is only bound while its
@@ -530,8 +534,18 @@ func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *
 	if meta, _ := m.params["_meta"].(map[string]any); meta != nil {
 		o.clientCaps, _ = meta[wire.MetaClientCapabilities].(map[string]any)
 	}
-	if prev == nil {
+	switch {
+	case prev == nil:
 		sess.open[s][m.id] = o
+	case stateless:
+		// Stateless requests (2026-07-28) stand alone: two of them in
+		// flight at once may share an id (each its own HTTP exchange, a
+		// recording without sessions holds both). Answers go to the
+		// earliest first.
+		for prev.next != nil {
+			prev = prev.next
+		}
+		prev.next = o
 	}
 }
 
@@ -632,7 +646,11 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 		}
 		return
 	}
-	delete(sess.open[r], m.id)
+	if o.next != nil {
+		sess.open[r][m.id] = o.next // another stateless request with the id waits
+	} else {
+		delete(sess.open[r], m.id)
+	}
 	if o.hasToken && sess.tokens[r][o.token] == o {
 		delete(sess.tokens[r], o.token)
 	}
