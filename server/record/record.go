@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Recorder appends one line per message to a writer. It is safe for
@@ -117,17 +118,30 @@ func (r *Recorder) flusher(every time.Duration) {
 
 // Message records one message (server.Tap).
 func (r *Recorder) Message(session string, dir server.Direction, msg []byte) {
-	r.write(session, dir, msg, "")
+	r.write(session, dir, msg, "", nil)
 }
 
 // Shutdown records the end of a session: nothing may follow it in that
 // session. dir is the side that ended it (c2s: the client closed stdin or
 // sent DELETE; s2c: the server closed the session).
 func (r *Recorder) Shutdown(session string, dir server.Direction) {
-	r.write(session, dir, nil, "shutdown")
+	r.write(session, dir, nil, "shutdown", nil)
 }
 
-func (r *Recorder) write(session string, dir server.Direction, msg []byte, event string) {
+// Refused records an HTTP answer without a JSON-RPC body (a 401, a 404)
+// to the requests with ids: they are answered, by status.
+func (r *Recorder) Refused(session string, status int, ids []wire.ID) {
+	answers := make([]any, len(ids))
+	for i, id := range ids {
+		answers[i] = id.Value()
+	}
+	a, _ := json.Marshal(answers)
+	r.write(session, server.ServerToClient, nil, "refused", fmt.Appendf(nil, `,"status":%d,"answers":%s`, status, a))
+}
+
+// write writes one record; extra holds more members of an event
+// (",\"status\":401").
+func (r *Recorder) write(session string, dir server.Direction, msg []byte, event string, extra []byte) {
 	ts := r.now().UTC()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -147,6 +161,7 @@ func (r *Recorder) write(session string, dir server.Direction, msg []byte, event
 		b = append(b, `,"event":"`...)
 		b = append(b, event...)
 		b = append(b, '"')
+		b = append(b, extra...)
 	case json.Valid(msg):
 		b = append(b, `,"msg":`...)
 		if bytes.ContainsAny(msg, "\r\n") {

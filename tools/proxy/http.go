@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // maxBody bounds a request body the proxy reads to record it (larger ones
@@ -85,6 +86,13 @@ func Handler(upstream *url.URL, t *tap) http.Handler {
 				t.rec.Shutdown(session, server.ClientToServer)
 			}
 			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+			if resp.StatusCode >= 400 && mt != "application/json" && mt != "text/event-stream" {
+				// No JSON-RPC answer: the status answers the requests.
+				if ids := requestIDs(x.body); len(ids) > 0 {
+					t.rec.Refused(session, resp.StatusCode, ids)
+				}
+				return nil
+			}
 			switch mt {
 			case "application/json":
 				resp.Body = &jsonBody{ReadCloser: resp.Body, done: func(b []byte) { t.message(session, server.ServerToClient, b) }}
@@ -112,6 +120,32 @@ func Handler(upstream *url.URL, t *tap) http.Handler {
 		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 	})
+}
+
+// requestIDs are the ids of the requests in a POSTed body (a message or a
+// batch).
+func requestIDs(body []byte) []wire.ID {
+	tree, err := wire.Parse(body)
+	if err != nil {
+		return nil
+	}
+	msgs, isBatch := tree.([]any)
+	if !isBatch {
+		msgs = []any{tree}
+	}
+	var ids []wire.ID
+	for _, m := range msgs {
+		obj, _ := m.(map[string]any)
+		if _, isCall := obj["method"]; !isCall {
+			continue
+		}
+		if raw, has := obj["id"]; has {
+			if id, err := wire.IDFromValue(raw); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
 }
 
 // exchange is what the proxy keeps of a request until its answer comes.

@@ -117,3 +117,40 @@ func TestHTTPSessionValidates(t *testing.T) {
 		t.Errorf("%s\n%v\n%s", validate.Summary(&rep), rep.Findings, rec.String())
 	}
 }
+
+// An HTTP answer without a JSON-RPC body (here a 401) answers the requests
+// of its POST: the recording says so, and the validator does not take
+// them for unanswered.
+func TestHTTPRefusalClosesTheRequest(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	defer upstream.Close()
+	var rec bytes.Buffer
+	tp, _ := newTap(&rec, false, io.Discard)
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(Handler(u, tp))
+	defer front.Close()
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	resp, err := http.Post(front.URL+"/mcp", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rec.String(), `"event":"refused","status":401,"answers":[7]`) {
+		t.Fatalf("recorded:\n%s", rec.String())
+	}
+	v, _ := validate.New()
+	rep := v.Check(context.Background(), []validate.Input{validate.ReaderInput("refused.jsonl", bytes.NewReader(rec.Bytes()))})
+	if len(rep.Findings) != 0 {
+		t.Errorf("%v", rep.Findings)
+	}
+}

@@ -73,11 +73,12 @@ type item struct {
 	// whether it is set.
 	sender      side
 	senderKnown bool
-	session     string // recordings
-	event       string // recordings: "shutdown"
-	parsed      bool   // a pair merger parsed the line already (tree is set)
-	tree        any    // the message (or batch); for a recording its "msg"
-	raw         []byte // the message's bytes, for excerpts
+	session     string    // recordings
+	event       string    // recordings: "shutdown", "refused"
+	answers     []wire.ID // refused: the requests the HTTP answer answered
+	parsed      bool      // a pair merger parsed the line already (tree is set)
+	tree        any       // the message (or batch); for a recording its "msg"
+	raw         []byte    // the message's bytes, for excerpts
 	batch       bool
 	msgs        []message
 	skip        bool // nothing to check beyond the findings so far
@@ -302,7 +303,7 @@ func parseRecord(it *item, ext *extSchemas) bool {
 		_, hasMsg := rec["msg"]
 		_, hasRaw := rec["raw"].(string)
 		ev, _ := rec["event"].(string)
-		if !hasMsg && !hasRaw && ev != "shutdown" {
+		if !hasMsg && !hasRaw && ev != eventShutdown && ev != eventRefused {
 			return false
 		}
 	}
@@ -329,6 +330,13 @@ func parseRecord(it *item, ext *extSchemas) bool {
 	msg, hasMsg := rec["msg"]
 	if !hasMsg {
 		it.event, _ = rec["event"].(string)
+		if ids, _ := rec["answers"].([]any); it.event == eventRefused {
+			for _, v := range ids {
+				if id, err := wire.IDFromValue(v); err == nil {
+					it.answers = append(it.answers, id)
+				}
+			}
+		}
 		return true
 	}
 	it.tree = msg
@@ -340,6 +348,12 @@ func parseRecord(it *item, ext *extSchemas) bool {
 	}
 	return true
 }
+
+// The events of a recording.
+const (
+	eventShutdown = "shutdown"
+	eventRefused  = "refused"
+)
 
 // recordProblem is the fast check of a record: "" when the
 // RecordedMessage schema accepts it, otherwise a reason and a pointer.
@@ -370,8 +384,27 @@ func recordProblem(rec map[string]any) (string, string) {
 		}
 	}
 	if hasEvent {
-		if e, _ := ev.(string); e != "shutdown" {
-			return `"event" must be "shutdown"`, "/event"
+		switch e, _ := ev.(string); e {
+		case eventShutdown:
+		case eventRefused:
+			if v, has := rec["status"]; has {
+				if st, err := wire.Int(v); err != nil || st < 100 || st > 599 {
+					return `"status" must be an HTTP status`, "/status"
+				}
+			}
+			if a, has := rec["answers"]; has {
+				ids, isArr := a.([]any)
+				if !isArr {
+					return `"answers" must be an array of ids`, "/answers"
+				}
+				for i, v := range ids {
+					if _, err := wire.IDFromValue(v); err != nil {
+						return `"answers" must be an array of ids`, fmt.Sprintf("/answers/%d", i)
+					}
+				}
+			}
+		default:
+			return `"event" must be "shutdown" or "refused"`, "/event"
 		}
 	}
 	n := 0

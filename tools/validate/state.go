@@ -247,7 +247,19 @@ func (c *checker) item(it *item) {
 		return
 	}
 	sess := c.session(it.session)
-	if it.event == "shutdown" {
+	if it.event == eventRefused { // an HTTP answer closed these requests
+		for _, id := range it.answers {
+			if o := sess.open[fromClient][id]; o != nil {
+				if o.next != nil {
+					sess.open[fromClient][id] = o.next
+				} else {
+					delete(sess.open[fromClient], id)
+				}
+			}
+		}
+		return
+	}
+	if it.event == eventShutdown {
 		it.findings = append(it.findings, sess.earlyFinding()...)
 		it.findings = append(it.findings, c.unanswered(sess, "the session's shutdown")...)
 		delete(c.sessions, sess.id)
