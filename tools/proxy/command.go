@@ -41,19 +41,21 @@ Flags:
 // Command runs "mcpstack proxy" with the arguments after its name.
 func Command(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	recordTo := fl.String("record", "", "append the messages to `FILE` (the recording format)")
 	check := fl.Bool("check", false, "validate the messages as they go by; findings on stderr")
 	failOn := fl.String("fail-on", "", "with --check, exit 1 when the check found an `error` (or a warning)")
 	upstream := fl.String("upstream", "", "HTTP: the MCP server's `URL` (e.g. http://127.0.0.1:8000/mcp)")
-	httpAddr := fl.String("http", "", "HTTP: listen at `ADDR` (e.g. 127.0.0.1:9000)")
+	httpAddr := fl.String("http", "", "HTTP: listen at `ADDR` (e.g. 127.0.0.1:9000; port 0 picks a free one)")
+	addrFile := fl.String("addr-file", "", "HTTP: write the bound host:port to `FILE` once listening")
 	fl.Usage = func() { fmt.Fprint(fl.Output(), usage); fl.PrintDefaults() }
+	fl.SetOutput(io.Discard) // parse errors are reported below, once
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fl.SetOutput(stdout)
 			fl.Usage()
 			return 0
 		}
+		fmt.Fprintf(stderr, "mcpstack proxy: %v\nRun 'mcpstack proxy --help' for usage.\n", err)
 		return 2
 	}
 	var sev validate.Severity
@@ -93,7 +95,10 @@ func Command(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "mcpstack proxy: HTTP takes --upstream URL and --http ADDR, and no command")
 			return 2
 		}
-		code = serveHTTP(*upstream, *httpAddr, t, stderr)
+		code = serveHTTP(*upstream, *httpAddr, *addrFile, t, stderr)
+	case *addrFile != "":
+		fmt.Fprintln(stderr, "mcpstack proxy: --addr-file is for HTTP (--upstream and --http)")
+		return 2
 	case fl.NArg() == 0:
 		fmt.Fprint(stderr, "mcpstack proxy: give the server command after --, or --upstream and --http\n")
 		return 2

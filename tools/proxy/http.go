@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,7 +27,7 @@ import (
 const maxBody = 32 << 20
 
 // serveHTTP runs the HTTP proxy until interrupted.
-func serveHTTP(upstream, addr string, t *tap, errOut io.Writer) int {
+func serveHTTP(upstream, addr, addrFile string, t *tap, errOut io.Writer) int {
 	u, err := url.Parse(upstream)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		fmt.Fprintf(errOut, "mcpstack proxy: --upstream %q is not an http(s) URL\n", upstream)
@@ -37,7 +38,15 @@ func serveHTTP(upstream, addr string, t *tap, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "mcpstack proxy:", err)
 		return 2
 	}
-	hs := &http.Server{Handler: Handler(u, t), ReadHeaderTimeout: 10 * time.Second}
+	defer ln.Close()
+	if addrFile != "" {
+		if err := os.WriteFile(addrFile, []byte(ln.Addr().String()+"\n"), 0o600); err != nil {
+			fmt.Fprintln(errOut, "mcpstack proxy: --addr-file:", err)
+			return 2
+		}
+	}
+	listenHost, _, _ := net.SplitHostPort(addr)
+	hs := &http.Server{Handler: handler(u, listenHost, t), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(errOut, "mcpstack proxy: http://%s%s -> %s\n", ln.Addr(), u.Path, u)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -57,15 +66,16 @@ func serveHTTP(upstream, addr string, t *tap, errOut io.Writer) int {
 	return 0
 }
 
-// Handler is the HTTP proxy to upstream: every request goes to
+// handler is the HTTP proxy to upstream: every request goes to
 // upstream's host with its own path and query, every byte both ways
 // unchanged, event streams as they flow; the messages of the bodies go to
-// the tap, under the session the Mcp-Session-Id header names.
-func Handler(upstream *url.URL, t *tap) http.Handler {
+// the tap, under the session the Mcp-Session-Id header names. listenHost
+// is the host name the proxy was told to listen at (see upstreamHost).
+func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host = upstream.Scheme, upstream.Host
-			r.Out.Host = upstream.Host
+			r.Out.Host = upstreamHost(r.In.Host, listenHost, upstream)
 		},
 		FlushInterval: -1, // every write at once: event streams stream
 		ModifyResponse: func(resp *http.Response) error {
@@ -120,6 +130,25 @@ func Handler(upstream *url.URL, t *tap) http.Handler {
 		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 	})
+}
+
+// upstreamHost is the Host header the upstream gets. It passes unchanged
+// unless it names the proxy itself (a loopback name, or the host the proxy
+// listens at), which becomes the upstream's own: a server's DNS-rebinding
+// protection must see the foreign Host a client sent, as it would without
+// the proxy, while a server behind a virtual host must see its name where
+// the client only addressed the proxy.
+func upstreamHost(in, listenHost string, upstream *url.URL) string {
+	name := in
+	if h, _, err := net.SplitHostPort(in); err == nil {
+		name = h
+	}
+	name = strings.Trim(name, "[]")
+	if ip := net.ParseIP(name); strings.EqualFold(name, "localhost") || (ip != nil && ip.IsLoopback()) ||
+		(listenHost != "" && strings.EqualFold(name, listenHost)) {
+		return upstream.Host
+	}
+	return in
 }
 
 // requestIDs are the ids of the requests in a POSTed body (a message or a

@@ -54,7 +54,7 @@ func TestHTTPIsTransparentAndStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(upstream.URL + "/mcp")
-	front := httptest.NewServer(Handler(u, tp))
+	front := httptest.NewServer(handler(u, "", tp))
 	defer front.Close()
 	req, _ := http.NewRequest(http.MethodPost, front.URL+"/mcp?a=1", strings.NewReader(reqBody))
 	req.Header.Set("Authorization", "Bearer secret")
@@ -93,7 +93,7 @@ func TestHTTPSessionValidates(t *testing.T) {
 	var rec bytes.Buffer
 	tp, _ := newTap(&rec, false, io.Discard)
 	u, _ := url.Parse(upstream.URL + "/mcp")
-	front := httptest.NewServer(Handler(u, tp))
+	front := httptest.NewServer(handler(u, "", tp))
 	defer front.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -130,7 +130,7 @@ func TestHTTPRefusalClosesTheRequest(t *testing.T) {
 	var rec bytes.Buffer
 	tp, _ := newTap(&rec, false, io.Discard)
 	u, _ := url.Parse(upstream.URL + "/mcp")
-	front := httptest.NewServer(Handler(u, tp))
+	front := httptest.NewServer(handler(u, "", tp))
 	defer front.Close()
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	resp, err := http.Post(front.URL+"/mcp", "application/json", strings.NewReader(body))
@@ -152,5 +152,40 @@ func TestHTTPRefusalClosesTheRequest(t *testing.T) {
 	rep := v.Check(context.Background(), []validate.Input{validate.ReaderInput("refused.jsonl", bytes.NewReader(rec.Bytes()))})
 	if len(rep.Findings) != 0 {
 		t.Errorf("%v", rep.Findings)
+	}
+}
+
+// The upstream sees the Host a client sent, unless it named the proxy: a
+// DNS-rebinding check behind the proxy must still see a foreign Host.
+func TestUpstreamHost(t *testing.T) {
+	u, _ := url.Parse("https://mcp.example.com/mcp")
+	for _, tc := range []struct{ in, listen, want string }{
+		{"127.0.0.1:9000", "127.0.0.1", "mcp.example.com"},
+		{"localhost:9000", "", "mcp.example.com"},
+		{"[::1]:9000", "", "mcp.example.com"},
+		{"ci-box:9000", "ci-box", "mcp.example.com"},
+		{"evil.example:9000", "127.0.0.1", "evil.example:9000"},
+		{"ci-box:9000", "", "ci-box:9000"},
+	} {
+		if got := upstreamHost(tc.in, tc.listen, u); got != tc.want {
+			t.Errorf("upstreamHost(%q, listen %q) = %q, want %q", tc.in, tc.listen, got, tc.want)
+		}
+	}
+	var seen string
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Host }))
+	defer upstream.Close()
+	tp, _ := newTap(nil, false, io.Discard)
+	up, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(handler(up, "", tp))
+	defer front.Close()
+	req, _ := http.NewRequest(http.MethodGet, front.URL+"/mcp", nil)
+	req.Host = "evil.example"
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	if seen != "evil.example" {
+		t.Errorf("upstream saw Host %q, want the client's evil.example", seen)
 	}
 }
