@@ -137,3 +137,32 @@ func TestURITemplateFormat(t *testing.T) {
 		}
 	}
 }
+
+// Where the official JSON says integer but the normative TypeScript says
+// number (and null, for JSONValue), schema/ follows the TypeScript: a
+// third-party client answering a NumberSchema field with its default 3.14
+// is right (schema/<rev>/differences.json says why).
+func TestNumbersFollowTheTypeScript(t *testing.T) {
+	for _, tc := range []struct {
+		rev, def, doc string
+		valid         bool
+	}{
+		{"2025-06-18", "ElicitResult", `{"action":"accept","content":{"n":3.14}}`, true},
+		{"2025-11-25", "ElicitResult", `{"action":"accept","content":{"n":3.14,"tags":["a"]}}`, true},
+		{"2026-07-28", "ElicitResult", `{"action":"accept","content":{"n":-0.5}}`, true},
+		{"2025-11-25", "ElicitResult", `{"action":"accept","content":{"n":{"x":1}}}`, false},
+		{"2026-07-28", "JSONValue", `{"a":null,"b":[1.5,null],"c":{"d":true}}`, true},
+	} {
+		v, err := wire.NewValidator(schema.FS, tc.rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := wire.Parse([]byte(tc.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Validate(tc.def, tree); (err == nil) != tc.valid {
+			t.Errorf("%s %s %s: valid %v, want %v (%v)", tc.rev, tc.def, tc.doc, err == nil, tc.valid, err)
+		}
+	}
+}
