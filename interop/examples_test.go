@@ -178,38 +178,45 @@ func tsNode(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
+// runTSScript runs the Node script testdata/NAME (beside the
+// node_modules in dir it imports from) with args, and returns the JSON
+// line it prints; the script's "error" fails the test.
+func runTSScript(t *testing.T, node, dir, name string, args ...string) map[string]any {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("mcpstack-%d-%s", os.Getpid(), name))
+	if err := os.WriteFile(path, script, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{path}, args...)...)
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s %v: %v\n%s", name, args, err, b)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s output %q: %v", name, b, err)
+	}
+	if out["error"] != nil {
+		t.Fatalf("%s: %v", name, out["error"])
+	}
+	return out
+}
+
 // TestExamplesWithTypeScriptSDK drives the examples with the official
 // TypeScript SDK client over stdio and Streamable HTTP.
 func TestExamplesWithTypeScriptSDK(t *testing.T) {
 	node, dir := tsNode(t)
-	script, err := os.ReadFile(filepath.Join("testdata", "ts-client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The script must sit beside the node_modules it imports from.
-	path := filepath.Join(dir, fmt.Sprintf("mcpstack-ts-client-%d.mjs", os.Getpid()))
-	if err := os.WriteFile(path, script, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(path) })
 	run := func(t *testing.T, args ...string) map[string]any {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append([]string{path}, args...)...)
-		cmd.Stderr = os.Stderr
-		b, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("node ts-client %v: %v\n%s", args, err, b)
-		}
-		var out map[string]any
-		if err := json.Unmarshal(b, &out); err != nil {
-			t.Fatalf("ts-client output %q: %v", b, err)
-		}
-		if out["error"] != nil {
-			t.Fatalf("ts-client: %v", out["error"])
-		}
-		return out
+		return runTSScript(t, node, dir, "ts-client.mjs", args...)
 	}
 	t.Run("hello/stdio", func(t *testing.T) {
 		out := run(t, "stdio", buildExample(t, "hello"))

