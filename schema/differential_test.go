@@ -20,6 +20,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/sharedtest"
 	"github.com/mcpstack/mcpstack/schema"
 	"github.com/mcpstack/mcpstack/schema/schematest"
+	"github.com/mcpstack/mcpstack/tools/schemadiff"
 )
 
 // The differential test judges a corpus of instances with our schemas and with
@@ -139,6 +140,7 @@ func newCorpus(t *testing.T, shared, rev string) *corpus {
 	if err != nil {
 		t.Skipf("../shared lacks %s: %v", officialFile, err)
 	}
+	raw = withAccepted(t, rev, raw)
 	theirs, err := schematest.Official(rev, raw)
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +155,64 @@ func newCorpus(t *testing.T, shared, rev string) *corpus {
 		syn:      newSynth(doc.(map[string]any)),
 		examples: loadExamples(t, filepath.Join(shared, "mcp-spec", rev, "examples")),
 	}
+}
+
+// withAccepted is the official schema with the differences that
+// schema/<rev>/differences.json accepts applied: our verdicts must then
+// agree everywhere else, and the corpus synthesises from what we accept.
+func withAccepted(t *testing.T, rev string, raw []byte) []byte {
+	t.Helper()
+	rep, err := schemadiff.Compare(schema.FS, rev, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	defs, _ := doc["$defs"].(map[string]any)
+	if defs == nil {
+		defs, _ = doc["definitions"].(map[string]any)
+	}
+	for _, d := range rep.Differences {
+		if d.Status != schemadiff.StatusAccepted {
+			continue
+		}
+		switch d.Kind {
+		case "definition", "property", "$ref", "anyOf", "allOf", "oneOf", "items", "additionalProperties":
+			t.Fatalf("%s: the accepted difference %s [%s] holds refs or subschemas: teach withAccepted to apply it", rev, d.Path, d.Kind)
+		}
+		segs := strings.Split(d.Path, "/")
+		var at any = defs
+		for _, seg := range segs[:len(segs)-1] {
+			seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+			switch v := at.(type) {
+			case map[string]any:
+				at = v[seg]
+			case []any:
+				i, _ := strconv.Atoi(seg)
+				at = v[i]
+			}
+		}
+		obj, ok := at.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: the accepted difference %s is not in the official schema", rev, d.Path)
+		}
+		if d.Ours == nil {
+			delete(obj, segs[len(segs)-1])
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(d.Ours, &v); err != nil {
+			t.Fatal(err)
+		}
+		obj[segs[len(segs)-1]] = v
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 type stats struct{ cases, valid, examples int }
