@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 )
 
@@ -16,11 +17,11 @@ const transportFile = "transport.json"
 // transportFacts is transport.json: each fact names the revision it
 // starts with, so that a new revision inherits it.
 type transportFacts struct {
-	Comment      string `json:"$comment"`
-	PrimingEvent struct {
-		Since string `json:"since"`
-		About string `json:"about"`
-	} `json:"primingEvent"`
+	Comment         string    `json:"$comment"`
+	PrimingEvent    sinceFact `json:"primingEvent"`
+	StreamableHTTP  sinceFact `json:"streamableHTTP"`
+	VersionHeader   sinceFact `json:"versionHeader"`
+	MethodHeaders   sinceFact `json:"methodHeaders"`
 	AssumedRevision struct {
 		Revision string `json:"revision"`
 		About    string `json:"about"`
@@ -28,6 +29,31 @@ type transportFacts struct {
 
 	raw              []byte // for the schema hash
 	assumedByDefault bool   // no assumedRevision given: the oldest, unchecked
+}
+
+// sinceFact holds from revision Since on ("" : in none).
+type sinceFact struct {
+	Since string `json:"since"`
+	About string `json:"about"`
+}
+
+// holds reports whether the fact holds in revision rev; revisions sort
+// by date, so "since" is a string compare here, in the generator, and
+// nowhere in handwritten code.
+func (f sinceFact) holds(rev string) bool { return f.Since != "" && rev >= f.Since }
+
+// facts are the since-facts by their name in transport.json.
+func (t *transportFacts) facts() map[string]sinceFact {
+	return map[string]sinceFact{
+		"primingEvent": t.PrimingEvent, "streamableHTTP": t.StreamableHTTP,
+		"versionHeader": t.VersionHeader, "methodHeaders": t.MethodHeaders,
+	}
+}
+
+// goTransport is the wire.Transport literal of revision rev.
+func (t *transportFacts) goTransport(rev string) string {
+	return fmt.Sprintf("wire.Transport{PrimingEvent: %v, StreamableHTTP: %v, VersionHeader: %v, MethodHeaders: %v}",
+		t.PrimingEvent.holds(rev), t.StreamableHTTP.holds(rev), t.VersionHeader.holds(rev), t.MethodHeaders.holds(rev))
 }
 
 // loadTransport reads transport.json; without one (or without
@@ -49,8 +75,10 @@ func loadTransport(fsys fs.FS, revisions []string) (*transportFacts, error) {
 		return nil, fmt.Errorf("%s: %w", transportFile, err)
 	}
 	t.raw = b
-	if s := t.PrimingEvent.Since; s != "" && !slices.Contains(revisions, s) {
-		return nil, fmt.Errorf("%s: primingEvent.since %q is not a revision (have %v)", transportFile, s, revisions)
+	for _, name := range slices.Sorted(maps.Keys(t.facts())) {
+		if s := t.facts()[name].Since; s != "" && !slices.Contains(revisions, s) {
+			return nil, fmt.Errorf("%s: %s.since %q is not a revision (have %v)", transportFile, name, s, revisions)
+		}
 	}
 	if t.AssumedRevision.Revision == "" {
 		t.AssumedRevision.Revision, t.assumedByDefault = revisions[0], true
@@ -62,11 +90,8 @@ func loadTransport(fsys fs.FS, revisions []string) (*transportFacts, error) {
 }
 
 // primes reports whether the streams of revision rev start with a
-// priming event; revisions sort by date, so "since" is a string compare
-// here, in the generator, and nowhere in handwritten code.
-func (t *transportFacts) primes(rev string) bool {
-	return t.PrimingEvent.Since != "" && rev >= t.PrimingEvent.Since
-}
+// priming event.
+func (t *transportFacts) primes(rev string) bool { return t.PrimingEvent.holds(rev) }
 
 // check holds the facts to the model: the assumed revision is one with
 // sessions (initialize), since a request without the header is a

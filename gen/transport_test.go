@@ -21,6 +21,7 @@ func TestLoadTransport(t *testing.T) {
 		{"unknown revision", `{"primingEvent":{"since":"2030-01-01"}}`, `primingEvent.since "2030-01-01" is not a revision`, nil, ""},
 		{"unknown assumed", `{"assumedRevision":{"revision":"2024-01-01"}}`, `assumedRevision.revision "2024-01-01" is not a revision`, nil, ""},
 		{"unknown fact", `{"pingEvery":"5s"}`, `unknown field "pingEvery"`, nil, ""},
+		{"another fact, unknown revision", `{"versionHeader":{"since":"2031-01-01"}}`, `versionHeader.since "2031-01-01" is not a revision`, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := fstest.MapFS{}

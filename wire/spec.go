@@ -67,6 +67,17 @@ type Transport struct {
 	// PrimingEvent: each SSE stream starts with an event that has an id
 	// and no data, so that the client can resume it.
 	PrimingEvent bool
+	// StreamableHTTP: a POST of notifications and responses only is
+	// answered 202 Accepted (or an HTTP error); a POST holding requests,
+	// with application/json or text/event-stream.
+	StreamableHTTP bool
+	// VersionHeader: every HTTP request after initialize carries the
+	// negotiated revision in MCP-Protocol-Version.
+	VersionHeader bool
+	// MethodHeaders: a request's Mcp-Method, Mcp-Name and
+	// MCP-Protocol-Version headers repeat its body's method, name and
+	// _meta protocolVersion.
+	MethodHeaders bool
 }
 
 // Extension is a protocol extension layered onto a revision: its schema

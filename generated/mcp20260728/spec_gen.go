@@ -38,5 +38,5 @@ var Spec = wire.NewSpec(Revision, 4, SchemaHash, schema.FS, map[string]wire.Meth
 	"tasks/update":                             {Name: "tasks/update", Request: "UpdateTaskRequest", Result: "UpdateTaskResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "io.modelcontextprotocol/tasks"},
 	"tools/call":                               {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Response: "CallToolResultResponse", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "CreateTaskResult", TaskExtension: "io.modelcontextprotocol/tasks", Extension: ""},
 	"tools/list":                               {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Response: "ListToolsResultResponse", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: ""},
-}, wire.Transport{PrimingEvent: true},
+}, wire.Transport{PrimingEvent: true, StreamableHTTP: true, VersionHeader: true, MethodHeaders: true},
 	wire.Extension{ID: "io.modelcontextprotocol/tasks", Dir: "extensions/tasks", Tasks: &wire.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: true}})
