@@ -121,6 +121,30 @@ func (r *Recorder) Message(session string, dir server.Direction, msg []byte) {
 	r.write(session, dir, msg, "", nil)
 }
 
+// HTTP is what a recording keeps of the HTTP exchange that carried a
+// message (mcpstack proxy): the rules of Streamable HTTP need the status
+// and the MCP headers. Never Authorization or cookies.
+type HTTP struct {
+	Method   string            `json:"method,omitempty"`
+	Status   int               `json:"status,omitempty"`
+	Request  map[string]string `json:"request,omitempty"`
+	Response map[string]string `json:"response,omitempty"`
+}
+
+// MessageHTTP records a message with the HTTP exchange it came in.
+func (r *Recorder) MessageHTTP(session string, dir server.Direction, msg []byte, h *HTTP) {
+	if h == nil {
+		r.Message(session, dir, msg)
+		return
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		r.Message(session, dir, msg)
+		return
+	}
+	r.write(session, dir, msg, "", append([]byte(`,"http":`), b...))
+}
+
 // Shutdown records the end of a session: nothing may follow it in that
 // session. dir is the side that ended it (c2s: the client closed stdin or
 // sent DELETE; s2c: the server closed the session).
@@ -139,8 +163,7 @@ func (r *Recorder) Refused(session string, status int, ids []wire.ID) {
 	r.write(session, server.ServerToClient, nil, "refused", fmt.Appendf(nil, `,"status":%d,"answers":%s`, status, a))
 }
 
-// write writes one record; extra holds more members of an event
-// (",\"status\":401").
+// write writes one record; extra holds more members (",\"status\":401").
 func (r *Recorder) write(session string, dir server.Direction, msg []byte, event string, extra []byte) {
 	ts := r.now().UTC()
 	r.mu.Lock()
@@ -175,6 +198,9 @@ func (r *Recorder) write(session string, dir server.Direction, msg []byte, event
 		q, _ := json.Marshal(string(msg))
 		b = append(b, `,"raw":`...)
 		b = append(b, q...)
+	}
+	if event == "" {
+		b = append(b, extra...)
 	}
 	b = append(b, "}\n"...)
 	r.line = b

@@ -2,13 +2,17 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/tools/validate"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // tap records what passes through the proxy, to a file (--record) and to
@@ -17,12 +21,18 @@ type tap struct {
 	rec    *record.Recorder
 	close  []func() error
 	report chan validate.Report // the check's, when it ends
+	// redact are the names (lower case) of the JSON members and headers
+	// whose values the recording masks (--redact).
+	redact map[string]bool
 }
 
 // newTap records to w (nil: nowhere) and checks when check is set; each
 // finding goes to findings as the validator reaches it.
-func newTap(w io.Writer, check bool, findings io.Writer) (*tap, error) {
-	t := &tap{}
+func newTap(w io.Writer, check bool, findings io.Writer, redact ...string) (*tap, error) {
+	t := &tap{redact: map[string]bool{}}
+	for _, name := range redact {
+		t.redact[strings.ToLower(name)] = true
+	}
 	var outs []io.Writer
 	if w != nil {
 		outs = append(outs, w)
@@ -47,7 +57,74 @@ func newTap(w io.Writer, check bool, findings io.Writer) (*tap, error) {
 
 // message records one message of a session.
 func (t *tap) message(session string, dir server.Direction, msg []byte) {
-	t.rec.Message(session, dir, msg)
+	t.rec.Message(session, dir, t.masked(msg))
+}
+
+// messageHTTP records a message with the HTTP exchange that carried it.
+func (t *tap) messageHTTP(session string, dir server.Direction, msg []byte, h *record.HTTP) {
+	t.rec.MessageHTTP(session, dir, t.masked(msg), h)
+}
+
+// redacted stands for a masked value in the recording.
+const redacted = "[redacted]"
+
+// masked is msg with the values of the members --redact names masked,
+// at any depth; msg itself when nothing is named or it is not JSON.
+func (t *tap) masked(msg []byte) []byte {
+	if len(t.redact) == 0 {
+		return msg
+	}
+	tree, err := wire.Parse(msg)
+	if err != nil {
+		return msg
+	}
+	if !t.mask(tree) {
+		return msg
+	}
+	b, err := json.Marshal(tree)
+	if err != nil {
+		return msg
+	}
+	return b
+}
+
+// mask masks in place; it reports whether anything was.
+func (t *tap) mask(v any) bool {
+	changed := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if t.redact[strings.ToLower(k)] {
+				x[k], changed = redacted, true
+				continue
+			}
+			changed = t.mask(e) || changed
+		}
+	case []any:
+		for _, e := range x {
+			changed = t.mask(e) || changed
+		}
+	}
+	return changed
+}
+
+// headers are the headers of an exchange the recording keeps: the MCP
+// ones (Mcp-*: session, protocol version, method, name, params), the
+// content type, Accept and Last-Event-ID; never Authorization or
+// cookies. Values --redact names are masked.
+func (t *tap) headers(h http.Header) map[string]string {
+	out := map[string]string{}
+	for name, values := range h {
+		if len(values) == 0 || !(strings.HasPrefix(name, "Mcp-") || name == "Content-Type" || name == "Accept" || name == "Last-Event-Id") {
+			continue
+		}
+		v := strings.Join(values, ", ")
+		if t.redact[strings.ToLower(name)] {
+			v = redacted
+		}
+		out[name] = v
+	}
+	return out
 }
 
 // end flushes the recording, ends the check and returns its report (nil

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mcpstack/mcpstack/tools/validate"
 )
@@ -30,7 +31,8 @@ server command, e.g. in Claude Desktop's config:
 
 HTTP: a reverse proxy at ADDR for the Streamable HTTP (and HTTP+SSE)
 server at URL: event streams pass through as they flow. Authorization and
-cookies are never recorded.
+cookies are never recorded; --redact masks the values of the JSON members
+and headers it names (the live check sees the masked recording too).
 
 Exit status: the server's (stdio), 0 (HTTP, once interrupted); with
 --fail-on, 1 when the check found errors (or warnings, too).
@@ -47,6 +49,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	upstream := fl.String("upstream", "", "HTTP: the MCP server's `URL` (e.g. http://127.0.0.1:8000/mcp)")
 	httpAddr := fl.String("http", "", "HTTP: listen at `ADDR` (e.g. 127.0.0.1:9000; port 0 picks a free one)")
 	addrFile := fl.String("addr-file", "", "HTTP: write the bound host:port to `FILE` once listening")
+	redact := fl.String("redact", "", "mask in the recording the values of the JSON members and headers with these `NAMES` (comma-separated, any case), e.g. apiKey,password,Mcp-Param-Token")
 	fl.Usage = func() { fmt.Fprint(fl.Output(), usage); fl.PrintDefaults() }
 	fl.SetOutput(io.Discard) // parse errors are reported below, once
 	if err := fl.Parse(args); err != nil {
@@ -83,7 +86,13 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		w = f
 	}
-	t, err := newTap(w, *check, stderr)
+	var names []string
+	for _, n := range strings.Split(*redact, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	t, err := newTap(w, *check, stderr, names...)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack proxy:", err)
 		return 2

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -78,6 +80,7 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 			r.Out.Host = upstreamHost(r.In.Host, listenHost, upstream)
 		},
 		FlushInterval: -1, // every write at once: event streams stream
+		ErrorLog:      slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 		ModifyResponse: func(resp *http.Response) error {
 			x, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
 			if x == nil {
@@ -88,9 +91,13 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 				session = x.session
 			}
 			// The request is recorded now, under the session initialize's
-			// answer opens, and before what answers it.
+			// answer opens, and before what answers it, with the facts of
+			// its exchange.
 			if len(x.body) > 0 {
-				t.message(session, server.ClientToServer, x.body)
+				t.messageHTTP(session, server.ClientToServer, x.body, &record.HTTP{
+					Method: x.method, Status: resp.StatusCode,
+					Request: x.headers, Response: t.headers(resp.Header),
+				})
 			}
 			if x.method == http.MethodDelete && resp.StatusCode/100 == 2 {
 				t.rec.Shutdown(session, server.ClientToServer)
@@ -113,7 +120,7 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id")}
+		x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), headers: t.headers(r.Header)}
 		if r.Body != nil && r.Method == http.MethodPost {
 			b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 			r.Body.Close()
@@ -180,6 +187,7 @@ func requestIDs(body []byte) []wire.ID {
 // exchange is what the proxy keeps of a request until its answer comes.
 type exchange struct {
 	method, session string
+	headers         map[string]string // the recorded ones
 	body            []byte
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/tools/validate"
 )
 
@@ -133,7 +134,13 @@ func TestHTTPRefusalClosesTheRequest(t *testing.T) {
 	front := httptest.NewServer(handler(u, "", tp))
 	defer front.Close()
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	resp, err := http.Post(front.URL+"/mcp", "application/json", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, front.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
+	req.Header.Set("Authorization", "Bearer expired-secret")
+	req.Header.Set("Cookie", "sid=secret-cookie")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +154,10 @@ func TestHTTPRefusalClosesTheRequest(t *testing.T) {
 	}
 	if !strings.Contains(rec.String(), `"event":"refused","status":401,"answers":[7]`) {
 		t.Fatalf("recorded:\n%s", rec.String())
+	}
+	want := `"http":{"method":"POST","status":401,"request":{"Content-Type":"application/json","Mcp-Method":"tools/list","Mcp-Protocol-Version":"2026-07-28"},"response":{"Content-Type":"text/plain; charset=utf-8"}}`
+	if !strings.Contains(rec.String(), want) || strings.Contains(rec.String(), "secret") {
+		t.Fatalf("recorded:\n%s\nwant the exchange's MCP headers, %s, and no credentials", rec.String(), want)
 	}
 	v, _ := validate.New()
 	rep := v.Check(context.Background(), []validate.Input{validate.ReaderInput("refused.jsonl", bytes.NewReader(rec.Bytes()))})
@@ -187,5 +198,30 @@ func TestUpstreamHost(t *testing.T) {
 	}
 	if seen != "evil.example" {
 		t.Errorf("upstream saw Host %q, want the client's evil.example", seen)
+	}
+}
+
+// --redact masks the values of the members and headers it names, at any
+// depth and in any case, in the recording only.
+func TestRedact(t *testing.T) {
+	var rec bytes.Buffer
+	tp, _ := newTap(&rec, false, io.Discard, "apiKey", "Mcp-Param-Token")
+	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"APIKEY":"k-123","nested":[{"apiKey":"k-456","keep":"me"}]}}}`
+	tp.messageHTTP("s", server.ClientToServer, []byte(msg), &record.HTTP{Method: "POST", Status: 200,
+		Request: tp.headers(http.Header{"Mcp-Param-Token": {"t-789"}, "Mcp-Method": {"tools/call"}})})
+	tp.message("s", server.ClientToServer, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.String()
+	for _, secret := range []string{"k-123", "k-456", "t-789"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%s is in the recording:\n%s", secret, got)
+		}
+	}
+	for _, kept := range []string{`"keep":"me"`, `"APIKEY":"[redacted]"`, `"Mcp-Param-Token":"[redacted]"`, `"Mcp-Method":"tools/call"`, `"method":"notifications/initialized"`} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("%s is not in the recording:\n%s", kept, got)
+		}
 	}
 }

@@ -157,6 +157,12 @@ func FuzzRecordFastPath(f *testing.F) {
 func TestRecordFastPath(t *testing.T) {
 	ext := loadExt()
 	_, lines := corpusSeeds(t)
+	for _, h := range []string{
+		`{"method":"POST","status":202,"request":{"Mcp-Session-Id":"s"},"response":{}}`, `{}`, `[]`,
+		`{"method":1}`, `{"status":99}`, `{"status":200.5}`, `{"request":{"A":1}}`, `{"response":[]}`,
+	} {
+		lines = append(lines, []byte(`{"dir":"c2s","msg":{"jsonrpc":"2.0","method":"x"},"http":`+h+`}`))
+	}
 	for _, l := range lines {
 		v, err := parseJSON(l)
 		if err != nil {

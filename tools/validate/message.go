@@ -73,12 +73,13 @@ type item struct {
 	// whether it is set.
 	sender      side
 	senderKnown bool
-	session     string    // recordings
-	event       string    // recordings: "shutdown", "refused"
-	answers     []wire.ID // refused: the requests the HTTP answer answered
-	parsed      bool      // a pair merger parsed the line already (tree is set)
-	tree        any       // the message (or batch); for a recording its "msg"
-	raw         []byte    // the message's bytes, for excerpts
+	session     string     // recordings
+	event       string     // recordings: "shutdown", "refused"
+	answers     []wire.ID  // refused: the requests the HTTP answer answered
+	http        *httpFacts // recordings of Streamable HTTP: the exchange of a client's POST
+	parsed      bool       // a pair merger parsed the line already (tree is set)
+	tree        any        // the message (or batch); for a recording its "msg"
+	raw         []byte     // the message's bytes, for excerpts
 	batch       bool
 	msgs        []message
 	skip        bool // nothing to check beyond the findings so far
@@ -341,12 +342,49 @@ func parseRecord(it *item, ext *extSchemas) bool {
 	}
 	it.tree = msg
 	it.raw = it.data
+	if h, has := rec["http"]; has {
+		it.http = readHTTP(h)
+	}
 	for _, s := range sp {
 		if s.key == "msg" {
 			it.raw = it.data[s.start:s.end]
 		}
 	}
 	return true
+}
+
+// httpProblem is the fast check of a record's "http" member.
+func httpProblem(v any) (string, string) {
+	h, isObj := v.(map[string]any)
+	if !isObj {
+		return `"http" must be an object`, "/http"
+	}
+	if m, has := h["method"]; has {
+		if _, isStr := m.(string); !isStr {
+			return `"http.method" must be a string`, "/http/method"
+		}
+	}
+	if v, has := h["status"]; has {
+		if st, err := wire.Int(v); err != nil || st < 100 || st > 599 {
+			return `"http.status" must be an HTTP status`, "/http/status"
+		}
+	}
+	for _, k := range []string{"request", "response"} {
+		hv, has := h[k]
+		if !has {
+			continue
+		}
+		headers, isObj := hv.(map[string]any)
+		if !isObj {
+			return fmt.Sprintf(`"http.%s" must be an object of header values`, k), "/http/" + k
+		}
+		for name, value := range headers {
+			if _, isStr := value.(string); !isStr {
+				return fmt.Sprintf(`"http.%s" must be an object of header values`, k), "/http/" + k + "/" + escape(name)
+			}
+		}
+	}
+	return "", ""
 }
 
 // The events of a recording.
@@ -405,6 +443,11 @@ func recordProblem(rec map[string]any) (string, string) {
 			}
 		default:
 			return `"event" must be "shutdown" or "refused"`, "/event"
+		}
+	}
+	if h, has := rec["http"]; has {
+		if reason, ptr := httpProblem(h); reason != "" {
+			return reason, ptr
 		}
 	}
 	n := 0

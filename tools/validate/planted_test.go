@@ -18,6 +18,7 @@ import (
 func TestPlantedViolations(t *testing.T) {
 	const base = "valid/2025-11-25/third-party-server-everything-stdio.jsonl"
 	const base2026 = "valid/2026-07-28/recorded-conformance.jsonl"
+	const baseHTTP = "valid/2025-11-25/third-party-gosdk-http.jsonl"
 	cases := []struct {
 		rule  string
 		base  string // default base
@@ -176,6 +177,29 @@ func TestPlantedViolations(t *testing.T) {
 		{RuleEmpty, "", func(r *recording) int {
 			r.lines = nil
 			return 0
+		}, nil, ""},
+		// Streamable HTTP: the go-sdk everything-server through the proxy.
+		{RuleHTTPStatus, baseHTTP, func(r *recording) int { // a notification answered 200, not 202
+			n := r.find(isMethod("notifications/initialized"))
+			r.editRecord(n, func(rec map[string]any) { rec["http"].(map[string]any)["status"] = 200 })
+			return n
+		}, nil, ""},
+		{RuleHTTPHeaders, baseHTTP, func(r *recording) int { // no MCP-Protocol-Version after initialize
+			n := r.find(isMethod("tools/list"))
+			r.editRecord(n, func(rec map[string]any) {
+				delete(rec["http"].(map[string]any)["request"].(map[string]any), "Mcp-Protocol-Version")
+			})
+			return n
+		}, nil, ""},
+		{RuleHTTPHeaders, base2026, func(r *recording) int { // Mcp-Name is not the tool called
+			n := r.find(isMethod("tools/call"))
+			r.editRecord(n, func(rec map[string]any) {
+				m := rec["msg"].(map[string]any)
+				pv := params(m)["_meta"].(map[string]any)["io.modelcontextprotocol/protocolVersion"]
+				rec["http"] = map[string]any{"method": "POST", "status": 200, "request": map[string]any{
+					"Mcp-Protocol-Version": pv, "Mcp-Method": "tools/call", "Mcp-Name": "another_tool"}}
+			})
+			return n
 		}, nil, ""},
 		// No third-party implementation speaks 2026-07-28 yet: the tasks
 		// extension's rule is planted in our own recording of it.

@@ -52,6 +52,8 @@ const (
 	RuleTaskRelated       = "task-related"
 	RuleTaskExtension     = "task-extension"
 	RuleEmpty             = "empty"
+	RuleHTTPStatus        = "http-status"
+	RuleHTTPHeaders       = "http-headers"
 )
 
 // Rules lists every rule, in the order of the checks.
@@ -84,6 +86,8 @@ var Rules = []Rule{
 	{RuleTaskRelated, Error, "a tasks/result answer without the io.modelcontextprotocol/related-task _meta naming its task (it is checked against the result definition of the request that created the task)"},
 	{RuleEmpty, Error, "a log (or all the logs given) holds no message at all: a broken capture must not pass"},
 	{RuleTaskExtension, Error, "a task (resultType \"task\") answers a request whose clientCapabilities do not declare the tasks extension (2026-07-28, SEP-2663: MUST NOT)"},
+	{RuleHTTPStatus, Error, "Streamable HTTP (recorded by mcpstack proxy): a POST of only notifications or responses answered with a 2xx other than 202 Accepted, or a POST holding requests answered 2xx with a Content-Type other than application/json or text/event-stream"},
+	{RuleHTTPHeaders, Error, "Streamable HTTP (recorded by mcpstack proxy): a request after initialize without the negotiated MCP-Protocol-Version header (2025-06-18 on), or (2026-07-28) a request whose Mcp-Method, Mcp-Name or MCP-Protocol-Version header is missing or differs from its body"},
 }
 
 var ruleByID = func() map[string]Rule {

@@ -282,6 +282,9 @@ func (c *checker) item(it *item) {
 		c.batch(sess, it)
 		it.findings = append(it.findings, before...)
 	}
+	if it.http != nil {
+		c.exchange(sess, it)
+	}
 }
 
 // finish reports what is still open at the end of the input.
