@@ -93,7 +93,7 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 			// The request is recorded now, under the session initialize's
 			// answer opens, and before what answers it, with the facts of
 			// its exchange.
-			if len(x.body) > 0 {
+			if len(x.body) > 0 && !x.recorded {
 				t.messageHTTP(session, server.ClientToServer, x.body, &record.HTTP{
 					Method: x.method, Status: resp.StatusCode,
 					Request: x.headers, Response: t.headers(resp.Header),
@@ -114,13 +114,28 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 			case "application/json":
 				resp.Body = &jsonBody{ReadCloser: resp.Body, done: func(b []byte) { t.message(session, server.ServerToClient, b) }}
 			case "text/event-stream":
-				resp.Body = &sseBody{ReadCloser: resp.Body, message: func(b []byte) { t.message(session, server.ServerToClient, b) }}
+				resp.Body = &sseBody{ReadCloser: resp.Body, message: func(event string, b []byte) {
+					if event == "endpoint" { // HTTP+SSE: the stream's session is in the URL it names
+						if u, err := url.Parse(string(b)); err == nil && querySession(u) != "" {
+							session = querySession(u)
+						}
+						return
+					}
+					t.message(session, server.ServerToClient, b)
+				}}
 			}
 			return nil
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), headers: t.headers(r.Header)}
+		if x.session == "" {
+			// HTTP+SSE (2024-11-05): POST /messages?sessionId=... is
+			// answered on the session's GET stream, maybe before the
+			// POST's own 202: the request is recorded before it goes on.
+			x.session = querySession(r.URL)
+			x.early = x.session != ""
+		}
 		if r.Body != nil && r.Method == http.MethodPost {
 			b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 			r.Body.Close()
@@ -134,6 +149,10 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 			}
 			x.body = bytes.TrimSpace(b)
 			r.Body = io.NopCloser(bytes.NewReader(b)) // the same bytes go on
+			if x.early && len(x.body) > 0 {
+				t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, Request: x.headers})
+				x.recorded = true
+			}
 		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 	})
@@ -156,6 +175,18 @@ func upstreamHost(in, listenHost string, upstream *url.URL) string {
 		return upstream.Host
 	}
 	return in
+}
+
+// querySession is the session an HTTP+SSE URL names in its query: the
+// SDKs spell the parameter sessionId (TypeScript), sessionid (Go) or
+// session_id (Python).
+func querySession(u *url.URL) string {
+	for k, v := range u.Query() {
+		if k := strings.ToLower(k); (k == "sessionid" || k == "session_id") && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
 }
 
 // requestIDs are the ids of the requests in a POSTed body (a message or a
@@ -189,6 +220,8 @@ type exchange struct {
 	method, session string
 	headers         map[string]string // the recorded ones
 	body            []byte
+	early           bool // HTTP+SSE: record the body before forwarding it
+	recorded        bool // the body is recorded already
 }
 
 type exchangeKey struct{}
@@ -214,7 +247,7 @@ func (b *jsonBody) Read(p []byte) (int, error) {
 type sseBody struct {
 	io.ReadCloser
 	pending []byte // the bytes of the event being read
-	message func([]byte)
+	message func(event string, data []byte)
 }
 
 func (b *sseBody) Read(p []byte) (int, error) {
@@ -225,8 +258,8 @@ func (b *sseBody) Read(p []byte) (int, error) {
 		if end < 0 {
 			break
 		}
-		if data := eventData(b.pending[:end]); len(data) > 0 {
-			b.message(data)
+		if name, data := eventData(b.pending[:end]); len(data) > 0 {
+			b.message(name, data)
 		}
 		b.pending = b.pending[end+size:]
 	}
@@ -248,13 +281,15 @@ func eventEnd(b []byte) (at, size int) {
 	return at, size
 }
 
-// eventData joins the data lines of one event.
-func eventData(ev []byte) []byte {
-	var data [][]byte
+// eventData is the name of one event and its data lines joined.
+func eventData(ev []byte) (name string, data []byte) {
+	var lines [][]byte
 	for _, line := range bytes.Split(bytes.ReplaceAll(ev, []byte("\r\n"), []byte("\n")), []byte("\n")) {
 		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			data = append(data, bytes.TrimPrefix(v, []byte(" ")))
+			lines = append(lines, bytes.TrimPrefix(v, []byte(" ")))
+		} else if v, ok := bytes.CutPrefix(line, []byte("event:")); ok {
+			name = string(bytes.TrimSpace(v))
 		}
 	}
-	return bytes.TrimSpace(bytes.Join(data, []byte("\n")))
+	return name, bytes.TrimSpace(bytes.Join(lines, []byte("\n")))
 }

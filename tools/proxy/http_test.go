@@ -18,6 +18,7 @@ import (
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/record"
+	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/tools/validate"
 )
 
@@ -223,5 +224,44 @@ func TestRedact(t *testing.T) {
 		if !strings.Contains(got, kept) {
 			t.Errorf("%s is not in the recording:\n%s", kept, got)
 		}
+	}
+}
+
+// HTTP+SSE (2024-11-05) through the proxy: each session is the one its
+// URL names (the endpoint event's, the POST's ?sessionId=), so that two
+// clients are two sessions, and the endpoint event is not a message.
+func TestHTTPPlusSSESessions(t *testing.T) {
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)))
+	endpoint := sse.New(srv)
+	mux := http.NewServeMux()
+	mux.Handle("/sse", endpoint.Stream())
+	mux.Handle("/messages", endpoint.Messages())
+	upstream := httptest.NewServer(mux)
+	defer func() { endpoint.Shutdown(); srv.Close(); upstream.Close() }()
+	var rec bytes.Buffer
+	tp, _ := newTap(&rec, false, io.Discard)
+	u, _ := url.Parse(upstream.URL + "/sse")
+	front := httptest.NewServer(handler(u, "", tp))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 2 {
+		c := client.New("via-proxy", "1", client.WithProtocolVersion("2024-11-05"))
+		s, err := c.Connect(ctx, &client.SSE{URL: front.URL + "/sse"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: conformance.ToolSimpleText}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	front.Close() // the streams end; so does their recording
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := validate.New()
+	rep := v.Check(ctx, []validate.Input{validate.ReaderInput("sse.jsonl", bytes.NewReader(rec.Bytes()))})
+	if len(rep.Findings) != 0 || rep.Sessions != 2 || rep.Messages < 10 {
+		t.Errorf("%s\n%v\n%s", validate.Summary(&rep), rep.Findings, rec.String())
 	}
 }
