@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/tools/validate"
@@ -108,21 +109,14 @@ func (t *tap) mask(v any) bool {
 	return changed
 }
 
-// headers are the headers of an exchange the recording keeps: the MCP
-// ones (Mcp-*: session, protocol version, method, name, params), the
-// content type, Accept and Last-Event-ID; never Authorization or
-// cookies. Values --redact names are masked.
+// headers are the headers of an exchange the recording keeps
+// (httpfacts.Kept), with the values --redact names masked.
 func (t *tap) headers(h http.Header) map[string]string {
-	out := map[string]string{}
-	for name, values := range h {
-		if len(values) == 0 || !(strings.HasPrefix(name, "Mcp-") || name == "Content-Type" || name == "Accept" || name == "Last-Event-Id") {
-			continue
-		}
-		v := strings.Join(values, ", ")
+	out := httpfacts.Kept(h)
+	for name := range out {
 		if t.redact[strings.ToLower(name)] {
-			v = redacted
+			out[name] = redacted
 		}
-		out[name] = v
 	}
 	return out
 }

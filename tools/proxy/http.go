@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/record"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // maxBody bounds a request body the proxy reads to record it (larger ones
@@ -105,7 +105,7 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 			if resp.StatusCode >= 400 && mt != "application/json" && mt != "text/event-stream" {
 				// No JSON-RPC answer: the status answers the requests.
-				if ids := requestIDs(x.body); len(ids) > 0 {
+				if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 {
 					t.rec.Refused(session, resp.StatusCode, ids)
 				}
 				return nil
@@ -116,8 +116,8 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 			case "text/event-stream":
 				resp.Body = &sseBody{ReadCloser: resp.Body, message: func(event string, b []byte) {
 					if event == "endpoint" { // HTTP+SSE: the stream's session is in the URL it names
-						if u, err := url.Parse(string(b)); err == nil && querySession(u) != "" {
-							session = querySession(u)
+						if u, err := url.Parse(string(b)); err == nil && httpfacts.QuerySession(u) != "" {
+							session = httpfacts.QuerySession(u)
 						}
 						return
 					}
@@ -133,7 +133,7 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 			// HTTP+SSE (2024-11-05): POST /messages?sessionId=... is
 			// answered on the session's GET stream, maybe before the
 			// POST's own 202: the request is recorded before it goes on.
-			x.session = querySession(r.URL)
+			x.session = httpfacts.QuerySession(r.URL)
 			x.early = x.session != ""
 		}
 		if r.Body != nil && r.Method == http.MethodPost {
@@ -175,44 +175,6 @@ func upstreamHost(in, listenHost string, upstream *url.URL) string {
 		return upstream.Host
 	}
 	return in
-}
-
-// querySession is the session an HTTP+SSE URL names in its query: the
-// SDKs spell the parameter sessionId (TypeScript), sessionid (Go) or
-// session_id (Python).
-func querySession(u *url.URL) string {
-	for k, v := range u.Query() {
-		if k := strings.ToLower(k); (k == "sessionid" || k == "session_id") && len(v) > 0 {
-			return v[0]
-		}
-	}
-	return ""
-}
-
-// requestIDs are the ids of the requests in a POSTed body (a message or a
-// batch).
-func requestIDs(body []byte) []wire.ID {
-	tree, err := wire.Parse(body)
-	if err != nil {
-		return nil
-	}
-	msgs, isBatch := tree.([]any)
-	if !isBatch {
-		msgs = []any{tree}
-	}
-	var ids []wire.ID
-	for _, m := range msgs {
-		obj, _ := m.(map[string]any)
-		if _, isCall := obj["method"]; !isCall {
-			continue
-		}
-		if raw, has := obj["id"]; has {
-			if id, err := wire.IDFromValue(raw); err == nil {
-				ids = append(ids, id)
-			}
-		}
-	}
-	return ids
 }
 
 // exchange is what the proxy keeps of a request until its answer comes.

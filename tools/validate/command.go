@@ -21,8 +21,8 @@ need a session's history (ids, lifecycle, capabilities, progress,
 cancellation). Made for CI: findings as text, JSON, GitHub annotations or
 JUnit XML, and an exit code.
 
-LOG is a file, "-" for stdin, a directory (its *.jsonl, *.ndjson and *.log
-files, recursively) or a glob ('logs/*.jsonl'). Gzipped files are read as
+LOG is a file, "-" for stdin, a directory (its *.jsonl, *.ndjson, *.log
+and *.har files, recursively) or a glob ('logs/*.jsonl'). Gzipped files are read as
 they are. Logs are checked one after another, each on its own; lines are
 parsed and validated on every core, findings come out in log order, and
 memory does not grow with the size of a log.
@@ -31,12 +31,18 @@ Formats (--format, detected from the first line by default):
   recorded  one JSON object per line: {"dir":"c2s"|"s2c","msg":MESSAGE}
             with optional "ts" (RFC 3339) and "session"; {"dir":...,
             "raw":"..."} for bytes that were not JSON and {"dir":...,
-            "event":"shutdown"} for the end of a session
-            (schema/ext/RecordedMessage.json). 'mcpstack serve --record
-            FILE' writes it. Sessions are told apart by "session".
+            "event":"shutdown"} for the end of a session, "refused" for
+            an HTTP answer without a JSON-RPC body; "http" holds the facts
+            of the exchange (schema/ext/RecordedMessage.json). 'mcpstack
+            serve --record FILE' and 'mcpstack proxy --record FILE' write
+            it. Sessions are told apart by "session".
   jsonl     one JSON-RPC message (or batch) per line, as on stdio: one
             session; who sent what is inferred (responses by the request
             they answer, requests and notifications by the method table)
+  har       an HTTP Archive (browser devtools and proxies export one; a
+            .har name or a document opening with {"log" is detected): read
+            as the recording of its exchanges; a finding's line is the
+            number of its entry
   --client-log FILE --server-log FILE
             a stdio pair: what the client wrote and what the server wrote,
             merged in causal order (a response after its request, the
@@ -65,7 +71,7 @@ Flags:
 func Command(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("validate", flag.ContinueOnError)
 	var (
-		format    = fl.String("format", "auto", "log `format`: auto, recorded or jsonl")
+		format    = fl.String("format", "auto", "log `format`: auto, recorded, jsonl or har")
 		clientLog = fl.String("client-log", "", "stdio pair: what the client wrote (`FILE`, one message a line)")
 		serverLog = fl.String("server-log", "", "stdio pair: what the server wrote (`FILE`)")
 		revision  = fl.String("revision", "", "the `REV` of sessions whose log does not tell it")

@@ -14,8 +14,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/logs")
 
-// A corpus case is a log under testdata/logs: a file X.jsonl or
-// X.jsonl.gz, or a folder X.pair holding client.jsonl and server.jsonl (a
+// A corpus case is a log under testdata/logs: a file X.jsonl,
+// X.jsonl.gz or X.har (golden X.har.golden), or a folder X.pair holding client.jsonl and server.jsonl (a
 // stdio pair). X.golden next to it holds what `mcpstack validate` prints
 // for it, then its exit status; X.args, when present, extra flags, one per
 // line. Cases under valid/ must have no findings at all; each folder
@@ -43,6 +43,9 @@ func corpusCases(t *testing.T) []corpusCase {
 			return nil
 		case strings.HasSuffix(rel, ".jsonl"), strings.HasSuffix(rel, ".jsonl.gz"):
 			c.name = strings.TrimSuffix(strings.TrimSuffix(rel, ".gz"), ".jsonl")
+			c.args = []string{rel}
+		case strings.HasSuffix(rel, ".har"):
+			c.name = strings.TrimSuffix(rel, ".har") + ".har"
 			c.args = []string{rel}
 		default:
 			return nil

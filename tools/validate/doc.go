@@ -9,7 +9,9 @@
 //   - plain JSON Lines (FormatJSONL): one message or batch per line, as on
 //     stdio, with the directions inferred;
 //   - a stdio pair (PairInput): what the client wrote and what the server
-//     wrote, merged in causal order (pair.go).
+//     wrote, merged in causal order (pair.go);
+//   - a HAR file (FormatHAR): read as the recording of its HTTP exchanges
+//     (har.go).
 //
 // Files may be gzipped; many logs are checked in one run, each on its own.
 //
@@ -27,7 +29,8 @@
 // and the findings come out in log order (pipeline.go). Memory depends on
 // the sessions and requests open at a time, not on the length of a log.
 //
-// Files: input.go (inputs, formats, lines), pair.go, parse.go (the JSON
+// Files: input.go (inputs, formats, lines), pair.go, har.go, http.go (the
+// Streamable HTTP rules), parse.go (the JSON
 // parser), message.go (records and the JSON-RPC envelope), revision.go and
 // capabilities.go (what each revision allows), state.go and idset.go (the
 // session rules), pipeline.go, validator.go (the API), output.go (text,

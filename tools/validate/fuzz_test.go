@@ -178,3 +178,39 @@ func TestRecordFastPath(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHAR: whatever a HAR file holds, reading it does not panic, and
+// every record it becomes is one the recording schema accepts (the
+// validator then checks the messages, not the conversion).
+func FuzzHAR(f *testing.F) {
+	_ = filepath.WalkDir(corpusDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".har") {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+		return nil
+	})
+	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"POST","postData":{"text":"{"}},"response":{"status":500,"content":{"mimeType":"text/event-stream","text":"data: x\n\n"}}}]}}`))
+	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"POST","postData":{"text":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}"}},"response":{"status":999}}]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := readHAR(bytes.NewReader(b), 1<<20)
+		if err != nil {
+			return
+		}
+		for {
+			data, _, _, ok := h.next()
+			if !ok {
+				break
+			}
+			v, err := parseJSON(data)
+			if err != nil {
+				t.Fatalf("a record that is not JSON: %s", data)
+			}
+			rec, _ := v.(map[string]any)
+			if reason, _ := recordProblem(rec); reason != "" {
+				t.Fatalf("record %s: %s", data, reason)
+			}
+		}
+	})
+}

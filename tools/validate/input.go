@@ -29,17 +29,21 @@ const (
 	// FormatJSONL is one JSON-RPC message (or batch) per line, as a stdio
 	// capture holds them; directions are inferred.
 	FormatJSONL Format = "jsonl"
+	// FormatHAR is an HTTP Archive (browser devtools, proxies): read as
+	// the recording of its exchanges (see har.go). Auto detects it by a
+	// .har name or a document that starts with {"log".
+	FormatHAR Format = "har"
 )
 
 // ParseFormat reads a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
-	case FormatAuto, FormatRecorded, FormatJSONL:
+	case FormatAuto, FormatRecorded, FormatJSONL, FormatHAR:
 		return f, nil
 	case "":
 		return FormatAuto, nil
 	}
-	return "", fmt.Errorf("unknown format %q (want auto, recorded or jsonl)", s)
+	return "", fmt.Errorf("unknown format %q (want auto, recorded, jsonl or har)", s)
 }
 
 // Input is one log to check.
@@ -98,7 +102,7 @@ func ExpandArgs(args []string) ([]string, error) {
 				return nil, werr
 			}
 			if len(files) == 0 {
-				return nil, fmt.Errorf("%s: no *.jsonl, *.ndjson or *.log files in the directory", a)
+				return nil, fmt.Errorf("%s: no *.jsonl, *.ndjson, *.log or *.har files in the directory", a)
 			}
 			out = append(out, files...)
 		case err == nil:
@@ -136,7 +140,7 @@ func logFiles(dir string) ([]string, error) {
 		}
 		name := strings.TrimSuffix(d.Name(), ".gz")
 		switch filepath.Ext(name) {
-		case ".jsonl", ".ndjson", ".log":
+		case ".jsonl", ".ndjson", ".log", ".har":
 			out = append(out, p)
 		}
 		return nil
@@ -172,6 +176,42 @@ type readCloser struct {
 }
 
 func (r *readCloser) Close() error { return r.close() }
+
+// lineSource is where the pipeline gets a log's lines: a lineReader, or
+// the records a HAR file becomes.
+type lineSource interface {
+	next() (data []byte, line int, tooLong bool, ok bool)
+	failure() error
+}
+
+// isHAR reports whether a log is a HAR file: by its format, its name, or
+// (auto) a document that opens with {"log".
+func isHAR(in Input, format Format, rc io.Reader) bool {
+	switch format {
+	case FormatHAR:
+		return true
+	case FormatAuto:
+	default:
+		return false
+	}
+	if strings.HasSuffix(strings.TrimSuffix(in.Name, ".gz"), ".har") {
+		return true
+	}
+	rcc, ok := rc.(*readCloser)
+	if !ok {
+		return false
+	}
+	br, ok := rcc.Reader.(*bufio.Reader)
+	if !ok {
+		return false
+	}
+	head, _ := br.Peek(256)
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if !bytes.HasPrefix(head, []byte("{")) {
+		return false
+	}
+	return bytes.HasPrefix(bytes.TrimLeft(head[1:], " \t\r\n"), []byte(`"log"`))
+}
 
 // lineReader splits a log into lines. Blank lines are skipped; a trailing
 // \r and a UTF-8 byte order mark at the start are dropped. A line longer

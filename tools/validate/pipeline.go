@@ -122,7 +122,15 @@ func (r *run) readOne(idx int, in Input, out chan<- *chunk) {
 	if format == "" {
 		format = r.cfg.format
 	}
-	lr := newLineReader(rc, r.cfg.maxLine)
+	var lr lineSource = newLineReader(rc, r.cfg.maxLine)
+	if isHAR(in, format, rc) {
+		h, err := readHAR(rc, r.cfg.maxLine)
+		if err != nil {
+			out <- &chunk{input: idx, end: true, ioErr: &InputError{Name: in.Name, Err: err}}
+			return
+		}
+		lr, format = h, FormatRecorded
+	}
 	c := newChunk(idx)
 	for !r.stopped() {
 		data, line, long, ok := lr.next()

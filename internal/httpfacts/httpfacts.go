@@ -1,0 +1,66 @@
+// Package httpfacts is what a recording keeps of an MCP HTTP exchange,
+// shared by the proxy that records one and the validator that reads a HAR
+// file as one: which headers are kept, which session a URL names, which
+// requests a body holds.
+package httpfacts
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Kept are the headers of h a recording keeps, by canonical name: the MCP
+// ones (Mcp-*: session, protocol version, method, name, params), the
+// content type, Accept and Last-Event-ID. Never Authorization or cookies.
+func Kept(h http.Header) map[string]string {
+	out := map[string]string{}
+	for name, values := range h {
+		name = http.CanonicalHeaderKey(name)
+		if len(values) == 0 || !(strings.HasPrefix(name, "Mcp-") || name == "Content-Type" || name == "Accept" || name == "Last-Event-Id") {
+			continue
+		}
+		out[name] = strings.Join(values, ", ")
+	}
+	return out
+}
+
+// QuerySession is the session an HTTP+SSE URL names in its query: the
+// SDKs spell the parameter sessionId (TypeScript), sessionid (Go) or
+// session_id (Python).
+func QuerySession(u *url.URL) string {
+	for k, v := range u.Query() {
+		if k := strings.ToLower(k); (k == "sessionid" || k == "session_id") && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+// RequestIDs are the ids of the requests in a POSTed body (a message or a
+// batch).
+func RequestIDs(body []byte) []wire.ID {
+	tree, err := wire.Parse(body)
+	if err != nil {
+		return nil
+	}
+	msgs, isBatch := tree.([]any)
+	if !isBatch {
+		msgs = []any{tree}
+	}
+	var ids []wire.ID
+	for _, m := range msgs {
+		obj, _ := m.(map[string]any)
+		if _, isCall := obj["method"]; !isCall {
+			continue
+		}
+		if raw, has := obj["id"]; has {
+			if id, err := wire.IDFromValue(raw); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
