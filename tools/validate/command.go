@@ -75,7 +75,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		clientLog = fl.String("client-log", "", "stdio pair: what the client wrote (`FILE`, one message a line)")
 		serverLog = fl.String("server-log", "", "stdio pair: what the server wrote (`FILE`)")
 		revision  = fl.String("revision", "", "the `REV` of sessions whose log does not tell it")
-		output    = fl.String("output", "text", "findings as `text`, json, github (workflow annotations) or junit")
+		output    = fl.String("output", "text", "findings as `text`, json, github (workflow annotations), junit or html (a self-contained page: findings by rule, each session's timeline)")
 		rules     = fl.String("rules", "all", "rules to apply: `LIST` of ids, -id turns one off, +id on (e.g. -unanswered,-server-early; schema,envelope for only those)")
 		listRules = fl.Bool("list-rules", false, "list the rules with their ids and severities, and exit")
 		maxErrors = fl.Int("max-errors", 0, "stop after `N` errors (0: no limit)")

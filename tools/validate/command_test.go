@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -201,6 +202,36 @@ func TestCommandOutputs(t *testing.T) {
 		suites.Suites[0].Cases[0].Failure == nil || suites.Suites[0].Cases[0].Failure.Type != RuleResultSchema ||
 		suites.Suites[1].Cases[0].Name != "valid" {
 		t.Errorf("--output junit: %+v\n%s", suites, out)
+	}
+}
+
+// The HTML report: the findings by rule, each linked to its line in its
+// session's timeline, and what a log holds escaped, never markup.
+func TestCommandOutputHTML(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.jsonl", strings.Replace(cmdLog, `"name":"c"`, `"name":"<script>alert(1)</script>"`, 1))
+	good := writeFile(t, dir, "good.jsonl", validLog)
+	out, _, code := runCLI(t, "", "--output", "html", bad, good)
+	if code != 1 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.HasSuffix(strings.TrimSpace(out), "</html>") {
+		t.Fatalf("--output html (%d):\n%s", code, out)
+	}
+	for _, want := range []string{
+		`<code>result-schema</code>: 1`,
+		`<a href="#t-`, // a finding links to its timeline line
+		`missing property &#39;text&#39;`,
+		`Timelines of the sessions with findings`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "<script>") {
+		t.Errorf("a log's text is markup in the report:\n%s", out)
+	}
+	for _, id := range regexp.MustCompile(`href="#(t-[0-9a-f]+-[0-9]+)"`).FindAllStringSubmatch(out, -1) {
+		if !strings.Contains(out, `id="`+id[1]+`"`) {
+			t.Errorf("the link #%s goes nowhere", id[1])
+		}
 	}
 }
 

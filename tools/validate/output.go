@@ -19,15 +19,16 @@ const (
 	OutputJSON   OutputFormat = "json"   // one JSON document: {"findings":[...],"summary":{...}}
 	OutputGitHub OutputFormat = "github" // GitHub Actions workflow commands (annotations)
 	OutputJUnit  OutputFormat = "junit"  // JUnit XML, one testsuite per log
+	OutputHTML   OutputFormat = "html"   // one self-contained page: findings by rule, sessions' timelines
 )
 
 // ParseOutput reads an --output value.
 func ParseOutput(s string) (OutputFormat, error) {
 	switch o := OutputFormat(s); o {
-	case OutputText, OutputJSON, OutputGitHub, OutputJUnit:
+	case OutputText, OutputJSON, OutputGitHub, OutputJUnit, OutputHTML:
 		return o, nil
 	}
-	return "", fmt.Errorf("unknown output %q (want text, json, github or junit)", s)
+	return "", fmt.Errorf("unknown output %q (want text, json, github, junit or html)", s)
 }
 
 // Reporter writes findings as they come and the summary at the end.
@@ -48,6 +49,8 @@ func NewReporter(o OutputFormat, w io.Writer) Reporter {
 		return &githubReporter{w: bw}
 	case OutputJUnit:
 		return &junitReporter{w: bw, byFile: map[string][]Finding{}}
+	case OutputHTML:
+		return &htmlReporter{w: bw}
 	}
 	return &textReporter{w: bw}
 }

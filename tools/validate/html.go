@@ -1,0 +1,279 @@
+package validate
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"sort"
+)
+
+// The HTML report (--output html) is one self-contained page a person
+// opens from a CI artifact: the findings grouped by rule, and for each
+// session with a finding its timeline, every message of it in order with
+// the findings at their lines. It re-reads the logs after the check for
+// the timelines (not stdin), within bounds: at most maxTimelineLines
+// lines of timeline in all.
+const maxTimelineLines = 20000
+
+type htmlReporter struct {
+	w        *bufio.Writer
+	findings []Finding
+}
+
+func (r *htmlReporter) Finding(f Finding) { r.findings = append(r.findings, f) }
+
+// htmlRule is a rule and its findings, for the page.
+type htmlRule struct {
+	Rule     Rule
+	Findings []htmlFinding
+}
+
+type htmlFinding struct {
+	Finding
+	Anchor string // the timeline line it links to ("" without one)
+}
+
+// htmlTimeline is one session of one log.
+type htmlTimeline struct {
+	File, Session, Anchor string
+	Lines                 []htmlLine
+	Cut                   bool // the bound stopped it
+}
+
+type htmlLine struct {
+	Line             int
+	Anchor           string
+	TS, Dir, Summary string
+	Text             string // the message, indented
+	Findings         []Finding
+	Bad              bool // a finding is at this line
+	Event            string
+}
+
+func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
+	// Which lines of which sessions the findings are at.
+	type key struct{ file, session string }
+	at := map[key]map[int][]Finding{}
+	for _, f := range r.findings {
+		k := key{f.File, f.Session}
+		if at[k] == nil {
+			at[k] = map[int][]Finding{}
+		}
+		at[k][f.Line] = append(at[k][f.Line], f)
+	}
+	anchor := func(file, session string, line int) string {
+		return fmt.Sprintf("t-%x-%d", hash(file+"\x00"+session), line)
+	}
+	var timelines []*htmlTimeline
+	budget := maxTimelineLines
+	for _, name := range inputs {
+		if name == "-" || budget <= 0 {
+			continue
+		}
+		wanted := map[string]bool{}
+		for k := range at {
+			if k.file == name {
+				wanted[k.session] = true
+			}
+		}
+		if len(wanted) == 0 {
+			continue
+		}
+		bySession := map[string]*htmlTimeline{}
+		var order []string
+		_ = eachRecord(name, func(line int, rec map[string]any) bool {
+			session, _ := rec["session"].(string)
+			if !wanted[session] {
+				return true
+			}
+			tl := bySession[session]
+			if tl == nil {
+				tl = &htmlTimeline{File: name, Session: session, Anchor: anchor(name, session, 0)}
+				bySession[session] = tl
+				order = append(order, session)
+			}
+			if budget <= 0 {
+				tl.Cut = true
+				return false
+			}
+			budget--
+			l := timelineLine(line, rec)
+			l.Anchor = anchor(name, session, line)
+			l.Findings = at[key{name, session}][line]
+			l.Bad = len(l.Findings) > 0
+			tl.Lines = append(tl.Lines, l)
+			return true
+		})
+		for _, s := range order {
+			timelines = append(timelines, bySession[s])
+		}
+	}
+	linked := map[string]bool{}
+	for _, tl := range timelines {
+		for _, l := range tl.Lines {
+			linked[l.Anchor] = true
+		}
+	}
+	var rules []htmlRule
+	for _, rule := range Rules {
+		var fs []htmlFinding
+		for _, f := range r.findings {
+			if f.Rule != rule.ID {
+				continue
+			}
+			hf := htmlFinding{Finding: f}
+			if a := anchor(f.File, f.Session, f.Line); linked[a] {
+				hf.Anchor = a
+			}
+			fs = append(fs, hf)
+		}
+		if len(fs) > 0 {
+			rules = append(rules, htmlRule{Rule: rule, Findings: fs})
+		}
+	}
+	sort.SliceStable(rules, func(i, j int) bool { return rules[i].Rule.Severity == Error && rules[j].Rule.Severity != Error })
+	err := htmlPage.Execute(r.w, map[string]any{
+		"Summary": Summary(rep), "Rules": rules, "Timelines": timelines, "Inputs": inputs,
+		"Failed": rep.Errors > 0, "Unreadable": rep.InputErrors,
+	})
+	if err != nil {
+		return err
+	}
+	return r.w.Flush()
+}
+
+// eachRecord calls fn with every line of a log as a record (a plain
+// JSON-RPC line becomes {"msg":...}); fn returns false to stop.
+func eachRecord(name string, fn func(line int, rec map[string]any) bool) error {
+	in := FileInput(name)
+	rc, err := openLog(in)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	var src lineSource = newLineReader(rc, 64<<20)
+	if isHAR(in, FormatAuto, rc) {
+		h, err := readHAR(rc, 64<<20)
+		if err != nil {
+			return err
+		}
+		src = h
+	}
+	for {
+		data, line, tooLong, ok := src.next()
+		if !ok {
+			return src.failure()
+		}
+		var rec map[string]any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber() // ids and numbers as they were written
+		if tooLong || dec.Decode(&rec) != nil {
+			rec = map[string]any{"raw": string(data)}
+		} else if _, isRecord := rec["dir"]; !isRecord {
+			rec = map[string]any{"msg": rec}
+		}
+		if !fn(line, rec) {
+			return nil
+		}
+	}
+}
+
+// timelineLine is what the page shows of a record.
+func timelineLine(line int, rec map[string]any) htmlLine {
+	l := htmlLine{Line: line}
+	l.TS, _ = rec["ts"].(string)
+	switch rec["dir"] {
+	case "c2s":
+		l.Dir = "client → server"
+	case "s2c":
+		l.Dir = "server → client"
+	}
+	if ev, _ := rec["event"].(string); ev != "" {
+		l.Event = ev
+		l.Summary = ev
+		if ev == eventRefused {
+			l.Summary = fmt.Sprintf("refused: HTTP %v, answers %v", rec["status"], rec["answers"])
+		}
+		return l
+	}
+	msg := rec["msg"]
+	if msg == nil {
+		s, _ := rec["raw"].(string)
+		l.Summary, l.Text = "not JSON", s
+		return l
+	}
+	b, _ := json.MarshalIndent(msg, "", "  ")
+	l.Text = string(b)
+	if len(l.Text) > 64<<10 {
+		l.Text = l.Text[:64<<10] + "\n…"
+	}
+	switch m := msg.(type) {
+	case []any:
+		l.Summary = fmt.Sprintf("batch of %d", len(m))
+	case map[string]any:
+		method, _ := m["method"].(string)
+		id, hasID := m["id"]
+		switch {
+		case method != "" && hasID:
+			l.Summary = fmt.Sprintf("%s (id %v)", method, id)
+		case method != "":
+			l.Summary = method
+		case m["error"] != nil:
+			l.Summary = fmt.Sprintf("error (id %v)", id)
+		default:
+			l.Summary = fmt.Sprintf("result (id %v)", id)
+		}
+	}
+	if h, _ := rec["http"].(map[string]any); h != nil {
+		l.Summary += fmt.Sprintf(" · HTTP %v %v", h["method"], h["status"])
+		b, _ := json.MarshalIndent(h, "", "  ")
+		l.Text += "\n\nHTTP exchange:\n" + string(b)
+	}
+	return l
+}
+
+// hash is FNV-1a, for anchors.
+func hash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>mcpstack validate: {{.Summary}}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:2em;max-width:80em;color:#222}
+h1{font-size:1.3em}h2{font-size:1.1em;margin-top:2em}h3{font-size:1em}
+.ok{color:#176b2c}.fail{color:#a11}
+.error{color:#a11;font-weight:600}.warning{color:#8a5a00;font-weight:600}
+table{border-collapse:collapse;width:100%}td,th{text-align:left;vertical-align:top;padding:.2em .5em;border-bottom:1px solid #eee}
+code,pre{font:12px/1.4 ui-monospace,monospace}pre{margin:.3em 0;white-space:pre-wrap;word-break:break-all;background:#f7f7f7;padding:.4em}
+tr.bad{background:#fff3f3}tr.event td{color:#666;font-style:italic}
+summary{cursor:pointer}
+</style></head><body>
+<h1>mcpstack validate</h1>
+<p class="{{if .Failed}}fail{{else}}ok{{end}}">{{.Summary}}</p>
+<p>Logs: {{range $i, $n := .Inputs}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p>
+{{range .Unreadable}}<p class="fail">Could not read <code>{{.Name}}</code>: {{.Err}}</p>{{end}}
+{{if .Rules}}<h2>Findings by rule</h2>{{end}}
+{{range .Rules}}<h3><span class="{{.Rule.Severity}}">{{.Rule.Severity}}</span> <code>{{.Rule.ID}}</code>: {{len .Findings}}</h3>
+<p>{{.Rule.Summary}}</p>
+<table><tr><th>where</th><th>side</th><th>session</th><th>pointer</th><th>reason</th></tr>
+{{range .Findings}}<tr><td>{{if .Anchor}}<a href="#{{.Anchor}}">{{.File}}:{{.Line}}</a>{{else}}{{.File}}:{{.Line}}{{end}}</td><td>{{.Side}}</td><td><code>{{.Session}}</code></td><td><code>{{.Pointer}}</code></td><td>{{.Reason}}{{if .Excerpt}}<pre>{{.Excerpt}}</pre>{{end}}</td></tr>
+{{end}}</table>
+{{end}}
+{{if .Timelines}}<h2>Timelines of the sessions with findings</h2>{{end}}
+{{range .Timelines}}<h3 id="{{.Anchor}}"><code>{{.File}}</code>{{if .Session}}, session <code>{{.Session}}</code>{{end}}</h3>
+<table><tr><th>line</th><th>time</th><th>direction</th><th>message</th></tr>
+{{range .Lines}}<tr id="{{.Anchor}}" class="{{if .Bad}}bad{{end}}{{if .Event}} event{{end}}"><td>{{.Line}}</td><td><code>{{.TS}}</code></td><td>{{.Dir}}</td><td>{{if .Text}}<details{{if .Bad}} open{{end}}><summary>{{.Summary}}</summary><pre>{{.Text}}</pre></details>{{else}}{{.Summary}}{{end}}
+{{range .Findings}}<div><span class="{{.Severity}}">{{.Severity}}</span> <code>{{.Rule}}</code>{{if .Pointer}} at <code>{{.Pointer}}</code>{{end}}: {{.Reason}}</div>{{end}}</td></tr>
+{{end}}</table>{{if .Cut}}<p>… the report's bound on timeline lines stopped here.</p>{{end}}
+{{end}}
+</body></html>
+`))
