@@ -129,8 +129,46 @@ func TestServerEverythingHTTPThroughProxy(t *testing.T) {
 	front, stop := startProxyHTTP(t, "http://"+addr+"/mcp", rec)
 	out := driveEverything(t, node, dir, "http", front+"/mcp")
 	calls(t, out, "echo", "trigger-sampling-request", "trigger-elicitation-request", "get-roots-list")
+	// The suite's scenarios expect its own fixture server's tools, which
+	// server-everything lacks: what counts here is that their traffic
+	// validates, not that they pass.
+	if !testing.Short() {
+		total, _, _ := runSuite(t, node, dir, front+"/mcp")
+		t.Logf("conformance suite against server-everything: %s", total)
+	}
 	stop()
-	t.Log(validateRecording(t, rec, 80))
+	known := []violation{}
+	if !testing.Short() {
+		known = append(known, staleVersionHeader)
+	}
+	t.Log(validateRecording(t, rec, 80, known...))
+}
+
+// staleVersionHeader is the conformance suite's server-sse-multiple-streams
+// scenario: it POSTs with MCP-Protocol-Version 2025-03-26 in a session
+// that negotiated 2025-11-25, where the client MUST send the negotiated
+// revision (2025-11-25 basic/transports, "Protocol Version Header").
+var staleVersionHeader = violation{"http-headers", `MCP-Protocol-Version header is "2025-03-26"; the session negotiated 2025-11-25`}
+
+// runSuite runs the conformance suite's active server scenarios against
+// url and returns its "Total: N passed, M failed" line, whether none
+// failed, and the end of its output.
+func runSuite(t *testing.T, node, dir, url string) (total string, passed bool, out string) {
+	t.Helper()
+	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if _, err := os.Stat(suite); err != nil {
+		t.Skipf("the conformance suite is not in .tools/conformance/stable (bash scripts/conformance.sh install): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--suite", "active", "-o", t.TempDir())
+	run.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	b, _ := run.CombinedOutput()
+	m := regexp.MustCompile(`Total: (\d+) passed, (\d+) failed`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("the conformance suite gave no total:\n%s", tail(b, 40))
+	}
+	return string(m[0]), string(m[2]) == "0", tail(b, 40)
 }
 
 // The go-sdk's conformance everything-server over Streamable HTTP (with
@@ -141,10 +179,6 @@ func TestGoSDKEverythingHTTPThroughProxy(t *testing.T) {
 		t.Skip("builds the go-sdk everything-server and runs the conformance suite")
 	}
 	node, dir := tsNode(t)
-	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	if _, err := os.Stat(suite); err != nil {
-		t.Skipf("the conformance suite is not in .tools/conformance/stable (bash scripts/conformance.sh install): %v", err)
-	}
 	bin := filepath.Join(buildDir, "gosdk-everything-server")
 	if b, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
 		t.Fatalf("go build the go-sdk everything-server: %v\n%s", err, b)
@@ -153,27 +187,17 @@ func TestGoSDKEverythingHTTPThroughProxy(t *testing.T) {
 	startUntilListening(t, exec.Command(bin, "-stateless=false", "-http", addr), addr)
 	rec := filepath.Join(t.TempDir(), "gosdk-http.jsonl")
 	front, stop := startProxyHTTP(t, "http://"+addr+"/mcp", rec)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	run := exec.CommandContext(ctx, node, suite, "server", "--url", front+"/mcp", "--suite", "active", "-o", t.TempDir())
-	run.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	b, err := run.CombinedOutput()
-	total := regexp.MustCompile(`Total: (\d+) passed, (\d+) failed`).FindSubmatch(b)
-	if total == nil || string(total[2]) != "0" || err != nil {
-		t.Fatalf("the conformance suite through the proxy (the server passes it without): %v\n%s", err, tail(b, 40))
+	// The server passes the suite without the proxy: so it must with it.
+	if total, passed, out := runSuite(t, node, dir, front+"/mcp"); !passed {
+		t.Errorf("the conformance suite through the proxy: %s\n%s", total, out)
+	} else {
+		t.Logf("conformance through the proxy: %s", total)
 	}
-	t.Logf("conformance through the proxy: %s passed, 0 failed", total[1])
 	out := driveEverything(t, node, dir, "http", front+"/mcp")
 	calls(t, out, "test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
 		"test_tool_with_progress", "test_sampling", "test_elicitation")
 	stop()
-	t.Log(validateRecording(t, rec, 150,
-		// The suite's server-sse-multiple-streams scenario POSTs with
-		// MCP-Protocol-Version 2025-03-26 in a session that negotiated
-		// 2025-11-25: the client MUST send the negotiated revision
-		// (2025-11-25 basic/transports, "Protocol Version Header").
-		violation{"http-headers", `MCP-Protocol-Version header is "2025-03-26"; the session negotiated 2025-11-25`}))
+	t.Log(validateRecording(t, rec, 150, staleVersionHeader))
 }
 
 // startUntilListening starts cmd and waits until addr accepts; the test's
