@@ -44,6 +44,7 @@ func readHTTP(v any) *httpFacts {
 
 // The headers the rules read.
 var (
+	headerSession         = http.CanonicalHeaderKey("Mcp-Session-Id")
 	headerProtocolVersion = http.CanonicalHeaderKey("MCP-Protocol-Version")
 	headerMethod          = http.CanonicalHeaderKey("Mcp-Method")
 	headerName            = http.CanonicalHeaderKey("Mcp-Name")
@@ -62,6 +63,20 @@ func (c *checker) exchange(sess *session, it *item) {
 		return
 	}
 	t := rev.spec.Transport
+	if given, has := h.response[headerSession]; has && c.initializes(it) {
+		if c.sessionGiven == 0 {
+			c.sessionGiven = it.line
+		}
+		for i := 0; i < len(given); i++ {
+			if given[i] < 0x21 || given[i] > 0x7e {
+				serverSaid := it.sender
+				it.sender = fromServer
+				it.finding(RuleHTTPHeaders, it.session, "/http/response/"+escape(headerSession), fmt.Sprintf("Mcp-Session-Id %s is not visible ASCII (0x21 to 0x7E)", strconv.Quote(given)))
+				it.sender = serverSaid
+				break
+			}
+		}
+	}
 	requests := false
 	for _, m := range it.msgs {
 		requests = requests || m.kind == kindRequest
@@ -115,4 +130,40 @@ func (c *checker) exchange(sess *session, it *item) {
 			}
 		}
 	}
+}
+
+// initializes reports whether a line holds an initialize request.
+func (c *checker) initializes(it *item) bool {
+	for _, m := range it.msgs {
+		if m.kind == kindRequest && m.method == methodInitialize {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionless reports (and finds) a client's POST that carries no
+// Mcp-Session-Id after the server gave one at initialize: the proxy files
+// it under no session, where it would only look like a session without
+// initialize. A request that names a revision without sessions in its
+// _meta (2026-07-28) needs none, nor does initialize.
+func (c *checker) sessionless(it *item) bool {
+	h := it.http
+	if h == nil || c.sessionGiven == 0 || it.session != "" || it.dir != fromClient || h.method != http.MethodPost || c.initializes(it) {
+		return false
+	}
+	if _, has := h.request[headerSession]; has {
+		return false
+	}
+	for _, m := range it.msgs {
+		meta, _ := m.params["_meta"].(map[string]any)
+		if pv, _ := meta[wire.MetaProtocolVersion].(string); pv != "" {
+			if r := lookupRevision(pv); r != nil && !r.lifecycle {
+				return false
+			}
+		}
+	}
+	it.sender, it.senderKnown = fromClient, true
+	it.finding(RuleHTTPHeaders, "", "/http/request", fmt.Sprintf("a POST without Mcp-Session-Id, after the server gave one at initialize (line %d): every request of a session carries it", c.sessionGiven))
+	return true
 }

@@ -191,6 +191,21 @@ func TestPlantedViolations(t *testing.T) {
 			})
 			return n
 		}, nil, ""},
+		{RuleHTTPHeaders, baseHTTP, func(r *recording) int { // a request that lost its session
+			n := r.find(isMethod("tools/list"))
+			r.editRecord(n, func(rec map[string]any) {
+				rec["session"] = ""
+				delete(rec["http"].(map[string]any)["request"].(map[string]any), "Mcp-Session-Id")
+			})
+			return n
+		}, nil, ""},
+		{RuleHTTPHeaders, baseHTTP, func(r *recording) int { // a session id that is not visible ASCII
+			n := r.find(isMethod("initialize"))
+			r.editRecord(n, func(rec map[string]any) {
+				rec["http"].(map[string]any)["response"].(map[string]any)["Mcp-Session-Id"] = "not visible"
+			})
+			return n
+		}, nil, ""},
 		{RuleHTTPHeaders, base2026, func(r *recording) int { // Mcp-Name is not the tool called
 			n := r.find(isMethod("tools/call"))
 			r.editRecord(n, func(rec map[string]any) {

@@ -33,6 +33,11 @@ type checker struct {
 	forgotten   map[string]*session
 	forgetQueue []forgotEntry // oldest first, stale entries included
 	forgetSeq   int64
+
+	// sessionGiven is the line of the first initialize answer whose HTTP
+	// exchange gave an Mcp-Session-Id (0: none yet): from then on a
+	// client's POST without one has lost its session.
+	sessionGiven int
 }
 
 // forgotEntry is a place in the forgotten queue; a session compacted again
@@ -244,6 +249,9 @@ func (c *checker) item(it *item) {
 			what = "another " + it.event + " event"
 		}
 		it.finding(RuleAfterShutdown, it.session, "", fmt.Sprintf("%s after the session's shutdown", what))
+		return
+	}
+	if c.sessionless(it) {
 		return
 	}
 	sess := c.session(it.session)
