@@ -126,6 +126,7 @@ func (r *Recorder) Message(session string, dir server.Direction, msg []byte) {
 // and the MCP headers. Never Authorization or cookies.
 type HTTP struct {
 	Method   string            `json:"method,omitempty"`
+	SSE      bool              `json:"sse,omitempty"` // HTTP+SSE (2024-11-05), not Streamable HTTP
 	Status   int               `json:"status,omitempty"`
 	Request  map[string]string `json:"request,omitempty"`
 	Response map[string]string `json:"response,omitempty"`

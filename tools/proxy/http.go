@@ -150,7 +150,7 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 			x.body = bytes.TrimSpace(b)
 			r.Body = io.NopCloser(bytes.NewReader(b)) // the same bytes go on
 			if x.early && len(x.body) > 0 {
-				t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, Request: x.headers})
+				t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, SSE: true, Request: x.headers})
 				x.recorded = true
 			}
 		}

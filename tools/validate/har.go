@@ -146,8 +146,10 @@ func (h *harReader) entry(n int, e harEntry, events *sse.Reader) {
 	if session == "" {
 		session = respH.Get("Mcp-Session-Id")
 	}
+	sse := false // HTTP+SSE: the session is in the URL
 	if session == "" && u != nil {
 		session = httpfacts.QuerySession(u)
+		sse = session != ""
 	}
 	add := func(at time.Time, dir string, rec map[string]any) {
 		rec["ts"], rec["session"], rec["dir"] = at.UTC().Format(time.RFC3339Nano), session, dir
@@ -170,6 +172,9 @@ func (h *harReader) entry(n int, e harEntry, events *sse.Reader) {
 	if len(posted) > 0 {
 		rec := message(started, "c2s", posted)
 		facts := map[string]any{"method": e.Request.Method, "request": stringMap(httpfacts.Kept(reqH)), "response": stringMap(httpfacts.Kept(respH))}
+		if sse {
+			facts["sse"] = true
+		}
 		if e.Response.Status >= 100 && e.Response.Status <= 599 {
 			facts["status"] = e.Response.Status
 		}

@@ -13,6 +13,7 @@ import (
 // client's message (the "http" member mcpstack proxy writes).
 type httpFacts struct {
 	method            string
+	sse               bool // HTTP+SSE: the Streamable HTTP rules do not apply
 	status            int
 	request, response map[string]string // by canonical header name
 }
@@ -26,6 +27,7 @@ func readHTTP(v any) *httpFacts {
 	}
 	f := &httpFacts{}
 	f.method, _ = h["method"].(string)
+	f.sse, _ = h["sse"].(bool)
 	if st, err := wire.Int(h["status"]); err == nil {
 		f.status = int(st)
 	}
@@ -59,7 +61,7 @@ func (c *checker) exchange(sess *session, it *item) {
 	if rev == nil && !sess.negotiated {
 		rev = c.fallback
 	}
-	if h == nil || it.dir != fromClient || h.method != http.MethodPost || rev == nil {
+	if h == nil || h.sse || it.dir != fromClient || h.method != http.MethodPost || rev == nil {
 		return
 	}
 	t := rev.spec.Transport
@@ -149,7 +151,7 @@ func (c *checker) initializes(it *item) bool {
 // _meta (2026-07-28) needs none, nor does initialize.
 func (c *checker) sessionless(it *item) bool {
 	h := it.http
-	if h == nil || c.sessionGiven == 0 || it.session != "" || it.dir != fromClient || h.method != http.MethodPost || c.initializes(it) {
+	if h == nil || h.sse || c.sessionGiven == 0 || it.session != "" || it.dir != fromClient || h.method != http.MethodPost || c.initializes(it) {
 		return false
 	}
 	if _, has := h.request[headerSession]; has {

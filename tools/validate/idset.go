@@ -109,3 +109,30 @@ func (s *idSet) push(i int, n int64) {
 	copy(s.ranges[i+1:], s.ranges[i:])
 	s.ranges[i] = idRange{n, n}
 }
+
+// remove forgets id: a request refused without a JSON-RPC answer (an
+// HTTP 401) did not use it, and the client may send it again.
+func (s *idSet) remove(id wire.ID) {
+	if !id.IsInt() {
+		delete(s.strs, id.Str()) // its fifo slot stays; forgetting it later is harmless
+		return
+	}
+	n := id.Int()
+	i := sort.Search(len(s.ranges), func(i int) bool { return s.ranges[i].hi >= n })
+	if i == len(s.ranges) || s.ranges[i].lo > n {
+		return
+	}
+	r := s.ranges[i]
+	switch {
+	case r.lo == n && r.hi == n:
+		s.ranges = append(s.ranges[:i], s.ranges[i+1:]...)
+	case r.lo == n:
+		s.ranges[i].lo = n + 1
+	case r.hi == n:
+		s.ranges[i].hi = n - 1
+	default: // split; the bound of push holds
+		s.ranges[i].hi = n - 1
+		s.push(i+1, n+1)
+		s.ranges[i+1].hi = r.hi
+	}
+}

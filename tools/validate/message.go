@@ -364,6 +364,11 @@ func httpProblem(v any) (string, string) {
 			return `"http.method" must be a string`, "/http/method"
 		}
 	}
+	if v, has := h["sse"]; has {
+		if _, isBool := v.(bool); !isBool {
+			return `"http.sse" must be a boolean`, "/http/sse"
+		}
+	}
 	if v, has := h["status"]; has {
 		if st, err := wire.Int(v); err != nil || st < 100 || st > 599 {
 			return `"http.status" must be an HTTP status`, "/http/status"

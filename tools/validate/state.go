@@ -257,12 +257,20 @@ func (c *checker) item(it *item) {
 	sess := c.session(it.session)
 	if it.event == eventRefused { // an HTTP answer closed these requests
 		for _, id := range it.answers {
-			if o := sess.open[fromClient][id]; o != nil {
-				if o.next != nil {
-					sess.open[fromClient][id] = o.next
-				} else {
-					delete(sess.open[fromClient], id)
-				}
+			o := sess.open[fromClient][id]
+			if o == nil {
+				continue
+			}
+			if sess.initPending && !sess.initAnswered && id == sess.initID {
+				// A refused initialize (a 401 before the OAuth flow) did
+				// not happen: the client will send it again.
+				sess.initPending, sess.initSent = false, false
+			}
+			sess.used[fromClient].remove(id) // and may reuse its id
+			if o.next != nil {
+				sess.open[fromClient][id] = o.next
+			} else {
+				delete(sess.open[fromClient], id)
 			}
 		}
 		return

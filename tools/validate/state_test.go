@@ -78,6 +78,20 @@ func TestIDSet(t *testing.T) {
 	if s.has(wire.StringID("id-0")) || !s.has(wire.StringID("id-10")) || len(s.strs) != maxStringIDs {
 		t.Errorf("string ids: %d kept, oldest kept %v", len(s.strs), s.has(wire.StringID("id-0")))
 	}
+	// remove: the ends of a range, its middle (a split), a lone one.
+	for _, n := range []int64{1, 10, 5, math.MaxInt64} {
+		s.remove(wire.IntID(n))
+		if s.has(wire.IntID(n)) {
+			t.Errorf("has %d after remove", n)
+		}
+	}
+	if len(s.ranges) != 3 || s.ranges[1] != (idRange{2, 4}) || s.ranges[2] != (idRange{6, 9}) || !s.has(wire.IntID(4)) || !s.has(wire.IntID(6)) {
+		t.Errorf("after removes: %v", s.ranges)
+	}
+	s.remove(wire.StringID("id-10"))
+	if s.has(wire.StringID("id-10")) {
+		t.Error(`has "id-10" after remove`)
+	}
 	b := newIDSet()
 	for i := int64(0); i < maxRanges+5; i++ {
 		b.add(wire.IntID(i * 2)) // no two adjacent: one range each
