@@ -12,17 +12,22 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// Kept are the headers of h a recording keeps, by canonical name: the MCP
-// ones (Mcp-*: session, protocol version, method, name, params), the
-// content type, Accept and Last-Event-ID. Never Authorization or cookies.
+// kept are the headers a recording keeps, by canonical name: what the
+// Streamable HTTP rules read, and no more. Never Authorization or cookies,
+// nor the Mcp-Param-* headers, which mirror tool arguments.
+var kept = map[string]bool{
+	"Mcp-Session-Id": true, "Mcp-Protocol-Version": true, "Mcp-Method": true, "Mcp-Name": true,
+	"Content-Type": true, "Accept": true, "Last-Event-Id": true,
+}
+
+// Kept are the headers of h a recording keeps (see kept).
 func Kept(h http.Header) map[string]string {
 	out := map[string]string{}
 	for name, values := range h {
 		name = http.CanonicalHeaderKey(name)
-		if len(values) == 0 || !(strings.HasPrefix(name, "Mcp-") || name == "Content-Type" || name == "Accept" || name == "Last-Event-Id") {
-			continue
+		if len(values) > 0 && kept[name] {
+			out[name] = strings.Join(values, ", ")
 		}
-		out[name] = strings.Join(values, ", ")
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func BenchmarkProxyLatency(b *testing.B) {
 	defer func() { shutdown(context.Background()); upstream.Close(); srv.Close() }()
 	tp, _ := newTap(io.Discard, false, io.Discard)
 	u, _ := url.Parse(upstream.URL + "/mcp")
-	front := httptest.NewServer(handler(u, "", tp))
+	front := httptest.NewServer(handler(u, nil, tp))
 	defer front.Close()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_simple_text","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	post := func(base string) time.Duration {

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,26 +60,48 @@ func newTap(w io.Writer, check bool, findings io.Writer, redact ...string) (*tap
 
 // message records one message of a session.
 func (t *tap) message(session string, dir server.Direction, msg []byte) {
-	t.rec.Message(session, dir, t.masked(msg))
+	t.rec.Message(t.session(session), dir, t.masked(msg))
 }
 
 // messageHTTP records a message with the HTTP exchange that carried it.
 func (t *tap) messageHTTP(session string, dir server.Direction, msg []byte, h *record.HTTP) {
-	t.rec.MessageHTTP(session, dir, t.masked(msg), h)
+	t.rec.MessageHTTP(t.session(session), dir, t.masked(msg), h)
+}
+
+// shutdown records the end of a session.
+func (t *tap) shutdown(session string, dir server.Direction) {
+	t.rec.Shutdown(t.session(session), dir)
+}
+
+// refused records an HTTP answer without a JSON-RPC body.
+func (t *tap) refused(session string, status int, ids []wire.ID) {
+	t.rec.Refused(t.session(session), status, ids)
+}
+
+// session is how the recording names a session: the id itself, or, when
+// --redact names Mcp-Session-Id (a bearer of the session), a digest of
+// it that still tells sessions apart.
+func (t *tap) session(id string) string {
+	if id == "" || !t.redact["mcp-session-id"] {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "redacted-" + hex.EncodeToString(sum[:8])
 }
 
 // redacted stands for a masked value in the recording.
 const redacted = "[redacted]"
 
 // masked is msg with the values of the members --redact names masked,
-// at any depth; msg itself when nothing is named or it is not JSON.
+// at any depth; msg itself when nothing is named, and a placeholder when
+// it is not JSON (a secret in it could not be found).
 func (t *tap) masked(msg []byte) []byte {
 	if len(t.redact) == 0 {
 		return msg
 	}
 	tree, err := wire.Parse(msg)
 	if err != nil {
-		return msg
+		return []byte(redacted + " (not JSON: what it holds cannot be told)")
 	}
 	if !t.mask(tree) {
 		return msg

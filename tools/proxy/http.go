@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -47,8 +48,7 @@ func serveHTTP(upstream, addr, addrFile string, t *tap, errOut io.Writer) int {
 			return 2
 		}
 	}
-	listenHost, _, _ := net.SplitHostPort(addr)
-	hs := &http.Server{Handler: handler(u, listenHost, t), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: handler(u, ownNames(addr), t), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(errOut, "mcpstack proxy: http://%s%s -> %s\n", ln.Addr(), u.Path, u)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -71,13 +71,27 @@ func serveHTTP(upstream, addr, addrFile string, t *tap, errOut io.Writer) int {
 // handler is the HTTP proxy to upstream: every request goes to
 // upstream's host with its own path and query, every byte both ways
 // unchanged, event streams as they flow; the messages of the bodies go to
-// the tap, under the session the Mcp-Session-Id header names. listenHost
-// is the host name the proxy was told to listen at (see upstreamHost).
-func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
+// the tap, under the session the Mcp-Session-Id header names. names are
+// the proxy's own host names (see upstreamHost).
+func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host = upstream.Scheme, upstream.Host
-			r.Out.Host = upstreamHost(r.In.Host, listenHost, upstream)
+			r.Out.Host = upstreamHost(r.In.Host, names, upstream)
+		},
+		// An upstream that cannot be reached answers nothing: the request
+		// is recorded with the proxy's 502, which answers it.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			slog.Warn("mcpstack proxy: the upstream did not answer", "err", err)
+			if x, _ := r.Context().Value(exchangeKey{}).(*exchange); x != nil && len(x.body) > 0 {
+				if !x.recorded {
+					t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, Status: http.StatusBadGateway, Request: x.headers})
+				}
+				if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 {
+					t.refused(x.session, http.StatusBadGateway, ids)
+				}
+			}
+			w.WriteHeader(http.StatusBadGateway)
 		},
 		FlushInterval: -1, // every write at once: event streams stream
 		ErrorLog:      slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
@@ -100,19 +114,28 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 				})
 			}
 			if x.method == http.MethodDelete && resp.StatusCode/100 == 2 {
-				t.rec.Shutdown(session, server.ClientToServer)
+				t.shutdown(session, server.ClientToServer)
 			}
 			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 			if resp.StatusCode >= 400 && mt != "application/json" && mt != "text/event-stream" {
 				// No JSON-RPC answer: the status answers the requests.
 				if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 {
-					t.rec.Refused(session, resp.StatusCode, ids)
+					t.refused(session, resp.StatusCode, ids)
+				}
+				return nil
+			}
+			encoding := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+			if encoding != "" && encoding != "identity" && !(encoding == "gzip" && mt == "application/json") {
+				if mt == "application/json" || mt == "text/event-stream" {
+					slog.Warn("mcpstack proxy: an answer in a Content-Encoding the recording cannot read passes unrecorded",
+						"encoding", encoding, "content_type", mt, "session", session)
 				}
 				return nil
 			}
 			switch mt {
 			case "application/json":
-				resp.Body = &jsonBody{ReadCloser: resp.Body, done: func(b []byte) { t.message(session, server.ServerToClient, b) }}
+				resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip",
+					done: func(b []byte) { t.message(session, server.ServerToClient, b) }}
 			case "text/event-stream":
 				resp.Body = &sseBody{ReadCloser: resp.Body, message: func(event string, b []byte) {
 					if event == "endpoint" { // HTTP+SSE: the stream's session is in the URL it names
@@ -159,22 +182,44 @@ func handler(upstream *url.URL, listenHost string, t *tap) http.Handler {
 }
 
 // upstreamHost is the Host header the upstream gets. It passes unchanged
-// unless it names the proxy itself (a loopback name, or the host the proxy
-// listens at), which becomes the upstream's own: a server's DNS-rebinding
-// protection must see the foreign Host a client sent, as it would without
-// the proxy, while a server behind a virtual host must see its name where
-// the client only addressed the proxy.
-func upstreamHost(in, listenHost string, upstream *url.URL) string {
+// unless it names the proxy itself (a loopback name, or one of names),
+// which becomes the upstream's own: a server's DNS-rebinding protection
+// must see the foreign Host a client sent, as it would without the
+// proxy, while a server behind a virtual host must see its name where the
+// client only addressed the proxy.
+func upstreamHost(in string, names map[string]bool, upstream *url.URL) string {
 	name := in
 	if h, _, err := net.SplitHostPort(in); err == nil {
 		name = h
 	}
-	name = strings.Trim(name, "[]")
-	if ip := net.ParseIP(name); strings.EqualFold(name, "localhost") || (ip != nil && ip.IsLoopback()) ||
-		(listenHost != "" && strings.EqualFold(name, listenHost)) {
+	name = strings.ToLower(strings.Trim(name, "[]"))
+	if ip := net.ParseIP(name); name == "localhost" || (ip != nil && ip.IsLoopback()) || names[name] {
 		return upstream.Host
 	}
 	return in
+}
+
+// ownNames are the names a client may reach the proxy by at addr: its
+// host, or, when it listens on every interface, the machine's host name
+// and the addresses of its interfaces.
+func ownNames(addr string) map[string]bool {
+	names := map[string]bool{}
+	host, _, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		names[strings.ToLower(strings.Trim(host, "[]"))] = true
+		return names
+	}
+	if h, err := os.Hostname(); err == nil {
+		names[strings.ToLower(h)] = true
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				names[n.IP.String()] = true
+			}
+		}
+	}
+	return names
 }
 
 // exchange is what the proxy keeps of a request until its answer comes.
@@ -188,21 +233,57 @@ type exchange struct {
 
 type exchangeKey struct{}
 
-// jsonBody records a JSON answer once it has been read through.
+// jsonBody records a JSON answer as it is read through: once its
+// Content-Length is in (before the client has its last bytes, so that
+// what the client sends next cannot come before it in the recording), or
+// at its end. It holds at most maxLine bytes: a larger answer passes
+// unrecorded, with a warning.
 type jsonBody struct {
 	io.ReadCloser
 	buf  bytes.Buffer
+	want int64 // Content-Length; -1 when not known
+	gzip bool  // Content-Encoding: gzip, undone for the recording
+	over bool  // larger than maxLine
 	once sync.Once
 	done func([]byte)
 }
 
 func (b *jsonBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.buf.Write(p[:n])
-	if err == io.EOF {
-		b.once.Do(func() { b.done(bytes.TrimSpace(b.buf.Bytes())) })
+	if !b.over {
+		if b.buf.Len()+n > maxLine {
+			b.over = true
+			b.buf = bytes.Buffer{}
+		} else {
+			b.buf.Write(p[:n])
+		}
+	}
+	if err == io.EOF || (b.want >= 0 && !b.over && int64(b.buf.Len()) >= b.want) {
+		b.once.Do(b.finish)
 	}
 	return n, err
+}
+
+func (b *jsonBody) finish() {
+	if b.over {
+		slog.Warn("mcpstack proxy: an answer larger than the recording's bound passes unrecorded", "bound", maxLine)
+		return
+	}
+	body := b.buf.Bytes()
+	if b.gzip {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			slog.Warn("mcpstack proxy: a gzip answer that does not decode passes unrecorded", "err", err)
+			return
+		}
+		plain, err := io.ReadAll(io.LimitReader(zr, maxLine+1))
+		if err != nil || len(plain) > maxLine {
+			slog.Warn("mcpstack proxy: a gzip answer that does not decode within the bound passes unrecorded", "err", err)
+			return
+		}
+		body = plain
+	}
+	b.done(bytes.TrimSpace(body))
 }
 
 // sseBody records the data of each event as it passes.

@@ -3,11 +3,15 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +60,7 @@ func TestHTTPIsTransparentAndStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(upstream.URL + "/mcp")
-	front := httptest.NewServer(handler(u, "", tp))
+	front := httptest.NewServer(handler(u, nil, tp))
 	defer front.Close()
 	req, _ := http.NewRequest(http.MethodPost, front.URL+"/mcp?a=1", strings.NewReader(reqBody))
 	req.Header.Set("Authorization", "Bearer secret")
@@ -95,7 +99,7 @@ func TestHTTPSessionValidates(t *testing.T) {
 	var rec bytes.Buffer
 	tp, _ := newTap(&rec, false, io.Discard)
 	u, _ := url.Parse(upstream.URL + "/mcp")
-	front := httptest.NewServer(handler(u, "", tp))
+	front := httptest.NewServer(handler(u, nil, tp))
 	defer front.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -132,7 +136,7 @@ func TestHTTPRefusalClosesTheRequest(t *testing.T) {
 	var rec bytes.Buffer
 	tp, _ := newTap(&rec, false, io.Discard)
 	u, _ := url.Parse(upstream.URL + "/mcp")
-	front := httptest.NewServer(handler(u, "", tp))
+	front := httptest.NewServer(handler(u, nil, tp))
 	defer front.Close()
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, _ := http.NewRequest(http.MethodPost, front.URL+"/mcp", strings.NewReader(body))
@@ -171,16 +175,19 @@ func TestHTTPRefusalClosesTheRequest(t *testing.T) {
 // DNS-rebinding check behind the proxy must still see a foreign Host.
 func TestUpstreamHost(t *testing.T) {
 	u, _ := url.Parse("https://mcp.example.com/mcp")
+	hostname, _ := os.Hostname()
 	for _, tc := range []struct{ in, listen, want string }{
-		{"127.0.0.1:9000", "127.0.0.1", "mcp.example.com"},
-		{"localhost:9000", "", "mcp.example.com"},
-		{"[::1]:9000", "", "mcp.example.com"},
-		{"ci-box:9000", "ci-box", "mcp.example.com"},
-		{"evil.example:9000", "127.0.0.1", "evil.example:9000"},
-		{"ci-box:9000", "", "ci-box:9000"},
+		{"127.0.0.1:9000", "127.0.0.1:9000", "mcp.example.com"},
+		{"localhost:9000", "127.0.0.1:9000", "mcp.example.com"},
+		{"[::1]:9000", "127.0.0.1:9000", "mcp.example.com"},
+		{"ci-box:9000", "ci-box:9000", "mcp.example.com"},
+		{"evil.example:9000", "127.0.0.1:9000", "evil.example:9000"},
+		{"ci-box:9000", "127.0.0.1:9000", "ci-box:9000"},
+		{hostname + ":9000", ":9000", "mcp.example.com"}, // every interface: the machine's names are the proxy's
+		{"evil.example:9000", "0.0.0.0:9000", "evil.example:9000"},
 	} {
-		if got := upstreamHost(tc.in, tc.listen, u); got != tc.want {
-			t.Errorf("upstreamHost(%q, listen %q) = %q, want %q", tc.in, tc.listen, got, tc.want)
+		if got := upstreamHost(tc.in, ownNames(tc.listen), u); got != tc.want {
+			t.Errorf("upstreamHost(%q, listening at %q) = %q, want %q", tc.in, tc.listen, got, tc.want)
 		}
 	}
 	var seen string
@@ -188,7 +195,7 @@ func TestUpstreamHost(t *testing.T) {
 	defer upstream.Close()
 	tp, _ := newTap(nil, false, io.Discard)
 	up, _ := url.Parse(upstream.URL + "/mcp")
-	front := httptest.NewServer(handler(up, "", tp))
+	front := httptest.NewServer(handler(up, nil, tp))
 	defer front.Close()
 	req, _ := http.NewRequest(http.MethodGet, front.URL+"/mcp", nil)
 	req.Host = "evil.example"
@@ -203,27 +210,34 @@ func TestUpstreamHost(t *testing.T) {
 }
 
 // --redact masks the values of the members and headers it names, at any
-// depth and in any case, in the recording only.
+// depth and in any case, in the recording only; a session id it names
+// becomes a digest that still tells sessions apart; a body that is not
+// JSON cannot be searched, so it is masked whole. Mcp-Param-* headers
+// (tool arguments) are never recorded.
 func TestRedact(t *testing.T) {
 	var rec bytes.Buffer
-	tp, _ := newTap(&rec, false, io.Discard, "apiKey", "Mcp-Param-Token")
+	tp, _ := newTap(&rec, false, io.Discard, "apiKey", "Mcp-Name", "mcp-session-id")
 	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"APIKEY":"k-123","nested":[{"apiKey":"k-456","keep":"me"}]}}}`
-	tp.messageHTTP("s", server.ClientToServer, []byte(msg), &record.HTTP{Method: "POST", Status: 200,
-		Request: tp.headers(http.Header{"Mcp-Param-Token": {"t-789"}, "Mcp-Method": {"tools/call"}})})
-	tp.message("s", server.ClientToServer, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	tp.messageHTTP("sess-secret", server.ClientToServer, []byte(msg), &record.HTTP{Method: "POST", Status: 200,
+		Request: tp.headers(http.Header{"Mcp-Param-Token": {"t-789"}, "Mcp-Name": {"n-000"}, "Mcp-Method": {"tools/call"}})})
+	tp.message("sess-secret", server.ClientToServer, []byte(`not json, k-321`))
+	tp.message("other-session", server.ClientToServer, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	if _, err := tp.end(); err != nil {
 		t.Fatal(err)
 	}
 	got := rec.String()
-	for _, secret := range []string{"k-123", "k-456", "t-789"} {
+	for _, secret := range []string{"k-123", "k-456", "t-789", "n-000", "k-321", "sess-secret", "other-session", "Mcp-Param-Token"} {
 		if strings.Contains(got, secret) {
 			t.Errorf("%s is in the recording:\n%s", secret, got)
 		}
 	}
-	for _, kept := range []string{`"keep":"me"`, `"APIKEY":"[redacted]"`, `"Mcp-Param-Token":"[redacted]"`, `"Mcp-Method":"tools/call"`, `"method":"notifications/initialized"`} {
+	for _, kept := range []string{`"keep":"me"`, `"APIKEY":"[redacted]"`, `"Mcp-Name":"[redacted]"`, `"Mcp-Method":"tools/call"`, `"method":"notifications/initialized"`, `"raw":"[redacted]`} {
 		if !strings.Contains(got, kept) {
 			t.Errorf("%s is not in the recording:\n%s", kept, got)
 		}
+	}
+	if n := len(regexp.MustCompile(`"session":"redacted-[0-9a-f]{16}"`).FindAllString(got, -1)); n != 3 || strings.Count(got, tp.session("sess-secret")) != 2 {
+		t.Errorf("session digests: %d, want 3, two of them one session's:\n%s", n, got)
 	}
 }
 
@@ -241,7 +255,7 @@ func TestHTTPPlusSSESessions(t *testing.T) {
 	var rec bytes.Buffer
 	tp, _ := newTap(&rec, false, io.Discard)
 	u, _ := url.Parse(upstream.URL + "/sse")
-	front := httptest.NewServer(handler(u, "", tp))
+	front := httptest.NewServer(handler(u, nil, tp))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// Clients speak later revisions over HTTP+SSE too: its POSTs are
@@ -265,5 +279,55 @@ func TestHTTPPlusSSESessions(t *testing.T) {
 	rep := v.Check(ctx, []validate.Input{validate.ReaderInput("sse.jsonl", bytes.NewReader(rec.Bytes()))})
 	if len(rep.Findings) != 0 || rep.Sessions != 2 || rep.Messages < 10 {
 		t.Errorf("%s\n%v\n%s", validate.Summary(&rep), rep.Findings, rec.String())
+	}
+}
+
+// A gzip JSON answer passes as the upstream sent it (compressed) and is
+// recorded decoded; an upstream that cannot be reached answers 502, which
+// the recording keeps as the request's answer.
+func TestHTTPGzipAndUpstreamDown(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":1,"result":{}}`
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	_, _ = io.WriteString(zw, answer)
+	_ = zw.Close()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(zipped.Bytes())
+	}))
+	var rec bytes.Buffer
+	tp, _ := newTap(&rec, false, io.Discard)
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(handler(u, nil, tp))
+	defer front.Close()
+	post := func(id int) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, front.URL+"/mcp", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)))
+		req.Header.Set("Accept-Encoding", "gzip") // asked for: the transport leaves the bytes alone
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post(1)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Equal(got, zipped.Bytes()) {
+		t.Errorf("the client got %q, want the upstream's gzip bytes", got)
+	}
+	upstream.Close() // now it is down
+	resp = post(2)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("upstream down: status %d, want 502", resp.StatusCode)
+	}
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"msg":` + answer, `"msg":{"jsonrpc":"2.0","id":2,"method":"ping"},"http":{"method":"POST","status":502`, `"event":"refused","status":502,"answers":[2]`} {
+		if !strings.Contains(rec.String(), want) {
+			t.Errorf("the recording lacks %s:\n%s", want, rec.String())
+		}
 	}
 }

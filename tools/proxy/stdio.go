@@ -62,7 +62,7 @@ func runStdio(argv []string, in io.Reader, out, errOut io.Writer, t *tap) int {
 	s2c.flush()
 	// The session is over once the server's output is: its answers to
 	// what the client sent last come before the end.
-	t.rec.Shutdown(stdioSession, server.ClientToServer)
+	t.shutdown(stdioSession, server.ClientToServer)
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	switch {
