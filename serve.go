@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
@@ -335,7 +336,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	if c.addrFile != "" {
-		if err := os.WriteFile(c.addrFile, []byte(addr+"\n"), 0o600); err != nil {
+		if err := addrfile.Write(c.addrFile, addr); err != nil {
 			return err
 		}
 	}

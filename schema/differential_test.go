@@ -190,7 +190,10 @@ func withAccepted(t *testing.T, rev string, raw []byte) []byte {
 			case map[string]any:
 				at = v[seg]
 			case []any:
-				i, _ := strconv.Atoi(seg)
+				i, err := strconv.Atoi(seg)
+				if err != nil || i < 0 || i >= len(v) {
+					t.Fatalf("%s: the accepted difference %s is not in the official schema", rev, d.Path)
+				}
 				at = v[i]
 			}
 		}

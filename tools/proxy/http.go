@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/record"
@@ -43,7 +44,7 @@ func serveHTTP(upstream, addr, addrFile string, t *tap, errOut io.Writer) int {
 	}
 	defer ln.Close()
 	if addrFile != "" {
-		if err := os.WriteFile(addrFile, []byte(ln.Addr().String()+"\n"), 0o600); err != nil {
+		if err := addrfile.Write(addrFile, ln.Addr().String()); err != nil {
 			fmt.Fprintln(errOut, "mcpstack proxy: --addr-file:", err)
 			return 2
 		}

@@ -233,6 +233,20 @@ func TestCommandOutputHTML(t *testing.T) {
 			t.Errorf("the link #%s goes nowhere", id[1])
 		}
 	}
+	// A HAR entry's records share its number: one anchor, its findings once.
+	out, _, _ = runCLI(t, "", "--output", "html", "../../testdata/logs/invalid/http-status/notification-200-har.har")
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(`id="(t-[^"]+)"`).FindAllStringSubmatch(out, -1) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("anchor %s given %d times", id, n)
+		}
+	}
+	if len(ids) == 0 || strings.Count(out, "<code>http-status</code> at") != 1 {
+		t.Errorf("the HAR's report: %d anchors, %d findings in the timeline:\n%s", len(ids), strings.Count(out, "<code>http-status</code> at"), out)
+	}
 }
 
 // TestCommandPair checks a stdio pair given as two files.

@@ -28,21 +28,15 @@ import (
 //
 // A HAR entry has one time, its start: the events of a stream have
 // none. An answer (JSON or a POST's stream) is placed right after its
-// request; the events of a GET stream at the stream's end (start + time),
-// which puts HTTP+SSE answers after the requests they answer.
+// request; the events of a GET stream in their stream's order, each
+// answer after its request's POST (see place).
 
-// maxHAR bounds a HAR file: it is read whole.
-const maxHAR = 1 << 30
-
-type harFile struct {
-	Log struct {
-		Entries []harEntry `json:"entries"`
-	} `json:"log"`
-}
+// maxHAR bounds a HAR file. Its entries are decoded one at a time, but
+// their records are all held, to be put in time order.
+const maxHAR = 256 << 20
 
 type harEntry struct {
-	Started string  `json:"startedDateTime"`
-	Time    float64 `json:"time"` // ms
+	Started string `json:"startedDateTime"`
 	Request struct {
 		Method   string      `json:"method"`
 		URL      string      `json:"url"`
@@ -77,55 +71,70 @@ func harHeaders(hs []harHeader) http.Header {
 
 // harLine is one record of the recording a HAR file becomes.
 type harLine struct {
-	at    time.Time
-	seq   int // the order of making, for equal times
-	entry int // 1-based
-	rec   map[string]any
+	at       time.Time
+	seq      int // the order of making, for equal times
+	entry    int // 1-based
+	session  string
+	shutdown bool
+	data     []byte // the record, encoded
 }
 
 // harReader serves the records of a HAR file as lines, numbered by entry.
 type harReader struct {
 	lines []harLine
-	next_ int
-	err   error
+	at    int
+	max   int // a record larger than this is tooLong, as a line would be
+
+	streamed []streamEvent        // GET streams' events, until place
+	anchors  map[string]time.Time // when requests and progress tokens were POSTed
 }
 
 func (h *harReader) next() (data []byte, line int, tooLong bool, ok bool) {
-	if h.next_ >= len(h.lines) {
+	if h.at >= len(h.lines) {
 		return nil, 0, false, false
 	}
-	l := h.lines[h.next_]
-	h.next_++
-	b, err := json.Marshal(l.rec)
-	if err != nil {
-		h.err = err
-		return nil, 0, false, false
+	l := h.lines[h.at]
+	h.at++
+	if len(l.data) > h.max {
+		return nil, l.entry, true, true
 	}
-	return b, l.entry, false, true
+	return l.data, l.entry, false, true
 }
 
-func (h *harReader) failure() error { return h.err }
+func (h *harReader) failure() error { return nil }
 
-// readHAR reads a HAR file whole and turns it into records.
-func readHAR(r io.Reader, maxEvent int) (*harReader, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxHAR+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxHAR {
+// readHAR reads a HAR file, one entry at a time, into records in time
+// order; max bounds one record and one event of a stream.
+func readHAR(r io.Reader, max int) (*harReader, error) {
+	lr := &io.LimitedReader{R: r, N: maxHAR + 1}
+	dec := json.NewDecoder(lr)
+	h := &harReader{max: max, anchors: map[string]time.Time{}}
+	events := sse.NewReader(nil, max)
+	entries := 0
+	err := harEntries(dec, func(e *harEntry) {
+		entries++
+		h.entry(entries, e, events)
+	})
+	if lr.N <= 0 {
 		return nil, fmt.Errorf("a HAR file larger than %d bytes", maxHAR)
 	}
-	var f harFile
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("not a HAR file: %w", err)
 	}
-	if f.Log.Entries == nil {
-		return nil, errors.New("not a HAR file: no log.entries")
+	h.place()
+	// A session's shutdown (its DELETE) comes after every event of its
+	// streams.
+	last := map[string]time.Time{}
+	for _, l := range h.lines {
+		if !l.shutdown && l.at.After(last[l.session]) {
+			last[l.session] = l.at
+		}
 	}
-	h := &harReader{}
-	events := sse.NewReader(nil, maxEvent)
-	for i, e := range f.Log.Entries {
-		h.entry(i+1, e, events)
+	for i, l := range h.lines {
+		if l.shutdown && last[l.session].After(l.at) {
+			h.lines[i].at = last[l.session]
+			h.lines[i].seq += len(h.lines) // after what shares its time
+		}
 	}
 	sort.SliceStable(h.lines, func(i, j int) bool {
 		if !h.lines[i].at.Equal(h.lines[j].at) {
@@ -136,10 +145,79 @@ func readHAR(r io.Reader, maxEvent int) (*harReader, error) {
 	return h, nil
 }
 
+// harEntries calls fn with each entry of log.entries, decoding one at a
+// time; it fails on a document that is not {"log":{"entries":[...]}}.
+func harEntries(dec *json.Decoder, fn func(*harEntry)) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	found := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key != "log" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := expectDelim(dec, '{'); err != nil {
+			return fmt.Errorf("log: %w", err)
+		}
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			if key != "entries" {
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return err
+				}
+				continue
+			}
+			found = true
+			if err := expectDelim(dec, '['); err != nil {
+				return fmt.Errorf("log.entries: %w", err)
+			}
+			for n := 1; dec.More(); n++ {
+				var e harEntry
+				if err := dec.Decode(&e); err != nil {
+					return fmt.Errorf("log.entries[%d]: %w", n-1, err)
+				}
+				fn(&e)
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+	}
+	if !found {
+		return errors.New("no log.entries")
+	}
+	return nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("want %q, got %v", want, tok)
+	}
+	return nil
+}
+
 // entry adds the records of one HAR entry.
-func (h *harReader) entry(n int, e harEntry, events *sse.Reader) {
+func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 	started, _ := time.Parse(time.RFC3339Nano, e.Started)
-	end := started.Add(time.Duration(e.Time * float64(time.Millisecond)))
 	reqH, respH := harHeaders(e.Request.Headers), harHeaders(e.Response.Headers)
 	u, _ := url.Parse(e.Request.URL)
 	session := reqH.Get("Mcp-Session-Id")
@@ -153,24 +231,29 @@ func (h *harReader) entry(n int, e harEntry, events *sse.Reader) {
 	}
 	add := func(at time.Time, dir string, rec map[string]any) {
 		rec["ts"], rec["session"], rec["dir"] = at.UTC().Format(time.RFC3339Nano), session, dir
-		h.lines = append(h.lines, harLine{at: at, seq: len(h.lines), entry: n, rec: rec})
+		b, err := json.Marshal(rec)
+		if err != nil {
+			b = []byte(`{"dir":"` + dir + `","raw":"mcpstack validate: a HAR entry that does not encode"}`)
+		}
+		h.lines = append(h.lines, harLine{at: at, seq: len(h.lines), entry: n, session: session, shutdown: rec["event"] == eventShutdown, data: b})
 	}
-	message := func(at time.Time, dir string, body []byte) map[string]any {
+	message := func(at time.Time, dir string, body []byte, facts map[string]any) {
 		rec := map[string]any{}
 		if tree, err := wire.Parse(body); err == nil {
 			rec["msg"] = tree
 		} else {
 			rec["raw"] = string(body)
 		}
+		if facts != nil {
+			rec["http"] = facts
+		}
 		add(at, dir, rec)
-		return rec
 	}
 	var posted []byte
 	if e.Request.Method == http.MethodPost && e.Request.PostData != nil {
 		posted = bytes.TrimSpace([]byte(e.Request.PostData.Text))
 	}
 	if len(posted) > 0 {
-		rec := message(started, "c2s", posted)
 		facts := map[string]any{"method": e.Request.Method, "request": stringMap(httpfacts.Kept(reqH)), "response": stringMap(httpfacts.Kept(respH))}
 		if sse {
 			facts["sse"] = true
@@ -178,7 +261,7 @@ func (h *harReader) entry(n int, e harEntry, events *sse.Reader) {
 		if e.Response.Status >= 100 && e.Response.Status <= 599 {
 			facts["status"] = e.Response.Status
 		}
-		rec["http"] = facts
+		message(started, "c2s", posted, facts)
 	}
 	body := []byte(e.Response.Content.Text)
 	if e.Response.Content.Encoding == "base64" {
@@ -201,12 +284,8 @@ func (h *harReader) entry(n int, e harEntry, events *sse.Reader) {
 			add(started, "s2c", map[string]any{"event": eventRefused, "status": e.Response.Status, "answers": answers})
 		}
 	case mt == "application/json" && len(bytes.TrimSpace(body)) > 0:
-		message(started, "s2c", bytes.TrimSpace(body))
+		message(started, "s2c", bytes.TrimSpace(body), nil)
 	case mt == "text/event-stream":
-		at := started // a POST's stream answers its request
-		if len(posted) == 0 {
-			at = end
-		}
 		events.Reset(bytes.NewReader(body))
 		for {
 			ev, err := events.Next()
@@ -219,12 +298,100 @@ func (h *harReader) entry(n int, e harEntry, events *sse.Reader) {
 				}
 				continue
 			}
-			message(at, "s2c", append([]byte(nil), bytes.TrimSpace(ev.Data)...))
+			data := bytes.TrimSpace(ev.Data)
+			if len(posted) > 0 { // a POST's stream answers its request
+				message(started, "s2c", data, nil)
+				continue
+			}
+			h.streamed = append(h.streamed, streamEvent{entry: n, session: session, start: started, data: append([]byte(nil), data...)})
 		}
 	}
+	h.anchor(session, started, posted)
 	if e.Request.Method == http.MethodDelete && e.Response.Status/100 == 2 && session != "" {
 		add(started, "c2s", map[string]any{"event": eventShutdown})
 	}
+}
+
+// streamEvent is an event of a GET stream, placed once every entry is
+// read (see place).
+type streamEvent struct {
+	entry   int
+	session string
+	start   time.Time
+	data    []byte
+}
+
+// anchor remembers when a POST sent its requests and progress tokens:
+// what a GET stream says of them goes after it.
+func (h *harReader) anchor(session string, at time.Time, posted []byte) {
+	tree, err := wire.Parse(posted)
+	if err != nil {
+		return
+	}
+	msgs, isBatch := tree.([]any)
+	if !isBatch {
+		msgs = []any{tree}
+	}
+	for _, v := range msgs {
+		m, _ := v.(map[string]any)
+		if _, isCall := m["method"]; !isCall {
+			continue
+		}
+		if id, has := m["id"]; has {
+			h.anchors[anchorKey(session, "id", id)] = at
+		}
+		params, _ := m["params"].(map[string]any)
+		meta, _ := params["_meta"].(map[string]any)
+		if tok, has := meta["progressToken"]; has {
+			h.anchors[anchorKey(session, "token", tok)] = at
+		}
+	}
+}
+
+func anchorKey(session, kind string, v any) string {
+	b, _ := json.Marshal(wire.Plain(v))
+	return session + "\x00" + kind + "\x00" + string(b)
+}
+
+// place puts the events of GET streams in time: a HAR gives a stream one
+// time, its start, and none to its events. Each event keeps its place in
+// its stream; an answer goes after the POST of its request (HTTP+SSE
+// answers every request so), a progress notification after the request
+// that carries its token, anything else right after the event before it.
+func (h *harReader) place() {
+	var t time.Time
+	prev := 0
+	for _, ev := range h.streamed {
+		if ev.entry != prev {
+			t, prev = ev.start, ev.entry
+		}
+		if tree, err := wire.Parse(ev.data); err == nil {
+			if m, _ := tree.(map[string]any); m != nil {
+				var key string
+				if _, isCall := m["method"]; !isCall {
+					key = anchorKey(ev.session, "id", m["id"])
+				} else if m["method"] == "notifications/progress" {
+					params, _ := m["params"].(map[string]any)
+					key = anchorKey(ev.session, "token", params["progressToken"])
+				}
+				if at, ok := h.anchors[key]; ok && at.After(t) {
+					t = at
+				}
+			}
+		}
+		rec := map[string]any{"ts": t.UTC().Format(time.RFC3339Nano), "session": ev.session, "dir": "s2c"}
+		if tree, err := wire.Parse(ev.data); err == nil {
+			rec["msg"] = tree
+		} else {
+			rec["raw"] = string(ev.data)
+		}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			continue
+		}
+		h.lines = append(h.lines, harLine{at: t, seq: len(h.lines), entry: ev.entry, session: ev.session, data: b})
+	}
+	h.streamed, h.anchors = nil, nil
 }
 
 func stringMap(m map[string]string) map[string]any {

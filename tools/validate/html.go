@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"sort"
+	"strings"
 )
 
 // The HTML report (--output html) is one self-contained page a person
@@ -14,15 +15,27 @@ import (
 // session with a finding its timeline, every message of it in order with
 // the findings at their lines. It re-reads the logs after the check for
 // the timelines (not stdin), within bounds: at most maxTimelineLines
-// lines of timeline in all.
-const maxTimelineLines = 20000
+// lines of timeline in all, maxShownMessage bytes of each message, and
+// maxHTMLFindings findings listed (the summary counts them all).
+const (
+	maxTimelineLines = 20000
+	maxShownMessage  = 4 << 10
+	maxHTMLFindings  = 10000
+)
 
 type htmlReporter struct {
 	w        *bufio.Writer
 	findings []Finding
+	dropped  int // findings beyond maxHTMLFindings
 }
 
-func (r *htmlReporter) Finding(f Finding) { r.findings = append(r.findings, f) }
+func (r *htmlReporter) Finding(f Finding) {
+	if len(r.findings) >= maxHTMLFindings {
+		r.dropped++
+		return
+	}
+	r.findings = append(r.findings, f)
+}
 
 // htmlRule is a rule and its findings, for the page.
 type htmlRule struct {
@@ -39,7 +52,8 @@ type htmlFinding struct {
 type htmlTimeline struct {
 	File, Session, Anchor string
 	Lines                 []htmlLine
-	Cut                   bool // the bound stopped it
+	Cut                   bool   // the bound stopped it
+	Err                   string // the log could not be read again
 }
 
 type htmlLine struct {
@@ -83,7 +97,8 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 		}
 		bySession := map[string]*htmlTimeline{}
 		var order []string
-		_ = eachRecord(name, func(line int, rec map[string]any) bool {
+		seen := map[string]bool{} // anchors given: a HAR entry's records share its number
+		err := eachRecord(name, func(line int, rec map[string]any) bool {
 			session, _ := rec["session"].(string)
 			if !wanted[session] {
 				return true
@@ -100,12 +115,18 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 			}
 			budget--
 			l := timelineLine(line, rec)
-			l.Anchor = anchor(name, session, line)
-			l.Findings = at[key{name, session}][line]
+			if a := anchor(name, session, line); !seen[a] {
+				seen[a] = true
+				l.Anchor = a
+				l.Findings = at[key{name, session}][line]
+			}
 			l.Bad = len(l.Findings) > 0
 			tl.Lines = append(tl.Lines, l)
 			return true
 		})
+		if err != nil {
+			timelines = append(timelines, &htmlTimeline{File: name, Err: err.Error()})
+		}
 		for _, s := range order {
 			timelines = append(timelines, bySession[s])
 		}
@@ -136,7 +157,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 	sort.SliceStable(rules, func(i, j int) bool { return rules[i].Rule.Severity == Error && rules[j].Rule.Severity != Error })
 	err := htmlPage.Execute(r.w, map[string]any{
 		"Summary": Summary(rep), "Rules": rules, "Timelines": timelines, "Inputs": inputs,
-		"Failed": rep.Errors > 0, "Unreadable": rep.InputErrors,
+		"Failed": rep.Errors > 0, "Unreadable": rep.InputErrors, "Dropped": r.dropped,
 	})
 	if err != nil {
 		return err
@@ -206,8 +227,8 @@ func timelineLine(line int, rec map[string]any) htmlLine {
 	}
 	b, _ := json.MarshalIndent(msg, "", "  ")
 	l.Text = string(b)
-	if len(l.Text) > 64<<10 {
-		l.Text = l.Text[:64<<10] + "\n…"
+	if len(l.Text) > maxShownMessage {
+		l.Text = strings.ToValidUTF8(l.Text[:maxShownMessage], "") + "\n… (shortened)"
 	}
 	switch m := msg.(type) {
 	case []any:
@@ -262,6 +283,7 @@ summary{cursor:pointer}
 <p>Logs: {{range $i, $n := .Inputs}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p>
 {{range .Unreadable}}<p class="fail">Could not read <code>{{.Name}}</code>: {{.Err}}</p>{{end}}
 {{if .Rules}}<h2>Findings by rule</h2>{{end}}
+{{if .Dropped}}<p class="fail">{{.Dropped}} more findings are not listed: the report lists the first ones, up to its bound (the summary counts them all).</p>{{end}}
 {{range .Rules}}<h3><span class="{{.Rule.Severity}}">{{.Rule.Severity}}</span> <code>{{.Rule.ID}}</code>: {{len .Findings}}</h3>
 <p>{{.Rule.Summary}}</p>
 <table><tr><th>where</th><th>side</th><th>session</th><th>pointer</th><th>reason</th></tr>
@@ -269,11 +291,11 @@ summary{cursor:pointer}
 {{end}}</table>
 {{end}}
 {{if .Timelines}}<h2>Timelines of the sessions with findings</h2>{{end}}
-{{range .Timelines}}<h3 id="{{.Anchor}}"><code>{{.File}}</code>{{if .Session}}, session <code>{{.Session}}</code>{{end}}</h3>
+{{range .Timelines}}{{if .Err}}<p class="fail">Could not read <code>{{.File}}</code> again for its timeline: {{.Err}}</p>{{else}}<h3 id="{{.Anchor}}"><code>{{.File}}</code>{{if .Session}}, session <code>{{.Session}}</code>{{end}}</h3>
 <table><tr><th>line</th><th>time</th><th>direction</th><th>message</th></tr>
 {{range .Lines}}<tr id="{{.Anchor}}" class="{{if .Bad}}bad{{end}}{{if .Event}} event{{end}}"><td>{{.Line}}</td><td><code>{{.TS}}</code></td><td>{{.Dir}}</td><td>{{if .Text}}<details{{if .Bad}} open{{end}}><summary>{{.Summary}}</summary><pre>{{.Text}}</pre></details>{{else}}{{.Summary}}{{end}}
 {{range .Findings}}<div><span class="{{.Severity}}">{{.Severity}}</span> <code>{{.Rule}}</code>{{if .Pointer}} at <code>{{.Pointer}}</code>{{end}}: {{.Reason}}</div>{{end}}</td></tr>
 {{end}}</table>{{if .Cut}}<p>… the report's bound on timeline lines stopped here.</p>{{end}}
-{{end}}
+{{end}}{{end}}
 </body></html>
 `))
