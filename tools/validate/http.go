@@ -71,10 +71,7 @@ func (c *checker) exchange(sess *session, it *item) {
 		}
 		for i := 0; i < len(given); i++ {
 			if given[i] < 0x21 || given[i] > 0x7e {
-				serverSaid := it.sender
-				it.sender = fromServer
-				it.finding(RuleHTTPHeaders, it.session, "/http/response/"+escape(headerSession), fmt.Sprintf("Mcp-Session-Id %s is not visible ASCII (0x21 to 0x7E)", strconv.Quote(given)))
-				it.sender = serverSaid
+				it.findingFrom(fromServer, RuleHTTPHeaders, it.session, "/http/response/"+escape(headerSession), fmt.Sprintf("Mcp-Session-Id %s is not visible ASCII (0x21 to 0x7E)", strconv.Quote(given)))
 				break
 			}
 		}
@@ -84,12 +81,7 @@ func (c *checker) exchange(sess *session, it *item) {
 		requests = requests || m.kind == kindRequest
 	}
 	// The status and its content type are the server's.
-	serverSaid := func(pointer, reason string) {
-		sender := it.sender
-		it.sender = fromServer
-		it.finding(RuleHTTPStatus, it.session, pointer, reason)
-		it.sender = sender
-	}
+	serverSaid := func(pointer, reason string) { it.findingFrom(fromServer, RuleHTTPStatus, it.session, pointer, reason) }
 	if t.StreamableHTTP && h.status/100 == 2 {
 		ct, _, _ := mime.ParseMediaType(h.response["Content-Type"])
 		switch {
@@ -165,7 +157,6 @@ func (c *checker) sessionless(it *item) bool {
 			}
 		}
 	}
-	it.sender, it.senderKnown = fromClient, true
-	it.finding(RuleHTTPHeaders, "", "/http/request", fmt.Sprintf("a POST without Mcp-Session-Id, after the server gave one at initialize (line %d): every request of a session carries it", c.sessionGiven))
+	it.findingFrom(fromClient, RuleHTTPHeaders, "", "/http/request", fmt.Sprintf("a POST without Mcp-Session-Id, after the server gave one at initialize (line %d): every request of a session carries it", c.sessionGiven))
 	return true
 }

@@ -99,6 +99,16 @@ type job struct {
 	what   string // "tools/call result", for the reason
 }
 
+// findingFrom appends a finding about what side sent, where that is not
+// the item's sender (an HTTP status is the server's, though the line is
+// the client's POST).
+func (it *item) findingFrom(s side, rule, session, pointer, reason string) {
+	sender, known := it.sender, it.senderKnown
+	it.sender, it.senderKnown = s, true
+	it.finding(rule, session, pointer, reason)
+	it.sender, it.senderKnown = sender, known
+}
+
 // finding appends a finding about the item.
 func (it *item) finding(rule, session, pointer, reason string) {
 	r := ruleByID[rule]
