@@ -49,7 +49,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	upstream := fl.String("upstream", "", "HTTP: the MCP server's `URL` (e.g. http://127.0.0.1:8000/mcp)")
 	httpAddr := fl.String("http", "", "HTTP: listen at `ADDR` (e.g. 127.0.0.1:9000; port 0 picks a free one)")
 	addrFile := fl.String("addr-file", "", "HTTP: write the bound host:port to `FILE` once listening")
-	redact := fl.String("redact", "", "mask in the recording the values of the JSON members and headers with these `NAMES` (comma-separated, any case), e.g. apiKey,password,Mcp-Param-Token")
+	redact := fl.String("redact", "", "mask in the recording the values of the JSON members and headers with these `NAMES` (comma-separated, any case), e.g. apiKey,password,Mcp-Session-Id (a session id becomes a digest)")
 	fl.Usage = func() { fmt.Fprint(fl.Output(), usage); fl.PrintDefaults() }
 	fl.SetOutput(io.Discard) // parse errors are reported below, once
 	if err := fl.Parse(args); err != nil {
