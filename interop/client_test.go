@@ -25,6 +25,7 @@ var everythingServer = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	builtDir = dir
 	bin := filepath.Join(dir, "everything-server")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput()
 	if err != nil {
@@ -32,6 +33,17 @@ var everythingServer = sync.OnceValues(func() (string, error) {
 	}
 	return bin, nil
 })
+
+// builtDir holds what the in-package tests built (RemoveBuilds).
+var builtDir string
+
+// RemoveBuilds removes what the in-package tests built. The test binary
+// has one TestMain, the external package's, which calls it at the end.
+func RemoveBuilds() {
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+}
 
 // freeAddr is a loopback address nothing listens on (the go-sdk server
 // cannot report the port it picked).

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	gen "github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/interop"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/sse"
@@ -78,6 +79,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer interop.RemoveBuilds()
 	buildDir = dir
 	if bin := os.Getenv("MCPSTACK_BIN"); bin != "" { // a binary built elsewhere (a release, an older commit)
 		mcpstackBin = bin
