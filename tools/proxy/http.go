@@ -82,18 +82,30 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 		},
 		// An upstream that cannot be reached answers nothing: the request
 		// is recorded with the proxy's 502, which answers it.
+		// A client that gave up first gets nothing, and its request stays
+		// open in the recording (its notifications/cancelled may follow).
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			slog.Warn("mcpstack proxy: the upstream did not answer", "err", err)
+			gaveUp := r.Context().Err() != nil
+			if !gaveUp {
+				slog.Warn("mcpstack proxy: the upstream did not answer", "err", err)
+			}
 			if x, _ := r.Context().Value(exchangeKey{}).(*exchange); x != nil && len(x.body) > 0 {
-				if !x.recorded {
-					t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, Status: http.StatusBadGateway, Request: x.headers})
+				facts := &record.HTTP{Method: x.method, Request: x.headers}
+				if !gaveUp {
+					facts.Status = http.StatusBadGateway
 				}
-				if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 {
+				if !x.recorded {
+					t.messageHTTP(x.session, server.ClientToServer, x.body, facts)
+				}
+				if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 && !gaveUp {
 					t.refused(x.session, http.StatusBadGateway, ids)
 				}
 			}
 			w.WriteHeader(http.StatusBadGateway)
 		},
+		// The client's own Accept-Encoding goes on as it is: the default
+		// transport would add gzip and undo it, changing what passes.
+		Transport:     upstreamTransport(),
 		FlushInterval: -1, // every write at once: event streams stream
 		ErrorLog:      slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 		ModifyResponse: func(resp *http.Response) error {
@@ -135,7 +147,7 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 			}
 			switch mt {
 			case "application/json":
-				resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip",
+				resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip", max: maxLine,
 					done: func(b []byte) { t.message(session, server.ServerToClient, b) }}
 			case "text/event-stream":
 				resp.Body = &sseBody{ReadCloser: resp.Body, message: func(event string, b []byte) {
@@ -180,6 +192,14 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 	})
+}
+
+// upstreamTransport is http.DefaultTransport without transparent
+// compression.
+func upstreamTransport() http.RoundTripper {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableCompression = true
+	return tr
 }
 
 // upstreamHost is the Host header the upstream gets. It passes unchanged
@@ -244,7 +264,8 @@ type jsonBody struct {
 	buf  bytes.Buffer
 	want int64 // Content-Length; -1 when not known
 	gzip bool  // Content-Encoding: gzip, undone for the recording
-	over bool  // larger than maxLine
+	max  int   // what it holds at most (maxLine)
+	over bool  // larger than max
 	once sync.Once
 	done func([]byte)
 }
@@ -252,7 +273,7 @@ type jsonBody struct {
 func (b *jsonBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if !b.over {
-		if b.buf.Len()+n > maxLine {
+		if b.buf.Len()+n > b.max {
 			b.over = true
 			b.buf = bytes.Buffer{}
 		} else {
@@ -267,7 +288,7 @@ func (b *jsonBody) Read(p []byte) (int, error) {
 
 func (b *jsonBody) finish() {
 	if b.over {
-		slog.Warn("mcpstack proxy: an answer larger than the recording's bound passes unrecorded", "bound", maxLine)
+		slog.Warn("mcpstack proxy: an answer larger than the recording's bound passes unrecorded", "bound", b.max)
 		return
 	}
 	body := b.buf.Bytes()
@@ -277,8 +298,8 @@ func (b *jsonBody) finish() {
 			slog.Warn("mcpstack proxy: a gzip answer that does not decode passes unrecorded", "err", err)
 			return
 		}
-		plain, err := io.ReadAll(io.LimitReader(zr, maxLine+1))
-		if err != nil || len(plain) > maxLine {
+		plain, err := io.ReadAll(io.LimitReader(zr, int64(b.max)+1))
+		if err != nil || len(plain) > b.max {
 			slog.Warn("mcpstack proxy: a gzip answer that does not decode within the bound passes unrecorded", "err", err)
 			return
 		}

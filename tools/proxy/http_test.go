@@ -331,3 +331,69 @@ func TestHTTPGzipAndUpstreamDown(t *testing.T) {
 		}
 	}
 }
+
+// A JSON answer is recorded as soon as its Content-Length is in, in the
+// Read that hands the client its last bytes: before the client can send
+// what follows. Beyond its bound it passes, unrecorded.
+func TestJSONBodyRecordsAtContentLength(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":1,"result":{}}`
+	var got []byte
+	b := &jsonBody{ReadCloser: io.NopCloser(&pausedReader{data: []byte(answer)}), want: int64(len(answer)), max: maxLine,
+		done: func(m []byte) { got = m }}
+	p := make([]byte, 1024)
+	n, err := b.Read(p)
+	if n != len(answer) || err != nil || string(got) != answer {
+		t.Fatalf("after the first Read (%d bytes, %v): recorded %q, want the answer already", n, err, got)
+	}
+	got = nil
+	small := &jsonBody{ReadCloser: io.NopCloser(strings.NewReader(answer)), want: -1, max: 10, done: func(m []byte) { got = m }}
+	passed, _ := io.ReadAll(small)
+	if string(passed) != answer || got != nil {
+		t.Errorf("over the bound: passed %q, recorded %q; want it passed whole and not recorded", passed, got)
+	}
+}
+
+// pausedReader hands out its data, then would block before its EOF (an
+// upstream that keeps the connection): a recorder that waits for EOF
+// waits.
+type pausedReader struct {
+	data []byte
+	done bool
+}
+
+func (r *pausedReader) Read(p []byte) (int, error) {
+	if r.done {
+		return 0, io.EOF
+	}
+	r.done = true
+	return copy(p, r.data), nil
+}
+
+// The upstream gets the Accept-Encoding the client sent, or none: the
+// proxy's transport adds no gzip of its own.
+func TestHTTPAddsNoAcceptEncoding(t *testing.T) {
+	var seen []string
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Accept-Encoding"))
+	}))
+	defer upstream.Close()
+	tp, _ := newTap(nil, false, io.Discard)
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(handler(u, nil, tp))
+	defer front.Close()
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	for _, enc := range []string{"", "br"} {
+		req, _ := http.NewRequest(http.MethodGet, front.URL+"/mcp", nil)
+		if enc != "" {
+			req.Header.Set("Accept-Encoding", enc)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if len(seen) != 2 || seen[0] != "" || seen[1] != "br" {
+		t.Errorf("the upstream saw Accept-Encoding %q, want [\"\" br]", seen)
+	}
+}

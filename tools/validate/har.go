@@ -28,12 +28,20 @@ import (
 //
 // A HAR entry has one time, its start: the events of a stream have
 // none. An answer (JSON or a POST's stream) is placed right after its
-// request; the events of a GET stream in their stream's order, each
-// answer after its request's POST (see place).
+// request; the events of a GET stream in their stream's order from its
+// start, each answer after its request's POST (see place), so that they
+// come before the DELETE that ends their session.
 
 // maxHAR bounds a HAR file. Its entries are decoded one at a time, but
-// their records are all held, to be put in time order.
-const maxHAR = 256 << 20
+// their records are all held, to be put in time order: maxHARRecords
+// bounds how many (a tiny event costs a record and its place).
+const (
+	maxHAR        = 256 << 20
+	maxHARRecords = 1 << 20
+)
+
+// errHARRecords is a HAR file that becomes more records than are held.
+var errHARRecords = fmt.Errorf("more than %d messages: split the HAR file", maxHARRecords)
 
 type harEntry struct {
 	Started string `json:"startedDateTime"`
@@ -71,12 +79,10 @@ func harHeaders(hs []harHeader) http.Header {
 
 // harLine is one record of the recording a HAR file becomes.
 type harLine struct {
-	at       time.Time
-	seq      int // the order of making, for equal times
-	entry    int // 1-based
-	session  string
-	shutdown bool
-	data     []byte // the record, encoded
+	at    time.Time
+	seq   int    // the order of making, for equal times
+	entry int    // 1-based
+	data  []byte // the record, encoded
 }
 
 // harReader serves the records of a HAR file as lines, numbered by entry.
@@ -86,6 +92,7 @@ type harReader struct {
 	max   int // a record larger than this is tooLong, as a line would be
 
 	streamed []streamEvent        // GET streams' events, until place
+	tooMany  bool                 // more records than maxHARRecords
 	anchors  map[string]time.Time // when requests and progress tokens were POSTed
 }
 
@@ -111,31 +118,24 @@ func readHAR(r io.Reader, max int) (*harReader, error) {
 	h := &harReader{max: max, anchors: map[string]time.Time{}}
 	events := sse.NewReader(nil, max)
 	entries := 0
-	err := harEntries(dec, func(e *harEntry) {
+	err := harEntries(dec, func(e *harEntry) error {
 		entries++
 		h.entry(entries, e, events)
+		if h.tooMany || len(h.lines)+len(h.streamed) > maxHARRecords {
+			return errHARRecords
+		}
+		return nil
 	})
 	if lr.N <= 0 {
 		return nil, fmt.Errorf("a HAR file larger than %d bytes", maxHAR)
+	}
+	if errors.Is(err, errHARRecords) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("not a HAR file: %w", err)
 	}
 	h.place()
-	// A session's shutdown (its DELETE) comes after every event of its
-	// streams.
-	last := map[string]time.Time{}
-	for _, l := range h.lines {
-		if !l.shutdown && l.at.After(last[l.session]) {
-			last[l.session] = l.at
-		}
-	}
-	for i, l := range h.lines {
-		if l.shutdown && last[l.session].After(l.at) {
-			h.lines[i].at = last[l.session]
-			h.lines[i].seq += len(h.lines) // after what shares its time
-		}
-	}
 	sort.SliceStable(h.lines, func(i, j int) bool {
 		if !h.lines[i].at.Equal(h.lines[j].at) {
 			return h.lines[i].at.Before(h.lines[j].at)
@@ -147,7 +147,7 @@ func readHAR(r io.Reader, max int) (*harReader, error) {
 
 // harEntries calls fn with each entry of log.entries, decoding one at a
 // time; it fails on a document that is not {"log":{"entries":[...]}}.
-func harEntries(dec *json.Decoder, fn func(*harEntry)) error {
+func harEntries(dec *json.Decoder, fn func(*harEntry) error) error {
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
 	}
@@ -188,7 +188,9 @@ func harEntries(dec *json.Decoder, fn func(*harEntry)) error {
 				if err := dec.Decode(&e); err != nil {
 					return fmt.Errorf("log.entries[%d]: %w", n-1, err)
 				}
-				fn(&e)
+				if err := fn(&e); err != nil {
+					return err
+				}
 			}
 			if _, err := dec.Token(); err != nil {
 				return err
@@ -235,7 +237,7 @@ func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 		if err != nil {
 			b = []byte(`{"dir":"` + dir + `","raw":"mcpstack validate: a HAR entry that does not encode"}`)
 		}
-		h.lines = append(h.lines, harLine{at: at, seq: len(h.lines), entry: n, session: session, shutdown: rec["event"] == eventShutdown, data: b})
+		h.lines = append(h.lines, harLine{at: at, seq: len(h.lines), entry: n, data: b})
 	}
 	message := func(at time.Time, dir string, body []byte, facts map[string]any) {
 		rec := map[string]any{}
@@ -297,6 +299,10 @@ func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 					session = httpfacts.QuerySession(eu)
 				}
 				continue
+			}
+			if len(h.lines)+len(h.streamed) > maxHARRecords {
+				h.tooMany = true // readHAR fails; holding more would not bound memory
+				break
 			}
 			data := bytes.TrimSpace(ev.Data)
 			if len(posted) > 0 { // a POST's stream answers its request
@@ -366,7 +372,15 @@ func (h *harReader) place() {
 			t, prev = ev.start, ev.entry
 		}
 		if tree, err := wire.Parse(ev.data); err == nil {
-			if m, _ := tree.(map[string]any); m != nil {
+			msgs, isBatch := tree.([]any) // a batch goes after the latest of its anchors
+			if !isBatch {
+				msgs = []any{tree}
+			}
+			for _, v := range msgs {
+				m, _ := v.(map[string]any)
+				if m == nil {
+					continue
+				}
 				var key string
 				if _, isCall := m["method"]; !isCall {
 					key = anchorKey(ev.session, "id", m["id"])
@@ -389,7 +403,7 @@ func (h *harReader) place() {
 		if err != nil {
 			continue
 		}
-		h.lines = append(h.lines, harLine{at: t, seq: len(h.lines), entry: ev.entry, session: ev.session, data: b})
+		h.lines = append(h.lines, harLine{at: t, seq: len(h.lines), entry: ev.entry, data: b})
 	}
 	h.streamed, h.anchors = nil, nil
 }

@@ -59,6 +59,16 @@ func TestHARCorrectTraffic(t *testing.T) {
 			map[string]any{"start": "2026-12-01T10:00:02Z", "time": 1.0, "method": "POST", "url": "http://127.0.0.1:9/messages?sessionId=abc", "reqH": json, "body": initialized, "status": 202, "respH": none, "answer": ""},
 			map[string]any{"start": "2026-12-01T10:00:03Z", "time": 1.0, "method": "POST", "url": "http://127.0.0.1:9/messages?sessionId=abc", "reqH": json, "body": list, "status": 202, "respH": none, "answer": ""},
 		),
+		"http+sse batch": harOf(t, // 2025-03-26 has batches: the batch's answer goes after its POST
+			map[string]any{"start": "2026-12-01T10:00:00Z", "time": 5000.0, "method": "GET", "url": "http://127.0.0.1:9/sse", "reqH": map[string]string{"Accept": "text/event-stream"},
+				"status": 200, "respH": map[string]string{"Content-Type": "text/event-stream"},
+				"answer": "event: endpoint\ndata: /messages?sessionId=b\n\nevent: message\ndata: " + strings.ReplaceAll(result, "2025-11-25", "2025-03-26") +
+					"\n\nevent: message\ndata: [" + listed + "," + strings.ReplaceAll(listed, `"id":1`, `"id":2`) + "]\n\n"},
+			map[string]any{"start": "2026-12-01T10:00:01Z", "time": 1.0, "method": "POST", "url": "http://127.0.0.1:9/messages?sessionId=b", "reqH": json, "body": strings.ReplaceAll(init, "2025-11-25", "2025-03-26"), "status": 202, "respH": none, "answer": ""},
+			map[string]any{"start": "2026-12-01T10:00:02Z", "time": 1.0, "method": "POST", "url": "http://127.0.0.1:9/messages?sessionId=b", "reqH": json, "body": initialized, "status": 202, "respH": none, "answer": ""},
+			map[string]any{"start": "2026-12-01T10:00:03Z", "time": 1.0, "method": "POST", "url": "http://127.0.0.1:9/messages?sessionId=b", "reqH": json,
+				"body": "[" + list + "," + strings.ReplaceAll(list, `"id":1`, `"id":2`) + "]", "status": 202, "respH": none, "answer": ""},
+		),
 		"delete ends a stream": harOf(t,
 			map[string]any{"start": "2026-12-01T10:00:00Z", "time": 1.0, "method": "POST", "url": "http://127.0.0.1:9/mcp", "reqH": json, "body": init, "status": 200,
 				"respH": map[string]string{"Content-Type": "application/json", "Mcp-Session-Id": "s1"}, "answer": result},
@@ -77,5 +87,24 @@ func TestHARCorrectTraffic(t *testing.T) {
 				t.Errorf("%s: %v %v", Summary(&rep), rep.Findings, rep.InputErrors)
 			}
 		})
+	}
+}
+
+// What a client sends after its DELETE is after the session's shutdown.
+func TestHARAfterShutdown(t *testing.T) {
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	result := `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
+	session := map[string]string{"Mcp-Session-Id": "s1", "Mcp-Protocol-Version": "2025-11-25"}
+	doc := harOf(t,
+		map[string]any{"start": "2026-12-01T10:00:00Z", "time": 1.0, "method": "POST", "url": "http://127.0.0.1:9/mcp", "reqH": map[string]string{}, "body": init, "status": 200,
+			"respH": map[string]string{"Content-Type": "application/json", "Mcp-Session-Id": "s1"}, "answer": result},
+		map[string]any{"start": "2026-12-01T10:00:01Z", "time": 1.0, "method": "DELETE", "url": "http://127.0.0.1:9/mcp", "reqH": session, "status": 204, "respH": map[string]string{}, "answer": ""},
+		map[string]any{"start": "2026-12-01T10:00:02Z", "time": 1.0, "method": "POST", "url": "http://127.0.0.1:9/mcp", "reqH": session,
+			"body": `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "status": 202, "respH": map[string]string{}, "answer": ""},
+	)
+	v, _ := New()
+	rep := v.Check(context.Background(), []Input{{Name: "late.har", Format: FormatHAR, Open: ReaderInput("", strings.NewReader(doc)).Open}})
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != RuleAfterShutdown || rep.Findings[0].Line != 3 {
+		t.Errorf("%s: %v, want after-shutdown at entry 3", Summary(&rep), rep.Findings)
 	}
 }

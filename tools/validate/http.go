@@ -157,6 +157,35 @@ func (c *checker) sessionless(it *item) bool {
 			}
 		}
 	}
+	for _, m := range it.msgs {
+		if m.kind == kindRequest {
+			if c.lost == nil || len(c.lost) >= maxLost {
+				c.lost = map[wire.ID]bool{}
+			}
+			c.lost[m.id] = true
+		}
+	}
 	it.findingFrom(fromClient, RuleHTTPHeaders, "", "/http/request", fmt.Sprintf("a POST without Mcp-Session-Id, after the server gave one at initialize (line %d): every request of a session carries it", c.sessionGiven))
+	return true
+}
+
+// maxLost bounds the ids sessionless remembers.
+const maxLost = 4096
+
+// sessionlessAnswer reports whether a line is the server's answer, under
+// no session, to a request sessionless reported: that request was not
+// checked, nor is its answer.
+func (c *checker) sessionlessAnswer(it *item) bool {
+	if len(c.lost) == 0 || it.session != "" || it.dir != fromServer || len(it.msgs) == 0 {
+		return false
+	}
+	for _, m := range it.msgs {
+		if (m.kind != kindResult && m.kind != kindError) || !c.lost[m.id] {
+			return false
+		}
+	}
+	for _, m := range it.msgs {
+		delete(c.lost, m.id)
+	}
 	return true
 }

@@ -3,6 +3,7 @@ package validate
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -203,5 +204,21 @@ func TestRecordedHTTPValidates(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Log(Summary(&rep))
+	}
+}
+
+// A POST that lost its session is one finding: its answer, under no
+// session too, is not another (answering an unknown request).
+func TestSessionlessPOSTIsOneFinding(t *testing.T) {
+	log := `{"session":"s1","dir":"c2s","msg":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}},"http":{"method":"POST","status":200,"response":{"Content-Type":"application/json","Mcp-Session-Id":"s1"}}}
+{"session":"s1","dir":"s2c","msg":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}}
+{"session":"s1","dir":"c2s","msg":{"jsonrpc":"2.0","method":"notifications/initialized"},"http":{"method":"POST","status":202,"request":{"Mcp-Session-Id":"s1","Mcp-Protocol-Version":"2025-11-25"}}}
+{"session":"","dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/list"},"http":{"method":"POST","status":200,"request":{"Mcp-Protocol-Version":"2025-11-25"},"response":{"Content-Type":"application/json"}}}
+{"session":"","dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}}
+`
+	v, _ := New()
+	rep := v.Check(context.Background(), []Input{ReaderInput("lost.jsonl", strings.NewReader(log))})
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != RuleHTTPHeaders || rep.Findings[0].Line != 4 || rep.Findings[0].Side != "client" {
+		t.Errorf("%s: %v, want one http-headers finding at line 4, the client's", Summary(&rep), rep.Findings)
 	}
 }

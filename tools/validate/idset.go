@@ -130,9 +130,14 @@ func (s *idSet) remove(id wire.ID) {
 		s.ranges[i].lo = n + 1
 	case r.hi == n:
 		s.ranges[i].hi = n - 1
-	default: // split; the bound of push holds
+	default: // split in two
 		s.ranges[i].hi = n - 1
-		s.push(i+1, n+1)
-		s.ranges[i+1].hi = r.hi
+		if len(s.ranges) >= maxRanges { // full: forget the lowest range, as push does
+			s.ranges = append(s.ranges[:0], s.ranges[1:]...)
+			i-- // -1 when the range split was the lowest: its lower half is forgotten
+		}
+		s.ranges = append(s.ranges, idRange{})
+		copy(s.ranges[i+2:], s.ranges[i+1:])
+		s.ranges[i+1] = idRange{n + 1, r.hi}
 	}
 }

@@ -38,6 +38,9 @@ type checker struct {
 	// exchange gave an Mcp-Session-Id (0: none yet): from then on a
 	// client's POST without one has lost its session.
 	sessionGiven int
+	// lost are the ids of the requests of such POSTs (at most maxLost):
+	// their answers, under no session too, are not checked either.
+	lost map[wire.ID]bool
 }
 
 // forgotEntry is a place in the forgotten queue; a session compacted again
@@ -251,7 +254,7 @@ func (c *checker) item(it *item) {
 		it.finding(RuleAfterShutdown, it.session, "", fmt.Sprintf("%s after the session's shutdown", what))
 		return
 	}
-	if c.sessionless(it) {
+	if c.sessionless(it) || c.sessionlessAnswer(it) {
 		return
 	}
 	sess := c.session(it.session)
@@ -266,7 +269,10 @@ func (c *checker) item(it *item) {
 				// not happen: the client will send it again.
 				sess.initPending, sess.initSent = false, false
 			}
-			sess.used[fromClient].remove(id) // and may reuse its id
+			sess.used[fromClient].remove(id) // and may reuse its id, and its progress token
+			if o.hasToken && sess.tokens[fromClient][o.token] == o {
+				delete(sess.tokens[fromClient], o.token)
+			}
 			if o.next != nil {
 				sess.open[fromClient][id] = o.next
 			} else {

@@ -99,6 +99,24 @@ func TestIDSet(t *testing.T) {
 	if len(b.ranges) != maxRanges || b.has(wire.IntID(0)) || !b.has(wire.IntID(2*(maxRanges+4))) {
 		t.Errorf("%d ranges", len(b.ranges))
 	}
+	// Splits in a full set: the last range, a middle one; the set stays
+	// bounded and sorted, and keeps what it did not forget.
+	top := int64(2 * (maxRanges + 4))
+	b.add(wire.IntID(top + 1))
+	b.add(wire.IntID(top + 2))
+	for _, n := range []int64{top + 1, 2 * 1000} {
+		b.add(wire.IntID(n - 1))
+		b.add(wire.IntID(n + 1))
+		b.remove(wire.IntID(n))
+		if b.has(wire.IntID(n)) || !b.has(wire.IntID(n+1)) || len(b.ranges) > maxRanges {
+			t.Errorf("split at %d: has %v, has next %v, %d ranges", n, b.has(wire.IntID(n)), b.has(wire.IntID(n+1)), len(b.ranges))
+		}
+	}
+	for i := 1; i < len(b.ranges); i++ {
+		if r := b.ranges[i]; r.lo > r.hi || b.ranges[i-1].hi >= r.lo {
+			t.Fatalf("ranges out of order at %d: %v %v", i, b.ranges[i-1], r)
+		}
+	}
 }
 
 func TestParseRules(t *testing.T) {
