@@ -14,11 +14,12 @@ run: bin/mcpstack
 ## generate: compile schema/ into generated/ (never edit generated/ by hand)
 generate:
 	$(GO) run ./gen
-	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -update-doc -count=1 >/dev/null
+	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -update-doc -count=1
 
-## check-generate: fail when generated/ does not match schema/ and gen/
+## check-generate: fail when generated/ or docs/revisions.md does not match schema/ and gen/
 check-generate:
 	$(GO) run ./gen -check
+	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -count=1
 
 ## test: gofmt, vet, every test with the race detector, and the soak test
 ## (abusive clients beside a well-behaved one) without it

@@ -130,19 +130,9 @@ func New(name, version string, opts ...Option) *Client {
 		o(c)
 	}
 	if c.revision == "" {
-		c.revision = newestSessionRevision().Revision
+		c.revision = wire.NewestSession(generated.Specs).Revision
 	}
 	return c
-}
-
-// newestSessionRevision is the newest revision negotiated by initialize.
-func newestSessionRevision() *wire.Spec {
-	for i := len(generated.Specs) - 1; i >= 0; i-- {
-		if !generated.Specs[i].Stateless() {
-			return generated.Specs[i]
-		}
-	}
-	return generated.Specs[0]
 }
 
 // capabilities are what the client's handlers can answer.
@@ -180,7 +170,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*Session, error) {
 		var he *HTTPError
 		if errors.As(err, &we) && (we.Code == wire.CodeMethodNotFound || we.Code == wire.CodeInvalidRequest || we.Code == wire.CodeUnsupportedProtocolVersion) ||
 			errors.As(err, &he) && he.Status == http.StatusBadRequest {
-			s.setSpec(newestSessionRevision()) // a server of the session revisions
+			s.setSpec(wire.NewestSession(generated.Specs)) // a server of the session revisions
 			err = s.initialize(ctx)
 		}
 	} else {

@@ -191,3 +191,15 @@ func (s *Spec) Stateless() bool {
 	_, ok := s.Methods["initialize"]
 	return !ok
 }
+
+// NewestSession is the newest of specs (oldest first, as generated.Specs)
+// that has sessions (initialize): what a client that negotiates asks for
+// by default. It is the oldest when none has.
+func NewestSession(specs []*Spec) *Spec {
+	for i := len(specs) - 1; i >= 0; i-- {
+		if !specs[i].Stateless() {
+			return specs[i]
+		}
+	}
+	return specs[0]
+}

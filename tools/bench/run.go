@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Config is what a run does; the zero values of the optional fields take
@@ -44,16 +47,19 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultHTTPSessions    = 16
-	DefaultStdioSessions   = 1
-	DefaultInflight        = 32
-	DefaultDuration        = 10 * time.Second
-	DefaultCallsCap        = 5 * time.Minute
-	DefaultWarmup          = time.Second
-	DefaultTextSize        = 64
-	DefaultProtocolVersion = "2025-11-25"
-	DefaultTimeout         = 10 * time.Second
+	DefaultHTTPSessions  = 16
+	DefaultStdioSessions = 1
+	DefaultInflight      = 32
+	DefaultDuration      = 10 * time.Second
+	DefaultCallsCap      = 5 * time.Minute
+	DefaultWarmup        = time.Second
+	DefaultTextSize      = 64
+	DefaultTimeout       = 10 * time.Second
 )
+
+// DefaultProtocolVersion is the newest revision with sessions: the peers
+// it measures against negotiate down from it when they must.
+var DefaultProtocolVersion = wire.NewestSession(generated.Specs).Revision
 
 func (c Config) withDefaults(stdio bool) Config {
 	if c.Sessions <= 0 {

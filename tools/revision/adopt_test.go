@@ -33,7 +33,9 @@ func TestAdoptRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(tree, "schema", rev)
-	// 2. the edit: tools/ping, Implementation.motto, completion/complete gone
+	// 2. the copy builds as it is: it has the methods of the one copied
+	run(t, tree, "go", "build", "./...")
+	// 3. the edit: tools/ping, Implementation.motto, completion/complete gone
 	write(t, filepath.Join(dir, "request", "PingToolsRequest.json"), `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "title": "PingToolsRequest",
@@ -69,13 +71,13 @@ func TestAdoptRevision(t *testing.T) {
 		doc["properties"].(map[string]any)["motto"] = map[string]any{"type": "string"}
 	})
 
-	// 3. make generate (its generator), then the build stops at the seam.
-	run(t, tree, "go", "run", "./gen")
+	// 4. make generate, then the build stops at the seam.
+	run(t, tree, "make", "generate")
 	out, err := command(tree, "go", "build", "./...")
 	if err == nil || !strings.Contains(out, "missing method PingTools") {
 		t.Fatalf("the build after generate: %v\n%s\nwant it to fail where a handler lacks PingTools", err, out)
 	}
-	// 4. the method, where every handler gets its stand-ins
+	// 5. the method, where every handler gets its stand-ins
 	appendFile(t, filepath.Join(tree, "methods", "base", "lifecycle.go"), `
 // PingTools answers -32601 (the adoption test's method).
 func (Lifecycle) PingTools(context.Context, *mcp.PingToolsRequestParams) (*mcp.PingToolsResult, error) {
@@ -83,7 +85,27 @@ func (Lifecycle) PingTools(context.Context, *mcp.PingToolsRequestParams) (*mcp.P
 }
 `)
 	run(t, tree, "go", "build", "./...")
-	// 5. what a server and the validator make of the new revision
+	// 6. the changelog says what the edit did
+	out, err = command(tree, "go", "run", ".", "schemadiff", "--from", "2026-07-28", "--to", rev, "--format", "json")
+	if err != nil {
+		t.Fatalf("schemadiff --from 2026-07-28 --to %s: %v\n%s", rev, err, out)
+	}
+	for _, want := range []string{
+		`"what": "method added",
+      "pointer": "tools/ping"`,
+		`"what": "method removed",
+      "pointer": "completion/complete"`,
+		`"what": "property added",
+      "pointer": "Implementation/properties/motto"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the changelog lacks %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(readFile(t, filepath.Join(tree, "docs", "revisions.md")), "## 2026-07-28 → "+rev) {
+		t.Error("make generate did not add the new revision to docs/revisions.md")
+	}
+	// 7. what a server and the validator make of the new revision
 	write(t, filepath.Join(tree, "adopted_test.go"), adoptedTest)
 	if out, err := command(tree, "go", "test", "-count=1", "-run", "^TestAdopted$", "."); err != nil {
 		t.Fatalf("the adopted revision: %v\n%s", err, out)
@@ -233,7 +255,9 @@ func edit(t *testing.T, p string, fn func(map[string]any)) {
 func command(dir, name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	// -trimpath: the copy's builds share the cache with the next run's,
+	// whose copy is elsewhere; the user's GOFLAGS stay.
+	cmd.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod -trimpath"))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -243,4 +267,13 @@ func run(t *testing.T, dir, name string, args ...string) {
 	if out, err := command(dir, name, args...); err != nil {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

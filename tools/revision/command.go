@@ -59,8 +59,13 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if rev == "" && fl.NArg() == 1 {
-		rev = fl.Arg(0)
+	extra := fl.Args()
+	if rev == "" && len(extra) > 0 {
+		rev, extra = extra[0], extra[1:]
+	}
+	if len(extra) > 0 {
+		fmt.Fprintf(stderr, "revision new: one revision at a time (also given: %s)\n", strings.Join(extra, " "))
+		return 2
 	}
 	if rev == "" {
 		fmt.Fprint(stderr, "revision new: name the revision, e.g. mcpstack revision new 2027-01-01\n")
@@ -81,8 +86,9 @@ Next:
      removed ones leave both), then make generate again: a new request
      method fails the build where handlers assert mcp.Handler, until they
      have it (methods/base has a -32601 stand-in for each)
-  4. mcpstack schemadiff --from %s --to %s --format markdown    # what changed
-  5. mcpstack schemadiff --official schema.json --revision %s   # against the official one, once it is out
+  4. go run . schemadiff --from %s --to %s --format markdown    # what changed
+  5. go run . schemadiff --official schema.json --revision %s   # against the official one, once it is out
+     (go run .: a mcpstack built before the revision existed does not have it)
 `, *dir, rev, src, strings.ReplaceAll(rev, "-", ""), src, *dir, rev, src, rev, rev)
 	return 0
 }
@@ -92,6 +98,9 @@ Next:
 func New(dir, rev, from string) (string, error) {
 	if !schema.IsRevision(rev) {
 		return "", fmt.Errorf("%q is not a revision name (YYYY-MM-DD)", rev)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("the schema directory: %w", err)
 	}
 	revs := schema.RevisionsIn(os.DirFS(dir))
 	if len(revs) == 0 {
@@ -116,12 +125,21 @@ func New(dir, rev, from string) (string, error) {
 		return "", fmt.Errorf("--from: %w", err)
 	}
 	dst := filepath.Join(dir, rev)
-	err := filepath.WalkDir(srcDir, func(p string, d fs.DirEntry, err error) error {
+	if _, err := os.Lstat(dst); err == nil {
+		return "", fmt.Errorf("%s exists already (and is not a revision folder): move it away first", dst)
+	}
+	// The copy is made beside it under a name the revision pattern does
+	// not match, then renamed: an interrupted copy is never a revision.
+	tmp, err := os.MkdirTemp(dir, "."+rev+".new-")
+	if err != nil {
+		return "", fmt.Errorf("making the copy: %w", err)
+	}
+	err = filepath.WalkDir(srcDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(srcDir, p)
-		target := filepath.Join(dst, rel)
+		target := filepath.Join(tmp, rel)
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
@@ -134,9 +152,15 @@ func New(dir, rev, from string) (string, error) {
 		}
 		return os.WriteFile(target, bytes.ReplaceAll(b, []byte(from), []byte(rev)), 0o644)
 	})
+	if err == nil {
+		err = os.Chmod(tmp, 0o755) // MkdirTemp makes it 0700
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
 	if err != nil {
-		_ = os.RemoveAll(dst) // nothing half made
-		return "", err
+		_ = os.RemoveAll(tmp) // nothing half made
+		return "", fmt.Errorf("copying %s to %s: %w", srcDir, dst, err)
 	}
 	return from, nil
 }

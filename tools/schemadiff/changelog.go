@@ -23,7 +23,8 @@ type Change struct {
 	// What changed: "method added", "method removed", "method changed",
 	// "definition added", "definition removed", "property added",
 	// "property removed", "made required", "made optional", "retyped",
-	// "enum changed", "const changed", "changed" (any other keyword).
+	// "union member added", "union member removed", "enum value added",
+	// "enum value removed", "const changed", "changed" (any other keyword).
 	What string `json:"what"`
 	// Pointer locates it: a method name, or a definition name followed
 	// by JSON Pointer segments ("CallToolResult/properties/resultType").
@@ -56,8 +57,12 @@ func Changes(fsys fs.FS, from, to string) (*Changelog, error) {
 		return nil, err
 	}
 	cl := &Changelog{From: from, To: to}
-	cl.Changes = append(cl.Changes, methodChanges(from, to)...)
-	c := &comparer{}
+	methods, err := methodChanges(from, to)
+	if err != nil {
+		return nil, err
+	}
+	cl.Changes = append(cl.Changes, methods...)
+	c := &comparer{unions: true}
 	for _, n := range unionKeys(a.defs, b.defs) {
 		o, ok1 := a.defs[n]
 		t, ok2 := b.defs[n]
@@ -85,7 +90,7 @@ func loadLayered(fsys fs.FS, rev string) (*oursSet, error) {
 	}
 	spec := generated.Lookup(rev)
 	if spec == nil {
-		return s, nil
+		return nil, notGenerated(rev)
 	}
 	for _, x := range spec.Extensions {
 		err := fs.WalkDir(fsys, x.Dir, func(p string, d fs.DirEntry, err error) error {
@@ -101,6 +106,9 @@ func loadLayered(fsys fs.FS, rev string) (*oursSet, error) {
 				return fmt.Errorf("%s: %w", p, err)
 			}
 			name := strings.TrimSuffix(path.Base(p), ".json")
+			if prev, dup := s.files[name]; dup {
+				return fmt.Errorf("%s: defines %s, which %s defines already (an extension adds definitions, it does not replace them)", p, name, prev)
+			}
 			virtual := path.Join(rev, strings.TrimPrefix(p, x.Dir+"/")) // where its refs resolve
 			s.defs[name], s.files[name], s.byPath[virtual] = v, virtual, name
 			s.paths[name] = mustJSON(p)
@@ -113,11 +121,21 @@ func loadLayered(fsys fs.FS, rev string) (*oursSet, error) {
 	return s, nil
 }
 
+// notGenerated is a revision this binary has no generated table of: its
+// methods and the extensions layered onto it are only known after make
+// generate, and a changelog without them would mislead.
+func notGenerated(rev string) error {
+	return fmt.Errorf("revision %s is not in this binary's generated tables: run make generate, then go run . schemadiff (a changelog needs its methods and extension layers)", rev)
+}
+
 // methodChanges compares the two revisions' method tables.
-func methodChanges(from, to string) []Change {
+func methodChanges(from, to string) ([]Change, error) {
 	a, b := generated.Lookup(from), generated.Lookup(to)
-	if a == nil || b == nil {
-		return nil // a revision not generated yet: its definitions still compare
+	if a == nil {
+		return nil, notGenerated(from)
+	}
+	if b == nil {
+		return nil, notGenerated(to)
 	}
 	names := map[string]bool{}
 	for n := range a.Methods {
@@ -139,7 +157,7 @@ func methodChanges(from, to string) []Change {
 			out = append(out, Change{What: "method changed", Pointer: n, From: describe(ma), To: describe(mb)})
 		}
 	}
-	return out
+	return out, nil
 }
 
 // describe says what a method is: direction, request and result.
@@ -163,7 +181,8 @@ func describe(m wire.Method) string {
 
 // classify turns one schema difference into changelog entries.
 func classify(d Difference) []Change {
-	capability := strings.HasPrefix(d.Path, "ClientCapabilities/") || strings.HasPrefix(d.Path, "ServerCapabilities/")
+	def, _, _ := strings.Cut(d.Path, "/")
+	capability := def == "ClientCapabilities" || def == "ServerCapabilities"
 	entry := func(what, ptr string, from, to json.RawMessage) Change {
 		return Change{What: what, Pointer: ptr, Capability: capability, From: string(from), To: string(to)}
 	}
@@ -198,11 +217,45 @@ func classify(d Difference) []Change {
 	case "type", "$ref":
 		return []Change{entry("retyped", d.Path, d.Ours, d.Theirs)}
 	case "enum":
-		return []Change{entry("enum changed", d.Path, d.Ours, d.Theirs)}
+		var was, is []any
+		if json.Unmarshal(d.Ours, &was) != nil || json.Unmarshal(d.Theirs, &is) != nil {
+			return []Change{entry("enum changed", d.Path, d.Ours, d.Theirs)}
+		}
+		var out []Change
+		for _, v := range valuesMinus(is, was) {
+			out = append(out, entry("enum value added", d.Path, nil, v))
+		}
+		for _, v := range valuesMinus(was, is) {
+			out = append(out, entry("enum value removed", d.Path, v, nil))
+		}
+		return out
+	case "anyOf", "oneOf", "allOf":
+		if added {
+			return []Change{entry("union member added", d.Path, nil, d.Theirs)}
+		}
+		if removed {
+			return []Change{entry("union member removed", d.Path, d.Ours, nil)}
+		}
+		return []Change{entry("changed", d.Path, d.Ours, d.Theirs)}
 	case "const":
 		return []Change{entry("const changed", d.Path, d.Ours, d.Theirs)}
 	}
 	return []Change{entry("changed", d.Path, d.Ours, d.Theirs)}
+}
+
+// valuesMinus is the values of a that b lacks, encoded, in a's order.
+func valuesMinus(a, b []any) []json.RawMessage {
+	in := map[string]bool{}
+	for _, v := range b {
+		in[string(mustJSON(v))] = true
+	}
+	var out []json.RawMessage
+	for _, v := range a {
+		if k := mustJSON(v); !in[string(k)] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // minus is the members of a that b lacks, sorted.
@@ -231,6 +284,8 @@ func WriteChangelog(w io.Writer, cl *Changelog, format string) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(cl)
 	case "markdown":
+		ew := &errWriter{w: w}
+		w := ew
 		fmt.Fprintf(w, "## %s → %s\n\n%d changes.\n", cl.From, cl.To, len(cl.Changes))
 		groups := map[string][]Change{}
 		var order []string
@@ -247,7 +302,7 @@ func WriteChangelog(w io.Writer, cl *Changelog, format string) error {
 				fmt.Fprintf(w, "- `%s`%s\n", c.Pointer, detail(c, "`"))
 			}
 		}
-		return nil
+		return ew.err
 	case "text", "":
 		for _, c := range cl.Changes {
 			fmt.Fprintf(w, "%s: %s%s\n", c.What, c.Pointer, detail(c, ""))
@@ -265,22 +320,51 @@ func detail(c Change, quote string) string {
 	if c.Capability {
 		s += " (capability)"
 	}
+	side := func(v string) string {
+		if v == "" {
+			return "(none)"
+		}
+		return quote + v + quote
+	}
 	switch {
-	case c.From != "" && c.To != "":
-		s += fmt.Sprintf(": %s%s%s → %s%s%s", quote, c.From, quote, quote, c.To, quote)
+	case strings.HasPrefix(c.What, "method") && c.From != "" && c.To != "":
+		s += ": " + c.From + " → " + c.To
 	case c.To != "" && strings.HasPrefix(c.What, "method"):
 		s += ": " + c.To
 	case c.From != "" && strings.HasPrefix(c.What, "method"):
 		s += ": was " + c.From
+	case c.What == "definition added":
+		s += ": " + strings.Trim(c.To, `"`)
+	case c.What == "definition removed":
+		s += ": was " + strings.Trim(c.From, `"`)
+	case c.From != "" || c.To != "":
+		s += fmt.Sprintf(": %s → %s", side(c.From), side(c.To))
 	}
 	return s
+}
+
+// errWriter keeps the first write error, so that a run of writes is
+// checked once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }
 
 // whatRank orders a changelog's sections: methods, then definitions, then
 // their members.
 func whatRank(what string) int {
 	for i, w := range []string{"method added", "method removed", "method changed", "definition added", "definition removed",
-		"property added", "property removed", "made required", "made optional", "retyped", "enum changed", "const changed", "changed"} {
+		"property added", "property removed", "made required", "made optional", "retyped", "union member added", "union member removed",
+		"enum value added", "enum value removed", "enum changed", "const changed", "changed"} {
 		if w == what {
 			return i
 		}

@@ -3,9 +3,13 @@ package schemadiff
 import (
 	"bytes"
 	"flag"
+	"io/fs"
 	"os"
+	"path"
+	"sort"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/mcpstack/mcpstack/schema"
 )
@@ -91,5 +95,99 @@ func TestChangelog20260728(t *testing.T) {
 	var text bytes.Buffer
 	if err := WriteChangelog(&text, cl, "text"); err != nil || !strings.Contains(text.String(), "method added: server/discover") {
 		t.Errorf("text form: %v\n%s", err, text.String())
+	}
+}
+
+// Each kind of change, planted in a copy of a revision, is one entry of
+// the changelog, of the right kind, at the right place; a union whose
+// members only moved is no change.
+func TestChangelogKinds(t *testing.T) {
+	const base, edited = "2025-03-26", "2025-06-18" // two names with generated tables
+	fsys := fstest.MapFS{}
+	err := fs.WalkDir(schema.FS, edited, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Base(p) == "differences.json" {
+			return err
+		}
+		b, err := fs.ReadFile(schema.FS, p)
+		fsys[p] = &fstest.MapFile{Data: b}
+		fsys[base+strings.TrimPrefix(p, edited)] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(file, old, new string) {
+		t.Helper()
+		p := edited + "/" + file
+		s := string(fsys[p].Data)
+		if !strings.Contains(s, old) {
+			t.Fatalf("%s lacks %q", p, old)
+		}
+		fsys[p] = &fstest.MapFile{Data: []byte(strings.Replace(s, old, new, 1))}
+	}
+	edit("shared/LoggingLevel.json", `"alert",`, `"trace",`)
+	edit("content/ContentBlock.json", `{
+      "$ref": "../content/TextContent.json"
+    },
+    {
+      "$ref": "../content/ImageContent.json"
+    },`, `{
+      "$ref": "../content/ImageContent.json"
+    },
+    {
+      "$ref": "../content/TextContent.json"
+    },`) // moved: no change
+	edit("jsonrpc/ClientResult.json", `"anyOf": [`, `"anyOf": [
+    {
+      "type": "null"
+    },`)
+	edit("shared/Implementation.json", `"name",
+    "version"`, `"name",
+    "title",
+    "version"`)
+	edit("shared/Implementation.json", `"title": {
+      "type": "string"
+    }`, `"title": {
+      "type": ["string", "null"]
+    }`)
+	edit("shared/ClientCapabilities.json", `"experimental": {`, `"telepathy": {
+      "type": "object"
+    },
+    "experimental": {`)
+	cl, err := Changes(fsys, base, edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cl.Changes {
+		if strings.HasPrefix(c.What, "method") {
+			continue // the two real tables differ; not what this test plants
+		}
+		line := c.What + " " + c.Pointer
+		if c.Capability {
+			line += " (capability)"
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"property added ClientCapabilities/properties/telepathy (capability)",
+		"union member added ClientResult/anyOf/0",
+		"retyped Implementation/properties/title/type",
+		"enum value added LoggingLevel/enum",
+		"enum value removed LoggingLevel/enum",
+		"made required Implementation/properties/title",
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for p, f := range fsys {
+		if strings.HasPrefix(p, base+"/") {
+			fsys["2099-01-01"+strings.TrimPrefix(p, base)] = f
+		}
+	}
+	if _, err := Changes(fsys, base, "2099-01-01"); err == nil || !strings.Contains(err.Error(), "make generate") {
+		t.Errorf("a revision without a generated table: %v, want an error that says to run make generate", err)
 	}
 }

@@ -331,6 +331,10 @@ func (s *officialSet) refs(ref string) string {
 // comparer collects differences.
 type comparer struct {
 	diffs []Difference
+	// unions: compare anyOf/oneOf/allOf members as sets (the changelog:
+	// two revisions of ours may list a union's members in another order),
+	// not by position (against the official schema, whose order we keep).
+	unions bool
 }
 
 func (c *comparer) add(p, kind string, ours, theirs any) {
@@ -437,6 +441,10 @@ func (c *comparer) nameMap(p string, ours, theirs map[string]any) {
 func (c *comparer) list(p, kind string, ours, theirs any) {
 	o, ok1 := ours.([]any)
 	t, ok2 := theirs.([]any)
+	if ok1 && ok2 && c.unions && kind != "prefixItems" {
+		c.members(p, kind, o, t)
+		return
+	}
 	if !ok1 || !ok2 || len(o) != len(t) {
 		c.add(p, kind, ours, theirs)
 		return
@@ -444,6 +452,55 @@ func (c *comparer) list(p, kind string, ours, theirs any) {
 	for i := range o {
 		c.schema(fmt.Sprintf("%s/%d", p, i), o[i], t[i])
 	}
+}
+
+// members compares a union's members as a set: the ones on both sides
+// are no change wherever they stand; of the rest, as many as pair up are
+// compared in order, and the others are a member added or removed
+// (Kind is the keyword, one side absent).
+func (c *comparer) members(p, kind string, o, t []any) {
+	left := map[string]int{}
+	for _, v := range t {
+		left[string(mustJSON(v))]++
+	}
+	var onlyO []int
+	for i, v := range o {
+		if k := string(mustJSON(v)); left[k] > 0 {
+			left[k]--
+		} else {
+			onlyO = append(onlyO, i)
+		}
+	}
+	var onlyT []int
+	seen := map[string]int{}
+	for j, v := range t {
+		k := string(mustJSON(v))
+		seen[k]++
+		if seen[k] > countIn(o, k) {
+			onlyT = append(onlyT, j)
+		}
+	}
+	n := min(len(onlyO), len(onlyT))
+	for x := 0; x < n; x++ {
+		c.schema(fmt.Sprintf("%s/%d", p, onlyT[x]), o[onlyO[x]], t[onlyT[x]])
+	}
+	for _, i := range onlyO[n:] {
+		c.add(fmt.Sprintf("%s/%d", p, i), kind, o[i], nil)
+	}
+	for _, j := range onlyT[n:] {
+		c.add(fmt.Sprintf("%s/%d", p, j), kind, nil, t[j])
+	}
+}
+
+// countIn is how many members of vs encode as k.
+func countIn(vs []any, k string) int {
+	n := 0
+	for _, v := range vs {
+		if string(mustJSON(v)) == k {
+			n++
+		}
+	}
+	return n
 }
 
 // Keyword classes, by what their value holds.

@@ -15,6 +15,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/mcpstack/mcpstack/generated"
 )
 
 // Options shape a log.
@@ -31,7 +33,17 @@ type Stats struct {
 	Sessions int64
 }
 
-var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+// revisions are the ones with sessions (initialize): the logs it makes
+// are session logs.
+var revisions = func() []string {
+	var out []string
+	for _, s := range generated.Specs {
+		if !s.Stateless() {
+			out = append(out, s.Revision)
+		}
+	}
+	return out
+}()
 
 var words = strings.Fields(`the quick brown fox jumps over lazy dog weather forecast rain sun cloud
 wind storm temperature humidity pressure north south east west city river mountain valley report
