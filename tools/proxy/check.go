@@ -43,7 +43,7 @@ func newTap(w io.Writer, check bool, findings io.Writer, redact ...string) (*tap
 	if check {
 		pr, pw := io.Pipe()
 		outs = append(outs, pw)
-		v, err := validate.New(validate.WithFindingHandler(func(f validate.Finding) { fmt.Fprintln(findings, "mcpstack proxy:", f) }))
+		v, err := validate.New(validate.WithLive(), validate.WithFindingHandler(func(f validate.Finding) { fmt.Fprintln(findings, "mcpstack proxy:", f) }))
 		if err != nil {
 			return nil, err
 		}
@@ -58,24 +58,31 @@ func newTap(w io.Writer, check bool, findings io.Writer, redact ...string) (*tap
 	return t, nil
 }
 
+// Each record is flushed as it is written: the live check sees it at
+// once, and a proxy that dies loses nothing it passed.
+
 // message records one message of a session.
 func (t *tap) message(session string, dir server.Direction, msg []byte) {
 	t.rec.Message(t.session(session), dir, t.masked(msg))
+	_ = t.rec.Flush()
 }
 
 // messageHTTP records a message with the HTTP exchange that carried it.
 func (t *tap) messageHTTP(session string, dir server.Direction, msg []byte, h *record.HTTP) {
 	t.rec.MessageHTTP(t.session(session), dir, t.masked(msg), h)
+	_ = t.rec.Flush()
 }
 
 // shutdown records the end of a session.
 func (t *tap) shutdown(session string, dir server.Direction) {
 	t.rec.Shutdown(t.session(session), dir)
+	_ = t.rec.Flush()
 }
 
 // refused records an HTTP answer without a JSON-RPC body.
 func (t *tap) refused(session string, status int, ids []wire.ID) {
 	t.rec.Refused(t.session(session), status, ids)
+	_ = t.rec.Flush()
 }
 
 // session is how the recording names a session: the id itself, or, when

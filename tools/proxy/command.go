@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/mcpstack/mcpstack/tools/validate"
 )
@@ -42,6 +43,9 @@ Flags:
 
 // Command runs "mcpstack proxy" with the arguments after its name.
 func Command(args []string, stdout, stderr io.Writer) int {
+	// The server's stderr, the live findings and the summary share it,
+	// from their own goroutines.
+	stderr = &lockedWriter{w: stderr}
 	fl := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	recordTo := fl.String("record", "", "append the messages to `FILE` (the recording format)")
 	check := fl.Bool("check", false, "validate the messages as they go by; findings on stderr")
@@ -128,4 +132,16 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

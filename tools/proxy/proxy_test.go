@@ -136,7 +136,7 @@ func TestStdioCheck(t *testing.T) {
 	bad := append(steps, [2]string{`"id":2`, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":7}}` + "\n"})
 	code, _, errOut = session(bad, `"id":3`)
 	if code != 1 || !strings.Contains(errOut, "proxied:6: error schema") {
-		t.Errorf("a bad request: exit %d, stderr %s", code, errOut)
+		t.Errorf("a bad request: exit %d, stderr %q", code, errOut)
 	}
 }
 
@@ -147,4 +147,44 @@ func TestStdioExitStatus(t *testing.T) {
 		t.Errorf("exit %d, want the server's 3 (stderr %s)", code, errOut.String())
 	}
 	_ = validate.Error
+}
+
+// --check reports a finding as its message passes, while the session goes
+// on: not once the validator's chunk has filled, nor at the end.
+func TestCheckIsLive(t *testing.T) {
+	findings := &syncBuffer{}
+	tp, err := newTap(nil, true, findings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.message(stdioSession, server.ClientToServer, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	tp.message(stdioSession, server.ClientToServer, []byte(`{"jsonrpc":"1.0","id":2,"method":"ping"}`))
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(findings.String(), "error envelope") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(findings.String(), "proxied:2: error envelope") {
+		t.Errorf("no finding while the session is open; stderr so far: %q", findings.String())
+	}
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -138,7 +138,7 @@ func (r *run) readOne(idx int, in Input, out chan<- *chunk) {
 			break
 		}
 		c.add(item{name: in.Name, line: line, tooLong: long, dir: unknown}, data)
-		if c.full() {
+		if c.full() || r.cfg.live {
 			format = decideFormat(c, format)
 			c.seal()
 			out <- c

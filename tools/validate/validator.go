@@ -90,6 +90,7 @@ type config struct {
 	maxLine   int
 	onFinding func(Finding)
 	side      string // WithSide
+	live      bool   // WithLive
 
 	maxLiveSessions int // tests: the compaction threshold of state.go
 }
@@ -121,6 +122,12 @@ func WithMaxLine(n int) Option { return optionFunc(func(c *config) { c.maxLine =
 // "server"; those of no side, about the log as a whole, stay): a
 // server's authors check their server alone.
 func WithSide(side string) Option { return optionFunc(func(c *config) { c.side = side }) }
+
+// WithLive checks each line as soon as it is read, for an input that is
+// a live stream (mcpstack proxy --check): its findings come as its
+// messages do, not once a chunk of lines has filled. It costs the
+// parallel parsing a large log gets.
+func WithLive() Option { return optionFunc(func(c *config) { c.live = true }) }
 
 // WithFindingHandler streams findings to h, in order, as the run goes,
 // instead of collecting them in the Report. h is called from one goroutine
