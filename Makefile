@@ -63,6 +63,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRecordFastPath -fuzztime $(FUZZTIME) ./tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzReceive -fuzztime $(FUZZTIME) ./client/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/sse/
+	$(GO) test -run '^$$' -fuzz FuzzHAR -fuzztime $(FUZZTIME) ./tools/validate/
+	$(GO) test -run '^$$' -fuzz FuzzEventSplitter -fuzztime $(FUZZTIME) ./tools/proxy/
 
 ## build: the mcpstack binary
 bin/mcpstack:

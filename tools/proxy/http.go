@@ -150,7 +150,7 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 				resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip", max: maxLine,
 					done: func(b []byte) { t.message(session, server.ServerToClient, b) }}
 			case "text/event-stream":
-				resp.Body = &sseBody{ReadCloser: resp.Body, message: func(event string, b []byte) {
+				resp.Body = &sseBody{ReadCloser: resp.Body, events: eventSplitter{max: maxLine}, message: func(event string, b []byte) {
 					if event == "endpoint" { // HTTP+SSE: the stream's session is in the URL it names
 						if u, err := url.Parse(string(b)); err == nil && httpfacts.QuerySession(u) != "" {
 							session = httpfacts.QuerySession(u)
@@ -306,55 +306,4 @@ func (b *jsonBody) finish() {
 		body = plain
 	}
 	b.done(bytes.TrimSpace(body))
-}
-
-// sseBody records the data of each event as it passes.
-type sseBody struct {
-	io.ReadCloser
-	pending []byte // the bytes of the event being read
-	message func(event string, data []byte)
-}
-
-func (b *sseBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.pending = append(b.pending, p[:n]...)
-	for {
-		end, size := eventEnd(b.pending)
-		if end < 0 {
-			break
-		}
-		if name, data := eventData(b.pending[:end]); len(data) > 0 {
-			b.message(name, data)
-		}
-		b.pending = b.pending[end+size:]
-	}
-	if len(b.pending) > maxLine {
-		b.pending = b.pending[:0] // an event larger than any message: not recorded
-	}
-	return n, err
-}
-
-// eventEnd finds the blank line that ends an event: where it starts and
-// how long it is; -1 when the event goes on.
-func eventEnd(b []byte) (at, size int) {
-	at = -1
-	for _, sep := range []string{"\n\n", "\r\n\r\n", "\r\r"} {
-		if i := bytes.Index(b, []byte(sep)); i >= 0 && (at < 0 || i < at) {
-			at, size = i, len(sep)
-		}
-	}
-	return at, size
-}
-
-// eventData is the name of one event and its data lines joined.
-func eventData(ev []byte) (name string, data []byte) {
-	var lines [][]byte
-	for _, line := range bytes.Split(bytes.ReplaceAll(ev, []byte("\r\n"), []byte("\n")), []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			lines = append(lines, bytes.TrimPrefix(v, []byte(" ")))
-		} else if v, ok := bytes.CutPrefix(line, []byte("event:")); ok {
-			name = string(bytes.TrimSpace(v))
-		}
-	}
-	return name, bytes.TrimSpace(bytes.Join(lines, []byte("\n")))
 }
