@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // transportFile holds the facts of the transports that differ by revision
@@ -17,11 +19,15 @@ const transportFile = "transport.json"
 // transportFacts is transport.json: each fact names the revision it
 // starts with, so that a new revision inherits it.
 type transportFacts struct {
-	Comment         string    `json:"$comment"`
-	PrimingEvent    sinceFact `json:"primingEvent"`
-	StreamableHTTP  sinceFact `json:"streamableHTTP"`
-	VersionHeader   sinceFact `json:"versionHeader"`
-	MethodHeaders   sinceFact `json:"methodHeaders"`
+	Comment        string    `json:"$comment"`
+	PrimingEvent   sinceFact `json:"primingEvent"`
+	StreamableHTTP sinceFact `json:"streamableHTTP"`
+	VersionHeader  sinceFact `json:"versionHeader"`
+	MethodHeaders  sinceFact `json:"methodHeaders"`
+	ErrorStatus    struct {
+		sinceFact
+		Codes map[string]int `json:"codes"`
+	} `json:"errorStatus"`
 	AssumedRevision struct {
 		Revision string `json:"revision"`
 		About    string `json:"about"`
@@ -46,14 +52,28 @@ func (f sinceFact) holds(rev string) bool { return f.Since != "" && rev >= f.Sin
 func (t *transportFacts) facts() map[string]sinceFact {
 	return map[string]sinceFact{
 		"primingEvent": t.PrimingEvent, "streamableHTTP": t.StreamableHTTP,
-		"versionHeader": t.VersionHeader, "methodHeaders": t.MethodHeaders,
+		"versionHeader": t.VersionHeader, "methodHeaders": t.MethodHeaders, "errorStatus": t.ErrorStatus.sinceFact,
 	}
 }
 
 // goTransport is the wire.Transport literal of revision rev.
 func (t *transportFacts) goTransport(rev string) string {
-	return fmt.Sprintf("wire.Transport{PrimingEvent: %v, StreamableHTTP: %v, VersionHeader: %v, MethodHeaders: %v}",
-		t.PrimingEvent.holds(rev), t.StreamableHTTP.holds(rev), t.VersionHeader.holds(rev), t.MethodHeaders.holds(rev))
+	status := "nil"
+	if t.ErrorStatus.holds(rev) && len(t.ErrorStatus.Codes) > 0 {
+		codes := slices.Sorted(maps.Keys(t.ErrorStatus.Codes))
+		var b strings.Builder
+		b.WriteString("map[int]int{")
+		for i, c := range codes {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s: %d", c, t.ErrorStatus.Codes[c])
+		}
+		b.WriteString("}")
+		status = b.String()
+	}
+	return fmt.Sprintf("wire.Transport{PrimingEvent: %v, StreamableHTTP: %v, VersionHeader: %v, MethodHeaders: %v, ErrorStatus: %s}",
+		t.PrimingEvent.holds(rev), t.StreamableHTTP.holds(rev), t.VersionHeader.holds(rev), t.MethodHeaders.holds(rev), status)
 }
 
 // loadTransport reads transport.json; without one (or without
@@ -78,6 +98,11 @@ func loadTransport(fsys fs.FS, revisions []string) (*transportFacts, error) {
 	for _, name := range slices.Sorted(maps.Keys(t.facts())) {
 		if s := t.facts()[name].Since; s != "" && !slices.Contains(revisions, s) {
 			return nil, fmt.Errorf("%s: %s.since %q is not a revision (have %v)", transportFile, name, s, revisions)
+		}
+	}
+	for code, status := range t.ErrorStatus.Codes {
+		if n, err := strconv.Atoi(code); err != nil || n >= 0 || status < 400 || status > 599 {
+			return nil, fmt.Errorf("%s: errorStatus.codes: %q: %d is not a JSON-RPC error code and an HTTP error status", transportFile, code, status)
 		}
 	}
 	if t.AssumedRevision.Revision == "" {

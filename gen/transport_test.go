@@ -22,6 +22,8 @@ func TestLoadTransport(t *testing.T) {
 		{"unknown assumed", `{"assumedRevision":{"revision":"2024-01-01"}}`, `assumedRevision.revision "2024-01-01" is not a revision`, nil, ""},
 		{"unknown fact", `{"pingEvery":"5s"}`, `unknown field "pingEvery"`, nil, ""},
 		{"another fact, unknown revision", `{"versionHeader":{"since":"2031-01-01"}}`, `versionHeader.since "2031-01-01" is not a revision`, nil, ""},
+		{"an error status that is none", `{"errorStatus":{"since":"2025-11-25","codes":{"-32601":200}}}`, `errorStatus.codes: "-32601": 200`, nil, ""},
+		{"an error code that is none", `{"errorStatus":{"since":"2025-11-25","codes":{"x":400}}}`, `errorStatus.codes: "x"`, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := fstest.MapFS{}

@@ -78,6 +78,9 @@ type Transport struct {
 	// MCP-Protocol-Version headers repeat its body's method, name and
 	// _meta protocolVersion.
 	MethodHeaders bool
+	// ErrorStatus: the HTTP status a JSON error answer of these codes
+	// comes with (nil: the revision says none).
+	ErrorStatus map[int]int
 }
 
 // Extension is a protocol extension layered onto a revision: its schema

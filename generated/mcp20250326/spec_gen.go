@@ -40,4 +40,4 @@ var Spec = wire.NewSpec(Revision, 1, SchemaHash, schema.FS, map[string]wire.Meth
 	"sampling/createMessage":               {Name: "sampling/createMessage", Request: "CreateMessageRequest", Result: "CreateMessageResult", Response: "", Notification: false, ClientToServer: false, ServerToClient: true, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: ""},
 	"tools/call":                           {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: ""},
 	"tools/list":                           {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: ""},
-}, wire.Transport{PrimingEvent: false, StreamableHTTP: true, VersionHeader: false, MethodHeaders: false})
+}, wire.Transport{PrimingEvent: false, StreamableHTTP: true, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil})

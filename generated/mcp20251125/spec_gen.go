@@ -47,4 +47,4 @@ var Spec = wire.NewSpec(Revision, 3, SchemaHash, schema.FS, map[string]wire.Meth
 	"tasks/result":                         {Name: "tasks/result", Request: "GetTaskPayloadRequest", Result: "GetTaskPayloadResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: true, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: ""},
 	"tools/call":                           {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "CreateTaskResult", TaskExtension: "", Extension: ""},
 	"tools/list":                           {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: ""},
-}, wire.Transport{PrimingEvent: true, StreamableHTTP: true, VersionHeader: true, MethodHeaders: false})
+}, wire.Transport{PrimingEvent: true, StreamableHTTP: true, VersionHeader: true, MethodHeaders: false, ErrorStatus: nil})

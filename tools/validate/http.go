@@ -189,3 +189,31 @@ func (c *checker) sessionlessAnswer(it *item) bool {
 	}
 	return true
 }
+
+// jsonStatus is the status of an exchange answered with one JSON body
+// (0 for any other: a stream's status says nothing of each answer).
+func jsonStatus(h *httpFacts) int {
+	if h == nil || h.sse {
+		return 0
+	}
+	if ct, _, _ := mime.ParseMediaType(h.response["Content-Type"]); ct != "application/json" {
+		return 0
+	}
+	return h.status
+}
+
+// errorStatus holds a JSON error answer's HTTP status to the one the
+// revision gives its code (wire.Transport.ErrorStatus).
+func (c *checker) errorStatus(it *item, m *message, o *openReq, rev *revision) {
+	if o.httpStatus == 0 || rev.spec.Transport.ErrorStatus == nil {
+		return
+	}
+	errObj, _ := m.obj["error"].(map[string]any)
+	code, err := wire.Int(errObj["code"])
+	if err != nil {
+		return
+	}
+	if want := rev.spec.Transport.ErrorStatus[int(code)]; want != 0 && want != o.httpStatus {
+		it.finding(RuleHTTPErrorStatus, it.session, m.ptr+"/error/code", fmt.Sprintf("error %d came with HTTP %d (line %d); %s gives it %d", code, o.httpStatus, o.line, rev.name(), want))
+	}
+}

@@ -54,6 +54,7 @@ const (
 	RuleEmpty             = "empty"
 	RuleHTTPStatus        = "http-status"
 	RuleHTTPHeaders       = "http-headers"
+	RuleHTTPErrorStatus   = "http-error-status"
 )
 
 // Rules lists every rule, in the order of the checks.
@@ -88,6 +89,7 @@ var Rules = []Rule{
 	{RuleTaskExtension, Error, "a task (resultType \"task\") answers a request whose clientCapabilities do not declare the tasks extension (2026-07-28, SEP-2663: MUST NOT)"},
 	{RuleHTTPStatus, Error, "Streamable HTTP (recorded by mcpstack proxy): a POST of only notifications or responses answered with a 2xx other than 202 Accepted, or a POST holding requests answered 2xx with a Content-Type other than application/json or text/event-stream"},
 	{RuleHTTPHeaders, Error, "Streamable HTTP (recorded by mcpstack proxy): an Mcp-Session-Id that is not visible ASCII, a client's POST without Mcp-Session-Id after the server gave one at initialize, a request after initialize without the negotiated MCP-Protocol-Version header (2025-06-18 on), or (2026-07-28) a request whose Mcp-Method, Mcp-Name or MCP-Protocol-Version header is missing or differs from its body"},
+	{RuleHTTPErrorStatus, Warning, "Streamable HTTP (recorded by mcpstack proxy, 2026-07-28 on): a JSON error answer whose HTTP status is not the one the revision gives its code (-32020 and -32022: 400, -32601: 404; schema/transport.json)"},
 }
 
 var ruleByID = func() map[string]Rule {

@@ -19,5 +19,5 @@ var Spec = wire.NewSpec(Revision, 1, SchemaHash, schema.FS, map[string]wire.Meth
 	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "ProbeResult", TaskExtension: "example.com/probe", Extension: ""},
 	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: ""},
 	"probe/get":          {Name: "probe/get", Request: "ProbeRequest", Result: "ProbeResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "example.com/probe"},
-}, wire.Transport{PrimingEvent: true, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false},
+}, wire.Transport{PrimingEvent: true, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil},
 	wire.Extension{ID: "example.com/probe", Dir: "extensions/probe", Tasks: &wire.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: false}})
