@@ -17,8 +17,8 @@ import (
 	"github.com/mcpstack/mcpstack/tools/validate"
 )
 
-const usage = `Usage: mcpstack proxy [--record FILE] [--check] [--fail-on error|warning] -- CMD ARGS...
-       mcpstack proxy --upstream URL --http ADDR [--record FILE] [--check] [--fail-on error|warning]
+const usage = `Usage: mcpstack proxy [--record FILE] [--check] [--fail-on error|warning] [--redact NAMES] -- CMD ARGS...
+       mcpstack proxy --upstream URL --http ADDR [--addr-file FILE] [--record FILE] [--check] [--fail-on error|warning] [--redact NAMES]
 
 Between an MCP client and a server, pass every byte unchanged and record
 each message (with its direction, time and session) in the format mcpstack
@@ -35,8 +35,15 @@ server at URL: event streams pass through as they flow. Authorization and
 cookies are never recorded; --redact masks the values of the JSON members
 and headers it names (the live check sees the masked recording too).
 
+Over HTTP the recording keeps, with each message the client POSTs, the
+facts of its exchange that the HTTP rules read: status, session, protocol
+version, method and name headers, content types.
+
 Exit status: the server's (stdio), 0 (HTTP, once interrupted); with
 --fail-on, 1 when the check found errors (or warnings, too).
+
+Afterwards: mcpstack validate FILE (--output text, json, github, junit or
+html) judges the recording again, with every option of validate.
 
 Flags:
 `
