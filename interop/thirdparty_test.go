@@ -200,6 +200,31 @@ func TestGoSDKEverythingHTTPThroughProxy(t *testing.T) {
 	t.Log(validateRecording(t, rec, 150, staleVersionHeader))
 }
 
+// The go-sdk's everything-server without sessions (its stateless mode, as
+// the SDKs offer it): every client of the recording is under no session,
+// and the validator tells them apart by their initialize.
+func TestGoSDKEverythingStatelessThroughProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the go-sdk everything-server and runs the conformance suite")
+	}
+	node, dir := tsNode(t)
+	bin := filepath.Join(buildDir, "gosdk-everything-server")
+	if b, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
+		t.Fatalf("go build the go-sdk everything-server: %v\n%s", err, b)
+	}
+	addr := freeAddr(t)
+	startUntilListening(t, exec.Command(bin, "-stateless=true", "-http", addr), addr)
+	rec := filepath.Join(t.TempDir(), "gosdk-stateless.jsonl")
+	front, stop := startProxyHTTP(t, "http://"+addr+"/mcp", rec)
+	// Without sessions some scenarios cannot pass (a server request needs
+	// a stream to the client): what counts is that the traffic validates.
+	total, _, _ := runSuite(t, node, dir, front+"/mcp")
+	t.Logf("conformance suite against the stateless server: %s", total)
+	driveEverything(t, node, dir, "http", front+"/mcp")
+	stop()
+	t.Log(validateRecording(t, rec, 150))
+}
+
 // startUntilListening starts cmd and waits until addr accepts; the test's
 // end stops it.
 func startUntilListening(t *testing.T, cmd *exec.Cmd, addr string) {

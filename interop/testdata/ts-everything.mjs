@@ -105,11 +105,17 @@ try {
     if (!(t.name in toolArgs) || t.execution?.taskSupport === "required") {
       continue;
     }
-    const r = await client.callTool({ name: t.name, arguments: toolArgs[t.name] }, undefined, {
-      onprogress: () => { out.progress++; },
-      timeout: 20000,
-    });
-    out.calls[t.name] = { isError: !!r.isError, content: (r.content ?? []).map((c) => c.type) };
+    // A tool the server cannot run here (a stateless server has no way to
+    // ask the client) answers with a JSON-RPC error: noted, and on.
+    try {
+      const r = await client.callTool({ name: t.name, arguments: toolArgs[t.name] }, undefined, {
+        onprogress: () => { out.progress++; },
+        timeout: 20000,
+      });
+      out.calls[t.name] = { isError: !!r.isError, content: (r.content ?? []).map((c) => c.type) };
+    } catch (e) {
+      out.calls[t.name] = { rpcError: String(e?.message ?? e) };
+    }
   }
   // A task-augmented call (2025-11-25 tasks): the stream polls tasks/get
   // and ends with tasks/result.
@@ -154,9 +160,13 @@ try {
         // An argument the server embeds as a resource URI gets a URI.
         a[arg.name] = values[arg.name] ?? (/uri/i.test(arg.name) ? "test://interop/resource" : "x");
       }
-      await client.getPrompt({ name: p.name, arguments: a });
-      if (caps.completions && (p.arguments ?? []).length > 0) {
-        await client.complete({ ref: { type: "ref/prompt", name: p.name }, argument: { name: p.arguments[0].name, value: "E" } });
+      try {
+        await client.getPrompt({ name: p.name, arguments: a });
+        if (caps.completions && (p.arguments ?? []).length > 0) {
+          await client.complete({ ref: { type: "ref/prompt", name: p.name }, argument: { name: p.arguments[0].name, value: "E" } });
+        }
+      } catch (e) {
+        (out.rpcErrors ??= []).push(`prompt ${p.name}: ${e?.message ?? e}`); // as for tools, above
       }
     }
   }

@@ -217,3 +217,53 @@ func (c *checker) errorStatus(it *item, m *message, o *openReq, rev *revision) {
 		it.finding(RuleHTTPErrorStatus, it.session, m.ptr+"/error/code", fmt.Sprintf("error %d came with HTTP %d (line %d); %s gives it %d", code, o.httpStatus, o.line, rev.name(), want))
 	}
 }
+
+// segment names the session of a line recorded under none, over HTTP. A
+// server without session ids (the stateless mode of the SDKs) puts every
+// client of a recording under no session; one after another, each begins
+// with its initialize. So each initialize after one that was sent starts
+// a session of its own, "no-id #n", and a server's answer goes to
+// the one whose request it answers (the newest first). Clients that
+// overlap cannot be told apart this way; sequential ones (a CI run, the
+// conformance suite) can. Lines of other recordings keep their "".
+func (c *checker) segment(it *item) string {
+	if it.http != nil && it.dir == fromClient {
+		c.segmented = true
+	}
+	if !c.segmented {
+		return ""
+	}
+	name := func(n int) string { return fmt.Sprintf("no-id #%d", n) } // a space: no Mcp-Session-Id has one
+	if c.segments == 0 {
+		c.segments = 1
+	}
+	if it.dir == fromClient {
+		if c.initializes(it) {
+			if s := c.sessions[name(c.segments)]; s != nil && s.initSent {
+				c.segments++
+			}
+		}
+		return name(c.segments)
+	}
+	ids := it.answers
+	for _, m := range it.msgs {
+		if m.kind == kindResult || m.kind == kindError {
+			ids = append(ids, m.id)
+		}
+	}
+	for n := c.segments; n >= 1 && n > c.segments-maxSegmentsBack; n-- {
+		s := c.sessions[name(n)]
+		if s == nil {
+			continue
+		}
+		for _, id := range ids {
+			if s.open[fromClient][id] != nil {
+				return name(n)
+			}
+		}
+	}
+	return name(c.segments)
+}
+
+// maxSegmentsBack bounds how far back an answer is looked for.
+const maxSegmentsBack = 64

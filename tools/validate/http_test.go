@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -220,5 +221,31 @@ func TestSessionlessPOSTIsOneFinding(t *testing.T) {
 	rep := v.Check(context.Background(), []Input{ReaderInput("lost.jsonl", strings.NewReader(log))})
 	if len(rep.Findings) != 1 || rep.Findings[0].Rule != RuleHTTPHeaders || rep.Findings[0].Line != 4 || rep.Findings[0].Side != "client" {
 		t.Errorf("%s: %v, want one http-headers finding at line 4, the client's", Summary(&rep), rep.Findings)
+	}
+}
+
+// A server without session ids puts every client under none: each
+// initialize after one begins a session of its own, and an answer goes to
+// the session that asked, even once the next has begun.
+func TestSessionlessClientsAreTheirOwnSessions(t *testing.T) {
+	post := `"http":{"method":"POST","status":200,"request":{"Content-Type":"application/json"},"response":{"Content-Type":"application/json"}}`
+	init := func(id int) string {
+		return fmt.Sprintf(`{"dir":"c2s","msg":{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}},%s}`, id, post)
+	}
+	result := func(id int) string {
+		return fmt.Sprintf(`{"dir":"s2c","msg":{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}}`, id)
+	}
+	initialized := `{"dir":"c2s","msg":{"jsonrpc":"2.0","method":"notifications/initialized"},"http":{"method":"POST","status":202}}`
+	log := strings.Join([]string{
+		init(0), result(0), initialized,
+		`{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/list"},` + post + `}`,
+		init(0), // the next client, while the first waits
+		`{"dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}}`,
+		result(0), initialized,
+	}, "\n") + "\n"
+	v, _ := New()
+	rep := v.Check(context.Background(), []Input{ReaderInput("stateless.jsonl", strings.NewReader(log))})
+	if len(rep.Findings) != 0 || rep.Sessions != 2 {
+		t.Errorf("%s: %v, want two sessions and nothing found", Summary(&rep), rep.Findings)
 	}
 }

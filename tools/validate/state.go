@@ -41,6 +41,10 @@ type checker struct {
 	// lost are the ids of the requests of such POSTs (at most maxLost):
 	// their answers, under no session too, are not checked either.
 	lost map[wire.ID]bool
+	// segments counts the sessions a sessionless HTTP recording holds
+	// (see segment); 0 until it has one.
+	segments  int
+	segmented bool
 }
 
 // forgotEntry is a place in the forgotten queue; a session compacted again
@@ -247,15 +251,18 @@ func (c *checker) item(it *item) {
 	if it.skip {
 		return
 	}
+	if c.sessionless(it) || c.sessionlessAnswer(it) {
+		return
+	}
+	if it.session == "" {
+		it.session = c.segment(it)
+	}
 	if c.ended.has(wire.StringID(it.session)) {
 		what := "a message"
 		if it.event != "" {
 			what = "another " + it.event + " event"
 		}
 		it.finding(RuleAfterShutdown, it.session, "", fmt.Sprintf("%s after the session's shutdown", what))
-		return
-	}
-	if c.sessionless(it) || c.sessionlessAnswer(it) {
 		return
 	}
 	sess := c.session(it.session)
