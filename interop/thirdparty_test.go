@@ -179,14 +179,8 @@ func TestGoSDKEverythingHTTPThroughProxy(t *testing.T) {
 		t.Skip("builds the go-sdk everything-server and runs the conformance suite")
 	}
 	node, dir := tsNode(t)
-	bin := filepath.Join(buildDir, "gosdk-everything-server")
-	if b, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
-		t.Fatalf("go build the go-sdk everything-server: %v\n%s", err, b)
-	}
-	addr := freeAddr(t)
-	startUntilListening(t, exec.Command(bin, "-stateless=false", "-http", addr), addr)
 	rec := filepath.Join(t.TempDir(), "gosdk-http.jsonl")
-	front, stop := startProxyHTTP(t, "http://"+addr+"/mcp", rec)
+	front, stop := goSDKBehindProxy(t, false, rec)
 	// The server passes the suite without the proxy: so it must with it.
 	if total, passed, out := runSuite(t, node, dir, front+"/mcp"); !passed {
 		t.Errorf("the conformance suite through the proxy: %s\n%s", total, out)
@@ -208,14 +202,8 @@ func TestGoSDKEverythingStatelessThroughProxy(t *testing.T) {
 		t.Skip("builds the go-sdk everything-server and runs the conformance suite")
 	}
 	node, dir := tsNode(t)
-	bin := filepath.Join(buildDir, "gosdk-everything-server")
-	if b, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
-		t.Fatalf("go build the go-sdk everything-server: %v\n%s", err, b)
-	}
-	addr := freeAddr(t)
-	startUntilListening(t, exec.Command(bin, "-stateless=true", "-http", addr), addr)
 	rec := filepath.Join(t.TempDir(), "gosdk-stateless.jsonl")
-	front, stop := startProxyHTTP(t, "http://"+addr+"/mcp", rec)
+	front, stop := goSDKBehindProxy(t, true, rec)
 	// Without sessions some scenarios cannot pass (a server request needs
 	// a stream to the client): what counts is that the traffic validates.
 	total, _, _ := runSuite(t, node, dir, front+"/mcp")
@@ -223,6 +211,20 @@ func TestGoSDKEverythingStatelessThroughProxy(t *testing.T) {
 	driveEverything(t, node, dir, "http", front+"/mcp")
 	stop()
 	t.Log(validateRecording(t, rec, 150))
+}
+
+// goSDKBehindProxy builds and starts the go-sdk's everything-server
+// (with sessions or without) and the HTTP proxy in front of it, recording
+// to rec; it returns the proxy's URL and its stop.
+func goSDKBehindProxy(t *testing.T, stateless bool, rec string) (front string, stop func()) {
+	t.Helper()
+	bin := filepath.Join(buildDir, "gosdk-everything-server")
+	if b, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
+		t.Fatalf("go build the go-sdk everything-server: %v\n%s", err, b)
+	}
+	addr := freeAddr(t)
+	startUntilListening(t, exec.Command(bin, fmt.Sprintf("-stateless=%v", stateless), "-http", addr), addr)
+	return startProxyHTTP(t, "http://"+addr+"/mcp", rec)
 }
 
 // startUntilListening starts cmd and waits until addr accepts; the test's
