@@ -43,7 +43,7 @@ func newTap(w io.Writer, check bool, findings io.Writer, redact ...string) (*tap
 	if check {
 		pr, pw := io.Pipe()
 		outs = append(outs, pw)
-		v, err := validate.New(validate.WithLive(), validate.WithFindingHandler(func(f validate.Finding) { fmt.Fprintln(findings, "mcpstack proxy:", f) }))
+		v, err := validate.New(validate.WithLive(), validate.WithFormat(validate.FormatRecorded), validate.WithFindingHandler(func(f validate.Finding) { fmt.Fprintln(findings, "mcpstack proxy:", f) }))
 		if err != nil {
 			return nil, err
 		}

@@ -51,8 +51,14 @@ Flags:
 // Command runs "mcpstack proxy" with the arguments after its name.
 func Command(args []string, stdout, stderr io.Writer) int {
 	// The server's stderr, the live findings and the summary share it,
-	// from their own goroutines.
+	// from their own goroutines. A file (the terminal) is the server's
+	// own, as without the proxy: exec copies anything else, through a
+	// goroutine, which must take the lock too.
+	serverErr := stderr
 	stderr = &lockedWriter{w: stderr}
+	if _, isFile := serverErr.(*os.File); !isFile {
+		serverErr = stderr
+	}
 	fl := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	recordTo := fl.String("record", "", "append the messages to `FILE` (the recording format)")
 	check := fl.Bool("check", false, "validate the messages as they go by; findings on stderr")
@@ -123,7 +129,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "mcpstack proxy: give the server command after --, or --upstream and --http\n")
 		return 2
 	default:
-		code = runStdio(fl.Args(), os.Stdin, stdout, stderr, t)
+		code = runStdio(fl.Args(), os.Stdin, stdout, stderr, serverErr, t)
 	}
 	rep, err := t.end()
 	if err != nil {

@@ -147,8 +147,11 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 			}
 			switch mt {
 			case "application/json":
+				// The answer keeps its status: an error's is judged by it
+				// (two stateless requests may share an id).
+				facts := &record.HTTP{Status: resp.StatusCode, Response: t.headers(resp.Header)}
 				resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip", max: maxLine,
-					done: func(b []byte) { t.message(session, server.ServerToClient, b) }}
+					done: func(b []byte) { t.messageHTTP(session, server.ServerToClient, b, facts) }}
 			case "text/event-stream":
 				resp.Body = &sseBody{ReadCloser: resp.Body, events: eventSplitter{max: maxLine}, message: func(event string, b []byte) {
 					if event == "endpoint" { // HTTP+SSE: the stream's session is in the URL it names

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/mcpstack/mcpstack/server"
 )
@@ -22,10 +23,13 @@ const stdioSession = "stdio"
 
 // runStdio starts the server command and passes the client's bytes to
 // it and its bytes back, unchanged, recording each line; its exit status
-// is the server's.
-func runStdio(argv []string, in io.Reader, out, errOut io.Writer, t *tap) int {
+// is the server's. serverErr is where the server's stderr goes.
+func runStdio(argv []string, in io.Reader, out, errOut, serverErr io.Writer, t *tap) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = errOut // the server's log passes through
+	cmd.Stderr = serverErr // the server's log passes through
+	// A server that leaves a child holding a copied stderr must not hold
+	// the proxy past its own exit.
+	cmd.WaitDelay = 2 * time.Second
 	toServer, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintln(errOut, "mcpstack proxy:", err)

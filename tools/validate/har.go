@@ -286,7 +286,11 @@ func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 			add(started, "s2c", map[string]any{"event": eventRefused, "status": e.Response.Status, "answers": answers})
 		}
 	case mt == "application/json" && len(bytes.TrimSpace(body)) > 0:
-		message(started, "s2c", bytes.TrimSpace(body), nil)
+		facts := map[string]any{"response": stringMap(httpfacts.Kept(respH))}
+		if e.Response.Status >= 100 && e.Response.Status <= 599 {
+			facts["status"] = e.Response.Status
+		}
+		message(started, "s2c", bytes.TrimSpace(body), facts)
 	case mt == "text/event-stream":
 		events.Reset(bytes.NewReader(body))
 		for {

@@ -190,8 +190,9 @@ func (c *checker) sessionlessAnswer(it *item) bool {
 	return true
 }
 
-// jsonStatus is the status of an exchange answered with one JSON body
-// (0 for any other: a stream's status says nothing of each answer).
+// jsonStatus is the HTTP status an answer line records, when it was one
+// JSON body (0 for any other: a stream's status says nothing of each
+// answer on it).
 func jsonStatus(h *httpFacts) int {
 	if h == nil || h.sse {
 		return 0
@@ -202,10 +203,12 @@ func jsonStatus(h *httpFacts) int {
 	return h.status
 }
 
-// errorStatus holds a JSON error answer's HTTP status to the one the
-// revision gives its code (wire.Transport.ErrorStatus).
-func (c *checker) errorStatus(it *item, m *message, o *openReq, rev *revision) {
-	if o.httpStatus == 0 || rev.spec.Transport.ErrorStatus == nil {
+// errorStatus holds a JSON error answer's HTTP status (recorded on its
+// own line) to the one the revision gives its code
+// (wire.Transport.ErrorStatus).
+func (c *checker) errorStatus(it *item, m *message, rev *revision) {
+	status := jsonStatus(it.http)
+	if status == 0 || rev.spec.Transport.ErrorStatus == nil {
 		return
 	}
 	errObj, _ := m.obj["error"].(map[string]any)
@@ -213,8 +216,8 @@ func (c *checker) errorStatus(it *item, m *message, o *openReq, rev *revision) {
 	if err != nil {
 		return
 	}
-	if want := rev.spec.Transport.ErrorStatus[int(code)]; want != 0 && want != o.httpStatus {
-		it.finding(RuleHTTPErrorStatus, it.session, m.ptr+"/error/code", fmt.Sprintf("error %d came with HTTP %d (line %d); %s gives it %d", code, o.httpStatus, o.line, rev.name(), want))
+	if want := rev.spec.Transport.ErrorStatus[int(code)]; want != 0 && want != status {
+		it.finding(RuleHTTPErrorStatus, it.session, m.ptr+"/error/code", fmt.Sprintf("error %d came with HTTP %d; %s gives it %d", code, status, rev.name(), want))
 	}
 }
 
@@ -222,10 +225,11 @@ func (c *checker) errorStatus(it *item, m *message, o *openReq, rev *revision) {
 // server without session ids (the stateless mode of the SDKs) puts every
 // client of a recording under no session; one after another, each begins
 // with its initialize. So each initialize after one that was sent starts
-// a session of its own, "no-id #n", and a server's answer goes to
-// the one whose request it answers (the newest first). Clients that
-// overlap cannot be told apart this way; sequential ones (a CI run, the
-// conformance suite) can. Lines of other recordings keep their "".
+// a session of its own: the first keeps "", the next are "no-id #n" (a
+// space: no Mcp-Session-Id has one). A server's answer goes to the one
+// whose request it answers, the newest first. Clients that overlap cannot
+// be told apart this way; sequential ones (a CI run, the conformance
+// suite) can. Lines of other recordings keep their "".
 func (c *checker) segment(it *item) string {
 	if it.http != nil && it.dir == fromClient {
 		c.segmented = true
@@ -233,17 +237,20 @@ func (c *checker) segment(it *item) string {
 	if !c.segmented {
 		return ""
 	}
-	name := func(n int) string { return fmt.Sprintf("no-id #%d", n) } // a space: no Mcp-Session-Id has one
 	if c.segments == 0 {
 		c.segments = 1
 	}
 	if it.dir == fromClient {
-		if c.initializes(it) {
-			if s := c.sessions[name(c.segments)]; s != nil && s.initSent {
-				c.segments++
+		if c.initializes(it) && c.segmentUsed(segmentName(c.segments)) {
+			c.segments++
+			// An older one than an answer is looked for in is over: its
+			// open requests are reported now, and it is let go, so that
+			// a log of initialize after initialize stays bounded.
+			if old := c.segments - maxSegmentsBack; old >= 1 {
+				c.retire(it, segmentName(old))
 			}
 		}
-		return name(c.segments)
+		return segmentName(c.segments)
 	}
 	ids := it.answers
 	for _, m := range it.msgs {
@@ -251,18 +258,58 @@ func (c *checker) segment(it *item) string {
 			ids = append(ids, m.id)
 		}
 	}
+	if len(ids) == 0 {
+		return segmentName(c.segments)
+	}
 	for n := c.segments; n >= 1 && n > c.segments-maxSegmentsBack; n-- {
-		s := c.sessions[name(n)]
+		s := c.sessions[segmentName(n)]
 		if s == nil {
 			continue
 		}
 		for _, id := range ids {
 			if s.open[fromClient][id] != nil {
-				return name(n)
+				return segmentName(n)
 			}
 		}
 	}
-	return name(c.segments)
+	return segmentName(c.segments)
+}
+
+// segmentName is the name of the n-th session of no id.
+func segmentName(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("no-id #%d", n)
+}
+
+// segmentUsed reports whether a segment has had its initialize, or is
+// over (ended by a shutdown, or forgotten): the next initialize begins
+// another.
+func (c *checker) segmentUsed(name string) bool {
+	if s := c.sessions[name]; s != nil {
+		return s.initSent
+	}
+	return c.ended.has(wire.StringID(name)) || c.forgotten[name] != nil
+}
+
+// retire ends a segment no answer can reach any more: what it left open
+// is found now (as at a shutdown), and its state is let go.
+func (c *checker) retire(it *item, name string) {
+	s := c.sessions[name]
+	if s == nil {
+		delete(c.forgotten, name)
+		return
+	}
+	it.findings = append(it.findings, s.earlyFinding()...)
+	it.findings = append(it.findings, c.unanswered(s, "the next client's initialize")...)
+	delete(c.sessions, name)
+	for i, o := range c.order {
+		if o == s {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
 }
 
 // maxSegmentsBack bounds how far back an answer is looked for.

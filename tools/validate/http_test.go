@@ -249,3 +249,60 @@ func TestSessionlessClientsAreTheirOwnSessions(t *testing.T) {
 		t.Errorf("%s: %v, want two sessions and nothing found", Summary(&rep), rep.Findings)
 	}
 }
+
+// The segments of a sessionless recording: a DELETE under no session
+// ends one and the next client begins another; answers stay with their
+// own exchange's status (two stateless requests may share an id); and a
+// log of initialize after initialize lets old segments go, reporting
+// what they left open.
+func TestSessionlessSegments(t *testing.T) {
+	post := func(status int) string {
+		return fmt.Sprintf(`"http":{"method":"POST","status":%d,"request":{"Content-Type":"application/json"},"response":{"Content-Type":"application/json"}}`, status)
+	}
+	answer := func(status int) string {
+		return fmt.Sprintf(`"http":{"status":%d,"response":{"Content-Type":"application/json"}}`, status)
+	}
+	init := `{"dir":"c2s","msg":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}},` + post(200) + `}`
+	result := `{"dir":"s2c","msg":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26","capabilities":{},"serverInfo":{"name":"s","version":"1"}}},` + answer(200) + `}`
+	initialized := `{"dir":"c2s","msg":{"jsonrpc":"2.0","method":"notifications/initialized"},"http":{"method":"POST","status":202}}`
+	check := func(t *testing.T, lines ...string) Report {
+		t.Helper()
+		v, _ := New()
+		return v.Check(context.Background(), []Input{ReaderInput("segments.jsonl", strings.NewReader(strings.Join(lines, "\n")+"\n"))})
+	}
+	t.Run("a DELETE ends one", func(t *testing.T) {
+		rep := check(t, init, result, initialized, `{"dir":"c2s","event":"shutdown"}`, init, result, initialized)
+		if len(rep.Findings) != 0 || rep.Sessions != 2 {
+			t.Errorf("%s: %v", Summary(&rep), rep.Findings)
+		}
+	})
+	t.Run("shared ids keep their statuses", func(t *testing.T) {
+		meta := `"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
+		rep := check(t,
+			`{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/list",`+meta+`},`+post(200)+`}`,
+			`{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"nope/nothing",`+meta+`},`+post(404)+`}`,
+			`{"dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}},`+answer(404)+`}`,
+			`{"dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":0,"cacheScope":"private"}},`+answer(200)+`}`)
+		for _, f := range rep.Findings {
+			if f.Rule == RuleHTTPErrorStatus {
+				t.Errorf("the 404's error judged by the other exchange's 200: %s", f)
+			}
+		}
+	})
+	t.Run("old segments let go", func(t *testing.T) {
+		var lines []string
+		for range maxSegmentsBack + 10 {
+			lines = append(lines, init) // never answered
+		}
+		rep := check(t, lines...)
+		retired := 0
+		for _, f := range rep.Findings {
+			if f.Rule == RuleUnanswered && strings.Contains(f.Reason, "the next client's initialize") {
+				retired++
+			}
+		}
+		if retired != 10 {
+			t.Errorf("%d segments reported as let go, want 10: %s", retired, Summary(&rep))
+		}
+	})
+}

@@ -35,6 +35,11 @@ func newChunk(input int) *chunk {
 	return &chunk{input: input, items: make([]item, 0, 64), buf: make([]byte, 0, 64<<10)}
 }
 
+// newLineChunk is a chunk for one line (WithLive): sized for it.
+func newLineChunk(input int) *chunk {
+	return &chunk{input: input, items: make([]item, 0, 1)}
+}
+
 // add copies a line into the chunk.
 func (c *chunk) add(it item, data []byte) {
 	c.offs = append(c.offs, len(c.buf))
@@ -131,7 +136,11 @@ func (r *run) readOne(idx int, in Input, out chan<- *chunk) {
 		}
 		lr, format = h, FormatRecorded
 	}
-	c := newChunk(idx)
+	fresh := newChunk
+	if r.cfg.live {
+		fresh = newLineChunk
+	}
+	c := fresh(idx)
 	for !r.stopped() {
 		data, line, long, ok := lr.next()
 		if !ok {
@@ -142,7 +151,7 @@ func (r *run) readOne(idx int, in Input, out chan<- *chunk) {
 			format = decideFormat(c, format)
 			c.seal()
 			out <- c
-			c = newChunk(idx)
+			c = fresh(idx)
 		}
 	}
 	decideFormat(c, format)

@@ -217,17 +217,12 @@ func TestPlantedViolations(t *testing.T) {
 			return n
 		}, nil, ""},
 		{RuleHTTPErrorStatus, base2026, func(r *recording) int { // -32601 with 200, not 404
-			n := r.find(isMethod("tools/call"))
-			answer := r.answer(n)
-			r.editRecord(n, func(rec map[string]any) {
+			answer := r.answer(r.find(isMethod("tools/call")))
+			r.editRecord(answer, func(rec map[string]any) {
 				m := rec["msg"].(map[string]any)
-				pv := params(m)["_meta"].(map[string]any)["io.modelcontextprotocol/protocolVersion"]
-				rec["http"] = map[string]any{"method": "POST", "status": 200, "response": map[string]any{"Content-Type": "application/json"},
-					"request": map[string]any{"Mcp-Protocol-Version": pv, "Mcp-Method": "tools/call", "Mcp-Name": params(m)["name"]}}
-			})
-			r.edit(answer, func(m map[string]any) {
 				delete(m, "result")
 				m["error"] = map[string]any{"code": -32601, "message": "Method not found"}
+				rec["http"] = map[string]any{"status": 200, "response": map[string]any{"Content-Type": "application/json"}}
 			})
 			return answer
 		}, nil, ""},

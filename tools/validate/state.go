@@ -105,7 +105,6 @@ type openReq struct {
 	taskID      string         // the task a tasks/* request names
 	clientCaps  map[string]any // 2026-07-28: what params._meta declared
 	next        *openReq       // a later stateless request with the same id, still open
-	httpStatus  int            // the status of its exchange, with a JSON answer (0: none recorded)
 }
 
 // session is the state machine of one session.
@@ -566,7 +565,7 @@ func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *
 		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s already used id %s in this session", s, m.id))
 	}
 	sess.used[s].add(m.id)
-	o := &openReq{method: m.method, name: it.name, line: it.line, rev: rev, taskID: taskOf(m), httpStatus: jsonStatus(it.http)}
+	o := &openReq{method: m.method, name: it.name, line: it.line, rev: rev, taskID: taskOf(m)}
 	_, o.task = m.params["task"]
 	if tok, ok := progressTokenOf(m.params); ok {
 		if other := sess.tokens[s][tok]; other != nil {
@@ -701,7 +700,7 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 	}
 	rev := o.rev
 	if m.kind == kindError && rev != nil {
-		c.errorStatus(it, m, o, rev)
+		c.errorStatus(it, m, rev)
 	}
 	result, _ := m.obj["result"].(map[string]any)
 	if o.method == methodInitialize && r == fromClient && rev != nil && rev.lifecycle {
