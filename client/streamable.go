@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/sse"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
@@ -82,7 +83,7 @@ type head struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		// The members Mcp-Name may repeat (wire.NameParam).
+		// The members Mcp-Name may repeat (generated.NameParam).
 		Name   string         `json:"name"`
 		URI    string         `json:"uri"`
 		TaskID string         `json:"taskId"`
@@ -92,7 +93,7 @@ type head struct {
 
 // routingName is the value of the Mcp-Name header of the request.
 func (hd *head) routingName() string {
-	switch wire.NameParam(hd.Method) {
+	switch generated.NameParam(hd.Method) {
 	case "name":
 		return hd.Params.Name
 	case "uri":

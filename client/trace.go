@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/wire"
@@ -42,7 +43,7 @@ func (s *Session) instrument(ctx context.Context, spec *wire.Spec, m wire.Method
 	name := m.Name
 	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", m.Name), attribute.String("jsonrpc.protocol.version", "2.0"),
 		attribute.String("jsonrpc.request.id", fmt.Sprint(id.Value())), attribute.String("mcp.protocol.version", spec.Revision)}
-	target, _ := params[wire.NameParam(m.Name)].(string)
+	target, _ := params[generated.NameParam(m.Name)].(string)
 	switch m.Name {
 	case mcp.MethodCallTool:
 		if target != "" {

@@ -31,8 +31,8 @@ func (c *canonical) revision(rs *revisionSchema) *file {
 		if _, ok := rs.Defs[rm.Result+"Response"]; ok && rm.Result != "" {
 			response = rm.Result + "Response"
 		}
-		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskResult: %q, TaskExtension: %q, Extension: %q},",
-			me.Name, me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskResult, rm.TaskExtension, rm.Extension)
+		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskResult: %q, TaskExtension: %q, Extension: %q, NameParam: %q},",
+			me.Name, me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskResult, rm.TaskExtension, rm.Extension, rm.NameParam)
 	}
 	f.p("}, %s%s)", c.transport.goTransport(rs.Name), extensionArgs(rs))
 	return f
@@ -71,6 +71,11 @@ func (c *canonical) registry() *file {
 	f.p("// Assumed is the revision of a request that names none (Streamable HTTP")
 	f.p("// without MCP-Protocol-Version): schema/transport.json.")
 	f.p("var Assumed = %s.Spec\n", revisionPackage(c.transport.AssumedRevision.Revision))
+	f.p("// NameParam is the params member whose value a request repeats in its")
+	f.p("// Mcp-Name header (x-mcp-name in the request's schema, in the newest")
+	f.p("// revision that has one), \"\" for a method without one.")
+	f.p("func NameParam(method string) string {")
+	f.p("\tfor i := len(Specs) - 1; i >= 0; i-- {\n\t\tif m, ok := Specs[i].Methods[method]; ok && m.NameParam != \"\" {\n\t\t\treturn m.NameParam\n\t\t}\n\t}\n\treturn \"\"\n}\n")
 	f.p("// Latest is the newest supported revision.")
 	f.p("func Latest() *wire.Spec { return Specs[len(Specs)-1] }")
 	return f

@@ -19,6 +19,7 @@ type definition struct {
 	Description string
 	Result      string // x-mcp-result: the result definition a request is answered with
 	TaskResult  string // x-mcp-task-result: the one it is answered with when it runs as a task
+	NameParam   string // x-mcp-name: the params member its Mcp-Name header repeats
 	Extension   string // the extension that adds it; "" for the revision's own
 	Body        *schemas.Type
 }
@@ -39,6 +40,7 @@ type annotations struct {
 	Description string `json:"description"`
 	Result      string `json:"x-mcp-result"`
 	TaskResult  string `json:"x-mcp-task-result"`
+	NameParam   string `json:"x-mcp-name"`
 }
 
 // loadRevision parses every definition file of one revision, and of the
@@ -93,8 +95,29 @@ func loadRevision(fsys fs.FS, rev string, index int, exts []*extension) (*revisi
 				return nil, fmt.Errorf("%s: %s %q names no definition of %s", def.Path, a.keyword, a.ref, rev)
 			}
 		}
+		if def.NameParam != "" && !rs.hasParam(def, def.NameParam) {
+			return nil, fmt.Errorf("%s: x-mcp-name %q is not a member of its params", def.Path, def.NameParam)
+		}
 	}
 	return rs, nil
+}
+
+// hasParam reports whether a request's params (inline or a reference to
+// another definition) has the member name.
+func (rs *revisionSchema) hasParam(def *definition, name string) bool {
+	params := def.Body.Properties["params"]
+	if params == nil {
+		return false
+	}
+	if params.Ref != "" {
+		d := rs.Defs[refName(params.Ref)]
+		if d == nil {
+			return false
+		}
+		params = d.Body
+	}
+	_, ok := params.Properties[name]
+	return ok
 }
 
 func parseDefinition(p string, raw []byte) (*definition, error) {
@@ -119,6 +142,7 @@ func parseDefinition(p string, raw []byte) (*definition, error) {
 		Description: ann.Description,
 		Result:      ann.Result,
 		TaskResult:  ann.TaskResult,
+		NameParam:   ann.NameParam,
 		Body:        (*schemas.Type)(s.ObjectAsType),
 	}, nil
 }

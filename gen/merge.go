@@ -226,6 +226,7 @@ func (m *model) buildMethods() error {
 					rm.S2C, me.S2C = true, true
 				}
 				rm.ParamsRequired = has(def.Body.Required, "params")
+				rm.NameParam = def.NameParam
 				me.Request = reqName
 				if !side.notify {
 					if def.Result == "" {

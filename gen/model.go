@@ -123,6 +123,7 @@ type revMethod struct {
 	Result         string // definition the result is validated against
 	ParamsRequired bool
 	TaskResult     string // what it is answered with when it runs as a task; "" when it cannot
+	NameParam      string // the params member its Mcp-Name header repeats (x-mcp-name); "" for none
 	TaskExtension  string // the extension that lets it run as a task ("" for params.task)
 	Extension      string // the extension that adds it ("" for the revision's own)
 	C2S, S2C       bool

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
@@ -148,7 +149,7 @@ func (s *Server) observeRefused(ctx context.Context, m Served, reply []byte) {
 func served(msg *jsonrpc.Message, revision, session, transport string) Served {
 	m := Served{Method: msg.Method, ID: msg.ID, Revision: revision, Session: session, Transport: transport}
 	if params, ok := msg.Params.(map[string]any); ok {
-		if p := wire.NameParam(msg.Method); p != "" && msg.Method != mcp.MethodGetTask && msg.Method != mcp.MethodUpdateTask && msg.Method != mcp.MethodCancelTask {
+		if p := generated.NameParam(msg.Method); p != "" && msg.Method != mcp.MethodGetTask && msg.Method != mcp.MethodUpdateTask && msg.Method != mcp.MethodCancelTask {
 			m.Target, _ = params[p].(string)
 		}
 		m.Meta, _ = params["_meta"].(map[string]any)

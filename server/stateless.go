@@ -269,7 +269,7 @@ func checkHeaders(h *RequestHeaders, msg *jsonrpc.Message, version string, param
 	if h.Method != msg.Method {
 		return mismatch("Mcp-Method", h.Method, msg.Method)
 	}
-	param := wire.NameParam(msg.Method)
+	param := generated.NameParam(msg.Method)
 	if param == "" {
 		return nil
 	}

@@ -29,19 +29,3 @@ func WithMeta(tree map[string]any, key string, value any) map[string]any {
 	tree["_meta"] = meta
 	return tree
 }
-
-// NameParam is the params member whose value a request repeats in the
-// Mcp-Name header (Streamable HTTP of 2026-07-28; SEP-2663 adds the task
-// id of tasks/*), "" for a method without one. The client sets the header
-// from it, the server holds the header to it.
-func NameParam(method string) string {
-	switch method {
-	case "tools/call", "prompts/get":
-		return "name"
-	case "resources/read":
-		return "uri"
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		return "taskId"
-	}
-	return ""
-}

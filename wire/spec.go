@@ -42,6 +42,10 @@ type Method struct {
 	// revision: a client that does not declare it in its capabilities
 	// gets -32021.
 	Extension string
+	// NameParam is the params member its Mcp-Name header repeats
+	// (Streamable HTTP of 2026-07-28: x-mcp-name in its schema); "" for
+	// none.
+	NameParam string
 }
 
 // Spec is everything mcpstack knows of one protocol revision: its method

@@ -110,8 +110,8 @@ func (c *checker) exchange(sess *session, it *item) {
 		meta, _ := m.params["_meta"].(map[string]any)
 		pv, _ := meta[wire.MetaProtocolVersion].(string)
 		mirrors := []struct{ header, body string }{{headerProtocolVersion, pv}, {headerMethod, m.method}}
-		if param := wire.NameParam(m.method); param != "" {
-			name, _ := m.params[param].(string)
+		if md, _ := rev.spec.Method(m.method); md.NameParam != "" {
+			name, _ := m.params[md.NameParam].(string)
 			mirrors = append(mirrors, struct{ header, body string }{headerName, name})
 		}
 		for _, mr := range mirrors {

@@ -29,5 +29,17 @@ func Lookup(revision string) *wire.Spec {
 // without MCP-Protocol-Version): schema/transport.json.
 var Assumed = mcp20990101.Spec
 
+// NameParam is the params member whose value a request repeats in its
+// Mcp-Name header (x-mcp-name in the request's schema, in the newest
+// revision that has one), "" for a method without one.
+func NameParam(method string) string {
+	for i := len(Specs) - 1; i >= 0; i-- {
+		if m, ok := Specs[i].Methods[method]; ok && m.NameParam != "" {
+			return m.NameParam
+		}
+	}
+	return ""
+}
+
 // Latest is the newest supported revision.
 func Latest() *wire.Spec { return Specs[len(Specs)-1] }
