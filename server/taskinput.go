@@ -47,19 +47,6 @@ func (in *taskInputs) drop() {
 	}
 }
 
-// requests is the inputRequests member of tasks/get: the pending requests
-// in the revision's shape.
-func (in *taskInputs) requests() map[string]any {
-	if len(in.pending) == 0 {
-		return nil
-	}
-	out := make(map[string]any, len(in.pending))
-	for k, i := range in.pending {
-		out[k] = map[string]any{"method": i.method, "params": i.params}
-	}
-	return out
-}
-
 // askClient asks the client for inputs through the task and waits for the
 // answers, decoded by method; the task is input_required meanwhile. The
 // keys the client sees are the method's, made unique over the task's life.

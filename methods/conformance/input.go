@@ -67,6 +67,21 @@ func formInput(message, field, typ string) peer.Input {
 	}}
 }
 
+// askField asks the user one question of one form field and returns the
+// answer; a result or an error ends the call (as of ask and formValue).
+func askField[T string | bool](ctx context.Context, key, question, field string) (v T, res *mcp.CallToolResult, err error) {
+	typ := "string"
+	if _, isBool := any(v).(bool); isBool {
+		typ = "boolean"
+	}
+	answers, res, err := ask(ctx, "elicitation", map[string]peer.Input{key: formInput(question, field, typ)})
+	if res != nil || err != nil {
+		return v, res, err
+	}
+	v, res = formValue[T](answers, key, field)
+	return v, res, nil
+}
+
 // samplingInput asks the client's model to answer prompt.
 func samplingInput(prompt string, maxTokens int64) peer.Input {
 	return peer.Input{Method: mcp.MethodCreateMessage, Params: &mcp.CreateMessageRequestParams{
@@ -213,13 +228,9 @@ func rootsText(r *mcp.ListRootsResult) string {
 }
 
 func (f *Fixtures) runInputElicitation(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
-	answers, res, err := ask(ctx, "elicitation", map[string]peer.Input{KeyUserName: formInput(NameQuestion, "name", "string")})
+	name, res, err := askField[string](ctx, KeyUserName, NameQuestion, "name")
 	if res != nil || err != nil {
 		return res, err
-	}
-	name, res := formValue[string](answers, KeyUserName, "name")
-	if res != nil {
-		return res, nil
 	}
 	return result(text("Hello, " + name + "!")), nil
 }
@@ -252,21 +263,13 @@ func (f *Fixtures) runInputListRoots(ctx context.Context, _ map[string]any) (*mc
 // under 2026-07-28 that is a second input-required result, the answer to
 // step1 travelling in the requestState.
 func (f *Fixtures) runInputMultiRound(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
-	answers, res, err := ask(ctx, "elicitation", map[string]peer.Input{KeyStep1: formInput(Step1Question, "name", "string")})
+	name, res, err := askField[string](ctx, KeyStep1, Step1Question, "name")
 	if res != nil || err != nil {
 		return res, err
 	}
-	name, res := formValue[string](answers, KeyStep1, "name")
-	if res != nil {
-		return res, nil
-	}
-	answers, res, err = ask(ctx, "elicitation", map[string]peer.Input{KeyStep2: formInput(Step2Question, "color", "string")})
+	color, res, err := askField[string](ctx, KeyStep2, Step2Question, "color")
 	if res != nil || err != nil {
 		return res, err
-	}
-	color, res := formValue[string](answers, KeyStep2, "color")
-	if res != nil {
-		return res, nil
 	}
 	return result(text(fmt.Sprintf("Hello, %s! Your favorite color is %s.", name, color))), nil
 }
@@ -298,12 +301,7 @@ func (f *Fixtures) runInputMultiple(ctx context.Context, _ map[string]any) (*mcp
 
 // confirm asks the user to confirm and returns the ok they gave.
 func confirm(ctx context.Context) (bool, *mcp.CallToolResult, error) {
-	answers, res, err := ask(ctx, "elicitation", map[string]peer.Input{KeyConfirm: formInput(ConfirmQuestion, "ok", "boolean")})
-	if res != nil || err != nil {
-		return false, res, err
-	}
-	ok, res := formValue[bool](answers, KeyConfirm, "ok")
-	return ok, res, nil
+	return askField[bool](ctx, KeyConfirm, ConfirmQuestion, "ok")
 }
 
 // runInputRequestState answers "state-ok" once it has the confirmation:

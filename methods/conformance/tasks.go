@@ -92,15 +92,11 @@ func (f *Fixtures) runConfirmDelete(ctx context.Context, args map[string]any) (*
 	if err := sleep(ctx, taskWork*f.step); err != nil {
 		return nil, err
 	}
-	answers, res, err := ask(ctx, "elicitation", map[string]peer.Input{KeyConfirm: formInput("Delete "+filename+"?", "confirm", "boolean")})
+	ok, res, err := askField[bool](ctx, KeyConfirm, "Delete "+filename+"?", "confirm")
 	if res != nil || err != nil {
 		return res, err
 	}
-	ok, res := formValue[bool](answers, KeyConfirm, "confirm")
-	switch {
-	case res != nil:
-		return res, nil
-	case !ok:
+	if !ok {
 		return result(text("Kept " + filename + ".")), nil
 	}
 	return result(text("Deleted " + filename + ".")), nil
@@ -129,13 +125,9 @@ func (f *Fixtures) runMultiInput(ctx context.Context, _ map[string]any) (*mcp.Ca
 }
 
 func (f *Fixtures) runTaskAfterInput(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
-	answers, res, err := ask(ctx, "elicitation", map[string]peer.Input{KeyUserName: formInput(NameQuestion, "name", "string")})
+	name, res, err := askField[string](ctx, KeyUserName, NameQuestion, "name")
 	if res != nil || err != nil {
 		return res, err
-	}
-	name, res := formValue[string](answers, KeyUserName, "name")
-	if res != nil {
-		return res, nil
 	}
 	if err := sleep(ctx, taskWork*f.step); err != nil {
 		return nil, err

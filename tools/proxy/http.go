@@ -117,13 +117,14 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 			if session == "" {
 				session = x.session
 			}
+			respHeaders := t.headers(resp.Header)
 			// The request is recorded now, under the session initialize's
 			// answer opens, and before what answers it, with the facts of
 			// its exchange.
 			if len(x.body) > 0 && !x.recorded {
 				t.messageHTTP(session, server.ClientToServer, x.body, &record.HTTP{
 					Method: x.method, Status: resp.StatusCode,
-					Request: x.headers, Response: t.headers(resp.Header),
+					Request: x.headers, Response: respHeaders,
 				})
 			}
 			if x.method == http.MethodDelete && resp.StatusCode/100 == 2 {
@@ -149,7 +150,7 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 			case "application/json":
 				// The answer keeps its status: an error's is judged by it
 				// (two stateless requests may share an id).
-				facts := &record.HTTP{Status: resp.StatusCode, Response: t.headers(resp.Header)}
+				facts := &record.HTTP{Status: resp.StatusCode, Response: respHeaders}
 				resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip", max: maxLine,
 					done: func(b []byte) { t.messageHTTP(session, server.ServerToClient, b, facts) }}
 			case "text/event-stream":
@@ -168,12 +169,13 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), headers: t.headers(r.Header)}
+		// HTTP+SSE (2024-11-05): POST /messages?sessionId=... is answered
+		// on the session's GET stream, maybe before the POST's own 202: the
+		// request is recorded before it goes on.
+		sseSession := false
 		if x.session == "" {
-			// HTTP+SSE (2024-11-05): POST /messages?sessionId=... is
-			// answered on the session's GET stream, maybe before the
-			// POST's own 202: the request is recorded before it goes on.
 			x.session = httpfacts.QuerySession(r.URL)
-			x.early = x.session != ""
+			sseSession = x.session != ""
 		}
 		if r.Body != nil && r.Method == http.MethodPost {
 			b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -188,7 +190,7 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 			}
 			x.body = bytes.TrimSpace(b)
 			r.Body = io.NopCloser(bytes.NewReader(b)) // the same bytes go on
-			if x.early && len(x.body) > 0 {
+			if sseSession && len(x.body) > 0 {
 				t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, SSE: true, Request: x.headers})
 				x.recorded = true
 			}
@@ -251,8 +253,7 @@ type exchange struct {
 	method, session string
 	headers         map[string]string // the recorded ones
 	body            []byte
-	early           bool // HTTP+SSE: record the body before forwarding it
-	recorded        bool // the body is recorded already
+	recorded        bool // the body is recorded already (HTTP+SSE: before it went on)
 }
 
 type exchangeKey struct{}

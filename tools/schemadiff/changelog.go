@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -207,10 +208,13 @@ func classify(d Difference) []Change {
 		_ = json.Unmarshal(d.Theirs, &is)
 		base := strings.TrimSuffix(d.Path, "/required")
 		var out []Change
-		for _, p := range minus(is, was) {
+		made, unmade := minus(is, was), minus(was, is)
+		slices.Sort(made)
+		slices.Sort(unmade)
+		for _, p := range made {
 			out = append(out, entry("made required", base+"/properties/"+escape(p), nil, nil))
 		}
-		for _, p := range minus(was, is) {
+		for _, p := range unmade {
 			out = append(out, entry("made optional", base+"/properties/"+escape(p), nil, nil))
 		}
 		return out
@@ -222,11 +226,12 @@ func classify(d Difference) []Change {
 			return []Change{entry("enum changed", d.Path, d.Ours, d.Theirs)}
 		}
 		var out []Change
-		for _, v := range valuesMinus(is, was) {
-			out = append(out, entry("enum value added", d.Path, nil, v))
+		isJSON, wasJSON := encoded(is), encoded(was)
+		for _, v := range minus(isJSON, wasJSON) {
+			out = append(out, entry("enum value added", d.Path, nil, json.RawMessage(v)))
 		}
-		for _, v := range valuesMinus(was, is) {
-			out = append(out, entry("enum value removed", d.Path, v, nil))
+		for _, v := range minus(wasJSON, isJSON) {
+			out = append(out, entry("enum value removed", d.Path, json.RawMessage(v), nil))
 		}
 		return out
 	case "anyOf", "oneOf", "allOf":
@@ -243,34 +248,27 @@ func classify(d Difference) []Change {
 	return []Change{entry("changed", d.Path, d.Ours, d.Theirs)}
 }
 
-// valuesMinus is the values of a that b lacks, encoded, in a's order.
-func valuesMinus(a, b []any) []json.RawMessage {
-	in := map[string]bool{}
-	for _, v := range b {
-		in[string(mustJSON(v))] = true
-	}
-	var out []json.RawMessage
-	for _, v := range a {
-		if k := mustJSON(v); !in[string(k)] {
-			out = append(out, k)
-		}
+// encoded is each value as JSON, to compare values by.
+func encoded(vs []any) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(mustJSON(v))
 	}
 	return out
 }
 
-// minus is the members of a that b lacks, sorted.
-func minus(a, b []string) []string {
-	in := map[string]bool{}
-	for _, s := range b {
-		in[s] = true
+// minus is the members of a that b lacks, in a's order.
+func minus[T comparable](a, b []T) []T {
+	in := make(map[T]bool, len(b))
+	for _, v := range b {
+		in[v] = true
 	}
-	var out []string
-	for _, s := range a {
-		if !in[s] {
-			out = append(out, s)
+	var out []T
+	for _, v := range a {
+		if !in[v] {
+			out = append(out, v)
 		}
 	}
-	sort.Strings(out)
 	return out
 }
 

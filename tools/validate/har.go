@@ -80,7 +80,6 @@ func harHeaders(hs []harHeader) http.Header {
 // harLine is one record of the recording a HAR file becomes.
 type harLine struct {
 	at    time.Time
-	seq   int    // the order of making, for equal times
 	entry int    // 1-based
 	data  []byte // the record, encoded
 }
@@ -136,74 +135,72 @@ func readHAR(r io.Reader, max int) (*harReader, error) {
 		return nil, fmt.Errorf("not a HAR file: %w", err)
 	}
 	h.place()
-	sort.SliceStable(h.lines, func(i, j int) bool {
-		if !h.lines[i].at.Equal(h.lines[j].at) {
-			return h.lines[i].at.Before(h.lines[j].at)
-		}
-		return h.lines[i].seq < h.lines[j].seq
-	})
+	// Records of one time keep the order they were made in.
+	sort.SliceStable(h.lines, func(i, j int) bool { return h.lines[i].at.Before(h.lines[j].at) })
 	return h, nil
 }
 
 // harEntries calls fn with each entry of log.entries, decoding one at a
 // time; it fails on a document that is not {"log":{"entries":[...]}}.
 func harEntries(dec *json.Decoder, fn func(*harEntry) error) error {
-	if err := expectDelim(dec, '{'); err != nil {
-		return err
-	}
 	found := false
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return err
-		}
+	err := members(dec, "", func(key string) error {
 		if key != "log" {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return err
-			}
-			continue
+			return skipValue(dec)
 		}
-		if err := expectDelim(dec, '{'); err != nil {
-			return fmt.Errorf("log: %w", err)
-		}
-		for dec.More() {
-			key, err := dec.Token()
-			if err != nil {
-				return err
-			}
+		return members(dec, "log", func(key string) error {
 			if key != "entries" {
-				var skip json.RawMessage
-				if err := dec.Decode(&skip); err != nil {
-					return err
-				}
-				continue
+				return skipValue(dec)
 			}
 			found = true
 			if err := expectDelim(dec, '['); err != nil {
 				return fmt.Errorf("log.entries: %w", err)
 			}
-			for n := 1; dec.More(); n++ {
+			for n := 0; dec.More(); n++ {
 				var e harEntry
 				if err := dec.Decode(&e); err != nil {
-					return fmt.Errorf("log.entries[%d]: %w", n-1, err)
+					return fmt.Errorf("log.entries[%d]: %w", n, err)
 				}
 				if err := fn(&e); err != nil {
 					return err
 				}
 			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
+			_, err := dec.Token() // ]
+			return err
+		})
+	})
+	if err == nil && !found {
+		err = errors.New("no log.entries")
+	}
+	return err
+}
+
+// members reads the JSON object at dec (at, its path for errors), calling
+// fn with each key: fn reads the value.
+func members(dec *json.Decoder, at string, fn func(key string) error) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		if at != "" {
+			return fmt.Errorf("%s: %w", at, err)
 		}
-		if _, err := dec.Token(); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if err := fn(key.(string)); err != nil {
 			return err
 		}
 	}
-	if !found {
-		return errors.New("no log.entries")
-	}
-	return nil
+	_, err := dec.Token() // }
+	return err
+}
+
+// skipValue reads past the value at dec.
+func skipValue(dec *json.Decoder) error {
+	var skip json.RawMessage
+	return dec.Decode(&skip)
 }
 
 func expectDelim(dec *json.Decoder, want json.Delim) error {
@@ -231,30 +228,11 @@ func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 		session = httpfacts.QuerySession(u)
 		sse = session != ""
 	}
-	add := func(at time.Time, dir string, rec map[string]any) {
-		rec["ts"], rec["session"], rec["dir"] = at.UTC().Format(time.RFC3339Nano), session, dir
-		b, err := json.Marshal(rec)
-		if err != nil {
-			b = []byte(`{"dir":"` + dir + `","raw":"mcpstack validate: a HAR entry that does not encode"}`)
-		}
-		h.lines = append(h.lines, harLine{at: at, seq: len(h.lines), entry: n, data: b})
-	}
-	message := func(at time.Time, dir string, body []byte, facts map[string]any) {
-		rec := map[string]any{}
-		if tree, err := wire.Parse(body); err == nil {
-			rec["msg"] = tree
-		} else {
-			rec["raw"] = string(body)
-		}
-		if facts != nil {
-			rec["http"] = facts
-		}
-		add(at, dir, rec)
-	}
 	var posted []byte
 	if e.Request.Method == http.MethodPost && e.Request.PostData != nil {
 		posted = bytes.TrimSpace([]byte(e.Request.PostData.Text))
 	}
+	var postedTree any // what the POST held, parsed, for anchor
 	if len(posted) > 0 {
 		facts := map[string]any{"method": e.Request.Method, "request": stringMap(httpfacts.Kept(reqH)), "response": stringMap(httpfacts.Kept(respH))}
 		if sse {
@@ -263,7 +241,7 @@ func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 		if e.Response.Status >= 100 && e.Response.Status <= 599 {
 			facts["status"] = e.Response.Status
 		}
-		message(started, "c2s", posted, facts)
+		postedTree = h.message(started, n, session, "c2s", posted, facts)
 	}
 	body := []byte(e.Response.Content.Text)
 	if e.Response.Content.Encoding == "base64" {
@@ -283,14 +261,14 @@ func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 			for i, id := range ids {
 				answers[i] = id.Value()
 			}
-			add(started, "s2c", map[string]any{"event": eventRefused, "status": e.Response.Status, "answers": answers})
+			h.add(started, n, session, "s2c", map[string]any{"event": eventRefused, "status": e.Response.Status, "answers": answers})
 		}
 	case mt == "application/json" && len(bytes.TrimSpace(body)) > 0:
 		facts := map[string]any{"response": stringMap(httpfacts.Kept(respH))}
 		if e.Response.Status >= 100 && e.Response.Status <= 599 {
 			facts["status"] = e.Response.Status
 		}
-		message(started, "s2c", bytes.TrimSpace(body), facts)
+		h.message(started, n, session, "s2c", bytes.TrimSpace(body), facts)
 	case mt == "text/event-stream":
 		events.Reset(bytes.NewReader(body))
 		for {
@@ -310,15 +288,15 @@ func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 			}
 			data := bytes.TrimSpace(ev.Data)
 			if len(posted) > 0 { // a POST's stream answers its request
-				message(started, "s2c", data, nil)
+				h.message(started, n, session, "s2c", data, nil)
 				continue
 			}
 			h.streamed = append(h.streamed, streamEvent{entry: n, session: session, start: started, data: append([]byte(nil), data...)})
 		}
 	}
-	h.anchor(session, started, posted)
+	h.anchor(session, started, postedTree)
 	if e.Request.Method == http.MethodDelete && e.Response.Status/100 == 2 && session != "" {
-		add(started, "c2s", map[string]any{"event": eventShutdown})
+		h.add(started, n, session, "c2s", map[string]any{"event": eventShutdown})
 	}
 }
 
@@ -331,11 +309,35 @@ type streamEvent struct {
 	data    []byte
 }
 
+// add appends a record of entry n.
+func (h *harReader) add(at time.Time, n int, session, dir string, rec map[string]any) {
+	rec["ts"], rec["session"], rec["dir"] = at.UTC().Format(time.RFC3339Nano), session, dir
+	b, err := json.Marshal(rec)
+	if err != nil {
+		b = []byte(`{"dir":"` + dir + `","raw":"mcpstack validate: a HAR entry that does not encode"}`)
+	}
+	h.lines = append(h.lines, harLine{at: at, entry: n, data: b})
+}
+
+// message appends the record of a message of entry n (raw when body is
+// not JSON) and returns it parsed (nil when it is not).
+func (h *harReader) message(at time.Time, n int, session, dir string, body []byte, facts map[string]any) any {
+	tree, err := wire.Parse(body)
+	rec := map[string]any{"msg": tree}
+	if err != nil {
+		tree, rec = nil, map[string]any{"raw": string(body)}
+	}
+	if facts != nil {
+		rec["http"] = facts
+	}
+	h.add(at, n, session, dir, rec)
+	return tree
+}
+
 // anchor remembers when a POST sent its requests and progress tokens:
 // what a GET stream says of them goes after it.
-func (h *harReader) anchor(session string, at time.Time, posted []byte) {
-	tree, err := wire.Parse(posted)
-	if err != nil {
+func (h *harReader) anchor(session string, at time.Time, tree any) {
+	if tree == nil {
 		return
 	}
 	msgs, isBatch := tree.([]any)
@@ -375,7 +377,8 @@ func (h *harReader) place() {
 		if ev.entry != prev {
 			t, prev = ev.start, ev.entry
 		}
-		if tree, err := wire.Parse(ev.data); err == nil {
+		tree, err := wire.Parse(ev.data)
+		if err == nil {
 			msgs, isBatch := tree.([]any) // a batch goes after the latest of its anchors
 			if !isBatch {
 				msgs = []any{tree}
@@ -397,17 +400,11 @@ func (h *harReader) place() {
 				}
 			}
 		}
-		rec := map[string]any{"ts": t.UTC().Format(time.RFC3339Nano), "session": ev.session, "dir": "s2c"}
-		if tree, err := wire.Parse(ev.data); err == nil {
-			rec["msg"] = tree
-		} else {
-			rec["raw"] = string(ev.data)
-		}
-		b, err := json.Marshal(rec)
+		rec := map[string]any{"msg": tree}
 		if err != nil {
-			continue
+			rec = map[string]any{"raw": string(ev.data)}
 		}
-		h.lines = append(h.lines, harLine{at: t, seq: len(h.lines), entry: ev.entry, data: b})
+		h.add(t, ev.entry, ev.session, "s2c", rec)
 	}
 	h.streamed, h.anchors = nil, nil
 }
