@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/mcpstack/mcpstack/schema"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -53,6 +54,7 @@ func TestNoBranchReason(t *testing.T) {
 		"rev/Text.json":  {Data: []byte(`{"type":"object","properties":{"type":{"const":"text"},"text":{"type":"string"}},"required":["type","text"]}`)},
 		"rev/Image.json": {Data: []byte(`{"type":"object","properties":{"type":{"const":"image"},"data":{"type":"string"}},"required":["type","data"]}`)},
 		"rev/Block.json": {Data: []byte(`{"anyOf":[{"$ref":"Text.json"},{"$ref":"Image.json"}]}`)},
+		"rev/One.json":   {Data: []byte(`{"oneOf":[{"$ref":"Text.json"},{"$ref":"Image.json"}]}`)},
 	}
 	v, err := wire.NewValidator(fsys, "rev")
 	if err != nil {
@@ -65,5 +67,18 @@ func TestNoBranchReason(t *testing.T) {
 	err = v.Validate("Block", map[string]any{"type": "text"})
 	if err == nil || !strings.Contains(err.Error(), "missing property 'text'") {
 		t.Errorf("the closest branch's reason: %v", err)
+	}
+	err = v.Validate("One", map[string]any{"type": "audio", "data": "x"})
+	if err == nil || !strings.Contains(err.Error(), `"audio" is not one of the "type" values allowed here: image, text`) {
+		t.Errorf("oneOf: %v", err)
+	}
+	// The real thing: audio content, which 2024-11-05 does not have.
+	real, err := wire.NewValidator(schema.FS, "2024-11-05")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = real.Validate("CallToolResult", map[string]any{"content": []any{map[string]any{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}}})
+	if err == nil || !strings.Contains(err.Error(), `"audio" is not one of the "type" values allowed here: image, resource, text`) {
+		t.Errorf("audio in 2024-11-05: %v", err)
 	}
 }

@@ -186,13 +186,14 @@ func validationError(name string, err error) error {
 
 var printer = message.NewPrinter(language.English)
 
-// deepestCause picks the leaf error that says most. Inside an anyOf, branches
-// that failed a const (their discriminator did not match) are set aside, so
-// for a content block with type "text" the TextContent branch explains the
-// failure rather than "anyOf failed". Among the rest the deepest leaf wins.
+// deepestCause picks the leaf error that says most. Inside an anyOf or a
+// oneOf, branches that failed a const (their discriminator did not match)
+// are set aside, so for a content block with type "text" the TextContent
+// branch explains the failure rather than "anyOf failed". Among the rest
+// the deepest leaf wins.
 func deepestCause(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 	causes := e.Causes
-	if _, isAnyOf := e.ErrorKind.(*kind.AnyOf); isAnyOf {
+	if isUnion(e) {
 		var matched []*jsonschema.ValidationError
 		for _, c := range causes {
 			if !hasConstFailure(c) {
@@ -213,12 +214,21 @@ func deepestCause(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 	return best
 }
 
+// isUnion reports whether e is an anyOf or a oneOf that failed.
+func isUnion(e *jsonschema.ValidationError) bool {
+	switch e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		return true
+	}
+	return false
+}
+
 // noBranch says, in the protocol's terms, why no branch of a union
 // matched when each failed on its discriminator (a const such as a
 // content block's type): "'audio' is not one of the type values allowed
 // here: image, resource, text"; "" where that is not the case.
 func noBranch(e *jsonschema.ValidationError) string {
-	if _, ok := e.ErrorKind.(*kind.AnyOf); !ok || len(e.Causes) == 0 {
+	if !isUnion(e) || len(e.Causes) == 0 { // a oneOf two branches matched has no causes
 		return ""
 	}
 	var got any
