@@ -79,6 +79,13 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host = upstream.Scheme, upstream.Host
 			r.Out.Host = upstreamHost(r.In.Host, names, upstream)
+			// Rewrite's request lacks the forwarding headers the client
+			// sent; the proxy adds none of its own, and passes theirs.
+			for _, h := range forwardingHeaders {
+				if v, ok := r.In.Header[h]; ok {
+					r.Out.Header[h] = v
+				}
+			}
 		},
 		// An upstream that cannot be reached answers nothing: the request
 		// is recorded with the proxy's 502, which answers it.
@@ -198,6 +205,10 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 	})
 }
+
+// forwardingHeaders are the ones httputil.ReverseProxy takes out of a
+// request before Rewrite.
+var forwardingHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
 
 // upstreamTransport is http.DefaultTransport without transparent
 // compression.

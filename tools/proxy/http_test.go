@@ -397,3 +397,34 @@ func TestHTTPAddsNoAcceptEncoding(t *testing.T) {
 		t.Errorf("the upstream saw Accept-Encoding %q, want [\"\" br]", seen)
 	}
 }
+
+// The client's forwarding headers reach the upstream as sent, and the
+// proxy adds none.
+func TestHTTPPassesForwardingHeaders(t *testing.T) {
+	var seen http.Header
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Clone() }))
+	defer upstream.Close()
+	tp, _ := newTap(nil, false, io.Discard)
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(handler(u, nil, tp))
+	defer front.Close()
+	for _, sent := range []http.Header{
+		{"Forwarded": {"for=192.0.2.1;proto=https"}, "X-Forwarded-For": {"192.0.2.1, 198.51.100.2"}, "X-Forwarded-Host": {"mcp.example"}, "X-Forwarded-Proto": {"https"}},
+		{},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, front.URL+"/mcp", nil)
+		for k, v := range sent {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, h := range forwardingHeaders {
+			if got, want := strings.Join(seen[h], ","), strings.Join(sent[h], ","); got != want {
+				t.Errorf("%s: the upstream saw %q, the client sent %q", h, got, want)
+			}
+		}
+	}
+}
