@@ -18,11 +18,12 @@ import (
 )
 
 // The test binary is also the server the proxy starts: MCPSTACK_PROXY_CHILD
-// says which (echo: stdin back to stdout unchanged; mcp: the conformance
+// says which (echo: a line on stderr, then stdin back to stdout unchanged; mcp: the conformance
 // fixtures over stdio).
 func TestMain(m *testing.M) {
 	switch os.Getenv("MCPSTACK_PROXY_CHILD") {
 	case "echo":
+		_, _ = io.WriteString(os.Stderr, "the server's own log\n")
 		_, _ = io.Copy(os.Stdout, os.Stdin)
 		os.Exit(0)
 	case "mcp":
@@ -52,6 +53,9 @@ func TestStdioIsTransparent(t *testing.T) {
 	code := runWith(t, []string{"--record", rec, "--"}, child(t, "echo"), bytes.NewReader(in), &out, &errOut)
 	if code != 0 || !bytes.Equal(out.Bytes(), in) {
 		t.Fatalf("exit %d; out differs from in (%d vs %d bytes); stderr %s", code, out.Len(), len(in), errOut.String())
+	}
+	if errOut.String() != "the server's own log\n" {
+		t.Errorf("stderr %q, want the server's own, passed through alone", errOut.String())
 	}
 	b, _ := os.ReadFile(rec)
 	recorded := strings.Count(string(b), "\n")
