@@ -18,8 +18,8 @@ import (
 )
 
 // The test binary is also the server the proxy starts: MCPSTACK_PROXY_CHILD
-// says which (echo: a line on stderr, then stdin back to stdout unchanged; mcp: the conformance
-// fixtures over stdio).
+// says which (echo: a line on stderr, then stdin back to stdout unchanged;
+// mcp: the conformance fixtures over stdio).
 func TestMain(m *testing.M) {
 	switch os.Getenv("MCPSTACK_PROXY_CHILD") {
 	case "echo":
