@@ -56,8 +56,9 @@ type forgotEntry struct {
 
 const maxLiveSessions = 1 << 16
 
-// earlyRequest is a request the client sent before
-// notifications/initialized.
+// earlyRequest is a message a side sent before notifications/initialized
+// that only may come after it: a client's request, a server's request or
+// notification.
 type earlyRequest struct {
 	name, method, excerpt string
 	line                  int
@@ -66,27 +67,57 @@ type earlyRequest struct {
 // maxEarlyLines bounds the lines an early-requests finding lists.
 const maxEarlyLines = 20
 
-// earlyFinding is the one finding of the requests a client sent before
-// notifications/initialized, nil when there were none; it is given once.
+// earlyFinding is, for each side, the one finding of what it sent before
+// notifications/initialized that must come after it (nil when nothing
+// was): one defect, however many messages it touches; it is given once.
 func (sess *session) earlyFinding() []Finding {
-	if len(sess.early) == 0 {
-		return nil
-	}
-	first := sess.early[0]
-	reason := fmt.Sprintf("the client sent %s before notifications/initialized (only ping may come before it)", first.method)
-	if more := sess.early[1:]; len(more) > 0 {
-		lines := make([]string, 0, len(more)+1)
-		for _, e := range more {
-			lines = append(lines, strconv.Itoa(e.line))
+	var out []Finding
+	for _, s := range [...]side{fromClient, fromServer} {
+		early := sess.early[s]
+		if len(early) == 0 {
+			continue
 		}
-		if sess.earlyExtra > 0 {
-			lines = append(lines, "...")
+		rule, what, before := RuleInitializedFirst, "request", "notifications/initialized (only ping may come before it)"
+		if s == fromServer {
+			rule, what, before = RuleServerEarly, "message", "the client's notifications/initialized (only ping and logging may come before it)"
 		}
-		reason += fmt.Sprintf("; so did %d more requests, at lines %s", len(more)+sess.earlyExtra, strings.Join(lines, ", "))
+		first := early[0]
+		reason := fmt.Sprintf("the %s sent %s before %s", s, first.method, before)
+		if more := early[1:]; len(more) > 0 {
+			lines := make([]string, 0, len(more)+1)
+			for _, e := range more {
+				lines = append(lines, strconv.Itoa(e.line))
+			}
+			if sess.earlyExtra[s] > 0 {
+				lines = append(lines, "...")
+			}
+			n, at := len(more)+sess.earlyExtra[s], "lines"
+			if n == 1 {
+				at = "line"
+			} else {
+				what += "s"
+			}
+			reason += fmt.Sprintf("; so did %d more %s, at %s %s", n, what, at, strings.Join(lines, ", "))
+		}
+		sess.early[s], sess.earlyExtra[s] = nil, 0
+		out = append(out, Finding{File: first.name, Line: first.line, Session: sess.id, Side: s.String(), Rule: rule,
+			Severity: ruleByID[rule].Severity, Pointer: "/method", Reason: reason, Excerpt: first.excerpt})
 	}
-	sess.early, sess.earlyExtra = nil, 0
-	return []Finding{{File: first.name, Line: first.line, Session: sess.id, Side: fromClient.String(), Rule: RuleInitializedFirst,
-		Severity: ruleByID[RuleInitializedFirst].Severity, Pointer: "/method", Reason: reason, Excerpt: first.excerpt}}
+	return out
+}
+
+// noteEarly keeps a message sent before notifications/initialized for
+// earlyFinding (the first maxEarlyLines; the rest are counted).
+func (sess *session) noteEarly(s side, it *item, m *message) {
+	if len(sess.early[s]) > maxEarlyLines {
+		sess.earlyExtra[s]++ // bounded: a client that never sends it
+		return
+	}
+	raw := it.raw
+	if raw == nil {
+		raw = it.data
+	}
+	sess.early[s] = append(sess.early[s], earlyRequest{name: it.name, method: m.method, line: it.line, excerpt: excerpt(raw)})
 }
 
 // openReq is a request waiting for its response.
@@ -122,9 +153,9 @@ type session struct {
 	// early are the client's requests before notifications/initialized:
 	// one defect, reported once (earlyFinding) when it ends, with the
 	// count and the lines.
-	early        []earlyRequest
-	earlyExtra   int  // the early requests past those kept in early
-	initPending  bool // ... and not answered yet
+	early        [2][]earlyRequest // by side
+	earlyExtra   [2]int            // the early messages past those kept in early
+	initPending  bool              // ... and not answered yet
 	initLine     int
 	initAnswered bool // ... and answered with a result
 	initialized  bool // notifications/initialized was seen
@@ -530,15 +561,7 @@ func (c *checker) lifecycle(sess *session, it *item, m *message, s side) {
 			sess.initialized = true
 			it.findings = append(it.findings, sess.earlyFinding()...) // the early requests are over
 		case m.kind == kindRequest && m.method != methodPing && !sess.initialized:
-			if len(sess.early) <= maxEarlyLines {
-				raw := it.raw
-				if raw == nil {
-					raw = it.data
-				}
-				sess.early = append(sess.early, earlyRequest{name: it.name, method: m.method, line: it.line, excerpt: excerpt(raw)})
-			} else {
-				sess.earlyExtra++ // bounded: a client that never sends it
-			}
+			sess.noteEarly(fromClient, it, m)
 		}
 		return
 	}
@@ -548,7 +571,7 @@ func (c *checker) lifecycle(sess *session, it *item, m *message, s side) {
 	case sess.initialized:
 	case m.kind == kindRequest && m.method != methodPing,
 		m.kind == kindNotification && m.method != methodLog:
-		it.finding(RuleServerEarly, it.session, m.ptr+"/method", fmt.Sprintf("the server sent %s before the client's notifications/initialized (only ping and logging may come before it)", m.method))
+		sess.noteEarly(fromServer, it, m)
 	}
 }
 
