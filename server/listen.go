@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/mcpstack/mcpstack/generated/mcp"
@@ -20,6 +21,9 @@ type listener struct {
 	// tasks are the tasks whose status it follows (the tasks extension's
 	// tasksStatus filter), those of its caller only.
 	tasks map[string]bool
+	// resources are the filter's resourceSubscriptions the handler
+	// accepted, as a set: a resources/updated is matched in one look-up.
+	resources map[string]bool
 }
 
 // tasksStatus is the filter member of the tasks extension: the ids of the
@@ -44,11 +48,7 @@ func (l *listener) wants(method string, params any) bool {
 	case mcp.MethodResourceUpdated:
 		p, _ := params.(map[string]any)
 		uri, _ := p["uri"].(string)
-		for _, u := range f.ResourceSubscriptions {
-			if u == uri {
-				return true
-			}
-		}
+		return l.resources[uri]
 	}
 	return false
 }
@@ -75,8 +75,15 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	if err := params.DecodeValue(msg.Params, spec.Index); err != nil {
 		return reject(msg.ID, wire.InvalidParams(wire.At(err, "params")))
 	}
-	params.Notifications.ResourceSubscriptions = s.subscribable(ctx, params.Notifications.ResourceSubscriptions)
-	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications}
+	uris, err := distinctSubscriptions(params.Notifications.ResourceSubscriptions)
+	if err != nil {
+		return reject(msg.ID, wire.InvalidParams(err))
+	}
+	params.Notifications.ResourceSubscriptions = s.subscribable(ctx, uris)
+	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications, resources: make(map[string]bool, len(params.Notifications.ResourceSubscriptions))}
+	for _, uri := range params.Notifications.ResourceSubscriptions {
+		l.resources[uri] = true
+	}
 	if ids, ok := params.Notifications.Extra[tasksStatus].([]any); ok {
 		l.tasks = s.followable(ctx, spec, caps, ids)
 		kept := make([]any, 0, len(l.tasks))
@@ -126,6 +133,26 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	}
 	res := map[string]any{"resultType": "complete", "_meta": map[string]any{wire.MetaSubscriptionID: msg.ID.Value()}}
 	return s.encodeTree(spec, m, msg.ID, res), 0
+}
+
+// distinctSubscriptions drops repeated URIs from a listen filter and refuses
+// one that names more than maxSubscriptions distinct resources, the bound a
+// session's resources/subscribe has: each URI costs a call of the handler's
+// Subscribe, so an unbounded list let one request cost seconds of CPU.
+func distinctSubscriptions(uris []string) ([]string, error) {
+	seen := make(map[string]bool, min(len(uris), maxSubscriptions))
+	kept := make([]string, 0, min(len(uris), maxSubscriptions))
+	for _, uri := range uris {
+		if seen[uri] {
+			continue
+		}
+		if len(kept) == maxSubscriptions {
+			return nil, &wire.ValidationError{Pointer: "/params/notifications/resourceSubscriptions", Reason: fmt.Sprintf("more than %d distinct resources", maxSubscriptions), Keyword: "maxItems"}
+		}
+		seen[uri] = true
+		kept = append(kept, uri)
+	}
+	return kept, nil
 }
 
 // subscribable keeps the URIs the handler lets the caller subscribe to,

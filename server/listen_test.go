@@ -2,10 +2,14 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 )
@@ -45,5 +49,68 @@ func TestListenSubscribesThroughTheHandler(t *testing.T) {
 	got := await(1)
 	if len(got) != 1 || !strings.Contains(got[0], `"uri":"test://watched-resource"`) {
 		t.Errorf("notifications %v, want the watched resource's only", got)
+	}
+}
+
+// countingSubscribe counts the calls of its handler's Subscribe.
+type countingSubscribe struct {
+	*conformance.Fixtures
+	calls atomic.Int64
+}
+
+func (h *countingSubscribe) Subscribe(ctx context.Context, p *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
+	h.calls.Add(1)
+	return h.Fixtures.Subscribe(ctx, p)
+}
+
+// A listen filter's resourceSubscriptions cost one Subscribe per distinct
+// URI, and more than the bound is refused before any (the regression:
+// 20,000 copies of one URI ran Subscribe 20,000 times, seconds of CPU).
+func TestListenSubscriptionsAreBounded(t *testing.T) {
+	listen := func(uris []string) (string, int64) {
+		h := &countingSubscribe{Fixtures: conformance.New()}
+		srv := server.New(h)
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(server.WithCaller(context.Background(), server.Caller{Owner: "alice", Key: "principal:alice"}))
+		defer cancel()
+		list, _ := json.Marshal(uris)
+		body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":` + string(list) + `},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		out := &recorder{}
+		done := make(chan []byte, 1)
+		go func() {
+			res, _ := srv.ServeStateless(ctx, srv.Parse([]byte(body)), out, nil)
+			done <- res
+		}()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			select {
+			case res := <-done:
+				return string(res), h.calls.Load()
+			default:
+			}
+			if got := out.take(); len(got) > 0 {
+				cancel()
+				<-done
+				return string(got[0]), h.calls.Load()
+			}
+		}
+		t.Fatal("no answer to subscriptions/listen")
+		return "", 0
+	}
+	same := make([]string, 20000)
+	for i := range same {
+		same[i] = "test://watched-resource"
+	}
+	ack, calls := listen(same)
+	if calls != 1 || !strings.Contains(ack, `"resourceSubscriptions":["test://watched-resource"]`) {
+		t.Errorf("20,000 copies of one URI: %d Subscribe calls, acknowledgement %.200s; want 1 call and the URI once", calls, ack)
+	}
+	many := make([]string, 1025)
+	for i := range many {
+		many[i] = fmt.Sprintf("test://r/%d", i)
+	}
+	answer, calls := listen(many)
+	if calls != 0 || !strings.Contains(answer, `"code":-32602`) || !strings.Contains(answer, "more than 1024 distinct resources") {
+		t.Errorf("1,025 distinct URIs: %d Subscribe calls, answer %.300s; want none and -32602 naming the bound", calls, answer)
 	}
 }
