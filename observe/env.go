@@ -27,8 +27,23 @@ func TracerProviderFromEnv(ctx context.Context) (tp trace.TracerProvider, shutdo
 	if autoexport.IsNoneSpanExporter(exp) {
 		return nil, none, nil
 	}
-	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithRawSpanLimits(spanLimits()))
 	return p, p.Shutdown, nil
+}
+
+// maxAttributeLength bounds a span attribute's value where the environment
+// sets no OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: the SDK's default is no
+// bound, and spans queue for a slow exporter with whatever a client sent.
+const maxAttributeLength = 1024
+
+// spanLimits are the SDK's limits from the environment, with a bound on
+// attribute values where it sets none.
+func spanLimits() sdktrace.SpanLimits {
+	l := sdktrace.NewSpanLimits()
+	if l.AttributeValueLengthLimit < 0 {
+		l.AttributeValueLengthLimit = maxAttributeLength
+	}
+	return l
 }
 
 // tracingConfigured: the environment names a trace exporter or an OTLP

@@ -16,6 +16,8 @@ package observe
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -272,15 +274,32 @@ func (o *Observer) access(ctx context.Context, m server.Served, a server.Answer,
 	case errType != "":
 		outcome = "error " + errType
 	}
-	attrs := []slog.Attr{slog.String("method", m.Method), slog.String("id", m.ID.String()), slog.Duration("duration", d), slog.String("outcome", outcome)}
+	attrs := []slog.Attr{slog.String("method", m.Method), slog.String("id", clip(m.ID.String())), slog.Duration("duration", d), slog.String("outcome", outcome)}
 	if m.Target != "" {
-		attrs = append(attrs, slog.String("target", m.Target))
+		attrs = append(attrs, slog.String("target", clip(m.Target)))
 	}
 	if m.Session != "" {
-		attrs = append(attrs, slog.String("session", m.Session))
+		// A session id is a bearer secret: info lines carry a digest that
+		// ties a session's lines together, debug lines the id itself.
+		attrs = append(attrs, slog.String("session", sessionDigest(m.Session)))
 	}
 	o.log.LogAttrs(ctx, slog.LevelInfo, "mcp request", attrs...)
-	if m.Arguments != nil && o.log.Enabled(ctx, slog.LevelDebug) {
-		o.log.LogAttrs(ctx, slog.LevelDebug, "mcp request arguments", slog.String("id", m.ID.String()), slog.Any("arguments", m.Arguments))
+	if o.log.Enabled(ctx, slog.LevelDebug) {
+		debug := []slog.Attr{slog.String("id", m.ID.String())}
+		if m.Session != "" {
+			debug = append(debug, slog.String("session_id", m.Session))
+		}
+		if m.Arguments != nil {
+			debug = append(debug, slog.Any("arguments", m.Arguments))
+		}
+		o.log.LogAttrs(ctx, slog.LevelDebug, "mcp request detail", debug...)
 	}
+}
+
+// sessionDigest is what the access line says of a session id at info
+// level: the first 12 hex digits of its SHA-256, enough to follow one
+// session through the log, of no use to resume or hijack it.
+func sessionDigest(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:6])
 }

@@ -2,9 +2,12 @@ package observe_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -387,3 +390,58 @@ func TestLabelsStayBounded(t *testing.T) {
 		t.Errorf("a request refused as busy counted %v times, want 1", n)
 	}
 }
+
+// What a client chose is bounded in spans, and a session id stays out of
+// the info-level access line (the regressions: a 1 MiB tool name went
+// into a span whole; the access line printed session=<Mcp-Session-Id>).
+func TestClientStringsAreBounded(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	f := conformance.New(conformance.WithStepDelay(0))
+	o := observe.New(observe.WithTracerProvider(tp), observe.WithNames(f.Registered), observe.WithLogger(log))
+	srv := server.New(f, server.WithObserver(o))
+	t.Cleanup(srv.Close)
+	const id = "secret-session-0123456789"
+	sess, err := srv.NewSession(id, &stream{}, server.Transport("streamable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	long := strings.Repeat("x", 1<<20)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":"`+long+`","method":"tools/call","params":{"name":"`+long+`"}}`), nil)
+
+	for _, s := range spans.Ended() {
+		for _, kv := range s.Attributes() {
+			if n := len(kv.Value.Emit()); n > 1024 {
+				t.Errorf("span %q attribute %s holds %d bytes, want at most 1024", s.Name(), kv.Key, n)
+			}
+		}
+	}
+	mu.Lock()
+	text := logs.String()
+	mu.Unlock()
+	for _, line := range strings.Split(text, "\n") {
+		if len(line) > 2048 {
+			t.Errorf("a log line of %d bytes, want at most 2048: %.200s", len(line), line)
+		}
+	}
+	if strings.Contains(text, id) {
+		t.Errorf("the info-level log names the session id:\n%.500s", text)
+	}
+	sum := sha256.Sum256([]byte(id))
+	if !strings.Contains(text, "session="+hex.EncodeToString(sum[:6])) {
+		t.Errorf("the access line has no session digest:\n%.500s", text)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -30,23 +31,23 @@ func (o *Observer) startSpan(ctx context.Context, m server.Served, tool, prompt,
 		if tool != other {
 			name += " " + tool
 		}
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", m.Target), attribute.String("gen_ai.operation.name", "execute_tool"))
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", clip(m.Target)), attribute.String("gen_ai.operation.name", "execute_tool"))
 	case prompt != "":
 		if prompt != other {
 			name += " " + prompt
 		}
-		attrs = append(attrs, attribute.String("gen_ai.prompt.name", m.Target))
+		attrs = append(attrs, attribute.String("gen_ai.prompt.name", clip(m.Target)))
 	case m.Method == mcp.MethodReadResource && m.Target != "":
-		attrs = append(attrs, attribute.String("mcp.resource.uri", m.Target))
+		attrs = append(attrs, attribute.String("mcp.resource.uri", clip(m.Target)))
 	}
 	if !m.ID.IsZero() {
-		attrs = append(attrs, attribute.String("jsonrpc.request.id", fmt.Sprint(m.ID.Value())))
+		attrs = append(attrs, attribute.String("jsonrpc.request.id", clip(fmt.Sprint(m.ID.Value()))))
 	}
 	if m.Revision != "" {
-		attrs = append(attrs, attribute.String("mcp.protocol.version", m.Revision))
+		attrs = append(attrs, attribute.String("mcp.protocol.version", clip(m.Revision)))
 	}
 	if m.Session != "" { // never under 2026-07-28, which has no sessions
-		attrs = append(attrs, attribute.String("mcp.session.id", m.Session))
+		attrs = append(attrs, attribute.String("mcp.session.id", clip(m.Session)))
 	}
 	if transport != "" {
 		attrs = append(attrs, attribute.String("network.transport", transport))
@@ -76,4 +77,22 @@ func (o *Observer) Ask(ctx context.Context, r server.Asked, meta map[string]any)
 		}
 		span.End()
 	}
+}
+
+// maxClientString bounds what a span or the access line keeps of a string
+// the client chose (a tool name, a resource URI, a request id), whatever
+// the tracer provider's limits: a library user's provider may have none,
+// and its spans wait in memory for a slow exporter.
+const maxClientString = 256
+
+// clip cuts s to maxClientString bytes at a rune boundary, marked with "…".
+func clip(s string) string {
+	if len(s) <= maxClientString {
+		return s
+	}
+	cut := maxClientString
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
