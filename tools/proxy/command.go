@@ -95,7 +95,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	}
 	var w io.Writer
 	if *recordTo != "" {
-		f, err := os.OpenFile(*recordTo, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := openRecording(*recordTo)
 		if err != nil {
 			fmt.Fprintln(stderr, "mcpstack proxy: --record:", err)
 			return 2
@@ -145,6 +145,28 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// openRecording opens path for appending. A recording holds what users
+// and servers said (arguments, results, perhaps secrets --redact did not
+// name), so, as serve's, it is readable by its owner only: created 0600,
+// and an existing file open to others is narrowed to 0600 rather than
+// refused, as serve narrows its own: appending to one's own file is what
+// was asked, and the narrowing takes nothing from its owner.
+func openRecording(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+		err = f.Chmod(0o600)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("narrowing %s to 0600: %w", path, err)
+	}
+	return f, nil
 }
 
 // lockedWriter serializes writes to w.
