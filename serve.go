@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,17 +48,19 @@ type serveConfig struct {
 	logLevel     string
 	logFormat    string
 	drain        time.Duration
-	auth         auth.Config
-	chat         chatConfig
-	stateless    bool
-	record       string
-	metricsAddr  string
-	accessLog    bool
-	obs          *observe.Observer // made before the profile, which may time its calls with it
-	taskStore    string
-	taskDelay    time.Duration
-	maxInflight  int
-	limits       limitsConfig
+	// notReadyDelay is how long /readyz fails before draining, on SIGTERM.
+	notReadyDelay time.Duration
+	auth          auth.Config
+	chat          chatConfig
+	stateless     bool
+	record        string
+	metricsAddr   string
+	accessLog     bool
+	obs           *observe.Observer // made before the profile, which may time its calls with it
+	taskStore     string
+	taskDelay     time.Duration
+	maxInflight   int
+	limits        limitsConfig
 }
 
 // limitsConfig is what bounds one client and the whole process under abuse.
@@ -123,11 +126,12 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn, error")
 	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")
 	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
+	fl.DurationVar(&c.notReadyDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, answer /readyz 503 and keep serving this long before draining, so that a load balancer stops sending first (Ctrl-C skips it)")
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
 	fl.DurationVar(&c.taskDelay, "task-delay", server.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
 	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL")
 	fl.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at `ADDR`/metrics on a listener of their own (default: /metrics on the HTTP listener; stdio serves them only with this)")
-	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, session; its arguments at debug)")
+	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, a digest of the session id); the session id and arguments at debug")
 	fl.StringVar(&c.record, "record", "", "append every message to `FILE`, one JSON line each (schema/ext/RecordedMessage.json), for mcpstack validate")
 	c.limits.register(fl)
 	c.auth.RegisterFlags(fl)
@@ -265,7 +269,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		b.attach(srv)
 	}
 	defer srv.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	if c.metricsAddr != "" {
 		stopMetrics, err := serveMetrics(c.metricsAddr, obs, log)
@@ -325,6 +329,13 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	if guard.IsLoopbackAddr(c.httpAddr) {
 		opts = append(opts, app.HTTPLoopbackOnly())
 	}
+	var notReady atomic.Bool
+	opts = append(opts, app.HTTPReadiness(func() error {
+		if notReady.Load() {
+			return errors.New("shutting down")
+		}
+		return nil
+	}))
 	h, shutdown := app.Handler(srv, opts...)
 	hs := &http.Server{
 		Handler:           h,
@@ -346,6 +357,15 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	notReady.Store(true)
+	if terminated(ctx) && c.notReadyDelay > 0 {
+		log.Info("shutting down: /readyz says 503, still serving until the load balancer notices", "delay", c.notReadyDelay)
+		select {
+		case <-time.After(c.notReadyDelay):
+		case err := <-errc:
+			return err
+		}
 	}
 	log.Info("shutting down: draining calls in flight", "timeout", c.drain)
 	sctx, cancel := context.WithTimeout(context.Background(), c.drain)
@@ -414,4 +434,35 @@ func applyEnv(fl *flag.FlagSet, prefix string) error {
 		}
 	})
 	return err
+}
+
+// signalContext ends at SIGINT or SIGTERM, the signal its cause: an
+// orchestrator's SIGTERM is followed by a delay while /readyz fails,
+// Ctrl-C is not.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			cancel(stopSignal{sig})
+		}
+		signal.Stop(sigs) // a second Ctrl-C ends the process at once
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(sigs)
+		cancel(nil)
+	}
+}
+
+// stopSignal is the cause of a context that signalContext ended.
+type stopSignal struct{ os.Signal }
+
+func (s stopSignal) Error() string { return "received " + s.String() }
+
+// terminated reports whether ctx ended at SIGTERM.
+func terminated(ctx context.Context) bool {
+	var s stopSignal
+	return errors.As(context.Cause(ctx), &s) && s.Signal == syscall.SIGTERM
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,63 @@ func TestServeDrains(t *testing.T) {
 	case err := <-done:
 		if err != nil {
 			t.Errorf("serveHTTP: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}
+
+// TestServeNotReadyOnSIGTERM: from SIGTERM on /readyz answers 503 while
+// the server still serves, for --shutdown-delay, then it drains and stops
+// (the regression: the listener closed at once, /readyz said 200 to the
+// last and a load balancer kept sending to a closing replica).
+func TestServeNotReadyOnSIGTERM(t *testing.T) {
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	srv := server.New(conformance.New())
+	defer srv.Close()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	done := make(chan error, 1)
+	const delay = 700 * time.Millisecond
+	cfg := serveConfig{httpAddr: "127.0.0.1:0", addrFile: addrFile, maxBody: 1 << 20, drain: 5 * time.Second, notReadyDelay: delay, profile: "conformance"}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { done <- serveHTTP(ctx, cfg, srv, observe.New(), streamable.JSON, httpx.RateLimit{}, log) }()
+	var addr string
+	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(addrFile); err == nil {
+			addr = strings.TrimSpace(string(b))
+		}
+	}
+	if addr == "" {
+		t.Fatal("server did not start")
+	}
+	status := func(path string) int {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("/readyz"); got != 200 {
+		t.Fatalf("/readyz before SIGTERM: %d, want 200", got)
+	}
+	stopped := time.Now()
+	cancel(stopSignal{syscall.SIGTERM})
+	time.Sleep(delay / 4)
+	if got := status("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz after SIGTERM: %d, want 503", got)
+	}
+	if got := status("/healthz"); got != 200 {
+		t.Errorf("/healthz during the delay: %d, want 200 (still serving)", got)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serveHTTP: %v", err)
+		}
+		if d := time.Since(stopped); d < delay {
+			t.Errorf("stopped %v after SIGTERM, want at least the %v delay", d, delay)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not stop")

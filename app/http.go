@@ -36,6 +36,7 @@ type httpConfig struct {
 	loopback                    bool
 	observer                    *observe.Observer
 	metrics                     http.Handler
+	ready                       func() error
 }
 
 // DefaultMaxBody is the largest HTTP body (or WebSocket message) Handler
@@ -98,6 +99,13 @@ func HTTPMetrics(h http.Handler) HTTPOption { return func(c *httpConfig) { c.met
 // HTTPLoopbackOnly refuses requests whose Host or Origin is not a loopback
 // name (DNS rebinding): for a server bound to 127.0.0.1 or localhost.
 func HTTPLoopbackOnly() HTTPOption { return func(c *httpConfig) { c.loopback = true } }
+
+// HTTPReadiness adds a check to /readyz: while it returns an error, /readyz
+// answers 503 with the error's text, so that a load balancer sends this
+// replica nothing new (mcpstack serve fails it from SIGTERM on).
+func HTTPReadiness(check func() error) HTTPOption {
+	return func(c *httpConfig) { c.ready = check }
+}
 
 // Handler returns an http.Handler serving srv over every HTTP transport:
 // Streamable HTTP at /mcp (POST, GET, DELETE; GET /mcp/stream too),
@@ -164,6 +172,12 @@ func Handler(srv *server.Server, opts ...HTTPOption) (h http.Handler, shutdown f
 		if draining.Load() {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return
+		}
+		if c.ready != nil {
+			if err := c.ready(); err != nil {
+				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 		}
 		_, _ = fmt.Fprintf(w, "ready: %d sessions\n", srv.SessionCount())
 	})
