@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -110,7 +111,7 @@ func (t *tap) masked(msg []byte) []byte {
 	if err != nil {
 		return []byte(redacted + " (not JSON: what it holds cannot be told)")
 	}
-	if !t.mask(tree) {
+	if !t.mask(tree, 0) {
 		return msg
 	}
 	b, err := json.Marshal(tree)
@@ -120,8 +121,16 @@ func (t *tap) masked(msg []byte) []byte {
 	return b
 }
 
-// mask masks in place; it reports whether anything was.
-func (t *tap) mask(v any) bool {
+// maxEmbedded bounds how deep mask looks into JSON held in strings
+// (JSON in a string in JSON...): a string beyond it that may hold a named
+// member is masked whole.
+const maxEmbedded = 8
+
+// mask masks in place; it reports whether anything was. A string that is
+// itself a JSON object or array (as a tool's text content carries its
+// structured result) is searched too, and re-serialized in place when
+// something in it is masked; embedded counts the strings around v.
+func (t *tap) mask(v any, embedded int) bool {
 	changed := false
 	switch x := v.(type) {
 	case map[string]any:
@@ -130,14 +139,57 @@ func (t *tap) mask(v any) bool {
 				x[k], changed = redacted, true
 				continue
 			}
-			changed = t.mask(e) || changed
+			if s, ok := e.(string); ok {
+				if m, did := t.maskString(s, embedded); did {
+					x[k], changed = m, true
+				}
+				continue
+			}
+			changed = t.mask(e, embedded) || changed
 		}
 	case []any:
-		for _, e := range x {
-			changed = t.mask(e) || changed
+		for i, e := range x {
+			if s, ok := e.(string); ok {
+				if m, did := t.maskString(s, embedded); did {
+					x[i], changed = m, true
+				}
+				continue
+			}
+			changed = t.mask(e, embedded) || changed
 		}
 	}
 	return changed
+}
+
+// maskString is s with the named members masked when s is a JSON object
+// or array (space around it kept), and whether anything was.
+func (t *tap) maskString(s string, embedded int) (string, bool) {
+	doc := strings.TrimSpace(s)
+	if len(doc) < 2 || (doc[0] != '{' && doc[0] != '[') {
+		return s, false
+	}
+	if embedded >= maxEmbedded {
+		// Too deep to parse again: masked whole if it may name one.
+		lower := strings.ToLower(doc)
+		for name := range t.redact {
+			if strings.Contains(lower, name) {
+				return redacted, true
+			}
+		}
+		return s, false
+	}
+	tree, err := wire.Parse([]byte(doc))
+	if err != nil || !t.mask(tree, embedded+1) {
+		return s, false
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the text as it was, but for what is masked
+	if err := enc.Encode(tree); err != nil {
+		return redacted, true
+	}
+	start := strings.Index(s, doc)
+	return s[:start] + strings.TrimSuffix(b.String(), "\n") + s[start+len(doc):], true
 }
 
 // headers are the headers of an exchange the recording keeps

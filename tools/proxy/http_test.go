@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -426,5 +427,56 @@ func TestHTTPPassesForwardingHeaders(t *testing.T) {
 				t.Errorf("%s: the upstream saw %q, the client sent %q", h, got, want)
 			}
 		}
+	}
+}
+
+// --redact masks a named member inside a string that is itself JSON, as a
+// tool's text content carries its structured result, recorded through
+// the proxy: the secret is in neither, the member is masked in both, and
+// the client gets the answer unchanged.
+func TestRedactJSONInStrings(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"password\":\"hunter2\"}"},` +
+		`{"type":"text","text":" [{\"user\":\"u\",\"inner\":\"{\\\"PassWord\\\":\\\"hunter3\\\"}\"}] "}],` +
+		`"structuredContent":{"password":"hunter2"}}}`
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, answer)
+	}))
+	defer upstream.Close()
+	var rec bytes.Buffer
+	tp, _ := newTap(&rec, false, io.Discard, "password")
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(handler(u, nil, tp))
+	defer front.Close()
+	resp, err := http.Post(front.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != answer {
+		t.Errorf("the client got %s, want the upstream's answer unchanged", got)
+	}
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+	recorded := rec.String()
+	for _, want := range []string{`"text":"{\"password\":\"[redacted]\"}"`, `"structuredContent":{"password":"[redacted]"}`,
+		`"text":" [{\"inner\":\"{\\\"PassWord\\\":\\\"[redacted]\\\"}\",\"user\":\"u\"}] "`} {
+		if !strings.Contains(recorded, want) {
+			t.Errorf("the recording lacks %s:\n%s", want, recorded)
+		}
+	}
+	if strings.Contains(recorded, "hunter") {
+		t.Errorf("a secret is in the recording:\n%s", recorded)
+	}
+	// JSON in a string in JSON... deeper than the bound is masked whole.
+	deep := `{"password":"hunter4"}`
+	for range maxEmbedded + 2 {
+		b, _ := json.Marshal(map[string]string{"x": deep})
+		deep = string(b)
+	}
+	if m := string(tp.masked([]byte(deep))); strings.Contains(m, "hunter4") || !strings.Contains(m, redacted) {
+		t.Errorf("nested past the bound: %s", m)
 	}
 }
