@@ -29,6 +29,9 @@ const (
 func newIDSet() *idSet { return &idSet{} }
 
 func (s *idSet) has(id wire.ID) bool {
+	if s == nil {
+		return false
+	}
 	if id.IsInt() {
 		n := id.Int()
 		i := sort.Search(len(s.ranges), func(i int) bool { return s.ranges[i].hi >= n })

@@ -41,6 +41,9 @@ type checker struct {
 	// lost are the ids of the requests of such POSTs (at most maxLost):
 	// their answers, under no session too, are not checked either.
 	lost map[wire.ID]bool
+	// letGoSessions are the sessions that let requests go past
+	// maxOpenRequests, for the end-of-log findings.
+	letGoSessions []*session
 	// segments counts the sessions a sessionless HTTP recording holds
 	// (see segment); 0 until it has one.
 	segments  int
@@ -135,7 +138,33 @@ type openReq struct {
 	task        bool           // params.task: answered with a CreateTaskResult (2025-11-25)
 	taskID      string         // the task a tasks/* request names
 	clientCaps  map[string]any // 2026-07-28: what params._meta declared
-	next        *openReq       // a later stateless request with the same id, still open
+
+	id   wire.ID
+	side side     // who sent it
+	next *openReq // a later stateless request with the same id, still open
+	last *openReq // on the first open request of an id: the last of them
+	// older and newer link a session's open requests in the order they
+	// were sent, both sides: the oldest is let go past maxOpenRequests.
+	older, newer *openReq
+}
+
+// maxOpenRequests bounds the open requests a session keeps (both sides):
+// beyond it the oldest is let go, and reported once per session and side
+// (letGoFinding). 2026-07-28 requests are not in a session, so a
+// recording of them is one "session" whose requests need no answer
+// before the next.
+const maxOpenRequests = 10000
+
+// letGo is what a session let go of a side's requests past
+// maxOpenRequests: how many, the first, and their ids (an answer to one
+// is not unmatched; a bounded set).
+type letGo struct {
+	n      int
+	name   string
+	line   int
+	method string
+	id     wire.ID
+	ids    *idSet
 }
 
 // session is the state machine of one session.
@@ -160,9 +189,16 @@ type session struct {
 	initAnswered bool // ... and answered with a result
 	initialized  bool // notifications/initialized was seen
 
-	open   [2]map[wire.ID]*openReq // by the side that sent the request
+	open   [2]map[wire.ID]*openReq // by the side that sent the request: the first open one of each id
 	used   [2]*idSet
 	tokens [2]map[wire.ID]*openReq // progress tokens of open requests, by requester
+
+	// oldest and newest are the ends of the list of open requests (see
+	// openReq.older), nOpen its length; letGo what the bound let go.
+	oldest, newest *openReq
+	nOpen          int
+	letGo          [2]letGo // by side
+	letGoListed    bool     // in checker.letGoSessions
 
 	tasks map[string]*taskState // by taskId (2025-11-25), at most maxTasksPerSession
 
@@ -233,6 +269,7 @@ func (c *checker) compact(current *session) {
 	for _, s := range idle[:n] {
 		delete(c.sessions, s.id)
 		s.open, s.tokens, s.used = [2]map[wire.ID]*openReq{}, [2]map[wire.ID]*openReq{}, [2]*idSet{}
+		s.letGo[fromClient].ids, s.letGo[fromServer].ids = nil, nil
 		c.forgetSeq++
 		s.forgotAt = c.forgetSeq
 		c.forgetQueue = append(c.forgetQueue, forgotEntry{s, c.forgetSeq})
@@ -298,8 +335,7 @@ func (c *checker) item(it *item) {
 	sess := c.session(it.session)
 	if it.event == eventRefused { // an HTTP answer closed these requests
 		for _, id := range it.answers {
-			o := sess.open[fromClient][id]
-			if o == nil {
+			if sess.open[fromClient][id] == nil {
 				continue
 			}
 			if sess.initPending && !sess.initAnswered && id == sess.initID {
@@ -308,19 +344,13 @@ func (c *checker) item(it *item) {
 				sess.initPending, sess.initSent = false, false
 			}
 			sess.used[fromClient].remove(id) // and may reuse its id, and its progress token
-			if o.hasToken && sess.tokens[fromClient][o.token] == o {
-				delete(sess.tokens[fromClient], o.token)
-			}
-			if o.next != nil {
-				sess.open[fromClient][id] = o.next
-			} else {
-				delete(sess.open[fromClient], id)
-			}
+			sess.closeOpen(fromClient, id)
 		}
 		return
 	}
 	if it.event == eventShutdown {
 		it.findings = append(it.findings, sess.earlyFinding()...)
+		it.findings = append(it.findings, c.letGoFinding(sess)...)
 		it.findings = append(it.findings, c.unanswered(sess, "the session's shutdown")...)
 		delete(c.sessions, sess.id)
 		for i, s := range c.order {
@@ -353,6 +383,107 @@ func (c *checker) finish() []Finding {
 	for _, s := range c.order {
 		out = append(out, s.earlyFinding()...)
 		out = append(out, c.unanswered(s, "the end of the log")...)
+	}
+	for _, s := range c.letGoSessions { // compacted ones too
+		out = append(out, c.letGoFinding(s)...)
+	}
+	return out
+}
+
+// addOpen records an open request: after the open ones of its id, and as
+// the newest of the session's. Past the checker's bound the oldest is
+// let go.
+func (c *checker) addOpen(sess *session, o *openReq) {
+	if first := sess.open[o.side][o.id]; first == nil {
+		sess.open[o.side][o.id] = o
+	} else {
+		last := first.last
+		if last == nil {
+			last = first
+		}
+		last.next, first.last = o, o
+	}
+	o.older = sess.newest
+	if sess.newest != nil {
+		sess.newest.newer = o
+	} else {
+		sess.oldest = o
+	}
+	sess.newest = o
+	sess.nOpen++
+	for sess.nOpen > maxOpenRequests {
+		old := sess.oldest // the first open one of its id: the oldest of all
+		lg := &sess.letGo[old.side]
+		if lg.n == 0 {
+			lg.name, lg.line, lg.method, lg.id = old.name, old.line, old.method, old.id
+		}
+		lg.n++
+		if lg.ids == nil {
+			lg.ids = newIDSet()
+		}
+		lg.ids.add(old.id)
+		if !sess.letGoListed {
+			sess.letGoListed = true
+			c.letGoSessions = append(c.letGoSessions, sess)
+		}
+		sess.closeOpen(old.side, old.id)
+	}
+}
+
+// closeOpen removes the first open request of the side with the id (the
+// one an answer goes to) and returns it (nil when none is open).
+func (sess *session) closeOpen(s side, id wire.ID) *openReq {
+	o := sess.open[s][id]
+	if o == nil {
+		return nil
+	}
+	if o.next != nil {
+		if o.next != o.last {
+			o.next.last = o.last
+		}
+		sess.open[s][id] = o.next // another stateless request with the id waits
+	} else {
+		delete(sess.open[s], id)
+	}
+	o.next, o.last = nil, nil
+	if o.older != nil {
+		o.older.newer = o.newer
+	} else {
+		sess.oldest = o.newer
+	}
+	if o.newer != nil {
+		o.newer.older = o.older
+	} else {
+		sess.newest = o.older
+	}
+	o.older, o.newer = nil, nil
+	sess.nOpen--
+	if o.hasToken && sess.tokens[s][o.token] == o {
+		delete(sess.tokens[s], o.token)
+	}
+	return o
+}
+
+// letGoFinding is, for each side, the one finding of the requests the
+// session let go past the bound on open requests (nil when none were);
+// it is given once.
+func (c *checker) letGoFinding(sess *session) []Finding {
+	var out []Finding
+	for _, s := range [...]side{fromClient, fromServer} {
+		lg := &sess.letGo[s]
+		if lg.n == 0 {
+			continue
+		}
+		what := fmt.Sprintf("the %s's %s request (id %s) was", s, lg.method, lg.id)
+		later := "a later response to it is"
+		if lg.n > 1 {
+			what = fmt.Sprintf("the %s's %s request (id %s) and %d more, the oldest open, were", s, lg.method, lg.id, lg.n-1)
+			later = "later responses to them are"
+		}
+		out = append(out, Finding{File: lg.name, Line: lg.line, Session: sess.id, Side: s.String(), Rule: RuleUnanswered,
+			Severity: ruleByID[RuleUnanswered].Severity, Pointer: "/id",
+			Reason: fmt.Sprintf("%s let go without a response: the session held %d open requests, the most the validator keeps; %s not checked", what, maxOpenRequests, later)})
+		lg.n = 0
 	}
 	return out
 }
@@ -582,13 +713,13 @@ func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *
 	switch {
 	case prev != nil && !stateless:
 		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s reuses id %s while its %s request of line %d is still open", s, m.id, prev.method, prev.line))
-	case sess.used[s].has(m.id) && (rev == nil || rev.lifecycle):
+	case sess.used[s].has(m.id) && (rev == nil || rev.lifecycle) && !sess.letGo[s].ids.has(m.id):
 		// Without sessions (2026-07-28) an id is only bound while its
 		// request is open.
 		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s already used id %s in this session", s, m.id))
 	}
 	sess.used[s].add(m.id)
-	o := &openReq{method: m.method, name: it.name, line: it.line, rev: rev, taskID: taskOf(m)}
+	o := &openReq{method: m.method, name: it.name, line: it.line, rev: rev, taskID: taskOf(m), id: m.id, side: s}
 	_, o.task = m.params["task"]
 	if tok, ok := progressTokenOf(m.params); ok {
 		if other := sess.tokens[s][tok]; other != nil {
@@ -601,18 +732,12 @@ func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *
 	if meta, _ := m.params["_meta"].(map[string]any); meta != nil {
 		o.clientCaps, _ = meta[wire.MetaClientCapabilities].(map[string]any)
 	}
-	switch {
-	case prev == nil:
-		sess.open[s][m.id] = o
-	case stateless:
+	if prev == nil || stateless {
 		// Stateless requests (2026-07-28) stand alone: two of them in
 		// flight at once may share an id (each its own HTTP exchange, a
 		// recording without sessions holds both). Answers go to the
 		// earliest first.
-		for prev.next != nil {
-			prev = prev.next
-		}
-		prev.next = o
+		c.addOpen(sess, o)
 	}
 }
 
@@ -636,6 +761,8 @@ func (c *checker) cancelled(sess *session, it *item, m *message, s side) {
 	case s == fromClient && sess.initSent && id == sess.initID:
 		// answered already, and still never to be cancelled
 		it.finding(RuleCancelInitialize, it.session, ptr, "the initialize request must not be cancelled (here after its answer)")
+	case sess.letGo[s].ids.has(id):
+		// let go past the bound: whether it was answered is not known
 	case sess.used[s].has(id):
 		it.finding(RuleCancelLate, it.session, ptr, fmt.Sprintf("the %s cancels its request %s, which was answered already", s, id))
 	default:
@@ -695,7 +822,7 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 		o = sess.open[r][m.id]
 	}
 	if o == nil {
-		if !m.id.IsZero() {
+		if !m.id.IsZero() && !sess.letGo[r].ids.has(m.id) {
 			if sess.used[r].has(m.id) {
 				it.finding(RuleResponseUnmatched, it.session, m.ptr+"/id", fmt.Sprintf("the %s's request %s was answered already", r, m.id))
 			} else {
@@ -713,14 +840,7 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 		}
 		return
 	}
-	if o.next != nil {
-		sess.open[r][m.id] = o.next // another stateless request with the id waits
-	} else {
-		delete(sess.open[r], m.id)
-	}
-	if o.hasToken && sess.tokens[r][o.token] == o {
-		delete(sess.tokens[r], o.token)
-	}
+	sess.closeOpen(r, m.id)
 	rev := o.rev
 	if m.kind == kindError && rev != nil {
 		c.errorStatus(it, m, rev)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -194,5 +195,87 @@ func TestCancelStopsEarly(t *testing.T) {
 	rep := v.Check(ctx, []Input{ReaderInput("x", strings.NewReader(strings.Repeat(`{"jsonrpc":"2.0","method":"x"}`+"\n", 100000)))})
 	if rep.Lines >= 100000 {
 		t.Errorf("read %d lines after cancel", rep.Lines)
+	}
+}
+
+// statelessRequests is a 2026-07-28 log of n tools/list requests, all
+// with the id 1 or (distinct) each with its line number.
+func statelessRequests(n int, distinct bool) []byte {
+	var log bytes.Buffer
+	for i := 1; i <= n; i++ {
+		id := 1
+		if distinct {
+			id = i
+		}
+		fmt.Fprintf(&log, `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n", id)
+	}
+	return log.Bytes()
+}
+
+// TestStatelessSharedIDIsLinear: 2026-07-28 requests sharing an id each
+// stay open (they need no answer before the next) and used to be chained
+// by a walk to the end of the list, quadratic in the requests (80,000 took
+// 28 s). 4N lines must cost less than 8 times N lines (best of three; the
+// walk made it about 15), and a session keeps at most maxOpenRequests:
+// the oldest are let go, in one finding with their count.
+func TestStatelessSharedIDIsLinear(t *testing.T) {
+	const n = 5000
+	best := func(log []byte) (time.Duration, Report) {
+		var d time.Duration
+		var rep Report
+		for i := 0; i < 3; i++ {
+			start := time.Now()
+			rep = checkBytes(t, "same-id.jsonl", log)
+			if e := time.Since(start); i == 0 || e < d {
+				d = e
+			}
+		}
+		return d, rep
+	}
+	small, _ := best(statelessRequests(n, false))
+	large, rep := best(statelessRequests(4*n, false))
+	t.Logf("%d lines: %v, %d lines: %v", n, small, 4*n, large)
+	if large > 8*small {
+		t.Errorf("%d lines took %v, %d lines %v: %.1f times, want linear (< 8)", n, small, 4*n, large, float64(large)/float64(small))
+	}
+	if rep.Errors != 0 || rep.Warnings != maxOpenRequests+1 {
+		t.Fatalf("%s, want %d unanswered warnings and the one of those let go", Summary(&rep), maxOpenRequests+1)
+	}
+	first := rep.Findings[0]
+	want := fmt.Sprintf("the client's tools/list request (id 1) and %d more, the oldest open, were let go without a response: the session held %d open requests", 4*n-maxOpenRequests-1, maxOpenRequests)
+	if first.Rule != RuleUnanswered || first.Line != 1 || !strings.Contains(first.Reason, want) {
+		t.Errorf("first finding %s, want at line 1: %s", first, want)
+	}
+	if last := rep.Findings[len(rep.Findings)-1]; last.Line != 4*n {
+		t.Errorf("last finding %s, want the newest request, line %d, unanswered", last, 4*n)
+	}
+}
+
+// TestOpenRequestBound: with distinct ids too, a session keeps
+// maxOpenRequests open requests. The one let go is reported once, and
+// its late answer (or cancellation) is neither unmatched nor late.
+func TestOpenRequestBound(t *testing.T) {
+	log := statelessRequests(maxOpenRequests+1, true)
+	log = append(log, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}
+{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"late"}}
+{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"late"}}
+`...)
+	rep := checkBytes(t, "distinct.jsonl", log)
+	var letGo, unanswered []Finding
+	for _, f := range rep.Findings {
+		switch {
+		case f.Rule == RuleUnanswered && strings.Contains(f.Reason, "let go"):
+			letGo = append(letGo, f)
+		case f.Rule == RuleUnanswered:
+			unanswered = append(unanswered, f)
+		default:
+			t.Errorf("unexpected %s", f)
+		}
+	}
+	if len(letGo) != 1 || letGo[0].Line != 1 || !strings.Contains(letGo[0].Reason, "request (id 1) was let go without a response") {
+		t.Errorf("let go: %v, want one finding for the request of line 1", letGo)
+	}
+	if len(unanswered) != maxOpenRequests-1 || unanswered[0].Line != 3 {
+		t.Errorf("%d unanswered (%v ...), want %d from line 3", len(unanswered), unanswered[:min(len(unanswered), 1)], maxOpenRequests-1)
 	}
 }
