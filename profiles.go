@@ -33,6 +33,7 @@ type chatConfig struct {
 	toolScopes     string
 	readScope      string
 	writeScope     string
+	quota          store.Quota
 }
 
 func (c *chatConfig) register(fl *flag.FlagSet) {
@@ -46,6 +47,8 @@ func (c *chatConfig) register(fl *flag.FlagSet) {
 	fl.StringVar(&c.postgresSchema, "postgres-schema", store.DefaultPostgresSchema, "chat: PostgreSQL schema of the tables")
 	fl.StringVar(&c.readScope, "conversation-read-scope", "", "chat: the `scope` a token needs to see conversation content by any path: tools, resources, subscriptions, the summarize prompt, completions, search (JSON-RPC -32003 without)")
 	fl.StringVar(&c.writeScope, "conversation-write-scope", "", "chat: the `scope` a token needs to start or continue a conversation (JSON-RPC -32003 without)")
+	fl.IntVar(&c.quota.Conversations, "user-max-conversations", store.DefaultQuota.Conversations, "chat: conversations one user may keep (the chat tool answers an error above)")
+	fl.Int64Var(&c.quota.Bytes, "user-max-bytes", store.DefaultQuota.Bytes, "chat: `bytes` of messages one user may keep, all conversations together")
 	fl.StringVar(&c.toolScopes, "tool-scopes", "", "chat: more scopes a token needs per tool, e.g. \"chat=chat:admin\"; these guard the tool only: guard conversation content with --conversation-read-scope")
 }
 
@@ -93,7 +96,7 @@ func buildChat(ctx context.Context, c serveConfig, log *slog.Logger) (*built, er
 	if dsn == "" {
 		dsn = os.Getenv("MCPSTACK_POSTGRES_DSN")
 	}
-	st, err := store.Open(ctx, store.Config{DataDir: cc.dataDir, PostgresDSN: dsn, PostgresSchema: cc.postgresSchema})
+	st, err := store.Open(ctx, store.Config{DataDir: cc.dataDir, PostgresDSN: dsn, PostgresSchema: cc.postgresSchema, Quota: cc.quota})
 	if err != nil {
 		return nil, err
 	}

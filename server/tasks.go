@@ -56,6 +56,10 @@ const (
 	maxRunningPerClient = 32
 	maxRunning          = 1024
 	maxKeptPerOwner     = 100
+	// maxKeptBytesPerOwner bounds the results and errors of the finished
+	// tasks kept per user, in memory and in a durable store (newest
+	// first): 100 results of maxTaskResult would be 400 MiB.
+	maxKeptBytesPerOwner = 64 << 20
 	// maxTaskResult bounds the result a task keeps, in bytes.
 	maxTaskResult    = 4 << 20
 	taskPollInterval = time.Second
@@ -102,8 +106,11 @@ type task struct {
 	streams taskStreams
 }
 
-func (t *task) terminal() bool {
-	return t.status == mcp.TaskStatusCompleted || t.status == mcp.TaskStatusFailed || t.status == mcp.TaskStatusCancelled
+func (t *task) terminal() bool { return isTerminal(t.status) }
+
+// isTerminal reports whether a task in status has ended.
+func isTerminal(status mcp.TaskStatus) bool {
+	return status == mcp.TaskStatusCompleted || status == mcp.TaskStatusFailed || status == mcp.TaskStatusCancelled
 }
 
 // tasks is the server's table of the tasks this process runs or ran; a
@@ -151,10 +158,14 @@ func (s *Server) changed(t *task, tell bool) {
 	defer t.saveMu.Unlock()
 	if s.cfg.taskStore != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := s.cfg.taskStore.Save(ctx, t.record()); err != nil {
+		r := t.record()
+		if err := s.cfg.taskStore.Save(ctx, r); err != nil {
 			s.log.Error("task store: save", "task", t.id, "err", err)
 		}
 		cancel()
+		if isTerminal(mcp.TaskStatus(r.Status)) {
+			s.trimStore(r.Owner)
+		}
 	}
 	if tell {
 		t.tell()
@@ -268,13 +279,36 @@ func (s *Server) sweepTasksLocked(now time.Time) {
 		}
 	}
 	for _, done := range finished {
-		if len(done) <= maxKeptPerOwner {
-			continue
+		sort.Slice(done, func(i, j int) bool { return done[i].created.After(done[j].created) })
+		var bytes int64
+		for n, t := range done {
+			t.mu.Lock()
+			bytes += t.size()
+			t.mu.Unlock()
+			if n >= maxKeptPerOwner || bytes > maxKeptBytesPerOwner {
+				delete(ts.byID, t.id) // a durable store trims its copy as it saves (trimStore)
+			}
 		}
-		sort.Slice(done, func(i, j int) bool { return done[i].created.Before(done[j].created) })
-		for _, t := range done[:len(done)-maxKeptPerOwner] {
-			delete(ts.byID, t.id) // still readable from a durable store until its TTL
-		}
+	}
+}
+
+// size is what a finished task keeps, in bytes: its result or error.
+func (t *task) size() int64 {
+	n := int64(len(t.result))
+	if t.err != nil {
+		n += int64(len(t.err.Message)) + 64
+	}
+	return n
+}
+
+// trimStore bounds the finished tasks a durable store keeps of owner as
+// the table bounds them in memory (the store keeps them across restarts
+// and replicas, so it trims by its own records).
+func (s *Server) trimStore(owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.cfg.taskStore.Trim(ctx, owner, maxKeptPerOwner, maxKeptBytesPerOwner); err != nil {
+		s.log.Error("task store: trim", "err", err)
 	}
 }
 

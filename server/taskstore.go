@@ -37,6 +37,11 @@ type TaskStore interface {
 	Load(ctx context.Context, id string) (TaskRecord, error)
 	List(ctx context.Context, owner string) ([]TaskRecord, error) // oldest first
 	Sweep(ctx context.Context, now time.Time) error               // drop the records past their TTL
+	// Trim drops owner's finished records (completed, failed, cancelled)
+	// beyond the newest keep, and beyond keepBytes of results and errors
+	// counted from the newest: one user's finished tasks are bounded on
+	// disk as in memory.
+	Trim(ctx context.Context, owner string, keep int, keepBytes int64) error
 }
 
 // WithTaskStore keeps the tasks' records in ts as well as in memory

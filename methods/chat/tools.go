@@ -267,6 +267,9 @@ func (a *App) storeFailed(ctx context.Context, op, id string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("No conversation %q. Start one with the chat tool (without conversation_id), or find yours with conversation_search.", id)
 	}
+	if errors.Is(err, store.ErrQuota) {
+		return fmt.Errorf("Your conversations are at this server's limit (%s); nothing was stored. Ask its operator for more room.", strings.TrimPrefix(err.Error(), store.ErrQuota.Error()+": "))
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

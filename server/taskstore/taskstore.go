@@ -68,12 +68,39 @@ func (m *memory) Sweep(_ context.Context, now time.Time) error {
 	return nil
 }
 
+func (m *memory) Trim(_ context.Context, owner string, keep int, keepBytes int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var done []server.TaskRecord
+	for _, r := range m.records {
+		if r.Owner == owner && finished(r.Status) {
+			done = append(done, r)
+		}
+	}
+	sort.Slice(done, func(i, j int) bool { return done[i].Created.After(done[j].Created) })
+	var bytes int64
+	for n, r := range done {
+		bytes += int64(len(r.Result) + len(r.Error))
+		if n >= keep || bytes > keepBytes {
+			delete(m.records, r.ID)
+		}
+	}
+	return nil
+}
+
+// finishedStatuses are the statuses of a task that has ended.
+const finishedStatuses = `'completed', 'failed', 'cancelled'`
+
+func finished(status string) bool {
+	return status == "completed" || status == "failed" || status == "cancelled"
+}
+
 // SQL is a store in a SQL database: SQLite or PostgreSQL.
 type SQL struct {
 	db    *sql.DB
 	table string
 	// The queries, in the database's dialect, written once.
-	save, load, list, sweep string
+	save, load, list, sweep, trim string
 }
 
 func newSQL(db *sql.DB, table string, rebind func(string) string) *SQL {
@@ -85,6 +112,14 @@ func newSQL(db *sql.DB, table string, rebind func(string) string) *SQL {
 		load:  rebind(`SELECT ` + columns + ` FROM ` + table + ` WHERE id = ?`),
 		list:  rebind(`SELECT ` + metaColumns + ` FROM ` + table + ` WHERE owner = ? ORDER BY created_ms, id`),
 		sweep: rebind(`DELETE FROM ` + table + ` WHERE expires_ms < ?`),
+		// The newest first, numbered and summed in one pass (window
+		// functions: SQLite 3.25 and PostgreSQL alike).
+		trim: rebind(`DELETE FROM ` + table + ` WHERE id IN (SELECT id FROM (
+			SELECT id, ROW_NUMBER() OVER newest AS n,
+				SUM(COALESCE(LENGTH(result), 0) + COALESCE(LENGTH(error), 0)) OVER newest AS bytes
+			FROM ` + table + ` WHERE owner = ? AND status IN (` + finishedStatuses + `)
+			WINDOW newest AS (ORDER BY created_ms DESC, id DESC)) ranked
+		WHERE n > ? OR bytes > ?)`),
 	}
 }
 
@@ -231,6 +266,15 @@ func (s *SQL) List(ctx context.Context, owner string) ([]server.TaskRecord, erro
 func (s *SQL) Sweep(ctx context.Context, now time.Time) error {
 	if _, err := s.db.ExecContext(ctx, s.sweep, now.UnixMilli()); err != nil {
 		return fmt.Errorf("taskstore: sweep: %w", err)
+	}
+	return nil
+}
+
+// Trim drops owner's finished records beyond the newest keep and beyond
+// keepBytes of results and errors.
+func (s *SQL) Trim(ctx context.Context, owner string, keep int, keepBytes int64) error {
+	if _, err := s.db.ExecContext(ctx, s.trim, owner, keep, keepBytes); err != nil {
+		return fmt.Errorf("taskstore: trim %s: %w", owner, err)
 	}
 	return nil
 }

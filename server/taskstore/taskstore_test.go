@@ -97,6 +97,49 @@ func TestStores(t *testing.T) {
 			if _, err := st.Load(ctx, "t1"); err != nil {
 				t.Errorf("a live task after the sweep: %v", err)
 			}
+
+			// Trim: c's finished tasks beyond the newest 3, then beyond
+			// 25 bytes of results; a running one and d's stay.
+			for i := range 6 {
+				r := server.TaskRecord{ID: fmt.Sprintf("c%d", i), Owner: "principal:c", Method: "tools/call", Revision: "2025-11-25", Status: "completed",
+					Created: base.Add(time.Duration(i) * time.Second), Updated: base, TTL: time.Hour, Result: json.RawMessage(`{"n":123456}`)}
+				if i == 0 {
+					r.Status, r.Result = "working", nil
+				}
+				if err := st.Save(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := server.TaskRecord{ID: "d0", Owner: "principal:d", Method: "tools/call", Revision: "2025-11-25", Status: "completed", Created: base, Updated: base, TTL: time.Hour}
+			if err := st.Save(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+			owned := func(owner string) string {
+				list, err := st.List(ctx, owner)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, r := range list {
+					out = append(out, r.ID)
+				}
+				return strings.Join(out, ",")
+			}
+			if err := st.Trim(ctx, "principal:c", 3, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			if got := owned("principal:c"); got != "c0,c3,c4,c5" {
+				t.Errorf("c's tasks after trimming to 3: %s, want the running c0 and the newest three", got)
+			}
+			if err := st.Trim(ctx, "principal:c", 3, 25); err != nil {
+				t.Fatal(err)
+			}
+			if got := owned("principal:c"); got != "c0,c4,c5" {
+				t.Errorf("c's tasks after trimming to 25 bytes: %s, want c0 and the newest two (12 bytes each)", got)
+			}
+			if got := owned("principal:d"); got != "d0" {
+				t.Errorf("d's tasks after trimming c's: %s", got)
+			}
 		})
 	}
 }
@@ -299,4 +342,37 @@ func TestPostgresReplicasStartTogether(t *testing.T) {
 		}
 	}
 	drop()
+}
+
+// A user's finished tasks are bounded in a durable store as in memory
+// (the regression: the store kept any number until their TTL, 150 tasks
+// of 1 MiB took 63 MB of tasks.db). The byte bound is TestStores' Trim.
+func TestStoreKeepsABoundedShare(t *testing.T) {
+	st, err := taskstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "tasks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a := app.New("bounded", "1")
+	app.AddTool(a, app.Tool{Name: "quick", TaskSupport: "optional"}, func(context.Context, struct{}) (string, error) { return "done", nil })
+	srv := app.NewServer(a, server.WithTaskStore(st))
+	defer srv.Close()
+	call := session(t, srv)
+	for range 130 {
+		id := taskID(t, call("tools/call", `{"name":"quick","task":{"ttl":600000}}`))
+		if r := call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id)); r["result"] == nil {
+			t.Fatalf("tasks/result: %v", r)
+		}
+	}
+	var kept int
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		list, err := st.List(context.Background(), "principal:alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept = len(list); kept == 100 { // the last save and trim may come after tasks/result
+			return
+		}
+	}
+	t.Errorf("the store keeps %d of alice's 130 finished tasks, want the newest 100", kept)
 }

@@ -44,6 +44,10 @@ var postgresMigrations = [][]string{
 			PRIMARY KEY (conversation_n, seq)
 		)`,
 	},
+	{ // 2: the bytes of content each conversation holds, for the user's quota
+		`ALTER TABLE {conversations} ADD COLUMN content_bytes BIGINT NOT NULL DEFAULT 0`,
+		`UPDATE {conversations} SET content_bytes = (SELECT COALESCE(SUM(LENGTH(content)), 0) FROM {messages} WHERE conversation_n = n)`,
+	},
 }
 
 // OpenPostgres connects to the PostgreSQL database dsn names and migrates

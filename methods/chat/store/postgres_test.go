@@ -89,8 +89,8 @@ func TestPostgresConcurrentMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := store.SchemaVersionForTest(stores[1])
-	if err != nil || v != 1 {
-		t.Errorf("schema version %d, %v; want 1", v, err)
+	if err != nil || v != 2 {
+		t.Errorf("schema version %d, %v; want 2", v, err)
 	}
 }
 

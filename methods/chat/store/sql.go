@@ -30,14 +30,16 @@ type dialect struct {
 // sqlStore is Store over database/sql; sqlite.go and postgres.go give it
 // its dialect.
 type sqlStore struct {
-	db  *sql.DB
-	d   dialect
-	now func() time.Time
-	q   queries
+	db    *sql.DB
+	d     dialect
+	now   func() time.Time
+	q     queries
+	quota Quota
 }
 
 type queries struct {
 	insertConv, bumpConv, getConv, getMsgs, insertMsg string
+	usage                                             string
 	list, listPrefix, search, deleteMsgs, deleteConv  string
 	migrationsTable, currentVersion, recordMigration  string
 }
@@ -46,15 +48,16 @@ func newSQLStore(db *sql.DB, d dialect, now func() time.Time) *sqlStore {
 	if now == nil {
 		now = time.Now
 	}
-	s := &sqlStore{db: db, d: d, now: now}
+	s := &sqlStore{db: db, d: d, now: now, quota: DefaultQuota}
 	x := func(q string) string { return d.rebind(d.tables.Replace(q)) }
 	const convCols = `id, user_id, title, message_count, created_ms, updated_ms`
 	s.q = queries{
-		insertConv: x(`INSERT INTO {conversations} (` + convCols + `) VALUES (?, ?, ?, ?, ?, ?) RETURNING n`),
+		insertConv: x(`INSERT INTO {conversations} (` + convCols + `, content_bytes) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING n`),
+		usage:      x(`SELECT COUNT(*), COALESCE(SUM(content_bytes), 0) FROM {conversations} WHERE user_id = ?`),
 		// The UPDATE checks the owner, locks the row (PostgreSQL) or the
 		// database (SQLite, BEGIN IMMEDIATE) and allocates the sequence
 		// numbers in one statement, so concurrent appends never collide.
-		bumpConv: x(`UPDATE {conversations} SET message_count = message_count + ?, updated_ms = ?
+		bumpConv: x(`UPDATE {conversations} SET message_count = message_count + ?, content_bytes = content_bytes + ?, updated_ms = ?
 			WHERE id = ? AND user_id = ? RETURNING n, ` + convCols),
 		getConv:   x(`SELECT n, ` + convCols + ` FROM {conversations} WHERE id = ? AND user_id = ?`),
 		getMsgs:   x(`SELECT seq, role, content, provider, model, prompt_tokens, completion_tokens, total_tokens, usage_estimated, created_ms FROM {messages} WHERE conversation_n = ? ORDER BY seq`),
@@ -175,6 +178,34 @@ func (s *sqlStore) insertMessages(ctx context.Context, tx *sql.Tx, convN, firstS
 	return out, nil
 }
 
+// withinQuota refuses, with ErrQuota, a write that would take user past
+// the store's quota: newConvs more conversations, bytes more content.
+// Concurrent writes of one user may pass it together (PostgreSQL reads
+// committed data): the excess is bounded by what those writes carry.
+func (s *sqlStore) withinQuota(ctx context.Context, tx *sql.Tx, user string, newConvs int, bytes int64) error {
+	var convs int
+	var used int64
+	if err := tx.QueryRowContext(ctx, s.q.usage, user).Scan(&convs, &used); err != nil {
+		return fmt.Errorf("store: quota: %w", err)
+	}
+	if convs+newConvs > s.quota.Conversations {
+		return fmt.Errorf("%w: %d conversations at most", ErrQuota, s.quota.Conversations)
+	}
+	if used+bytes > s.quota.Bytes {
+		return fmt.Errorf("%w: %d bytes of messages at most (%d used)", ErrQuota, s.quota.Bytes, used)
+	}
+	return nil
+}
+
+// contentBytes is what msgs count against a quota.
+func contentBytes(msgs []Message) int64 {
+	var n int64
+	for _, m := range msgs {
+		n += int64(len(m.Content))
+	}
+	return n
+}
+
 func (s *sqlStore) Create(ctx context.Context, user, id, title string, msgs ...Message) (*Conversation, error) {
 	if user == "" || id == "" {
 		return nil, errors.New("store: Create needs a user and an id")
@@ -185,8 +216,11 @@ func (s *sqlStore) Create(ctx context.Context, user, id, title string, msgs ...M
 		return nil, err
 	}
 	defer tx.Rollback()
+	if err := s.withinQuota(ctx, tx, user, 1, contentBytes(msgs)); err != nil {
+		return nil, err
+	}
 	var n int64
-	err = tx.QueryRowContext(ctx, s.q.insertConv, id, user, title, int64(len(msgs)), ms(now), ms(now)).Scan(&n)
+	err = tx.QueryRowContext(ctx, s.q.insertConv, id, user, title, int64(len(msgs)), ms(now), ms(now), contentBytes(msgs)).Scan(&n)
 	if err != nil {
 		if s.d.unique(err) {
 			return nil, ErrExists
@@ -210,8 +244,11 @@ func (s *sqlStore) Append(ctx context.Context, user, id string, msgs ...Message)
 		return nil, err
 	}
 	defer tx.Rollback()
+	if err := s.withinQuota(ctx, tx, user, 0, contentBytes(msgs)); err != nil {
+		return nil, err
+	}
 	var n int64
-	c, err := scanConv(tx.QueryRowContext(ctx, s.q.bumpConv, int64(len(msgs)), ms(now), id, user), &n)
+	c, err := scanConv(tx.QueryRowContext(ctx, s.q.bumpConv, int64(len(msgs)), contentBytes(msgs), ms(now), id, user), &n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}

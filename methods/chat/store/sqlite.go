@@ -42,6 +42,10 @@ var sqliteMigrations = [][]string{
 			PRIMARY KEY (conversation_n, seq)
 		)`,
 	},
+	{ // 2: the bytes of content each conversation holds, for the user's quota
+		`ALTER TABLE {conversations} ADD COLUMN content_bytes INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE {conversations} SET content_bytes = (SELECT COALESCE(SUM(LENGTH(content)), 0) FROM {messages} WHERE conversation_n = n)`,
+	},
 }
 
 // OpenSQLite opens (creating it, mode 0600, when missing) the SQLite

@@ -147,6 +147,34 @@ type Config struct {
 	DataDir string
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
+	// Quota bounds what one user keeps (zero members: DefaultQuota's).
+	Quota Quota
+}
+
+// Quota bounds what one user keeps in the store, so that no user can fill
+// the disk that everyone's conversations share.
+type Quota struct {
+	Conversations int   // conversations at most
+	Bytes         int64 // bytes of message content at most, all conversations together
+}
+
+// DefaultQuota: ten thousand conversations, 64 MiB of text, per user (a
+// chat turn is at most 32,000 characters).
+var DefaultQuota = Quota{Conversations: 10000, Bytes: 64 << 20}
+
+// ErrQuota is returned by Create and Append when the user's quota would be
+// exceeded; nothing is written.
+var ErrQuota = errors.New("store: the user's quota is used up")
+
+// orDefault fills the zero members of q from DefaultQuota.
+func (q Quota) orDefault() Quota {
+	if q.Conversations <= 0 {
+		q.Conversations = DefaultQuota.Conversations
+	}
+	if q.Bytes <= 0 {
+		q.Bytes = DefaultQuota.Bytes
+	}
+	return q
 }
 
 // SQLiteFile is the name of the SQLite database under the data directory.
@@ -154,17 +182,25 @@ const SQLiteFile = "chat.db"
 
 // Open opens the backend cfg names and brings its schema up to date.
 func Open(ctx context.Context, cfg Config) (Store, error) {
+	var s Store
+	var err error
 	if cfg.PostgresDSN != "" {
-		return OpenPostgres(ctx, cfg.PostgresDSN, cfg.PostgresSchema, cfg.Now)
+		s, err = OpenPostgres(ctx, cfg.PostgresDSN, cfg.PostgresSchema, cfg.Now)
+	} else {
+		dir := cfg.DataDir
+		if dir == "" {
+			dir = DefaultDataDir()
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		s, err = OpenSQLite(ctx, filepath.Join(dir, SQLiteFile), cfg.Now)
 	}
-	dir := cfg.DataDir
-	if dir == "" {
-		dir = DefaultDataDir()
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	return OpenSQLite(ctx, filepath.Join(dir, SQLiteFile), cfg.Now)
+	s.(*sqlStore).quota = cfg.Quota.orDefault()
+	return s, nil
 }
 
 // DefaultDataDir is $XDG_DATA_HOME/mcpstack, else ~/.local/share/mcpstack,
