@@ -14,15 +14,14 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/guard"
 	"github.com/mcpstack/mcpstack/server/record"
 )
 
@@ -30,29 +29,79 @@ import (
 // get 413 from the proxy: a server would refuse them anyway).
 const maxBody = 32 << 20
 
-// serveHTTP runs the HTTP proxy until interrupted.
-func serveHTTP(upstream, addr, addrFile string, t *tap, errOut io.Writer) int {
-	u, err := url.Parse(upstream)
+// httpConfig is how the HTTP proxy runs.
+type httpConfig struct {
+	upstream, addr, addrFile string
+	// allowRemote lets the proxy listen on an address that is not
+	// loopback (--allow-remote).
+	allowRemote bool
+	limits      httpLimits
+}
+
+// httpLimits bound what clients can make the HTTP proxy hold.
+type httpLimits struct {
+	// bodyIdle cuts a request body that sends nothing for this long
+	// (--body-timeout): the client gets 408.
+	bodyIdle time.Duration
+	// bodyMemory bounds the bytes all the POST bodies being read (to be
+	// recorded) and forwarded hold together (--body-memory): a POST
+	// beyond it gets 503 at once, a body larger than it 413.
+	bodyMemory int64
+}
+
+// defaultLimits are the flags' defaults.
+var defaultLimits = httpLimits{bodyIdle: 30 * time.Second, bodyMemory: 128 << 20}
+
+// The HTTP server's own timeouts: a request's headers must come within
+// headerTimeout, and a kept-alive connection with no request is closed
+// after idleTimeout. Neither bounds how long an answer streams.
+const (
+	headerTimeout = 10 * time.Second
+	idleTimeout   = 2 * time.Minute
+)
+
+// checkListen refuses an address that is not loopback without
+// allowRemote, as serve refuses one without authentication: the proxy
+// has none, and whoever reaches its port reaches the upstream through it,
+// as if from this machine (a Host naming the proxy becomes the
+// upstream's, which passes a loopback upstream's DNS-rebinding guard).
+func checkListen(addr string, allowRemote bool) error {
+	if allowRemote || guard.IsLoopbackAddr(addr) {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s: it is not a loopback address, and the proxy has no authentication, "+
+		"so anyone who reaches the port would reach the upstream through it as if from this machine. "+
+		"Listen on 127.0.0.1 (or localhost, ::1), or pass --allow-remote to listen there anyway", addr)
+}
+
+// serveHTTP runs the HTTP proxy until ctx ends.
+func serveHTTP(ctx context.Context, c httpConfig, t *tap, errOut io.Writer) int {
+	u, err := url.Parse(c.upstream)
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		fmt.Fprintf(errOut, "mcpstack proxy: --upstream %q is not an http(s) URL\n", upstream)
+		fmt.Fprintf(errOut, "mcpstack proxy: --upstream %q is not an http(s) URL\n", c.upstream)
 		return 2
 	}
-	ln, err := net.Listen("tcp", addr)
+	if err := checkListen(c.addr, c.allowRemote); err != nil {
+		fmt.Fprintln(errOut, "mcpstack proxy:", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		fmt.Fprintln(errOut, "mcpstack proxy:", err)
 		return 2
 	}
 	defer ln.Close()
-	if addrFile != "" {
-		if err := addrfile.Write(addrFile, ln.Addr().String()); err != nil {
+	if !guard.IsLoopbackAddr(c.addr) {
+		slog.Warn("mcpstack proxy: listening on a non-loopback address (--allow-remote): whoever reaches it reaches the upstream", "addr", ln.Addr().String())
+	}
+	if c.addrFile != "" {
+		if err := addrfile.Write(c.addrFile, ln.Addr().String()); err != nil {
 			fmt.Fprintln(errOut, "mcpstack proxy: --addr-file:", err)
 			return 2
 		}
 	}
-	hs := &http.Server{Handler: handler(u, ownNames(addr), t), ReadHeaderTimeout: 10 * time.Second}
+	hs := newServer(u, c, t)
 	fmt.Fprintf(errOut, "mcpstack proxy: http://%s%s -> %s\n", ln.Addr(), u.Path, u)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -69,12 +118,56 @@ func serveHTTP(upstream, addr, addrFile string, t *tap, errOut io.Writer) int {
 	return 0
 }
 
+// newServer is the proxy's HTTP server for c. Listening on loopback, it
+// refuses (403, as serve's guard does) a request whose Host is not a
+// loopback name or address: a page that rebinds its name to 127.0.0.1
+// must not reach the upstream through the proxy, which would give the
+// upstream its own loopback Host (see upstreamHost).
+func newServer(upstream *url.URL, c httpConfig, t *tap) *http.Server {
+	h := newHandler(upstream, ownNames(c.addr), t, c.limits)
+	if guard.IsLoopbackAddr(c.addr) {
+		h = loopbackHost(h)
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: headerTimeout,
+		// No ReadTimeout: it would bound a body however it flows; a
+		// body's reads have their own deadline (bodyIdle).
+		IdleTimeout: idleTimeout,
+		ErrorLog:    slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
+}
+
+// loopbackHost passes the requests whose Host is a loopback name or
+// address, and refuses the others with 403.
+func loopbackHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if !guard.IsLoopbackAddr(strings.Trim(host, "[]")) {
+			slog.Warn("mcpstack proxy: refused a request whose Host is not loopback (DNS rebinding?)", "host", r.Host)
+			guard.Forbid(w, "Host "+r.Host+" is not allowed")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // handler is the HTTP proxy to upstream: every request goes to
 // upstream's host with its own path and query, every byte both ways
 // unchanged, event streams as they flow; the messages of the bodies go to
 // the tap, under the session the Mcp-Session-Id header names. names are
 // the proxy's own host names (see upstreamHost).
 func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
+	return newHandler(upstream, names, t, defaultLimits)
+}
+
+// newHandler is handler within limits.
+func newHandler(upstream *url.URL, names map[string]bool, t *tap, limits httpLimits) http.Handler {
+	bodies := &budget{left: limits.bodyMemory}
+	perBody := min(int64(maxBody), limits.bodyMemory)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host = upstream.Scheme, upstream.Host
@@ -184,17 +277,31 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 			x.session = httpfacts.QuerySession(r.URL)
 			sseSession = x.session != ""
 		}
+		if r.Body != nil && r.Body != http.NoBody {
+			// Whatever the method, a body that stalls is cut.
+			r.Body = &idleBody{ReadCloser: r.Body, rc: http.NewResponseController(w), idle: limits.bodyIdle}
+		}
 		if r.Body != nil && r.Method == http.MethodPost {
-			b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+			// The body is held to be recorded (with the session and
+			// status of its answer): all together hold at most
+			// limits.bodyMemory.
+			b, held, status, err := readBody(r, bodies, perBody)
+			defer bodies.give(held)
+			if status != 0 {
+				// Refused: what is left of the body is not read (the
+				// server would wait for it before answering), and the
+				// connection closes once the answer is out.
+				if status == http.StatusServiceUnavailable {
+					w.Header().Set("Retry-After", "1")
+				}
+				w.Header().Set("Connection", "close")
+				slog.Warn("mcpstack proxy: a request body refused", "status", status, "err", err)
+				http.Error(w, "mcpstack proxy: "+err.Error(), status)
+				_ = http.NewResponseController(w).Flush()
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+				return
+			}
 			r.Body.Close()
-			if err != nil {
-				http.Error(w, "mcpstack proxy: reading the request: "+err.Error(), http.StatusBadGateway)
-				return
-			}
-			if len(b) > maxBody {
-				http.Error(w, "mcpstack proxy: request body too large", http.StatusRequestEntityTooLarge)
-				return
-			}
 			x.body = bytes.TrimSpace(b)
 			r.Body = io.NopCloser(bytes.NewReader(b)) // the same bytes go on
 			if sseSession && len(x.body) > 0 {
@@ -204,6 +311,112 @@ func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
 		}
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 	})
+}
+
+// readBody reads r's body whole, at most perBody bytes, taking what it
+// holds from bodies (returned as held, to give back once the body is
+// done with). A Content-Length is taken at once, before the body comes
+// (and refused at once when the budget lacks it); a body without one as
+// it grows. status, when not 0, refuses the request with err: 413 for a
+// body over perBody, 503 when bodies has not enough left, 408 for a body
+// that stalled, 400 for one that could not be read.
+func readBody(r *http.Request, bodies *budget, perBody int64) (b []byte, held int64, status int, err error) {
+	if r.ContentLength > perBody {
+		return nil, 0, http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (%d bytes; at most %d)", r.ContentLength, perBody)
+	}
+	if r.ContentLength > 0 {
+		if !bodies.take(r.ContentLength) {
+			return nil, 0, http.StatusServiceUnavailable, errors.New("too many request bodies in flight; try again")
+		}
+		held = r.ContentLength
+	}
+	chunk := make([]byte, 32<<10)
+	for {
+		n, rerr := r.Body.Read(chunk)
+		if n > 0 {
+			need := int64(len(b) + n)
+			if need > perBody {
+				return nil, held, http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (at most %d bytes)", perBody)
+			}
+			if need > int64(cap(b)) {
+				// Grow by doubling, within perBody and what is held or can
+				// be taken; else just enough.
+				want := min(max(2*int64(cap(b)), need, 4<<10), perBody)
+				if want > held && !bodies.take(want-held) {
+					want = need
+					if want > held && !bodies.take(want-held) {
+						return nil, held, http.StatusServiceUnavailable, errors.New("too many request bodies in flight; try again")
+					}
+				}
+				held = max(held, want)
+				nb := make([]byte, len(b), want)
+				copy(nb, b)
+				b = nb
+			}
+			b = append(b, chunk[:n]...)
+		}
+		switch {
+		case rerr == io.EOF:
+			return b, held, 0, nil
+		case rerr == nil:
+		case isTimeout(rerr):
+			return nil, held, http.StatusRequestTimeout, errors.New("the request body stalled")
+		default:
+			return nil, held, http.StatusBadRequest, fmt.Errorf("reading the request: %w", rerr)
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// budget is a count of bytes that many take from and give back to.
+type budget struct {
+	mu   sync.Mutex
+	left int64
+}
+
+// take takes n bytes if they are left, and reports whether it did.
+func (b *budget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.left += n
+}
+
+// idleBody is a request body whose every Read must bring something
+// within idle: a client that stalls is cut (the Read fails with a
+// timeout), and what the proxy holds for it is let go.
+type idleBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	idle time.Duration
+	eof  bool
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	if b.eof {
+		// At its end the server reads on in the background, without a
+		// deadline, to see the client go: none must be set again.
+		return 0, io.EOF
+	}
+	if b.idle > 0 {
+		_ = b.rc.SetReadDeadline(time.Now().Add(b.idle))
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.eof = err == io.EOF
+	return n, err
 }
 
 // forwardingHeaders are the ones httputil.ReverseProxy takes out of a
