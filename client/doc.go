@@ -25,5 +25,7 @@
 // call with a task, which CallTool follows to its end.
 //
 // Transports: Command (stdio), StreamableHTTP, SSE (HTTP+SSE of
-// 2024-11-05) and WebSocket; any other is a Transport of a few lines.
+// 2024-11-05) and WebSocket; any other is a Transport of a few lines. The
+// HTTP ones follow no redirect to another origin (RedirectError): the
+// client's headers and messages are for the server it was given.
 package client

@@ -18,7 +18,11 @@ import (
 // event stream that carries every message of the server, and names (its
 // endpoint event) where the client POSTs its own.
 type SSE struct {
-	URL        string
+	URL string
+	// Client makes the requests (default: an http.Client without a
+	// timeout). Whatever its CheckRedirect, a redirect to another origin
+	// is not followed (RedirectError), as an endpoint event naming
+	// another origin is refused.
 	Client     *http.Client
 	Header     http.Header
 	MaxMessage int // default 16 MiB
@@ -26,10 +30,7 @@ type SSE struct {
 
 // Connect opens the stream and waits for the endpoint event.
 func (t *SSE) Connect(ctx context.Context) (Conn, error) {
-	hc := t.Client
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := sameOrigin(t.Client)
 	max := messageLimit(t.MaxMessage)
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	// Until the endpoint event came, Connect's context bounds the wait.

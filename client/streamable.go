@@ -26,7 +26,8 @@ import (
 type StreamableHTTP struct {
 	URL string
 	// Client makes the requests (default: an http.Client without a
-	// timeout, since streams last).
+	// timeout, since streams last). Whatever its CheckRedirect, a
+	// redirect to another origin is not followed (RedirectError).
 	Client *http.Client
 	// Header is sent with every request: Authorization, custom headers.
 	Header http.Header
@@ -46,10 +47,7 @@ func (t *StreamableHTTP) Connect(ctx context.Context) (Conn, error) {
 	if t.URL == "" {
 		return nil, errors.New("client: StreamableHTTP has no URL")
 	}
-	hc := t.Client
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := sameOrigin(t.Client)
 	max := messageLimit(t.MaxMessage)
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &httpConn{t: t, hc: hc, max: max, in: make(chan inbound, 64), ctx: cctx, cancel: cancel}, nil
@@ -357,7 +355,10 @@ func (c *httpConn) listen() {
 	last, failures := "", 0
 	for c.ctx.Err() == nil && failures < 5 {
 		resp, err := c.get(last)
+		var redirect *RedirectError
 		switch {
+		case errors.As(err, &redirect):
+			return // the server sends the stream elsewhere: not followed, not asked again
 		case err != nil:
 			failures++
 		case resp.StatusCode == http.StatusMethodNotAllowed:

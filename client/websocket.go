@@ -12,15 +12,18 @@ import (
 // WebSocket is this project's WebSocket transport: subprotocol "mcp", one
 // message per text frame.
 type WebSocket struct {
-	URL        string
-	Header     http.Header
+	URL    string
+	Header http.Header
+	// Client makes the handshake (default: a zero http.Client). Whatever
+	// its CheckRedirect, a redirect to another origin is not followed
+	// (RedirectError).
 	Client     *http.Client
 	MaxMessage int64 // default 16 MiB
 }
 
 // Connect dials the socket.
 func (t *WebSocket) Connect(ctx context.Context) (Conn, error) {
-	ws, resp, err := websocket.Dial(ctx, t.URL, &websocket.DialOptions{HTTPClient: t.Client, HTTPHeader: t.Header, Subprotocols: []string{"mcp"}})
+	ws, resp, err := websocket.Dial(ctx, t.URL, &websocket.DialOptions{HTTPClient: sameOrigin(t.Client), HTTPHeader: t.Header, Subprotocols: []string{"mcp"}})
 	if err != nil {
 		if resp != nil {
 			return nil, &HTTPError{Status: resp.StatusCode, Body: err.Error()}
