@@ -22,8 +22,12 @@ import (
 	"github.com/mcpstack/mcpstack/server/stdio"
 )
 
-// TestMain lets the test binary be the stdio server of the stdio tests.
+// TestMain lets the test binary be the stdio server of the stdio tests
+// (stdio: ours; endless-line: one that writes a line without end).
 func TestMain(m *testing.M) {
+	if mode := os.Getenv("MCPSTACK_CLIENT_TEST_SERVER"); strings.HasPrefix(mode, "endless-line") {
+		endlessLine(mode == "endless-line-after-initialize")
+	}
 	if os.Getenv("MCPSTACK_CLIENT_TEST_SERVER") == "stdio" {
 		srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))
 		if err := stdio.Serve(context.Background(), srv, os.Stdin, os.Stdout); err != nil {

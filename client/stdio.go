@@ -49,8 +49,12 @@ func (t *Command) Connect(ctx context.Context) (Conn, error) {
 	}
 	max := messageLimit(t.MaxMessage)
 	r := bufio.NewReaderSize(stdout, 64<<10)
-	return &stdioConn{cmd: cmd, stdin: stdin, out: r, max: max, exited: make(chan struct{}), eof: make(chan struct{})}, nil
+	return &stdioConn{cmd: cmd, stdin: stdin, out: r, max: max, exited: make(chan struct{}), stopped: make(chan struct{})}, nil
 }
+
+// closeGrace is how long Close lets the server exit on its own, once its
+// stdin is closed, before it kills it.
+const closeGrace = 2 * time.Second
 
 type stdioConn struct {
 	cmd   *exec.Cmd
@@ -58,12 +62,14 @@ type stdioConn struct {
 	out   *bufio.Reader
 	max   int
 
-	writeMu sync.Mutex
-	once    sync.Once
-	exited  chan struct{}
-	waitErr error
-	eofOnce sync.Once
-	eof     chan struct{} // closed when stdout ended: everything was read
+	writeMu   sync.Mutex
+	once      sync.Once
+	exited    chan struct{}
+	waitErr   error
+	closeOnce sync.Once
+	stopOnce  sync.Once
+	stopped   chan struct{} // closed when reading stdout stopped: at its end, or at readErr
+	readErr   error         // why reading stopped, other than the end of stdout (set before stopped closes)
 }
 
 func (c *stdioConn) Send(_ context.Context, msg []byte) error {
@@ -78,18 +84,30 @@ func (c *stdioConn) Send(_ context.Context, msg []byte) error {
 	return nil
 }
 
+// Read returns the next line of the server. Its first error is its last:
+// a line over the bound leaves stdout mid-line, where nothing more can be
+// read as messages, so the session ends with that error.
 func (c *stdioConn) Read(context.Context) ([]byte, error) {
+	select {
+	case <-c.stopped:
+		if c.readErr != nil {
+			return nil, c.readErr
+		}
+		return nil, ErrClosed
+	default:
+	}
 	for {
 		line, err := c.readLine()
 		if err != nil {
-			c.eofOnce.Do(func() { close(c.eof) })
 			if errors.Is(err, io.EOF) {
+				c.stop(nil)
 				c.wait()
 				if c.waitErr != nil {
 					return nil, fmt.Errorf("the server exited: %w", c.waitErr)
 				}
 				return nil, ErrClosed
 			}
+			c.stop(err)
 			return nil, err
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
@@ -105,7 +123,7 @@ func (c *stdioConn) readLine() ([]byte, error) {
 		part, err := c.out.ReadSlice('\n')
 		line = append(line, part...)
 		if len(line) > c.max {
-			return nil, fmt.Errorf("a message from the server exceeds %d bytes", c.max)
+			return nil, fmt.Errorf("a line from the server exceeds the message bound of %d bytes (Command.MaxMessage)", c.max)
 		}
 		if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
 			if err != nil && len(line) > 0 && errors.Is(err, io.EOF) {
@@ -118,18 +136,45 @@ func (c *stdioConn) readLine() ([]byte, error) {
 
 func (c *stdioConn) Negotiated(string) {}
 
+// stop records that reading stdout stopped, and why (nil: its end).
+func (c *stdioConn) stop(err error) {
+	c.stopOnce.Do(func() {
+		c.readErr = err
+		close(c.stopped)
+	})
+}
+
 // Close closes the server's stdin, which ends a well-behaved server, and
-// kills it after two seconds otherwise.
+// kills it if it has not exited closeGrace later, in every case: a server
+// that ignores its stdin, one that closed its stdout and lives on, one
+// whose stdout is no longer read (after a line over the bound) and that
+// blocks writing to it. So Close returns, and leaves no process behind.
 func (c *stdioConn) Close() error {
-	_ = c.stdin.Close()
-	// What the server still writes is read first (Wait closes stdout).
-	select {
-	case <-c.eof:
-	case <-time.After(2 * time.Second):
-		_ = c.cmd.Process.Kill()
-	}
-	go c.wait()
-	<-c.exited
+	c.closeOnce.Do(func() {
+		_ = c.stdin.Close()
+		grace := time.NewTimer(closeGrace)
+		defer grace.Stop()
+		// What the server still writes is read first: Wait closes stdout,
+		// so it waits for reading to stop (or for the kill).
+		select {
+		case <-c.stopped:
+			if c.readErr != nil {
+				// Nobody reads stdout any more: drain it, so that a
+				// server blocked writing gets to see its stdin closed.
+				go func() { _, _ = io.Copy(io.Discard, c.out) }()
+			}
+			go c.wait()
+			select {
+			case <-c.exited:
+			case <-grace.C:
+				_ = c.cmd.Process.Kill()
+			}
+		case <-grace.C:
+			_ = c.cmd.Process.Kill()
+			go c.wait()
+		}
+		<-c.exited
+	})
 	return nil
 }
 
