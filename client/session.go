@@ -217,6 +217,7 @@ func (s *Session) initialize(ctx context.Context) error {
 		if agreed == nil {
 			v := &Violation{Rule: RuleVersion, Method: mcp.MethodInitialize, Pointer: "/result/protocolVersion",
 				Reason: fmt.Sprintf("the server answered revision %q, which this client does not speak (it asked for %s)", res.ProtocolVersion, spec.Revision)}
+			v.bound()
 			return fmt.Errorf("client: initialize: %w", v)
 		}
 		s.setSpec(agreed)
@@ -401,8 +402,10 @@ func (s *Session) notify(ctx context.Context, method string, params wire.Encoder
 	return s.conn.Send(ctx, msg)
 }
 
-// report hands a violation to the handler, or logs it.
+// report hands a violation to the handler, or logs it; cut to
+// MaxExcerpt first (in place: the caller may return v as the call's error).
 func (s *Session) report(v *Violation) {
+	v.bound()
 	if s.c.violations != nil {
 		s.c.violations(v)
 		return
@@ -553,7 +556,7 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 	spec := s.currentSpec()
 	m, ok := spec.Method(msg.Method)
 	if !ok || !m.ServerToClient || !m.Notification {
-		s.report(&Violation{Rule: RuleUnknownMethod, Method: msg.Method, Pointer: "/method", Reason: fmt.Sprintf("revision %s has no notification %q from server to client", spec.Revision, msg.Method), Message: body})
+		s.report(&Violation{Rule: RuleUnknownMethod, Method: msg.Method, Pointer: "/method", Reason: fmt.Sprintf("revision %s has no notification %q from server to client", spec.Revision, excerpt(msg.Method)), Message: body})
 		return
 	}
 	if err := spec.Validate(m.Request, msg.Tree); err != nil {

@@ -49,8 +49,8 @@ func (s *Session) discover(ctx context.Context) error {
 		// client speaks; one with sessions is negotiated by initialize.
 		agreed := newestKnown(res.SupportedVersions)
 		if agreed == nil {
-			return fmt.Errorf("client: server/discover: %w", &Violation{Rule: RuleVersion, Method: mcp.MethodDiscover, Pointer: "/result/supportedVersions",
-				Reason: fmt.Sprintf("the server speaks %v, none of which this client knows", res.SupportedVersions)})
+			return fmt.Errorf("client: server/discover: %w", (&Violation{Rule: RuleVersion, Method: mcp.MethodDiscover, Pointer: "/result/supportedVersions",
+				Reason: fmt.Sprintf("the server speaks %v, none of which this client knows", res.SupportedVersions)}).bound())
 		}
 		s.setSpec(agreed)
 		if !agreed.Stateless() {

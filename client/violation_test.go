@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -121,4 +122,108 @@ func TestViolations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// floodServer is a Streamable HTTP server that answers ping with n
+// invalid notifications of about size bytes each, then the answer:
+// half of an unknown method (the whole name is the message), half a
+// log message of an unknown level with data of that size. onDelete runs
+// when the client ends the session.
+func floodServer(t *testing.T, method string, n, size int, onDelete func()) string {
+	t.Helper()
+	long := strings.Repeat("x", size)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodDelete:
+			onDelete()
+			return
+		case http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&msg)
+		switch {
+		case len(msg.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		case msg.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "flood")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}}`, msg.ID)
+		case msg.Method == method:
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range n {
+				if i%2 == 0 {
+					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/%s\"}\n\n", long)
+				} else {
+					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"%s\",\"data\":\"%s\"}}\n\n", long[:10], long)
+				}
+			}
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[]}}\n\n", msg.ID)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// A violation keeps at most MaxExcerpt of the server's message, and of
+// the method, pointer and reason that quote it: a program that keeps the
+// violations of a hostile server (64 notifications of 1 MiB here) keeps
+// kilobytes, not the 64 MiB it was sent (issue 20).
+func TestViolationsKeepAnExcerpt(t *testing.T) {
+	const n, size, bound = 64, 1 << 20, 1 << 10
+	url := floodServer(t, "ping", n, size, func() {})
+	before := liveHeap()
+	var mu sync.Mutex
+	var seen []*client.Violation
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1", client.WithViolationHandler(func(v *client.Violation) {
+		mu.Lock()
+		seen = append(seen, v)
+		mu.Unlock()
+	})).Connect(ctx, &client.StreamableHTTP{URL: url, NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	grown := int64(liveHeap()) - int64(before)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != n {
+		t.Fatalf("%d violations, want %d", len(seen), n)
+	}
+	for i, v := range seen {
+		if len(v.Message) > bound || len(v.Method) > bound || len(v.Pointer) > bound || len(v.Reason) > bound {
+			t.Errorf("violation %d keeps %d bytes of the message, method %d, pointer %d, reason %d: want at most %d each",
+				i, len(v.Message), len(v.Method), len(v.Pointer), len(v.Reason), bound)
+			break
+		}
+		if !v.Truncated || v.Size < size || (v.Rule == client.RuleUnknownMethod && !strings.HasSuffix(v.Reason, "…[truncated]")) {
+			t.Errorf("violation %d: truncated %v, size %d, reason %.80q…: want it marked as cut from %d bytes", i, v.Truncated, v.Size, v.Reason, size)
+			break
+		}
+	}
+	t.Logf("the heap grew by %d KiB keeping %d violations", grown>>10, n)
+	if grown > n*size/4 {
+		t.Errorf("keeping %d violations grew the heap by %d MiB, of %d MiB sent", n, grown>>20, n*size>>20)
+	}
+	runtime.KeepAlive(seen)
 }

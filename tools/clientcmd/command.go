@@ -36,8 +36,9 @@ const usage = `Usage: mcpstack client URL [flags]
 Connect to an MCP server, send one request, print its result as JSON on
 stdout. Every message the server sends is checked against the schema of the
 negotiated revision; each violation is printed on stderr with its rule and
-JSON pointer. Exit status: 0 success, 1 a JSON-RPC error (or no
-connection), 2 usage, 3 the server broke the protocol.
+JSON pointer (the first 100; the rest are counted). Exit status: 0 success,
+1 a JSON-RPC error (or no connection), 2 usage, 3 the server broke the
+protocol.
 
 Examples:
   mcpstack client http://127.0.0.1:8000/mcp --token "$TOKEN"
@@ -243,13 +244,8 @@ func (c *config) params() (map[string]any, error) {
 
 // run connects, sends the request, and prints.
 func (c *config) run(t client.Transport, params map[string]any, stdout, stderr io.Writer) int {
-	var mu sync.Mutex
-	var violations []*client.Violation
-	opts := []client.Option{client.WithViolationHandler(func(v *client.Violation) {
-		mu.Lock()
-		violations = append(violations, v)
-		mu.Unlock()
-	})}
+	var violations violationLog
+	opts := []client.Option{client.WithViolationHandler(violations.add)}
 	if c.proto != "" {
 		opts = append(opts, client.WithProtocolVersion(c.proto))
 	}
@@ -264,20 +260,54 @@ func (c *config) run(t client.Transport, params map[string]any, stdout, stderr i
 		fmt.Fprintln(stderr, "mcpstack client:", err)
 		code = exitRPCError
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, v := range violations {
+	n := violations.print(stderr)
+	var v *client.Violation
+	if n > 0 || errors.As(err, &v) {
+		return exitViolation
+	}
+	return code
+}
+
+// maxViolations is how many violations a run keeps to print; the rest are
+// counted. A hostile server can send violations as fast as it can write
+// until the timeout, and each is kept until the end.
+const maxViolations = 100
+
+// violationLog keeps the first maxViolations violations of a run (each
+// cut to client.MaxExcerpt by the client) and counts the others, so that
+// what a run keeps is bounded whatever the server sends.
+type violationLog struct {
+	mu      sync.Mutex
+	kept    []*client.Violation
+	dropped int
+}
+
+func (l *violationLog) add(v *client.Violation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.kept) < maxViolations {
+		l.kept = append(l.kept, v)
+	} else {
+		l.dropped++
+	}
+}
+
+// print writes the violations kept, one a line, and how many more there
+// were; it returns how many there were in all.
+func (l *violationLog) print(w io.Writer) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range l.kept {
 		at := v.Pointer
 		if at == "" {
 			at = "/"
 		}
-		fmt.Fprintf(stderr, "violation [%s] %s at %s: %s\n", v.Rule, v.Method, at, v.Reason)
+		fmt.Fprintf(w, "violation [%s] %s at %s: %s\n", v.Rule, v.Method, at, v.Reason)
 	}
-	var v *client.Violation
-	if len(violations) > 0 || errors.As(err, &v) {
-		return exitViolation
+	if l.dropped > 0 {
+		fmt.Fprintf(w, "violation: and %d more (only the first %d are kept)\n", l.dropped, maxViolations)
 	}
-	return code
+	return len(l.kept) + l.dropped
 }
 
 func (c *config) request(ctx context.Context, s *client.Session, params map[string]any, stdout, stderr io.Writer) int {
