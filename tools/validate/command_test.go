@@ -3,11 +3,14 @@ package validate
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -271,5 +274,112 @@ func TestCommandPair(t *testing.T) {
 	}
 	if out, _, code := runCLI(t, "", "--side", "server", "--client-log", cl, "--server-log", sv); code != 1 || !strings.Contains(out, "2 errors") {
 		t.Errorf("--side server: %d\n%s", code, out)
+	}
+}
+
+// gzipLines is a gzipped log of n copies of line.
+func gzipLines(t *testing.T, line string, n int) []byte {
+	t.Helper()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	for i := 0; i < n; i++ {
+		zw.Write([]byte(line + "\n"))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return gz.Bytes()
+}
+
+// heapObjects is the heap the live objects take, after a collection.
+func heapObjects() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// The junit report holds the first maxJUnitFindings findings of a rule
+// and log until its end, and counts the others: a million bad lines (a 2
+// KB gzip) took 659 MB when it held them all.
+func TestJUnitBounded(t *testing.T) {
+	const n = 200000
+	log := gzipLines(t, "not JSON", n)
+	var out bytes.Buffer
+	rep := NewReporter(OutputJUnit, &out)
+	v, err := New(WithFindingHandler(rep.Finding))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := heapObjects()
+	report := v.Check(context.Background(), []Input{ReaderInput("bad.jsonl.gz", bytes.NewReader(log))})
+	held := int64(heapObjects()) - int64(before) // what the reporter holds until Finish
+	if err := rep.Finish(&report, []string{"bad.jsonl.gz"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d bytes gzipped, %d held, %d bytes of report", len(log), held, out.Len())
+	if report.Errors != n+1 { // and the empty log
+		t.Fatalf("%s, want %d errors", Summary(&report), n+1)
+	}
+	if held > 4<<20 {
+		t.Errorf("the junit reporter holds %d bytes for %d findings, want at most 4 MiB", held, n)
+	}
+	if out.Len() > 1<<20 {
+		t.Errorf("the junit report is %d bytes, want at most 1 MiB", out.Len())
+	}
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(out.Bytes(), &suites); err != nil {
+		t.Fatalf("junit: %v", err)
+	}
+	if suites.Tests != maxJUnitFindings+2 || suites.Failures != maxJUnitFindings+2 || len(suites.Suites) != 1 {
+		t.Fatalf("junit: %d tests, %d failures, %d suites; want %d, %d, 1", suites.Tests, suites.Failures, len(suites.Suites), maxJUnitFindings+2, maxJUnitFindings+2)
+	}
+	cases := suites.Suites[0].Cases
+	more := cases[len(cases)-1]
+	want := fmt.Sprintf("%d more json findings are not listed: the report lists the first %d of each rule in each log", n-maxJUnitFindings, maxJUnitFindings)
+	if more.Name != fmt.Sprintf("json: %d more json findings not listed", n-maxJUnitFindings) || more.Failure == nil || !strings.HasPrefix(more.Failure.Message, want) {
+		t.Errorf("the last testcase %+v, want the count of the json findings not listed: %s", more, want)
+	}
+}
+
+// The HTML report shows at most maxShownLine bytes of a line, JSON or
+// not, and says it cut it (a 130 KB gzip of a long line not JSON became a
+// 537 MB page); its timelines stop at maxTimelineLines lines and say how
+// many they left out.
+func TestHTMLBounded(t *testing.T) {
+	dir := t.TempDir()
+	message := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"` + strings.Repeat("b", 1<<20) + `"}}`
+	long := writeFile(t, dir, "long.jsonl", validLog+strings.Repeat("a", 10<<20)+"\n"+message+"\n")
+	out, _, code := runCLI(t, "", "--output", "html", long)
+	if code != 1 || len(out) > 64<<10 {
+		t.Errorf("--output html of a 10 MiB line not JSON and a 1 MiB message: exit %d, a page of %d bytes, want 1 and at most 64 KiB", code, len(out))
+	}
+	for _, want := range []string{
+		"(truncated: the line is 10485760 bytes, the page shows 1024 at most)",
+		fmt.Sprintf("(truncated: the line is %d bytes, the page shows 1024 at most)", len(message)),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the page does not say %q", want)
+		}
+	}
+
+	many := writeFile(t, dir, "many.jsonl", strings.Repeat("x\n", maxTimelineLines+2000))
+	out, _, _ = runCLI(t, "", "--output", "html", many)
+	if n := strings.Count(out, "<tr id="); n != maxTimelineLines {
+		t.Errorf("%d timeline lines, want %d", n, maxTimelineLines)
+	}
+	if want := fmt.Sprintf("stop at its line %d: the page shows %d lines of timeline at most, and left out the 2000 lines from there on", maxTimelineLines+1, maxTimelineLines); !strings.Contains(out, want) {
+		t.Errorf("the page does not say %q", want)
 	}
 }

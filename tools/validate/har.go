@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/internal/sse"
@@ -32,16 +33,34 @@ import (
 // start, each answer after its request's POST (see place), so that they
 // come before the DELETE that ends their session.
 
-// maxHAR bounds a HAR file. Its entries are decoded one at a time, but
-// their records are all held, to be put in time order: maxHARRecords
-// bounds how many (a tiny event costs a record and its place).
-const (
-	maxHAR        = 256 << 20
-	maxHARRecords = 1 << 20
-)
+// maxHAR bounds what a HAR file holds in memory. Its bytes (after gzip)
+// are read up to maxHAR, and the file is refused as soon as there are
+// more; its entries are decoded one at a time from them, and each chunk
+// of them is let go once decoded. The records the entries become are all
+// held, to be put in time order: with the bytes not decoded yet, they may
+// not come to more than maxHAR either (a body of control characters
+// becomes a record six times its size). A body longer than the line bound
+// is not held (a line too long). maxHARRecords bounds how many records (a
+// tiny event costs a record and its place). A variable: tests lower it.
+var maxHAR = 256 << 20
+
+const maxHARRecords = 1 << 20
+
+// harRecordCost is what a record costs besides its bytes (its place, its
+// share of the slice): held counts it.
+const harRecordCost = 64
 
 // errHARRecords is a HAR file that becomes more records than are held.
 var errHARRecords = fmt.Errorf("more than %d messages: split the HAR file", maxHARRecords)
+
+// errHARHeld is a HAR file whose records, with the bytes not decoded yet,
+// come to more than maxHAR.
+var errHARHeld = errors.New("too many message bytes")
+
+// harHeldError is what readHAR says of errHARHeld.
+func harHeldError() error {
+	return fmt.Errorf("its messages need more than %d bytes of memory: split the HAR file", maxHAR)
+}
 
 type harEntry struct {
 	Started string `json:"startedDateTime"`
@@ -92,7 +111,20 @@ type harReader struct {
 
 	streamed []streamEvent        // GET streams' events, until place
 	tooMany  bool                 // more records than maxHARRecords
+	held     int                  // bytes of the records, streamed events and anchors (harRecordCost each)
+	doc      *chunkReader         // the bytes not decoded yet
+	full     bool                 // held and doc passed maxHAR: readHAR fails
 	anchors  map[string]time.Time // when requests and progress tokens were POSTed
+}
+
+// hold counts n bytes more held, and reports whether they fit in maxHAR
+// with the bytes of the file not decoded yet.
+func (h *harReader) hold(n int) bool {
+	h.held += n + harRecordCost
+	if h.held+h.doc.left > maxHAR {
+		h.full = true
+	}
+	return !h.full
 }
 
 func (h *harReader) next() (data []byte, line int, tooLong bool, ok bool) {
@@ -100,8 +132,9 @@ func (h *harReader) next() (data []byte, line int, tooLong bool, ok bool) {
 		return nil, 0, false, false
 	}
 	l := h.lines[h.at]
+	h.lines[h.at].data = nil // read: let it go
 	h.at++
-	if len(l.data) > h.max {
+	if l.data == nil || len(l.data) > h.max {
 		return nil, l.entry, true, true
 	}
 	return l.data, l.entry, false, true
@@ -112,32 +145,90 @@ func (h *harReader) failure() error { return nil }
 // readHAR reads a HAR file, one entry at a time, into records in time
 // order; max bounds one record and one event of a stream.
 func readHAR(r io.Reader, max int) (*harReader, error) {
-	lr := &io.LimitedReader{R: r, N: maxHAR + 1}
-	dec := json.NewDecoder(lr)
-	h := &harReader{max: max, anchors: map[string]time.Time{}}
+	doc, err := readBounded(r, maxHAR)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(doc)
+	h := &harReader{max: max, doc: doc, anchors: map[string]time.Time{}}
 	events := sse.NewReader(nil, max)
 	entries := 0
-	err := harEntries(dec, func(e *harEntry) error {
+	err = harEntries(dec, func(e *harEntry) error {
 		entries++
 		h.entry(entries, e, events)
+		if h.full {
+			return errHARHeld
+		}
 		if h.tooMany || len(h.lines)+len(h.streamed) > maxHARRecords {
 			return errHARRecords
 		}
 		return nil
 	})
-	if lr.N <= 0 {
-		return nil, fmt.Errorf("a HAR file larger than %d bytes", maxHAR)
-	}
-	if errors.Is(err, errHARRecords) {
+	switch {
+	case errors.Is(err, errHARHeld):
+		return nil, harHeldError()
+	case errors.Is(err, errHARRecords):
 		return nil, err
-	}
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("not a HAR file: %w", err)
 	}
 	h.place()
+	if h.full {
+		return nil, harHeldError()
+	}
 	// Records of one time keep the order they were made in.
 	sort.SliceStable(h.lines, func(i, j int) bool { return h.lines[i].at.Before(h.lines[j].at) })
 	return h, nil
+}
+
+// harChunk is the most readBounded reads at once.
+const harChunk = 1 << 20
+
+// readBounded reads r to its end in chunks, and fails as soon as it read
+// more than limit bytes: it never holds more than limit plus a chunk.
+// The reader it returns lets each chunk go once read.
+func readBounded(r io.Reader, limit int) (*chunkReader, error) {
+	var c chunkReader
+	total, size := 0, 32<<10
+	for {
+		buf := make([]byte, min(size, limit+1-total))
+		n, err := io.ReadFull(r, buf)
+		total += n
+		if n > 0 {
+			c.chunks = append(c.chunks, buf[:n])
+			c.left += n
+		}
+		if total > limit {
+			return nil, fmt.Errorf("a HAR file larger than %d bytes", limit)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return &c, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(2*size, harChunk)
+	}
+}
+
+// chunkReader reads the chunks of readBounded, letting each go once read.
+type chunkReader struct {
+	chunks [][]byte
+	left   int // bytes not read yet
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	for len(c.chunks) > 0 && len(c.chunks[0]) == 0 {
+		c.chunks[0] = nil
+		c.chunks = c.chunks[1:]
+	}
+	if len(c.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.chunks[0])
+	c.chunks[0] = c.chunks[0][n:]
+	c.left -= n
+	return n, nil
 }
 
 // harEntries calls fn with each entry of log.entries, decoding one at a
@@ -286,12 +377,17 @@ func (h *harReader) entry(n int, e *harEntry, events *sse.Reader) {
 				h.tooMany = true // readHAR fails; holding more would not bound memory
 				break
 			}
+			if h.full {
+				break
+			}
 			data := bytes.TrimSpace(ev.Data)
 			if len(posted) > 0 { // a POST's stream answers its request
 				h.message(started, n, session, "s2c", data, nil)
 				continue
 			}
-			h.streamed = append(h.streamed, streamEvent{entry: n, session: session, start: started, data: append([]byte(nil), data...)})
+			if h.hold(len(data)) {
+				h.streamed = append(h.streamed, streamEvent{entry: n, session: session, start: started, data: append([]byte(nil), data...)})
+			}
 		}
 	}
 	h.anchor(session, started, postedTree)
@@ -309,22 +405,47 @@ type streamEvent struct {
 	data    []byte
 }
 
-// add appends a record of entry n.
+// add appends a record of entry n. A record longer than the line bound
+// is held as a line too long, without its bytes; past maxHAR none is.
 func (h *harReader) add(at time.Time, n int, session, dir string, rec map[string]any) {
-	rec["ts"], rec["session"], rec["dir"] = at.UTC().Format(time.RFC3339Nano), session, dir
-	b, err := json.Marshal(rec)
-	if err != nil {
-		b = []byte(`{"dir":"` + dir + `","raw":"mcpstack validate: a HAR entry that does not encode"}`)
+	if h.full {
+		return
 	}
-	h.lines = append(h.lines, harLine{at: at, entry: n, data: b})
+	rec["ts"], rec["session"], rec["dir"] = at.UTC().Format(time.RFC3339Nano), session, dir
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // <, > and & as they are: six bytes each otherwise
+	var b []byte
+	if err := enc.Encode(rec); err != nil {
+		b = []byte(`{"dir":"` + dir + `","raw":"mcpstack validate: a HAR entry that does not encode"}`)
+	} else if b = bytes.TrimSuffix(buf.Bytes(), []byte("\n")); len(b) > h.max {
+		b = nil // too long: next says so
+	}
+	h.keep(at, n, b)
+}
+
+// keep holds a record (nil: a line too long), within maxHAR.
+func (h *harReader) keep(at time.Time, n int, b []byte) {
+	if h.hold(cap(b)) {
+		h.lines = append(h.lines, harLine{at: at, entry: n, data: b})
+	}
 }
 
 // message appends the record of a message of entry n (raw when body is
-// not JSON) and returns it parsed (nil when it is not).
+// not JSON) and returns it parsed (nil when it is not). A body longer
+// than the line bound is a line too long, neither parsed nor encoded.
 func (h *harReader) message(at time.Time, n int, session, dir string, body []byte, facts map[string]any) any {
+	if len(body) > h.max || h.full {
+		h.keep(at, n, nil)
+		return nil
+	}
 	tree, err := wire.Parse(body)
 	rec := map[string]any{"msg": tree}
 	if err != nil {
+		if jsonStringLen(body) > h.max {
+			h.keep(at, n, nil) // control characters: six bytes each, escaped
+			return nil
+		}
 		tree, rec = nil, map[string]any{"raw": string(body)}
 	}
 	if facts != nil {
@@ -350,14 +471,50 @@ func (h *harReader) anchor(session string, at time.Time, tree any) {
 			continue
 		}
 		if id, has := m["id"]; has {
-			h.anchors[anchorKey(session, "id", id)] = at
+			h.setAnchor(anchorKey(session, "id", id), at)
 		}
 		params, _ := m["params"].(map[string]any)
 		meta, _ := params["_meta"].(map[string]any)
 		if tok, has := meta["progressToken"]; has {
-			h.anchors[anchorKey(session, "token", tok)] = at
+			h.setAnchor(anchorKey(session, "token", tok), at)
 		}
 	}
+}
+
+func (h *harReader) setAnchor(key string, at time.Time) {
+	if _, known := h.anchors[key]; known || h.hold(len(key)) {
+		h.anchors[key] = at
+	}
+}
+
+// jsonStringLen is the length of body encoded as a JSON string (as add
+// encodes it), without encoding it.
+func jsonStringLen(body []byte) int {
+	n := 2
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(body[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 func anchorKey(session, kind string, v any) string {
@@ -373,7 +530,9 @@ func anchorKey(session, kind string, v any) string {
 func (h *harReader) place() {
 	var t time.Time
 	prev := 0
-	for _, ev := range h.streamed {
+	for i := range h.streamed {
+		ev := h.streamed[i]
+		h.streamed[i].data = nil // let it go once placed
 		if ev.entry != prev {
 			t, prev = ev.start, ev.entry
 		}
@@ -399,6 +558,11 @@ func (h *harReader) place() {
 					t = at
 				}
 			}
+		}
+		h.held -= len(ev.data) + harRecordCost // held as an event so far: now as a record
+		if err != nil && jsonStringLen(ev.data) > h.max {
+			h.keep(t, ev.entry, nil)
+			continue
 		}
 		rec := map[string]any{"msg": tree}
 		if err != nil {

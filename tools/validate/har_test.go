@@ -1,10 +1,16 @@
 package validate
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 )
 
 // harOf builds a HAR document of entries given as
@@ -106,5 +112,108 @@ func TestHARAfterShutdown(t *testing.T) {
 	rep := v.Check(context.Background(), []Input{{Name: "late.har", Format: FormatHAR, Open: ReaderInput("", strings.NewReader(doc)).Open}})
 	if len(rep.Findings) != 1 || rep.Findings[0].Rule != RuleAfterShutdown || rep.Findings[0].Line != 3 {
 		t.Errorf("%s: %v, want after-shutdown at entry 3", Summary(&rep), rep.Findings)
+	}
+}
+
+// peakHeap runs fn and returns the most heap its objects took meanwhile,
+// above what they took before (sampled every 200µs; the collector runs at
+// GOGC=20, so that garbage does not pass for what is held).
+func peakHeap(fn func()) uint64 {
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	runtime.GC()
+	base := read()
+	done, peak := make(chan struct{}), make(chan uint64)
+	go func() {
+		var top uint64
+		tick := time.NewTicker(200 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			if v := read(); v > top {
+				top = v
+			}
+			select {
+			case <-done:
+				peak <- top
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	fn()
+	close(done)
+	top := <-peak
+	if top < base {
+		return 0
+	}
+	return top - base
+}
+
+// harBomb is a gzipped HAR document of size bytes at least (before gzip):
+// entries answered with base64 NUL bytes as JSON (a record holds them
+// escaped, six bytes each: 4.5 times the entry), or (one) a single entry
+// of that size.
+func harBomb(t *testing.T, size int, one bool) []byte {
+	t.Helper()
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	n := 0
+	write := func(s string) { zw.Write([]byte(s)); n += len(s) }
+	write(`{"log":{"version":"1.2","entries":[`)
+	text := strings.Repeat("A", 64<<10)
+	if one {
+		text = strings.Repeat("A", size)
+	}
+	for i := 0; n < size; i++ {
+		if i > 0 {
+			write(",")
+		}
+		write(`{"startedDateTime":"2026-12-01T10:00:00Z","request":{"method":"POST","url":"http://127.0.0.1:9/mcp","headers":[]},` +
+			`"response":{"status":200,"headers":[{"name":"Content-Type","value":"application/json"}],"content":{"mimeType":"application/json","encoding":"base64","text":"` + text + `"}}}`)
+	}
+	write(`]}}`)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return gz.Bytes()
+}
+
+// TestHARBomb: a HAR file is refused as soon as it is larger than maxHAR
+// (read through gzip), and so is one whose records, with what is left to
+// decode, would come to more (NUL bytes escaped are six times their
+// size): in neither case does the reader hold much more than maxHAR. It
+// held 7 times as much (1.76 GB for the 256 MiB bound) before refusing.
+func TestHARBomb(t *testing.T) {
+	defer func(old int) { maxHAR = old }(maxHAR)
+	maxHAR = 16 << 20
+	for _, c := range []struct {
+		name string
+		size int
+		one  bool
+		want string
+	}{
+		{"just over the bound", maxHAR + 1<<10, false, "a HAR file larger than 16777216 bytes"},
+		{"one entry just over the bound", maxHAR + 1<<10, true, "a HAR file larger than 16777216 bytes"},
+		{"records over the bound", maxHAR / 2, false, "its messages need more than 16777216 bytes of memory: split the HAR file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := harBomb(t, c.size, c.one)
+			v, err := New(WithMaxLine(4 << 20))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep Report
+			peak := peakHeap(func() {
+				rep = v.Check(context.Background(), []Input{ReaderInput("bomb.har.gz", bytes.NewReader(doc))})
+			})
+			t.Logf("%d bytes gzipped, peak heap %.1f MiB", len(doc), float64(peak)/(1<<20))
+			if len(rep.InputErrors) != 1 || !strings.Contains(rep.InputErrors[0].Error(), c.want) {
+				t.Errorf("%s %v, want the error %q", Summary(&rep), rep.InputErrors, c.want)
+			}
+			if limit := 2 * uint64(maxHAR); peak > limit { // 3.5 to 5 times before, about 1.3 now
+				t.Errorf("peak heap %d bytes, want at most %d (twice maxHAR, the collector's slack included)", peak, limit)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // The HTML report (--output html) is one self-contained page a person
@@ -15,13 +16,30 @@ import (
 // session with a finding its timeline, every message of it in order with
 // the findings at their lines. It re-reads the logs after the check for
 // the timelines (not stdin), within bounds: at most maxTimelineLines
-// lines of timeline in all, maxShownMessage bytes of each message, and
-// maxHTMLFindings findings listed (the summary counts them all).
+// lines of timeline in all (the page says how many lines it left out),
+// maxShownLine bytes of each line, JSON or not, and of its HTTP exchange
+// (marked as truncated), maxShownName bytes of a method, id, time or
+// session, and maxHTMLFindings findings listed (the summary counts them
+// all), their reasons and pointers cut at maxShownLine.
 const (
-	maxTimelineLines = 20000
-	maxShownMessage  = 4 << 10
+	maxTimelineLines = 10000
+	maxShownLine     = 1 << 10
+	maxShownName     = 200
 	maxHTMLFindings  = 10000
 )
+
+// truncated cuts the text shown of a line of size bytes to maxShownLine,
+// and says so.
+func truncated(s string, size int) string {
+	if len(s) <= maxShownLine {
+		return s
+	}
+	n := maxShownLine
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.ToValidUTF8(s[:n], "") + fmt.Sprintf("\n… (truncated: the line is %d bytes, the page shows %d at most)", size, maxShownLine)
+}
 
 type htmlReporter struct {
 	w        *bufio.Writer
@@ -34,6 +52,7 @@ func (r *htmlReporter) Finding(f Finding) {
 		r.dropped++
 		return
 	}
+	f.Reason, f.Pointer = shorten(f.Reason, maxShownLine), shorten(f.Pointer, maxShownLine)
 	r.findings = append(r.findings, f)
 }
 
@@ -54,6 +73,8 @@ type htmlTimeline struct {
 	Lines                 []htmlLine
 	Cut                   bool   // the bound stopped it
 	Err                   string // the log could not be read again
+	LeftOut               int64  // a note: the lines of File the bound left out,
+	From                  int    // from this one on
 }
 
 type htmlLine struct {
@@ -83,7 +104,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 	var timelines []*htmlTimeline
 	budget := maxTimelineLines
 	for _, name := range inputs {
-		if name == "-" || budget <= 0 {
+		if name == "-" {
 			continue
 		}
 		wanted := map[string]bool{}
@@ -98,23 +119,25 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 		bySession := map[string]*htmlTimeline{}
 		var order []string
 		seen := map[string]bool{} // anchors given: a HAR entry's records share its number
-		err := eachRecord(name, func(line int, rec map[string]any) bool {
+		left, from, err := eachRecord(name, func(line int, rec map[string]any, size int, tooLong bool) bool {
 			session, _ := rec["session"].(string)
 			if !wanted[session] {
 				return true
 			}
 			tl := bySession[session]
+			if budget <= 0 {
+				if tl != nil {
+					tl.Cut = true
+				}
+				return false
+			}
 			if tl == nil {
-				tl = &htmlTimeline{File: name, Session: session, Anchor: anchor(name, session, 0)}
+				tl = &htmlTimeline{File: name, Session: shorten(session, maxShownName), Anchor: anchor(name, session, 0)}
 				bySession[session] = tl
 				order = append(order, session)
 			}
-			if budget <= 0 {
-				tl.Cut = true
-				return false
-			}
 			budget--
-			l := timelineLine(line, rec)
+			l := timelineLine(line, rec, size, tooLong)
 			if a := anchor(name, session, line); !seen[a] {
 				seen[a] = true
 				l.Anchor = a
@@ -129,6 +152,9 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 		}
 		for _, s := range order {
 			timelines = append(timelines, bySession[s])
+		}
+		if left > 0 {
+			timelines = append(timelines, &htmlTimeline{File: name, LeftOut: left, From: from})
 		}
 	}
 	linked := map[string]bool{}
@@ -148,6 +174,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 			if a := anchor(f.File, f.Session, f.Line); linked[a] {
 				hf.Anchor = a
 			}
+			hf.Session = shorten(f.Session, maxShownName)
 			fs = append(fs, hf)
 		}
 		if len(fs) > 0 {
@@ -157,7 +184,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 	sort.SliceStable(rules, func(i, j int) bool { return rules[i].Rule.Severity == Error && rules[j].Rule.Severity != Error })
 	err := htmlPage.Execute(r.w, map[string]any{
 		"Summary": Summary(rep), "Rules": rules, "Timelines": timelines, "Inputs": inputs,
-		"Failed": rep.Errors > 0, "Unreadable": rep.InputErrors, "Dropped": r.dropped,
+		"Failed": rep.Errors > 0, "Unreadable": rep.InputErrors, "Dropped": r.dropped, "MaxLines": maxTimelineLines,
 	})
 	if err != nil {
 		return err
@@ -166,45 +193,59 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 }
 
 // eachRecord calls fn with every line of a log as a record (a plain
-// JSON-RPC line becomes {"msg":...}); fn returns false to stop.
-func eachRecord(name string, fn func(line int, rec map[string]any) bool) error {
+// JSON-RPC line becomes {"msg":...}, one that is not JSON {"raw":...},
+// of its first bytes only), its size and whether it is too long to be
+// read; fn returns false to stop. It returns how many lines were left,
+// from which: the one fn stopped at and those after it (counted, not
+// read as JSON).
+func eachRecord(name string, fn func(line int, rec map[string]any, size int, tooLong bool) bool) (left int64, from int, err error) {
 	in := FileInput(name)
 	rc, err := openLog(in)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer rc.Close()
 	var src lineSource = newLineReader(rc, 64<<20)
 	if isHAR(in, FormatAuto, rc) {
 		h, err := readHAR(rc, 64<<20)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		src = h
 	}
+	stopped := false
 	for {
 		data, line, tooLong, ok := src.next()
 		if !ok {
-			return src.failure()
+			return left, from, src.failure()
+		}
+		if stopped {
+			left++
+			continue
 		}
 		var rec map[string]any
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber() // ids and numbers as they were written
 		if tooLong || dec.Decode(&rec) != nil {
-			rec = map[string]any{"raw": string(data)}
+			rec = map[string]any{"raw": string(data[:min(len(data), maxShownLine+utf8.UTFMax)])}
 		} else if _, isRecord := rec["dir"]; !isRecord {
 			rec = map[string]any{"msg": rec}
 		}
-		if !fn(line, rec) {
-			return nil
+		if !fn(line, rec, len(data), tooLong) {
+			stopped, left, from = true, 1, line
 		}
 	}
 }
 
-// timelineLine is what the page shows of a record.
-func timelineLine(line int, rec map[string]any) htmlLine {
+// timelineLine is what the page shows of a record, a line of size bytes.
+func timelineLine(line int, rec map[string]any, size int, tooLong bool) htmlLine {
 	l := htmlLine{Line: line}
-	l.TS, _ = rec["ts"].(string)
+	if tooLong {
+		l.Summary = "longer than the line bound: not shown"
+		return l
+	}
+	ts, _ := rec["ts"].(string)
+	l.TS = shorten(ts, maxShownName)
 	switch rec["dir"] {
 	case "c2s":
 		l.Dir = "client → server"
@@ -215,21 +256,20 @@ func timelineLine(line int, rec map[string]any) htmlLine {
 		l.Event = ev
 		l.Summary = ev
 		if ev == eventRefused {
-			l.Summary = fmt.Sprintf("refused: HTTP %v, answers %v", rec["status"], rec["answers"])
+			l.Summary = shorten(fmt.Sprintf("refused: HTTP %v, answers %v", rec["status"], rec["answers"]), maxShownName)
 		}
+		l.Summary = shorten(l.Summary, maxShownName)
 		return l
 	}
 	msg := rec["msg"]
 	if msg == nil {
 		s, _ := rec["raw"].(string)
-		l.Summary, l.Text = "not JSON", s
+		l.Summary, l.Text = "not JSON", truncated(s, size)
 		return l
 	}
 	b, _ := json.MarshalIndent(msg, "", "  ")
-	l.Text = string(b)
-	if len(l.Text) > maxShownMessage {
-		l.Text = strings.ToValidUTF8(l.Text[:maxShownMessage], "") + "\n… (shortened)"
-	}
+	l.Text = truncated(string(b), size)
+	name := func(v any) string { return shorten(fmt.Sprint(v), maxShownName) }
 	switch m := msg.(type) {
 	case []any:
 		l.Summary = fmt.Sprintf("batch of %d", len(m))
@@ -238,19 +278,19 @@ func timelineLine(line int, rec map[string]any) htmlLine {
 		id, hasID := m["id"]
 		switch {
 		case method != "" && hasID:
-			l.Summary = fmt.Sprintf("%s (id %v)", method, id)
+			l.Summary = fmt.Sprintf("%s (id %s)", name(method), name(id))
 		case method != "":
-			l.Summary = method
+			l.Summary = name(method)
 		case m["error"] != nil:
-			l.Summary = fmt.Sprintf("error (id %v)", id)
+			l.Summary = fmt.Sprintf("error (id %s)", name(id))
 		default:
-			l.Summary = fmt.Sprintf("result (id %v)", id)
+			l.Summary = fmt.Sprintf("result (id %s)", name(id))
 		}
 	}
 	if h, _ := rec["http"].(map[string]any); h != nil {
-		l.Summary += fmt.Sprintf(" · HTTP %v %v", h["method"], h["status"])
+		l.Summary += fmt.Sprintf(" · HTTP %s %s", name(h["method"]), name(h["status"]))
 		b, _ := json.MarshalIndent(h, "", "  ")
-		l.Text += "\n\nHTTP exchange:\n" + string(b)
+		l.Text += "\n\nHTTP exchange:\n" + truncated(string(b), size)
 	}
 	return l
 }
@@ -291,7 +331,7 @@ summary{cursor:pointer}
 {{end}}</table>
 {{end}}
 {{if .Timelines}}<h2>Timelines of the sessions with findings</h2>{{end}}
-{{range .Timelines}}{{if .Err}}<p class="fail">Could not read <code>{{.File}}</code> again for its timeline: {{.Err}}</p>{{else}}<h3 id="{{.Anchor}}"><code>{{.File}}</code>{{if .Session}}, session <code>{{.Session}}</code>{{end}}</h3>
+{{range .Timelines}}{{if .LeftOut}}<p class="fail">… the timelines of <code>{{.File}}</code> stop at its line {{.From}}: the page shows {{$.MaxLines}} lines of timeline at most, and left out the {{.LeftOut}} lines from there on.</p>{{else if .Err}}<p class="fail">Could not read <code>{{.File}}</code> again for its timeline: {{.Err}}</p>{{else}}<h3 id="{{.Anchor}}"><code>{{.File}}</code>{{if .Session}}, session <code>{{.Session}}</code>{{end}}</h3>
 <table><tr><th>line</th><th>time</th><th>direction</th><th>message</th></tr>
 {{range .Lines}}<tr id="{{.Anchor}}" class="{{if .Bad}}bad{{end}}{{if .Event}} event{{end}}"><td>{{.Line}}</td><td><code>{{.TS}}</code></td><td>{{.Dir}}</td><td>{{if .Text}}<details{{if .Bad}} open{{end}}><summary>{{.Summary}}</summary><pre>{{.Text}}</pre></details>{{else}}{{.Summary}}{{end}}
 {{range .Findings}}<div><span class="{{.Severity}}">{{.Severity}}</span> <code>{{.Rule}}</code>{{if .Pointer}} at <code>{{.Pointer}}</code>{{end}}: {{.Reason}}</div>{{end}}</td></tr>

@@ -48,7 +48,7 @@ func NewReporter(o OutputFormat, w io.Writer) Reporter {
 	case OutputGitHub:
 		return &githubReporter{w: bw}
 	case OutputJUnit:
-		return &junitReporter{w: bw, byFile: map[string][]Finding{}}
+		return &junitReporter{w: bw, byFile: map[string]*junitFile{}}
 	case OutputHTML:
 		return &htmlReporter{w: bw}
 	}
@@ -196,12 +196,59 @@ func (r *githubReporter) Finish(rep *Report, _ []string) error {
 	return r.w.Flush()
 }
 
+// The junit report is written at the end (a testsuite's counts come
+// before its testcases), so it holds the findings until then, within
+// bounds: the first maxJUnitFindings of each rule and log in full (their
+// reason, pointer and session cut at maxJUnitText bytes), the others
+// counted, and one testcase per rule says how many more there were.
+const (
+	maxJUnitFindings = 1000
+	maxJUnitText     = 1 << 10
+)
+
 type junitReporter struct {
 	w      *bufio.Writer
-	byFile map[string][]Finding
+	byFile map[string]*junitFile
 }
 
-func (r *junitReporter) Finding(f Finding) { r.byFile[f.File] = append(r.byFile[f.File], f) }
+// junitFile is what the junit report holds of one log.
+type junitFile struct {
+	findings []Finding
+	perRule  map[string]int        // findings held, by rule
+	more     map[string]*junitMore // findings past maxJUnitFindings, by rule
+	rules    []string              // the keys of more, in the order they came
+}
+
+// junitMore counts the findings of a rule not held.
+type junitMore struct{ errors, warnings int }
+
+func (r *junitReporter) Finding(f Finding) {
+	jf := r.byFile[f.File]
+	if jf == nil {
+		jf = &junitFile{perRule: map[string]int{}}
+		r.byFile[f.File] = jf
+	}
+	if jf.perRule[f.Rule] >= maxJUnitFindings {
+		m := jf.more[f.Rule]
+		if m == nil {
+			if jf.more == nil {
+				jf.more = map[string]*junitMore{}
+			}
+			m = &junitMore{}
+			jf.more[f.Rule] = m
+			jf.rules = append(jf.rules, f.Rule)
+		}
+		if f.Severity == Error {
+			m.errors++
+		} else {
+			m.warnings++
+		}
+		return
+	}
+	jf.perRule[f.Rule]++
+	f.Reason, f.Pointer, f.Session = shorten(f.Reason, maxJUnitText), shorten(f.Pointer, maxJUnitText), shorten(f.Session, maxJUnitText)
+	jf.findings = append(jf.findings, f)
+}
 
 func (r *junitReporter) Finish(rep *Report, inputs []string) error {
 	files := append([]string(nil), inputs...)
@@ -222,15 +269,29 @@ func (r *junitReporter) Finish(rep *Report, inputs []string) error {
 		_ = xml.EscapeText(&b, []byte(s))
 		return b.String()
 	}
+	// A log's testcases: one per finding held, one per rule with more,
+	// or one that it is valid (or unreadable).
+	counts := func(jf *junitFile) (tests, failures int) {
+		if jf == nil {
+			return 1, 0
+		}
+		for _, f := range jf.findings {
+			if f.Severity == Error {
+				failures++
+			}
+		}
+		for _, m := range jf.more {
+			if m.errors > 0 {
+				failures++
+			}
+		}
+		return len(jf.findings) + len(jf.more), failures
+	}
 	tests, failures := 0, 0
 	for _, f := range files {
-		if n := len(r.byFile[f]); n > 0 {
-			tests += n
-		} else {
-			tests++
-		}
+		n, nf := counts(r.byFile[f])
+		tests, failures = tests+n, failures+nf
 	}
-	failures = rep.Errors
 	fmt.Fprintf(r.w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
 	fmt.Fprintf(r.w, "<testsuites name=\"mcpstack validate\" tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n", tests, failures, len(rep.InputErrors), rep.Elapsed.Seconds())
 	unreadable := map[string]string{}
@@ -238,22 +299,17 @@ func (r *junitReporter) Finish(rep *Report, inputs []string) error {
 		unreadable[e.Name] = e.Err.Error()
 	}
 	for _, file := range files {
-		fs := r.byFile[file]
-		nf := 0
-		for _, f := range fs {
-			if f.Severity == Error {
-				nf++
-			}
-		}
+		jf := r.byFile[file]
+		n, nf := counts(jf)
 		nerr := 0
 		if _, bad := unreadable[file]; bad {
 			nerr = 1
 		}
-		n := len(fs)
-		if n == 0 {
-			n = 1
-		}
 		fmt.Fprintf(r.w, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"%d\">\n", esc(file), n, nf, nerr)
+		var fs []Finding
+		if jf != nil {
+			fs = jf.findings
+		}
 		if len(fs) == 0 {
 			if msg, bad := unreadable[file]; bad {
 				fmt.Fprintf(r.w, "    <testcase classname=\"%s\" name=\"read\"><error message=\"%s\"/></testcase>\n", esc(file), esc(msg))
@@ -279,6 +335,21 @@ func (r *junitReporter) Finish(rep *Report, inputs []string) error {
 			} else {
 				fmt.Fprintf(r.w, "    <testcase classname=\"%s\" name=\"%s (warning)\"><system-out>%s</system-out></testcase>\n",
 					esc(file), esc(name), esc("warning: "+body))
+			}
+		}
+		if jf != nil {
+			for _, rule := range jf.rules {
+				m := jf.more[rule]
+				more := plural(int64(m.errors+m.warnings), "more "+rule+" finding is", "more "+rule+" findings are")
+				name := fmt.Sprintf("%s: %s not listed", rule, strings.TrimSuffix(strings.TrimSuffix(more, " is"), " are"))
+				msg := fmt.Sprintf("%s not listed: the report lists the first %d of each rule in each log (the summary counts them all)", more, maxJUnitFindings)
+				if m.errors > 0 {
+					fmt.Fprintf(r.w, "    <testcase classname=\"%s\" name=\"%s\"><failure type=\"%s\" message=\"%s\">%s</failure></testcase>\n",
+						esc(file), esc(name), esc(rule), esc(msg), esc(msg))
+				} else {
+					fmt.Fprintf(r.w, "    <testcase classname=\"%s\" name=\"%s (warning)\"><system-out>%s</system-out></testcase>\n",
+						esc(file), esc(name), esc("warning: "+msg))
+				}
 			}
 		}
 		fmt.Fprintf(r.w, "  </testsuite>\n")
