@@ -55,6 +55,11 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
+	if len(args) == 2 && args[0] == "help" {
+		if c, ok := cmds[args[1]]; ok { // mcpstack help serve: serve --help
+			return c.run([]string{"--help"}, stdout, stderr)
+		}
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
 		if len(args) == 0 {
@@ -86,8 +91,13 @@ func usage(w io.Writer, cmds map[string]command) {
 }
 
 func version(args []string, stdout, stderr io.Writer) int {
+	const usage = "Usage: mcpstack version\n\nPrint the version of mcpstack and the MCP revisions it supports.\n"
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
 	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: mcpstack version")
+		fmt.Fprintf(stderr, "version: unexpected arguments %q\n%s", args, usage)
 		return 2
 	}
 	v := "(devel)"

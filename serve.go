@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
@@ -93,7 +94,7 @@ const serveUsage = `Usage: mcpstack serve [flags]
 
 Serve MCP over Streamable HTTP (default, at http://ADDR/mcp) or stdio.
 Every incoming message is validated against the schema of the protocol
-revision the client negotiated (2024-11-05 ... 2025-11-25).
+revision the client negotiated (%s).
 
 Every flag can also be set by an environment variable: MCPSTACK_ and the
 flag name in upper case with - as _ (MCPSTACK_HTTP, MCPSTACK_PROFILE, ...).
@@ -137,7 +138,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	c.auth.RegisterFlags(fl)
 	c.chat.register(fl)
 	fl.Usage = func() {
-		fmt.Fprint(fl.Output(), serveUsage)
+		fmt.Fprintf(fl.Output(), serveUsage, revisionRange())
 		fl.PrintDefaults()
 	}
 	if err := applyEnv(fl, "MCPSTACK_"); err != nil {
@@ -465,4 +466,11 @@ func (s stopSignal) Error() string { return "received " + s.String() }
 func terminated(ctx context.Context) bool {
 	var s stopSignal
 	return errors.As(context.Cause(ctx), &s) && s.Signal == syscall.SIGTERM
+}
+
+// revisionRange names the oldest and the newest revision served, as the
+// generated table has them.
+func revisionRange() string {
+	specs := generated.Specs
+	return specs[0].Revision + " ... " + specs[len(specs)-1].Revision
 }

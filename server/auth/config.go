@@ -115,7 +115,7 @@ func (c *Config) RegisterFlags(fl *flag.FlagSet) {
 	if c.Leeway == 0 {
 		c.Leeway = 30 * time.Second
 	}
-	fl.Var(&c.Mode, "auth", "authentication of HTTP requests: off, hs256 (tokens of `mcpstack token`) or oauth (tokens of an authorization server)")
+	fl.Var(&c.Mode, "auth", "authentication `MODE` of HTTP requests: off, hs256 (tokens that mcpstack token mints) or oauth (tokens of an authorization server)")
 	fl.StringVar(&c.SecretFile, "auth-secret-file", "", "hs256: read the secret (at least 32 bytes) from `FILE` (default: $"+EnvSecret+")")
 	fl.StringVar(&c.JWKSURL, "auth-jwks-url", "", "oauth: the authorization server's JWK Set `URL`")
 	fl.StringVar(&c.Issuer, "auth-issuer", "", "the iss tokens must carry (required with oauth)")

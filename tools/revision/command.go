@@ -33,19 +33,24 @@ Flags:
 
 // Command runs "mcpstack revision" with the arguments after its name.
 func Command(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "new" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(stdout, usage)
-			return 0
-		}
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
 	fl := flag.NewFlagSet("revision new", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	from := fl.String("from", "", "the revision to copy (default: the newest in DIR)")
+	from := fl.String("from", "", "the `REV`ision to copy (default: the newest in DIR)")
 	dir := fl.String("schemas", "schema", "the schema `DIR`ectory")
 	fl.Usage = func() { fmt.Fprint(fl.Output(), usage); fl.PrintDefaults() }
+	fl.SetOutput(io.Discard) // the flag package would print the usage itself: once, below
+	if len(args) == 0 || args[0] != "new" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
+			fl.SetOutput(stdout)
+			fl.Usage()
+			return 0
+		}
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "revision: unknown subcommand %q (there is new)\n", args[0])
+		}
+		fl.SetOutput(stderr)
+		fl.Usage()
+		return 2
+	}
 	// The revision comes first, the flags after it (flag stops at the
 	// first argument that is not one).
 	rest := args[1:]
@@ -55,8 +60,13 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fl.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fl.SetOutput(stdout)
+			fl.Usage()
 			return 0
 		}
+		fl.SetOutput(stderr)
+		fmt.Fprintf(stderr, "revision new: %v\n", err)
+		fl.Usage()
 		return 2
 	}
 	extra := fl.Args()

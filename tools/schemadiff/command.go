@@ -65,14 +65,19 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fl.Output(), usage)
 		fl.PrintDefaults()
 	}
+	fl.SetOutput(io.Discard) // the flag package would print the usage itself: once, below
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fl.SetOutput(stdout)
 			fl.Usage()
 			return ExitClean
 		}
-		return ExitError // flag has printed the error and the usage
+		fl.SetOutput(stderr)
+		fmt.Fprintf(stderr, "schemadiff: %v\n", err)
+		fl.Usage()
+		return ExitError
 	}
+	fl.SetOutput(stderr)
 	if fl.NArg() > 0 {
 		return usageError(fl, "unexpected argument %q", fl.Arg(0))
 	}
