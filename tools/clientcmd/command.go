@@ -28,6 +28,7 @@ const (
 	exitRPCError  = 1 // a JSON-RPC error, or no connection
 	exitUsage     = 2
 	exitViolation = 3 // the server broke the protocol
+	exitToolError = 4 // tools/call answered a result with isError: true
 )
 
 const usage = `Usage: mcpstack client URL [flags]
@@ -38,7 +39,8 @@ stdout. Every message the server sends is checked against the schema of the
 negotiated revision; each violation is printed on stderr with its rule and
 JSON pointer (the first 100; the rest are counted). Exit status: 0 success,
 1 a JSON-RPC error (or no connection), 2 usage, 3 the server broke the
-protocol.
+protocol, 4 the tool reported an error (a tools/call result with isError:
+true, printed as any result).
 
 Examples:
   mcpstack client http://127.0.0.1:8000/mcp --token "$TOKEN"
@@ -341,12 +343,17 @@ func (c *config) request(ctx context.Context, s *client.Session, params map[stri
 		fmt.Fprintf(stderr, "mcpstack client: %s: %v\n", c.method, err)
 		return exitRPCError
 	}
-	b, err := json.MarshalIndent(spec.Project(res), "", "  ")
+	tree := spec.Project(res)
+	b, err := json.MarshalIndent(tree, "", "  ")
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack client:", err)
 		return exitRPCError
 	}
 	fmt.Fprintf(stdout, "%s\n", b)
+	if m, _ := tree.(map[string]any); m["isError"] == true {
+		fmt.Fprintf(stderr, "mcpstack client: tool %q reported an error (isError: true)\n", c.tool)
+		return exitToolError
+	}
 	return exitOK
 }
 

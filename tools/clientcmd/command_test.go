@@ -82,6 +82,7 @@ func TestCommand(t *testing.T) {
 		{"a resource over HTTP+SSE", []string{base + "/sse", "--transport", "sse", "--method", "resources/read", "--uri", "test://static-text"}, exitOK, "static text resource", ""},
 		{"a prompt over WebSocket", []string{"ws" + strings.TrimPrefix(base, "http") + "/mcp/ws", "--method", "prompts/get", "--prompt", "test_prompt_with_arguments", "--arg", "arg1=x", "--arg", "arg2=y"}, exitOK, "arg1='x'", ""},
 		{"generic params", []string{base + "/mcp", "--method", "completion/complete", "--args", `{"ref":{"type":"ref/prompt","name":"test_prompt_with_arguments"},"argument":{"name":"arg1","value":"pa"}}`}, exitOK, `"paris"`, ""},
+		{"a tool error", []string{base + "/mcp", "--method", "tools/call", "--tool", "test_error_handling"}, exitToolError, `"isError": true`, "reported an error"},
 		{"a JSON-RPC error", []string{base + "/mcp", "--method", "tools/call", "--tool", "nope"}, exitRPCError, "", "-32602"},
 		{"a tool without inputSchema", []string{broken(t, `{"jsonrpc":"2.0","id":%ID%,"result":{"tools":[{"name":"t"}]}}`)}, exitViolation, "", "violation [schema] tools/list at /result/tools/0"},
 		{"the wrong id", []string{broken(t, `{"jsonrpc":"2.0","id":999,"result":{"tools":[]}}`), "--timeout", "1s"}, exitViolation, "", "violation [unknown-id]"},
