@@ -33,6 +33,9 @@ stdio: start CMD as the server; the client talks to this process's stdin
 and stdout, the server's stderr passes through. A drop-in for a client's
 server command, e.g. in Claude Desktop's config:
   "command": "mcpstack", "args": ["proxy", "--record", "f.jsonl", "--", "npx", "some-server"]
+The -- may be left out when CMD follows the flags (flags stop at the first
+word that is not one): under the MCP Inspector, whose parser eats --, run
+  mcpstack proxy --record f.jsonl npx some-server
 
 HTTP: a reverse proxy at ADDR for the Streamable HTTP (and HTTP+SSE)
 server at URL: event streams pass through as they flow. Authorization and

@@ -144,11 +144,14 @@ func TestStdioCheck(t *testing.T) {
 	}
 }
 
-// The proxy exits with the server's status.
+// The proxy exits with the server's status, the command given after --
+// or, for the MCP Inspector whose parser eats --, after the flags alone.
 func TestStdioExitStatus(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if code := runWith(t, []string{"--"}, child(t, "exit3"), strings.NewReader(""), &out, &errOut); code != 3 {
-		t.Errorf("exit %d, want the server's 3 (stderr %s)", code, errOut.String())
+	for _, flags := range [][]string{{"--"}, {"--record", filepath.Join(t.TempDir(), "rec.jsonl")}} {
+		var out, errOut bytes.Buffer
+		if code := runWith(t, flags, child(t, "exit3"), strings.NewReader(""), &out, &errOut); code != 3 {
+			t.Errorf("%q: exit %d, want the server's 3 (stderr %s)", flags, code, errOut.String())
+		}
 	}
 	_ = validate.Error
 }
