@@ -401,10 +401,14 @@ func (c *httpConn) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// Close ends the streams and deletes the session on the server.
+// Close ends the streams, then deletes the session on the server: a GET
+// stream still being opened would otherwise reach the server after the
+// DELETE and get a 404 for the session it just ended.
 func (c *httpConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
+		c.cancel()
+		c.streams.Wait()
 		if sid := c.sessionID(); sid != "" {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
@@ -416,8 +420,6 @@ func (c *httpConn) Close() error {
 				}
 			}
 		}
-		c.cancel()
-		c.streams.Wait()
 	})
 	return err
 }
