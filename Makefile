@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -21,11 +21,24 @@ check-generate:
 	$(GO) run ./gen -check
 	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -count=1
 
-## test: gofmt, vet, every test with the race detector, and the soak test
-## (abusive clients beside a well-behaved one) without it
-test: fmt vet
+## test: gofmt, vet, the pinned interop tools, every test with the race
+## detector, and the soak test (abusive clients beside a well-behaved one)
+## without it; about 5 minutes. The longer tests are test-long's.
+test: fmt vet tools
 	$(GO) test $(GOFLAGS_TEST) ./...
 	$(GO) test -count=1 -run '^TestSoak$$' -v ./interop/
+
+## test-long: the tests that take minutes on their own (adopting a revision
+## builds a copy of the tree twice); CI runs them after make test
+test-long:
+	MCPSTACK_LONG_TESTS=1 $(GO) test -count=1 -timeout 20m -run '^TestAdoptRevision$$' -v ./tools/revision/
+
+## tools: the pinned Node 22, conformance suite, TypeScript SDK and
+## server-everything in .tools/ (npm ci, reused while their lockfile is
+## unchanged), which the interop tests drive; without npm they skip, saying so
+tools:
+	@if command -v npm >/dev/null 2>&1; then bash scripts/conformance.sh install; \
+	else echo "npm not found: the interop tests that drive the TypeScript SDK and server-everything will skip"; fi
 
 ## soak: the soak test alone, for longer (SOAK=60s)
 SOAK ?= 15s

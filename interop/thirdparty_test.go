@@ -29,7 +29,7 @@ func everythingJS(t *testing.T, dir string) string {
 	t.Helper()
 	js := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(js); err != nil {
-		t.Skipf("@modelcontextprotocol/server-everything is not in .tools/conformance/stable (bash scripts/conformance.sh install): %v", err)
+		missingTool(t, "@modelcontextprotocol/server-everything is not in .tools/conformance/stable (make tools): %v", err)
 	}
 	return js
 }
@@ -157,7 +157,7 @@ func runSuite(t *testing.T, node, dir, url string) (total string, passed bool, o
 	t.Helper()
 	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if _, err := os.Stat(suite); err != nil {
-		t.Skipf("the conformance suite is not in .tools/conformance/stable (bash scripts/conformance.sh install): %v", err)
+		missingTool(t, "the conformance suite is not in .tools/conformance/stable (make tools): %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
