@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/addrfile"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
@@ -312,32 +312,32 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	}
 	addr := ln.Addr().String()
 	lim := c.limits
-	opts := []app.HTTPOption{
-		app.HTTPAuth(az), app.HTTPMaxBody(c.maxBody), app.HTTPResponseMode(mode),
-		app.HTTPEventLimits(lim.eventBytes, lim.eventBytesTotal), app.HTTPWriteTimeout(lim.writeTimeout),
-		app.HTTPRateLimit(rate, lim.bytes), app.HTTPMaxConcurrent(c.maxInflight), app.HTTPObserver(obs),
+	opts := []mcphttp.Option{
+		mcphttp.WithAuth(az), mcphttp.WithMaxBody(c.maxBody), mcphttp.WithResponseMode(mode),
+		mcphttp.WithEventLimits(lim.eventBytes, lim.eventBytesTotal), mcphttp.WithWriteTimeout(lim.writeTimeout),
+		mcphttp.WithRateLimit(rate, lim.bytes), mcphttp.WithMaxConcurrent(c.maxInflight), mcphttp.WithObserver(obs),
 	}
 	switch {
 	case c.metricsAddr != "":
 	case az.Mode == auth.ModeOff:
-		opts = append(opts, app.HTTPMetrics(obs.Metrics()))
+		opts = append(opts, mcphttp.WithMetrics(obs.Metrics()))
 	default: // /metrics is unauthenticated: not beside what the tokens guard
 		log.Info("metrics: with --auth, serve them on a listener of their own (--metrics-addr)")
 	}
 	if c.stateless {
-		opts = append(opts, app.HTTPStateless())
+		opts = append(opts, mcphttp.WithStateless())
 	}
 	if guard.IsLoopbackAddr(c.httpAddr) {
-		opts = append(opts, app.HTTPLoopbackOnly())
+		opts = append(opts, mcphttp.WithLoopbackOnly())
 	}
 	var notReady atomic.Bool
-	opts = append(opts, app.HTTPReadiness(func() error {
+	opts = append(opts, mcphttp.WithReadiness(func() error {
 		if notReady.Load() {
 			return errors.New("shutting down")
 		}
 		return nil
 	}))
-	h, shutdown := app.Handler(srv, opts...)
+	h, shutdown := mcphttp.Handler(srv, opts...)
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

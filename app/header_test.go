@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/server/httpx"
 )
 
@@ -31,7 +32,7 @@ func TestParamHeaders(t *testing.T) {
 		return app.Structured(map[string]any{"region": args["region"]})
 	})
 	srv := app.NewServer(a)
-	h, shutdown := app.Handler(srv, app.HTTPRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 

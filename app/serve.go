@@ -3,15 +3,9 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"sync"
-	"time"
 
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/guard"
 	"github.com/mcpstack/mcpstack/server/stdio"
 )
 
@@ -50,39 +44,4 @@ func ServeStdio(ctx context.Context, a *App, opts ...server.Option) error {
 		return nil
 	}
 	return err
-}
-
-// ListenAndServe serves a over HTTP on a loopback addr (Handler's routes)
-// until ctx ends, then drains for up to 10 seconds. It has no
-// authentication, so it refuses any other address; requests are guarded
-// against DNS rebinding (Host and Origin must be loopback). To serve
-// others, mount Handler behind auth.Middleware.
-func ListenAndServe(ctx context.Context, addr string, a *App, opts ...server.Option) error {
-	if !guard.IsLoopbackAddr(addr) {
-		return fmt.Errorf("app: ListenAndServe serves loopback addresses only (it has no authentication), not %q: mount app.Handler behind auth.Middleware", addr)
-	}
-	srv := NewServer(a, opts...)
-	defer srv.Close()
-	h, shutdown := Handler(srv, HTTPLoopbackOnly())
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var drained sync.WaitGroup
-	drained.Go(func() { shutdown(sctx) }) // the sockets, while hs waits for its requests
-	if err := hs.Shutdown(sctx); err != nil {
-		_ = hs.Close()
-	}
-	drained.Wait()
-	return nil
 }

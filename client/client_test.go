@@ -15,6 +15,7 @@ import (
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
@@ -46,7 +47,7 @@ func fixtures(t *testing.T) string {
 	f := conformance.New(conformance.WithStepDelay(0))
 	srv := server.New(f, server.WithStrict(true))
 	f.Attach(srv)
-	h, shutdown := app.Handler(srv, app.HTTPRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() {
 		shutdown(context.Background())
@@ -191,7 +192,7 @@ func TestElicitationDefaults(t *testing.T) {
 		return app.Structured(r.Content)
 	})
 	srv := app.NewServer(a, server.WithStrict(true))
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 

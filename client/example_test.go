@@ -11,6 +11,7 @@ import (
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 )
 
 // Connect to a server over Streamable HTTP, list its tools and call one.
@@ -24,7 +25,7 @@ func ExampleClient_Connect() {
 	})
 	srv := app.NewServer(a)
 	defer srv.Close()
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	hs := httptest.NewServer(h)
 	defer hs.Close()
 	defer shutdown(context.Background())

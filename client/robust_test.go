@@ -15,6 +15,7 @@ import (
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -140,7 +141,7 @@ func TestLongEventLine(t *testing.T) {
 	a := app.New("big", "1")
 	app.AddTool(a, app.Tool{Name: "big"}, func(context.Context, struct{}) (string, error) { return big, nil })
 	srv := app.NewServer(a)
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -169,7 +170,7 @@ func TestCancelTellsTheServer(t *testing.T) {
 		return "", ctx.Err()
 	})
 	srv := app.NewServer(a)
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -201,7 +202,7 @@ func TestCancelTellsTheServer(t *testing.T) {
 func TestCloseDeletesTheSession(t *testing.T) {
 	a := app.New("close", "1")
 	srv := app.NewServer(a)
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 	s, err := client.New("t", "1").Connect(context.Background(), &client.StreamableHTTP{URL: hs.URL + "/mcp"})

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
 	gen "github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/bench"
 	"github.com/mcpstack/mcpstack/server/httpx"
 )
@@ -24,7 +25,7 @@ import (
 // The figure to read is the ratio of the two ns/op.
 func BenchmarkClientCall(b *testing.B) {
 	srv := app.NewServer(bench.New())
-	h, shutdown := app.Handler(srv, app.HTTPRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 	url := hs.URL + "/mcp"

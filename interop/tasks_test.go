@@ -12,6 +12,7 @@ import (
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
@@ -36,7 +37,7 @@ func TestTaskEndToEnd(t *testing.T) {
 		return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: "Hello, " + name + "!"}}}, nil
 	})
 	srv := app.NewServer(a, server.WithStrict(true))
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 
@@ -144,7 +145,7 @@ func (t *tapped) count(substr string) int {
 func TestTaskExtensionEndToEnd(t *testing.T) {
 	tap := &tapped{}
 	srv := server.New(conformance.New(conformance.WithStepDelay(5*time.Millisecond)), server.WithStrict(true), server.WithTap(tap), server.WithTaskDelay(20*time.Millisecond))
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

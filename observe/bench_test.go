@@ -13,7 +13,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
@@ -140,11 +140,11 @@ func BenchmarkObserverHTTP(b *testing.B) {
 		opts := v.opts()
 		srv := server.New(conformance.New(conformance.WithStepDelay(0)), opts...)
 		defer srv.Close()
-		var hopts []app.HTTPOption
+		var hopts []mcphttp.Option
 		if len(opts) > 0 {
-			hopts = append(hopts, app.HTTPObserver(observe.New()))
+			hopts = append(hopts, mcphttp.WithObserver(observe.New()))
 		}
-		h, shutdown := app.Handler(srv, append(hopts, app.HTTPResponseMode(streamable.JSON))...)
+		h, shutdown := mcphttp.Handler(srv, append(hopts, mcphttp.WithResponseMode(streamable.JSON))...)
 		hs := httptest.NewServer(h)
 		defer func() { shutdown(context.Background()); hs.Close() }()
 		hc := hs.Client()

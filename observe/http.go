@@ -9,11 +9,11 @@ import (
 	"github.com/mcpstack/mcpstack/internal/tracemeta"
 )
 
-// HTTP wraps an MCP HTTP handler: the trace context of the request's
+// Middleware wraps an MCP HTTP handler: the trace context of the request's
 // traceparent header goes into its context (a message's own _meta comes
 // first, see Serve), and its answer counts by status, an authentication
-// failure by its reason.
-func HTTP(o *Observer, next http.Handler) http.Handler {
+// failure by its reason (mcphttp.WithObserver).
+func (o *Observer) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A POST is one message (or batch) to trace; a GET stream or a
 		// socket carries many, each with its own parent, if any.

@@ -7,7 +7,7 @@
 //	srv := server.New(handler, server.WithObserver(o))
 //	o.Watch(srv)                          // sessions open
 //	mux.Handle("/metrics", o.Metrics())
-//	handler := observe.HTTP(o, mux)       // traceparent headers, HTTP statuses
+//	handler := o.Middleware(mux)          // traceparent headers, HTTP statuses
 //
 // Without a tracer provider there are no spans, and nothing is paid for
 // them; labels are bounded: tool and prompt names only from what is
@@ -114,7 +114,7 @@ func (o *Observer) Watch(srv *server.Server) {
 }
 
 // WatchStreams adds an HTTP transport's open event streams and the bytes
-// of events it keeps for resumption to the metrics (app.HTTPObserver
+// of events it keeps for resumption to the metrics (mcphttp.WithObserver
 // does it for Streamable HTTP).
 func (o *Observer) WatchStreams(open func() int, eventBytes func() int64) {
 	o.metrics.watchStreams(open, eventBytes)

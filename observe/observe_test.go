@@ -26,9 +26,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
@@ -250,7 +250,7 @@ func TestStatelessSpan(t *testing.T) {
 // carries its trace context in params._meta, over Streamable HTTP.
 func TestClientSpanIsTheParent(t *testing.T) {
 	srv, o, serverSpans := setup(t)
-	h, shutdown := app.Handler(srv, app.HTTPObserver(o))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithObserver(o))
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close() }()
 	clientSpans := tracetest.NewSpanRecorder()
@@ -336,7 +336,7 @@ func TestDashboardMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, o, _ := setup(t)
-	_, shutdown := app.Handler(srv, app.HTTPObserver(o)) // the HTTP transports' own metrics
+	_, shutdown := mcphttp.Handler(srv, mcphttp.WithObserver(o)) // the HTTP transports' own metrics
 	defer shutdown(context.Background())
 	sess, _ := srv.NewSession("d", nil, server.Transport("streamable"))
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
@@ -344,7 +344,7 @@ func TestDashboardMetrics(t *testing.T) {
 	sess.Close()
 	_, end := o.Dependency(context.Background(), "store", "get")
 	end(nil)
-	h := observe.HTTP(o, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := o.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		w.WriteHeader(http.StatusUnauthorized)
 	}))

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -126,7 +127,9 @@ func main() {
 	var err error
 	if *addr != "" {
 		log.Info("serving", "url", "http://"+*addr+"/mcp")
-		err = app.ListenAndServe(ctx, *addr, newApp(), server.WithLogger(log))
+		srv := app.NewServer(newApp(), server.WithLogger(log))
+		defer srv.Close()
+		err = mcphttp.ListenAndServe(ctx, *addr, srv)
 	} else {
 		err = app.ServeStdio(ctx, newApp(), server.WithLogger(log))
 	}

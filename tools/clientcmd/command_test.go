@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/httpx"
@@ -20,7 +21,7 @@ import (
 func ours(t *testing.T) string {
 	t.Helper()
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))
-	h, shutdown := app.Handler(srv, app.HTTPRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { shutdown(context.Background()); hs.Close(); srv.Close() })
 	return hs.URL
@@ -61,7 +62,7 @@ func taskServer(t *testing.T) string {
 	app.AddTool(a, app.Tool{Name: "later", TaskSupport: "optional"}, func(context.Context, struct{}) (string, error) { return "done later", nil })
 	app.AddTool(a, app.Tool{Name: "now"}, func(context.Context, struct{}) (string, error) { return "now", nil })
 	srv := app.NewServer(a)
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { shutdown(context.Background()); hs.Close(); srv.Close() })
 	return hs.URL + "/mcp"

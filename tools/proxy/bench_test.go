@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/streamable"
@@ -23,7 +23,7 @@ import (
 // (go test ./tools/proxy -run '^$' -bench ProxyLatency -benchtime 1x).
 func BenchmarkProxyLatency(b *testing.B) {
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)))
-	h, shutdown := app.Handler(srv, app.HTTPResponseMode(streamable.JSON))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithResponseMode(streamable.JSON))
 	upstream := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); upstream.Close(); srv.Close() }()
 	tp, _ := newTap(io.Discard, false, io.Discard)

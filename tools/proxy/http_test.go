@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/record"
@@ -94,7 +94,7 @@ func TestHTTPIsTransparentAndStreams(t *testing.T) {
 // the recording validates with nothing found.
 func TestHTTPSessionValidates(t *testing.T) {
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)))
-	h, shutdown := app.Handler(srv)
+	h, shutdown := mcphttp.Handler(srv)
 	upstream := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); upstream.Close(); srv.Close() }()
 	var rec bytes.Buffer

@@ -1,4 +1,4 @@
-package app_test
+package mcphttp_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/httpx"
 )
@@ -23,7 +24,7 @@ func TestHandlerRoutes(t *testing.T) {
 	}
 	srv := app.NewServer(app.New("routes", "1"))
 	t.Cleanup(srv.Close)
-	h, shutdown := app.Handler(srv, app.HTTPAuth(az), app.HTTPRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithAuth(az), mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	get := func(path string) int {
@@ -73,7 +74,7 @@ func TestHandlerRoutes(t *testing.T) {
 func TestHandlerMaxBody(t *testing.T) {
 	srv := app.NewServer(app.New("body", "1"))
 	t.Cleanup(srv.Close)
-	h, _ := app.Handler(srv, app.HTTPMaxBody(64))
+	h, _ := mcphttp.Handler(srv, mcphttp.WithMaxBody(64))
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 100) + `"}}`
@@ -87,5 +88,15 @@ func TestHandlerMaxBody(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a body over HTTPMaxBody: %d, want 413", resp.StatusCode)
+	}
+}
+
+// TestListenAndServeLoopbackOnly: without authentication it refuses to
+// serve anything but loopback.
+func TestListenAndServeLoopbackOnly(t *testing.T) {
+	srv := app.NewServer(app.New("loopback", "1"))
+	defer srv.Close()
+	if err := mcphttp.ListenAndServe(context.Background(), "0.0.0.0:0", srv); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("ListenAndServe on 0.0.0.0: %v, want a refusal", err)
 	}
 }

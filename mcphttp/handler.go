@@ -1,0 +1,109 @@
+// Package mcphttp serves a server.Server over HTTP as `mcpstack serve`
+// does: Streamable HTTP, HTTP+SSE and WebSocket, behind authentication and
+// per-client rate limits, with health and readiness probes. A stdio
+// server does not import it, and links none of it.
+package mcphttp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/server/httpx"
+	"github.com/mcpstack/mcpstack/server/sse"
+	"github.com/mcpstack/mcpstack/server/streamable"
+	"github.com/mcpstack/mcpstack/server/ws"
+)
+
+// Handler returns an http.Handler serving srv over every HTTP transport:
+// Streamable HTTP at /mcp (POST, GET, DELETE; GET /mcp/stream too),
+// HTTP+SSE at /sse and /messages, WebSocket at /mcp/ws; /healthz and
+// /readyz for probes. The MCP routes are authenticated (WithAuth), then
+// rate-limited per client, as `mcpstack serve` serves them. shutdown
+// drains: /readyz answers 503, streams end once their calls are done, and
+// it blocks until the WebSocket sockets have closed (1001) or ctx ends.
+// http.Server.Shutdown does not wait for those (they are hijacked): run
+// the two side by side (ListenAndServe shows how).
+func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(context.Context)) {
+	c := config{
+		maxBody:         DefaultMaxBody,
+		mode:            streamable.SSE,
+		eventBytes:      streamable.DefaultEventBytes,
+		eventBytesTotal: streamable.DefaultEventBytesTotal,
+		writeTimeout:    httpx.DefaultWriteTimeout,
+		rate:            httpx.RateLimit{Requests: 1000, Window: 10 * time.Second},
+		bytes:           httpx.RateLimit{Requests: 32 << 20, Window: 10 * time.Second},
+		maxConcurrent:   256,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	events := streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge,
+		streamable.WithEventBytes(c.eventBytes, c.eventBytesTotal))
+	mcpH := streamable.New(srv, streamable.WithResponseMode(c.mode), streamable.WithMaxBody(c.maxBody), streamable.WithStateless(c.stateless),
+		streamable.WithEventStore(events), streamable.WithWriteTimeout(c.writeTimeout))
+	// HTTP+SSE of 2024-11-05 (deprecated): GET /sse opens a session, POST
+	// /messages?sessionId=... carries the client's messages.
+	sseH := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"), sse.WithWriteTimeout(c.writeTimeout))
+	// WebSocket: this project's extension (subprotocol "mcp"); its frames
+	// count like HTTP requests.
+	wsH := ws.New(srv, ws.WithReadLimit(c.maxBody), ws.WithWriteTimeout(c.writeTimeout), ws.WithMaxConcurrent(c.maxConcurrent),
+		ws.WithRateLimit(c.rate.Requests, c.rate.Window), ws.WithByteRateLimit(c.bytes.Requests, c.bytes.Window))
+
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	if c.loopback {
+		r.Use(guard.Loopback())
+	}
+	chain := []func(http.Handler) http.Handler{httpx.Identify, c.rate.Middleware(), c.bytes.BytesMiddleware(c.maxBody)}
+	if c.auth != nil {
+		c.auth.Mount(r)
+		chain = append([]func(http.Handler) http.Handler{c.auth.Middleware()}, chain...)
+	}
+	if c.observer != nil {
+		chain = append([]func(http.Handler) http.Handler{c.observer.Middleware}, chain...)
+		c.observer.WatchStreams(mcpH.OpenStreams, events.Bytes)
+	}
+	mcp := r.With(chain...)
+	mcp.Handle("/mcp", mcpH)
+	mcp.Get("/mcp/stream", mcpH.ServeHTTP) // the docs' path for the GET stream of a session
+	mcp.Handle("/sse", sseH.Stream())
+	mcp.Handle("/messages", sseH.Messages())
+	mcp.Handle("/mcp/ws", wsH)
+	var draining atomic.Bool
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	if c.metrics != nil {
+		r.Handle("/metrics", c.metrics)
+	}
+	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if draining.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		if c.ready != nil {
+			if err := c.ready(); err != nil {
+				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = fmt.Fprintf(w, "ready: %d sessions\n", srv.SessionCount())
+	})
+	return r, func(ctx context.Context) {
+		draining.Store(true)
+		mcpH.Shutdown()
+		sseH.Shutdown()
+		srv.Drain()
+		// http.Server.Shutdown does not wait for hijacked connections: the
+		// WebSocket handler drains its sockets itself.
+		if err := wsH.Shutdown(ctx); err != nil {
+			srv.Logger().Warn("websocket drain timed out; sockets closed", "err", err)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package mcphttp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/guard"
+)
+
+// ListenAndServe serves srv over HTTP on a loopback addr (Handler's routes)
+// until ctx ends, then drains for up to 10 seconds. It has no
+// authentication, so it refuses any other address; requests are guarded
+// against DNS rebinding (Host and Origin must be loopback). To serve
+// others, mount Handler behind auth.Middleware.
+func ListenAndServe(ctx context.Context, addr string, srv *server.Server, opts ...Option) error {
+	if !guard.IsLoopbackAddr(addr) {
+		return fmt.Errorf("mcphttp: ListenAndServe serves loopback addresses only (it has no authentication), not %q: serve Handler with WithAuth", addr)
+	}
+	h, shutdown := Handler(srv, append(opts, WithLoopbackOnly())...)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var drained sync.WaitGroup
+	drained.Go(func() { shutdown(sctx) }) // the sockets, while hs waits for its requests
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+	}
+	drained.Wait()
+	return nil
+}

@@ -1,0 +1,103 @@
+package mcphttp
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/server/httpx"
+	"github.com/mcpstack/mcpstack/server/streamable"
+)
+
+// Option configures Handler. The defaults are those of `mcpstack serve`.
+type Option func(*config)
+
+type config struct {
+	auth                        *auth.Auth
+	maxBody                     int64
+	mode                        streamable.ResponseMode
+	stateless                   bool
+	eventBytes, eventBytesTotal int64
+	writeTimeout                time.Duration
+	rate, bytes                 httpx.RateLimit
+	maxConcurrent               int
+	loopback                    bool
+	observer                    Observer
+	metrics                     http.Handler
+	ready                       func() error
+}
+
+// DefaultMaxBody is the largest HTTP body (or WebSocket message) Handler
+// accepts by default (413 above).
+const DefaultMaxBody = 4 << 20
+
+// WithAuth puts every MCP route behind a's bearer-token check and serves
+// its protected-resource metadata (/.well-known/oauth-protected-resource).
+// Without it the routes are open: serve loopback only (WithLoopbackOnly).
+func WithAuth(a *auth.Auth) Option { return func(c *config) { c.auth = a } }
+
+// WithMaxBody sets the largest accepted body or WebSocket message in bytes
+// (default DefaultMaxBody).
+func WithMaxBody(n int64) Option { return func(c *config) { c.maxBody = n } }
+
+// WithResponseMode answers POSTed requests as an event stream
+// (streamable.SSE, the default) or as one JSON body (streamable.JSON).
+func WithResponseMode(m streamable.ResponseMode) Option { return func(c *config) { c.mode = m } }
+
+// WithStateless keeps no sessions over Streamable HTTP: every POST stands
+// alone.
+func WithStateless() Option { return func(c *config) { c.stateless = true } }
+
+// WithEventLimits bounds the stream events kept for resumption, per
+// session and in all, in bytes (defaults streamable.DefaultEventBytes and
+// DefaultEventBytesTotal).
+func WithEventLimits(perSession, total int64) Option {
+	return func(c *config) { c.eventBytes, c.eventBytesTotal = perSession, total }
+}
+
+// WithWriteTimeout bounds how long a write to a stream or socket may wait
+// on its client (default httpx.DefaultWriteTimeout).
+func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
+
+// WithRateLimit bounds the requests (and WebSocket frames) per client, and
+// their bytes: in bytes, the RateLimit's Requests counts bytes
+// (httpx.ParseRateLimit("32MiB/10s")). Default 1000 per 10s and 32 MiB per
+// 10s; a zero RateLimit is no limit. A client is the authenticated
+// principal, else the address.
+func WithRateLimit(requests, bytes httpx.RateLimit) Option {
+	return func(c *config) { c.rate, c.bytes = requests, bytes }
+}
+
+// WithMaxConcurrent bounds the requests one WebSocket has in flight
+// (default 256, as server.WithMaxInflight).
+func WithMaxConcurrent(n int) Option { return func(c *config) { c.maxConcurrent = n } }
+
+// Observer is what the HTTP routes report to; *observe.Observer is one.
+// An interface, so that a server without observability links none of it.
+type Observer interface {
+	// Middleware wraps the MCP routes: trace context from the traceparent
+	// header, answers counted by status.
+	Middleware(next http.Handler) http.Handler
+	// WatchStreams samples the open streams and the bytes of stream
+	// events kept for resumption.
+	WatchStreams(open func() int, eventBytes func() int64)
+}
+
+// WithObserver counts the MCP routes' answers with o, by status and
+// authentication failure, and takes a request's traceparent header as
+// the parent of its spans. Give the server the same Observer
+// (server.WithObserver) for its requests.
+func WithObserver(o Observer) Option { return func(c *config) { c.observer = o } }
+
+// WithMetrics serves h at /metrics, unauthenticated like /healthz (for an
+// endpoint apart from the MCP listener, serve it on one of its own).
+func WithMetrics(h http.Handler) Option { return func(c *config) { c.metrics = h } }
+
+// WithLoopbackOnly refuses requests whose Host or Origin is not a loopback
+// name (DNS rebinding): for a server bound to 127.0.0.1 or localhost.
+func WithLoopbackOnly() Option { return func(c *config) { c.loopback = true } }
+
+// WithReadiness adds a check to /readyz: while it returns an error, /readyz
+// answers 503 with the error's text, so that a load balancer sends this
+// replica nothing new (mcpstack serve fails it from SIGTERM on).
+func WithReadiness(check func() error) Option { return func(c *config) { c.ready = check } }
