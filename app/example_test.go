@@ -32,7 +32,7 @@ func ExampleAddTool() {
 	}
 	// Output:
 	// false {"summary":"3 sunny days in Oslo"}
-	// true Invalid arguments: at /days: maximum: got 9, want 7
+	// true Invalid arguments: at /days: maximum: got 9, want at most 7
 }
 
 // A resource template: the handler gets the variables the URI gave it, and

@@ -12,8 +12,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // schemaBase is the URL under which embedded schema files are registered. No
@@ -172,7 +170,7 @@ func validationError(name string, err error) error {
 	if kp := leaf.ErrorKind.KeywordPath(); len(kp) > 0 {
 		keyword = kp[len(kp)-1]
 	}
-	reason := leaf.ErrorKind.LocalizedString(printer)
+	reason := reasonOf(leaf.ErrorKind)
 	if why := noBranch(leaf); why != "" {
 		reason = why
 	}
@@ -183,8 +181,6 @@ func validationError(name string, err error) error {
 		Keyword:    keyword,
 	}
 }
-
-var printer = message.NewPrinter(language.English)
 
 // deepestCause picks the leaf error that says most. Inside an anyOf or a
 // oneOf, branches that failed a const (their discriminator did not match)
