@@ -333,6 +333,11 @@ type hits struct {
 	Next  *string        `json:"next"`
 }
 
+type tagged struct {
+	Tags []string `json:"tags"`
+	Note *string  `json:"note,omitempty"`
+}
+
 type when struct {
 	Day string `json:"day" jsonschema:"format=date"`
 }
@@ -347,6 +352,9 @@ func TestSchemaFromTypes(t *testing.T) {
 	app.AddTool(a, app.Tool{Name: "empty"}, func(context.Context, struct{}) (hits, error) { return hits{}, nil })
 	app.AddTool(a, app.Tool{Name: "nilout"}, func(context.Context, struct{}) (*addOut, error) { return nil, nil })
 	app.AddTool(a, app.Tool{Name: "when"}, func(_ context.Context, in when) (string, error) { return in.Day, nil })
+	app.AddTool(a, app.Tool{Name: "tags"}, func(_ context.Context, in tagged) (string, error) {
+		return fmt.Sprint(len(in.Tags), in.Note == nil), nil
+	})
 	c := connect(t, a, "2025-06-18")
 	for _, tt := range []struct {
 		name, args, text string
@@ -357,6 +365,11 @@ func TestSchemaFromTypes(t *testing.T) {
 		{"nilout", `{}`, `{"sum":0}`, false},
 		{"when", `{"day":"2026-12-01"}`, "2026-12-01", false},
 		{"when", `{"day":"tomorrow"}`, "at /day:", true},
+		// a required slice is not null (the regression: it derived
+		// ["array","null"] and nil reached the handler); an optional
+		// pointer may be
+		{"tags", `{"tags":null}`, "at /tags:", true},
+		{"tags", `{"tags":[],"note":null}`, "0 true", false},
 	} {
 		msg := c.call("tools/call", `{"name":"`+tt.name+`","arguments":`+tt.args+`}`)
 		if msg["error"] != nil {
@@ -469,6 +482,80 @@ func TestNestedDefaults(t *testing.T) {
 	} {
 		if got := text(t, c.call("tools/call", `{"name":"search","arguments":`+tc.args+`}`)); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// A jsonschema tag the schema library would ignore, or a schema no value
+// can satisfy, fails AddTool with a message naming the field (the
+// regression: enum=C|F|K derived "enum":["C|F|K"], a tool that refused
+// every call; a misspelt key was dropped without a word).
+func TestBadSchemaTags(t *testing.T) {
+	type unit struct {
+		Unit string `json:"unit" jsonschema:"enum=C|F|K"`
+	}
+	type misspelt struct {
+		N int `json:"n" jsonschema:"minimun=1"`
+	}
+	type misplaced struct {
+		N int `json:"n" jsonschema:"minLength=1"`
+	}
+	type inverted struct {
+		N int `json:"n" jsonschema:"minimum=10,maximum=5"`
+	}
+	type unmatched struct {
+		S string `json:"s" jsonschema:"pattern=^a,enum=b,enum=c"`
+	}
+	type nested struct {
+		Inner []misspelt `json:"inner"`
+	}
+	type fine struct {
+		Unit string   `json:"unit" jsonschema:"enum=C,enum=F,enum=K,description=a\\, b"`
+		N    int      `json:"n" jsonschema:"minimum=1,maximum=5,default=2"`
+		Tags []string `json:"tags" jsonschema:"minItems=1,uniqueItems=true"`
+	}
+	register := func(f func(a *app.App)) (msg string) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = fmt.Sprint(r)
+			}
+		}()
+		f(app.New("tags", "1"))
+		return ""
+	}
+	for _, tt := range []struct {
+		name string
+		add  func(a *app.App)
+		want string // "" for none
+	}{
+		{"enum with bars", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, unit) (string, error) { return "", nil })
+		}, "field Unit (/properties/unit): jsonschema tag \"enum=C|F|K\": enum=C|F|K is one value; give each its own: enum=C,enum=F,enum=K"},
+		{"misspelt key", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, misspelt) (string, error) { return "", nil })
+		}, `"minimun" is not a keyword`},
+		{"key of another type", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, misplaced) (string, error) { return "", nil })
+		}, "minLength does not apply to a field of this type"},
+		{"bounds inverted", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, inverted) (string, error) { return "", nil })
+		}, "field N (/properties/n): no value can satisfy its schema: minimum 10 is above maximum 5"},
+		{"enum against pattern", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, unmatched) (string, error) { return "", nil })
+		}, "field S (/properties/s): no value can satisfy its schema: enum value b"},
+		{"nested", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, nested) (string, error) { return "", nil })
+		}, "field N (/properties/inner/items/properties/n)"},
+		{"prompt arguments", func(a *app.App) {
+			app.AddPrompt(a, app.Prompt{Name: "p"}, func(context.Context, unit) (*mcp.GetPromptResult, error) { return nil, nil })
+		}, "enum=C|F|K is one value"},
+		{"good tags", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, fine) (string, error) { return "", nil })
+		}, ""},
+	} {
+		got := register(tt.add)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: AddTool panicked with %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

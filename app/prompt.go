@@ -106,7 +106,7 @@ func promptArguments(t reflect.Type) ([]*mcp.PromptArgument, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("the arguments type is %v, not a struct", t)
 	}
-	schema, _ := schemaOf(t).(map[string]any)
+	schema, _ := schemaOf(t, inputSide).(map[string]any)
 	req := required(schema)
 	props := properties(schema)
 	var out []*mcp.PromptArgument

@@ -17,14 +17,18 @@ import (
 // jsonschema tags. What encoding/json does is what the schema says:
 //   - objects allow no other properties, so that a misspelt or differently
 //     cased argument is refused rather than dropped or folded onto a field;
-//   - a pointer, slice or map may be null (encoding/json writes nil as
-//     null);
+//   - in an input, an optional (omitempty) pointer, slice or map may be
+//     null; a required one may not, so that null never reaches the handler
+//     where the type says a value; in an output any may be, as
+//     encoding/json writes nil as null;
 //   - a type with its own text or JSON encoding is a string, unless it
 //     declares a JSONSchema method.
 //
-// A recursive type has no finite inline schema: registering one panics with
-// a message asking for an explicit schema.
-func schemaOf(t reflect.Type) any {
+// A recursive type has no finite inline schema, a jsonschema tag the
+// library would silently ignore is a mistake, and a schema no value can
+// satisfy is a tool that refuses every call: registering any of them
+// panics with a message naming the field.
+func schemaOf(t reflect.Type, side schemaSide) any {
 	if path := cycle(t, nil); path != "" {
 		panic(fmt.Sprintf("app: %v is recursive (%s): give the tool an explicit schema", t, path))
 	}
@@ -40,10 +44,22 @@ func schemaOf(t reflect.Type) any {
 		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
 	}
 	if obj, ok := tree.(map[string]any); ok {
-		nullable(t, obj)
+		nullable(t, obj, side)
+		if err := checkFields(t, obj, ""); err != nil {
+			panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
+		}
 	}
 	return tree
 }
+
+// schemaSide says whose values a schema describes: the client's (a tool's
+// input, a prompt's arguments) or the handler's (a tool's output).
+type schemaSide int
+
+const (
+	inputSide schemaSide = iota
+	outputSide
+)
 
 var (
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
@@ -93,15 +109,24 @@ func cycle(t reflect.Type, seen []reflect.Type) string {
 	return ""
 }
 
-// nullable lets the schema of each pointer, slice and map field of t (and
-// of the structs inside) accept null, as encoding/json writes nil as null.
-func nullable(t reflect.Type, s map[string]any) {
+// nullable lets the schema of each optional pointer, slice and map field
+// of t (and of the structs inside) accept null, as encoding/json writes
+// nil as null.
+func nullable(t reflect.Type, s map[string]any, side schemaSide) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.Struct:
 		props, _ := s["properties"].(map[string]any)
+		required := map[string]bool{}
+		if req, ok := s["required"].([]any); ok {
+			for _, r := range req {
+				if r, ok := r.(string); ok {
+					required[r] = true
+				}
+			}
+		}
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -114,13 +139,15 @@ func nullable(t reflect.Type, s map[string]any) {
 			}
 			switch f.Type.Kind() {
 			case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-				allowNull(ps)
+				if side == outputSide || !required[name] {
+					allowNull(ps)
+				}
 			}
-			nullable(f.Type, ps)
+			nullable(f.Type, ps, side)
 		}
 	case reflect.Slice, reflect.Array:
 		if items, ok := s["items"].(map[string]any); ok {
-			nullable(t.Elem(), items)
+			nullable(t.Elem(), items, side)
 		}
 	}
 }

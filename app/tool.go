@@ -70,13 +70,13 @@ func (t *tool) key() string { return t.def.Name }
 func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
 	in := t.InputSchema
 	if in == nil {
-		in = schemaOf(reflect.TypeFor[In]())
+		in = schemaOf(reflect.TypeFor[In](), inputSide)
 	}
 	out := t.OutputSchema
 	resultType := reflect.TypeFor[Out]()
 	direct := resultType == reflect.TypeFor[*mcp.CallToolResult]()
 	if out == nil && !direct && isObject(resultType) {
-		out = schemaOf(resultType)
+		out = schemaOf(resultType, outputSide)
 	}
 	tl := mustTool(t, in, out)
 	tl.decoded = !direct
@@ -313,12 +313,13 @@ func ToolError(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: text}}, IsError: &yes}
 }
 
-// SchemaFor is the JSON Schema AddTool derives from T: to start an
-// explicit schema from, or to declare the OutputSchema of a handler that
-// builds its whole *mcp.CallToolResult (with Structured, to set _meta or
-// its own text).
+// SchemaFor is the JSON Schema AddTool derives from T for a tool's
+// output (a nil slice, map or pointer may be null, as encoding/json writes
+// it): to declare the OutputSchema of a handler that builds its whole
+// *mcp.CallToolResult (with Structured, to set _meta or its own text), or
+// to start an explicit schema from.
 func SchemaFor[T any]() map[string]any {
-	s, _ := schemaOf(reflect.TypeFor[T]()).(map[string]any)
+	s, _ := schemaOf(reflect.TypeFor[T](), outputSide).(map[string]any)
 	return s
 }
 
