@@ -11,12 +11,13 @@ all: generate test
 run: bin/mcpstack
 	bash scripts/run.sh
 
-## generate: compile schema/ into generated/ (never edit generated/ by hand)
+## generate: compile schema/ into mcp/, generated/ and client/requests_gen.go
+## (never edit them by hand)
 generate:
 	$(GO) run ./gen
 	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -update-doc -count=1
 
-## check-generate: fail when generated/ or docs/revisions.md does not match schema/ and gen/
+## check-generate: fail when the generated code or docs/revisions.md does not match schema/ and gen/
 check-generate:
 	$(GO) run ./gen -check
 	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -count=1

@@ -39,7 +39,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/base"
 	"github.com/mcpstack/mcpstack/wire"
 )

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // A typed tool: its input and output schemas come from the Go types and

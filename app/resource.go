@@ -9,7 +9,7 @@ import (
 
 	"github.com/yosida95/uritemplate/v3"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"

@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/internal/paramheader"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // The arguments a tool marks x-mcp-header travel in Mcp-Param-{Name}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"iter"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // pages walks a paginated list: fetch gets the page after cursor ("" for

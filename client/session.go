@@ -10,17 +10,15 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Session is a connection to one server after negotiation: one typed
-// method per request of the method table (mcp.ServerRequests), list
-// iterators, and Close. It is safe for concurrent use.
+// method per request of the method table (requests_gen.go, generated),
+// list iterators, and Close. It is safe for concurrent use.
 type Session struct {
-	serverRequests
-
 	c      *Client
 	conn   Conn
 	opened time.Time
@@ -74,15 +72,10 @@ func newSession(c *Client, conn Conn, spec *wire.Spec) *Session {
 		events:   make(chan func(), 256),
 		slots:    make(chan struct{}, maxServing),
 	}
-	s.serverRequests = mcp.ServerRequests{Requester: s}
 	go s.readLoop()
 	go s.runEvents()
 	return s
 }
-
-// serverRequests gives Session its typed methods; unexported, so that its
-// Requester cannot be replaced.
-type serverRequests = mcp.ServerRequests
 
 // maxServing is how many requests of the server the client serves at
 // once; more are answered -32000.
@@ -204,7 +197,7 @@ func (s *Session) end(err error) {
 // initialize negotiates a session revision.
 func (s *Session) initialize(ctx context.Context) error {
 	spec := s.currentSpec()
-	res, err := s.serverRequests.Initialize(ctx, &mcp.InitializeRequestParams{
+	res, err := mcp.ServerRequests{Requester: s}.Initialize(ctx, &mcp.InitializeRequestParams{
 		ProtocolVersion: spec.Revision,
 		Capabilities:    *s.c.capabilities(),
 		ClientInfo:      s.c.info,

@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/mcpstack/mcpstack/generated"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -40,7 +40,7 @@ func newestKnown(revisions []string) *wire.Spec {
 // capabilities and the revisions it serves.
 func (s *Session) discover(ctx context.Context) error {
 	spec := s.currentSpec()
-	res, err := s.serverRequests.Discover(ctx, &mcp.RequestParams{})
+	res, err := mcp.ServerRequests{Requester: s}.Discover(ctx, &mcp.RequestParams{})
 	if err != nil {
 		return fmt.Errorf("client: server/discover: %w", err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/client"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // brokenServer is a Streamable HTTP server that negotiates correctly and

@@ -52,10 +52,10 @@ func (f *file) render(head string) ([]byte, error) {
 const (
 	wirePkg   = "github.com/mcpstack/mcpstack/wire"
 	schemaPkg = "github.com/mcpstack/mcpstack/schema"
-	canonPkg  = "github.com/mcpstack/mcpstack/generated/mcp"
+	canonPkg  = "github.com/mcpstack/mcpstack/mcp"
 )
 
-// canonical emits the revision-neutral package generated/mcp.
+// canonical emits the revision-neutral package mcp.
 type canonical struct {
 	m    *model
 	tags map[string]bool // property + "\x00" + struct: the struct's union tag

@@ -1,6 +1,8 @@
 package main
 
-// requests emits generated/mcp/requests_gen.go: for each side, one typed
+import "strings"
+
+// requests emits mcp/requests_gen.go: for each side, one typed
 // method per request it can send, over the one untyped call a client (or
 // a server, for its requests to the client) implements.
 func (c *canonical) requests() *file {
@@ -40,4 +42,45 @@ func (c *canonical) requests() *file {
 		}
 	}
 	return f
+}
+
+// sessionMethods emits client/requests_gen.go: the client Session's typed
+// methods, one per request a client can send, so that they are the
+// Session's own (go doc lists them) rather than promoted from an embedded
+// mcp.ServerRequests.
+func (c *canonical) sessionMethods() *file {
+	f := newFile()
+	f.use("context")
+	f.use(canonPkg)
+	for _, me := range c.methodsWhere(func(me *method) bool { return me.C2S && !me.Notification && !negotiation[me.Name] }) {
+		params, args := "", ""
+		if me.Params != nil {
+			params, args = ", params "+c.qualified(c.paramsGo(me)), ", params"
+		}
+		f.p("// %s sends %q (%s).", me.GoName, me.Name, c.revList(c.methodRevs(me)))
+		f.p("func (s *Session) %s(ctx context.Context%s) (*mcp.%s, error) {", me.GoName, params, me.Result.Name)
+		f.p("\treturn mcp.ServerRequests{Requester: s}.%s(ctx%s)", me.GoName, args)
+		f.p("}\n")
+	}
+	return f
+}
+
+// negotiation are the requests client.Connect sends to open a session (or
+// learn a stateless server); a Session's own methods refuse to send them
+// again, by hand.
+var negotiation = map[string]bool{"initialize": true, "server/discover": true}
+
+// qualified is a Go type of package mcp spelt from outside it: *T is
+// *mcp.T; the predeclared types and wire's stay as they are.
+func (c *canonical) qualified(expr string) string {
+	star := strings.HasPrefix(expr, "*")
+	name := strings.TrimPrefix(expr, "*")
+	switch {
+	case name == "any", name == "string", name == "bool", name == "int64", name == "float64", strings.Contains(name, "."), strings.ContainsAny(name, "[]"):
+		return expr
+	}
+	if star {
+		return "*mcp." + name
+	}
+	return "mcp." + name
 }

@@ -8,7 +8,9 @@ import (
 )
 
 // Generate compiles the schemas of every revision under fsys into Go
-// sources, keyed by path relative to the output directory.
+// sources, keyed by path relative to the module root: the protocol types
+// in mcp/, a package per revision and the registry in generated/, and
+// the client Session's typed methods in client/.
 func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	var revs []*revisionSchema
 	hash := newHasher()
@@ -86,11 +88,14 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	}
 	for _, rs := range revs {
 		pkg := revisionPackage(rs.Name)
-		if err := emit(path.Join(pkg, "spec_gen.go"), pkg, provenance(rs), c.revision(rs)); err != nil {
+		if err := emit(path.Join("generated", pkg, "spec_gen.go"), pkg, provenance(rs), c.revision(rs)); err != nil {
 			return nil, err
 		}
 	}
-	if err := emit("revisions_gen.go", "generated", canonProv, c.registry()); err != nil {
+	if err := emit("generated/revisions_gen.go", "generated", canonProv, c.registry()); err != nil {
+		return nil, err
+	}
+	if err := emit("client/requests_gen.go", "client", canonProv, c.sessionMethods()); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/generated"
-	"github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/internal/instance"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/schema"
 	"github.com/mcpstack/mcpstack/wire"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
-	gen "github.com/mcpstack/mcpstack/generated/mcp"
+	gen "github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/bench"
 	"github.com/mcpstack/mcpstack/server/httpx"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // everythingServer builds the official go-sdk's conformance server

@@ -20,8 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	gen "github.com/mcpstack/mcpstack/generated/mcp"
 	"github.com/mcpstack/mcpstack/interop"
+	gen "github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/sse"

@@ -27,7 +27,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpstack/mcpstack/client"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/observe"

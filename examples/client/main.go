@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/client"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 func main() {

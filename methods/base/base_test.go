@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

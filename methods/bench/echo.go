@@ -7,7 +7,7 @@ import (
 	"context"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // ToolEcho is the name of the one tool.

@@ -12,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpstack/mcpstack/generated"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
 	"github.com/mcpstack/mcpstack/methods/internal/peertest"

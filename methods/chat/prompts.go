@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
 	"github.com/mcpstack/mcpstack/wire"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/generated"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
 	"github.com/mcpstack/mcpstack/methods/internal/peertest"

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/schema"

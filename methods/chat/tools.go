@@ -9,7 +9,7 @@ import (
 	"unicode"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
 	"github.com/mcpstack/mcpstack/peer"

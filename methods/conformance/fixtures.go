@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // Fixtures is the conformance profile's mcp.Handler. It is safe for

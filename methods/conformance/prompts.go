@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // Prompt names, as the suite gets them.

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
 )

@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/generated"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

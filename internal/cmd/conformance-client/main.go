@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/client"
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // scenarios are the core client scenarios of the suite.

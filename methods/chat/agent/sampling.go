@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/mcpstack/mcpstack/generated/mcp"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 )
 
