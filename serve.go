@@ -130,7 +130,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.DurationVar(&c.notReadyDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, answer /readyz 503 and keep serving this long before draining, so that a load balancer stops sending first (Ctrl-C skips it)")
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
 	fl.DurationVar(&c.taskDelay, "task-delay", server.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
-	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL")
+	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL; a user keeps at most their newest 100 finished tasks and 64 MiB of results")
 	fl.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at `ADDR`/metrics on a listener of their own (default: /metrics on the HTTP listener; stdio serves them only with this)")
 	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, a digest of the session id); the session id and arguments at debug")
 	fl.StringVar(&c.record, "record", "", "append every message to `FILE`, one JSON line each (schema/ext/RecordedMessage.json), for mcpstack validate")
@@ -160,6 +160,10 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcpstack serve: unexpected arguments %q\n", fl.Args())
+		return 2
+	}
+	if q := c.chat.quota; q.Conversations <= 0 || q.Bytes <= 0 {
+		fmt.Fprintf(stderr, "mcpstack serve: --user-max-conversations and --user-max-bytes must be positive (got %d and %d)\n", q.Conversations, q.Bytes)
 		return 2
 	}
 	p, ok := profiles[c.profile]

@@ -30,7 +30,7 @@ func TestServeHelp(t *testing.T) {
 			t.Errorf("serve --help lacks %q", want)
 		}
 	}
-	for _, args := range [][]string{{"serve", "--profile", "nope"}, {"serve", "--response-mode", "xml"}, {"serve", "extra"}} {
+	for _, args := range [][]string{{"serve", "--profile", "nope"}, {"serve", "--response-mode", "xml"}, {"serve", "extra"}, {"serve", "--user-max-bytes", "0"}} {
 		if code := run(args, &out, &errb); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}

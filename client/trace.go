@@ -59,7 +59,7 @@ func (s *Session) instrument(ctx context.Context, spec *wire.Spec, m wire.Method
 		attrs = append(attrs, attribute.String("mcp.resource.uri", target))
 	}
 	if c, ok := s.conn.(interface{ sessionID() string }); ok && c.sessionID() != "" { // Streamable HTTP
-		attrs = append(attrs, attribute.String("mcp.session.id", c.sessionID()))
+		attrs = append(attrs, attribute.String("mcp.session.id", tracemeta.SessionDigest(c.sessionID())))
 	}
 	var span trace.Span
 	if s.c.tracer != nil {

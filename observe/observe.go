@@ -16,8 +16,6 @@ package observe
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -30,6 +28,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
 )
@@ -152,7 +151,7 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	}
 	c.transport = networkTransport(m.Transport)
 	if o.tracer != nil {
-		ctx, c.span = o.startSpan(ctx, m, c.tool, c.prompt, c.transport)
+		ctx, c.span = o.startSpan(ctx, m, method, c.tool, c.prompt, c.transport)
 	}
 	if c.logged != nil {
 		c.ctx = ctx
@@ -274,14 +273,14 @@ func (o *Observer) access(ctx context.Context, m server.Served, a server.Answer,
 	case errType != "":
 		outcome = "error " + errType
 	}
-	attrs := []slog.Attr{slog.String("method", m.Method), slog.String("id", clip(m.ID.String())), slog.Duration("duration", d), slog.String("outcome", outcome)}
+	attrs := []slog.Attr{slog.String("method", clip(m.Method)), slog.String("id", clip(m.ID.String())), slog.Duration("duration", d), slog.String("outcome", outcome)}
 	if m.Target != "" {
 		attrs = append(attrs, slog.String("target", clip(m.Target)))
 	}
 	if m.Session != "" {
 		// A session id is a bearer secret: info lines carry a digest that
 		// ties a session's lines together, debug lines the id itself.
-		attrs = append(attrs, slog.String("session", sessionDigest(m.Session)))
+		attrs = append(attrs, slog.String("session", tracemeta.SessionDigest(m.Session)))
 	}
 	o.log.LogAttrs(ctx, slog.LevelInfo, "mcp request", attrs...)
 	if o.log.Enabled(ctx, slog.LevelDebug) {
@@ -294,12 +293,4 @@ func (o *Observer) access(ctx context.Context, m server.Served, a server.Answer,
 		}
 		o.log.LogAttrs(ctx, slog.LevelDebug, "mcp request detail", debug...)
 	}
-}
-
-// sessionDigest is what the access line says of a session id at info
-// level: the first 12 hex digits of its SHA-256, enough to follow one
-// session through the log, of no use to resume or hijack it.
-func sessionDigest(id string) string {
-	sum := sha256.Sum256([]byte(id))
-	return hex.EncodeToString(sum[:6])
 }

@@ -170,7 +170,7 @@ func TestSessionSpansAndMetrics(t *testing.T) {
 		t.Errorf("tools/call span: kind %v, parent %v, want a server span under the _meta traceparent", s.SpanKind(), s.Parent())
 	}
 	for k, want := range map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "test_simple_text", "gen_ai.operation.name": "execute_tool",
-		"jsonrpc.request.id": "2", "mcp.protocol.version": "2025-11-25", "mcp.session.id": "s-1", "network.transport": "tcp", "jsonrpc.protocol.version": "2.0"} {
+		"jsonrpc.request.id": "2", "mcp.protocol.version": "2025-11-25", "mcp.session.id": digest("s-1"), "network.transport": "tcp", "jsonrpc.protocol.version": "2.0"} {
 		if a[k] != want {
 			t.Errorf("tools/call span %s = %q, want %q", k, a[k], want)
 		}
@@ -417,9 +417,20 @@ func TestClientStringsAreBounded(t *testing.T) {
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
 	long := strings.Repeat("x", 1<<20)
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":"`+long+`","method":"tools/call","params":{"name":"`+long+`"}}`), nil)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"`+long+`"}`), nil)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/`+long+`"}`), nil)
+	if len(spans.Ended()) < 4 {
+		t.Errorf("%d spans, want one per message", len(spans.Ended()))
+	}
 
 	for _, s := range spans.Ended() {
+		if len(s.Name()) > 256 {
+			t.Errorf("a span named with %d bytes, want a known method or _OTHER", len(s.Name()))
+		}
 		for _, kv := range s.Attributes() {
+			if kv.Key == "mcp.session.id" && kv.Value.Emit() != digest(id) {
+				t.Errorf("span %q names the session %q, want its digest", s.Name(), kv.Value.Emit())
+			}
 			if n := len(kv.Value.Emit()); n > 1024 {
 				t.Errorf("span %q attribute %s holds %d bytes, want at most 1024", s.Name(), kv.Key, n)
 			}
@@ -436,8 +447,7 @@ func TestClientStringsAreBounded(t *testing.T) {
 	if strings.Contains(text, id) {
 		t.Errorf("the info-level log names the session id:\n%.500s", text)
 	}
-	sum := sha256.Sum256([]byte(id))
-	if !strings.Contains(text, "session="+hex.EncodeToString(sum[:6])) {
+	if !strings.Contains(text, "session="+digest(id)) {
 		t.Errorf("the access line has no session digest:\n%.500s", text)
 	}
 }
@@ -445,3 +455,9 @@ func TestClientStringsAreBounded(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// digest is the digest of a session id that logs and spans carry.
+func digest(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:6])
+}

@@ -18,12 +18,15 @@ import (
 // startSpan starts the server span of a message: its parent is the trace
 // context of params._meta, else the one already in ctx (the HTTP
 // request's traceparent, see HTTP).
-func (o *Observer) startSpan(ctx context.Context, m server.Served, tool, prompt, transport string) (context.Context, trace.Span) {
+//
+// method is the method as a label: a known one, else _OTHER, so that a
+// client's made-up method cannot name spans; the attribute keeps it, cut.
+func (o *Observer) startSpan(ctx context.Context, m server.Served, method, tool, prompt, transport string) (context.Context, trace.Span) {
 	if pctx := tracemeta.Extract(ctx, m.Meta); trace.SpanContextFromContext(pctx).IsValid() {
 		ctx = pctx
 	}
-	name := m.Method
-	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", m.Method), attribute.String("jsonrpc.protocol.version", "2.0")}
+	name := method
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", clip(m.Method)), attribute.String("jsonrpc.protocol.version", "2.0")}
 	// The span name has the target only where it is registered: span
 	// names stay few, the attribute says what the client asked for.
 	switch {
@@ -47,7 +50,9 @@ func (o *Observer) startSpan(ctx context.Context, m server.Served, tool, prompt,
 		attrs = append(attrs, attribute.String("mcp.protocol.version", clip(m.Revision)))
 	}
 	if m.Session != "" { // never under 2026-07-28, which has no sessions
-		attrs = append(attrs, attribute.String("mcp.session.id", clip(m.Session)))
+		// A session id is a bearer secret: spans, like the access line,
+		// carry a digest that ties a session's spans together.
+		attrs = append(attrs, attribute.String("mcp.session.id", tracemeta.SessionDigest(m.Session)))
 	}
 	if transport != "" {
 		attrs = append(attrs, attribute.String("network.transport", transport))
@@ -65,7 +70,7 @@ func (o *Observer) Ask(ctx context.Context, r server.Asked, meta map[string]any)
 	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", r.Method), attribute.String("jsonrpc.protocol.version", "2.0"),
 		attribute.String("jsonrpc.request.id", fmt.Sprint(r.ID.Value())), attribute.String("mcp.protocol.version", r.Revision)}
 	if r.Session != "" {
-		attrs = append(attrs, attribute.String("mcp.session.id", r.Session))
+		attrs = append(attrs, attribute.String("mcp.session.id", tracemeta.SessionDigest(r.Session)))
 	}
 	ctx, span := o.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	tracemeta.Inject(ctx, meta)
