@@ -141,7 +141,7 @@ func taskOwner(ctx context.Context, sess *Session) (string, bool) {
 func (t *task) record() TaskRecord {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	r := TaskRecord{ID: t.id, Owner: t.owner, Method: t.method, Revision: t.spec.Revision, Status: string(t.status), Message: t.message,
+	r := TaskRecord{ID: t.id, Owner: t.owner, Share: t.keeper(), Method: t.method, Revision: t.spec.Revision, Status: string(t.status), Message: t.message,
 		Created: t.created, Updated: t.updated, TTL: t.ttl}
 	r.Result = t.result
 	if t.err != nil {
@@ -164,7 +164,7 @@ func (s *Server) changed(t *task, tell bool) {
 		}
 		cancel()
 		if isTerminal(mcp.TaskStatus(r.Status)) {
-			s.trimStore(r.Owner)
+			s.trimStore(r.Share)
 		}
 	}
 	if tell {
@@ -301,13 +301,13 @@ func (t *task) size() int64 {
 	return n
 }
 
-// trimStore bounds the finished tasks a durable store keeps of owner as
-// the table bounds them in memory (the store keeps them across restarts
-// and replicas, so it trims by its own records).
-func (s *Server) trimStore(owner string) {
+// trimStore bounds the finished tasks a durable store keeps of one share
+// (task.keeper) as the table bounds them in memory (the store keeps them
+// across restarts and replicas, so it trims by its own records).
+func (s *Server) trimStore(share string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.cfg.taskStore.Trim(ctx, owner, maxKeptPerOwner, maxKeptBytesPerOwner); err != nil {
+	if err := s.cfg.taskStore.Trim(ctx, share, maxKeptPerOwner, maxKeptBytesPerOwner); err != nil {
 		s.log.Error("task store: trim", "err", err)
 	}
 }

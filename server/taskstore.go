@@ -11,7 +11,12 @@ import (
 // tasks/get, tasks/list and tasks/result after the process that ran it is
 // gone.
 type TaskRecord struct {
-	ID, Owner        string
+	ID, Owner string
+	// Share is whose share of the kept finished tasks the task counts
+	// against (Trim): its owner, or, for a task nobody owns (an
+	// unauthenticated request's), the client that started it, so that one
+	// anonymous client cannot push out everyone's.
+	Share            string
 	Method, Revision string
 	Status, Message  string
 	Created, Updated time.Time
@@ -37,11 +42,11 @@ type TaskStore interface {
 	Load(ctx context.Context, id string) (TaskRecord, error)
 	List(ctx context.Context, owner string) ([]TaskRecord, error) // oldest first
 	Sweep(ctx context.Context, now time.Time) error               // drop the records past their TTL
-	// Trim drops owner's finished records (completed, failed, cancelled)
-	// beyond the newest keep, and beyond keepBytes of results and errors
-	// counted from the newest: one user's finished tasks are bounded on
-	// disk as in memory.
-	Trim(ctx context.Context, owner string, keep int, keepBytes int64) error
+	// Trim drops the finished records (completed, failed, cancelled) of
+	// one share (TaskRecord.Share) beyond the newest keep, and beyond
+	// keepBytes of results and errors counted from the newest: one user's
+	// finished tasks are bounded on disk as in memory.
+	Trim(ctx context.Context, share string, keep int, keepBytes int64) error
 }
 
 // WithTaskStore keeps the tasks' records in ts as well as in memory

@@ -68,12 +68,12 @@ func (m *memory) Sweep(_ context.Context, now time.Time) error {
 	return nil
 }
 
-func (m *memory) Trim(_ context.Context, owner string, keep int, keepBytes int64) error {
+func (m *memory) Trim(_ context.Context, share string, keep int, keepBytes int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var done []server.TaskRecord
 	for _, r := range m.records {
-		if r.Owner == owner && finished(r.Status) {
+		if shareOf(r) == share && finished(r.Status) {
 			done = append(done, r)
 		}
 	}
@@ -86,6 +86,15 @@ func (m *memory) Trim(_ context.Context, owner string, keep int, keepBytes int64
 		}
 	}
 	return nil
+}
+
+// shareOf is a record's share; a record saved before shares existed
+// counts against its owner.
+func shareOf(r server.TaskRecord) string {
+	if r.Share == "" {
+		return r.Owner
+	}
+	return r.Share
 }
 
 // finishedStatuses are the statuses of a task that has ended.
@@ -101,12 +110,24 @@ type SQL struct {
 	table string
 	// The queries, in the database's dialect, written once.
 	save, load, list, sweep, trim string
+	addShare                      func(ctx context.Context, tx *sql.Tx, table string) error
 }
 
-func newSQL(db *sql.DB, table string, rebind func(string) string) *SQL {
-	return &SQL{db: db, table: table,
-		save: rebind(`INSERT INTO ` + table + ` (id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, expires_ms, result, error)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+// dialect is what differs between the SQL databases: placeholders, and
+// how many bytes a TEXT value holds (Go counts bytes; LENGTH counts
+// characters).
+type dialect struct {
+	rebind func(string) string
+	bytes  func(column string) string
+	// addShare adds the share column to a table made before it existed.
+	addShare func(ctx context.Context, tx *sql.Tx, table string) error
+}
+
+func newSQL(db *sql.DB, table string, d dialect) *SQL {
+	rebind := d.rebind
+	return &SQL{db: db, table: table, addShare: d.addShare,
+		save: rebind(`INSERT INTO ` + table + ` (id, owner, share, method, revision, status, message, created_ms, updated_ms, ttl_ms, expires_ms, result, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, message = excluded.message, updated_ms = excluded.updated_ms,
 			result = excluded.result, error = excluded.error`),
 		load:  rebind(`SELECT ` + columns + ` FROM ` + table + ` WHERE id = ?`),
@@ -116,8 +137,8 @@ func newSQL(db *sql.DB, table string, rebind func(string) string) *SQL {
 		// functions: SQLite 3.25 and PostgreSQL alike).
 		trim: rebind(`DELETE FROM ` + table + ` WHERE id IN (SELECT id FROM (
 			SELECT id, ROW_NUMBER() OVER newest AS n,
-				SUM(COALESCE(LENGTH(result), 0) + COALESCE(LENGTH(error), 0)) OVER newest AS bytes
-			FROM ` + table + ` WHERE owner = ? AND status IN (` + finishedStatuses + `)
+				SUM(COALESCE(` + d.bytes("result") + `, 0) + COALESCE(` + d.bytes("error") + `, 0)) OVER newest AS bytes
+			FROM ` + table + ` WHERE COALESCE(NULLIF(share, ''), owner) = ? AND status IN (` + finishedStatuses + `)
 			WINDOW newest AS (ORDER BY created_ms DESC, id DESC)) ranked
 		WHERE n > ? OR bytes > ?)`),
 	}
@@ -133,7 +154,18 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: %w", err)
 	}
-	s := newSQL(db, "tasks", func(q string) string { return q })
+	s := newSQL(db, "tasks", dialect{
+		rebind: func(q string) string { return q },
+		bytes:  func(c string) string { return "LENGTH(CAST(" + c + " AS BLOB))" },
+		addShare: func(ctx context.Context, tx *sql.Tx, table string) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('`+table+`') WHERE name = 'share'`).Scan(&n); err != nil || n > 0 {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN share TEXT NOT NULL DEFAULT ''`)
+			return err
+		},
+	})
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("taskstore: %s: %w", path, err)
@@ -149,7 +181,14 @@ func OpenPostgres(ctx context.Context, dsn, schema string) (*SQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: %w", err)
 	}
-	s := newSQL(db, `"`+schema+`".tasks`, pgdb.Rebind)
+	s := newSQL(db, `"`+schema+`".tasks`, dialect{
+		rebind: pgdb.Rebind,
+		bytes:  func(c string) string { return "OCTET_LENGTH(" + c + ")" },
+		addShare: func(ctx context.Context, tx *sql.Tx, table string) error {
+			_, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN IF NOT EXISTS share TEXT NOT NULL DEFAULT ''`)
+			return err
+		},
+	})
 	if err := s.migrate(ctx, pgdb.Prepare(schema)...); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("taskstore: postgres: %w", err)
@@ -179,7 +218,8 @@ func (s *SQL) migrate(ctx context.Context, first ...string) error {
 		ttl_ms BIGINT NOT NULL,
 		expires_ms BIGINT NOT NULL,
 		result TEXT,
-		error TEXT
+		error TEXT,
+		share TEXT NOT NULL DEFAULT ''
 	)`,
 		`CREATE INDEX IF NOT EXISTS tasks_owner ON `+s.table+` (owner, created_ms)`,
 		`CREATE INDEX IF NOT EXISTS tasks_expires ON `+s.table+` (expires_ms)`,
@@ -187,6 +227,12 @@ func (s *SQL) migrate(ctx context.Context, first ...string) error {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
+	}
+	if err := s.addShare(ctx, tx, s.table); err != nil {
+		return fmt.Errorf("add the share column: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS tasks_share ON `+s.table+` (share, created_ms)`); err != nil {
+		return err
 	}
 	return tx.Commit()
 }
@@ -201,7 +247,7 @@ func nullable(b []byte) any {
 // Save inserts or replaces a record.
 func (s *SQL) Save(ctx context.Context, r server.TaskRecord) error {
 	_, err := s.db.ExecContext(ctx, s.save,
-		r.ID, r.Owner, r.Method, r.Revision, r.Status, r.Message, r.Created.UnixMilli(), r.Updated.UnixMilli(),
+		r.ID, r.Owner, r.Share, r.Method, r.Revision, r.Status, r.Message, r.Created.UnixMilli(), r.Updated.UnixMilli(),
 		r.TTL.Milliseconds(), r.Expires().UnixMilli(), nullable(r.Result), nullable(r.Error))
 	if err != nil {
 		return fmt.Errorf("taskstore: save %s: %w", r.ID, err)
@@ -210,15 +256,15 @@ func (s *SQL) Save(ctx context.Context, r server.TaskRecord) error {
 }
 
 const (
-	columns     = `id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, result, error`
-	metaColumns = `id, owner, method, revision, status, message, created_ms, updated_ms, ttl_ms, NULL, NULL`
+	columns     = `id, owner, share, method, revision, status, message, created_ms, updated_ms, ttl_ms, result, error`
+	metaColumns = `id, owner, share, method, revision, status, message, created_ms, updated_ms, ttl_ms, NULL, NULL`
 )
 
 func scan(row interface{ Scan(...any) error }) (server.TaskRecord, error) {
 	var r server.TaskRecord
 	var created, updated, ttl int64
 	var result, errObj sql.NullString
-	if err := row.Scan(&r.ID, &r.Owner, &r.Method, &r.Revision, &r.Status, &r.Message, &created, &updated, &ttl, &result, &errObj); err != nil {
+	if err := row.Scan(&r.ID, &r.Owner, &r.Share, &r.Method, &r.Revision, &r.Status, &r.Message, &created, &updated, &ttl, &result, &errObj); err != nil {
 		return r, err
 	}
 	r.Created, r.Updated, r.TTL = time.UnixMilli(created), time.UnixMilli(updated), time.Duration(ttl)*time.Millisecond
@@ -270,11 +316,11 @@ func (s *SQL) Sweep(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// Trim drops owner's finished records beyond the newest keep and beyond
-// keepBytes of results and errors.
-func (s *SQL) Trim(ctx context.Context, owner string, keep int, keepBytes int64) error {
-	if _, err := s.db.ExecContext(ctx, s.trim, owner, keep, keepBytes); err != nil {
-		return fmt.Errorf("taskstore: trim %s: %w", owner, err)
+// Trim drops the finished records of share beyond the newest keep and
+// beyond keepBytes of results and errors.
+func (s *SQL) Trim(ctx context.Context, share string, keep int, keepBytes int64) error {
+	if _, err := s.db.ExecContext(ctx, s.trim, share, keep, keepBytes); err != nil {
+		return fmt.Errorf("taskstore: trim %s: %w", share, err)
 	}
 	return nil
 }

@@ -140,6 +140,25 @@ func TestStores(t *testing.T) {
 			if got := owned("principal:d"); got != "d0" {
 				t.Errorf("d's tasks after trimming c's: %s", got)
 			}
+
+			// Tasks nobody owns count against the client that started
+			// them: one anonymous client's trim leaves another's alone.
+			for i, share := range []string{"client:x", "client:x", "client:x", "client:y"} {
+				r := server.TaskRecord{ID: fmt.Sprintf("h%d", i), Owner: "holder", Share: share, Method: "tools/call", Revision: "2026-07-28", Status: "completed",
+					Created: base.Add(time.Duration(i) * time.Second), Updated: base, TTL: time.Hour}
+				if err := st.Save(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.Trim(ctx, "client:x", 1, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			if got := owned("holder"); got != "h2,h3" {
+				t.Errorf("holder tasks after trimming client x's to 1: %s, want x's newest and y's", got)
+			}
+			if r, err := st.Load(ctx, "h3"); err != nil || r.Share != "client:y" {
+				t.Errorf("a record's share: %+v %v", r, err)
+			}
 		})
 	}
 }
@@ -375,4 +394,37 @@ func TestStoreKeepsABoundedShare(t *testing.T) {
 		}
 	}
 	t.Errorf("the store keeps %d of alice's 130 finished tasks, want the newest 100", kept)
+}
+
+// A tasks table made before shares existed gains the column when opened,
+// and its records count against their owner.
+func TestStoreAddsShare(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE tasks (id TEXT PRIMARY KEY, owner TEXT NOT NULL, method TEXT NOT NULL, revision TEXT NOT NULL,
+		status TEXT NOT NULL, message TEXT NOT NULL, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL, ttl_ms BIGINT NOT NULL,
+		expires_ms BIGINT NOT NULL, result TEXT, error TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO tasks VALUES ('old', 'principal:a', 'tools/call', '2025-11-25', 'completed', '', 0, 0, 3600000, 3600000, '{}', NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, err := taskstore.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if r, err := st.Load(context.Background(), "old"); err != nil || r.Owner != "principal:a" || r.Share != "" {
+		t.Fatalf("the old record: %+v %v", r, err)
+	}
+	if err := st.Trim(context.Background(), "principal:a", 0, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load(context.Background(), "old"); !errors.Is(err, server.ErrTaskNotFound) {
+		t.Errorf("the old record after trimming its owner's share to none: %v", err)
+	}
 }

@@ -46,7 +46,7 @@ var postgresMigrations = [][]string{
 	},
 	{ // 2: the bytes of content each conversation holds, for the user's quota
 		`ALTER TABLE {conversations} ADD COLUMN content_bytes BIGINT NOT NULL DEFAULT 0`,
-		`UPDATE {conversations} SET content_bytes = (SELECT COALESCE(SUM(LENGTH(content)), 0) FROM {messages} WHERE conversation_n = n)`,
+		`UPDATE {conversations} SET content_bytes = (SELECT COALESCE(SUM(OCTET_LENGTH(content)), 0) FROM {messages} WHERE conversation_n = n)`,
 	},
 }
 
@@ -55,6 +55,10 @@ var postgresMigrations = [][]string{
 // digits and _), creating the schema when missing. now is the clock (nil:
 // time.Now).
 func OpenPostgres(ctx context.Context, dsn, schema string, now func() time.Time) (Store, error) {
+	return openPostgres(ctx, dsn, schema, now)
+}
+
+func openPostgres(ctx context.Context, dsn, schema string, now func() time.Time) (*sqlStore, error) {
 	if schema == "" {
 		schema = DefaultPostgresSchema
 	}

@@ -44,7 +44,7 @@ var sqliteMigrations = [][]string{
 	},
 	{ // 2: the bytes of content each conversation holds, for the user's quota
 		`ALTER TABLE {conversations} ADD COLUMN content_bytes INTEGER NOT NULL DEFAULT 0`,
-		`UPDATE {conversations} SET content_bytes = (SELECT COALESCE(SUM(LENGTH(content)), 0) FROM {messages} WHERE conversation_n = n)`,
+		`UPDATE {conversations} SET content_bytes = (SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM {messages} WHERE conversation_n = n)`,
 	},
 }
 
@@ -52,6 +52,10 @@ var sqliteMigrations = [][]string{
 // database at path, in WAL mode, and migrates it. now is the clock (nil:
 // time.Now).
 func OpenSQLite(ctx context.Context, path string, now func() time.Time) (Store, error) {
+	return openSQLite(ctx, path, now)
+}
+
+func openSQLite(ctx context.Context, path string, now func() time.Time) (*sqlStore, error) {
 	db, err := sqlitedb.Open(ctx, path, 8)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)

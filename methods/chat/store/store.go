@@ -182,10 +182,10 @@ const SQLiteFile = "chat.db"
 
 // Open opens the backend cfg names and brings its schema up to date.
 func Open(ctx context.Context, cfg Config) (Store, error) {
-	var s Store
+	var s *sqlStore
 	var err error
 	if cfg.PostgresDSN != "" {
-		s, err = OpenPostgres(ctx, cfg.PostgresDSN, cfg.PostgresSchema, cfg.Now)
+		s, err = openPostgres(ctx, cfg.PostgresDSN, cfg.PostgresSchema, cfg.Now)
 	} else {
 		dir := cfg.DataDir
 		if dir == "" {
@@ -194,12 +194,12 @@ func Open(ctx context.Context, cfg Config) (Store, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
-		s, err = OpenSQLite(ctx, filepath.Join(dir, SQLiteFile), cfg.Now)
+		s, err = openSQLite(ctx, filepath.Join(dir, SQLiteFile), cfg.Now)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.(*sqlStore).quota = cfg.Quota.orDefault()
+	s.quota = cfg.Quota.orDefault()
 	return s, nil
 }
 
