@@ -56,9 +56,13 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
 	if len(args) == 2 && args[0] == "help" {
-		if c, ok := cmds[args[1]]; ok { // mcpstack help serve: serve --help
-			return c.run([]string{"--help"}, stdout, stderr)
+		c, ok := cmds[args[1]]
+		if !ok {
+			fmt.Fprintf(stderr, "mcpstack: unknown command %q\n\n", args[1])
+			usage(stderr, cmds)
+			return 2
 		}
+		return c.run([]string{"--help"}, stdout, stderr) // mcpstack help serve: serve --help
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)

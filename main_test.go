@@ -17,6 +17,7 @@ func TestRun(t *testing.T) {
 		{nil, 2, "Usage: mcpstack COMMAND", ""},
 		{[]string{"--help"}, 0, "schemadiff", ""},
 		{[]string{"nope"}, 2, "", `unknown command "nope"`},
+		{[]string{"help", "nope"}, 2, "", `unknown command "nope"`},
 		{[]string{"version"}, 0, "MCP revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28", ""},
 		{[]string{"schemadiff", "--help"}, 0, "Usage: mcpstack schemadiff", ""},
 		{[]string{"schemadiff"}, 2, "", "--official"},

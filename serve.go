@@ -126,7 +126,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.IntVar(&c.pageSize, "page-size", 50, "items per page of list results")
 	fl.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn, error")
 	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")
-	fl.DurationVar(&c.drain, "shutdown-timeout", 30*time.Second, "on SIGTERM, wait this long for calls in flight")
+	fl.DurationVar(&c.drain, "shutdown-timeout", 20*time.Second, "on SIGTERM, wait this long for calls in flight (with --shutdown-delay, keep the sum under an orchestrator's grace period: Kubernetes' default is 30s)")
 	fl.DurationVar(&c.notReadyDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, answer /readyz 503 and keep serving this long before draining, so that a load balancer stops sending first (Ctrl-C skips it)")
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
 	fl.DurationVar(&c.taskDelay, "task-delay", server.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")

@@ -79,6 +79,17 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	if err != nil {
 		return reject(msg.ID, wire.InvalidParams(err))
 	}
+	// A listen stream is held open like a session, so it counts as one:
+	// against the cap and the caller's share of it, taken before the
+	// handler's Subscribe runs for its resources, so that a caller at its
+	// share costs nothing more.
+	key := CallerFrom(ctx).Key
+	s.mu.Lock()
+	_, err = s.reserveSessionLocked(key, len(s.sessions)+len(s.listeners))
+	s.mu.Unlock()
+	if err != nil {
+		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: " + strings.TrimPrefix(err.Error(), "server: ")})
+	}
 	params.Notifications.ResourceSubscriptions = s.subscribable(ctx, uris)
 	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications, resources: make(map[string]bool, len(params.Notifications.ResourceSubscriptions))}
 	for _, uri := range params.Notifications.ResourceSubscriptions {
@@ -94,14 +105,7 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 		}
 		params.Notifications.Extra[tasksStatus] = kept
 	}
-	// A listen stream is held open like a session, so it counts as one:
-	// against the cap and the caller's share of it.
-	key := CallerFrom(ctx).Key
 	s.mu.Lock()
-	if _, err := s.reserveSessionLocked(key, len(s.sessions)+len(s.listeners)); err != nil {
-		s.mu.Unlock()
-		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: " + strings.TrimPrefix(err.Error(), "server: ")})
-	}
 	if s.listeners == nil {
 		s.listeners = map[*listener]bool{}
 	}
