@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/sse"
-	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

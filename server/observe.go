@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/generated"
-	"github.com/mcpstack/mcpstack/server/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

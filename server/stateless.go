@@ -10,9 +10,9 @@ import (
 	"sync"
 
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
-	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

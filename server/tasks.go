@@ -12,9 +12,9 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/cursor"
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
-	"github.com/mcpstack/mcpstack/server/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
