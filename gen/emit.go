@@ -34,6 +34,9 @@ func (f *file) use(pkg string) { f.imports[pkg] = true }
 func (f *file) render(head string) ([]byte, error) {
 	var out bytes.Buffer
 	out.WriteString(head)
+	if bytes.Contains(f.Bytes(), []byte("codec.")) {
+		f.use(codecPkg) // the runtime no user calls, wherever an emitter used it
+	}
 	if len(f.imports) > 0 {
 		out.WriteString("import (\n")
 		for _, imp := range sortedKeys(f.imports) {
@@ -51,6 +54,7 @@ func (f *file) render(head string) ([]byte, error) {
 
 const (
 	wirePkg   = "github.com/mcpstack/mcpstack/wire"
+	codecPkg  = "github.com/mcpstack/mcpstack/internal/codec"
 	schemaPkg = "github.com/mcpstack/mcpstack/schema"
 	canonPkg  = "github.com/mcpstack/mcpstack/mcp"
 )
@@ -435,19 +439,19 @@ func (c *canonical) decodeInto(f *file, t *goType, src, dst, wrap string, depth 
 	case r.Kind == kAny:
 		f.p("%s = wire.Plain(%s)", dst, src)
 	case r.Kind == kString && d == nil, d != nil && d.Kind == dEnum:
-		f.p("if err := wire.SetString(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
+		f.p("if err := codec.SetString(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kInt:
-		f.p("if err := wire.SetInt(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
+		f.p("if err := codec.SetInt(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kFloat:
-		f.p("if err := wire.SetFloat(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
+		f.p("if err := codec.SetFloat(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kBool:
-		f.p("if err := wire.SetBool(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
+		f.p("if err := codec.SetBool(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kID:
-		f.p("if err := wire.SetID(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
+		f.p("if err := codec.SetID(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kArray || r.Kind == kMap:
-		fn := "wire.DecodeSlice"
+		fn := "codec.DecodeSlice"
 		if r.Kind == kMap {
-			fn = "wire.DecodeMap"
+			fn = "codec.DecodeMap"
 		}
 		f.p("if a, err := %s(%s, rev, %s); err != nil {\n%s\n} else {\n%s = a\n}", fn, src, c.decodeFn(r.Elem), errRet(), dst)
 	case d != nil && d.Kind == dStruct:
@@ -513,7 +517,7 @@ func (c *canonical) encode() *file {
 			}
 			c.encodeField(f, fl, cond, i)
 		}
-		f.p("\twire.MergeExtra(obj, x.Extra)")
+		f.p("\tcodec.MergeExtra(obj, x.Extra)")
 		f.p("\treturn obj")
 		f.p("}\n")
 		f.p("// MarshalJSON encodes x with every member it holds.")
@@ -570,7 +574,7 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 	if r.Kind == kOneOrMany {
 		// one value alone, unless it came as an array or there are several
 		arr := &goType{Kind: kArray, Elem: r.Elem}
-		body := fmt.Sprintf("if len(%s) == 1 && x.present&(1<<%d) == 0 {\n\t\tobj[%q] = %s\n\t} else {\n\t\tobj[%q] = wire.NonNilArray(%s)\n\t}",
+		body := fmt.Sprintf("if len(%s) == 1 && x.present&(1<<%d) == 0 {\n\t\tobj[%q] = %s\n\t} else {\n\t\tobj[%q] = codec.NonNilArray(%s)\n\t}",
 			x, bit, fl.JSON, c.encodeExpr(r.Elem, x+"[0]"), fl.JSON, c.encodeExpr(arr, x))
 		cond := dropCond
 		if !fl.Required {
@@ -618,10 +622,10 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 	if fl.Required {
 		present = ""
 		if r.Kind == kArray && val != "" {
-			val = fmt.Sprintf("wire.NonNilArray(%s)", val)
+			val = fmt.Sprintf("codec.NonNilArray(%s)", val)
 		}
 		if r.Kind == kMap {
-			val = fmt.Sprintf("wire.NonNilObject(%s)", val)
+			val = fmt.Sprintf("codec.NonNilObject(%s)", val)
 		}
 	}
 	cond := and(dropCond, present)
@@ -648,11 +652,11 @@ func (c *canonical) encodeExpr(t *goType, x string) string {
 			if r.Kind == kArray {
 				return fmt.Sprintf("wire.AnyArray(%s)", x)
 			}
-			return fmt.Sprintf("wire.AnyObject(%s)", x)
+			return fmt.Sprintf("codec.AnyObject(%s)", x)
 		}
-		fn := "wire.EncodeSlice"
+		fn := "codec.EncodeSlice"
 		if r.Kind == kMap {
-			fn = "wire.EncodeMap"
+			fn = "codec.EncodeMap"
 		}
 		return fmt.Sprintf("%s(%s, rev, %s)", fn, x, c.encodeFn(r.Elem))
 	}
@@ -670,21 +674,21 @@ func (c *canonical) encodeFn(t *goType) string {
 	case d != nil && d.Kind == dUnion:
 		return d.Name + ".EncodeValue"
 	case d != nil && d.Kind == dEnum:
-		return "wire.EncodeString[" + d.Name + "]"
+		return "codec.EncodeString[" + d.Name + "]"
 	case r.Kind == kID:
-		return "wire.EncodeID"
+		return "codec.EncodeID"
 	case r.Kind == kArray:
 		if !c.needsEncoding(r.Elem) {
-			return "wire.AnyArrayOf[" + c.elemExpr(r.Elem) + "]"
+			return "codec.AnyArrayOf[" + c.elemExpr(r.Elem) + "]"
 		}
-		return "wire.SliceEncoder(" + c.encodeFn(r.Elem) + ")"
+		return "codec.SliceEncoder(" + c.encodeFn(r.Elem) + ")"
 	case r.Kind == kMap:
 		if !c.needsEncoding(r.Elem) {
-			return "wire.AnyObjectOf[" + c.elemExpr(r.Elem) + "]"
+			return "codec.AnyObjectOf[" + c.elemExpr(r.Elem) + "]"
 		}
-		return "wire.MapEncoder(" + c.encodeFn(r.Elem) + ")"
+		return "codec.MapEncoder(" + c.encodeFn(r.Elem) + ")"
 	}
-	return "wire.EncodePlain[" + c.elemExpr(t) + "]"
+	return "codec.EncodePlain[" + c.elemExpr(t) + "]"
 }
 
 // needsEncoding reports whether values of t must be converted for a tree.
@@ -1009,25 +1013,25 @@ func (c *canonical) decodeFn(t *goType) string {
 	d := c.decl(r)
 	switch {
 	case d != nil && d.Kind == dStruct:
-		return "wire.DecodeInto[" + c.goExpr(t) + "]"
+		return "codec.DecodeInto[" + c.goExpr(t) + "]"
 	case d != nil && d.Kind == dUnion:
 		return "Decode" + d.Name
 	case d != nil && d.Kind == dEnum:
-		return "wire.DecodeString[" + d.Name + "]"
+		return "codec.DecodeString[" + d.Name + "]"
 	case r.Kind == kString:
-		return "wire.DecodeString[string]"
+		return "codec.DecodeString[string]"
 	case r.Kind == kInt:
-		return "wire.DecodeInt"
+		return "codec.DecodeInt"
 	case r.Kind == kFloat:
-		return "wire.DecodeFloat"
+		return "codec.DecodeFloat"
 	case r.Kind == kBool:
-		return "wire.DecodeBool"
+		return "codec.DecodeBool"
 	case r.Kind == kID:
-		return "wire.DecodeID"
+		return "codec.DecodeID"
 	case r.Kind == kArray:
-		return "wire.SliceOf(" + c.decodeFn(r.Elem) + ")"
+		return "codec.SliceOf(" + c.decodeFn(r.Elem) + ")"
 	case r.Kind == kMap:
-		return "wire.MapOf(" + c.decodeFn(r.Elem) + ")"
+		return "codec.MapOf(" + c.decodeFn(r.Elem) + ")"
 	}
-	return "wire.DecodePlain"
+	return "codec.DecodePlain"
 }

@@ -4,6 +4,7 @@
 package mcp
 
 import (
+	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -74,7 +75,7 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 		switch k {
 		case "audience":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[Role]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[Role]); err != nil {
 					return wire.At(err, "audience")
 				} else {
 					x.Audience = a
@@ -92,7 +93,7 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 					x.Priority = nil
 				} else {
 					var val float64
-					if err := wire.SetFloat(fv, &val); err != nil {
+					if err := codec.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "priority")
 					}
 					x.Priority = &val
@@ -142,7 +143,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 		switch k {
 		case "audience":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[Role]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[Role]); err != nil {
 					return wire.At(err, "audience")
 				} else {
 					x.Audience = a
@@ -163,7 +164,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.LastModified); err != nil {
+				if err := codec.SetString(fv, &x.LastModified); err != nil {
 					return wire.At(err, "lastModified")
 				}
 				return nil
@@ -179,7 +180,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 					x.Priority = nil
 				} else {
 					var val float64
-					if err := wire.SetFloat(fv, &val); err != nil {
+					if err := codec.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "priority")
 					}
 					x.Priority = &val
@@ -233,7 +234,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -265,7 +266,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 			}
 		case "data":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Data); err != nil {
+				if err := codec.SetString(fv, &x.Data); err != nil {
 					return wire.At(err, "data")
 				}
 				return nil
@@ -277,7 +278,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 			}
 		case "mimeType":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.MIMEType); err != nil {
+				if err := codec.SetString(fv, &x.MIMEType); err != nil {
 					return wire.At(err, "mimeType")
 				}
 				return nil
@@ -322,7 +323,7 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 		switch k {
 		case "name":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Name); err != nil {
+				if err := codec.SetString(fv, &x.Name); err != nil {
 					return wire.At(err, "name")
 				}
 				return nil
@@ -337,7 +338,7 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -382,24 +383,24 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "blob":
-			if err := wire.SetString(fv, &x.Blob); err != nil {
+			if err := codec.SetString(fv, &x.Blob); err != nil {
 				return wire.At(err, "blob")
 			}
 		case "mimeType":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.MIMEType); err != nil {
+			if err := codec.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
 			}
 		case "uri":
-			if err := wire.SetString(fv, &x.URI); err != nil {
+			if err := codec.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
 			}
 		default:
@@ -440,7 +441,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 					x.Default = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "default")
 					}
 					x.Default = &val
@@ -457,7 +458,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -472,7 +473,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -535,7 +536,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.CacheScope); err != nil {
+				if err := codec.SetString(fv, &x.CacheScope); err != nil {
 					return wire.At(err, "cacheScope")
 				}
 				return nil
@@ -547,7 +548,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ResultType); err != nil {
+				if err := codec.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
 				}
 				return nil
@@ -559,7 +560,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.TTLMs); err != nil {
+				if err := codec.SetInt(fv, &x.TTLMs); err != nil {
 					return wire.At(err, "ttlMs")
 				}
 				return nil
@@ -604,7 +605,7 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -663,7 +664,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "arguments":
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "arguments")
 			} else {
 				x.Arguments = a
@@ -673,13 +674,13 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
 				return wire.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
 			}
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "requestState":
@@ -690,7 +691,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if err := wire.SetString(fv, &x.RequestState); err != nil {
+			if err := codec.SetString(fv, &x.RequestState); err != nil {
 				return wire.At(err, "requestState")
 			}
 		case "task":
@@ -748,7 +749,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "content":
-			if a, err := wire.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
 				return wire.At(err, "content")
 			} else {
 				x.Content = a
@@ -758,7 +759,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 				x.IsError = nil
 			} else {
 				var val bool
-				if err := wire.SetBool(fv, &val); err != nil {
+				if err := codec.SetBool(fv, &val); err != nil {
 					return wire.At(err, "isError")
 				}
 				x.IsError = &val
@@ -771,7 +772,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		case "structuredContent":
@@ -814,7 +815,7 @@ func (x *CallToolResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -869,7 +870,7 @@ func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -953,7 +954,7 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -1026,7 +1027,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
+				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
 				}
 				return nil
@@ -1045,7 +1046,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
+				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
 				}
 				return nil
@@ -1065,7 +1066,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 					x.PollInterval = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollInterval")
 					}
 					x.PollInterval = &val
@@ -1086,7 +1087,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ResultType); err != nil {
+				if err := codec.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
 				}
 				return nil
@@ -1105,7 +1106,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Status); err != nil {
+				if err := codec.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
 				}
 				return nil
@@ -1124,7 +1125,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 6
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
+				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
 				}
 				return nil
@@ -1143,7 +1144,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 7
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -1163,7 +1164,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
 					}
 					x.TTL = &val
@@ -1264,11 +1265,11 @@ func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.Reason); err != nil {
+			if err := codec.SetString(fv, &x.Reason); err != nil {
 				return wire.At(err, "reason")
 			}
 		case "requestId":
-			if err := wire.SetID(fv, &x.RequestID); err != nil {
+			if err := codec.SetID(fv, &x.RequestID); err != nil {
 				return wire.At(err, "requestId")
 			}
 		default:
@@ -1316,7 +1317,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 				x.Elicitation = &val
 			}
 		case "experimental":
-			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
 				return wire.At(err, "experimental")
 			} else {
 				x.Experimental = a
@@ -1326,7 +1327,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
 				return wire.At(err, "extensions")
 			} else {
 				x.Extensions = a
@@ -1399,7 +1400,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 		switch k {
 		case "form":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "form")
 				} else {
 					x.Form = a
@@ -1413,7 +1414,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 			}
 		case "url":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "url")
 				} else {
 					x.URL = a
@@ -1463,7 +1464,7 @@ func (x *ClientCapabilitiesRoots) DecodeValue(v any, rev int) error {
 					x.ListChanged = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "listChanged")
 					}
 					x.ListChanged = &val
@@ -1509,7 +1510,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 		switch k {
 		case "context":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "context")
 				} else {
 					x.Context = a
@@ -1523,7 +1524,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 			}
 		case "tools":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "tools")
 				} else {
 					x.Tools = a
@@ -1569,7 +1570,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		switch k {
 		case "cancel":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "cancel")
 				} else {
 					x.Cancel = a
@@ -1583,7 +1584,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 			}
 		case "list":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "list")
 				} else {
 					x.List = a
@@ -1715,7 +1716,7 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int)
 		switch k {
 		case "create":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "create")
 				} else {
 					x.Create = a
@@ -1761,7 +1762,7 @@ func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) er
 		switch k {
 		case "createMessage":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "createMessage")
 				} else {
 					x.CreateMessage = a
@@ -1808,7 +1809,7 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -1917,11 +1918,11 @@ func (x *CompleteRequestParamsArgument) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "value":
-			if err := wire.SetString(fv, &x.Value); err != nil {
+			if err := codec.SetString(fv, &x.Value); err != nil {
 				return wire.At(err, "value")
 			}
 		default:
@@ -1958,7 +1959,7 @@ func (x *CompleteRequestParamsContext) DecodeValue(v any, rev int) error {
 		switch k {
 		case "arguments":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "arguments")
 				} else {
 					x.Arguments = a
@@ -2022,7 +2023,7 @@ func (x *CompleteResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		default:
@@ -2056,7 +2057,7 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 				x.HasMore = nil
 			} else {
 				var val bool
-				if err := wire.SetBool(fv, &val); err != nil {
+				if err := codec.SetBool(fv, &val); err != nil {
 					return wire.At(err, "hasMore")
 				}
 				x.HasMore = &val
@@ -2066,13 +2067,13 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 				x.Total = nil
 			} else {
 				var val int64
-				if err := wire.SetInt(fv, &val); err != nil {
+				if err := codec.SetInt(fv, &val); err != nil {
 					return wire.At(err, "total")
 				}
 				x.Total = &val
 			}
 		case "values":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 				return wire.At(err, "values")
 			} else {
 				x.Values = a
@@ -2111,7 +2112,7 @@ func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -2169,7 +2170,7 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -2231,21 +2232,21 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.IncludeContext); err != nil {
+			if err := codec.SetString(fv, &x.IncludeContext); err != nil {
 				return wire.At(err, "includeContext")
 			}
 		case "maxTokens":
-			if err := wire.SetInt(fv, &x.MaxTokens); err != nil {
+			if err := codec.SetInt(fv, &x.MaxTokens); err != nil {
 				return wire.At(err, "maxTokens")
 			}
 		case "messages":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[SamplingMessage]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[SamplingMessage]); err != nil {
 				return wire.At(err, "messages")
 			} else {
 				x.Messages = a
 			}
 		case "metadata":
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "metadata")
 			} else {
 				x.Metadata = a
@@ -2261,7 +2262,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.ModelPreferences = &val
 			}
 		case "stopSequences":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 				return wire.At(err, "stopSequences")
 			} else {
 				x.StopSequences = a
@@ -2270,7 +2271,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 7
 			}
-			if err := wire.SetString(fv, &x.SystemPrompt); err != nil {
+			if err := codec.SetString(fv, &x.SystemPrompt); err != nil {
 				return wire.At(err, "systemPrompt")
 			}
 		case "task":
@@ -2292,7 +2293,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.Temperature = nil
 			} else {
 				var val float64
-				if err := wire.SetFloat(fv, &val); err != nil {
+				if err := codec.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "temperature")
 				}
 				x.Temperature = &val
@@ -2316,7 +2317,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Tool]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Tool]); err != nil {
 				return wire.At(err, "tools")
 			} else {
 				x.Tools = a
@@ -2355,7 +2356,7 @@ func (x *CreateMessageRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -2392,7 +2393,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -2400,7 +2401,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 		case "content":
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 1
-				if a, err := wire.DecodeSlice(fv, rev, DecodeSamplingMessageContentBlock); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, DecodeSamplingMessageContentBlock); err != nil {
 					return wire.At(err, "content")
 				} else {
 					x.Content = a
@@ -2415,18 +2416,18 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 				x.Content = []SamplingMessageContentBlock{one}
 			}
 		case "model":
-			if err := wire.SetString(fv, &x.Model); err != nil {
+			if err := codec.SetString(fv, &x.Model); err != nil {
 				return wire.At(err, "model")
 			}
 		case "role":
-			if err := wire.SetString(fv, &x.Role); err != nil {
+			if err := codec.SetString(fv, &x.Role); err != nil {
 				return wire.At(err, "role")
 			}
 		case "stopReason":
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if err := wire.SetString(fv, &x.StopReason); err != nil {
+			if err := codec.SetString(fv, &x.StopReason); err != nil {
 				return wire.At(err, "stopReason")
 			}
 		default:
@@ -2492,7 +2493,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
+				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
 				}
 				return nil
@@ -2511,7 +2512,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
+				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
 				}
 				return nil
@@ -2531,7 +2532,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 					x.PollIntervalMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
@@ -2558,7 +2559,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Status); err != nil {
+				if err := codec.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
 				}
 				return nil
@@ -2577,7 +2578,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 6
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
+				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
 				}
 				return nil
@@ -2618,7 +2619,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 8
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -2638,7 +2639,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 					x.TTLMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
@@ -2684,7 +2685,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 		switch k {
 		case "createdAt":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
+				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
 				}
 				return nil
@@ -2714,7 +2715,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 			}
 		case "inputRequests":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
 					return wire.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
@@ -2728,7 +2729,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
+				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
 				}
 				return nil
@@ -2744,7 +2745,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 					x.PollIntervalMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
@@ -2758,7 +2759,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 			}
 		case "result":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "result")
 				} else {
 					x.Result = a
@@ -2772,7 +2773,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 			}
 		case "status":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Status); err != nil {
+				if err := codec.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
 				}
 				return nil
@@ -2787,7 +2788,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 7
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
+				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
 				}
 				return nil
@@ -2799,7 +2800,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -2815,7 +2816,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 					x.TTLMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
@@ -2861,7 +2862,7 @@ func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -2937,7 +2938,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.CacheScope); err != nil {
+				if err := codec.SetString(fv, &x.CacheScope); err != nil {
 					return wire.At(err, "cacheScope")
 				}
 				return nil
@@ -2964,7 +2965,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Instructions); err != nil {
+				if err := codec.SetString(fv, &x.Instructions); err != nil {
 					return wire.At(err, "instructions")
 				}
 				return nil
@@ -2976,7 +2977,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ResultType); err != nil {
+				if err := codec.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
 				}
 				return nil
@@ -2988,7 +2989,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "supportedVersions":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "supportedVersions")
 				} else {
 					x.SupportedVersions = a
@@ -3002,7 +3003,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.TTLMs); err != nil {
+				if err := codec.SetInt(fv, &x.TTLMs); err != nil {
 					return wire.At(err, "ttlMs")
 				}
 				return nil
@@ -3046,7 +3047,7 @@ func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -3111,7 +3112,7 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -3202,7 +3203,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -3282,7 +3283,7 @@ func (x *ElicitRequestFormParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -3329,7 +3330,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Schema); err != nil {
+				if err := codec.SetString(fv, &x.Schema); err != nil {
 					return wire.At(err, "$schema")
 				}
 				return nil
@@ -3341,7 +3342,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 			}
 		case "properties":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "properties")
 				} else {
 					x.Properties = a
@@ -3355,7 +3356,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 			}
 		case "required":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "required")
 				} else {
 					x.Required = a
@@ -3435,7 +3436,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ElicitationID); err != nil {
+				if err := codec.SetString(fv, &x.ElicitationID); err != nil {
 					return wire.At(err, "elicitationId")
 				}
 				return nil
@@ -3447,7 +3448,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -3482,7 +3483,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 			}
 		case "url":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URL); err != nil {
+				if err := codec.SetString(fv, &x.URL); err != nil {
 					return wire.At(err, "url")
 				}
 				return nil
@@ -3526,7 +3527,7 @@ func (x *ElicitRequestURLParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -3578,7 +3579,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -3592,7 +3593,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 			}
 		case "action":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Action); err != nil {
+				if err := codec.SetString(fv, &x.Action); err != nil {
 					return wire.At(err, "action")
 				}
 				return nil
@@ -3604,7 +3605,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 			}
 		case "content":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "content")
 				} else {
 					x.Content = a
@@ -3696,7 +3697,7 @@ func (x *ElicitationCompleteNotificationParams) DecodeValue(v any, rev int) erro
 		switch k {
 		case "elicitationId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ElicitationID); err != nil {
+				if err := codec.SetString(fv, &x.ElicitationID); err != nil {
 					return wire.At(err, "elicitationId")
 				}
 				return nil
@@ -3741,7 +3742,7 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -3797,7 +3798,7 @@ func (x *Error) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -3819,7 +3820,7 @@ func (x *Error) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -3864,7 +3865,7 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -3923,7 +3924,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "arguments":
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodeString[string]); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodeString[string]); err != nil {
 				return wire.At(err, "arguments")
 			} else {
 				x.Arguments = a
@@ -3933,13 +3934,13 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
 				return wire.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
 			}
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "requestState":
@@ -3950,7 +3951,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if err := wire.SetString(fv, &x.RequestState); err != nil {
+			if err := codec.SetString(fv, &x.RequestState); err != nil {
 				return wire.At(err, "requestState")
 			}
 		default:
@@ -3997,11 +3998,11 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.Description); err != nil {
+			if err := codec.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
 			}
 		case "messages":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[PromptMessage]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[PromptMessage]); err != nil {
 				return wire.At(err, "messages")
 			} else {
 				x.Messages = a
@@ -4014,7 +4015,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		default:
@@ -4051,7 +4052,7 @@ func (x *GetPromptResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -4106,7 +4107,7 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -4164,7 +4165,7 @@ func (x *GetTaskPayloadRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -4208,7 +4209,7 @@ func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -4254,7 +4255,7 @@ func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -4338,7 +4339,7 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -4404,7 +4405,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "createdAt":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
+				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
 				}
 				return nil
@@ -4442,7 +4443,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
 					return wire.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
@@ -4456,7 +4457,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
+				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
 				}
 				return nil
@@ -4476,7 +4477,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 					x.PollInterval = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollInterval")
 					}
 					x.PollInterval = &val
@@ -4498,7 +4499,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 					x.PollIntervalMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
@@ -4516,7 +4517,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "result")
 				} else {
 					x.Result = a
@@ -4537,7 +4538,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 8
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ResultType); err != nil {
+				if err := codec.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
 				}
 				return nil
@@ -4549,7 +4550,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "status":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Status); err != nil {
+				if err := codec.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
 				}
 				return nil
@@ -4564,7 +4565,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 10
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
+				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
 				}
 				return nil
@@ -4576,7 +4577,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -4596,7 +4597,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
 					}
 					x.TTL = &val
@@ -4618,7 +4619,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 					x.TTLMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
@@ -4676,7 +4677,7 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -4721,7 +4722,7 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -4743,7 +4744,7 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -4790,7 +4791,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.MIMEType); err != nil {
+				if err := codec.SetString(fv, &x.MIMEType); err != nil {
 					return wire.At(err, "mimeType")
 				}
 				return nil
@@ -4802,7 +4803,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 			}
 		case "sizes":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "sizes")
 				} else {
 					x.Sizes = a
@@ -4816,7 +4817,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 			}
 		case "src":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Src); err != nil {
+				if err := codec.SetString(fv, &x.Src); err != nil {
 					return wire.At(err, "src")
 				}
 				return nil
@@ -4831,7 +4832,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Theme); err != nil {
+				if err := codec.SetString(fv, &x.Theme); err != nil {
 					return wire.At(err, "theme")
 				}
 				return nil
@@ -4875,7 +4876,7 @@ func (x *Icons) DecodeValue(v any, rev int) error {
 		switch k {
 		case "icons":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
 					return wire.At(err, "icons")
 				} else {
 					x.Icons = a
@@ -4922,7 +4923,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -4938,11 +4939,11 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 				x.Annotations = &val
 			}
 		case "data":
-			if err := wire.SetString(fv, &x.Data); err != nil {
+			if err := codec.SetString(fv, &x.Data); err != nil {
 				return wire.At(err, "data")
 			}
 		case "mimeType":
-			if err := wire.SetString(fv, &x.MIMEType); err != nil {
+			if err := codec.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
 			}
 		case "type":
@@ -4984,7 +4985,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 0
 			}
-			if err := wire.SetString(fv, &x.Description); err != nil {
+			if err := codec.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
 			}
 		case "icons":
@@ -4992,13 +4993,13 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
 			}
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "title":
@@ -5009,11 +5010,11 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if err := wire.SetString(fv, &x.Title); err != nil {
+			if err := codec.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
 			}
 		case "version":
-			if err := wire.SetString(fv, &x.Version); err != nil {
+			if err := codec.SetString(fv, &x.Version); err != nil {
 				return wire.At(err, "version")
 			}
 		case "websiteUrl":
@@ -5024,7 +5025,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 5
 			}
-			if err := wire.SetString(fv, &x.WebsiteURL); err != nil {
+			if err := codec.SetString(fv, &x.WebsiteURL); err != nil {
 				return wire.At(err, "websiteUrl")
 			}
 		default:
@@ -5069,7 +5070,7 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -5182,7 +5183,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "protocolVersion":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ProtocolVersion); err != nil {
+				if err := codec.SetString(fv, &x.ProtocolVersion); err != nil {
 					return wire.At(err, "protocolVersion")
 				}
 				return nil
@@ -5226,7 +5227,7 @@ func (x *InitializeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -5270,7 +5271,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -5299,7 +5300,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Instructions); err != nil {
+				if err := codec.SetString(fv, &x.Instructions); err != nil {
 					return wire.At(err, "instructions")
 				}
 				return nil
@@ -5311,7 +5312,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 			}
 		case "protocolVersion":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ProtocolVersion); err != nil {
+				if err := codec.SetString(fv, &x.ProtocolVersion); err != nil {
 					return wire.At(err, "protocolVersion")
 				}
 				return nil
@@ -5446,7 +5447,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 			}
 		case "inputRequests":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
 					return wire.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
@@ -5463,7 +5464,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.RequestState); err != nil {
+				if err := codec.SetString(fv, &x.RequestState); err != nil {
 					return wire.At(err, "requestState")
 				}
 				return nil
@@ -5475,7 +5476,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ResultType); err != nil {
+				if err := codec.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
 				}
 				return nil
@@ -5531,7 +5532,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "inputResponses":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
 					return wire.At(err, "inputResponses")
 				} else {
 					x.InputResponses = a
@@ -5548,7 +5549,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.RequestState); err != nil {
+				if err := codec.SetString(fv, &x.RequestState); err != nil {
 					return wire.At(err, "requestState")
 				}
 				return nil
@@ -5592,7 +5593,7 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -5614,7 +5615,7 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -5658,7 +5659,7 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -5680,7 +5681,7 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -5724,7 +5725,7 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -5746,7 +5747,7 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -5802,7 +5803,7 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -5847,7 +5848,7 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -5869,7 +5870,7 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -5925,7 +5926,7 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -5964,7 +5965,7 @@ func (x *JSONRPCNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 		case "method":
-			if err := wire.SetString(fv, &x.Method); err != nil {
+			if err := codec.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
 			}
 		case "params":
@@ -6011,7 +6012,7 @@ func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -6050,12 +6051,12 @@ func (x *JSONRPCRequest) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
 		case "method":
-			if err := wire.SetString(fv, &x.Method); err != nil {
+			if err := codec.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
 			}
 		case "params":
@@ -6152,7 +6153,7 @@ func (x *JSONRPCRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -6196,7 +6197,7 @@ func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -6256,7 +6257,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Default); err != nil {
+				if err := codec.SetString(fv, &x.Default); err != nil {
 					return wire.At(err, "default")
 				}
 				return nil
@@ -6271,7 +6272,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -6283,7 +6284,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enum":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "enum")
 				} else {
 					x.Enum = a
@@ -6297,7 +6298,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enumNames":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "enumNames")
 				} else {
 					x.EnumNames = a
@@ -6314,7 +6315,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -6360,7 +6361,7 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -6428,18 +6429,18 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.CacheScope); err != nil {
+			if err := codec.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.NextCursor); err != nil {
+			if err := codec.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
 			}
 		case "prompts":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Prompt]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Prompt]); err != nil {
 				return wire.At(err, "prompts")
 			} else {
 				x.Prompts = a
@@ -6452,7 +6453,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		case "ttlMs":
@@ -6464,7 +6465,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if err := wire.SetInt(fv, &val); err != nil {
+				if err := codec.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
@@ -6503,7 +6504,7 @@ func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -6561,7 +6562,7 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -6629,18 +6630,18 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.CacheScope); err != nil {
+			if err := codec.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.NextCursor); err != nil {
+			if err := codec.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
 			}
 		case "resourceTemplates":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[ResourceTemplate]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[ResourceTemplate]); err != nil {
 				return wire.At(err, "resourceTemplates")
 			} else {
 				x.ResourceTemplates = a
@@ -6653,7 +6654,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		case "ttlMs":
@@ -6665,7 +6666,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if err := wire.SetInt(fv, &val); err != nil {
+				if err := codec.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
@@ -6704,7 +6705,7 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error 
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -6762,7 +6763,7 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -6830,18 +6831,18 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.CacheScope); err != nil {
+			if err := codec.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.NextCursor); err != nil {
+			if err := codec.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
 			}
 		case "resources":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Resource]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Resource]); err != nil {
 				return wire.At(err, "resources")
 			} else {
 				x.Resources = a
@@ -6854,7 +6855,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		case "ttlMs":
@@ -6866,7 +6867,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if err := wire.SetInt(fv, &val); err != nil {
+				if err := codec.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
@@ -6905,7 +6906,7 @@ func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -6963,7 +6964,7 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -7017,7 +7018,7 @@ func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -7064,13 +7065,13 @@ func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "roots":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Root]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Root]); err != nil {
 				return wire.At(err, "roots")
 			} else {
 				x.Roots = a
@@ -7109,7 +7110,7 @@ func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -7173,7 +7174,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -7190,7 +7191,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.NextCursor); err != nil {
+				if err := codec.SetString(fv, &x.NextCursor); err != nil {
 					return wire.At(err, "nextCursor")
 				}
 				return nil
@@ -7202,7 +7203,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 			}
 		case "tasks":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Task]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Task]); err != nil {
 					return wire.At(err, "tasks")
 				} else {
 					x.Tasks = a
@@ -7249,7 +7250,7 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -7317,14 +7318,14 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.CacheScope); err != nil {
+			if err := codec.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.NextCursor); err != nil {
+			if err := codec.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
 			}
 		case "resultType":
@@ -7335,11 +7336,11 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		case "tools":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Tool]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Tool]); err != nil {
 				return wire.At(err, "tools")
 			} else {
 				x.Tools = a
@@ -7353,7 +7354,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if err := wire.SetInt(fv, &val); err != nil {
+				if err := codec.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
@@ -7392,7 +7393,7 @@ func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -7503,14 +7504,14 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 		case "data":
 			x.Data = wire.Plain(fv)
 		case "level":
-			if err := wire.SetString(fv, &x.Level); err != nil {
+			if err := codec.SetString(fv, &x.Level); err != nil {
 				return wire.At(err, "level")
 			}
 		case "logger":
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if err := wire.SetString(fv, &x.Logger); err != nil {
+			if err := codec.SetString(fv, &x.Logger); err != nil {
 				return wire.At(err, "logger")
 			}
 		default:
@@ -7547,7 +7548,7 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -7569,7 +7570,7 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -7625,7 +7626,7 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 			}
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -7670,7 +7671,7 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -7694,7 +7695,7 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -7778,7 +7779,7 @@ func (x *ModelHint) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 0
 			}
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		default:
@@ -7812,13 +7813,13 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 				x.CostPriority = nil
 			} else {
 				var val float64
-				if err := wire.SetFloat(fv, &val); err != nil {
+				if err := codec.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "costPriority")
 				}
 				x.CostPriority = &val
 			}
 		case "hints":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[ModelHint]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[ModelHint]); err != nil {
 				return wire.At(err, "hints")
 			} else {
 				x.Hints = a
@@ -7828,7 +7829,7 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 				x.IntelligencePriority = nil
 			} else {
 				var val float64
-				if err := wire.SetFloat(fv, &val); err != nil {
+				if err := codec.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "intelligencePriority")
 				}
 				x.IntelligencePriority = &val
@@ -7838,7 +7839,7 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 				x.SpeedPriority = nil
 			} else {
 				var val float64
-				if err := wire.SetFloat(fv, &val); err != nil {
+				if err := codec.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "speedPriority")
 				}
 				x.SpeedPriority = &val
@@ -7870,7 +7871,7 @@ func (x *Notification) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "method":
-			if err := wire.SetString(fv, &x.Method); err != nil {
+			if err := codec.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
 			}
 		case "params":
@@ -7917,7 +7918,7 @@ func (x *NotificationMetaObject) DecodeValue(v any, rev int) error {
 		switch k {
 		case "io.modelcontextprotocol/subscriptionId":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.SubscriptionID); err != nil {
+				if err := codec.SetID(fv, &x.SubscriptionID); err != nil {
 					return wire.At(err, "io.modelcontextprotocol/subscriptionId")
 				}
 				return nil
@@ -8009,7 +8010,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 					x.Default = nil
 				} else {
 					var val float64
-					if err := wire.SetFloat(fv, &val); err != nil {
+					if err := codec.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "default")
 					}
 					x.Default = &val
@@ -8026,7 +8027,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -8042,7 +8043,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 					x.Maximum = nil
 				} else {
 					var val float64
-					if err := wire.SetFloat(fv, &val); err != nil {
+					if err := codec.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "maximum")
 					}
 					x.Maximum = &val
@@ -8060,7 +8061,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 					x.Minimum = nil
 				} else {
 					var val float64
-					if err := wire.SetFloat(fv, &val); err != nil {
+					if err := codec.SetFloat(fv, &val); err != nil {
 						return wire.At(err, "minimum")
 					}
 					x.Minimum = &val
@@ -8077,7 +8078,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -8089,7 +8090,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Type); err != nil {
+				if err := codec.SetString(fv, &x.Type); err != nil {
 					return wire.At(err, "type")
 				}
 				return nil
@@ -8134,7 +8135,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -8144,7 +8145,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 			}
 			x.present |= 1 << 1
 		case "method":
-			if err := wire.SetString(fv, &x.Method); err != nil {
+			if err := codec.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
 			}
 		case "params":
@@ -8205,7 +8206,7 @@ func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.Cursor); err != nil {
+			if err := codec.SetString(fv, &x.Cursor); err != nil {
 				return wire.At(err, "cursor")
 			}
 		default:
@@ -8252,7 +8253,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.NextCursor); err != nil {
+			if err := codec.SetString(fv, &x.NextCursor); err != nil {
 				return wire.At(err, "nextCursor")
 			}
 		case "resultType":
@@ -8263,7 +8264,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		default:
@@ -8300,7 +8301,7 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -8322,7 +8323,7 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -8374,7 +8375,7 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -8502,15 +8503,15 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.Message); err != nil {
+			if err := codec.SetString(fv, &x.Message); err != nil {
 				return wire.At(err, "message")
 			}
 		case "progress":
-			if err := wire.SetFloat(fv, &x.Progress); err != nil {
+			if err := codec.SetFloat(fv, &x.Progress); err != nil {
 				return wire.At(err, "progress")
 			}
 		case "progressToken":
-			if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+			if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 				return wire.At(err, "progressToken")
 			}
 		case "total":
@@ -8518,7 +8519,7 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 				x.Total = nil
 			} else {
 				var val float64
-				if err := wire.SetFloat(fv, &val); err != nil {
+				if err := codec.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "total")
 				}
 				x.Total = &val
@@ -8558,13 +8559,13 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "arguments":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[PromptArgument]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[PromptArgument]); err != nil {
 				return wire.At(err, "arguments")
 			} else {
 				x.Arguments = a
@@ -8573,7 +8574,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.Description); err != nil {
+			if err := codec.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
 			}
 		case "icons":
@@ -8581,13 +8582,13 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
 			}
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "title":
@@ -8598,7 +8599,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 5
 			}
-			if err := wire.SetString(fv, &x.Title); err != nil {
+			if err := codec.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
 			}
 		default:
@@ -8635,11 +8636,11 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 0
 			}
-			if err := wire.SetString(fv, &x.Description); err != nil {
+			if err := codec.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
 			}
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "required":
@@ -8647,7 +8648,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 				x.Required = nil
 			} else {
 				var val bool
-				if err := wire.SetBool(fv, &val); err != nil {
+				if err := codec.SetBool(fv, &val); err != nil {
 					return wire.At(err, "required")
 				}
 				x.Required = &val
@@ -8660,7 +8661,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if err := wire.SetString(fv, &x.Title); err != nil {
+			if err := codec.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
 			}
 		default:
@@ -8743,7 +8744,7 @@ func (x *PromptMessage) DecodeValue(v any, rev int) error {
 				x.Content = u
 			}
 		case "role":
-			if err := wire.SetString(fv, &x.Role); err != nil {
+			if err := codec.SetString(fv, &x.Role); err != nil {
 				return wire.At(err, "role")
 			}
 		default:
@@ -8777,7 +8778,7 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "title":
@@ -8788,7 +8789,7 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.Title); err != nil {
+			if err := codec.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
 			}
 		case "type":
@@ -8827,7 +8828,7 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "jsonrpc":
@@ -8890,7 +8891,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
 				return wire.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
@@ -8903,11 +8904,11 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.RequestState); err != nil {
+			if err := codec.SetString(fv, &x.RequestState); err != nil {
 				return wire.At(err, "requestState")
 			}
 		case "uri":
-			if err := wire.SetString(fv, &x.URI); err != nil {
+			if err := codec.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
 			}
 		default:
@@ -8958,11 +8959,11 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.CacheScope); err != nil {
+			if err := codec.SetString(fv, &x.CacheScope); err != nil {
 				return wire.At(err, "cacheScope")
 			}
 		case "contents":
-			if a, err := wire.DecodeSlice(fv, rev, DecodeReadResourceResultContentsItem); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, DecodeReadResourceResultContentsItem); err != nil {
 				return wire.At(err, "contents")
 			} else {
 				x.Contents = a
@@ -8975,7 +8976,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 3
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		case "ttlMs":
@@ -8987,7 +8988,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = nil
 			} else {
 				var val int64
-				if err := wire.SetInt(fv, &val); err != nil {
+				if err := codec.SetInt(fv, &val); err != nil {
 					return wire.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
@@ -9026,7 +9027,7 @@ func (x *ReadResourceResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -9081,7 +9082,7 @@ func (x *RelatedTaskMetadata) DecodeValue(v any, rev int) error {
 		switch k {
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -9118,7 +9119,7 @@ func (x *Request) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "method":
-			if err := wire.SetString(fv, &x.Method); err != nil {
+			if err := codec.SetString(fv, &x.Method); err != nil {
 				return wire.At(err, "method")
 			}
 		case "params":
@@ -9204,7 +9205,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.LogLevel); err != nil {
+				if err := codec.SetString(fv, &x.LogLevel); err != nil {
 					return wire.At(err, "io.modelcontextprotocol/logLevel")
 				}
 				return nil
@@ -9219,7 +9220,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ProtocolVersion); err != nil {
+				if err := codec.SetString(fv, &x.ProtocolVersion); err != nil {
 					return wire.At(err, "io.modelcontextprotocol/protocolVersion")
 				}
 				return nil
@@ -9231,7 +9232,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 			}
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -9312,7 +9313,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9331,7 +9332,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.Description); err != nil {
+			if err := codec.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
 			}
 		case "icons":
@@ -9339,7 +9340,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
@@ -9348,11 +9349,11 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if err := wire.SetString(fv, &x.MIMEType); err != nil {
+			if err := codec.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
 			}
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "size":
@@ -9360,7 +9361,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				x.Size = nil
 			} else {
 				var val int64
-				if err := wire.SetInt(fv, &val); err != nil {
+				if err := codec.SetInt(fv, &val); err != nil {
 					return wire.At(err, "size")
 				}
 				x.Size = &val
@@ -9373,11 +9374,11 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 7
 			}
-			if err := wire.SetString(fv, &x.Title); err != nil {
+			if err := codec.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
 			}
 		case "uri":
-			if err := wire.SetString(fv, &x.URI); err != nil {
+			if err := codec.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
 			}
 		default:
@@ -9415,7 +9416,7 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9424,11 +9425,11 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.MIMEType); err != nil {
+			if err := codec.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
 			}
 		case "uri":
-			if err := wire.SetString(fv, &x.URI); err != nil {
+			if err := codec.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
 			}
 		default:
@@ -9469,7 +9470,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -9504,7 +9505,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -9520,7 +9521,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
 					return wire.At(err, "icons")
 				} else {
 					x.Icons = a
@@ -9537,7 +9538,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.MIMEType); err != nil {
+				if err := codec.SetString(fv, &x.MIMEType); err != nil {
 					return wire.At(err, "mimeType")
 				}
 				return nil
@@ -9549,7 +9550,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 		case "name":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Name); err != nil {
+				if err := codec.SetString(fv, &x.Name); err != nil {
 					return wire.At(err, "name")
 				}
 				return nil
@@ -9565,7 +9566,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 					x.Size = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "size")
 					}
 					x.Size = &val
@@ -9582,7 +9583,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 7
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -9595,7 +9596,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		case "type":
 		case "uri":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URI); err != nil {
+				if err := codec.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
 				}
 				return nil
@@ -9687,7 +9688,7 @@ func (x *ResourceReference) DecodeValue(v any, rev int) error {
 		case "type":
 		case "uri":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URI); err != nil {
+				if err := codec.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
 				}
 				return nil
@@ -9749,7 +9750,7 @@ func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URI); err != nil {
+				if err := codec.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
 				}
 				return nil
@@ -9794,7 +9795,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9813,7 +9814,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.Description); err != nil {
+			if err := codec.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
 			}
 		case "icons":
@@ -9821,7 +9822,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
@@ -9830,11 +9831,11 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 4
 			}
-			if err := wire.SetString(fv, &x.MIMEType); err != nil {
+			if err := codec.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
 			}
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "title":
@@ -9845,11 +9846,11 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 6
 			}
-			if err := wire.SetString(fv, &x.Title); err != nil {
+			if err := codec.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
 			}
 		case "uriTemplate":
-			if err := wire.SetString(fv, &x.URITemplate); err != nil {
+			if err := codec.SetString(fv, &x.URITemplate); err != nil {
 				return wire.At(err, "uriTemplate")
 			}
 		default:
@@ -9887,7 +9888,7 @@ func (x *ResourceTemplateReference) DecodeValue(v any, rev int) error {
 		case "type":
 		case "uri":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URI); err != nil {
+				if err := codec.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
 				}
 				return nil
@@ -9983,7 +9984,7 @@ func (x *ResourceUpdatedNotificationParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "uri":
-			if err := wire.SetString(fv, &x.URI); err != nil {
+			if err := codec.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
 			}
 		default:
@@ -10026,7 +10027,7 @@ func (x *Result) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.ResultType); err != nil {
+			if err := codec.SetString(fv, &x.ResultType); err != nil {
 				return wire.At(err, "resultType")
 			}
 		default:
@@ -10114,7 +10115,7 @@ func (x *Root) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -10123,11 +10124,11 @@ func (x *Root) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "uri":
-			if err := wire.SetString(fv, &x.URI); err != nil {
+			if err := codec.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
 			}
 		default:
@@ -10226,7 +10227,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -10234,7 +10235,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 		case "content":
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 1
-				if a, err := wire.DecodeSlice(fv, rev, DecodeSamplingMessageContentBlock); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, DecodeSamplingMessageContentBlock); err != nil {
 					return wire.At(err, "content")
 				} else {
 					x.Content = a
@@ -10249,7 +10250,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 				x.Content = []SamplingMessageContentBlock{one}
 			}
 		case "role":
-			if err := wire.SetString(fv, &x.Role); err != nil {
+			if err := codec.SetString(fv, &x.Role); err != nil {
 				return wire.At(err, "role")
 			}
 		default:
@@ -10287,13 +10288,13 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "completions")
 			} else {
 				x.Completions = a
 			}
 		case "experimental":
-			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
 				return wire.At(err, "experimental")
 			} else {
 				x.Experimental = a
@@ -10303,13 +10304,13 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
 				return wire.At(err, "extensions")
 			} else {
 				x.Extensions = a
 			}
 		case "logging":
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "logging")
 			} else {
 				x.Logging = a
@@ -10389,7 +10390,7 @@ func (x *ServerCapabilitiesPrompts) DecodeValue(v any, rev int) error {
 				x.ListChanged = nil
 			} else {
 				var val bool
-				if err := wire.SetBool(fv, &val); err != nil {
+				if err := codec.SetBool(fv, &val); err != nil {
 					return wire.At(err, "listChanged")
 				}
 				x.ListChanged = &val
@@ -10425,7 +10426,7 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 				x.ListChanged = nil
 			} else {
 				var val bool
-				if err := wire.SetBool(fv, &val); err != nil {
+				if err := codec.SetBool(fv, &val); err != nil {
 					return wire.At(err, "listChanged")
 				}
 				x.ListChanged = &val
@@ -10435,7 +10436,7 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 				x.Subscribe = nil
 			} else {
 				var val bool
-				if err := wire.SetBool(fv, &val); err != nil {
+				if err := codec.SetBool(fv, &val); err != nil {
 					return wire.At(err, "subscribe")
 				}
 				x.Subscribe = &val
@@ -10474,7 +10475,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		switch k {
 		case "cancel":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "cancel")
 				} else {
 					x.Cancel = a
@@ -10488,7 +10489,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 			}
 		case "list":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "list")
 				} else {
 					x.List = a
@@ -10602,7 +10603,7 @@ func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error
 		switch k {
 		case "call":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "call")
 				} else {
 					x.Call = a
@@ -10645,7 +10646,7 @@ func (x *ServerCapabilitiesTools) DecodeValue(v any, rev int) error {
 				x.ListChanged = nil
 			} else {
 				var val bool
-				if err := wire.SetBool(fv, &val); err != nil {
+				if err := codec.SetBool(fv, &val); err != nil {
 					return wire.At(err, "listChanged")
 				}
 				x.ListChanged = &val
@@ -10692,7 +10693,7 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -10781,7 +10782,7 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "level":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Level); err != nil {
+				if err := codec.SetString(fv, &x.Level); err != nil {
 					return wire.At(err, "level")
 				}
 				return nil
@@ -10825,7 +10826,7 @@ func (x *SetLevelRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -10880,7 +10881,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Default); err != nil {
+				if err := codec.SetString(fv, &x.Default); err != nil {
 					return wire.At(err, "default")
 				}
 				return nil
@@ -10895,7 +10896,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -10910,7 +10911,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Format); err != nil {
+				if err := codec.SetString(fv, &x.Format); err != nil {
 					return wire.At(err, "format")
 				}
 				return nil
@@ -10926,7 +10927,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 					x.MaxLength = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "maxLength")
 					}
 					x.MaxLength = &val
@@ -10944,7 +10945,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 					x.MinLength = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "minLength")
 					}
 					x.MinLength = &val
@@ -10961,7 +10962,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -11014,7 +11015,7 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -11103,7 +11104,7 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URI); err != nil {
+				if err := codec.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
 				}
 				return nil
@@ -11147,7 +11148,7 @@ func (x *SubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -11195,7 +11196,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 					x.PromptsListChanged = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "promptsListChanged")
 					}
 					x.PromptsListChanged = &val
@@ -11209,7 +11210,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 			}
 		case "resourceSubscriptions":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "resourceSubscriptions")
 				} else {
 					x.ResourceSubscriptions = a
@@ -11227,7 +11228,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 					x.ResourcesListChanged = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "resourcesListChanged")
 					}
 					x.ResourcesListChanged = &val
@@ -11245,7 +11246,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 					x.ToolsListChanged = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "toolsListChanged")
 					}
 					x.ToolsListChanged = &val
@@ -11399,7 +11400,7 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -11525,7 +11526,7 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ResultType); err != nil {
+				if err := codec.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
 				}
 				return nil
@@ -11587,7 +11588,7 @@ func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error 
 			}
 		case "io.modelcontextprotocol/subscriptionId":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.SubscriptionID); err != nil {
+				if err := codec.SetID(fv, &x.SubscriptionID); err != nil {
 					return wire.At(err, "io.modelcontextprotocol/subscriptionId")
 				}
 				return nil
@@ -11631,7 +11632,7 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -11692,7 +11693,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 		switch k {
 		case "createdAt":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
+				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
 				}
 				return nil
@@ -11704,7 +11705,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
+				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
 				}
 				return nil
@@ -11724,7 +11725,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 					x.PollInterval = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollInterval")
 					}
 					x.PollInterval = &val
@@ -11746,7 +11747,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 					x.PollIntervalMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
@@ -11760,7 +11761,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 			}
 		case "status":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Status); err != nil {
+				if err := codec.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
 				}
 				return nil
@@ -11775,7 +11776,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
+				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
 				}
 				return nil
@@ -11787,7 +11788,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -11807,7 +11808,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
 					}
 					x.TTL = &val
@@ -11829,7 +11830,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 					x.TTLMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
@@ -11943,7 +11944,7 @@ func (x *TaskAugmentedRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -11991,7 +11992,7 @@ func (x *TaskMetadata) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
 					}
 					x.TTL = &val
@@ -12105,7 +12106,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "createdAt":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.CreatedAt); err != nil {
+				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
 					return wire.At(err, "createdAt")
 				}
 				return nil
@@ -12143,7 +12144,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
 					return wire.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
@@ -12157,7 +12158,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.LastUpdatedAt); err != nil {
+				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
 					return wire.At(err, "lastUpdatedAt")
 				}
 				return nil
@@ -12177,7 +12178,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 					x.PollInterval = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollInterval")
 					}
 					x.PollInterval = &val
@@ -12199,7 +12200,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 					x.PollIntervalMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
@@ -12217,7 +12218,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "result")
 				} else {
 					x.Result = a
@@ -12231,7 +12232,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "status":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Status); err != nil {
+				if err := codec.SetString(fv, &x.Status); err != nil {
 					return wire.At(err, "status")
 				}
 				return nil
@@ -12246,7 +12247,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 9
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.StatusMessage); err != nil {
+				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
 					return wire.At(err, "statusMessage")
 				}
 				return nil
@@ -12258,7 +12259,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -12278,7 +12279,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 					x.TTL = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttl")
 					}
 					x.TTL = &val
@@ -12300,7 +12301,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 					x.TTLMs = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
@@ -12347,7 +12348,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -12363,7 +12364,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 				x.Annotations = &val
 			}
 		case "text":
-			if err := wire.SetString(fv, &x.Text); err != nil {
+			if err := codec.SetString(fv, &x.Text); err != nil {
 				return wire.At(err, "text")
 			}
 		case "type":
@@ -12402,7 +12403,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -12411,15 +12412,15 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 1
 			}
-			if err := wire.SetString(fv, &x.MIMEType); err != nil {
+			if err := codec.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
 			}
 		case "text":
-			if err := wire.SetString(fv, &x.Text); err != nil {
+			if err := codec.SetString(fv, &x.Text); err != nil {
 				return wire.At(err, "text")
 			}
 		case "uri":
-			if err := wire.SetString(fv, &x.URI); err != nil {
+			if err := codec.SetString(fv, &x.URI); err != nil {
 				return wire.At(err, "uri")
 			}
 		default:
@@ -12456,7 +12457,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "default")
 				} else {
 					x.Default = a
@@ -12473,7 +12474,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -12501,7 +12502,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 					x.MaxItems = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "maxItems")
 					}
 					x.MaxItems = &val
@@ -12519,7 +12520,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 					x.MinItems = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "minItems")
 					}
 					x.MinItems = &val
@@ -12536,7 +12537,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -12581,7 +12582,7 @@ func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 		switch k {
 		case "anyOf":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[TitledMultiSelectEnumSchemaItemsAnyOfItem]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[TitledMultiSelectEnumSchemaItemsAnyOfItem]); err != nil {
 					return wire.At(err, "anyOf")
 				} else {
 					x.AnyOf = a
@@ -12627,7 +12628,7 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 		switch k {
 		case "const":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Const); err != nil {
+				if err := codec.SetString(fv, &x.Const); err != nil {
 					return wire.At(err, "const")
 				}
 				return nil
@@ -12639,7 +12640,7 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 			}
 		case "title":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -12686,7 +12687,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Default); err != nil {
+				if err := codec.SetString(fv, &x.Default); err != nil {
 					return wire.At(err, "default")
 				}
 				return nil
@@ -12701,7 +12702,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -12713,7 +12714,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "oneOf":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[TitledSingleSelectEnumSchemaOneOfItem]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[TitledSingleSelectEnumSchemaOneOfItem]); err != nil {
 					return wire.At(err, "oneOf")
 				} else {
 					x.OneOf = a
@@ -12730,7 +12731,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -12775,7 +12776,7 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 		switch k {
 		case "const":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Const); err != nil {
+				if err := codec.SetString(fv, &x.Const); err != nil {
 					return wire.At(err, "const")
 				}
 				return nil
@@ -12787,7 +12788,7 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 			}
 		case "title":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -12832,7 +12833,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -12855,7 +12856,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.Description); err != nil {
+			if err := codec.SetString(fv, &x.Description); err != nil {
 				return wire.At(err, "description")
 			}
 		case "execution":
@@ -12877,7 +12878,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				wire.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[Icon]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
 				return wire.At(err, "icons")
 			} else {
 				x.Icons = a
@@ -12887,7 +12888,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				return wire.At(err, "inputSchema")
 			}
 		case "name":
-			if err := wire.SetString(fv, &x.Name); err != nil {
+			if err := codec.SetString(fv, &x.Name); err != nil {
 				return wire.At(err, "name")
 			}
 		case "outputSchema":
@@ -12912,7 +12913,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 8
 			}
-			if err := wire.SetString(fv, &x.Title); err != nil {
+			if err := codec.SetString(fv, &x.Title); err != nil {
 				return wire.At(err, "title")
 			}
 		default:
@@ -12953,7 +12954,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 					x.DestructiveHint = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "destructiveHint")
 					}
 					x.DestructiveHint = &val
@@ -12971,7 +12972,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 					x.IdempotentHint = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "idempotentHint")
 					}
 					x.IdempotentHint = &val
@@ -12989,7 +12990,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 					x.OpenWorldHint = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "openWorldHint")
 					}
 					x.OpenWorldHint = &val
@@ -13007,7 +13008,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 					x.ReadOnlyHint = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "readOnlyHint")
 					}
 					x.ReadOnlyHint = &val
@@ -13024,7 +13025,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -13071,7 +13072,7 @@ func (x *ToolChoice) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Mode); err != nil {
+				if err := codec.SetString(fv, &x.Mode); err != nil {
 					return wire.At(err, "mode")
 				}
 				return nil
@@ -13118,7 +13119,7 @@ func (x *ToolExecution) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskSupport); err != nil {
+				if err := codec.SetString(fv, &x.TaskSupport); err != nil {
 					return wire.At(err, "taskSupport")
 				}
 				return nil
@@ -13166,17 +13167,17 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 0
 			}
-			if err := wire.SetString(fv, &x.Schema); err != nil {
+			if err := codec.SetString(fv, &x.Schema); err != nil {
 				return wire.At(err, "$schema")
 			}
 		case "properties":
-			if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
 				return wire.At(err, "properties")
 			} else {
 				x.Properties = a
 			}
 		case "required":
-			if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 				return wire.At(err, "required")
 			} else {
 				x.Required = a
@@ -13274,7 +13275,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Schema); err != nil {
+				if err := codec.SetString(fv, &x.Schema); err != nil {
 					return wire.At(err, "$schema")
 				}
 				return nil
@@ -13286,7 +13287,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 			}
 		case "properties":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
 					return wire.At(err, "properties")
 				} else {
 					x.Properties = a
@@ -13300,7 +13301,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 			}
 		case "required":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "required")
 				} else {
 					x.Required = a
@@ -13348,7 +13349,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -13362,7 +13363,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 			}
 		case "content":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
 					return wire.At(err, "content")
 				} else {
 					x.Content = a
@@ -13380,7 +13381,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 					x.IsError = nil
 				} else {
 					var val bool
-					if err := wire.SetBool(fv, &val); err != nil {
+					if err := codec.SetBool(fv, &val); err != nil {
 						return wire.At(err, "isError")
 					}
 					x.IsError = &val
@@ -13404,7 +13405,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 			}
 		case "toolUseId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ToolUseID); err != nil {
+				if err := codec.SetString(fv, &x.ToolUseID); err != nil {
 					return wire.At(err, "toolUseId")
 				}
 				return nil
@@ -13449,7 +13450,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -13463,7 +13464,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ID); err != nil {
+				if err := codec.SetString(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -13475,7 +13476,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 			}
 		case "input":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return wire.At(err, "input")
 				} else {
 					x.Input = a
@@ -13489,7 +13490,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 			}
 		case "name":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Name); err != nil {
+				if err := codec.SetString(fv, &x.Name); err != nil {
 					return wire.At(err, "name")
 				}
 				return nil
@@ -13546,7 +13547,7 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -13591,7 +13592,7 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -13615,7 +13616,7 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -13659,7 +13660,7 @@ func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any, rev int) error
 		switch k {
 		case "elicitations":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeInto[ElicitRequestURLParams]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[ElicitRequestURLParams]); err != nil {
 					return wire.At(err, "elicitations")
 				} else {
 					x.Elicitations = a
@@ -13713,7 +13714,7 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -13802,7 +13803,7 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URI); err != nil {
+				if err := codec.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
 				}
 				return nil
@@ -13846,7 +13847,7 @@ func (x *UnsubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		switch k {
 		case "progressToken":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ProgressToken); err != nil {
+				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
 					return wire.At(err, "progressToken")
 				}
 				return nil
@@ -13902,7 +13903,7 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 			}
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -13947,7 +13948,7 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 		switch k {
 		case "code":
 			if err := func() error {
-				if err := wire.SetInt(fv, &x.Code); err != nil {
+				if err := codec.SetInt(fv, &x.Code); err != nil {
 					return wire.At(err, "code")
 				}
 				return nil
@@ -13971,7 +13972,7 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 			}
 		case "message":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Message); err != nil {
+				if err := codec.SetString(fv, &x.Message); err != nil {
 					return wire.At(err, "message")
 				}
 				return nil
@@ -14015,7 +14016,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 		switch k {
 		case "requested":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Requested); err != nil {
+				if err := codec.SetString(fv, &x.Requested); err != nil {
 					return wire.At(err, "requested")
 				}
 				return nil
@@ -14027,7 +14028,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 			}
 		case "supported":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "supported")
 				} else {
 					x.Supported = a
@@ -14073,7 +14074,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "default")
 				} else {
 					x.Default = a
@@ -14090,7 +14091,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -14118,7 +14119,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 					x.MaxItems = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "maxItems")
 					}
 					x.MaxItems = &val
@@ -14136,7 +14137,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 					x.MinItems = nil
 				} else {
 					var val int64
-					if err := wire.SetInt(fv, &val); err != nil {
+					if err := codec.SetInt(fv, &val); err != nil {
 						return wire.At(err, "minItems")
 					}
 					x.MinItems = &val
@@ -14153,7 +14154,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -14198,7 +14199,7 @@ func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 		switch k {
 		case "enum":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "enum")
 				} else {
 					x.Enum = a
@@ -14248,7 +14249,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Default); err != nil {
+				if err := codec.SetString(fv, &x.Default); err != nil {
 					return wire.At(err, "default")
 				}
 				return nil
@@ -14263,7 +14264,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Description); err != nil {
+				if err := codec.SetString(fv, &x.Description); err != nil {
 					return wire.At(err, "description")
 				}
 				return nil
@@ -14275,7 +14276,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 		case "enum":
 			if err := func() error {
-				if a, err := wire.DecodeSlice(fv, rev, wire.DecodeString[string]); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
 					return wire.At(err, "enum")
 				} else {
 					x.Enum = a
@@ -14292,7 +14293,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Title); err != nil {
+				if err := codec.SetString(fv, &x.Title); err != nil {
 					return wire.At(err, "title")
 				}
 				return nil
@@ -14337,7 +14338,7 @@ func (x *UpdateTaskRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -14407,7 +14408,7 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "inputResponses":
 			if err := func() error {
-				if a, err := wire.DecodeMap(fv, rev, wire.MapOf(wire.DecodePlain)); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
 					return wire.At(err, "inputResponses")
 				} else {
 					x.InputResponses = a
@@ -14421,7 +14422,7 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "taskId":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.TaskID); err != nil {
+				if err := codec.SetString(fv, &x.TaskID); err != nil {
 					return wire.At(err, "taskId")
 				}
 				return nil
@@ -14483,7 +14484,7 @@ func (x *UpdateTaskResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.ResultType); err != nil {
+				if err := codec.SetString(fv, &x.ResultType); err != nil {
 					return wire.At(err, "resultType")
 				}
 				return nil

@@ -4,6 +4,7 @@
 package mcp
 
 import (
+	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -22,7 +23,7 @@ func (x *Annotated) EncodeValue(rev int) any {
 	if x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -36,12 +37,12 @@ func (x *AnnotatedAnnotations) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Audience != nil {
-		obj["audience"] = wire.EncodeSlice(x.Audience, rev, wire.EncodeString[Role])
+		obj["audience"] = codec.EncodeSlice(x.Audience, rev, codec.EncodeString[Role])
 	}
 	if x.Priority != nil {
 		obj["priority"] = *x.Priority
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -55,7 +56,7 @@ func (x *Annotations) EncodeValue(rev int) any {
 	drop := dropMask(&dropAnnotations, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Audience != nil {
-		obj["audience"] = wire.EncodeSlice(x.Audience, rev, wire.EncodeString[Role])
+		obj["audience"] = codec.EncodeSlice(x.Audience, rev, codec.EncodeString[Role])
 	}
 	if drop&(1<<1) == 0 && (x.LastModified != "" || x.present&(1<<1) != 0) {
 		obj["lastModified"] = x.LastModified
@@ -63,7 +64,7 @@ func (x *Annotations) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Priority != nil {
 		obj["priority"] = *x.Priority
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -77,7 +78,7 @@ func (x *AudioContent) EncodeValue(rev int) any {
 	drop := dropMask(&dropAudioContent, rev)
 	obj := make(map[string]any, 5+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -91,7 +92,7 @@ func (x *AudioContent) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 {
 		obj["type"] = "audio"
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -108,7 +109,7 @@ func (x *BaseMetadata) EncodeValue(rev int) any {
 	if x.Title != "" || x.present&(1<<1) != 0 {
 		obj["title"] = x.Title
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -122,7 +123,7 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 	drop := dropMask(&dropBlobResourceContents, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
 		obj["blob"] = x.Blob
@@ -133,7 +134,7 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -156,7 +157,7 @@ func (x *BooleanSchema) EncodeValue(rev int) any {
 		obj["title"] = x.Title
 	}
 	obj["type"] = "boolean"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -175,7 +176,7 @@ func (x *CacheableResult) EncodeValue(rev int) any {
 	obj["cacheScope"] = x.CacheScope
 	obj["resultType"] = x.ResultType
 	obj["ttlMs"] = x.TTLMs
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -200,7 +201,7 @@ func (x *CallToolRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -217,10 +218,10 @@ func (x *CallToolRequestParams) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 && x.Arguments != nil {
-		obj["arguments"] = wire.AnyObject(x.Arguments)
+		obj["arguments"] = codec.AnyObject(x.Arguments)
 	}
 	if drop&(1<<2) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = wire.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
+		obj["inputResponses"] = codec.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
 	}
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
@@ -231,7 +232,7 @@ func (x *CallToolRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 && x.Task != nil {
 		obj["task"] = x.Task.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -248,7 +249,7 @@ func (x *CallToolResult) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 {
-		obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
+		obj["content"] = codec.NonNilArray(codec.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
 	}
 	if drop&(1<<2) == 0 && x.IsError != nil {
 		obj["isError"] = *x.IsError
@@ -259,7 +260,7 @@ func (x *CallToolResult) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && x.StructuredContent != nil {
 		obj["structuredContent"] = x.StructuredContent
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -275,7 +276,7 @@ func (x *CallToolResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -292,7 +293,7 @@ func (x *CancelTaskRequest) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "tasks/cancel"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -311,7 +312,7 @@ func (x *CancelTaskRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["taskId"] = x.TaskID
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -351,7 +352,7 @@ func (x *CancelTaskResult) EncodeValue(rev int) any {
 	if drop&(1<<8) == 0 && x.TTL != nil {
 		obj["ttl"] = *x.TTL
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -373,7 +374,7 @@ func (x *CancelledNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -395,7 +396,7 @@ func (x *CancelledNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && !x.RequestID.IsZero() {
 		obj["requestId"] = x.RequestID.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -412,10 +413,10 @@ func (x *ClientCapabilities) EncodeValue(rev int) any {
 		obj["elicitation"] = x.Elicitation.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 && x.Experimental != nil {
-		obj["experimental"] = wire.EncodeMap(x.Experimental, rev, wire.AnyObjectOf[JSONValue])
+		obj["experimental"] = codec.EncodeMap(x.Experimental, rev, codec.AnyObjectOf[JSONValue])
 	}
 	if drop&(1<<2) == 0 && x.Extensions != nil {
-		obj["extensions"] = wire.EncodeMap(x.Extensions, rev, wire.AnyObjectOf[JSONValue])
+		obj["extensions"] = codec.EncodeMap(x.Extensions, rev, codec.AnyObjectOf[JSONValue])
 	}
 	if drop&(1<<3) == 0 && x.Roots != nil {
 		obj["roots"] = x.Roots.EncodeValue(rev)
@@ -426,7 +427,7 @@ func (x *ClientCapabilities) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 && x.Tasks != nil {
 		obj["tasks"] = x.Tasks.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -440,12 +441,12 @@ func (x *ClientCapabilitiesElicitation) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Form != nil {
-		obj["form"] = wire.AnyObject(x.Form)
+		obj["form"] = codec.AnyObject(x.Form)
 	}
 	if x.URL != nil {
-		obj["url"] = wire.AnyObject(x.URL)
+		obj["url"] = codec.AnyObject(x.URL)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -461,7 +462,7 @@ func (x *ClientCapabilitiesRoots) EncodeValue(rev int) any {
 	if x.ListChanged != nil {
 		obj["listChanged"] = *x.ListChanged
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -475,12 +476,12 @@ func (x *ClientCapabilitiesSampling) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	if x.Context != nil {
-		obj["context"] = wire.AnyObject(x.Context)
+		obj["context"] = codec.AnyObject(x.Context)
 	}
 	if x.Tools != nil {
-		obj["tools"] = wire.AnyObject(x.Tools)
+		obj["tools"] = codec.AnyObject(x.Tools)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -494,15 +495,15 @@ func (x *ClientCapabilitiesTasks) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
 	if x.Cancel != nil {
-		obj["cancel"] = wire.AnyObject(x.Cancel)
+		obj["cancel"] = codec.AnyObject(x.Cancel)
 	}
 	if x.List != nil {
-		obj["list"] = wire.AnyObject(x.List)
+		obj["list"] = codec.AnyObject(x.List)
 	}
 	if x.Requests != nil {
 		obj["requests"] = x.Requests.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -521,7 +522,7 @@ func (x *ClientCapabilitiesTasksRequests) EncodeValue(rev int) any {
 	if x.Sampling != nil {
 		obj["sampling"] = x.Sampling.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -535,9 +536,9 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Create != nil {
-		obj["create"] = wire.AnyObject(x.Create)
+		obj["create"] = codec.AnyObject(x.Create)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -551,9 +552,9 @@ func (x *ClientCapabilitiesTasksRequestsSampling) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.CreateMessage != nil {
-		obj["createMessage"] = wire.AnyObject(x.CreateMessage)
+		obj["createMessage"] = codec.AnyObject(x.CreateMessage)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -578,7 +579,7 @@ func (x *CompleteRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -603,7 +604,7 @@ func (x *CompleteRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["ref"] = x.Ref.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -618,7 +619,7 @@ func (x *CompleteRequestParamsArgument) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["name"] = x.Name
 	obj["value"] = x.Value
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -632,9 +633,9 @@ func (x *CompleteRequestParamsContext) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Arguments != nil {
-		obj["arguments"] = wire.AnyObject(x.Arguments)
+		obj["arguments"] = codec.AnyObject(x.Arguments)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -656,7 +657,7 @@ func (x *CompleteResult) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && (x.ResultType != "" || x.present&(1<<2) != 0) {
 		obj["resultType"] = x.ResultType
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -675,8 +676,8 @@ func (x *CompleteResultCompletion) EncodeValue(rev int) any {
 	if x.Total != nil {
 		obj["total"] = *x.Total
 	}
-	obj["values"] = wire.NonNilArray(wire.AnyArray(x.Values))
-	wire.MergeExtra(obj, x.Extra)
+	obj["values"] = codec.NonNilArray(wire.AnyArray(x.Values))
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -692,7 +693,7 @@ func (x *CompleteResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -717,7 +718,7 @@ func (x *CreateMessageRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -740,10 +741,10 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 		obj["maxTokens"] = x.MaxTokens
 	}
 	if drop&(1<<3) == 0 {
-		obj["messages"] = wire.NonNilArray(wire.EncodeSlice(x.Messages, rev, (*SamplingMessage).EncodeValue))
+		obj["messages"] = codec.NonNilArray(codec.EncodeSlice(x.Messages, rev, (*SamplingMessage).EncodeValue))
 	}
 	if drop&(1<<4) == 0 && x.Metadata != nil {
-		obj["metadata"] = wire.AnyObject(x.Metadata)
+		obj["metadata"] = codec.AnyObject(x.Metadata)
 	}
 	if drop&(1<<5) == 0 && x.ModelPreferences != nil {
 		obj["modelPreferences"] = x.ModelPreferences.EncodeValue(rev)
@@ -764,9 +765,9 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 		obj["toolChoice"] = x.ToolChoice.EncodeValue(rev)
 	}
 	if drop&(1<<11) == 0 && x.Tools != nil {
-		obj["tools"] = wire.EncodeSlice(x.Tools, rev, (*Tool).EncodeValue)
+		obj["tools"] = codec.EncodeSlice(x.Tools, rev, (*Tool).EncodeValue)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -782,7 +783,7 @@ func (x *CreateMessageRequestParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -796,19 +797,19 @@ func (x *CreateMessageResult) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
 	if x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if len(x.Content) == 1 && x.present&(1<<1) == 0 {
 		obj["content"] = x.Content[0].EncodeValue(rev)
 	} else {
-		obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, SamplingMessageContentBlock.EncodeValue))
+		obj["content"] = codec.NonNilArray(codec.EncodeSlice(x.Content, rev, SamplingMessageContentBlock.EncodeValue))
 	}
 	obj["model"] = x.Model
 	obj["role"] = string(x.Role)
 	if x.StopReason != "" || x.present&(1<<4) != 0 {
 		obj["stopReason"] = x.StopReason
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -851,7 +852,7 @@ func (x *CreateTaskResult) EncodeValue(rev int) any {
 	if drop&(1<<9) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -869,14 +870,14 @@ func (x *DetailedTask) EncodeValue(rev int) any {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
 	if x.InputRequests != nil {
-		obj["inputRequests"] = wire.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
+		obj["inputRequests"] = codec.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
 	}
 	obj["lastUpdatedAt"] = x.LastUpdatedAt
 	if x.PollIntervalMs != nil {
 		obj["pollIntervalMs"] = *x.PollIntervalMs
 	}
 	if x.Result != nil {
-		obj["result"] = wire.AnyObject(x.Result)
+		obj["result"] = codec.AnyObject(x.Result)
 	}
 	obj["status"] = string(x.Status)
 	if x.StatusMessage != "" || x.present&(1<<7) != 0 {
@@ -888,7 +889,7 @@ func (x *DetailedTask) EncodeValue(rev int) any {
 	} else {
 		obj["ttlMs"] = nil
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -905,7 +906,7 @@ func (x *DiscoverRequest) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "server/discover"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -927,9 +928,9 @@ func (x *DiscoverResult) EncodeValue(rev int) any {
 		obj["instructions"] = x.Instructions
 	}
 	obj["resultType"] = x.ResultType
-	obj["supportedVersions"] = wire.NonNilArray(wire.AnyArray(x.SupportedVersions))
+	obj["supportedVersions"] = codec.NonNilArray(wire.AnyArray(x.SupportedVersions))
 	obj["ttlMs"] = x.TTLMs
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -945,7 +946,7 @@ func (x *DiscoverResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -970,7 +971,7 @@ func (x *ElicitRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -998,7 +999,7 @@ func (x *ElicitRequestFormParams) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && x.Task != nil {
 		obj["task"] = x.Task.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1014,7 +1015,7 @@ func (x *ElicitRequestFormParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1030,12 +1031,12 @@ func (x *ElicitRequestFormParamsRequestedSchema) EncodeValue(rev int) any {
 	if x.Schema != "" || x.present&(1<<0) != 0 {
 		obj["$schema"] = x.Schema
 	}
-	obj["properties"] = wire.NonNilObject(wire.AnyObject(x.Properties))
+	obj["properties"] = codec.NonNilObject(codec.AnyObject(x.Properties))
 	if x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
 	}
 	obj["type"] = "object"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1066,7 +1067,7 @@ func (x *ElicitRequestURLParams) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 {
 		obj["url"] = x.URL
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1082,7 +1083,7 @@ func (x *ElicitRequestURLParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1096,15 +1097,15 @@ func (x *ElicitResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropElicitResult, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
 		obj["action"] = x.Action
 	}
 	if drop&(1<<2) == 0 && x.Content != nil {
-		obj["content"] = wire.AnyObject(x.Content)
+		obj["content"] = codec.AnyObject(x.Content)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1120,7 +1121,7 @@ func (x *ElicitationCompleteNotification) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "notifications/elicitation/complete"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1134,7 +1135,7 @@ func (x *ElicitationCompleteNotificationParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	obj["elicitationId"] = x.ElicitationID
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1148,7 +1149,7 @@ func (x *EmbeddedResource) EncodeValue(rev int) any {
 	drop := dropMask(&dropEmbeddedResource, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -1159,7 +1160,7 @@ func (x *EmbeddedResource) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["type"] = "resource"
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1177,7 +1178,7 @@ func (x *Error) EncodeValue(rev int) any {
 		obj["data"] = x.Data
 	}
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1202,7 +1203,7 @@ func (x *GetPromptRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1219,10 +1220,10 @@ func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 && x.Arguments != nil {
-		obj["arguments"] = wire.AnyObject(x.Arguments)
+		obj["arguments"] = codec.AnyObject(x.Arguments)
 	}
 	if drop&(1<<2) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = wire.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
+		obj["inputResponses"] = codec.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
 	}
 	if drop&(1<<3) == 0 {
 		obj["name"] = x.Name
@@ -1230,7 +1231,7 @@ func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && (x.RequestState != "" || x.present&(1<<4) != 0) {
 		obj["requestState"] = x.RequestState
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1250,12 +1251,12 @@ func (x *GetPromptResult) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<2) == 0 {
-		obj["messages"] = wire.NonNilArray(wire.EncodeSlice(x.Messages, rev, (*PromptMessage).EncodeValue))
+		obj["messages"] = codec.NonNilArray(codec.EncodeSlice(x.Messages, rev, (*PromptMessage).EncodeValue))
 	}
 	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1271,7 +1272,7 @@ func (x *GetPromptResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1288,7 +1289,7 @@ func (x *GetTaskPayloadRequest) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "tasks/result"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1302,7 +1303,7 @@ func (x *GetTaskPayloadRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	obj["taskId"] = x.TaskID
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1316,9 +1317,9 @@ func (x *GetTaskPayloadResult) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1335,7 +1336,7 @@ func (x *GetTaskRequest) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "tasks/get"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1354,7 +1355,7 @@ func (x *GetTaskRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["taskId"] = x.TaskID
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1377,7 +1378,7 @@ func (x *GetTaskResult) EncodeValue(rev int) any {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
 	if drop&(1<<3) == 0 && x.InputRequests != nil {
-		obj["inputRequests"] = wire.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
+		obj["inputRequests"] = codec.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
 	}
 	if drop&(1<<4) == 0 {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
@@ -1389,7 +1390,7 @@ func (x *GetTaskResult) EncodeValue(rev int) any {
 		obj["pollIntervalMs"] = *x.PollIntervalMs
 	}
 	if drop&(1<<7) == 0 && x.Result != nil {
-		obj["result"] = wire.AnyObject(x.Result)
+		obj["result"] = codec.AnyObject(x.Result)
 	}
 	if drop&(1<<8) == 0 && (x.ResultType != "" || x.present&(1<<8) != 0) {
 		obj["resultType"] = x.ResultType
@@ -1409,7 +1410,7 @@ func (x *GetTaskResult) EncodeValue(rev int) any {
 	if drop&(1<<13) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1427,7 +1428,7 @@ func (x *HeaderMismatchError) EncodeValue(rev int) any {
 		obj["id"] = x.ID.Value()
 	}
 	obj["jsonrpc"] = "2.0"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1445,7 +1446,7 @@ func (x *HeaderMismatchErrorError) EncodeValue(rev int) any {
 		obj["data"] = x.Data
 	}
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1468,7 +1469,7 @@ func (x *Icon) EncodeValue(rev int) any {
 	if x.Theme != "" || x.present&(1<<3) != 0 {
 		obj["theme"] = x.Theme
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1482,9 +1483,9 @@ func (x *Icons) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Icons != nil {
-		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
+		obj["icons"] = codec.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1498,7 +1499,7 @@ func (x *ImageContent) EncodeValue(rev int) any {
 	drop := dropMask(&dropImageContent, rev)
 	obj := make(map[string]any, 5+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -1512,7 +1513,7 @@ func (x *ImageContent) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 {
 		obj["type"] = "image"
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1529,7 +1530,7 @@ func (x *Implementation) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<1) == 0 && x.Icons != nil {
-		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
+		obj["icons"] = codec.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<2) == 0 {
 		obj["name"] = x.Name
@@ -1543,7 +1544,7 @@ func (x *Implementation) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 && (x.WebsiteURL != "" || x.present&(1<<5) != 0) {
 		obj["websiteUrl"] = x.WebsiteURL
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1568,7 +1569,7 @@ func (x *InitializeRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1593,7 +1594,7 @@ func (x *InitializeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["protocolVersion"] = x.ProtocolVersion
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1609,7 +1610,7 @@ func (x *InitializeRequestParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1623,7 +1624,7 @@ func (x *InitializeResult) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
 	if x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	obj["capabilities"] = x.Capabilities.EncodeValue(rev)
 	if x.Instructions != "" || x.present&(1<<2) != 0 {
@@ -1631,7 +1632,7 @@ func (x *InitializeResult) EncodeValue(rev int) any {
 	}
 	obj["protocolVersion"] = x.ProtocolVersion
 	obj["serverInfo"] = x.ServerInfo.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1653,7 +1654,7 @@ func (x *InitializedNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1670,13 +1671,13 @@ func (x *InputRequiredResult) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if x.InputRequests != nil {
-		obj["inputRequests"] = wire.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
+		obj["inputRequests"] = codec.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
 	}
 	if x.RequestState != "" || x.present&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
 	}
 	obj["resultType"] = x.ResultType
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1691,12 +1692,12 @@ func (x *InputResponseRequestParams) EncodeValue(rev int) any {
 	obj := make(map[string]any, 3+len(x.Extra))
 	obj["_meta"] = x.Meta.EncodeValue(rev)
 	if x.InputResponses != nil {
-		obj["inputResponses"] = wire.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
+		obj["inputResponses"] = codec.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
 	}
 	if x.RequestState != "" || x.present&(1<<2) != 0 {
 		obj["requestState"] = x.RequestState
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1714,7 +1715,7 @@ func (x *InternalError) EncodeValue(rev int) any {
 		obj["data"] = x.Data
 	}
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1732,7 +1733,7 @@ func (x *InvalidParamsError) EncodeValue(rev int) any {
 		obj["data"] = x.Data
 	}
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1750,7 +1751,7 @@ func (x *InvalidRequestError) EncodeValue(rev int) any {
 		obj["data"] = x.Data
 	}
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1766,7 +1767,7 @@ func (x *JSONRPCError) EncodeValue(rev int) any {
 	obj["error"] = x.Error.EncodeValue(rev)
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1784,7 +1785,7 @@ func (x *JSONRPCErrorError) EncodeValue(rev int) any {
 		obj["data"] = x.Data
 	}
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1802,7 +1803,7 @@ func (x *JSONRPCErrorResponse) EncodeValue(rev int) any {
 		obj["id"] = x.ID.Value()
 	}
 	obj["jsonrpc"] = "2.0"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1820,7 +1821,7 @@ func (x *JSONRPCNotification) EncodeValue(rev int) any {
 	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1834,9 +1835,9 @@ func (x *JSONRPCNotificationParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1855,7 +1856,7 @@ func (x *JSONRPCRequest) EncodeValue(rev int) any {
 	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1871,7 +1872,7 @@ func (x *JSONRPCRequestParams) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1887,7 +1888,7 @@ func (x *JSONRPCRequestParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1903,7 +1904,7 @@ func (x *JSONRPCResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1922,7 +1923,7 @@ func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
+	obj["enum"] = codec.NonNilArray(wire.AnyArray(x.Enum))
 	if x.EnumNames != nil {
 		obj["enumNames"] = wire.AnyArray(x.EnumNames)
 	}
@@ -1930,7 +1931,7 @@ func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 		obj["title"] = x.Title
 	}
 	obj["type"] = "string"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1955,7 +1956,7 @@ func (x *ListPromptsRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -1978,7 +1979,7 @@ func (x *ListPromptsResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["prompts"] = wire.NonNilArray(wire.EncodeSlice(x.Prompts, rev, (*Prompt).EncodeValue))
+		obj["prompts"] = codec.NonNilArray(codec.EncodeSlice(x.Prompts, rev, (*Prompt).EncodeValue))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -1986,7 +1987,7 @@ func (x *ListPromptsResult) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2002,7 +2003,7 @@ func (x *ListPromptsResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2027,7 +2028,7 @@ func (x *ListResourceTemplatesRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2050,7 +2051,7 @@ func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["resourceTemplates"] = wire.NonNilArray(wire.EncodeSlice(x.ResourceTemplates, rev, (*ResourceTemplate).EncodeValue))
+		obj["resourceTemplates"] = codec.NonNilArray(codec.EncodeSlice(x.ResourceTemplates, rev, (*ResourceTemplate).EncodeValue))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2058,7 +2059,7 @@ func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2074,7 +2075,7 @@ func (x *ListResourceTemplatesResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2099,7 +2100,7 @@ func (x *ListResourcesRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2122,7 +2123,7 @@ func (x *ListResourcesResult) EncodeValue(rev int) any {
 		obj["nextCursor"] = x.NextCursor
 	}
 	if drop&(1<<3) == 0 {
-		obj["resources"] = wire.NonNilArray(wire.EncodeSlice(x.Resources, rev, (*Resource).EncodeValue))
+		obj["resources"] = codec.NonNilArray(codec.EncodeSlice(x.Resources, rev, (*Resource).EncodeValue))
 	}
 	if drop&(1<<4) == 0 && (x.ResultType != "" || x.present&(1<<4) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2130,7 +2131,7 @@ func (x *ListResourcesResult) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2146,7 +2147,7 @@ func (x *ListResourcesResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2171,7 +2172,7 @@ func (x *ListRootsRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2185,9 +2186,9 @@ func (x *ListRootsRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2201,12 +2202,12 @@ func (x *ListRootsResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropListRootsResult, rev)
 	obj := make(map[string]any, 2+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
-		obj["roots"] = wire.NonNilArray(wire.EncodeSlice(x.Roots, rev, (*Root).EncodeValue))
+		obj["roots"] = codec.NonNilArray(codec.EncodeSlice(x.Roots, rev, (*Root).EncodeValue))
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2225,7 +2226,7 @@ func (x *ListTasksRequest) EncodeValue(rev int) any {
 	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2239,13 +2240,13 @@ func (x *ListTasksResult) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
 	if x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if x.NextCursor != "" || x.present&(1<<1) != 0 {
 		obj["nextCursor"] = x.NextCursor
 	}
-	obj["tasks"] = wire.NonNilArray(wire.EncodeSlice(x.Tasks, rev, (*Task).EncodeValue))
-	wire.MergeExtra(obj, x.Extra)
+	obj["tasks"] = codec.NonNilArray(codec.EncodeSlice(x.Tasks, rev, (*Task).EncodeValue))
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2270,7 +2271,7 @@ func (x *ListToolsRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2296,12 +2297,12 @@ func (x *ListToolsResult) EncodeValue(rev int) any {
 		obj["resultType"] = x.ResultType
 	}
 	if drop&(1<<4) == 0 {
-		obj["tools"] = wire.NonNilArray(wire.EncodeSlice(x.Tools, rev, (*Tool).EncodeValue))
+		obj["tools"] = codec.NonNilArray(codec.EncodeSlice(x.Tools, rev, (*Tool).EncodeValue))
 	}
 	if drop&(1<<5) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2317,7 +2318,7 @@ func (x *ListToolsResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2339,7 +2340,7 @@ func (x *LoggingMessageNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2364,7 +2365,7 @@ func (x *LoggingMessageNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && (x.Logger != "" || x.present&(1<<3) != 0) {
 		obj["logger"] = x.Logger
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2382,7 +2383,7 @@ func (x *MethodNotFoundError) EncodeValue(rev int) any {
 		obj["data"] = x.Data
 	}
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2400,7 +2401,7 @@ func (x *MissingRequiredClientCapabilityError) EncodeValue(rev int) any {
 		obj["id"] = x.ID.Value()
 	}
 	obj["jsonrpc"] = "2.0"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2416,7 +2417,7 @@ func (x *MissingRequiredClientCapabilityErrorError) EncodeValue(rev int) any {
 	obj["code"] = x.Code
 	obj["data"] = x.Data.EncodeValue(rev)
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2430,7 +2431,7 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) EncodeValue(rev int) any
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	obj["requiredCapabilities"] = x.RequiredCapabilities.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2446,7 +2447,7 @@ func (x *ModelHint) EncodeValue(rev int) any {
 	if x.Name != "" || x.present&(1<<0) != 0 {
 		obj["name"] = x.Name
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2463,7 +2464,7 @@ func (x *ModelPreferences) EncodeValue(rev int) any {
 		obj["costPriority"] = *x.CostPriority
 	}
 	if x.Hints != nil {
-		obj["hints"] = wire.EncodeSlice(x.Hints, rev, (*ModelHint).EncodeValue)
+		obj["hints"] = codec.EncodeSlice(x.Hints, rev, (*ModelHint).EncodeValue)
 	}
 	if x.IntelligencePriority != nil {
 		obj["intelligencePriority"] = *x.IntelligencePriority
@@ -2471,7 +2472,7 @@ func (x *ModelPreferences) EncodeValue(rev int) any {
 	if x.SpeedPriority != nil {
 		obj["speedPriority"] = *x.SpeedPriority
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2488,7 +2489,7 @@ func (x *Notification) EncodeValue(rev int) any {
 	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2504,7 +2505,7 @@ func (x *NotificationMetaObject) EncodeValue(rev int) any {
 	if !x.SubscriptionID.IsZero() {
 		obj["io.modelcontextprotocol/subscriptionId"] = x.SubscriptionID.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2520,7 +2521,7 @@ func (x *NotificationParams) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2551,7 +2552,7 @@ func (x *NumberSchema) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 {
 		obj["type"] = x.Type
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2576,7 +2577,7 @@ func (x *PaginatedRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2595,7 +2596,7 @@ func (x *PaginatedRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 && (x.Cursor != "" || x.present&(1<<1) != 0) {
 		obj["cursor"] = x.Cursor
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2617,7 +2618,7 @@ func (x *PaginatedResult) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && (x.ResultType != "" || x.present&(1<<2) != 0) {
 		obj["resultType"] = x.ResultType
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2635,7 +2636,7 @@ func (x *ParseError) EncodeValue(rev int) any {
 		obj["data"] = x.Data
 	}
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2660,7 +2661,7 @@ func (x *PingRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2682,7 +2683,7 @@ func (x *ProgressNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2710,7 +2711,7 @@ func (x *ProgressNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && x.Total != nil {
 		obj["total"] = *x.Total
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2724,16 +2725,16 @@ func (x *Prompt) EncodeValue(rev int) any {
 	drop := dropMask(&dropPrompt, rev)
 	obj := make(map[string]any, 6+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Arguments != nil {
-		obj["arguments"] = wire.EncodeSlice(x.Arguments, rev, (*PromptArgument).EncodeValue)
+		obj["arguments"] = codec.EncodeSlice(x.Arguments, rev, (*PromptArgument).EncodeValue)
 	}
 	if drop&(1<<2) == 0 && (x.Description != "" || x.present&(1<<2) != 0) {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
+		obj["icons"] = codec.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<4) == 0 {
 		obj["name"] = x.Name
@@ -2741,7 +2742,7 @@ func (x *Prompt) EncodeValue(rev int) any {
 	if drop&(1<<5) == 0 && (x.Title != "" || x.present&(1<<5) != 0) {
 		obj["title"] = x.Title
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2766,7 +2767,7 @@ func (x *PromptArgument) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && (x.Title != "" || x.present&(1<<3) != 0) {
 		obj["title"] = x.Title
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2788,7 +2789,7 @@ func (x *PromptListChangedNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2803,7 +2804,7 @@ func (x *PromptMessage) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["content"] = x.Content.EncodeValue(rev)
 	obj["role"] = string(x.Role)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2825,7 +2826,7 @@ func (x *PromptReference) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["type"] = "ref/prompt"
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2850,7 +2851,7 @@ func (x *ReadResourceRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2867,7 +2868,7 @@ func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	if drop&(1<<1) == 0 && x.InputResponses != nil {
-		obj["inputResponses"] = wire.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
+		obj["inputResponses"] = codec.EncodeMap(x.InputResponses, rev, InputResponse.EncodeValue)
 	}
 	if drop&(1<<2) == 0 && (x.RequestState != "" || x.present&(1<<2) != 0) {
 		obj["requestState"] = x.RequestState
@@ -2875,7 +2876,7 @@ func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2895,7 +2896,7 @@ func (x *ReadResourceResult) EncodeValue(rev int) any {
 		obj["cacheScope"] = x.CacheScope
 	}
 	if drop&(1<<2) == 0 {
-		obj["contents"] = wire.NonNilArray(wire.EncodeSlice(x.Contents, rev, ReadResourceResultContentsItem.EncodeValue))
+		obj["contents"] = codec.NonNilArray(codec.EncodeSlice(x.Contents, rev, ReadResourceResultContentsItem.EncodeValue))
 	}
 	if drop&(1<<3) == 0 && (x.ResultType != "" || x.present&(1<<3) != 0) {
 		obj["resultType"] = x.ResultType
@@ -2903,7 +2904,7 @@ func (x *ReadResourceResult) EncodeValue(rev int) any {
 	if drop&(1<<4) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2919,7 +2920,7 @@ func (x *ReadResourceResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2933,7 +2934,7 @@ func (x *RelatedTaskMetadata) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	obj["taskId"] = x.TaskID
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2950,7 +2951,7 @@ func (x *Request) EncodeValue(rev int) any {
 	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2978,7 +2979,7 @@ func (x *RequestMetaObject) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -2994,7 +2995,7 @@ func (x *RequestParams) EncodeValue(rev int) any {
 	if x.Meta != nil {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3008,7 +3009,7 @@ func (x *Resource) EncodeValue(rev int) any {
 	drop := dropMask(&dropResource, rev)
 	obj := make(map[string]any, 9+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -3017,7 +3018,7 @@ func (x *Resource) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
+		obj["icons"] = codec.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3034,7 +3035,7 @@ func (x *Resource) EncodeValue(rev int) any {
 	if drop&(1<<8) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3048,7 +3049,7 @@ func (x *ResourceContents) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceContents, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && (x.MIMEType != "" || x.present&(1<<1) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3056,7 +3057,7 @@ func (x *ResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3070,7 +3071,7 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceLink, rev)
 	obj := make(map[string]any, 10+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -3079,7 +3080,7 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
+		obj["icons"] = codec.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3099,7 +3100,7 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 	if drop&(1<<9) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3121,7 +3122,7 @@ func (x *ResourceListChangedNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3136,7 +3137,7 @@ func (x *ResourceReference) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["type"] = "ref/resource"
 	obj["uri"] = x.URI
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3153,7 +3154,7 @@ func (x *ResourceRequestParams) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	obj["uri"] = x.URI
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3167,7 +3168,7 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 	drop := dropMask(&dropResourceTemplate, rev)
 	obj := make(map[string]any, 8+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -3176,7 +3177,7 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 		obj["description"] = x.Description
 	}
 	if drop&(1<<3) == 0 && x.Icons != nil {
-		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
+		obj["icons"] = codec.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<4) == 0 && (x.MIMEType != "" || x.present&(1<<4) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3190,7 +3191,7 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 	if drop&(1<<7) == 0 {
 		obj["uriTemplate"] = x.URITemplate
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3205,7 +3206,7 @@ func (x *ResourceTemplateReference) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["type"] = "ref/resource"
 	obj["uri"] = x.URI
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3227,7 +3228,7 @@ func (x *ResourceUpdatedNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3246,7 +3247,7 @@ func (x *ResourceUpdatedNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3265,7 +3266,7 @@ func (x *Result) EncodeValue(rev int) any {
 	if x.ResultType != "" || x.present&(1<<1) != 0 {
 		obj["resultType"] = x.ResultType
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3281,7 +3282,7 @@ func (x *ResultMetaObject) EncodeValue(rev int) any {
 	if x.ServerInfo != nil {
 		obj["io.modelcontextprotocol/serverInfo"] = x.ServerInfo.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3295,7 +3296,7 @@ func (x *Root) EncodeValue(rev int) any {
 	drop := dropMask(&dropRoot, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && (x.Name != "" || x.present&(1<<1) != 0) {
 		obj["name"] = x.Name
@@ -3303,7 +3304,7 @@ func (x *Root) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3325,7 +3326,7 @@ func (x *RootsListChangedNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3339,19 +3340,19 @@ func (x *SamplingMessage) EncodeValue(rev int) any {
 	drop := dropMask(&dropSamplingMessage, rev)
 	obj := make(map[string]any, 3+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
 		if len(x.Content) == 1 && x.present&(1<<1) == 0 {
 			obj["content"] = x.Content[0].EncodeValue(rev)
 		} else {
-			obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, SamplingMessageContentBlock.EncodeValue))
+			obj["content"] = codec.NonNilArray(codec.EncodeSlice(x.Content, rev, SamplingMessageContentBlock.EncodeValue))
 		}
 	}
 	if drop&(1<<2) == 0 {
 		obj["role"] = string(x.Role)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3365,16 +3366,16 @@ func (x *ServerCapabilities) EncodeValue(rev int) any {
 	drop := dropMask(&dropServerCapabilities, rev)
 	obj := make(map[string]any, 8+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Completions != nil {
-		obj["completions"] = wire.AnyObject(x.Completions)
+		obj["completions"] = codec.AnyObject(x.Completions)
 	}
 	if drop&(1<<1) == 0 && x.Experimental != nil {
-		obj["experimental"] = wire.EncodeMap(x.Experimental, rev, wire.AnyObjectOf[JSONValue])
+		obj["experimental"] = codec.EncodeMap(x.Experimental, rev, codec.AnyObjectOf[JSONValue])
 	}
 	if drop&(1<<2) == 0 && x.Extensions != nil {
-		obj["extensions"] = wire.EncodeMap(x.Extensions, rev, wire.AnyObjectOf[JSONValue])
+		obj["extensions"] = codec.EncodeMap(x.Extensions, rev, codec.AnyObjectOf[JSONValue])
 	}
 	if drop&(1<<3) == 0 && x.Logging != nil {
-		obj["logging"] = wire.AnyObject(x.Logging)
+		obj["logging"] = codec.AnyObject(x.Logging)
 	}
 	if drop&(1<<4) == 0 && x.Prompts != nil {
 		obj["prompts"] = x.Prompts.EncodeValue(rev)
@@ -3388,7 +3389,7 @@ func (x *ServerCapabilities) EncodeValue(rev int) any {
 	if drop&(1<<7) == 0 && x.Tools != nil {
 		obj["tools"] = x.Tools.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3404,7 +3405,7 @@ func (x *ServerCapabilitiesPrompts) EncodeValue(rev int) any {
 	if x.ListChanged != nil {
 		obj["listChanged"] = *x.ListChanged
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3423,7 +3424,7 @@ func (x *ServerCapabilitiesResources) EncodeValue(rev int) any {
 	if x.Subscribe != nil {
 		obj["subscribe"] = *x.Subscribe
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3437,15 +3438,15 @@ func (x *ServerCapabilitiesTasks) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
 	if x.Cancel != nil {
-		obj["cancel"] = wire.AnyObject(x.Cancel)
+		obj["cancel"] = codec.AnyObject(x.Cancel)
 	}
 	if x.List != nil {
-		obj["list"] = wire.AnyObject(x.List)
+		obj["list"] = codec.AnyObject(x.List)
 	}
 	if x.Requests != nil {
 		obj["requests"] = x.Requests.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3461,7 +3462,7 @@ func (x *ServerCapabilitiesTasksRequests) EncodeValue(rev int) any {
 	if x.Tools != nil {
 		obj["tools"] = x.Tools.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3475,9 +3476,9 @@ func (x *ServerCapabilitiesTasksRequestsTools) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	if x.Call != nil {
-		obj["call"] = wire.AnyObject(x.Call)
+		obj["call"] = codec.AnyObject(x.Call)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3493,7 +3494,7 @@ func (x *ServerCapabilitiesTools) EncodeValue(rev int) any {
 	if x.ListChanged != nil {
 		obj["listChanged"] = *x.ListChanged
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3518,7 +3519,7 @@ func (x *SetLevelRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3537,7 +3538,7 @@ func (x *SetLevelRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["level"] = string(x.Level)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3553,7 +3554,7 @@ func (x *SetLevelRequestParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3587,7 +3588,7 @@ func (x *StringSchema) EncodeValue(rev int) any {
 	if drop&(1<<6) == 0 {
 		obj["type"] = "string"
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3612,7 +3613,7 @@ func (x *SubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3631,7 +3632,7 @@ func (x *SubscribeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3647,7 +3648,7 @@ func (x *SubscribeRequestParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3672,7 +3673,7 @@ func (x *SubscriptionFilter) EncodeValue(rev int) any {
 	if x.ToolsListChanged != nil {
 		obj["toolsListChanged"] = *x.ToolsListChanged
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3688,7 +3689,7 @@ func (x *SubscriptionsAcknowledgedNotification) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "notifications/subscriptions/acknowledged"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3705,7 +3706,7 @@ func (x *SubscriptionsAcknowledgedNotificationParams) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	obj["notifications"] = x.Notifications.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3722,7 +3723,7 @@ func (x *SubscriptionsListenRequest) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "subscriptions/listen"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3737,7 +3738,7 @@ func (x *SubscriptionsListenRequestParams) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["_meta"] = x.Meta.EncodeValue(rev)
 	obj["notifications"] = x.Notifications.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3752,7 +3753,7 @@ func (x *SubscriptionsListenResult) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["_meta"] = x.Meta.EncodeValue(rev)
 	obj["resultType"] = x.ResultType
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3769,7 +3770,7 @@ func (x *SubscriptionsListenResultMetaObject) EncodeValue(rev int) any {
 		obj["io.modelcontextprotocol/serverInfo"] = x.ServerInfo.EncodeValue(rev)
 	}
 	obj["io.modelcontextprotocol/subscriptionId"] = x.SubscriptionID.Value()
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3785,7 +3786,7 @@ func (x *SubscriptionsListenResultResponse) EncodeValue(rev int) any {
 	obj["id"] = x.ID.Value()
 	obj["jsonrpc"] = "2.0"
 	obj["result"] = x.Result.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3825,7 +3826,7 @@ func (x *Task) EncodeValue(rev int) any {
 	if drop&(1<<8) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3844,7 +3845,7 @@ func (x *TaskAugmentedRequestParams) EncodeValue(rev int) any {
 	if x.Task != nil {
 		obj["task"] = x.Task.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3860,7 +3861,7 @@ func (x *TaskAugmentedRequestParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3876,7 +3877,7 @@ func (x *TaskMetadata) EncodeValue(rev int) any {
 	if x.TTL != nil {
 		obj["ttl"] = *x.TTL
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3892,7 +3893,7 @@ func (x *TaskStatusNotification) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "notifications/tasks/status"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3915,7 +3916,7 @@ func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
 		obj["error"] = x.Error.EncodeValue(rev)
 	}
 	if drop&(1<<3) == 0 && x.InputRequests != nil {
-		obj["inputRequests"] = wire.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
+		obj["inputRequests"] = codec.EncodeMap(x.InputRequests, rev, InputRequest.EncodeValue)
 	}
 	if drop&(1<<4) == 0 {
 		obj["lastUpdatedAt"] = x.LastUpdatedAt
@@ -3927,7 +3928,7 @@ func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
 		obj["pollIntervalMs"] = *x.PollIntervalMs
 	}
 	if drop&(1<<7) == 0 && x.Result != nil {
-		obj["result"] = wire.AnyObject(x.Result)
+		obj["result"] = codec.AnyObject(x.Result)
 	}
 	if drop&(1<<8) == 0 {
 		obj["status"] = string(x.Status)
@@ -3944,7 +3945,7 @@ func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
 	if drop&(1<<12) == 0 && x.TTLMs != nil {
 		obj["ttlMs"] = *x.TTLMs
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3958,7 +3959,7 @@ func (x *TextContent) EncodeValue(rev int) any {
 	drop := dropMask(&dropTextContent, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -3969,7 +3970,7 @@ func (x *TextContent) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["type"] = "text"
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -3983,7 +3984,7 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 	drop := dropMask(&dropTextResourceContents, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && (x.MIMEType != "" || x.present&(1<<1) != 0) {
 		obj["mimeType"] = x.MIMEType
@@ -3994,7 +3995,7 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4024,7 +4025,7 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 		obj["title"] = x.Title
 	}
 	obj["type"] = "array"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4037,8 +4038,8 @@ func (x TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *TitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	obj["anyOf"] = wire.NonNilArray(wire.EncodeSlice(x.AnyOf, rev, (*TitledMultiSelectEnumSchemaItemsAnyOfItem).EncodeValue))
-	wire.MergeExtra(obj, x.Extra)
+	obj["anyOf"] = codec.NonNilArray(codec.EncodeSlice(x.AnyOf, rev, (*TitledMultiSelectEnumSchemaItemsAnyOfItem).EncodeValue))
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4053,7 +4054,7 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["const"] = x.Const
 	obj["title"] = x.Title
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4072,12 +4073,12 @@ func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	obj["oneOf"] = wire.NonNilArray(wire.EncodeSlice(x.OneOf, rev, (*TitledSingleSelectEnumSchemaOneOfItem).EncodeValue))
+	obj["oneOf"] = codec.NonNilArray(codec.EncodeSlice(x.OneOf, rev, (*TitledSingleSelectEnumSchemaOneOfItem).EncodeValue))
 	if x.Title != "" || x.present&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}
 	obj["type"] = "string"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4092,7 +4093,7 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["const"] = x.Const
 	obj["title"] = x.Title
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4106,7 +4107,7 @@ func (x *Tool) EncodeValue(rev int) any {
 	drop := dropMask(&dropTool, rev)
 	obj := make(map[string]any, 9+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 && x.Annotations != nil {
 		obj["annotations"] = x.Annotations.EncodeValue(rev)
@@ -4118,7 +4119,7 @@ func (x *Tool) EncodeValue(rev int) any {
 		obj["execution"] = x.Execution.EncodeValue(rev)
 	}
 	if drop&(1<<4) == 0 && x.Icons != nil {
-		obj["icons"] = wire.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
+		obj["icons"] = codec.EncodeSlice(x.Icons, rev, (*Icon).EncodeValue)
 	}
 	if drop&(1<<5) == 0 {
 		obj["inputSchema"] = x.InputSchema.EncodeValue(rev)
@@ -4132,7 +4133,7 @@ func (x *Tool) EncodeValue(rev int) any {
 	if drop&(1<<8) == 0 && (x.Title != "" || x.present&(1<<8) != 0) {
 		obj["title"] = x.Title
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4160,7 +4161,7 @@ func (x *ToolAnnotations) EncodeValue(rev int) any {
 	if x.Title != "" || x.present&(1<<4) != 0 {
 		obj["title"] = x.Title
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4176,7 +4177,7 @@ func (x *ToolChoice) EncodeValue(rev int) any {
 	if x.Mode != "" || x.present&(1<<0) != 0 {
 		obj["mode"] = x.Mode
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4192,7 +4193,7 @@ func (x *ToolExecution) EncodeValue(rev int) any {
 	if x.TaskSupport != "" || x.present&(1<<0) != 0 {
 		obj["taskSupport"] = x.TaskSupport
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4209,7 +4210,7 @@ func (x *ToolInputSchema) EncodeValue(rev int) any {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
-		obj["properties"] = wire.EncodeMap(x.Properties, rev, wire.AnyObjectOf[any])
+		obj["properties"] = codec.EncodeMap(x.Properties, rev, codec.AnyObjectOf[any])
 	}
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
@@ -4217,7 +4218,7 @@ func (x *ToolInputSchema) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["type"] = "object"
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4239,7 +4240,7 @@ func (x *ToolListChangedNotification) EncodeValue(rev int) any {
 	if drop&(1<<2) == 0 && x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4256,7 +4257,7 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 		obj["$schema"] = x.Schema
 	}
 	if drop&(1<<1) == 0 && x.Properties != nil {
-		obj["properties"] = wire.EncodeMap(x.Properties, rev, wire.AnyObjectOf[any])
+		obj["properties"] = codec.EncodeMap(x.Properties, rev, codec.AnyObjectOf[any])
 	}
 	if drop&(1<<2) == 0 && x.Required != nil {
 		obj["required"] = wire.AnyArray(x.Required)
@@ -4264,7 +4265,7 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 && (x.present&(1<<3) != 0 || requiredIn(&reqToolOutputSchema, rev)&(1<<3) != 0) {
 		obj["type"] = "object"
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4278,9 +4279,9 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 6+len(x.Extra))
 	if x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
-	obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
+	obj["content"] = codec.NonNilArray(codec.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
 	if x.IsError != nil {
 		obj["isError"] = *x.IsError
 	}
@@ -4289,7 +4290,7 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 	}
 	obj["toolUseId"] = x.ToolUseID
 	obj["type"] = "tool_result"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4303,13 +4304,13 @@ func (x *ToolUseContent) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 5+len(x.Extra))
 	if x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	obj["id"] = x.ID
-	obj["input"] = wire.NonNilObject(wire.AnyObject(x.Input))
+	obj["input"] = codec.NonNilObject(codec.AnyObject(x.Input))
 	obj["name"] = x.Name
 	obj["type"] = "tool_use"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4327,7 +4328,7 @@ func (x *URLElicitationRequiredError) EncodeValue(rev int) any {
 		obj["id"] = x.ID.Value()
 	}
 	obj["jsonrpc"] = "2.0"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4343,7 +4344,7 @@ func (x *URLElicitationRequiredErrorError) EncodeValue(rev int) any {
 	obj["code"] = x.Code
 	obj["data"] = x.Data.EncodeValue(rev)
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4356,8 +4357,8 @@ func (x URLElicitationRequiredErrorError) MarshalJSON() ([]byte, error) {
 func (x *URLElicitationRequiredErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
-	obj["elicitations"] = wire.NonNilArray(wire.EncodeSlice(x.Elicitations, rev, (*ElicitRequestURLParams).EncodeValue))
-	wire.MergeExtra(obj, x.Extra)
+	obj["elicitations"] = codec.NonNilArray(codec.EncodeSlice(x.Elicitations, rev, (*ElicitRequestURLParams).EncodeValue))
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4382,7 +4383,7 @@ func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4401,7 +4402,7 @@ func (x *UnsubscribeRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<1) == 0 {
 		obj["uri"] = x.URI
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4417,7 +4418,7 @@ func (x *UnsubscribeRequestParamsMeta) EncodeValue(rev int) any {
 	if !x.ProgressToken.IsZero() {
 		obj["progressToken"] = x.ProgressToken.Value()
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4435,7 +4436,7 @@ func (x *UnsupportedProtocolVersionError) EncodeValue(rev int) any {
 		obj["id"] = x.ID.Value()
 	}
 	obj["jsonrpc"] = "2.0"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4451,7 +4452,7 @@ func (x *UnsupportedProtocolVersionErrorError) EncodeValue(rev int) any {
 	obj["code"] = x.Code
 	obj["data"] = x.Data.EncodeValue(rev)
 	obj["message"] = x.Message
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4465,8 +4466,8 @@ func (x *UnsupportedProtocolVersionErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["requested"] = x.Requested
-	obj["supported"] = wire.NonNilArray(wire.AnyArray(x.Supported))
-	wire.MergeExtra(obj, x.Extra)
+	obj["supported"] = codec.NonNilArray(wire.AnyArray(x.Supported))
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4496,7 +4497,7 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 		obj["title"] = x.Title
 	}
 	obj["type"] = "array"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4509,9 +4510,9 @@ func (x UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *UntitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
+	obj["enum"] = codec.NonNilArray(wire.AnyArray(x.Enum))
 	obj["type"] = "string"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4530,12 +4531,12 @@ func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	obj["enum"] = wire.NonNilArray(wire.AnyArray(x.Enum))
+	obj["enum"] = codec.NonNilArray(wire.AnyArray(x.Enum))
 	if x.Title != "" || x.present&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}
 	obj["type"] = "string"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4552,7 +4553,7 @@ func (x *UpdateTaskRequest) EncodeValue(rev int) any {
 	obj["jsonrpc"] = "2.0"
 	obj["method"] = "tasks/update"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4566,9 +4567,9 @@ func (x *UpdateTaskRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 3+len(x.Extra))
 	obj["_meta"] = x.Meta.EncodeValue(rev)
-	obj["inputResponses"] = wire.NonNilObject(wire.EncodeMap(x.InputResponses, rev, wire.AnyObjectOf[any]))
+	obj["inputResponses"] = codec.NonNilObject(codec.EncodeMap(x.InputResponses, rev, codec.AnyObjectOf[any]))
 	obj["taskId"] = x.TaskID
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -4585,7 +4586,7 @@ func (x *UpdateTaskResult) EncodeValue(rev int) any {
 		obj["_meta"] = x.Meta.EncodeValue(rev)
 	}
 	obj["resultType"] = x.ResultType
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 

@@ -205,15 +205,6 @@ func Extra(m *map[string]any, k string, v any) {
 	(*m)[k] = v
 }
 
-// MergeExtra copies unknown members into an encoded object without
-// overwriting known ones.
-func MergeExtra(dst, extra map[string]any) {
-	for k, v := range extra {
-		if _, known := dst[k]; !known {
-			dst[k] = v
-		}
-	}
-}
 
 // Marshal encodes a tree compactly without HTML escaping.
 func Marshal(v any) ([]byte, error) {
@@ -268,52 +259,10 @@ func AnyArray[T any](v []T) any {
 	return out
 }
 
-// AnyObject converts a map of plain values for a tree (nil stays nil).
-func AnyObject[T any](v map[string]T) any {
-	if v == nil {
-		return nil
-	}
-	if m, ok := any(v).(map[string]any); ok {
-		return m
-	}
-	out := make(map[string]any, len(v))
-	for k, e := range v {
-		out[k] = e
-	}
-	return out
-}
 
-// NonNilArray renders an absent required array as [].
-func NonNilArray(v any) any {
-	if v == nil {
-		return []any{}
-	}
-	return v
-}
 
-// NonNilObject renders an absent required object as {}.
-func NonNilObject(v any) any {
-	if v == nil {
-		return map[string]any{}
-	}
-	return v
-}
 
-// SetString decodes a JSON string into dst (a string or a string-based enum).
-func SetString[T ~string](v any, dst *T) error {
-	s, err := String(v)
-	*dst = T(s)
-	return err
-}
 
-// SetInt decodes an integral JSON number into dst.
-func SetInt(v any, dst *int64) (err error) { *dst, err = Int(v); return err }
 
-// SetFloat decodes a JSON number into dst.
-func SetFloat(v any, dst *float64) (err error) { *dst, err = Float(v); return err }
 
-// SetBool decodes a JSON boolean into dst.
-func SetBool(v any, dst *bool) (err error) { *dst, err = Bool(v); return err }
 
-// SetID decodes a string or integer into dst.
-func SetID(v any, dst *ID) (err error) { *dst, err = IDFromValue(v); return err }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/internal/codec"
+
 	"github.com/mcpstack/mcpstack/schema"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -114,7 +116,7 @@ func TestPlainAndArrays(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Plain = %#v", got)
 	}
-	if wire.AnyArray([]string(nil)) != nil || wire.NonNilArray(nil) == nil {
+	if wire.AnyArray([]string(nil)) != nil || codec.NonNilArray(nil) == nil {
 		t.Error("nil handling")
 	}
 	if got := wire.AnyArray([]string{"x"}); !reflect.DeepEqual(got, []any{"x"}) {

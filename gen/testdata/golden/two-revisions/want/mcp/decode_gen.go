@@ -4,6 +4,7 @@
 package mcp
 
 import (
+	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -24,7 +25,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 		switch k {
 		case "blob":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Blob); err != nil {
+				if err := codec.SetString(fv, &x.Blob); err != nil {
 					return wire.At(err, "blob")
 				}
 				return nil
@@ -36,7 +37,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URI); err != nil {
+				if err := codec.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
 				}
 				return nil
@@ -108,7 +109,7 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "id":
-			if err := wire.SetID(fv, &x.ID); err != nil {
+			if err := codec.SetID(fv, &x.ID); err != nil {
 				return wire.At(err, "id")
 			}
 		case "level":
@@ -116,7 +117,7 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 				x.Level = nil
 			} else {
 				var val float64
-				if err := wire.SetFloat(fv, &val); err != nil {
+				if err := codec.SetFloat(fv, &val); err != nil {
 					return wire.At(err, "level")
 				}
 				x.Level = &val
@@ -129,11 +130,11 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 			if fv == "" {
 				x.present |= 1 << 2
 			}
-			if err := wire.SetString(fv, &x.Mode); err != nil {
+			if err := codec.SetString(fv, &x.Mode); err != nil {
 				return wire.At(err, "mode")
 			}
 		case "text":
-			if err := wire.SetString(fv, &x.Text); err != nil {
+			if err := codec.SetString(fv, &x.Text); err != nil {
 				return wire.At(err, "text")
 			}
 		default:
@@ -167,13 +168,13 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if a, err := wire.DecodeMap(fv, rev, wire.DecodePlain); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return wire.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "content":
-			if a, err := wire.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
+			if a, err := codec.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
 				return wire.At(err, "content")
 			} else {
 				x.Content = a
@@ -185,7 +186,7 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 			}
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 2
-				if a, err := wire.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
+				if a, err := codec.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
 					return wire.At(err, "parts")
 				} else {
 					x.Parts = a
@@ -236,11 +237,11 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "data":
-			if err := wire.SetString(fv, &x.Data); err != nil {
+			if err := codec.SetString(fv, &x.Data); err != nil {
 				return wire.At(err, "data")
 			}
 		case "mimeType":
-			if err := wire.SetString(fv, &x.MIMEType); err != nil {
+			if err := codec.SetString(fv, &x.MIMEType); err != nil {
 				return wire.At(err, "mimeType")
 			}
 		case "type":
@@ -312,7 +313,7 @@ func (x *PokeNotificationParams) DecodeValue(v any, rev int) error {
 				x.Count = nil
 			} else {
 				var val int64
-				if err := wire.SetInt(fv, &val); err != nil {
+				if err := codec.SetInt(fv, &val); err != nil {
 					return wire.At(err, "count")
 				}
 				x.Count = &val
@@ -396,7 +397,7 @@ func (x *ProbeRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := func() error {
-				if err := wire.SetID(fv, &x.ID); err != nil {
+				if err := codec.SetID(fv, &x.ID); err != nil {
 					return wire.At(err, "id")
 				}
 				return nil
@@ -440,7 +441,7 @@ func (x *ProbeResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "seen":
 			if err := func() error {
-				if err := wire.SetBool(fv, &x.Seen); err != nil {
+				if err := codec.SetBool(fv, &x.Seen); err != nil {
 					return wire.At(err, "seen")
 				}
 				return nil
@@ -477,7 +478,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "text":
-			if err := wire.SetString(fv, &x.Text); err != nil {
+			if err := codec.SetString(fv, &x.Text); err != nil {
 				return wire.At(err, "text")
 			}
 		case "type":
@@ -515,7 +516,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 		switch k {
 		case "text":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.Text); err != nil {
+				if err := codec.SetString(fv, &x.Text); err != nil {
 					return wire.At(err, "text")
 				}
 				return nil
@@ -527,7 +528,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 			}
 		case "uri":
 			if err := func() error {
-				if err := wire.SetString(fv, &x.URI); err != nil {
+				if err := codec.SetString(fv, &x.URI); err != nil {
 					return wire.At(err, "uri")
 				}
 				return nil

@@ -4,6 +4,7 @@
 package mcp
 
 import (
+	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -21,7 +22,7 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["blob"] = x.Blob
 	obj["uri"] = x.URI
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -36,7 +37,7 @@ func (x *EchoRequest) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["method"] = "echo"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -61,7 +62,7 @@ func (x *EchoRequestParams) EncodeValue(rev int) any {
 	if drop&(1<<3) == 0 {
 		obj["text"] = x.Text
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -75,22 +76,22 @@ func (x *EchoResult) EncodeValue(rev int) any {
 	drop := dropMask(&dropEchoResult, rev)
 	obj := make(map[string]any, 4+len(x.Extra))
 	if drop&(1<<0) == 0 && x.Meta != nil {
-		obj["_meta"] = wire.AnyObject(x.Meta)
+		obj["_meta"] = codec.AnyObject(x.Meta)
 	}
 	if drop&(1<<1) == 0 {
-		obj["content"] = wire.NonNilArray(wire.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
+		obj["content"] = codec.NonNilArray(codec.EncodeSlice(x.Content, rev, ContentBlock.EncodeValue))
 	}
 	if drop&(1<<2) == 0 && x.Parts != nil {
 		if len(x.Parts) == 1 && x.present&(1<<2) == 0 {
 			obj["parts"] = x.Parts[0].EncodeValue(rev)
 		} else {
-			obj["parts"] = wire.NonNilArray(wire.EncodeSlice(x.Parts, rev, ContentBlock.EncodeValue))
+			obj["parts"] = codec.NonNilArray(codec.EncodeSlice(x.Parts, rev, ContentBlock.EncodeValue))
 		}
 	}
 	if drop&(1<<3) == 0 && x.Resource != nil {
 		obj["resource"] = x.Resource.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -106,7 +107,7 @@ func (x *ImageContent) EncodeValue(rev int) any {
 	obj["data"] = x.Data
 	obj["mimeType"] = x.MIMEType
 	obj["type"] = "image"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -123,7 +124,7 @@ func (x *PokeNotification) EncodeValue(rev int) any {
 	if x.Params != nil {
 		obj["params"] = x.Params.EncodeValue(rev)
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -139,7 +140,7 @@ func (x *PokeNotificationParams) EncodeValue(rev int) any {
 	if x.Count != nil {
 		obj["count"] = *x.Count
 	}
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -154,7 +155,7 @@ func (x *ProbeRequest) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["method"] = "probe/get"
 	obj["params"] = x.Params.EncodeValue(rev)
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -168,7 +169,7 @@ func (x *ProbeRequestParams) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	obj["id"] = x.ID.Value()
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -182,7 +183,7 @@ func (x *ProbeResult) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 1+len(x.Extra))
 	obj["seen"] = x.Seen
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -197,7 +198,7 @@ func (x *TextContent) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["text"] = x.Text
 	obj["type"] = "text"
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
@@ -212,7 +213,7 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["text"] = x.Text
 	obj["uri"] = x.URI
-	wire.MergeExtra(obj, x.Extra)
+	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
 
