@@ -205,7 +205,6 @@ func Extra(m *map[string]any, k string, v any) {
 	(*m)[k] = v
 }
 
-
 // Marshal encodes a tree compactly without HTML escaping.
 func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
@@ -258,11 +257,3 @@ func AnyArray[T any](v []T) any {
 	}
 	return out
 }
-
-
-
-
-
-
-
-
