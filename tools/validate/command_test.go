@@ -383,3 +383,43 @@ func TestHTMLBounded(t *testing.T) {
 		t.Errorf("the page does not say %q", want)
 	}
 }
+
+// TestHTMLLeftOutBounded: once the timelines' bound is spent, the page
+// counts the lines it left out in at most maxLeftCounted bytes more of
+// that log ("at least N"), and does not read the later logs again at all
+// (each was read to its end just to count its lines): a later log that
+// is gone by then is not missed.
+func TestHTMLLeftOutBounded(t *testing.T) {
+	defer func(old int64) { maxLeftCounted = old }(maxLeftCounted)
+	maxLeftCounted = 64 << 10
+	dir := t.TempDir()
+	const after = 500000 // lines from where the timelines stop
+	big := writeFile(t, dir, "big.jsonl", strings.Repeat("x\n", maxTimelineLines-1+after))
+	later := writeFile(t, dir, "later.jsonl", "x\n")
+	var out bytes.Buffer
+	r := NewReporter(OutputHTML, &out)
+	for _, name := range []string{big, later} {
+		r.Finding(Finding{File: name, Line: 1, Rule: RuleJSON, Severity: Error, Reason: "not JSON"})
+	}
+	if err := os.Remove(later); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(&Report{Inputs: 2, Errors: 2}, []string{big, later}); err != nil {
+		t.Fatal(err)
+	}
+	page := out.String()
+	m := regexp.MustCompile(`stop at its line (\d+): the page shows \d+ lines of timeline at most, and left out at least (\d+) lines from there on`).FindStringSubmatch(page)
+	var n int
+	if m != nil {
+		fmt.Sscan(m[2], &n)
+	}
+	switch {
+	case m == nil || m[1] != fmt.Sprint(maxTimelineLines+1):
+		t.Errorf("the page does not say it stopped at line %d and left out at least N lines: %v", maxTimelineLines+1, m)
+	case n <= 0 || n >= after/2: // 2 bytes a line: at most (64 KiB and a buffer)/2 are counted
+		t.Errorf("counted %d lines left out, want some, and far fewer than the %d there are", n, after)
+	}
+	if strings.Contains(page, "Could not read") || !strings.Contains(page, "the timelines of <code>"+later+"</code> are left out") {
+		t.Errorf("the page does not say it left out %s without reading it", later)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -115,6 +116,16 @@ type harReader struct {
 	doc      *chunkReader         // the bytes not decoded yet
 	full     bool                 // held and doc passed maxHAR: readHAR fails
 	anchors  map[string]time.Time // when requests and progress tokens were POSTed
+}
+
+// fits reports whether n bytes more would fit in maxHAR with what is held
+// and the bytes of the file not decoded yet; when they would not, the
+// file fails (full), before they are made.
+func (h *harReader) fits(n int) bool {
+	if h.held+n+harRecordCost+h.doc.left > maxHAR {
+		h.full = true
+	}
+	return !h.full
 }
 
 // hold counts n bytes more held, and reports whether they fit in maxHAR
@@ -407,21 +418,25 @@ type streamEvent struct {
 
 // add appends a record of entry n. A record longer than the line bound
 // is held as a line too long, without its bytes; past maxHAR none is.
+// Its size is known before it is encoded (encodedLen), and checked
+// against both: a record that does not fit is never made (one of 1.1
+// times maxHAR, encoded then refused, took 8.9 times maxHAR at its peak),
+// and one that does is written into a buffer of its size, with no
+// encoder's buffer besides.
 func (h *harReader) add(at time.Time, n int, session, dir string, rec map[string]any) {
 	if h.full {
 		return
 	}
 	rec["ts"], rec["session"], rec["dir"] = at.UTC().Format(time.RFC3339Nano), session, dir
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // <, > and & as they are: six bytes each otherwise
-	var b []byte
-	if err := enc.Encode(rec); err != nil {
-		b = []byte(`{"dir":"` + dir + `","raw":"mcpstack validate: a HAR entry that does not encode"}`)
-	} else if b = bytes.TrimSuffix(buf.Bytes(), []byte("\n")); len(b) > h.max {
-		b = nil // too long: next says so
+	size, ok := encodedLen(rec)
+	switch {
+	case !ok:
+		h.keep(at, n, []byte(`{"dir":"`+dir+`","raw":"mcpstack validate: a HAR entry that does not encode"}`))
+	case size > h.max:
+		h.keep(at, n, nil) // too long: next says so
+	case h.fits(size):
+		h.keep(at, n, appendJSON(make([]byte, 0, size), rec))
 	}
-	h.keep(at, n, b)
 }
 
 // keep holds a record (nil: a line too long), within maxHAR.
@@ -489,7 +504,7 @@ func (h *harReader) setAnchor(key string, at time.Time) {
 
 // jsonStringLen is the length of body encoded as a JSON string (as add
 // encodes it), without encoding it.
-func jsonStringLen(body []byte) int {
+func jsonStringLen[T string | []byte](body T) int {
 	n := 2
 	for i := 0; i < len(body); {
 		c := body[i]
@@ -505,7 +520,7 @@ func jsonStringLen(body []byte) int {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(body[i:])
+		r, size := decodeRune(body[i:])
 		switch {
 		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
 			n += 6
@@ -515,6 +530,189 @@ func jsonStringLen(body []byte) int {
 		i += size
 	}
 	return n
+}
+
+func decodeRune[T string | []byte](s T) (rune, int) {
+	switch s := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(s)
+	case []byte:
+		return utf8.DecodeRune(s)
+	}
+	return utf8.RuneError, 1
+}
+
+// appendJSONString appends s encoded as a JSON string, as encoding/json
+// writes it with SetEscapeHTML(false): jsonStringLen bytes.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				if c < 0x20 {
+					dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+				} else {
+					dst = append(dst, c)
+				}
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// encodedLen is the length of a record encoded by appendJSON, without
+// encoding it; ok is false for a value appendJSON cannot encode. Records
+// hold what wire.Parse makes (objects, arrays, strings, json.Number,
+// booleans, null) and the facts add puts with them (ints).
+func encodedLen(v any) (n int, ok bool) {
+	switch v := v.(type) {
+	case nil:
+		return 4, true
+	case bool:
+		if v {
+			return 4, true
+		}
+		return 5, true
+	case string:
+		return jsonStringLen(v), true
+	case json.Number:
+		if !isJSONNumber(string(v)) {
+			return 0, false
+		}
+		return len(v), true
+	case int:
+		return len(strconv.Itoa(v)), true
+	case []any:
+		n = 2 + max(len(v)-1, 0)
+		for _, e := range v {
+			m, ok := encodedLen(e)
+			if !ok {
+				return 0, false
+			}
+			n += m
+		}
+		return n, true
+	case map[string]any:
+		n = 2 + max(len(v)-1, 0)
+		for k, e := range v {
+			m, ok := encodedLen(e)
+			if !ok {
+				return 0, false
+			}
+			n += jsonStringLen(k) + 1 + m
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// appendJSON appends v encoded as encoding/json encodes it (members in
+// the order of their names, HTML characters as they are); v is one
+// encodedLen accepts.
+func appendJSON(dst []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case bool:
+		return strconv.AppendBool(dst, v)
+	case string:
+		return appendJSONString(dst, v)
+	case json.Number:
+		return append(dst, v...)
+	case int:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSON(dst, e)
+		}
+		return append(dst, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			dst = appendJSON(dst, v[k])
+		}
+		return append(dst, '}')
+	}
+	return dst
+}
+
+// isJSONNumber reports whether s is a JSON number (encoding/json refuses
+// to encode a json.Number that is not).
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 func anchorKey(session, kind string, v any) string {

@@ -5,12 +5,15 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // harOf builds a HAR document of entries given as
@@ -184,22 +187,30 @@ func harBomb(t *testing.T, size int, one bool) []byte {
 // decode, would come to more (NUL bytes escaped are six times their
 // size): in neither case does the reader hold much more than maxHAR. It
 // held 7 times as much (1.76 GB for the 256 MiB bound) before refusing.
+// Whatever --max-line is: a record is not made when it would not fit (one
+// entry of a quarter of maxHAR, its record 1.1 times maxHAR, was encoded
+// before it was refused, and took 4.5 times maxHAR with a --max-line
+// above it; half of maxHAR took 8.9 times).
 func TestHARBomb(t *testing.T) {
 	defer func(old int) { maxHAR = old }(maxHAR)
 	maxHAR = 16 << 20
+	const held = "its messages need more than 16777216 bytes of memory: split the HAR file"
 	for _, c := range []struct {
-		name string
-		size int
-		one  bool
-		want string
+		name    string
+		size    int
+		one     bool
+		maxLine int
+		want    string
 	}{
-		{"just over the bound", maxHAR + 1<<10, false, "a HAR file larger than 16777216 bytes"},
-		{"one entry just over the bound", maxHAR + 1<<10, true, "a HAR file larger than 16777216 bytes"},
-		{"records over the bound", maxHAR / 2, false, "its messages need more than 16777216 bytes of memory: split the HAR file"},
+		{"just over the bound", maxHAR + 1<<10, false, 4 << 20, "a HAR file larger than 16777216 bytes"},
+		{"one entry just over the bound", maxHAR + 1<<10, true, 4 << 20, "a HAR file larger than 16777216 bytes"},
+		{"records over the bound", maxHAR / 2, false, 4 << 20, held},
+		{"records over the bound, a large max-line", maxHAR / 2, false, 4 * maxHAR, held},
+		{"one record over the bound, a large max-line", maxHAR / 4, true, 4 * maxHAR, held},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			doc := harBomb(t, c.size, c.one)
-			v, err := New(WithMaxLine(4 << 20))
+			v, err := New(WithMaxLine(c.maxLine))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,9 +222,52 @@ func TestHARBomb(t *testing.T) {
 			if len(rep.InputErrors) != 1 || !strings.Contains(rep.InputErrors[0].Error(), c.want) {
 				t.Errorf("%s %v, want the error %q", Summary(&rep), rep.InputErrors, c.want)
 			}
-			if limit := 2 * uint64(maxHAR); peak > limit { // 3.5 to 5 times before, about 1.3 now
+			if limit := 2 * uint64(maxHAR); peak > limit { // 3.5 to 5 times before, about 1.3 now (1.5 for one record)
 				t.Errorf("peak heap %d bytes, want at most %d (twice maxHAR, the collector's slack included)", peak, limit)
 			}
 		})
+	}
+}
+
+// TestAppendJSON: add writes records as encoding/json would (HTML
+// characters as they are), in exactly the bytes encodedLen says before.
+func TestAppendJSON(t *testing.T) {
+	tree, err := wire.Parse([]byte(`{"jsonrpc":"2.0","id":-1.5e+3,"method":"x","params":{"a":[1,true,false,null,{},[]],` +
+		`"s":"<&> \u0000\u001f\b\f\n\r\t \" \\ / \u00e9 \u2028\u2029 \ud83d\ude00 \u007f","":0}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := []any{tree, nil, true, "", map[string]any{}, []any{}, 200, -7, json.Number("0"),
+		map[string]any{"raw": "bad \xff\xfe UTF-8 \xe2\x80", "status": 401, "answers": []any{json.Number("3"), "a"}, "sse": true}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 200; i++ {
+		b := make([]byte, rng.IntN(40))
+		for j := range b {
+			b[j] = byte(rng.IntN(256))
+			if rng.IntN(2) == 0 {
+				b[j] = "\x00\x1f \"\\<>&\xe2\x80\xa8\xff"[rng.IntN(12)]
+			}
+		}
+		values = append(values, map[string]any{string(b): string(b)})
+	}
+	for _, v := range values {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSuffix(buf.String(), "\n")
+		n, ok := encodedLen(v)
+		got := appendJSON(nil, v)
+		if !ok || string(got) != want || n != len(got) {
+			t.Errorf("%#v: encoded %q (%d bytes foretold, %v), want %q", v, got, n, ok, want)
+		}
+	}
+	if _, ok := encodedLen(map[string]any{"x": json.Number("1x")}); ok {
+		t.Error("a number that is not JSON encodes")
+	}
+	if _, ok := encodedLen(map[string]any{"x": 1.5}); ok {
+		t.Error("a float64 (records hold none) encodes")
 	}
 }

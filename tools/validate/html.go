@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -16,7 +17,9 @@ import (
 // session with a finding its timeline, every message of it in order with
 // the findings at their lines. It re-reads the logs after the check for
 // the timelines (not stdin), within bounds: at most maxTimelineLines
-// lines of timeline in all (the page says how many lines it left out),
+// lines of timeline in all (the page says how many lines it left out,
+// counted in at most maxLeftCounted bytes more of the log where it
+// stopped, and which logs it did not read again),
 // maxShownLine bytes of each line, JSON or not, and of its HTTP exchange
 // (marked as truncated), maxShownName bytes of a method, id, time or
 // session, and maxHTMLFindings findings listed (the summary counts them
@@ -27,6 +30,11 @@ const (
 	maxShownName     = 200
 	maxHTMLFindings  = 10000
 )
+
+// maxLeftCounted bounds the bytes read past the line where the timelines
+// stop, to count the lines left out: past it the page says "at least".
+// A variable: tests lower it.
+var maxLeftCounted int64 = 16 << 20
 
 // truncated cuts the text shown of a line of size bytes to maxShownLine,
 // and says so.
@@ -74,7 +82,9 @@ type htmlTimeline struct {
 	Cut                   bool   // the bound stopped it
 	Err                   string // the log could not be read again
 	LeftOut               int64  // a note: the lines of File the bound left out,
-	From                  int    // from this one on
+	From                  int    // from this one on,
+	AtLeast               bool   // counted up to maxLeftCounted bytes only;
+	Skipped               bool   // or a note: File was not read again, the bound spent
 }
 
 type htmlLine struct {
@@ -116,10 +126,14 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 		if len(wanted) == 0 {
 			continue
 		}
+		if budget <= 0 { // not read again just to count its lines
+			timelines = append(timelines, &htmlTimeline{File: name, Skipped: true})
+			continue
+		}
 		bySession := map[string]*htmlTimeline{}
 		var order []string
 		seen := map[string]bool{} // anchors given: a HAR entry's records share its number
-		left, from, err := eachRecord(name, func(line int, rec map[string]any, size int, tooLong bool) bool {
+		left, from, exact, err := eachRecord(name, func(line int, rec map[string]any, size int, tooLong bool) bool {
 			session, _ := rec["session"].(string)
 			if !wanted[session] {
 				return true
@@ -154,7 +168,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 			timelines = append(timelines, bySession[s])
 		}
 		if left > 0 {
-			timelines = append(timelines, &htmlTimeline{File: name, LeftOut: left, From: from})
+			timelines = append(timelines, &htmlTimeline{File: name, LeftOut: left, From: from, AtLeast: !exact})
 		}
 	}
 	linked := map[string]bool{}
@@ -185,6 +199,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 	err := htmlPage.Execute(r.w, map[string]any{
 		"Summary": Summary(rep), "Rules": rules, "Timelines": timelines, "Inputs": inputs,
 		"Failed": rep.Errors > 0, "Unreadable": rep.InputErrors, "Dropped": r.dropped, "MaxLines": maxTimelineLines,
+		"MaxLeftCounted": maxLeftCounted,
 	})
 	if err != nil {
 		return err
@@ -196,28 +211,36 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 // JSON-RPC line becomes {"msg":...}, one that is not JSON {"raw":...},
 // of its first bytes only), its size and whether it is too long to be
 // read; fn returns false to stop. It returns how many lines were left,
-// from which: the one fn stopped at and those after it (counted, not
-// read as JSON).
-func eachRecord(name string, fn func(line int, rec map[string]any, size int, tooLong bool) bool) (left int64, from int, err error) {
+// from which: the one fn stopped at and those after it, counted (not read
+// as JSON) in at most maxLeftCounted bytes more; exact is false when the
+// count stopped there, before the end of the log. (A HAR file's records
+// are all in memory: they are counted to the end.)
+func eachRecord(name string, fn func(line int, rec map[string]any, size int, tooLong bool) bool) (left int64, from int, exact bool, err error) {
 	in := FileInput(name)
 	rc, err := openLog(in)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	defer rc.Close()
-	var src lineSource = newLineReader(rc, 64<<20)
+	capped := &cappedReader{r: rc, limit: -1}
+	var src lineSource
 	if isHAR(in, FormatAuto, rc) {
 		h, err := readHAR(rc, 64<<20)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, false, err
 		}
 		src = h
+	} else {
+		src = newLineReader(capped, 64<<20)
 	}
 	stopped := false
 	for {
 		data, line, tooLong, ok := src.next()
 		if !ok {
-			return left, from, src.failure()
+			if capped.hit {
+				return left, from, false, nil
+			}
+			return left, from, true, src.failure()
 		}
 		if stopped {
 			left++
@@ -233,8 +256,32 @@ func eachRecord(name string, fn func(line int, rec map[string]any, size int, too
 		}
 		if !fn(line, rec, len(data), tooLong) {
 			stopped, left, from = true, 1, line
+			capped.limit = capped.n + maxLeftCounted
 		}
 	}
+}
+
+// cappedReader reads r, and ends (io.EOF, hit) once n reaches limit
+// (none when negative).
+type cappedReader struct {
+	r        io.Reader
+	n, limit int64
+	hit      bool
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.limit >= 0 {
+		if c.n >= c.limit {
+			c.hit = true
+			return 0, io.EOF
+		}
+		if rest := c.limit - c.n; int64(len(p)) > rest {
+			p = p[:rest]
+		}
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // timelineLine is what the page shows of a record, a line of size bytes.
@@ -331,7 +378,7 @@ summary{cursor:pointer}
 {{end}}</table>
 {{end}}
 {{if .Timelines}}<h2>Timelines of the sessions with findings</h2>{{end}}
-{{range .Timelines}}{{if .LeftOut}}<p class="fail">… the timelines of <code>{{.File}}</code> stop at its line {{.From}}: the page shows {{$.MaxLines}} lines of timeline at most, and left out the {{.LeftOut}} lines from there on.</p>{{else if .Err}}<p class="fail">Could not read <code>{{.File}}</code> again for its timeline: {{.Err}}</p>{{else}}<h3 id="{{.Anchor}}"><code>{{.File}}</code>{{if .Session}}, session <code>{{.Session}}</code>{{end}}</h3>
+{{range .Timelines}}{{if .LeftOut}}<p class="fail">… the timelines of <code>{{.File}}</code> stop at its line {{.From}}: the page shows {{$.MaxLines}} lines of timeline at most, and left out {{if .AtLeast}}at least {{.LeftOut}} lines from there on (counted in the next {{$.MaxLeftCounted}} bytes only){{else}}the {{.LeftOut}} lines from there on{{end}}.</p>{{else if .Skipped}}<p class="fail">… the timelines of <code>{{.File}}</code> are left out: the page shows {{$.MaxLines}} lines of timeline at most, all of them from the logs before it.</p>{{else if .Err}}<p class="fail">Could not read <code>{{.File}}</code> again for its timeline: {{.Err}}</p>{{else}}<h3 id="{{.Anchor}}"><code>{{.File}}</code>{{if .Session}}, session <code>{{.Session}}</code>{{end}}</h3>
 <table><tr><th>line</th><th>time</th><th>direction</th><th>message</th></tr>
 {{range .Lines}}<tr id="{{.Anchor}}" class="{{if .Bad}}bad{{end}}{{if .Event}} event{{end}}"><td>{{.Line}}</td><td><code>{{.TS}}</code></td><td>{{.Dir}}</td><td>{{if .Text}}<details{{if .Bad}} open{{end}}><summary>{{.Summary}}</summary><pre>{{.Text}}</pre></details>{{else}}{{.Summary}}{{end}}
 {{range .Findings}}<div><span class="{{.Severity}}">{{.Severity}}</span> <code>{{.Rule}}</code>{{if .Pointer}} at <code>{{.Pointer}}</code>{{end}}: {{.Reason}}</div>{{end}}</td></tr>

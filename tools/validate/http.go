@@ -303,13 +303,7 @@ func (c *checker) retire(it *item, name string) {
 	}
 	it.findings = append(it.findings, s.earlyFinding()...)
 	it.findings = append(it.findings, c.unanswered(s, "the next client's initialize")...)
-	delete(c.sessions, name)
-	for i, o := range c.order {
-		if o == s {
-			c.order = append(c.order[:i], c.order[i+1:]...)
-			break
-		}
-	}
+	c.drop(s)
 }
 
 // maxSegmentsBack bounds how far back an answer is looked for.

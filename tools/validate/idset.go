@@ -1,22 +1,23 @@
 package validate
 
 import (
-	"math"
-	"sort"
+	"math/rand/v2"
 
 	"github.com/mcpstack/mcpstack/wire"
 )
 
 // idSet remembers the request ids a side used in a session, for id-reuse.
-// Integer ids are kept as sorted ranges, so the usual 1, 2, 3, ... costs
-// one range however long the session; string ids are kept exactly up to
-// maxStringIDs per side and session, after which the oldest are forgotten
-// (reuse of those goes unnoticed). Memory stays bounded either way.
+// Integer ids are kept as ranges (a rangeTree), so the usual 1, 2, 3, ...
+// costs one range however long the session, and any order of ids costs
+// O(log n) an id; at most maxRanges ranges are kept, the lowest forgotten
+// first. String ids are kept exactly up to maxStringIDs per side and
+// session, after which the oldest are forgotten (reuse of those goes
+// unnoticed). Memory stays bounded either way.
 type idSet struct {
-	ranges []idRange
-	strs   map[string]struct{}
-	fifo   []string
-	next   int // fifo slot to overwrite once full
+	ints rangeTree
+	strs map[string]struct{}
+	fifo []string
+	next int // fifo slot to overwrite once full
 }
 
 type idRange struct{ lo, hi int64 }
@@ -33,9 +34,7 @@ func (s *idSet) has(id wire.ID) bool {
 		return false
 	}
 	if id.IsInt() {
-		n := id.Int()
-		i := sort.Search(len(s.ranges), func(i int) bool { return s.ranges[i].hi >= n })
-		return i < len(s.ranges) && s.ranges[i].lo <= n
+		return s.ints.has(id.Int())
 	}
 	_, ok := s.strs[id.Str()]
 	return ok
@@ -46,7 +45,7 @@ func (s *idSet) add(id wire.ID) {
 		return
 	}
 	if id.IsInt() {
-		s.addInt(id.Int())
+		s.ints.add(id.Int())
 		return
 	}
 	if s.strs == nil {
@@ -66,53 +65,6 @@ func (s *idSet) add(id wire.ID) {
 	s.next = (s.next + 1) % maxStringIDs
 }
 
-func (s *idSet) addInt(n int64) {
-	// The common case: the next id after the last range.
-	if l := len(s.ranges); l > 0 && s.ranges[l-1].hi < n {
-		if s.ranges[l-1].hi+1 == n {
-			s.ranges[l-1].hi = n
-			return
-		}
-		s.push(len(s.ranges), n)
-		return
-	}
-	below, above := n-1, n+1 // the neighbours a range may join
-	if n == math.MinInt64 {
-		below = n
-	}
-	if n == math.MaxInt64 {
-		above = n
-	}
-	i := sort.Search(len(s.ranges), func(i int) bool { return s.ranges[i].hi >= below })
-	switch {
-	case i < len(s.ranges) && s.ranges[i].lo <= n && n <= s.ranges[i].hi:
-		return
-	case i < len(s.ranges) && s.ranges[i].hi == below:
-		s.ranges[i].hi = n
-		if i+1 < len(s.ranges) && s.ranges[i+1].lo == above {
-			s.ranges[i].hi = s.ranges[i+1].hi
-			s.ranges = append(s.ranges[:i+1], s.ranges[i+2:]...)
-		}
-	case i < len(s.ranges) && s.ranges[i].lo == above:
-		s.ranges[i].lo = n
-	default:
-		s.push(i, n)
-	}
-}
-
-func (s *idSet) push(i int, n int64) {
-	if len(s.ranges) >= maxRanges {
-		// Forget the lowest range to stay bounded.
-		s.ranges = append(s.ranges[:0], s.ranges[1:]...)
-		if i > 0 {
-			i--
-		}
-	}
-	s.ranges = append(s.ranges, idRange{})
-	copy(s.ranges[i+1:], s.ranges[i:])
-	s.ranges[i] = idRange{n, n}
-}
-
 // remove forgets id: a request refused without a JSON-RPC answer (an
 // HTTP 401) did not use it, and the client may send it again.
 func (s *idSet) remove(id wire.ID) {
@@ -120,27 +72,234 @@ func (s *idSet) remove(id wire.ID) {
 		delete(s.strs, id.Str()) // its fifo slot stays; forgetting it later is harmless
 		return
 	}
-	n := id.Int()
-	i := sort.Search(len(s.ranges), func(i int) bool { return s.ranges[i].hi >= n })
-	if i == len(s.ranges) || s.ranges[i].lo > n {
+	s.ints.remove(id.Int())
+}
+
+// rangeTree holds disjoint ranges of integers, no two adjacent, at most
+// maxRanges of them, as a treap: a binary search tree by lo that is a
+// heap by a random priority, so that its depth is O(log n) whatever
+// order the ids come in (a sorted slice cost a copy of up to 1 MiB for
+// each id below the highest: descending ids were quadratic). Its nodes
+// are in one slice, linked by index (0 is none), without pointers for
+// the collector to trace.
+type rangeTree struct {
+	nodes []rangeNode // nodes[0] is not used
+	root  int32
+	free  int32 // released nodes, linked by left
+	n     int   // ranges held
+	steps int   // nodes visited: what tests count
+}
+
+type rangeNode struct {
+	idRange
+	left, right int32
+	prio        uint32
+}
+
+// at returns the node with the greatest lo not above n (0: none), the
+// only one that may hold n.
+func (t *rangeTree) at(n int64) int32 {
+	found := int32(0)
+	for x := t.root; x != 0; {
+		t.steps++
+		if t.nodes[x].lo <= n {
+			found, x = x, t.nodes[x].right
+		} else {
+			x = t.nodes[x].left
+		}
+	}
+	return found
+}
+
+// after returns the node with the least lo above n (0: none).
+func (t *rangeTree) after(n int64) int32 {
+	found := int32(0)
+	for x := t.root; x != 0; {
+		t.steps++
+		if t.nodes[x].lo > n {
+			found, x = x, t.nodes[x].left
+		} else {
+			x = t.nodes[x].right
+		}
+	}
+	return found
+}
+
+func (t *rangeTree) has(n int64) bool {
+	x := t.at(n)
+	return x != 0 && n <= t.nodes[x].hi
+}
+
+func (t *rangeTree) add(n int64) {
+	p := t.at(n)
+	if p != 0 && n <= t.nodes[p].hi {
 		return
 	}
-	r := s.ranges[i]
+	// p ends below n, so n-1 does not overflow; s starts above n, so
+	// n+1 does not either.
+	joinBelow := p != 0 && t.nodes[p].hi == n-1
+	s := t.after(n)
+	joinAbove := s != 0 && t.nodes[s].lo == n+1
+	switch {
+	case joinBelow && joinAbove:
+		t.nodes[p].hi = t.nodes[s].hi
+		t.root = t.delete(t.root, t.nodes[s].lo)
+		t.n--
+	case joinBelow:
+		t.nodes[p].hi = n
+	case joinAbove:
+		t.nodes[s].lo = n // still between its neighbours: the order holds
+	default:
+		t.insert(idRange{n, n})
+	}
+}
+
+func (t *rangeTree) remove(n int64) {
+	x := t.at(n)
+	if x == 0 || n > t.nodes[x].hi {
+		return
+	}
+	r := t.nodes[x].idRange
 	switch {
 	case r.lo == n && r.hi == n:
-		s.ranges = append(s.ranges[:i], s.ranges[i+1:]...)
+		t.root = t.delete(t.root, n)
+		t.n--
 	case r.lo == n:
-		s.ranges[i].lo = n + 1
+		t.nodes[x].lo = n + 1
 	case r.hi == n:
-		s.ranges[i].hi = n - 1
-	default: // split in two
-		s.ranges[i].hi = n - 1
-		if len(s.ranges) >= maxRanges { // full: forget the lowest range, as push does
-			s.ranges = append(s.ranges[:0], s.ranges[1:]...)
-			i-- // -1 when the range split was the lowest: its lower half is forgotten
-		}
-		s.ranges = append(s.ranges, idRange{})
-		copy(s.ranges[i+2:], s.ranges[i+1:])
-		s.ranges[i+1] = idRange{n + 1, r.hi}
+		t.nodes[x].hi = n - 1
+	default: // split in two; when full the lowest range is forgotten, which may be the lower half
+		t.nodes[x].hi = n - 1
+		t.insert(idRange{n + 1, r.hi})
 	}
+}
+
+// insert adds a range that neither overlaps nor touches another. When the
+// tree is full it first forgets the lowest range, to stay bounded.
+func (t *rangeTree) insert(r idRange) {
+	if t.n >= maxRanges {
+		t.deleteMin()
+	}
+	var x int32
+	if t.free != 0 {
+		x, t.free = t.free, t.nodes[t.free].left
+	} else {
+		if len(t.nodes) == 0 {
+			t.nodes = append(t.nodes, rangeNode{})
+		}
+		t.nodes = append(t.nodes, rangeNode{})
+		x = int32(len(t.nodes) - 1)
+	}
+	t.nodes[x] = rangeNode{idRange: r, prio: rand.Uint32()}
+	t.root = t.insertAt(t.root, x)
+	t.n++
+}
+
+// insertAt puts node x in the subtree at root and returns the subtree's
+// new root. (No function below appends to nodes: the slice stays put.)
+func (t *rangeTree) insertAt(root, x int32) int32 {
+	if root == 0 {
+		return x
+	}
+	t.steps++
+	if t.nodes[x].prio > t.nodes[root].prio {
+		t.nodes[x].left, t.nodes[x].right = t.split(root, t.nodes[x].lo)
+		return x
+	}
+	if t.nodes[x].lo < t.nodes[root].lo {
+		t.nodes[root].left = t.insertAt(t.nodes[root].left, x)
+	} else {
+		t.nodes[root].right = t.insertAt(t.nodes[root].right, x)
+	}
+	return root
+}
+
+// split parts the subtree at x into the nodes below lo and the others.
+func (t *rangeTree) split(x int32, lo int64) (below, rest int32) {
+	if x == 0 {
+		return 0, 0
+	}
+	t.steps++
+	if t.nodes[x].lo < lo {
+		a, b := t.split(t.nodes[x].right, lo)
+		t.nodes[x].right = a
+		return x, b
+	}
+	a, b := t.split(t.nodes[x].left, lo)
+	t.nodes[x].left = b
+	return a, x
+}
+
+// merge joins two subtrees, every lo of a below every lo of b.
+func (t *rangeTree) merge(a, b int32) int32 {
+	if a == 0 {
+		return b
+	}
+	if b == 0 {
+		return a
+	}
+	t.steps++
+	if t.nodes[a].prio > t.nodes[b].prio {
+		t.nodes[a].right = t.merge(t.nodes[a].right, b)
+		return a
+	}
+	t.nodes[b].left = t.merge(a, t.nodes[b].left)
+	return b
+}
+
+// delete removes the node starting at lo from the subtree at root and
+// returns the subtree's new root; the caller counts n.
+func (t *rangeTree) delete(root int32, lo int64) int32 {
+	if root == 0 {
+		return 0
+	}
+	t.steps++
+	switch nd := &t.nodes[root]; {
+	case lo < nd.lo:
+		nd.left = t.delete(nd.left, lo)
+	case lo > nd.lo:
+		nd.right = t.delete(nd.right, lo)
+	default:
+		m := t.merge(nd.left, nd.right)
+		t.release(root)
+		return m
+	}
+	return root
+}
+
+// deleteMin forgets the lowest range.
+func (t *rangeTree) deleteMin() {
+	parent, x := int32(0), t.root
+	for t.nodes[x].left != 0 {
+		t.steps++
+		parent, x = x, t.nodes[x].left
+	}
+	if parent == 0 {
+		t.root = t.nodes[x].right
+	} else {
+		t.nodes[parent].left = t.nodes[x].right // its priorities are below the parent's
+	}
+	t.release(x)
+	t.n--
+}
+
+func (t *rangeTree) release(x int32) {
+	t.nodes[x] = rangeNode{left: t.free}
+	t.free = x
+}
+
+// ranges returns the ranges in order (tests).
+func (t *rangeTree) ranges() []idRange {
+	var out []idRange
+	var walk func(x int32)
+	walk = func(x int32) {
+		if x == 0 {
+			return
+		}
+		walk(t.nodes[x].left)
+		out = append(out, t.nodes[x].idRange)
+		walk(t.nodes[x].right)
+	}
+	walk(t.root)
+	return out
 }

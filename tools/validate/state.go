@@ -17,10 +17,11 @@ type checker struct {
 	cfg      config
 	fallback *revision
 	sessions map[string]*session
-	order    []*session // by first message, for end-of-log findings
-	ended    *idSet     // sessions after their shutdown event (the last 65,536)
-	fresh    int        // sessions begun since the last takeNewSessions
-	tick     int64      // messages seen, a clock for lastSeen
+	// first and last are the ends of the list of live sessions by their
+	// first message (session.prevLive), for end-of-log findings.
+	first, last *session
+	ended       *idSet // sessions after their shutdown event (the last 65,536)
+	fresh       int    // sessions begun since the last takeNewSessions
 
 	// maxLive bounds the sessions kept whole. Beyond it the least recently
 	// active sessions without open requests are compacted into forgotten:
@@ -28,11 +29,35 @@ type checker struct {
 	// used ids are not (id-reuse across the compaction goes unnoticed).
 	// forgotten keeps at most 4*maxLive sessions; older ones are dropped,
 	// and a message of theirs starts a new session. Both are bounded, so a
-	// recording whose sessions never end still needs bounded memory.
+	// recording whose sessions never end still needs bounded memory. The
+	// sessions with open requests are not compacted; there are at most
+	// maxOpen of them (see openOldest).
 	maxLive     int
 	forgotten   map[string]*session
 	forgetQueue []forgotEntry // oldest first, stale entries included
 	forgetSeq   int64
+	// idleOldest and idleNewest are the ends of the list of live sessions
+	// without open requests, least recently active first
+	// (session.idleOlder): the next to compact is at hand, with no scan.
+	idleOldest, idleNewest *session
+
+	// openOldest and openNewest are the ends of the list of the open
+	// requests of all sessions, in the order they were sent
+	// (openReq.allOlder), nOpen its length: past maxOpen the oldest is let
+	// go, all of them reported in one finding (letGoAll).
+	openOldest, openNewest *openReq
+	nOpen, maxOpen         int
+	letGoAll               letGo
+	// letGoKeys are the last maxLetGoKeys requests letGoAll let go (their
+	// sessions may be compacted since, and their ids with them): an
+	// answer to one is not unmatched. letGoFIFO holds them oldest first.
+	letGoKeys map[letGoKey]struct{}
+	letGoFIFO []letGoKey
+	letGoNext int // the slot of letGoFIFO to overwrite once full
+
+	// steps counts the sessions and requests the bookkeeping above
+	// visits: each message costs O(1) of them, which tests count.
+	steps int64
 
 	// sessionGiven is the line of the first initialize answer whose HTTP
 	// exchange gave an Mcp-Session-Id (0: none yet): from then on a
@@ -58,6 +83,25 @@ type forgotEntry struct {
 }
 
 const maxLiveSessions = 1 << 16
+
+// maxOpenAcross bounds the open requests of all the sessions of a log:
+// beyond it the oldest of all is let go, and the log gets one unanswered
+// warning at its end with the first of them and the count. (A session
+// keeps at most maxOpenRequests, but a log of sessions that each leave a
+// request open had no bound: 65,536 sessions or more, each with 10,000.)
+// The last maxLetGoKeys let go are remembered, so that their answers are
+// not found unmatched.
+const (
+	maxOpenAcross = 100000
+	maxLetGoKeys  = 1 << 16
+)
+
+// letGoKey is a request letGoAll let go.
+type letGoKey struct {
+	session string
+	side    side
+	id      wire.ID
+}
 
 // earlyRequest is a message a side sent before notifications/initialized
 // that only may come after it: a client's request, a server's request or
@@ -141,11 +185,15 @@ type openReq struct {
 
 	id   wire.ID
 	side side     // who sent it
+	sess *session // whose it is
 	next *openReq // a later stateless request with the same id, still open
 	last *openReq // on the first open request of an id: the last of them
 	// older and newer link a session's open requests in the order they
 	// were sent, both sides: the oldest is let go past maxOpenRequests.
 	older, newer *openReq
+	// allOlder and allNewer link the open requests of all sessions so:
+	// the oldest is let go past maxOpenAcross.
+	allOlder, allNewer *openReq
 }
 
 // maxOpenRequests bounds the open requests a session keeps (both sides):
@@ -156,21 +204,23 @@ type openReq struct {
 const maxOpenRequests = 10000
 
 // letGo is what a session let go of a side's requests past
-// maxOpenRequests: how many, the first, and their ids (an answer to one
-// is not unmatched; a bounded set).
+// maxOpenRequests (or, letGoAll, the checker of all past maxOpenAcross):
+// how many, the first, and (a session's) their ids (an answer to one is
+// not unmatched; a bounded set).
 type letGo struct {
-	n      int
-	name   string
-	line   int
-	method string
-	id     wire.ID
-	ids    *idSet
+	n       int
+	name    string
+	line    int
+	method  string
+	id      wire.ID
+	ids     *idSet
+	session string // letGoAll: the first one's session and side
+	side    side
 }
 
 // session is the state machine of one session.
 type session struct {
 	id       string
-	lastSeen int64
 	forgotAt int64     // the forgetSeq of its last compaction
 	rev      *revision // what messages are read as; nil when unknown
 	// negotiated: rev comes from an initialize result.
@@ -205,13 +255,23 @@ type session struct {
 	caps      [2]map[string]any // declared capabilities, by declaring side
 	capsKnown [2]bool
 	capsFrom  [2]string // where they were declared, for reasons
+
+	// prevLive and nextLive link the live sessions by first message;
+	// idleOlder and idleNewer those without open requests by activity
+	// (idle: in that list).
+	prevLive, nextLive   *session
+	idleOlder, idleNewer *session
+	idle                 bool
 }
 
 func newChecker(input int, cfg config) *checker {
 	c := &checker{input: input, cfg: cfg, sessions: map[string]*session{}, ended: newIDSet(),
-		maxLive: cfg.maxLiveSessions, forgotten: map[string]*session{}}
+		maxLive: cfg.maxLiveSessions, forgotten: map[string]*session{}, maxOpen: cfg.maxOpenAcross}
 	if c.maxLive <= 0 {
 		c.maxLive = maxLiveSessions
+	}
+	if c.maxOpen <= 0 {
+		c.maxOpen = maxOpenAcross
 	}
 	if cfg.revision != "" {
 		c.fallback = lookupRevision(cfg.revision)
@@ -226,7 +286,6 @@ func (c *checker) takeNewSessions() int {
 }
 
 func (c *checker) session(id string) *session {
-	c.tick++
 	s := c.sessions[id]
 	if s == nil {
 		if s = c.forgotten[id]; s != nil {
@@ -241,49 +300,92 @@ func (c *checker) session(id string) *session {
 			s.used[i] = newIDSet()
 		}
 		c.sessions[id] = s
-		c.order = append(c.order, s)
-		s.lastSeen = c.tick
-		if len(c.sessions) > c.maxLive {
-			c.compact(s)
+		s.prevLive, s.nextLive = c.last, nil
+		if c.last != nil {
+			c.last.nextLive = s
+		} else {
+			c.first = s
 		}
+		c.last = s
+		c.setIdle(s)
+		// The least recently active sessions without open requests go,
+		// one each: no scan.
+		for len(c.sessions) > c.maxLive && c.idleOldest != nil && c.idleOldest != s {
+			c.compact(c.idleOldest)
+		}
+		return s
 	}
-	s.lastSeen = c.tick
+	if s.idle && s != c.idleNewest { // active now: the newest of the idle
+		c.unsetIdle(s)
+		c.setIdle(s)
+	}
 	return s
 }
 
-// compact moves the least recently active eighth of the sessions without
-// open requests, except current, into forgotten.
-func (c *checker) compact(current *session) {
-	var idle []*session
-	for _, s := range c.sessions {
-		if s != current && len(s.open[fromClient]) == 0 && len(s.open[fromServer]) == 0 {
-			idle = append(idle, s)
-		}
+// setIdle puts a session without open requests at the newest end of the
+// idle list.
+func (c *checker) setIdle(s *session) {
+	c.steps++
+	s.idle, s.idleOlder, s.idleNewer = true, c.idleNewest, nil
+	if c.idleNewest != nil {
+		c.idleNewest.idleNewer = s
+	} else {
+		c.idleOldest = s
 	}
-	sort.Slice(idle, func(i, j int) bool { return idle[i].lastSeen < idle[j].lastSeen })
-	n := max(1, len(c.sessions)/8)
-	if n > len(idle) {
-		n = len(idle)
+	c.idleNewest = s
+}
+
+// unsetIdle takes a session out of the idle list (it has an open request,
+// or is no longer live).
+func (c *checker) unsetIdle(s *session) {
+	if !s.idle {
+		return
 	}
-	gone := map[*session]bool{}
-	for _, s := range idle[:n] {
-		delete(c.sessions, s.id)
-		s.open, s.tokens, s.used = [2]map[wire.ID]*openReq{}, [2]map[wire.ID]*openReq{}, [2]*idSet{}
-		s.letGo[fromClient].ids, s.letGo[fromServer].ids = nil, nil
-		c.forgetSeq++
-		s.forgotAt = c.forgetSeq
-		c.forgetQueue = append(c.forgetQueue, forgotEntry{s, c.forgetSeq})
-		c.forgotten[s.id] = s
-		gone[s] = true
+	c.steps++
+	if s.idleOlder != nil {
+		s.idleOlder.idleNewer = s.idleNewer
+	} else {
+		c.idleOldest = s.idleNewer
 	}
+	if s.idleNewer != nil {
+		s.idleNewer.idleOlder = s.idleOlder
+	} else {
+		c.idleNewest = s.idleOlder
+	}
+	s.idle, s.idleOlder, s.idleNewer = false, nil, nil
+}
+
+// drop ends a live session's life in the checker: it leaves the lists,
+// and its open requests (reported by the caller) are no longer open.
+func (c *checker) drop(s *session) {
+	delete(c.sessions, s.id)
+	c.unsetIdle(s)
+	if s.prevLive != nil {
+		s.prevLive.nextLive = s.nextLive
+	} else {
+		c.first = s.nextLive
+	}
+	if s.nextLive != nil {
+		s.nextLive.prevLive = s.prevLive
+	} else {
+		c.last = s.prevLive
+	}
+	s.prevLive, s.nextLive = nil, nil
+	for o := s.oldest; o != nil; o = o.newer {
+		c.unlinkAll(o)
+	}
+}
+
+// compact moves an idle session into forgotten.
+func (c *checker) compact(s *session) {
+	c.drop(s)
+	s.open, s.tokens, s.used = [2]map[wire.ID]*openReq{}, [2]map[wire.ID]*openReq{}, [2]*idSet{}
+	s.letGo[fromClient].ids, s.letGo[fromServer].ids = nil, nil
+	c.forgetSeq++
+	s.forgotAt = c.forgetSeq
+	c.forgetQueue = append(c.forgetQueue, forgotEntry{s, c.forgetSeq})
+	c.forgotten[s.id] = s
 	c.trimForgotten()
-	order := c.order[:0]
-	for _, s := range c.order {
-		if !gone[s] {
-			order = append(order, s)
-		}
-	}
-	c.order = order
 }
 
 func (e forgotEntry) current(c *checker) bool {
@@ -344,7 +446,7 @@ func (c *checker) item(it *item) {
 				sess.initPending, sess.initSent = false, false
 			}
 			sess.used[fromClient].remove(id) // and may reuse its id, and its progress token
-			sess.closeOpen(fromClient, id)
+			c.closeOpen(sess, fromClient, id)
 		}
 		return
 	}
@@ -352,13 +454,7 @@ func (c *checker) item(it *item) {
 		it.findings = append(it.findings, sess.earlyFinding()...)
 		it.findings = append(it.findings, c.letGoFinding(sess)...)
 		it.findings = append(it.findings, c.unanswered(sess, "the session's shutdown")...)
-		delete(c.sessions, sess.id)
-		for i, s := range c.order {
-			if s == sess {
-				c.order = append(c.order[:i], c.order[i+1:]...)
-				break
-			}
-		}
+		c.drop(sess)
 		c.ended.add(wire.StringID(sess.id))
 		return
 	}
@@ -380,20 +476,34 @@ func (c *checker) item(it *item) {
 // finish reports what is still open at the end of the input.
 func (c *checker) finish() []Finding {
 	var out []Finding
-	for _, s := range c.order {
+	for s := c.first; s != nil; s = s.nextLive {
 		out = append(out, s.earlyFinding()...)
 		out = append(out, c.unanswered(s, "the end of the log")...)
 	}
 	for _, s := range c.letGoSessions { // compacted ones too
 		out = append(out, c.letGoFinding(s)...)
 	}
+	if lg := &c.letGoAll; lg.n > 0 {
+		what := fmt.Sprintf("the %s's %s request (id %s) was", lg.side, lg.method, lg.id)
+		later := "a later response to it is"
+		if lg.n > 1 {
+			what = fmt.Sprintf("the %s's %s request (id %s) and %d more of the log's sessions, the oldest open, were", lg.side, lg.method, lg.id, lg.n-1)
+			later = "later responses to them are"
+		}
+		out = append(out, Finding{File: lg.name, Line: lg.line, Session: lg.session, Side: lg.side.String(), Rule: RuleUnanswered,
+			Severity: ruleByID[RuleUnanswered].Severity, Pointer: "/id",
+			Reason: fmt.Sprintf("%s let go without a response: the log's sessions held %d open requests, the most the validator keeps; %s not checked", what, c.maxOpen, later)})
+		lg.n = 0
+	}
 	return out
 }
 
 // addOpen records an open request: after the open ones of its id, and as
-// the newest of the session's. Past the checker's bound the oldest is
-// let go.
+// the newest of the session's and of all. Past the session's bound its
+// oldest is let go, past the checker's the oldest of all.
 func (c *checker) addOpen(sess *session, o *openReq) {
+	c.steps++
+	o.sess = sess
 	if first := sess.open[o.side][o.id]; first == nil {
 		sess.open[o.side][o.id] = o
 	} else {
@@ -410,8 +520,20 @@ func (c *checker) addOpen(sess *session, o *openReq) {
 		sess.oldest = o
 	}
 	sess.newest = o
+	o.allOlder = c.openNewest
+	if c.openNewest != nil {
+		c.openNewest.allNewer = o
+	} else {
+		c.openOldest = o
+	}
+	c.openNewest = o
+	c.nOpen++
+	if sess.nOpen == 0 {
+		c.unsetIdle(sess)
+	}
 	sess.nOpen++
 	for sess.nOpen > maxOpenRequests {
+		c.steps++
 		old := sess.oldest // the first open one of its id: the oldest of all
 		lg := &sess.letGo[old.side]
 		if lg.n == 0 {
@@ -426,13 +548,70 @@ func (c *checker) addOpen(sess *session, o *openReq) {
 			sess.letGoListed = true
 			c.letGoSessions = append(c.letGoSessions, sess)
 		}
-		sess.closeOpen(old.side, old.id)
+		c.closeOpen(sess, old.side, old.id)
 	}
+	for c.nOpen > c.maxOpen {
+		c.steps++
+		old := c.openOldest // the oldest of its session, so the first open one of its id
+		lg := &c.letGoAll
+		if lg.n == 0 {
+			lg.name, lg.line, lg.method, lg.id, lg.session, lg.side = old.name, old.line, old.method, old.id, old.sess.id, old.side
+		}
+		lg.n++
+		c.rememberLetGo(letGoKey{old.sess.id, old.side, old.id})
+		c.closeOpen(old.sess, old.side, old.id)
+	}
+}
+
+// rememberLetGo keeps a request letGoAll let go, forgetting the oldest
+// past maxLetGoKeys.
+func (c *checker) rememberLetGo(k letGoKey) {
+	if c.letGoKeys == nil {
+		c.letGoKeys = map[letGoKey]struct{}{}
+	}
+	if _, ok := c.letGoKeys[k]; ok {
+		return
+	}
+	c.letGoKeys[k] = struct{}{}
+	if len(c.letGoFIFO) < maxLetGoKeys {
+		c.letGoFIFO = append(c.letGoFIFO, k)
+		return
+	}
+	delete(c.letGoKeys, c.letGoFIFO[c.letGoNext])
+	c.letGoFIFO[c.letGoNext] = k
+	c.letGoNext = (c.letGoNext + 1) % maxLetGoKeys
+}
+
+// wasLetGo reports whether a request of the session's side with the id
+// was let go past a bound (its answer is not checked).
+func (c *checker) wasLetGo(sess *session, s side, id wire.ID) bool {
+	if sess.letGo[s].ids.has(id) {
+		return true
+	}
+	_, ok := c.letGoKeys[letGoKey{sess.id, s, id}]
+	return ok
+}
+
+// unlinkAll takes an open request out of the list of all.
+func (c *checker) unlinkAll(o *openReq) {
+	c.steps++
+	if o.allOlder != nil {
+		o.allOlder.allNewer = o.allNewer
+	} else {
+		c.openOldest = o.allNewer
+	}
+	if o.allNewer != nil {
+		o.allNewer.allOlder = o.allOlder
+	} else {
+		c.openNewest = o.allOlder
+	}
+	o.allOlder, o.allNewer = nil, nil
+	c.nOpen--
 }
 
 // closeOpen removes the first open request of the side with the id (the
 // one an answer goes to) and returns it (nil when none is open).
-func (sess *session) closeOpen(s side, id wire.ID) *openReq {
+func (c *checker) closeOpen(sess *session, s side, id wire.ID) *openReq {
 	o := sess.open[s][id]
 	if o == nil {
 		return nil
@@ -457,7 +636,11 @@ func (sess *session) closeOpen(s side, id wire.ID) *openReq {
 		sess.newest = o.older
 	}
 	o.older, o.newer = nil, nil
+	c.unlinkAll(o)
 	sess.nOpen--
+	if sess.nOpen == 0 {
+		c.setIdle(sess)
+	}
 	if o.hasToken && sess.tokens[s][o.token] == o {
 		delete(sess.tokens[s], o.token)
 	}
@@ -713,7 +896,7 @@ func (c *checker) openRequest(sess *session, it *item, m *message, s side, rev *
 	switch {
 	case prev != nil && !stateless:
 		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s reuses id %s while its %s request of line %d is still open", s, m.id, prev.method, prev.line))
-	case sess.used[s].has(m.id) && (rev == nil || rev.lifecycle) && !sess.letGo[s].ids.has(m.id):
+	case sess.used[s].has(m.id) && (rev == nil || rev.lifecycle) && !c.wasLetGo(sess, s, m.id):
 		// Without sessions (2026-07-28) an id is only bound while its
 		// request is open.
 		it.finding(RuleIDReuse, it.session, m.ptr+"/id", fmt.Sprintf("the %s already used id %s in this session", s, m.id))
@@ -761,7 +944,7 @@ func (c *checker) cancelled(sess *session, it *item, m *message, s side) {
 	case s == fromClient && sess.initSent && id == sess.initID:
 		// answered already, and still never to be cancelled
 		it.finding(RuleCancelInitialize, it.session, ptr, "the initialize request must not be cancelled (here after its answer)")
-	case sess.letGo[s].ids.has(id):
+	case c.wasLetGo(sess, s, id):
 		// let go past the bound: whether it was answered is not known
 	case sess.used[s].has(id):
 		it.finding(RuleCancelLate, it.session, ptr, fmt.Sprintf("the %s cancels its request %s, which was answered already", s, id))
@@ -822,7 +1005,7 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 		o = sess.open[r][m.id]
 	}
 	if o == nil {
-		if !m.id.IsZero() && !sess.letGo[r].ids.has(m.id) {
+		if !m.id.IsZero() && !c.wasLetGo(sess, r, m.id) {
 			if sess.used[r].has(m.id) {
 				it.finding(RuleResponseUnmatched, it.session, m.ptr+"/id", fmt.Sprintf("the %s's request %s was answered already", r, m.id))
 			} else {
@@ -840,7 +1023,7 @@ func (c *checker) response(sess *session, it *item, m *message, s side) {
 		}
 		return
 	}
-	sess.closeOpen(r, m.id)
+	c.closeOpen(sess, r, m.id)
 	rev := o.rev
 	if m.kind == kindError && rev != nil {
 		c.errorStatus(it, m, rev)

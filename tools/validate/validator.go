@@ -93,6 +93,7 @@ type config struct {
 	live      bool   // WithLive
 
 	maxLiveSessions int // tests: the compaction threshold of state.go
+	maxOpenAcross   int // tests: the bound on the open requests of all sessions
 }
 
 // WithFormat sets the format of the inputs that do not set their own
