@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -101,8 +102,9 @@ func (t *tap) session(id string) string {
 const redacted = "[redacted]"
 
 // masked is msg with the values of the members --redact names masked,
-// at any depth; msg itself when nothing is named, and a placeholder when
-// it is not JSON (a secret in it could not be found).
+// at any depth and inside strings (see maskString); msg itself when
+// nothing is named or masked, and a placeholder when it is not JSON (a
+// secret in it could not be found) or, masked, cannot be written again.
 func (t *tap) masked(msg []byte) []byte {
 	if len(t.redact) == 0 {
 		return msg
@@ -111,85 +113,191 @@ func (t *tap) masked(msg []byte) []byte {
 	if err != nil {
 		return []byte(redacted + " (not JSON: what it holds cannot be told)")
 	}
-	if !t.mask(tree, 0) {
+	tree, did := t.maskValue(tree, 0)
+	if !did {
 		return msg
 	}
-	b, err := json.Marshal(tree)
+	b, err := encodeJSON(tree)
 	if err != nil {
-		return msg
+		return []byte(redacted + " (masked, but could not be written again)")
 	}
 	return b
 }
 
-// maxEmbedded bounds how deep mask looks into JSON held in strings
+// encodeJSON writes a masked tree again: compact, and without escaping
+// <, > and & (the text as it was, but for what is masked). A variable: a
+// tree that wire.Parse made always encodes, and a test needs one that
+// does not.
+var encodeJSON = func(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// maxEmbedded bounds how deep maskValue looks into JSON held in strings
 // (JSON in a string in JSON...): a string beyond it that may hold a named
 // member is masked whole.
 const maxEmbedded = 8
 
-// mask masks in place; it reports whether anything was. A string that is
-// itself a JSON object or array (as a tool's text content carries its
-// structured result) is searched too, and re-serialized in place when
-// something in it is masked; embedded counts the strings around v.
-func (t *tap) mask(v any, embedded int) bool {
+// maskValue is v with the values of the named members masked (maps and
+// slices in place), and whether anything was; embedded counts the
+// strings around v.
+func (t *tap) maskValue(v any, embedded int) (any, bool) {
 	changed := false
 	switch x := v.(type) {
+	case string:
+		return t.maskString(x, embedded)
 	case map[string]any:
 		for k, e := range x {
 			if t.redact[strings.ToLower(k)] {
 				x[k], changed = redacted, true
 				continue
 			}
-			if s, ok := e.(string); ok {
-				if m, did := t.maskString(s, embedded); did {
-					x[k], changed = m, true
-				}
-				continue
+			if m, did := t.maskValue(e, embedded); did {
+				x[k], changed = m, true
 			}
-			changed = t.mask(e, embedded) || changed
 		}
 	case []any:
 		for i, e := range x {
-			if s, ok := e.(string); ok {
-				if m, did := t.maskString(s, embedded); did {
-					x[i], changed = m, true
-				}
-				continue
+			if m, did := t.maskValue(e, embedded); did {
+				x[i], changed = m, true
 			}
-			changed = t.mask(e, embedded) || changed
 		}
 	}
-	return changed
+	return v, changed
 }
 
-// maskString is s with the named members masked when s is a JSON object
-// or array (space around it kept), and whether anything was.
-func (t *tap) maskString(s string, embedded int) (string, bool) {
-	doc := strings.TrimSpace(s)
-	if len(doc) < 2 || (doc[0] != '{' && doc[0] != '[') {
+// maskString is s with the named members in it masked, and whether
+// anything was: a string may carry JSON (a tool's text content its
+// structured result, a log its lines). One that mentions no named member
+// (see mentions) is left as it is. One that does is read as JSON, failing
+// closed: as one value or a sequence of them (JSON Lines), the space
+// around and between them kept, a string literal read for the text it
+// holds, each masked and written again; one that does not read so (text
+// around JSON, a fenced block, a fragment, a Python dict), or is nested
+// past maxEmbedded, is masked whole, as what in it is a secret cannot be
+// told.
+func (t *tap) maskString(s string, embedded int) (any, bool) {
+	if !t.mentions(s) {
 		return s, false
 	}
-	if embedded >= maxEmbedded {
-		// Too deep to parse again: masked whole if it may name one.
-		lower := strings.ToLower(doc)
-		for name := range t.redact {
-			if strings.Contains(lower, name) {
-				return redacted, true
+	if embedded < maxEmbedded {
+		if m, did, ok := t.maskDocs(s, embedded); ok {
+			return m, did
+		}
+	}
+	return redacted, true
+}
+
+// maskDocs masks s read as a sequence of JSON values; ok is false when it
+// does not read so (or what is masked cannot be written again).
+func (t *tap) maskDocs(s string, embedded int) (masked string, did, ok bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var out strings.Builder
+	last := 0
+	for {
+		var v any
+		if err := dec.Decode(&v); err == io.EOF {
+			break
+		} else if err != nil {
+			return "", false, false
+		}
+		end := int(dec.InputOffset())
+		raw := s[last:end] // the value and the space before it
+		doc := strings.TrimLeft(raw, " \t\r\n")
+		out.WriteString(raw[:len(raw)-len(doc)])
+		m, changed := t.maskValue(v, embedded+1)
+		if changed {
+			b, err := encodeJSON(m)
+			if err != nil {
+				return "", false, false
+			}
+			out.Write(b)
+			did = true
+		} else {
+			out.WriteString(doc)
+		}
+		last = end
+	}
+	if !did {
+		return s, false, true
+	}
+	out.WriteString(s[last:])
+	return out.String(), true, true
+}
+
+// mentions reports whether s may hold a member --redact names: a name, in
+// any case, between quotes (" as a JSON member's is written, or ' as a
+// Python dict's), once the escapes that strings in strings in JSON put
+// around it are undone (backslashes dropped, \uXXXX read). The bare name
+// would do too much: every message, description or URI that merely says
+// "password" would be masked whole, and with a short name (key, token)
+// most of the text of a recording, which is kept to be read and
+// validated; a name between quotes is how every JSON carrier, however
+// loose, writes a member.
+func (t *tap) mentions(s string) bool {
+	lower := strings.ToLower(s)
+	if !strings.Contains(lower, `\u`) && !t.containsName(lower) {
+		return false // the common case, at the cost of a search
+	}
+	if strings.Contains(s, `\`) {
+		lower = strings.ToLower(unescaped(s))
+	}
+	for name := range t.redact {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], name)
+			if j < 0 {
+				break
+			}
+			j += i
+			if end := j + len(name); j > 0 && end < len(lower) && isQuote(lower[j-1]) && isQuote(lower[end]) {
+				return true
+			}
+			i = j + 1
+		}
+	}
+	return false
+}
+
+// containsName reports whether lower has a name in it at all.
+func (t *tap) containsName(lower string) bool {
+	for name := range t.redact {
+		if strings.Contains(lower, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func isQuote(c byte) bool { return c == '"' || c == '\'' }
+
+// unescaped is s without the escapes of JSON strings, at any depth: every
+// backslash goes, and one before u and four hex digits reads them as the
+// character they stand for.
+func unescaped(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		for i < len(s) && s[i] == '\\' {
+			i++
+		}
+		if i+5 <= len(s) && (s[i] == 'u' || s[i] == 'U') {
+			if r, err := strconv.ParseUint(s[i+1:i+5], 16, 32); err == nil {
+				b.WriteRune(rune(r))
+				i += 5
 			}
 		}
-		return s, false
 	}
-	tree, err := wire.Parse([]byte(doc))
-	if err != nil || !t.mask(tree, embedded+1) {
-		return s, false
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // the text as it was, but for what is masked
-	if err := enc.Encode(tree); err != nil {
-		return redacted, true
-	}
-	start := strings.Index(s, doc)
-	return s[:start] + strings.TrimSuffix(b.String(), "\n") + s[start+len(doc):], true
+	return b.String()
 }
 
 // headers are the headers of an exchange the recording keeps

@@ -21,8 +21,8 @@ import (
 )
 
 const usage = `Usage: mcpstack proxy [--record FILE] [--check] [--fail-on error|warning] [--redact NAMES] -- CMD ARGS...
-       mcpstack proxy --upstream URL --http ADDR [--addr-file FILE] [--allow-remote] [--body-timeout D] [--body-memory MiB]
-                      [--record FILE] [--check] [--fail-on error|warning] [--redact NAMES]
+       mcpstack proxy --upstream URL --http ADDR [--addr-file FILE] [--allow-remote]
+                      [--body-timeout D] [--body-deadline D] [--body-memory MiB] [--record FILE] [--check] [--fail-on error|warning] [--redact NAMES]
 
 Between an MCP client and a server, pass every byte unchanged and record
 each message (with its direction, time and session) in the format mcpstack
@@ -40,19 +40,27 @@ word that is not one): under the MCP Inspector, whose parser eats --, run
 HTTP: a reverse proxy at ADDR for the Streamable HTTP (and HTTP+SSE)
 server at URL: event streams pass through as they flow. Authorization and
 cookies are never recorded; --redact masks the values of the JSON members
-and headers it names, also inside strings that are themselves JSON (a
-tool's text content carrying its result); the live check sees the masked
-recording too. The recording is created readable by its owner only (0600;
-an existing one is narrowed to that).
+and headers it names, also inside strings that carry JSON (a tool's text
+content carrying its result, JSON Lines, a JSON string literal), failing
+closed: a string that names such a member ("name" between quotes, any
+case, escapes undone) but does not read as JSON (text around JSON, a
+fenced block) is masked whole. The live check sees the masked recording
+too. The recording is created readable by its owner only (0600; an
+existing one is narrowed to that).
 
 The HTTP proxy has no authentication: it listens on loopback only (and
 answers 403 to a request whose Host is not a loopback name or address,
 against DNS rebinding) unless --allow-remote. It holds each POST body to
-record it: at most 32 MiB each (or --body-memory, if less; else 413) and
---body-memory MiB together (else 503, at once); a request body that sends
-nothing for --body-timeout is cut (408). Headers must come within 10s; a
-kept-alive connection idle for 2m is closed; answers and event streams
-stream for as long as they go.
+record it, taking memory as the bytes come (not as a Content-Length
+claims) and giving it back once the body is recorded and forwarded: at
+most 32 MiB each (or --body-memory, if less; else 413) and --body-memory
+MiB together (else 503); a request body that sends nothing for
+--body-timeout, or is not in whole --body-deadline after its headers, is
+cut (408). Answers are held to be recorded within as much memory again
+(each at most 64 MiB): one beyond passes unrecorded, with a warning; a
+client that reads nothing of an answer for --body-timeout is cut. Headers
+must come within 10s; a kept-alive connection idle for 2m is closed;
+answers and event streams stream for as long as they go.
 
 Over HTTP the recording keeps, with each message the client POSTs, the
 facts of its exchange that the HTTP rules read: status, session, protocol
@@ -86,8 +94,9 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	httpAddr := fl.String("http", "", "HTTP: listen at `ADDR` (e.g. 127.0.0.1:9000; port 0 picks a free one)")
 	addrFile := fl.String("addr-file", "", "HTTP: write the bound host:port to `FILE` once listening")
 	allowRemote := fl.Bool("allow-remote", false, "HTTP: listen on an address that is not loopback (the proxy has no authentication: whoever reaches it reaches the upstream, as if from this machine)")
-	bodyTimeout := fl.Duration("body-timeout", defaultLimits.bodyIdle, "HTTP: cut (408) a request body that sends nothing for this `duration`")
-	bodyMemory := fl.Int("body-memory", int(defaultLimits.bodyMemory>>20), "HTTP: the POST bodies in flight hold at most these `MiB` together; a POST beyond gets 503")
+	bodyTimeout := fl.Duration("body-timeout", defaultLimits.bodyIdle, "HTTP: cut a request body that sends nothing (408), or an answer the client reads nothing of, for this `duration`")
+	bodyDeadline := fl.Duration("body-deadline", defaultLimits.bodyDeadline, "HTTP: cut (408) a request body not in whole this `duration` after its headers")
+	bodyMemory := fl.Int("body-memory", int(defaultLimits.bodyMemory>>20), "HTTP: the POST bodies held to be recorded hold at most these `MiB` together (a POST beyond gets 503), and the answers as much again (one beyond passes unrecorded)")
 	redact := fl.String("redact", "", "mask in the recording the values of the JSON members and headers with these `NAMES` (comma-separated, any case), e.g. apiKey,password,Mcp-Session-Id (a session id becomes a digest)")
 	fl.Usage = func() { fmt.Fprint(fl.Output(), usage); fl.PrintDefaults() }
 	fl.SetOutput(io.Discard) // parse errors are reported below, once
@@ -145,16 +154,16 @@ func Command(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "mcpstack proxy: HTTP takes --upstream URL and --http ADDR, and no command")
 			return 2
 		}
-		if *bodyTimeout <= 0 || *bodyMemory <= 0 || *bodyMemory > 1<<20 {
-			fmt.Fprintln(stderr, "mcpstack proxy: --body-timeout must be positive, --body-memory from 1 to 1048576 (MiB)")
+		if *bodyTimeout <= 0 || *bodyDeadline <= 0 || *bodyMemory <= 0 || *bodyMemory > 1<<20 {
+			fmt.Fprintln(stderr, "mcpstack proxy: --body-timeout and --body-deadline must be positive, --body-memory from 1 to 1048576 (MiB)")
 			return 2
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		code = serveHTTP(ctx, httpConfig{upstream: *upstream, addr: *httpAddr, addrFile: *addrFile, allowRemote: *allowRemote,
-			limits: httpLimits{bodyIdle: *bodyTimeout, bodyMemory: int64(*bodyMemory) << 20}}, t, stderr)
-	case *addrFile != "" || *allowRemote || set["body-timeout"] || set["body-memory"]:
-		fmt.Fprintln(stderr, "mcpstack proxy: --addr-file, --allow-remote, --body-timeout and --body-memory are for HTTP (--upstream and --http)")
+			limits: httpLimits{bodyIdle: *bodyTimeout, bodyDeadline: *bodyDeadline, bodyMemory: int64(*bodyMemory) << 20}}, t, stderr)
+	case *addrFile != "" || *allowRemote || set["body-timeout"] || set["body-deadline"] || set["body-memory"]:
+		fmt.Fprintln(stderr, "mcpstack proxy: --addr-file, --allow-remote, --body-timeout, --body-deadline and --body-memory are for HTTP (--upstream and --http)")
 		return 2
 	case fl.NArg() == 0:
 		fmt.Fprint(stderr, "mcpstack proxy: give the server command after --, or --upstream and --http\n")

@@ -40,17 +40,24 @@ type httpConfig struct {
 
 // httpLimits bound what clients can make the HTTP proxy hold.
 type httpLimits struct {
-	// bodyIdle cuts a request body that sends nothing for this long
-	// (--body-timeout): the client gets 408.
+	// bodyIdle cuts a request body that sends nothing for this long (the
+	// client gets 408), and an answer the client reads nothing of for
+	// this long (--body-timeout).
 	bodyIdle time.Duration
+	// bodyDeadline cuts a request body that is not in whole this long
+	// after its request's headers (--body-deadline): the client gets 408.
+	// 0: none.
+	bodyDeadline time.Duration
 	// bodyMemory bounds the bytes all the POST bodies being read (to be
-	// recorded) and forwarded hold together (--body-memory): a POST
-	// beyond it gets 503 at once, a body larger than it 413.
+	// recorded) and forwarded hold together (--body-memory): a POST whose
+	// bytes go beyond it gets 503, a body larger than it 413. The answers
+	// held to be recorded hold as much again, apart: one beyond passes
+	// unrecorded.
 	bodyMemory int64
 }
 
 // defaultLimits are the flags' defaults.
-var defaultLimits = httpLimits{bodyIdle: 30 * time.Second, bodyMemory: 128 << 20}
+var defaultLimits = httpLimits{bodyIdle: 30 * time.Second, bodyDeadline: time.Minute, bodyMemory: 128 << 20}
 
 // The HTTP server's own timeouts: a request's headers must come within
 // headerTimeout, and a kept-alive connection with no request is closed
@@ -124,7 +131,7 @@ func serveHTTP(ctx context.Context, c httpConfig, t *tap, errOut io.Writer) int 
 // must not reach the upstream through the proxy, which would give the
 // upstream its own loopback Host (see upstreamHost).
 func newServer(upstream *url.URL, c httpConfig, t *tap) *http.Server {
-	h := newHandler(upstream, ownNames(c.addr), t, c.limits)
+	var h http.Handler = newHandler(upstream, ownNames(c.addr), t, c.limits)
 	if guard.IsLoopbackAddr(c.addr) {
 		h = loopbackHost(h)
 	}
@@ -155,20 +162,27 @@ func loopbackHost(next http.Handler) http.Handler {
 	})
 }
 
-// handler is the HTTP proxy to upstream: every request goes to
+// proxyHandler is the HTTP proxy to upstream: every request goes to
 // upstream's host with its own path and query, every byte both ways
 // unchanged, event streams as they flow; the messages of the bodies go to
-// the tap, under the session the Mcp-Session-Id header names. names are
-// the proxy's own host names (see upstreamHost).
-func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
-	return newHandler(upstream, names, t, defaultLimits)
+// the tap, under the session the Mcp-Session-Id header names.
+type proxyHandler struct {
+	rp     *httputil.ReverseProxy
+	t      *tap
+	limits httpLimits
+	// requests holds the POST bodies read to be recorded, answers the
+	// answers (limits.bodyMemory each); perBody and perAnswer bound one.
+	requests, answers  *budget
+	perBody, perAnswer int64
 }
 
-// newHandler is handler within limits.
-func newHandler(upstream *url.URL, names map[string]bool, t *tap, limits httpLimits) http.Handler {
-	bodies := &budget{left: limits.bodyMemory}
-	perBody := min(int64(maxBody), limits.bodyMemory)
-	rp := &httputil.ReverseProxy{
+// newHandler is the proxy to upstream within limits. names are the
+// proxy's own host names (see upstreamHost).
+func newHandler(upstream *url.URL, names map[string]bool, t *tap, limits httpLimits) *proxyHandler {
+	p := &proxyHandler{t: t, limits: limits,
+		requests: &budget{left: limits.bodyMemory}, answers: &budget{left: limits.bodyMemory},
+		perBody: min(int64(maxBody), limits.bodyMemory), perAnswer: min(int64(maxLine), limits.bodyMemory)}
+	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host = upstream.Scheme, upstream.Host
 			r.Out.Host = upstreamHost(r.In.Host, names, upstream)
@@ -189,180 +203,206 @@ func newHandler(upstream *url.URL, names map[string]bool, t *tap, limits httpLim
 			if !gaveUp {
 				slog.Warn("mcpstack proxy: the upstream did not answer", "err", err)
 			}
-			if x, _ := r.Context().Value(exchangeKey{}).(*exchange); x != nil && len(x.body) > 0 {
-				facts := &record.HTTP{Method: x.method, Request: x.headers}
-				if !gaveUp {
-					facts.Status = http.StatusBadGateway
+			if x, _ := r.Context().Value(exchangeKey{}).(*exchange); x != nil {
+				if len(x.body) > 0 {
+					facts := &record.HTTP{Method: x.method, Request: x.headers}
+					if !gaveUp {
+						facts.Status = http.StatusBadGateway
+					}
+					if !x.recorded {
+						t.messageHTTP(x.session, server.ClientToServer, x.body, facts)
+					}
+					if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 && !gaveUp {
+						t.refused(x.session, http.StatusBadGateway, ids)
+					}
 				}
-				if !x.recorded {
-					t.messageHTTP(x.session, server.ClientToServer, x.body, facts)
-				}
-				if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 && !gaveUp {
-					t.refused(x.session, http.StatusBadGateway, ids)
-				}
+				x.bodyDone()
 			}
 			w.WriteHeader(http.StatusBadGateway)
 		},
 		// The client's own Accept-Encoding goes on as it is: the default
 		// transport would add gzip and undo it, changing what passes.
-		Transport:     upstreamTransport(),
-		FlushInterval: -1, // every write at once: event streams stream
-		ErrorLog:      slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
-		ModifyResponse: func(resp *http.Response) error {
-			x, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
-			if x == nil {
-				return nil
-			}
-			session := resp.Header.Get("Mcp-Session-Id")
-			if session == "" {
-				session = x.session
-			}
-			respHeaders := t.headers(resp.Header)
-			// The request is recorded now, under the session initialize's
-			// answer opens, and before what answers it, with the facts of
-			// its exchange.
-			if len(x.body) > 0 && !x.recorded {
-				t.messageHTTP(session, server.ClientToServer, x.body, &record.HTTP{
-					Method: x.method, Status: resp.StatusCode,
-					Request: x.headers, Response: respHeaders,
-				})
-			}
-			if x.method == http.MethodDelete && resp.StatusCode/100 == 2 {
-				t.shutdown(session, server.ClientToServer)
-			}
-			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-			if resp.StatusCode >= 400 && mt != "application/json" && mt != "text/event-stream" {
-				// No JSON-RPC answer: the status answers the requests.
-				if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 {
-					t.refused(session, resp.StatusCode, ids)
-				}
-				return nil
-			}
-			encoding := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
-			if encoding != "" && encoding != "identity" && !(encoding == "gzip" && mt == "application/json") {
-				if mt == "application/json" || mt == "text/event-stream" {
-					slog.Warn("mcpstack proxy: an answer in a Content-Encoding the recording cannot read passes unrecorded",
-						"encoding", encoding, "content_type", mt, "session", session)
-				}
-				return nil
-			}
-			switch mt {
-			case "application/json":
-				// The answer keeps its status: an error's is judged by it
-				// (two stateless requests may share an id).
-				facts := &record.HTTP{Status: resp.StatusCode, Response: respHeaders}
-				resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip", max: maxLine,
-					done: func(b []byte) { t.messageHTTP(session, server.ServerToClient, b, facts) }}
-			case "text/event-stream":
-				resp.Body = &sseBody{ReadCloser: resp.Body, events: eventSplitter{max: maxLine}, message: func(event string, b []byte) {
-					if event == "endpoint" { // HTTP+SSE: the stream's session is in the URL it names
-						if u, err := url.Parse(string(b)); err == nil && httpfacts.QuerySession(u) != "" {
-							session = httpfacts.QuerySession(u)
-						}
-						return
-					}
-					t.message(session, server.ServerToClient, b)
-				}}
-			}
-			return nil
-		},
+		Transport:      upstreamTransport(),
+		FlushInterval:  -1, // every write at once: event streams stream
+		ErrorLog:       slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+		ModifyResponse: p.modifyResponse,
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), headers: t.headers(r.Header)}
-		// HTTP+SSE (2024-11-05): POST /messages?sessionId=... is answered
-		// on the session's GET stream, maybe before the POST's own 202: the
-		// request is recorded before it goes on.
-		sseSession := false
-		if x.session == "" {
-			x.session = httpfacts.QuerySession(r.URL)
-			sseSession = x.session != ""
-		}
-		if r.Body != nil && r.Body != http.NoBody {
-			// Whatever the method, a body that stalls is cut.
-			r.Body = &idleBody{ReadCloser: r.Body, rc: http.NewResponseController(w), idle: limits.bodyIdle}
-		}
-		if r.Body != nil && r.Method == http.MethodPost {
-			// The body is held to be recorded (with the session and
-			// status of its answer): all together hold at most
-			// limits.bodyMemory.
-			b, held, status, err := readBody(r, bodies, perBody)
-			defer bodies.give(held)
-			if status != 0 {
-				// Refused: what is left of the body is not read (the
-				// server would wait for it before answering), and the
-				// connection closes once the answer is out.
-				if status == http.StatusServiceUnavailable {
-					w.Header().Set("Retry-After", "1")
-				}
-				w.Header().Set("Connection", "close")
-				slog.Warn("mcpstack proxy: a request body refused", "status", status, "err", err)
-				http.Error(w, "mcpstack proxy: "+err.Error(), status)
-				_ = http.NewResponseController(w).Flush()
-				_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-				return
-			}
-			r.Body.Close()
-			x.body = bytes.TrimSpace(b)
-			r.Body = io.NopCloser(bytes.NewReader(b)) // the same bytes go on
-			if sseSession && len(x.body) > 0 {
-				t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, SSE: true, Request: x.headers})
-				x.recorded = true
-			}
-		}
-		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
-	})
+	return p
 }
 
-// readBody reads r's body whole, at most perBody bytes, taking what it
-// holds from bodies (returned as held, to give back once the body is
-// done with). A Content-Length is taken at once, before the body comes
-// (and refused at once when the budget lacks it); a body without one as
-// it grows. status, when not 0, refuses the request with err: 413 for a
-// body over perBody, 503 when bodies has not enough left, 408 for a body
-// that stalled, 400 for one that could not be read.
+// modifyResponse records the request (now that its answer gives its
+// session and status) and sets the answer's body to be recorded as the
+// client reads it.
+func (p *proxyHandler) modifyResponse(resp *http.Response) error {
+	t := p.t
+	x, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
+	if x == nil {
+		return nil
+	}
+	defer x.bodyDone()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		session = x.session
+	}
+	respHeaders := t.headers(resp.Header)
+	// The request is recorded now, under the session initialize's
+	// answer opens, and before what answers it, with the facts of its
+	// exchange.
+	if len(x.body) > 0 && !x.recorded {
+		t.messageHTTP(session, server.ClientToServer, x.body, &record.HTTP{
+			Method: x.method, Status: resp.StatusCode,
+			Request: x.headers, Response: respHeaders,
+		})
+	}
+	if x.method == http.MethodDelete && resp.StatusCode/100 == 2 {
+		t.shutdown(session, server.ClientToServer)
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode >= 400 && mt != "application/json" && mt != "text/event-stream" {
+		// No JSON-RPC answer: the status answers the requests.
+		if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 {
+			t.refused(session, resp.StatusCode, ids)
+		}
+		return nil
+	}
+	encoding := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	if encoding != "" && encoding != "identity" && !(encoding == "gzip" && mt == "application/json") {
+		if mt == "application/json" || mt == "text/event-stream" {
+			slog.Warn("mcpstack proxy: an answer in a Content-Encoding the recording cannot read passes unrecorded",
+				"encoding", encoding, "content_type", mt, "session", session)
+		}
+		return nil
+	}
+	switch mt {
+	case "application/json":
+		// The answer keeps its status: an error's is judged by it (two
+		// stateless requests may share an id).
+		facts := &record.HTTP{Status: resp.StatusCode, Response: respHeaders}
+		resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip", max: int(p.perAnswer),
+			hold: hold{budget: p.answers}, done: func(b []byte) { t.messageHTTP(session, server.ServerToClient, b, facts) }}
+	case "text/event-stream":
+		resp.Body = &sseBody{ReadCloser: resp.Body, events: eventSplitter{max: int(p.perAnswer), hold: hold{budget: p.answers}}, message: func(event string, b []byte) {
+			if event == "endpoint" { // HTTP+SSE: the stream's session is in the URL it names
+				if u, err := url.Parse(string(b)); err == nil && httpfacts.QuerySession(u) != "" {
+					session = httpfacts.QuerySession(u)
+				}
+				return
+			}
+			t.message(session, server.ServerToClient, b)
+		}}
+	}
+	return nil
+}
+
+func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t, limits := p.t, p.limits
+	rc := http.NewResponseController(w)
+	if limits.bodyIdle > 0 {
+		// A client that reads nothing of an answer for bodyIdle is cut:
+		// the write fails, the handler aborts, and what the proxy holds
+		// for the answer is let go.
+		w = &deadlineWriter{ResponseWriter: w, rc: rc, idle: limits.bodyIdle}
+		// What the server writes once the handler returns (the end of a
+		// chunked answer) has as long; it clears the deadline after.
+		defer func() { _ = rc.SetWriteDeadline(time.Now().Add(limits.bodyIdle)) }()
+	}
+	x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), headers: t.headers(r.Header)}
+	// HTTP+SSE (2024-11-05): POST /messages?sessionId=... is answered on
+	// the session's GET stream, maybe before the POST's own 202: the
+	// request is recorded before it goes on.
+	sseSession := false
+	if x.session == "" {
+		x.session = httpfacts.QuerySession(r.URL)
+		sseSession = x.session != ""
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		// Whatever the method, a body that stalls, or comes too slowly,
+		// is cut.
+		ib := &idleBody{ReadCloser: r.Body, rc: rc, idle: limits.bodyIdle}
+		if limits.bodyDeadline > 0 {
+			ib.deadline = time.Now().Add(limits.bodyDeadline)
+		}
+		r.Body = ib
+	}
+	if r.Body != nil && r.Method == http.MethodPost {
+		// The body is held to be recorded (with the session and status
+		// of its answer): all together hold at most limits.bodyMemory,
+		// each what it has grown to as its bytes came, until it has been
+		// recorded and forwarded.
+		b, held, status, err := readBody(r, p.requests, p.perBody)
+		release := sync.OnceFunc(func() { p.requests.give(held) })
+		defer release()
+		if status != 0 {
+			// Refused: what is left of the body is not read (the server
+			// would wait for it before answering), and the connection
+			// closes once the answer is out.
+			if status == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "1")
+			}
+			w.Header().Set("Connection", "close")
+			slog.Warn("mcpstack proxy: a request body refused", "status", status, "err", err)
+			http.Error(w, "mcpstack proxy: "+err.Error(), status)
+			_ = http.NewResponseController(w).Flush()
+			_ = rc.SetReadDeadline(time.Now())
+			return
+		}
+		r.Body.Close()
+		x.body = bytes.TrimSpace(b)
+		x.held = &heldBody{b: b, release: release}
+		r.Body = x.held // the same bytes go on
+		if sseSession && len(x.body) > 0 {
+			t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, SSE: true, Request: x.headers})
+			x.recorded = true
+		}
+	}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+}
+
+// readBody reads r's body whole, at most perBody bytes, into a buffer
+// that grows as the bytes come (doubling, from 4 KiB, never past the
+// Content-Length): each growth is taken from bodies first, so that what
+// it holds (returned as held, to give back once the body is done with)
+// is the buffer's capacity, at most about twice what the client sent,
+// whatever its Content-Length claims. status, when not 0, refuses the
+// request with err: 413 for a body over perBody, 503 when bodies has not
+// enough left, 408 for a body that stalled or came too slowly, 400 for one
+// that could not be read.
 func readBody(r *http.Request, bodies *budget, perBody int64) (b []byte, held int64, status int, err error) {
 	if r.ContentLength > perBody {
 		return nil, 0, http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (%d bytes; at most %d)", r.ContentLength, perBody)
 	}
-	if r.ContentLength > 0 {
-		if !bodies.take(r.ContentLength) {
-			return nil, 0, http.StatusServiceUnavailable, errors.New("too many request bodies in flight; try again")
-		}
-		held = r.ContentLength
+	limit := perBody
+	if r.ContentLength >= 0 {
+		limit = r.ContentLength
 	}
-	chunk := make([]byte, 32<<10)
+	h := hold{budget: bodies}
+	defer func() { held = h.n }()
 	for {
-		n, rerr := r.Body.Read(chunk)
-		if n > 0 {
-			need := int64(len(b) + n)
-			if need > perBody {
-				return nil, held, http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (at most %d bytes)", perBody)
+		if len(b) == cap(b) {
+			// Room for one byte past limit: the read that finds it, or
+			// the end, is a read into the buffer.
+			nb, ok := h.grow(b, 1, int(limit)+1)
+			if !ok {
+				return nil, 0, http.StatusServiceUnavailable, errors.New("too many request bodies in flight; try again")
 			}
-			if need > int64(cap(b)) {
-				// Grow by doubling, within perBody and what is held or can
-				// be taken; else just enough.
-				want := min(max(2*int64(cap(b)), need, 4<<10), perBody)
-				if want > held && !bodies.take(want-held) {
-					want = need
-					if want > held && !bodies.take(want-held) {
-						return nil, held, http.StatusServiceUnavailable, errors.New("too many request bodies in flight; try again")
-					}
-				}
-				held = max(held, want)
-				nb := make([]byte, len(b), want)
-				copy(nb, b)
-				b = nb
-			}
-			b = append(b, chunk[:n]...)
+			b = nb
+		}
+		n, rerr := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, 0, http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (at most %d bytes)", perBody)
 		}
 		switch {
 		case rerr == io.EOF:
-			return b, held, 0, nil
+			return b, 0, 0, nil
 		case rerr == nil:
 		case isTimeout(rerr):
-			return nil, held, http.StatusRequestTimeout, errors.New("the request body stalled")
+			if ib, ok := r.Body.(*idleBody); ok && ib.late() {
+				return nil, 0, http.StatusRequestTimeout, errors.New("the request body did not come whole within --body-deadline")
+			}
+			return nil, 0, http.StatusRequestTimeout, errors.New("the request body stalled")
 		default:
-			return nil, held, http.StatusBadRequest, fmt.Errorf("reading the request: %w", rerr)
+			return nil, 0, http.StatusBadRequest, fmt.Errorf("reading the request: %w", rerr)
 		}
 	}
 }
@@ -395,14 +435,75 @@ func (b *budget) give(n int64) {
 	b.left += n
 }
 
+// minGrow is the least a held buffer grows by, and its first size.
+const minGrow = 4 << 10
+
+// hold is what the buffers of one body hold of a budget (nil: not
+// counted): their capacity, as it grows.
+type hold struct {
+	budget *budget
+	n      int64
+}
+
+// grow is buf with room for n more bytes, at most limit in all: its
+// capacity doubles (from minGrow) within limit or, when the budget lacks
+// the doubling, grows by what is needed (at least minGrow). The growth is
+// taken from the budget first; false (buf unchanged) when limit or the
+// budget has no room for it.
+func (h *hold) grow(buf []byte, n, limit int) ([]byte, bool) {
+	need := len(buf) + n
+	if need <= cap(buf) {
+		return buf, true
+	}
+	if need > limit {
+		return buf, false
+	}
+	c := min(max(2*cap(buf), need, minGrow), limit)
+	if !h.take(c - cap(buf)) {
+		c = min(max(need, cap(buf)+minGrow), limit)
+		if !h.take(c - cap(buf)) {
+			return buf, false
+		}
+	}
+	nb := make([]byte, len(buf), c)
+	copy(nb, buf)
+	return nb, true
+}
+
+func (h *hold) take(n int) bool {
+	if h.budget != nil && !h.budget.take(int64(n)) {
+		return false
+	}
+	h.n += int64(n)
+	return true
+}
+
+// free gives back what buf held; the caller lets go of it.
+func (h *hold) free(buf []byte) {
+	if h.budget != nil {
+		h.budget.give(int64(cap(buf)))
+	}
+	h.n -= int64(cap(buf))
+}
+
+// release gives back all that is held; the caller lets go of its buffers.
+func (h *hold) release() {
+	if h.budget != nil {
+		h.budget.give(h.n)
+	}
+	h.n = 0
+}
+
 // idleBody is a request body whose every Read must bring something
-// within idle: a client that stalls is cut (the Read fails with a
-// timeout), and what the proxy holds for it is let go.
+// within idle, and all of it come by deadline: a client that stalls or
+// trickles is cut (the Read fails with a timeout), and what the proxy
+// holds for it is let go.
 type idleBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	idle time.Duration
-	eof  bool
+	rc       *http.ResponseController
+	idle     time.Duration
+	deadline time.Time // zero: none
+	eof      bool
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
@@ -411,13 +512,118 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		// deadline, to see the client go: none must be set again.
 		return 0, io.EOF
 	}
-	if b.idle > 0 {
-		_ = b.rc.SetReadDeadline(time.Now().Add(b.idle))
+	d := b.deadline
+	if b.idle > 0 && (d.IsZero() || time.Now().Add(b.idle).Before(d)) {
+		d = time.Now().Add(b.idle)
+	}
+	if !d.IsZero() {
+		_ = b.rc.SetReadDeadline(d)
 	}
 	n, err := b.ReadCloser.Read(p)
 	b.eof = err == io.EOF
 	return n, err
 }
+
+// late reports whether the body's deadline has passed.
+func (b *idleBody) late() bool {
+	return !b.deadline.IsZero() && !time.Now().Before(b.deadline)
+}
+
+// heldBody is a request body read whole (to be recorded) and forwarded
+// from memory. Its bytes, and what they hold of the budget (release), are
+// let go once it has been both forwarded (read to its end, or closed) and
+// recorded (exchange.bodyDone), or, at the latest, when the handler
+// returns: not for as long as its answer streams. The transport reads it
+// from a goroutine of its own.
+type heldBody struct {
+	mu                  sync.Mutex
+	b                   []byte
+	off                 int
+	forwarded, recorded bool
+	release             func()
+}
+
+func (h *heldBody) Read(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.off >= len(h.b) {
+		h.sent()
+		return 0, io.EOF
+	}
+	n := copy(p, h.b[h.off:])
+	if h.off += n; h.off == len(h.b) {
+		h.sent()
+	}
+	return n, nil
+}
+
+func (h *heldBody) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sent()
+	return nil
+}
+
+// sent lets go of the bytes, forwarded.
+func (h *heldBody) sent() {
+	h.b, h.off, h.forwarded = nil, 0, true
+	if h.recorded {
+		h.release()
+	}
+}
+
+// done says the body is recorded.
+func (h *heldBody) done() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recorded = true
+	if h.forwarded {
+		h.release()
+	}
+}
+
+// deadlineWriter is a ResponseWriter each of whose writes and flushes must
+// get through within idle: a client that reads nothing of an answer for
+// that long is cut (the write fails, and the proxy aborts the answer).
+// Each write that gets through sets the next one a new deadline; none is
+// pending between writes (an event stream may be quiet for long).
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc   *http.ResponseController
+	idle time.Duration
+	cut  bool
+}
+
+func (w *deadlineWriter) refresh() { _ = w.rc.SetWriteDeadline(time.Now().Add(w.idle)) }
+
+// check warns, once, of a client cut.
+func (w *deadlineWriter) check(err error) error {
+	if err != nil && isTimeout(err) && !w.cut {
+		w.cut = true
+		slog.Warn("mcpstack proxy: a client read nothing of an answer for --body-timeout: cut", "timeout", w.idle)
+	}
+	return err
+}
+
+func (w *deadlineWriter) WriteHeader(code int) {
+	w.refresh() // a 1xx is written at once
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.refresh()
+	n, err := w.ResponseWriter.Write(p)
+	return n, w.check(err)
+}
+
+func (w *deadlineWriter) FlushError() error {
+	w.refresh()
+	return w.check(w.rc.Flush())
+}
+
+func (w *deadlineWriter) Flush() { _ = w.FlushError() }
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // forwardingHeaders are the ones httputil.ReverseProxy takes out of a
 // request before Rewrite.
@@ -477,7 +683,18 @@ type exchange struct {
 	method, session string
 	headers         map[string]string // the recorded ones
 	body            []byte
-	recorded        bool // the body is recorded already (HTTP+SSE: before it went on)
+	recorded        bool      // the body is recorded already (HTTP+SSE: before it went on)
+	held            *heldBody // the body forwarded, from memory
+}
+
+// bodyDone lets go of the request body once the proxy is done recording
+// it (and the requests its answer refuses): with what forwarding holds
+// (heldBody), its memory goes back to the budget.
+func (x *exchange) bodyDone() {
+	x.body = nil
+	if x.held != nil {
+		x.held.done()
+	}
 }
 
 type exchangeKey struct{}
@@ -485,51 +702,91 @@ type exchangeKey struct{}
 // jsonBody records a JSON answer as it is read through: once its
 // Content-Length is in (before the client has its last bytes, so that
 // what the client sends next cannot come before it in the recording), or
-// at its end. It holds at most maxLine bytes: a larger answer passes
-// unrecorded, with a warning.
+// at its end. It holds at most max bytes, taken from hold's budget as
+// they come and given back once recorded (or the answer closed): a larger
+// answer, or one the budget has no room for, passes unrecorded, with a
+// warning.
 type jsonBody struct {
 	io.ReadCloser
-	buf  bytes.Buffer
-	want int64 // Content-Length; -1 when not known
-	gzip bool  // Content-Encoding: gzip, undone for the recording
-	max  int   // what it holds at most (maxLine)
-	over bool  // larger than max
-	once sync.Once
-	done func([]byte)
+	buf      []byte
+	hold     hold
+	want     int64  // Content-Length; -1 when not known
+	gzip     bool   // Content-Encoding: gzip, undone for the recording
+	max      int    // what it holds at most
+	over     string // why it is not held, when it is not
+	finished bool
+	done     func([]byte)
 }
 
 func (b *jsonBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if !b.over {
-		if b.buf.Len()+n > b.max {
-			b.over = true
-			b.buf = bytes.Buffer{}
+	if b.want > int64(b.max) && b.over == "" {
+		b.over = "larger than the recording's bound"
+	}
+	if !b.finished && b.over == "" && n > 0 {
+		limit := b.max
+		if b.want >= 0 && b.want <= int64(b.max) {
+			limit = int(b.want)
+		}
+		if buf, ok := b.hold.grow(b.buf, n, limit); ok {
+			b.buf = append(buf, p[:n]...)
 		} else {
-			b.buf.Write(p[:n])
+			b.over = "larger than the recording's bound, or than what is left of --body-memory"
+			b.drop()
 		}
 	}
-	if err == io.EOF || (b.want >= 0 && !b.over && int64(b.buf.Len()) >= b.want) {
-		b.once.Do(b.finish)
+	if !b.finished && (err == io.EOF || (b.want >= 0 && b.over == "" && int64(len(b.buf)) >= b.want)) {
+		b.finished = true
+		b.finish()
+		b.drop()
 	}
 	return n, err
 }
 
+func (b *jsonBody) Close() error {
+	b.drop()
+	return b.ReadCloser.Close()
+}
+
+// drop lets go of what the answer holds.
+func (b *jsonBody) drop() {
+	b.hold.release()
+	b.buf = nil
+}
+
 func (b *jsonBody) finish() {
-	if b.over {
-		slog.Warn("mcpstack proxy: an answer larger than the recording's bound passes unrecorded", "bound", b.max)
+	if b.over != "" {
+		slog.Warn("mcpstack proxy: an answer passes unrecorded: "+b.over, "bound", b.max)
 		return
 	}
-	body := b.buf.Bytes()
+	body := b.buf
 	if b.gzip {
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			slog.Warn("mcpstack proxy: a gzip answer that does not decode passes unrecorded", "err", err)
 			return
 		}
-		plain, err := io.ReadAll(io.LimitReader(zr, int64(b.max)+1))
-		if err != nil || len(plain) > b.max {
-			slog.Warn("mcpstack proxy: a gzip answer that does not decode within the bound passes unrecorded", "err", err)
-			return
+		var plain []byte
+		for {
+			grown, ok := b.hold.grow(plain, 1, b.max+1)
+			if !ok {
+				slog.Warn("mcpstack proxy: a gzip answer that does not decode within the recording's bound, or what is left of --body-memory, passes unrecorded", "bound", b.max)
+				return
+			}
+			plain = grown
+			n, err := zr.Read(plain[len(plain):cap(plain)])
+			plain = plain[:len(plain)+n]
+			if len(plain) > b.max {
+				slog.Warn("mcpstack proxy: a gzip answer that does not decode within the recording's bound passes unrecorded", "bound", b.max)
+				return
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				slog.Warn("mcpstack proxy: a gzip answer that does not decode passes unrecorded", "err", err)
+				return
+			}
 		}
 		body = plain
 	}

@@ -27,6 +27,12 @@ import (
 	"github.com/mcpstack/mcpstack/tools/validate"
 )
 
+// handler is the HTTP proxy to upstream within the default limits, as the
+// tests serve it.
+func handler(upstream *url.URL, names map[string]bool, t *tap) http.Handler {
+	return newHandler(upstream, names, t, defaultLimits)
+}
+
 // Over HTTP the proxy passes bytes unchanged both ways, an event stream
 // event by event as the server writes it (the server writes its second
 // event only once the client has read the first: a proxy that buffered
