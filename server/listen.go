@@ -85,13 +85,26 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 	// share costs nothing more.
 	key := CallerFrom(ctx).Key
 	s.mu.Lock()
-	_, err = s.reserveSessionLocked(key, len(s.sessions)+len(s.listeners))
+	_, err = s.reserveSessionLocked(key, len(s.sessions)+len(s.listeners)+s.listensStarting)
+	if err == nil {
+		s.listensStarting++ // counted against the cap until registered
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: " + strings.TrimPrefix(err.Error(), "server: ")})
 	}
+	var l *listener
+	defer func() {
+		s.mu.Lock()
+		if l == nil || !s.listeners[l] {
+			s.listensStarting-- // it never registered (a panic in the handler's calls)
+		}
+		delete(s.listeners, l)
+		s.releaseSessionLocked(key)
+		s.mu.Unlock()
+	}()
 	params.Notifications.ResourceSubscriptions = s.subscribable(ctx, uris)
-	l := &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications, resources: make(map[string]bool, len(params.Notifications.ResourceSubscriptions))}
+	l = &listener{id: msg.ID, spec: spec, out: related, filter: params.Notifications, resources: make(map[string]bool, len(params.Notifications.ResourceSubscriptions))}
 	for _, uri := range params.Notifications.ResourceSubscriptions {
 		l.resources[uri] = true
 	}
@@ -118,13 +131,8 @@ func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg
 		}
 	})
 	s.listeners[l] = true
+	s.listensStarting--
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.listeners, l)
-		s.releaseSessionLocked(key)
-		s.mu.Unlock()
-	}()
 	expired, stop := CallerFrom(ctx).Expiry()
 	defer stop()
 	select {

@@ -42,9 +42,12 @@ type Server struct {
 	sessions  map[string]*Session
 	clients   map[string]*clientUsage // by Caller.Key
 	listeners map[*listener]bool
-	closed    bool
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	// listensStarting are listen streams that took their share of the
+	// session cap and have not registered yet (their Subscribe calls run).
+	listensStarting int
+	closed          bool
+	stop            chan struct{}
+	wg              sync.WaitGroup
 
 	drainOnce sync.Once
 	draining  chan struct{}

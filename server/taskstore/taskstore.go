@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,7 +139,7 @@ func newSQL(db *sql.DB, table string, d dialect) *SQL {
 		trim: rebind(`DELETE FROM ` + table + ` WHERE id IN (SELECT id FROM (
 			SELECT id, ROW_NUMBER() OVER newest AS n,
 				SUM(COALESCE(` + d.bytes("result") + `, 0) + COALESCE(` + d.bytes("error") + `, 0)) OVER newest AS bytes
-			FROM ` + table + ` WHERE COALESCE(NULLIF(share, ''), owner) = ? AND status IN (` + finishedStatuses + `)
+			FROM ` + table + ` WHERE share = ? AND status IN (` + finishedStatuses + `)
 			WINDOW newest AS (ORDER BY created_ms DESC, id DESC)) ranked
 		WHERE n > ? OR bytes > ?)`),
 	}
@@ -163,6 +164,9 @@ func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN share TEXT NOT NULL DEFAULT ''`)
+			if err != nil && strings.Contains(err.Error(), "duplicate column") {
+				return nil // another process opening the same file added it first
+			}
 			return err
 		},
 	})
@@ -231,6 +235,11 @@ func (s *SQL) migrate(ctx context.Context, first ...string) error {
 	if err := s.addShare(ctx, tx, s.table); err != nil {
 		return fmt.Errorf("add the share column: %w", err)
 	}
+	// A record saved before shares existed counts against its owner: said
+	// once here, so that Trim's query is an index look-up.
+	if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET share = owner WHERE share = ''`); err != nil {
+		return fmt.Errorf("fill the share column: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS tasks_share ON `+s.table+` (share, created_ms)`); err != nil {
 		return err
 	}
@@ -247,7 +256,7 @@ func nullable(b []byte) any {
 // Save inserts or replaces a record.
 func (s *SQL) Save(ctx context.Context, r server.TaskRecord) error {
 	_, err := s.db.ExecContext(ctx, s.save,
-		r.ID, r.Owner, r.Share, r.Method, r.Revision, r.Status, r.Message, r.Created.UnixMilli(), r.Updated.UnixMilli(),
+		r.ID, r.Owner, shareOf(r), r.Method, r.Revision, r.Status, r.Message, r.Created.UnixMilli(), r.Updated.UnixMilli(),
 		r.TTL.Milliseconds(), r.Expires().UnixMilli(), nullable(r.Result), nullable(r.Error))
 	if err != nil {
 		return fmt.Errorf("taskstore: save %s: %w", r.ID, err)

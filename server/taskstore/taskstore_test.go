@@ -418,7 +418,7 @@ func TestStoreAddsShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if r, err := st.Load(context.Background(), "old"); err != nil || r.Owner != "principal:a" || r.Share != "" {
+	if r, err := st.Load(context.Background(), "old"); err != nil || r.Owner != "principal:a" || r.Share != "principal:a" {
 		t.Fatalf("the old record: %+v %v", r, err)
 	}
 	if err := st.Trim(context.Background(), "principal:a", 0, 1<<20); err != nil {
