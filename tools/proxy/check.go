@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/server"
@@ -173,16 +174,18 @@ func (t *tap) maskValue(v any, embedded int) (any, bool) {
 
 // maskString is s with the named members in it masked, and whether
 // anything was: a string may carry JSON (a tool's text content its
-// structured result, a log its lines). One that mentions no named member
-// (see mentions) is left as it is. One that does is read as JSON, failing
-// closed: as one value or a sequence of them (JSON Lines), the space
-// around and between them kept, a string literal read for the text it
-// holds, each masked and written again; one that does not read so (text
-// around JSON, a fenced block, a fragment, a Python dict), or is nested
-// past maxEmbedded, is masked whole, as what in it is a secret cannot be
-// told.
+// structured result, a log its lines). One that starts as JSON does ({,
+// [ or ", after space), or that mentions a named member (see mentions),
+// is read as JSON, exactly, failing closed: as one value or a sequence
+// of them (JSON Lines), the space around and between them kept, a string
+// literal read for the text it holds (and that read the same way), each
+// masked and written again. One that does not read so (text around JSON,
+// a fenced block, a fragment, a Python dict), or is nested past
+// maxEmbedded, is masked whole if it mentions a named member, as what in
+// it is a secret cannot be told, and kept if it does not.
 func (t *tap) maskString(s string, embedded int) (any, bool) {
-	if !t.mentions(s) {
+	looks := startsJSON(s)
+	if !looks && !t.mentions(s) {
 		return s, false
 	}
 	if embedded < maxEmbedded {
@@ -190,7 +193,17 @@ func (t *tap) maskString(s string, embedded int) (any, bool) {
 			return m, did
 		}
 	}
+	if looks && !t.mentions(s) {
+		return s, false
+	}
 	return redacted, true
+}
+
+// startsJSON reports whether s, after space, starts as an object, an
+// array or a string literal does.
+func startsJSON(s string) bool {
+	s = strings.TrimLeft(s, " \t\r\n")
+	return s != "" && (s[0] == '{' || s[0] == '[' || s[0] == '"')
 }
 
 // maskDocs masks s read as a sequence of JSON values; ok is false when it
@@ -233,21 +246,34 @@ func (t *tap) maskDocs(s string, embedded int) (masked string, did, ok bool) {
 
 // mentions reports whether s may hold a member --redact names: a name, in
 // any case, between quotes (" as a JSON member's is written, or ' as a
-// Python dict's), once the escapes that strings in strings in JSON put
-// around it are undone (backslashes dropped, \uXXXX read). The bare name
-// would do too much: every message, description or URI that merely says
-// "password" would be masked whole, and with a short name (key, token)
-// most of the text of a recording, which is kept to be read and
-// validated; a name between quotes is how every JSON carrier, however
-// loose, writes a member.
+// Python dict's), in s or in what s is once the escapes of a JSON string
+// are undone, one level at a time (unescapeJSON) as strings in strings in
+// JSON put them, until nothing changes: to maxEmbedded levels, and a
+// string escaped deeper than that may hide one and counts as one that
+// does. The bare name would do too much: every message, description or
+// URI that merely says "password" would be masked whole, and with a
+// short name (key, token) most of the text of a recording, which is kept
+// to be read and validated; a name between quotes is how every JSON
+// carrier, however loose, writes a member.
 func (t *tap) mentions(s string) bool {
-	lower := strings.ToLower(s)
-	if !strings.Contains(lower, `\u`) && !t.containsName(lower) {
-		return false // the common case, at the cost of a search
+	for level := 0; ; level++ {
+		if t.quotedName(strings.ToLower(s)) {
+			return true
+		}
+		u := unescapeJSON(s)
+		if u == s {
+			return false
+		}
+		if level == maxEmbedded {
+			return true
+		}
+		s = u
 	}
-	if strings.Contains(s, `\`) {
-		lower = strings.ToLower(unescaped(s))
-	}
+}
+
+// quotedName reports whether lower has a name --redact names in it
+// between quotes.
+func (t *tap) quotedName(lower string) bool {
 	for name := range t.redact {
 		for i := 0; ; {
 			j := strings.Index(lower[i:], name)
@@ -264,40 +290,95 @@ func (t *tap) mentions(s string) bool {
 	return false
 }
 
-// containsName reports whether lower has a name in it at all.
-func (t *tap) containsName(lower string) bool {
-	for name := range t.redact {
-		if strings.Contains(lower, name) {
-			return true
-		}
-	}
-	return false
-}
-
 func isQuote(c byte) bool { return c == '"' || c == '\'' }
 
-// unescaped is s without the escapes of JSON strings, at any depth: every
-// backslash goes, and one before u and four hex digits reads them as the
-// character they stand for.
-func unescaped(s string) string {
+// unescapeJSON is s with the escapes of a JSON string undone, one level,
+// as a JSON decoder reads them: \" \\ \/ \b \f \n \r \t, and \u with
+// four hex digits (a surrogate pair one character, a lone surrogate
+// U+FFFD); and \', a quote as Python and JavaScript escape it (a Python
+// repr of a dict names its members so), which JSON never holds. A
+// backslash before anything else is no escape and is kept, as is what
+// follows it. s itself when it has no escape.
+func unescapeJSON(s string) string {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s
+	}
 	var b strings.Builder
-	for i := 0; i < len(s); {
-		if s[i] != '\\' {
-			b.WriteByte(s[i])
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
 			i++
 			continue
 		}
-		for i < len(s) && s[i] == '\\' {
-			i++
-		}
-		if i+5 <= len(s) && (s[i] == 'u' || s[i] == 'U') {
-			if r, err := strconv.ParseUint(s[i+1:i+5], 16, 32); err == nil {
-				b.WriteRune(rune(r))
-				i += 5
+		switch e := s[i+1]; e {
+		case '"', '\\', '/', '\'':
+			b.WriteByte(e)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := hex4(s, i+2)
+			if !ok {
+				b.WriteByte(c) // no escape: the backslash kept, the u read next
+				i++
+				continue
 			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					if r2, ok := hex4(s, i+2); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							b.WriteRune(d)
+							i += 6
+							continue
+						}
+					}
+				}
+				r = utf8.RuneError
+			}
+			b.WriteRune(r)
+			continue
+		default:
+			b.WriteByte(c) // no escape: the backslash kept, what follows read next
+			i++
+			continue
 		}
+		i += 2
 	}
 	return b.String()
+}
+
+// hex4 is the rune that the four hex digits at s[i:] stand for.
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // headers are the headers of an exchange the recording keeps

@@ -38,9 +38,21 @@ func TestRedactFailsClosed(t *testing.T) {
 		{"a Python dict", `{'password': 'SECRET-9'}`, []string{"SECRET-9"}, redacted},
 		{"a unicode-escaped name in text", `see {"pass\u0077ord":"SECRET-10"} here`, []string{"SECRET-10"}, redacted},
 		{"a broken string literal", `"{\"password\":\"SECRET-11\"}`, []string{"SECRET-11"}, redacted},
+		// A name whose escape is itself escaped (its u, its hex digits):
+		// read level by level, exactly, wherever it is.
+		{"an escaped escape's u", `"{\"pass\\\u00750077ord\":\"SECRET-12\"}"`, []string{"SECRET-12"}, `"{\"password\":\"[redacted]\"}"`},
+		{"an escaped escape's hex digits", `"{\"pass\\u00\u00377ord\":\"SECRET-13\"}"`, []string{"SECRET-13"}, `"{\"password\":\"[redacted]\"}"`},
+		{"an escaped escape, three levels", `"\"{\\\"pass\\\\u00\\u00\u003377ord\\\":\\\"SECRET-14\\\"}\""`, []string{"SECRET-14"},
+			`"\"{\\\"password\\\":\\\"[redacted]\\\"}\""`},
+		{"an escaped escape in text", `see {\"pass\\u00\u00377ord\":\"SECRET-15\"}`, []string{"SECRET-15"}, redacted},
+		{"an escaped escape's u in text", `log: "{\"pass\\\u00750077ord\":\"SECRET-16\"}"`, []string{"SECRET-16"}, redacted},
+		{"a name escaped eight times in text", escapedN(`see {"password":"SECRET-17"}`, 8), []string{"SECRET-17"}, redacted},
+		{"a name escaped past the depth looked at", escapedN(`see {"password":"SECRET-18"}`, maxEmbedded+1), []string{"SECRET-18"}, redacted},
+		{"a Python repr of a dict", `'{\'password\': "SECRET-19", \'q\': \'say "hi"\'}'`, []string{"SECRET-19"}, redacted},
 		// Kept: the name in prose, or as a value, is no member.
 		{"prose", "wrong password, try again", nil, "wrong password, try again"},
 		{"the name as a value", `{"field":"password","ok":false}`, nil, `{"field":"password","ok":false}`},
+		{"escapes, and no name", `C:\\new\\path: {\"user\":\"pass\\u0077\"}`, nil, `C:\\new\\path: {\"user\":\"pass\\u0077\"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{
@@ -68,6 +80,16 @@ func TestRedactFailsClosed(t *testing.T) {
 	}
 }
 
+// escapedN is s written as the text of a JSON string n times over, the
+// quotes around each left out.
+func escapedN(s string, n int) string {
+	for range n {
+		b, _ := json.Marshal(s)
+		s = string(b[1 : len(b)-1])
+	}
+	return s
+}
+
 // A masked message that cannot be written again is recorded as the
 // placeholder, never as it came.
 func TestRedactFailsClosedWhenItCannotEncode(t *testing.T) {
@@ -77,6 +99,33 @@ func TestRedactFailsClosedWhenItCannotEncode(t *testing.T) {
 	for _, msg := range []string{`{"password":"SECRET-1"}`, `{"text":"{\"password\":\"SECRET-2\"}"}`} {
 		if got := string(tp.masked([]byte(msg))); strings.Contains(got, "SECRET") || !strings.HasPrefix(got, redacted) {
 			t.Errorf("masked(%s) = %s, want the placeholder", msg, got)
+		}
+	}
+}
+
+// unescapeJSON undoes one level of escapes as encoding/json does, and
+// keeps a backslash that begins no escape.
+func TestRedactUnescapeJSON(t *testing.T) {
+	for _, in := range []string{
+		`plain`, `\"\\\/\b\f\n\r\t`, `pass\u0077ord`, `\u00E9\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00x`, `\ud83d\u0041`,
+		`pass\\\u00750077ord`, `pass\\u00\u00377ord`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(`"`+in+`"`), &want); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := unescapeJSON(in); got != want {
+			t.Errorf("unescapeJSON(%s) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		`\q\u00`:     `\q\u00`,
+		`\u00zz\`:    `\u00zz\`,
+		`\'p\'`:      `'p'`,
+		`C:\Users\x`: `C:\Users\x`,
+	} {
+		if got := unescapeJSON(in); got != want {
+			t.Errorf("unescapeJSON(%s) = %q, want %q", in, got, want)
 		}
 	}
 }
