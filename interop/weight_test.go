@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// A stdio server links only what it uses: no HTTP transports, no
-// Prometheus, no OpenTelemetry SDK or exporters, no gRPC (they come with
-// mcphttp and observe, which mcpstack serve imports and a stdio server
-// does not), and at most 250 packages in all (it was 554).
+// A stdio server links only what it uses: no net/http (the core decides
+// no HTTP status; the HTTP transports do), no Prometheus, no OpenTelemetry
+// SDK or exporters, no gRPC (they come with mcphttp and observe, which
+// mcpstack serve imports and a stdio server does not), and at most 250
+// packages in all (it was 554; 178 now).
 func TestHelloLinksOnlyWhatItUses(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "../examples/hello").Output()
 	if err != nil {
@@ -20,6 +21,9 @@ func TestHelloLinksOnlyWhatItUses(t *testing.T) {
 		t.Errorf("examples/hello links %d packages, want at most 250", len(deps))
 	}
 	for _, d := range deps {
+		if d == "net/http" {
+			t.Errorf("examples/hello links net/http")
+		}
 		for _, heavy := range []string{"google.golang.org/grpc", "github.com/prometheus/", "go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "github.com/mcpstack/mcpstack/mcphttp", "github.com/mcpstack/mcpstack/observe", "github.com/go-chi/"} {
 			if strings.HasPrefix(d, heavy) {
 				t.Errorf("examples/hello links %s", d)

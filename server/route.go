@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -25,13 +24,31 @@ type Route struct {
 	Stateless bool
 }
 
-// Reply is the core's answer to a POSTed body, ready to write.
+// Reply is the core's answer to a POSTed body. The HTTP transport decides
+// its status: from Refused, else from the JSON-RPC Code of a stateless
+// revision's error answer and that revision's transport facts.
 type Reply struct {
-	Body       []byte // nil: nothing to answer (202 Accepted)
-	Status     int    // the HTTP status
+	Body    []byte  // nil: nothing to answer
+	Refused Refusal // why the body was not served (NotRefused: it was)
+	// Code is the JSON-RPC error code of a stateless revision's error
+	// answer (0: a result, or any answer of a session), and Revision that
+	// revision.
+	Code       int
+	Revision   string
 	SessionID  string // the session initialize opened: Mcp-Session-Id to announce
-	RetryAfter int    // seconds, for 429 and 503
+	RetryAfter int    // seconds, for a busy server or client
 }
+
+// Refusal is why the core refused a body before it reached the protocol.
+type Refusal int
+
+const (
+	NotRefused     Refusal = iota
+	Malformed              // not JSON-RPC, an unsupported revision, no session id where one is needed
+	UnknownSession         // ended, never existed, or another caller's
+	Full                   // no room for another session
+	OverShare              // the client holds its share of sessions
+)
 
 // Call is a POSTed body routed to what serves it: a session, a session
 // revision served without one, or a stateless revision. Route finds it;
@@ -63,7 +80,7 @@ const (
 func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 	c := &Call{srv: s, in: s.Parse(body)}
 	if e := c.in.Err(); e != nil {
-		return c.refuse(http.StatusBadRequest, c.in.ErrorReply())
+		return c.refuse(Malformed, c.in.ErrorReply())
 	}
 	version := r.Headers.ProtocolVersion
 	if r.SessionID == "" && (s.statelessSpec(version) != nil || !c.in.IsInitialize() && c.in.metaVersion() != "") {
@@ -71,7 +88,7 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 		return c
 	}
 	if msg := s.unsupported(version); msg != "" && (r.Stateless || !c.in.IsInitialize()) {
-		return c.refuseWith(http.StatusBadRequest, msg) // initialize negotiates: its header does not matter
+		return c.refuseWith(Malformed, msg) // initialize negotiates: its header does not matter
 	}
 	switch {
 	case r.Stateless && c.in.IsInitialize():
@@ -82,15 +99,15 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 		}
 		sess, err := s.ephemeralSession(version)
 		if err != nil {
-			return c.refuseWith(http.StatusBadRequest, "Bad Request: "+err.Error())
+			return c.refuseWith(Malformed, "Bad Request: "+err.Error())
 		}
 		c.kind, c.sess = callEphemeral, sess
 	case c.in.IsInitialize():
 		c.kind, c.transport = callInitialize, r.Transport // the session opens when the call runs
 	default:
-		sess, status, msg := s.sessionOf(ctx, r)
+		sess, why, msg := s.sessionOf(ctx, r)
 		if sess == nil {
-			return c.refuseWith(status, msg)
+			return c.refuseWith(why, msg)
 		}
 		c.kind, c.sess = callSession, sess
 	}
@@ -98,29 +115,29 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 }
 
 // SessionOf finds the session a GET or DELETE names, or the reply that
-// refuses the request: 400 for an unsupported MCP-Protocol-Version or a
-// missing Mcp-Session-Id, 404 for a session that ended, never existed or
-// is another caller's.
+// refuses the request: Malformed for an unsupported MCP-Protocol-Version
+// or a missing Mcp-Session-Id, UnknownSession for a session that ended,
+// never existed or is another caller's.
 func (s *Server) SessionOf(ctx context.Context, r Route) (*Session, Reply, bool) {
 	if msg := s.unsupported(r.Headers.ProtocolVersion); msg != "" {
-		return nil, refusal(http.StatusBadRequest, msg), false
+		return nil, refusal(Malformed, msg), false
 	}
-	sess, status, msg := s.sessionOf(ctx, r)
+	sess, why, msg := s.sessionOf(ctx, r)
 	if sess == nil {
-		return nil, refusal(status, msg), false
+		return nil, refusal(why, msg), false
 	}
 	return sess, Reply{}, true
 }
 
-func (s *Server) sessionOf(ctx context.Context, r Route) (*Session, int, string) {
+func (s *Server) sessionOf(ctx context.Context, r Route) (*Session, Refusal, string) {
 	if r.SessionID == "" {
-		return nil, http.StatusBadRequest, "Bad Request: missing Mcp-Session-Id header; send initialize first"
+		return nil, Malformed, "Bad Request: missing Mcp-Session-Id header; send initialize first"
 	}
 	sess, ok := s.SessionFor(r.SessionID, r.Transport, CallerFrom(ctx).Owner)
 	if !ok {
-		return nil, http.StatusNotFound, "Session not found: it ended or never existed; initialize again"
+		return nil, UnknownSession, "Session not found: it ended or never existed; initialize again"
 	}
-	return sess, 0, ""
+	return sess, NotRefused, ""
 }
 
 // unsupported is the refusal of a MCP-Protocol-Version the server cannot
@@ -134,30 +151,30 @@ func (s *Server) unsupported(version string) string {
 	return "Bad Request: unsupported MCP-Protocol-Version " + strconv.Quote(version) + "; supported: " + strings.Join(supported, ", ")
 }
 
-func refusal(status int, msg string) Reply {
-	return Reply{Status: status, Body: jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: msg})}
+func refusal(why Refusal, msg string) Reply {
+	return Reply{Refused: why, Body: jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: msg})}
 }
 
-func (c *Call) refuse(status int, body []byte) *Call {
-	c.kind, c.refusal = callRefused, &Reply{Body: body, Status: status}
+func (c *Call) refuse(why Refusal, body []byte) *Call {
+	c.kind, c.refusal = callRefused, &Reply{Body: body, Refused: why}
 	return c
 }
 
-func (c *Call) refuseWith(status int, msg string) *Call {
-	r := refusal(status, msg)
+func (c *Call) refuseWith(why Refusal, msg string) *Call {
+	r := refusal(why, msg)
 	c.kind, c.refusal = callRefused, &r
 	return c
 }
 
-// busy is the reply to an initialize the server has no room for: 503, or
-// 429 when the client holds its share of sessions.
+// busy is the reply to an initialize the server has no room for: Full, or
+// OverShare when the client holds its share of sessions.
 func busy(err error) Reply {
-	status, msg := http.StatusServiceUnavailable, "Service Unavailable: "
+	why, msg := Full, "Service Unavailable: "
 	if errors.Is(err, ErrQuota) {
-		status, msg = http.StatusTooManyRequests, "Too Many Requests: "
+		why, msg = OverShare, "Too Many Requests: "
 	}
 	body := jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: msg + strings.TrimPrefix(err.Error(), "server: ")})
-	return Reply{Body: body, Status: status, RetryAfter: 5}
+	return Reply{Body: body, Refused: why, RetryAfter: 5}
 }
 
 // Refused reports the reply of a body that cannot be served.
@@ -230,7 +247,7 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
 		// Notifications and responses: served, and answered 202 whatever
 		// the core makes of them (it logs what it refuses).
 		c.serve(ctx, out, closeEarly)
-		return Reply{Status: http.StatusAccepted}
+		return Reply{}
 	}
 	return c.serve(ctx, out, closeEarly)
 }
@@ -243,11 +260,11 @@ func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
 			defer cancel()
 		}
 		body, code := c.srv.ServeStateless(context.WithValue(ctx, transportKey{}, c.transport), c.in, out, c.headers)
-		return Reply{Body: body, Status: statusOf(body, code), RetryAfter: retryAfter(code)}
+		return Reply{Body: body, Code: code, Revision: c.in.metaVersion(), RetryAfter: retryAfter(code)}
 	}
 	ctx = context.WithoutCancel(ctx)
 	body := c.sess.serveTo(ctx, c.in, response{out: out, closeEarly: closeEarly}, false)
-	r := Reply{Body: body, Status: statusOf(body, 0)}
+	r := Reply{Body: body}
 	if c.kind == callInitialize {
 		if !c.sess.negotiated() {
 			c.sess.Close() // initialize failed: nothing to keep
@@ -256,25 +273,6 @@ func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
 		}
 	}
 	return r
-}
-
-// statusOf is the HTTP status of an answer: 202 without a body, else from
-// the JSON-RPC error code of a stateless error (0: a result, or an error
-// of a session, which is always 200).
-func statusOf(body []byte, code int) int {
-	if body == nil {
-		return http.StatusAccepted
-	}
-	switch code {
-	case wire.CodeMethodNotFound:
-		return http.StatusNotFound
-	case wire.CodeParseError, wire.CodeInvalidRequest, wire.CodeInvalidParams, wire.CodeHeaderMismatch,
-		wire.CodeMissingRequiredClientCapability, wire.CodeUnsupportedProtocolVersion:
-		return http.StatusBadRequest
-	case wire.CodeServerBusy:
-		return http.StatusTooManyRequests
-	}
-	return http.StatusOK
 }
 
 func retryAfter(code int) int {

@@ -347,7 +347,7 @@ func writeReply(w http.ResponseWriter, r server.Reply) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(r.Body)))
-	w.WriteHeader(r.Status)
+	w.WriteHeader(status(r))
 	_, _ = w.Write(r.Body)
 }
 

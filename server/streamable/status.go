@@ -1,0 +1,46 @@
+package streamable
+
+import (
+	"net/http"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// status is the HTTP status of a reply with a body: the core says why it
+// refused a body, or which JSON-RPC error a stateless revision answered,
+// and the transport decides what HTTP says of it.
+func status(r server.Reply) int {
+	switch r.Refused {
+	case server.Malformed:
+		return http.StatusBadRequest
+	case server.UnknownSession:
+		return http.StatusNotFound
+	case server.Full:
+		return http.StatusServiceUnavailable
+	case server.OverShare:
+		return http.StatusTooManyRequests
+	}
+	if r.Code == 0 {
+		return http.StatusOK // a result, or any answer of a session
+	}
+	// The revision's own facts first (schema/transport.json, errorStatus),
+	// then what this transport answers the other errors of a stateless
+	// request with.
+	if spec := generated.Lookup(r.Revision); spec != nil {
+		if st, ok := spec.Transport.ErrorStatus[r.Code]; ok {
+			return st
+		}
+	}
+	switch r.Code {
+	case wire.CodeMethodNotFound:
+		return http.StatusNotFound
+	case wire.CodeParseError, wire.CodeInvalidRequest, wire.CodeInvalidParams, wire.CodeHeaderMismatch,
+		wire.CodeMissingRequiredClientCapability, wire.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	case wire.CodeServerBusy:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusOK
+}
