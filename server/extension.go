@@ -57,6 +57,6 @@ func (p *statelessPeer) NotifyExtension(ctx context.Context, method, definition 
 	if p.out == nil || p.becameTask() {
 		return ErrNoStream
 	}
-	p.srv.tapStateless(ServerToClient, msg)
+	p.srv.tap("", ServerToClient, msg)
 	return p.out.Send(msg)
 }

@@ -60,7 +60,7 @@ func (l *listener) send(s *Server, method string, params wire.Encoder) error {
 	if err != nil {
 		return err
 	}
-	s.tapStateless(ServerToClient, msg)
+	s.tap("", ServerToClient, msg)
 	return l.out.Send(msg)
 }
 

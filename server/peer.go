@@ -39,7 +39,7 @@ type callPeer struct {
 // send writes a message about the call on the call's stream; when that is
 // gone (the client closed it) or was never there, on the session's stream.
 func (p *callPeer) send(msg []byte) error {
-	p.sess.tap(ServerToClient, msg)
+	p.sess.srv.tap(p.sess.id, ServerToClient, msg)
 	if p.out != nil {
 		err := p.out.Send(msg)
 		if err == nil {
@@ -183,7 +183,7 @@ func (p *callPeer) cancelCall(id wire.ID, reason string) {
 	}
 	if p.peerCancelled != nil && p.peerCancelled.Load() {
 		if s := p.sess.stream(); s != nil {
-			p.sess.tap(ServerToClient, msg)
+			p.sess.srv.tap(p.sess.id, ServerToClient, msg)
 			if s.Send(msg) == nil {
 				return
 			}

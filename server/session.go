@@ -200,7 +200,7 @@ func (sess *Session) Notify(ctx context.Context, method string, params wire.Enco
 	if out == nil {
 		return ErrNoStream
 	}
-	sess.tap(ServerToClient, msg)
+	sess.srv.tap(sess.id, ServerToClient, msg)
 	return out.Send(msg)
 }
 
@@ -229,17 +229,10 @@ type response struct {
 // serveTo serves a body between the taps; busy answers its requests
 // -32000 (ServeBusy).
 func (sess *Session) serveTo(ctx context.Context, in *Incoming, related response, busy bool) []byte {
-	sess.tap(ClientToServer, in.body)
+	sess.srv.tap(sess.id, ClientToServer, in.body)
 	reply := sess.serve(ctx, in, related, busy)
-	sess.tap(ServerToClient, reply)
+	sess.srv.tap(sess.id, ServerToClient, reply)
 	return reply
-}
-
-// tap shows a message to the configured Tap.
-func (sess *Session) tap(dir Direction, msg []byte) {
-	if t := sess.srv.cfg.tap; t != nil && len(msg) > 0 {
-		t.Message(sess.id, dir, msg)
-	}
 }
 
 // ServeBusy serves a body whose requests the transport cannot take now (it
@@ -597,4 +590,12 @@ func progressToken(params any) wire.ID {
 		}
 	}
 	return wire.ID{}
+}
+
+// tap hands a message of session ("": none, a stateless revision's) to the
+// tap, when there is one: every path of the core records through it.
+func (s *Server) tap(session string, dir Direction, msg []byte) {
+	if t := s.cfg.tap; t != nil && len(msg) > 0 {
+		t.Message(session, dir, msg)
+	}
 }

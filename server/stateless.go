@@ -83,16 +83,10 @@ func (s *Server) allRevisions() []string {
 // code is the JSON-RPC error code of an error answer (0 otherwise), so that
 // a transport can give it its status without reading the answer again.
 func (s *Server) ServeStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) (reply []byte, code int) {
-	s.tapStateless(ClientToServer, in.body)
+	s.tap("", ClientToServer, in.body)
 	reply, code = s.serveStateless(ctx, in, related, headers)
-	s.tapStateless(ServerToClient, reply)
+	s.tap("", ServerToClient, reply)
 	return reply, code
-}
-
-func (s *Server) tapStateless(dir Direction, msg []byte) {
-	if s.cfg.tap != nil && len(msg) > 0 {
-		s.cfg.tap.Message("", dir, msg)
-	}
 }
 
 func (s *Server) serveStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) ([]byte, int) {
@@ -432,7 +426,7 @@ func (p *statelessPeer) Notify(ctx context.Context, method string, params wire.E
 	if p.out == nil || p.becameTask() {
 		return ErrNoStream
 	}
-	p.srv.tapStateless(ServerToClient, msg)
+	p.srv.tap("", ServerToClient, msg)
 	return p.out.Send(msg)
 }
 

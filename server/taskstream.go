@@ -65,7 +65,7 @@ func (ts *taskStreams) current() ([]*resultStream, <-chan struct{}) {
 // else on the session's stream; a request (wait) waits for one of them
 // until ctx ends, a notification is dropped (ErrNoStream).
 func (t *task) deliver(ctx context.Context, sess *Session, msg []byte, wait bool) error {
-	sess.tap(ServerToClient, msg) // once, whichever stream takes it
+	sess.srv.tap(sess.id, ServerToClient, msg) // once, whichever stream takes it
 	failed := map[*resultStream]bool{}
 	for {
 		streams, opened := t.streams.current()
