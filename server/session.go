@@ -369,15 +369,9 @@ func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related r
 		}
 		spec = srv.sessionSpecs[len(srv.sessionSpecs)-1]
 	}
-	m, ok := spec.Method(msg.Method)
-	if !ok || !m.ClientToServer {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, spec.Revision)})
-	}
-	if srv.cfg.validate {
-		if err := spec.Validate(m.Request, msg.Tree); err != nil {
-			noteRefused(ctx, err)
-			return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
-		}
+	m, e := srv.admitRequest(ctx, spec, msg)
+	if e != nil {
+		return jsonrpc.EncodeError(msg.ID, e)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -400,9 +394,9 @@ func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related r
 		delete(sess.inflight, msg.ID)
 		sess.mu.Unlock()
 	}()
-	done, ok := srv.startCall(sess.usage, CallerFrom(ctx).Key) // a session not kept (stateless mode) has no usage
-	if !ok {
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", srv.cfg.maxClientInflight)})
+	done, e := srv.clientSlot(sess.usage, CallerFrom(ctx).Key) // a session not kept (stateless mode) has no usage
+	if e != nil {
+		return jsonrpc.EncodeError(msg.ID, e)
 	}
 	release := done // a task keeps the slot until it ends
 	defer func() {

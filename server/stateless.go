@@ -131,9 +131,6 @@ func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Messag
 	if headers != nil {
 		headerVersion = headers.ProtocolVersion
 	}
-	notFound := func(rev string) ([]byte, int) {
-		return reject(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, rev)})
-	}
 	// A method the revision lacks (initialize, ping, ...) is -32601, whatever
 	// else is wrong with the request.
 	probe := version
@@ -141,8 +138,8 @@ func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Messag
 		probe = headerVersion
 	}
 	if sp := s.statelessSpec(probe); sp != nil {
-		if m, ok := sp.Method(msg.Method); !ok || !m.ClientToServer {
-			return notFound(sp.Revision)
+		if _, e := methodOf(sp, msg); e != nil {
+			return reject(msg.ID, e)
 		}
 	}
 	if version == "" {
@@ -163,15 +160,9 @@ func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Messag
 		return reject(msg.ID, &wire.Error{Code: wire.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version " + strconv.Quote(version),
 			Data: map[string]any{"supported": s.statelessRevisions(), "requested": version}})
 	}
-	m, ok := spec.Method(msg.Method)
-	if !ok || !m.ClientToServer {
-		return notFound(spec.Revision)
-	}
-	if s.cfg.validate {
-		if err := spec.Validate(m.Request, msg.Tree); err != nil {
-			noteRefused(ctx, err)
-			return reject(msg.ID, wire.InvalidParams(err))
-		}
+	m, e := s.admitRequest(ctx, spec, msg)
+	if e != nil {
+		return reject(msg.ID, e)
 	}
 	caps := new(mcp.ClientCapabilities)
 	if err := caps.DecodeValue(meta[wire.MetaClientCapabilities], spec.Index); err != nil {
@@ -180,9 +171,9 @@ func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Messag
 	if msg.Method == mcp.MethodSubscriptionsListen {
 		return s.listen(ctx, spec, m, msg, caps, related)
 	}
-	release, ok := s.startCall(nil, CallerFrom(ctx).Key)
-	if !ok {
-		return reject(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this client already has %d requests in flight", s.cfg.maxClientInflight)})
+	release, e := s.clientSlot(nil, CallerFrom(ctx).Key)
+	if e != nil {
+		return reject(msg.ID, e)
 	}
 	defer func() {
 		if release != nil { // a task took it over
