@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: callgrind bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -92,6 +92,10 @@ bin/mcpstack:
 CONFORMANCE_REVISIONS ?= 2025-11-25 2026-07-28
 conformance: bin/mcpstack
 	GO="$(GO)" CONFORMANCE_REVISIONS="$(CONFORMANCE_REVISIONS)" bash scripts/conformance.sh
+
+## callgrind: instructions per stdio tools/call under valgrind (N=1000 and 3N)
+callgrind:
+	GO="$(GO)" bash scripts/callgrind.sh
 
 ## bench-observe: what metrics and tracing cost, as ratios of calls/s against both off (in process and over Streamable HTTP)
 bench-observe:
