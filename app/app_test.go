@@ -333,6 +333,15 @@ type hits struct {
 	Next  *string        `json:"next"`
 }
 
+type listed struct {
+	Items []string `json:"items"`
+}
+
+type withEmbedded struct {
+	listed
+	Name string `json:"name"`
+}
+
 type tagged struct {
 	Tags []string `json:"tags"`
 	Note *string  `json:"note,omitempty"`
@@ -355,6 +364,7 @@ func TestSchemaFromTypes(t *testing.T) {
 	app.AddTool(a, app.Tool{Name: "tags"}, func(_ context.Context, in tagged) (string, error) {
 		return fmt.Sprint(len(in.Tags), in.Note == nil), nil
 	})
+	app.AddTool(a, app.Tool{Name: "embedded"}, func(context.Context, struct{}) (withEmbedded, error) { return withEmbedded{}, nil })
 	c := connect(t, a, "2025-06-18")
 	for _, tt := range []struct {
 		name, args, text string
@@ -370,6 +380,9 @@ func TestSchemaFromTypes(t *testing.T) {
 		// pointer may be
 		{"tags", `{"tags":null}`, "at /tags:", true},
 		{"tags", `{"tags":[],"note":null}`, "0 true", false},
+		// a nil slice promoted from an embedded struct is null in the
+		// output, as encoding/json writes it, and its schema says so
+		{"embedded", `{}`, `"items":null`, false},
 	} {
 		msg := c.call("tools/call", `{"name":"`+tt.name+`","arguments":`+tt.args+`}`)
 		if msg["error"] != nil {
@@ -509,6 +522,32 @@ func TestBadSchemaTags(t *testing.T) {
 	type nested struct {
 		Inner []misspelt `json:"inner"`
 	}
+	type exclusive struct {
+		N float64 `json:"n" jsonschema:"exclusiveMinimum=5,exclusiveMaximum=5"`
+	}
+	type Base struct {
+		ID string `json:"id" jsonschema:"minimum=3"`
+	}
+	type embedded struct {
+		Base
+		Name string `json:"name"`
+	}
+	type mapped struct {
+		ByName map[string]misspelt `json:"by_name"`
+	}
+	type ignored struct {
+		D string `json:"d" jsonschema:"dependencies=x"`
+	}
+	type okBase struct {
+		Tags []string `json:"tags,omitempty"`
+	}
+	type fineToo struct {
+		okBase
+		Nick   *string `json:"nick,omitempty" jsonschema:"nullable,minLength=1,description=x"`
+		Flag   bool    `json:"flag" jsonschema:"readOnly=false,title="`
+		hidden string  `jsonschema:"minimun=1"`
+	}
+	_ = fineToo{}.hidden
 	type fine struct {
 		Unit string   `json:"unit" jsonschema:"enum=C,enum=F,enum=K,description=a\\, b"`
 		N    int      `json:"n" jsonschema:"minimum=1,maximum=5,default=2"`
@@ -539,7 +578,7 @@ func TestBadSchemaTags(t *testing.T) {
 		}, "minLength does not apply to a field of this type"},
 		{"bounds inverted", func(a *app.App) {
 			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, inverted) (string, error) { return "", nil })
-		}, "field N (/properties/n): no value can satisfy its schema: minimum 10 is above maximum 5"},
+		}, "field N (/properties/n): no value can satisfy its schema: minimum 10 and maximum 5 leave no value"},
 		{"enum against pattern", func(a *app.App) {
 			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, unmatched) (string, error) { return "", nil })
 		}, "field S (/properties/s): no value can satisfy its schema: enum value b"},
@@ -549,6 +588,21 @@ func TestBadSchemaTags(t *testing.T) {
 		{"prompt arguments", func(a *app.App) {
 			app.AddPrompt(a, app.Prompt{Name: "p"}, func(context.Context, unit) (*mcp.GetPromptResult, error) { return nil, nil })
 		}, "enum=C|F|K is one value"},
+		{"exclusive bounds equal", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, exclusive) (string, error) { return "", nil })
+		}, "exclusiveMinimum 5 and exclusiveMaximum 5 leave no value"},
+		{"embedded struct's field", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, embedded) (string, error) { return "", nil })
+		}, "field ID (/properties/id): jsonschema tag \"minimum=3\": minimum does not apply"},
+		{"map values", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, mapped) (string, error) { return "", nil })
+		}, "field N (/properties/by_name/additionalProperties/properties/n)"},
+		{"a key the library ignores", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, ignored) (string, error) { return "", nil })
+		}, `"dependencies" is not a keyword`},
+		{"nullable, false and empty values, unexported fields, embedded output", func(a *app.App) {
+			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, fineToo) (fineToo, error) { return fineToo{}, nil })
+		}, ""},
 		{"good tags", func(a *app.App) {
 			app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, fine) (string, error) { return "", nil })
 		}, ""},

@@ -118,7 +118,6 @@ func nullable(t reflect.Type, s map[string]any, side schemaSide) {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		props, _ := s["properties"].(map[string]any)
 		required := map[string]bool{}
 		if req, ok := s["required"].([]any); ok {
 			for _, r := range req {
@@ -127,29 +126,76 @@ func nullable(t reflect.Type, s map[string]any, side schemaSide) {
 				}
 			}
 		}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" {
-				name = f.Name
-			}
-			ps, ok := props[name].(map[string]any)
-			if !ok {
-				continue
-			}
+		_ = eachField(t, s, func(f reflect.StructField, name string, ps map[string]any) error {
 			switch f.Type.Kind() {
 			case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
 				if side == outputSide || !required[name] {
 					allowNull(ps)
 				}
 			}
-			nullable(f.Type, ps, side)
-		}
+			nullable(f.Type, valueSchema(ps), side)
+			return nil
+		})
 	case reflect.Slice, reflect.Array:
 		if items, ok := s["items"].(map[string]any); ok {
 			nullable(t.Elem(), items, side)
 		}
+	case reflect.Map:
+		if values, ok := s["additionalProperties"].(map[string]any); ok {
+			nullable(t.Elem(), values, side)
+		}
 	}
+}
+
+// eachField calls fn with each field of the struct type t that has a
+// property in s, the struct's schema, with its name and schema. The
+// fields of an embedded struct without a JSON name are the struct's own
+// (encoding/json and the library flatten them); unexported fields and
+// json:"-" have none.
+func eachField(t reflect.Type, s map[string]any, fn func(f reflect.StructField, name string, ps map[string]any) error) error {
+	props, _ := s["properties"].(map[string]any)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if tag == "-" || f.PkgPath != "" && !f.Anonymous {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			inner := f.Type
+			for inner.Kind() == reflect.Pointer {
+				inner = inner.Elem()
+			}
+			if inner.Kind() == reflect.Struct {
+				if err := eachField(inner, s, fn); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if ps, ok := props[name].(map[string]any); ok {
+			if err := fn(f, name, ps); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// valueSchema is the schema of a field's value: a field tagged nullable is
+// wrapped by the library as {"oneOf": [its schema, {"type": "null"}]}.
+func valueSchema(ps map[string]any) map[string]any {
+	if one, ok := ps["oneOf"].([]any); ok && len(one) == 2 {
+		if null, _ := one[1].(map[string]any); null["type"] == "null" {
+			if inner, ok := one[0].(map[string]any); ok {
+				return inner
+			}
+		}
+	}
+	return ps
 }
 
 func allowNull(s map[string]any) {

@@ -19,7 +19,7 @@ var tagKeywords = map[string]string{
 	"readOnly": "readOnly", "writeOnly": "writeOnly", "default": "default", "example": "examples", "enum": "enum",
 	"multipleOf": "multipleOf", "minimum": "minimum", "maximum": "maximum",
 	"exclusiveMaximum": "exclusiveMaximum", "exclusiveMinimum": "exclusiveMinimum",
-	"dependencies": "", "patternProperties": "", "minItems": "minItems", "maxItems": "maxItems", "uniqueItems": "uniqueItems",
+	"minItems": "minItems", "maxItems": "maxItems", "uniqueItems": "uniqueItems",
 }
 
 // tagFlags are the jsonschema tag words that take no value.
@@ -30,42 +30,42 @@ var tagFlags = map[string]bool{"required": true, "nullable": true, "-": true}
 // library knows and took for this field's type, and the field's schema
 // can be satisfied. at is the JSON pointer of s, for the message.
 func checkFields(t reflect.Type, s map[string]any, at string) error {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-		if t.Kind() != reflect.Pointer {
+	for {
+		switch t.Kind() {
+		case reflect.Pointer:
+			t = t.Elem()
+			continue
+		case reflect.Slice, reflect.Array:
 			items, _ := s["items"].(map[string]any)
 			if items == nil {
 				return nil
 			}
-			s, at = items, at+"/items"
+			t, s, at = t.Elem(), items, at+"/items"
+			continue
+		case reflect.Map:
+			values, _ := s["additionalProperties"].(map[string]any)
+			if values == nil {
+				return nil
+			}
+			t, s, at = t.Elem(), values, at+"/additionalProperties"
+			continue
 		}
-		t = t.Elem()
+		break
 	}
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
-	props, _ := s["properties"].(map[string]any)
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" {
-			name = f.Name
-		}
-		ps, ok := props[name].(map[string]any)
-		if !ok {
-			continue
-		}
+	return eachField(t, s, func(f reflect.StructField, name string, ps map[string]any) error {
 		where := fmt.Sprintf("field %s (%s/properties/%s)", f.Name, at, name)
+		ps = valueSchema(ps)
 		if err := checkTag(f.Tag.Get("jsonschema"), ps); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if err := satisfiable(ps); err != nil {
 			return fmt.Errorf("%s: no value can satisfy its schema: %w", where, err)
 		}
-		if err := checkFields(f.Type, ps, at+"/properties/"+name); err != nil {
-			return err
-		}
-	}
-	return nil
+		return checkFields(f.Type, ps, at+"/properties/"+name)
+	})
 }
 
 // checkTag checks one field's jsonschema tag against the schema the
@@ -89,8 +89,8 @@ func checkTag(tag string, ps map[string]any) error {
 		if key == "enum" && strings.Contains(value, "|") {
 			return fmt.Errorf("jsonschema tag %q: enum=%s is one value; give each its own: enum=%s", tag, value, strings.ReplaceAll(value, "|", ",enum="))
 		}
-		if keyword == "" {
-			continue
+		if keyword == "" || value == "" || value == "false" && (key == "readOnly" || key == "writeOnly") {
+			continue // set nowhere, or the library leaves a false or empty value out
 		}
 		items, _ := ps["items"].(map[string]any)
 		if _, ok := ps[keyword]; !ok {
@@ -126,11 +126,17 @@ func splitTag(tag string) []string {
 // bound above its upper bound, or an enum none of whose values pass the
 // field's other keywords.
 func satisfiable(ps map[string]any) error {
-	for _, b := range [][2]string{{"minimum", "maximum"}, {"minLength", "maxLength"}, {"minItems", "maxItems"}, {"exclusiveMinimum", "maximum"}, {"minimum", "exclusiveMaximum"}} {
+	for _, b := range [][2]string{{"minimum", "maximum"}, {"minLength", "maxLength"}, {"minItems", "maxItems"},
+		{"exclusiveMinimum", "maximum"}, {"minimum", "exclusiveMaximum"}, {"exclusiveMinimum", "exclusiveMaximum"}} {
 		lo, okLo := ratOf(ps[b[0]])
 		hi, okHi := ratOf(ps[b[1]])
-		if okLo && okHi && lo.Cmp(hi) > 0 {
-			return fmt.Errorf("%s %s is above %s %s", b[0], lo.RatString(), b[1], hi.RatString())
+		if !okLo || !okHi {
+			continue
+		}
+		// With an exclusive bound on either side, equal bounds leave nothing.
+		exclusive := strings.HasPrefix(b[0], "exclusive") || strings.HasPrefix(b[1], "exclusive")
+		if c := lo.Cmp(hi); c > 0 || c == 0 && exclusive {
+			return fmt.Errorf("%s %s and %s %s leave no value", b[0], lo.RatString(), b[1], hi.RatString())
 		}
 	}
 	enum, ok := ps["enum"].([]any)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/mcphttp"
+	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/server/httpx"
 )
@@ -98,5 +99,18 @@ func TestListenAndServeLoopbackOnly(t *testing.T) {
 	defer srv.Close()
 	if err := mcphttp.ListenAndServe(context.Background(), "0.0.0.0:0", srv); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("ListenAndServe on 0.0.0.0: %v, want a refusal", err)
+	}
+}
+
+// A typed nil Observer is none, as a nil *observe.Observer was before
+// the option took an interface (it panicked in WatchStreams).
+func TestTypedNilObserver(t *testing.T) {
+	srv := app.NewServer(app.New("nil-observer", "1"))
+	defer srv.Close()
+	var obs *observe.Observer
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithObserver(obs))
+	defer shutdown(context.Background())
+	if h == nil {
+		t.Fatal("no handler")
 	}
 }

@@ -16,12 +16,12 @@ import (
 // until ctx ends, then drains for up to 10 seconds. It has no
 // authentication, so it refuses any other address; requests are guarded
 // against DNS rebinding (Host and Origin must be loopback). To serve
-// others, mount Handler behind auth.Middleware.
+// others, serve Handler with WithAuth.
 func ListenAndServe(ctx context.Context, addr string, srv *server.Server, opts ...Option) error {
 	if !guard.IsLoopbackAddr(addr) {
 		return fmt.Errorf("mcphttp: ListenAndServe serves loopback addresses only (it has no authentication), not %q: serve Handler with WithAuth", addr)
 	}
-	h, shutdown := Handler(srv, append(opts, WithLoopbackOnly())...)
+	h, shutdown := Handler(srv, append(opts[:len(opts):len(opts)], WithLoopbackOnly())...)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

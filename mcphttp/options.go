@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/mcpstack/mcpstack/server/auth"
@@ -87,7 +88,16 @@ type Observer interface {
 // authentication failure, and takes a request's traceparent header as
 // the parent of its spans. Give the server the same Observer
 // (server.WithObserver) for its requests.
-func WithObserver(o Observer) Option { return func(c *config) { c.observer = o } }
+// A nil Observer, typed or not, is none.
+func WithObserver(o Observer) Option {
+	return func(c *config) {
+		if v := reflect.ValueOf(o); o == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+			c.observer = nil
+			return
+		}
+		c.observer = o
+	}
+}
 
 // WithMetrics serves h at /metrics, unauthenticated like /healthz (for an
 // endpoint apart from the MCP listener, serve it on one of its own).

@@ -31,10 +31,10 @@ type Reply struct {
 	Body    []byte  // nil: nothing to answer
 	Refused Refusal // why the body was not served (NotRefused: it was)
 	// Code is the JSON-RPC error code of a stateless revision's error
-	// answer (0: a result, or any answer of a session), and Revision that
-	// revision.
+	// answer (0: a result, or any answer of a session), and Transport the
+	// facts of the revision that served it (nil: none was).
 	Code       int
-	Revision   string
+	Transport  *wire.Transport
 	SessionID  string // the session initialize opened: Mcp-Session-Id to announce
 	RetryAfter int    // seconds, for a busy server or client
 }
@@ -43,11 +43,11 @@ type Reply struct {
 type Refusal int
 
 const (
-	NotRefused     Refusal = iota
-	Malformed              // not JSON-RPC, an unsupported revision, no session id where one is needed
-	UnknownSession         // ended, never existed, or another caller's
-	Full                   // no room for another session
-	OverShare              // the client holds its share of sessions
+	NotRefused            Refusal = iota // served
+	RefusedMalformed                     // not JSON-RPC, an unsupported revision, no session id where one is needed
+	RefusedUnknownSession                // ended, never existed, or another caller's
+	RefusedFull                          // no room for another session
+	RefusedOverShare                     // the client holds its share of sessions
 )
 
 // Call is a POSTed body routed to what serves it: a session, a session
@@ -80,7 +80,7 @@ const (
 func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 	c := &Call{srv: s, in: s.Parse(body)}
 	if e := c.in.Err(); e != nil {
-		return c.refuse(Malformed, c.in.ErrorReply())
+		return c.refuse(RefusedMalformed, c.in.ErrorReply())
 	}
 	version := r.Headers.ProtocolVersion
 	if r.SessionID == "" && (s.statelessSpec(version) != nil || !c.in.IsInitialize() && c.in.metaVersion() != "") {
@@ -88,7 +88,7 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 		return c
 	}
 	if msg := s.unsupported(version); msg != "" && (r.Stateless || !c.in.IsInitialize()) {
-		return c.refuseWith(Malformed, msg) // initialize negotiates: its header does not matter
+		return c.refuseWith(RefusedMalformed, msg) // initialize negotiates: its header does not matter
 	}
 	switch {
 	case r.Stateless && c.in.IsInitialize():
@@ -99,7 +99,7 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 		}
 		sess, err := s.ephemeralSession(version)
 		if err != nil {
-			return c.refuseWith(Malformed, "Bad Request: "+err.Error())
+			return c.refuseWith(RefusedMalformed, "Bad Request: "+err.Error())
 		}
 		c.kind, c.sess = callEphemeral, sess
 	case c.in.IsInitialize():
@@ -115,12 +115,12 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 }
 
 // SessionOf finds the session a GET or DELETE names, or the reply that
-// refuses the request: Malformed for an unsupported MCP-Protocol-Version
-// or a missing Mcp-Session-Id, UnknownSession for a session that ended,
+// refuses the request: RefusedMalformed for an unsupported MCP-Protocol-Version
+// or a missing Mcp-Session-Id, RefusedUnknownSession for a session that ended,
 // never existed or is another caller's.
 func (s *Server) SessionOf(ctx context.Context, r Route) (*Session, Reply, bool) {
 	if msg := s.unsupported(r.Headers.ProtocolVersion); msg != "" {
-		return nil, refusal(Malformed, msg), false
+		return nil, refusal(RefusedMalformed, msg), false
 	}
 	sess, why, msg := s.sessionOf(ctx, r)
 	if sess == nil {
@@ -131,11 +131,11 @@ func (s *Server) SessionOf(ctx context.Context, r Route) (*Session, Reply, bool)
 
 func (s *Server) sessionOf(ctx context.Context, r Route) (*Session, Refusal, string) {
 	if r.SessionID == "" {
-		return nil, Malformed, "Bad Request: missing Mcp-Session-Id header; send initialize first"
+		return nil, RefusedMalformed, "Bad Request: missing Mcp-Session-Id header; send initialize first"
 	}
 	sess, ok := s.SessionFor(r.SessionID, r.Transport, CallerFrom(ctx).Owner)
 	if !ok {
-		return nil, UnknownSession, "Session not found: it ended or never existed; initialize again"
+		return nil, RefusedUnknownSession, "Session not found: it ended or never existed; initialize again"
 	}
 	return sess, NotRefused, ""
 }
@@ -166,12 +166,12 @@ func (c *Call) refuseWith(why Refusal, msg string) *Call {
 	return c
 }
 
-// busy is the reply to an initialize the server has no room for: Full, or
-// OverShare when the client holds its share of sessions.
+// busy is the reply to an initialize the server has no room for: RefusedFull, or
+// RefusedOverShare when the client holds its share of sessions.
 func busy(err error) Reply {
-	why, msg := Full, "Service Unavailable: "
+	why, msg := RefusedFull, "Service Unavailable: "
 	if errors.Is(err, ErrQuota) {
-		why, msg = OverShare, "Too Many Requests: "
+		why, msg = RefusedOverShare, "Too Many Requests: "
 	}
 	body := jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: msg + strings.TrimPrefix(err.Error(), "server: ")})
 	return Reply{Body: body, Refused: why, RetryAfter: 5}
@@ -260,7 +260,11 @@ func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
 			defer cancel()
 		}
 		body, code := c.srv.ServeStateless(context.WithValue(ctx, transportKey{}, c.transport), c.in, out, c.headers)
-		return Reply{Body: body, Code: code, Revision: c.in.metaVersion(), RetryAfter: retryAfter(code)}
+		r := Reply{Body: body, Code: code, RetryAfter: retryAfter(code)}
+		if spec := c.srv.statelessSpec(c.in.metaVersion()); spec != nil {
+			r.Transport = &spec.Transport
+		}
+		return r
 	}
 	ctx = context.WithoutCancel(ctx)
 	body := c.sess.serveTo(ctx, c.in, response{out: out, closeEarly: closeEarly}, false)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"math"
 	"math/big"
 	"strconv"
 
@@ -46,12 +47,17 @@ func reasonOf(k jsonschema.ErrorKind) string {
 // that a model would misread.
 var printer = message.NewPrinter(language.English)
 
-// number prints r as encoding/json prints the number: an integer in
-// full, else the shortest decimal that reads back as the same float64.
+// number prints r short, as encoding/json would print it as a float64:
+// an integer of up to 64 bits in full, anything else as the float64
+// nearest it, with an exponent only below 1e-6 or from 1e21 on. A value a
+// client sent as 1e1000000 is no megabyte of digits in the reason.
 func number(r *big.Rat) string {
-	if r.IsInt() {
+	if r.IsInt() && r.Num().IsInt64() {
 		return r.Num().String()
 	}
 	f, _ := r.Float64()
-	return strconv.FormatFloat(f, 'g', -1, 64)
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }

@@ -16,6 +16,9 @@ func TestReasonNumbers(t *testing.T) {
 	tests := []struct{ value, want string }{
 		{`{"n":1000000000}`, "maximum: got 1000000000, want at most 10000"},
 		{`{"n":10000.25}`, "maximum: got 10000.25, want at most 10000"},
+		{`{"n":1234567.5}`, "maximum: got 1234567.5, want at most 10000"},
+		{`{"n":1e1000000}`, "maximum: got +Inf, want at most 10000"},
+		{`{"n":1e25}`, "maximum: got 1e+25, want at most 10000"},
 		{`{"f":0.5}`, "exclusiveMinimum: got 0.5, want more than 0.5"},
 		{`{"s":"abcd"}`, "maxLength: got 4 characters, want at most 3"},
 		{`{"a":[]}`, "minItems: got 0 items, want at least 1200"},

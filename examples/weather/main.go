@@ -124,17 +124,19 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	var err error
-	if *addr != "" {
-		log.Info("serving", "url", "http://"+*addr+"/mcp")
-		srv := app.NewServer(newApp(), server.WithLogger(log))
-		defer srv.Close()
-		err = mcphttp.ListenAndServe(ctx, *addr, srv)
-	} else {
-		err = app.ServeStdio(ctx, newApp(), server.WithLogger(log))
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if err := serve(ctx, *addr, log); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("weather", "err", err)
 		os.Exit(1)
 	}
+}
+
+// serve serves the app over HTTP on addr, or over stdio without one.
+func serve(ctx context.Context, addr string, log *slog.Logger) error {
+	if addr == "" {
+		return app.ServeStdio(ctx, newApp(), server.WithLogger(log))
+	}
+	log.Info("serving", "url", "http://"+addr+"/mcp")
+	srv := app.NewServer(newApp(), server.WithLogger(log))
+	defer srv.Close()
+	return mcphttp.ListenAndServe(ctx, addr, srv)
 }

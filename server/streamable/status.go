@@ -3,7 +3,6 @@ package streamable
 import (
 	"net/http"
 
-	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -13,23 +12,23 @@ import (
 // and the transport decides what HTTP says of it.
 func status(r server.Reply) int {
 	switch r.Refused {
-	case server.Malformed:
+	case server.RefusedMalformed:
 		return http.StatusBadRequest
-	case server.UnknownSession:
+	case server.RefusedUnknownSession:
 		return http.StatusNotFound
-	case server.Full:
+	case server.RefusedFull:
 		return http.StatusServiceUnavailable
-	case server.OverShare:
+	case server.RefusedOverShare:
 		return http.StatusTooManyRequests
 	}
 	if r.Code == 0 {
 		return http.StatusOK // a result, or any answer of a session
 	}
-	// The revision's own facts first (schema/transport.json, errorStatus),
-	// then what this transport answers the other errors of a stateless
-	// request with.
-	if spec := generated.Lookup(r.Revision); spec != nil {
-		if st, ok := spec.Transport.ErrorStatus[r.Code]; ok {
+	// The serving revision's own facts first (schema/transport.json,
+	// errorStatus), then what this transport answers the other errors of a
+	// stateless request with.
+	if r.Transport != nil {
+		if st, ok := r.Transport.ErrorStatus[r.Code]; ok {
 			return st
 		}
 	}

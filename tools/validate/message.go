@@ -171,7 +171,7 @@ func parseItem(it *item, ext *extSchemas) {
 }
 
 // envelope checks the JSON-RPC 2.0 envelope of one message and says what
-// the message is. It mirrors server/jsonrpc, with pointers.
+// the message is. It mirrors internal/jsonrpc, with pointers.
 func envelope(it *item, v any, ptr string) message {
 	m := message{ptr: ptr}
 	obj, isObj := v.(map[string]any)
