@@ -68,9 +68,6 @@ func (in *Incoming) join(out [][]byte) []byte {
 	}
 }
 
-// IsBatch reports whether the body was a JSON array.
-func (in *Incoming) IsBatch() bool { return in.batch }
-
 // metaVersionOf reads params._meta's protocol version, "" when absent.
 func metaVersionOf(msg *jsonrpc.Message) string {
 	p, _ := msg.Params.(map[string]any)

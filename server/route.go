@@ -185,10 +185,6 @@ func (c *Call) Refused() (Reply, bool) {
 	return *c.refusal, true
 }
 
-// Answers reports whether the body needs an answer (it holds a request);
-// without one the reply is 202 and empty.
-func (c *Call) Answers() bool { return c.in.HasRequests() }
-
 // Streams reports whether the answer may go on an event stream: a call
 // with requests, not initialize, and not a batch of a session revision
 // (a stateless revision refuses batches in its own words).
@@ -199,7 +195,7 @@ func (c *Call) Streams() bool {
 	case c.kind == callStateless:
 		return true
 	}
-	return !c.in.IsBatch() && !c.in.IsInitialize()
+	return !c.in.batch && !c.in.IsInitialize()
 }
 
 // SessionID is the session kept for the call, whose stream events the
@@ -209,14 +205,6 @@ func (c *Call) SessionID() string {
 		return ""
 	}
 	return c.sess.ID()
-}
-
-// Session is the session kept for the call (nil: none).
-func (c *Call) Session() *Session {
-	if c.kind != callSession {
-		return nil
-	}
-	return c.sess
 }
 
 // Prime reports whether the call's event stream starts with a priming

@@ -252,7 +252,7 @@ func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encod
 // Broadcast.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) {
 	s.fanOut(ctx, mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri},
-		func(sess *Session) bool { return sess.Subscribed(uri) })
+		func(sess *Session) bool { return sess.subscribed(uri) })
 }
 
 // fanOut queues a notification for the listen streams that ask for it and

@@ -79,9 +79,6 @@ func newSession(s *Server, id string, out Outbox) *Session {
 	return sess
 }
 
-// Transport names the transport that opened the session.
-func (sess *Session) Transport() string { return sess.transport }
-
 // ID is the session id (the Mcp-Session-Id of HTTP transports).
 func (sess *Session) ID() string { return sess.id }
 
@@ -451,8 +448,8 @@ func (sess *Session) remember(msg *jsonrpc.Message) {
 // maxSubscriptions bounds the resources one session may subscribe to.
 const maxSubscriptions = 1024
 
-// Subscribed reports whether the session subscribed to uri.
-func (sess *Session) Subscribed(uri string) bool {
+// subscribed reports whether the session subscribed to uri.
+func (sess *Session) subscribed(uri string) bool {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	_, ok := sess.subscriptions[uri]
