@@ -24,8 +24,11 @@ import (
 // Server serves one mcp.Handler to any number of sessions.
 type Server struct {
 	handler mcp.Handler
-	cfg     config
-	log     *slog.Logger
+	// taskRunner is the handler's TaskSupporter, found once by New (nil: its
+	// tools never run as tasks), so that no call asserts the handler.
+	taskRunner TaskSupporter
+	cfg        config
+	log        *slog.Logger
 
 	// sessionSpecs are the revisions negotiated with initialize, oldest
 	// first: the ones whose method table has it.
@@ -80,7 +83,8 @@ func New(h mcp.Handler, opts ...Option) *Server {
 			s.sessionSpecs = append(s.sessionSpecs, sp)
 		}
 	}
-	if _, ok := h.(TaskSupporter); ok {
+	if ts, ok := h.(TaskSupporter); ok {
+		s.taskRunner = ts
 		s.closeHooks = append(s.closeHooks, s.dropSessionTasks) // a session's own tasks end with it
 	}
 	if cfg.idleTimeout > 0 {

@@ -344,8 +344,8 @@ func (s *Server) dropSessionTasks(session string) {
 // taskSupport is the taskSupport of the tool a tools/call names, and
 // whether the handler runs tasks at all.
 func (s *Server) taskSupport(msg *jsonrpc.Message) (support string, declared bool) {
-	ts, ok := s.handler.(TaskSupporter)
-	if !ok || !ts.RunsTasks() {
+	ts := s.taskRunner
+	if ts == nil || !ts.RunsTasks() {
 		return "", false
 	}
 	params, _ := msg.Params.(map[string]any)
