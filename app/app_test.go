@@ -442,6 +442,44 @@ func TestSubscriptions(t *testing.T) {
 	}
 }
 
+// A session's subscriptions are bounded (1,024): the next is refused
+// before the handler accepts it, never acknowledged and then forgotten
+// (the regression: the 1,025th got a result, and no update ever came).
+func TestSubscriptionsAreBounded(t *testing.T) {
+	a := app.New("subs", "1")
+	a.AddResourceTemplate(app.ResourceTemplate{URITemplate: "note://{id}"}, func(_ context.Context, uri string, _ map[string]string) (*mcp.ReadResourceResult, error) {
+		return app.Text(uri, "text/plain", "x"), nil
+	})
+	srv := app.NewServer(a)
+	defer srv.Close()
+	out := &outbox{}
+	s, _ := srv.NewSession("", out)
+	s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	call := func(method string, n int) string {
+		return string(s.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"uri":"note://%d"}}`, method, n)), nil))
+	}
+	for n := range 1024 {
+		if got := call("resources/subscribe", n); !strings.Contains(got, `"result":{}`) {
+			t.Fatalf("subscription %d: %s", n, got)
+		}
+	}
+	if got := call("resources/subscribe", 0); !strings.Contains(got, `"result":{}`) {
+		t.Errorf("a subscription the session has, again: %s", got)
+	}
+	if got := call("resources/subscribe", 1024); !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, "1024 resources") {
+		t.Errorf("the 1,025th subscription: %s, want -32602 naming the bound", got)
+	}
+	call("resources/unsubscribe", 0)
+	if got := call("resources/subscribe", 1024); !strings.Contains(got, `"result":{}`) {
+		t.Errorf("after an unsubscribe: %s", got)
+	}
+	a.ResourceUpdated(context.Background(), "note://1024")
+	if got := eventuallyMsgs(out, 1); len(got) != 1 || !strings.Contains(got[0], "note://1024") {
+		t.Errorf("the newest subscription heard %v", got)
+	}
+}
+
 // TestCacheHint: a list's cache hint reaches 2026-07-28 clients; without
 // one the list is private and not to be cached.
 func TestCacheHint(t *testing.T) {

@@ -44,6 +44,7 @@ type Session struct {
 	clientInfo    *mcp.Implementation
 	logLevel      mcp.LoggingLevel
 	subscriptions map[string]struct{} // resources/subscribe the handler accepted
+	subscribing   int                 // resources/subscribe the handler is deciding (roomFor)
 	out           Outbox
 	inflight      map[wire.ID]*inflight
 	pending       map[wire.ID]*pendingCall
@@ -405,6 +406,11 @@ func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related r
 	if reply, served := sess.tasksOf(ctx, spec, m, msg, related.out, &release); served {
 		return reply
 	}
+	place, e := sess.roomFor(msg)
+	if e != nil {
+		return jsonrpc.EncodeError(msg.ID, e)
+	}
+	defer place() // after remember below has kept the subscription
 	p := &callPeer{sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
 	result, err := srv.call(peer.With(ctx, p), msg, spec)
 	if f.cancelledByPeer.Load() {
@@ -415,6 +421,35 @@ func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related r
 	}
 	sess.remember(msg)
 	return srv.encodeResult(spec, m, msg.ID, result)
+}
+
+// roomFor holds a place among the session's subscriptions for a
+// resources/subscribe while the handler decides, or refuses it past the
+// bound: a subscription the session could not keep would be acknowledged
+// and then never heard of. The place is a count, not the URI: nothing of
+// a resource reaches the session before the handler accepts it. release
+// gives the place back once remember has kept (or not) the URI.
+func (sess *Session) roomFor(msg *jsonrpc.Message) (release func(), e *wire.Error) {
+	if msg.Method != mcp.MethodSubscribe {
+		return func() {}, nil
+	}
+	params, _ := msg.Params.(map[string]any)
+	uri, _ := params["uri"].(string)
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if _, has := sess.subscriptions[uri]; has {
+		return func() {}, nil
+	}
+	if len(sess.subscriptions)+sess.subscribing >= maxSubscriptions {
+		return nil, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: the session is subscribed to %d resources, the most it may; unsubscribe from one first", maxSubscriptions),
+			Data: map[string]any{"field": "/params/uri", "reason": fmt.Sprintf("more than %d subscriptions", maxSubscriptions)}}
+	}
+	sess.subscribing++
+	return func() {
+		sess.mu.Lock()
+		sess.subscribing--
+		sess.mu.Unlock()
+	}, nil
 }
 
 // remember keeps what a successful request set for the session: its log
@@ -439,9 +474,7 @@ func (sess *Session) remember(msg *jsonrpc.Message) {
 		if sess.subscriptions == nil {
 			sess.subscriptions = map[string]struct{}{}
 		}
-		if len(sess.subscriptions) < maxSubscriptions {
-			sess.subscriptions[uri] = struct{}{}
-		}
+		sess.subscriptions[uri] = struct{}{} // roomFor held its place, within maxSubscriptions
 	}
 }
 
