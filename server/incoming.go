@@ -70,10 +70,16 @@ func (in *Incoming) join(out [][]byte) []byte {
 
 // metaVersionOf reads params._meta's protocol version, "" when absent.
 func metaVersionOf(msg *jsonrpc.Message) string {
-	p, _ := msg.Params.(map[string]any)
-	meta, _ := p["_meta"].(map[string]any)
-	v, _ := meta[wire.MetaProtocolVersion].(string)
+	v, _ := metaOf(msg.Params)[wire.MetaProtocolVersion].(string)
 	return v
+}
+
+// metaOf is params._meta (nil when there is none): where a request
+// carries its protocol version, capabilities, progress token and trace.
+func metaOf(params any) map[string]any {
+	p, _ := params.(map[string]any)
+	meta, _ := p["_meta"].(map[string]any)
+	return meta
 }
 
 // metaVersion is the protocol version the body's request names in its

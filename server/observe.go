@@ -152,7 +152,7 @@ func served(msg *jsonrpc.Message, revision, session, transport string) Served {
 		if p := generated.NameParam(msg.Method); p != "" && msg.Method != mcp.MethodGetTask && msg.Method != mcp.MethodUpdateTask && msg.Method != mcp.MethodCancelTask {
 			m.Target, _ = params[p].(string)
 		}
-		m.Meta, _ = params["_meta"].(map[string]any)
+		m.Meta = metaOf(params)
 		m.Arguments = params["arguments"]
 	}
 	return m

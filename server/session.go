@@ -606,9 +606,7 @@ func (sess *Session) deliver(msg *jsonrpc.Message) {
 
 // progressToken reads params._meta.progressToken.
 func progressToken(params any) wire.ID {
-	p, _ := params.(map[string]any)
-	meta, _ := p["_meta"].(map[string]any)
-	if raw, ok := meta["progressToken"]; ok {
+	if raw, ok := metaOf(params)["progressToken"]; ok {
 		if id, err := wire.IDFromValue(raw); err == nil {
 			return id
 		}

@@ -111,9 +111,7 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if s.cfg.observer == nil {
 		return s.statelessAnswerRequest(ctx, msg, related, headers)
 	}
-	params, _ := msg.Params.(map[string]any)
-	meta, _ := params["_meta"].(map[string]any)
-	version, _ := meta[wire.MetaProtocolVersion].(string)
+	version := metaVersionOf(msg)
 	transport, _ := ctx.Value(transportKey{}).(string)
 	ctx, obs := s.observe(ctx, served(msg, version, "", transport))
 	var reply []byte
@@ -125,7 +123,7 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 // statelessAnswerRequest answers one request of a stateless revision.
 func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) ([]byte, int) {
 	params, _ := msg.Params.(map[string]any)
-	meta, _ := params["_meta"].(map[string]any)
+	meta := metaOf(params)
 	version, _ := meta[wire.MetaProtocolVersion].(string)
 	headerVersion := ""
 	if headers != nil {
