@@ -54,9 +54,5 @@ func (p *statelessPeer) NotifyExtension(ctx context.Context, method, definition 
 	if err != nil {
 		return err
 	}
-	if p.out == nil || p.becameTask() {
-		return ErrNoStream
-	}
-	p.srv.tap("", ServerToClient, msg)
-	return p.out.Send(msg)
+	return p.send(msg)
 }

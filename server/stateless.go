@@ -412,6 +412,12 @@ func (p *statelessPeer) Notify(ctx context.Context, method string, params wire.E
 	if err != nil {
 		return err
 	}
+	return p.send(msg)
+}
+
+// send writes a message about the call on the request's stream, while
+// there is one: ErrNoStream after the call became a task.
+func (p *statelessPeer) send(msg []byte) error {
 	if p.out == nil || p.becameTask() {
 		return ErrNoStream
 	}
