@@ -54,10 +54,23 @@ type httpLimits struct {
 	// held to be recorded hold as much again, apart: one beyond passes
 	// unrecorded.
 	bodyMemory int64
+	// shareOf: one client (a remote address: the TCP peer's IP) holds at
+	// most 1/shareOf of each of the two budgets, and one body or answer
+	// no more (0: no share, first come, first served). Past its share, its
+	// POST gets 503 at once, its answer passes unrecorded, while the
+	// others' still get through.
+	shareOf int64
 }
 
+// clientShareOf is the share of each budget one client may hold: a
+// quarter. Half would let two clients shut out all others, and an
+// eighth would bound one body to 16 MiB by default; at a quarter the
+// default share is maxBody, the bound of one body as before, and at
+// least four clients are served in full whatever the others do.
+const clientShareOf = 4
+
 // defaultLimits are the flags' defaults.
-var defaultLimits = httpLimits{bodyIdle: 30 * time.Second, bodyDeadline: time.Minute, bodyMemory: 128 << 20}
+var defaultLimits = httpLimits{bodyIdle: 30 * time.Second, bodyDeadline: time.Minute, bodyMemory: 128 << 20, shareOf: clientShareOf}
 
 // The HTTP server's own timeouts: a request's headers must come within
 // headerTimeout, and a kept-alive connection with no request is closed
@@ -171,17 +184,35 @@ type proxyHandler struct {
 	t      *tap
 	limits httpLimits
 	// requests holds the POST bodies read to be recorded, answers the
-	// answers (limits.bodyMemory each); perBody and perAnswer bound one.
+	// answers (limits.bodyMemory each, a client's share of it each);
+	// perBody and perAnswer bound one.
 	requests, answers  *budget
 	perBody, perAnswer int64
+}
+
+// clientOf is the client r comes from, as the budgets share them out: its
+// remote address's IP, without the port (the proxy has no
+// authentication to tell clients apart by; clients behind one address,
+// or all local ones on loopback, share one share).
+func clientOf(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // newHandler is the proxy to upstream within limits. names are the
 // proxy's own host names (see upstreamHost).
 func newHandler(upstream *url.URL, names map[string]bool, t *tap, limits httpLimits) *proxyHandler {
+	share := limits.bodyMemory
+	if limits.shareOf > 0 {
+		share = max(limits.bodyMemory/limits.shareOf, 1)
+	}
+	// One body or answer is no more than a share: one larger could never
+	// be held, by any client.
 	p := &proxyHandler{t: t, limits: limits,
-		requests: &budget{left: limits.bodyMemory}, answers: &budget{left: limits.bodyMemory},
-		perBody: min(int64(maxBody), limits.bodyMemory), perAnswer: min(int64(maxLine), limits.bodyMemory)}
+		requests: &budget{left: limits.bodyMemory, share: share}, answers: &budget{left: limits.bodyMemory, share: share},
+		perBody: min(int64(maxBody), share), perAnswer: min(int64(maxLine), share)}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host = upstream.Scheme, upstream.Host
@@ -279,9 +310,9 @@ func (p *proxyHandler) modifyResponse(resp *http.Response) error {
 		// stateless requests may share an id).
 		facts := &record.HTTP{Status: resp.StatusCode, Response: respHeaders}
 		resp.Body = &jsonBody{ReadCloser: resp.Body, want: resp.ContentLength, gzip: encoding == "gzip", max: int(p.perAnswer),
-			hold: hold{budget: p.answers}, done: func(b []byte) { t.messageHTTP(session, server.ServerToClient, b, facts) }}
+			hold: hold{budget: p.answers, client: x.client}, done: func(b []byte) { t.messageHTTP(session, server.ServerToClient, b, facts) }}
 	case "text/event-stream":
-		resp.Body = &sseBody{ReadCloser: resp.Body, events: eventSplitter{max: int(p.perAnswer), hold: hold{budget: p.answers}}, message: func(event string, b []byte) {
+		resp.Body = &sseBody{ReadCloser: resp.Body, events: eventSplitter{max: int(p.perAnswer), hold: hold{budget: p.answers, client: x.client}}, message: func(event string, b []byte) {
 			if event == "endpoint" { // HTTP+SSE: the stream's session is in the URL it names
 				if u, err := url.Parse(string(b)); err == nil && httpfacts.QuerySession(u) != "" {
 					session = httpfacts.QuerySession(u)
@@ -306,7 +337,7 @@ func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// chunked answer) has as long; it clears the deadline after.
 		defer func() { _ = rc.SetWriteDeadline(time.Now().Add(limits.bodyIdle)) }()
 	}
-	x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), headers: t.headers(r.Header)}
+	x := &exchange{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), headers: t.headers(r.Header), client: clientOf(r)}
 	// HTTP+SSE (2024-11-05): POST /messages?sessionId=... is answered on
 	// the session's GET stream, maybe before the POST's own 202: the
 	// request is recorded before it goes on.
@@ -327,10 +358,10 @@ func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Method == http.MethodPost {
 		// The body is held to be recorded (with the session and status
 		// of its answer): all together hold at most limits.bodyMemory,
-		// each what it has grown to as its bytes came, until it has been
-		// recorded and forwarded.
+		// those of one client its share of it, each what it has grown to
+		// as its bytes came, until it has been recorded and forwarded.
 		b, held, status, err := readBody(r, p.requests, p.perBody)
-		release := sync.OnceFunc(func() { p.requests.give(held) })
+		release := sync.OnceFunc(func() { p.requests.give(x.client, held) })
 		defer release()
 		if status != 0 {
 			// Refused: what is left of the body is not read (the server
@@ -340,7 +371,7 @@ func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", "1")
 			}
 			w.Header().Set("Connection", "close")
-			slog.Warn("mcpstack proxy: a request body refused", "status", status, "err", err)
+			slog.Warn("mcpstack proxy: a request body refused", "status", status, "client", x.client, "err", err)
 			http.Error(w, "mcpstack proxy: "+err.Error(), status)
 			_ = http.NewResponseController(w).Flush()
 			_ = rc.SetReadDeadline(time.Now())
@@ -359,14 +390,16 @@ func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads r's body whole, at most perBody bytes, into a buffer
-// that grows as the bytes come (doubling, from 4 KiB, never past the
-// Content-Length): each growth is taken from bodies first, so that what
-// it holds (returned as held, to give back once the body is done with)
-// is the buffer's capacity, at most about twice what the client sent,
-// whatever its Content-Length claims. status, when not 0, refuses the
-// request with err: 413 for a body over perBody, 503 when bodies has not
-// enough left, 408 for a body that stalled or came too slowly, 400 for one
-// that could not be read.
+// that grows as the bytes come (see hold.grow: doubling from 4 KiB, then
+// in steps of growStep, never past the Content-Length): each growth is
+// taken from bodies first, within the share of r's client (clientOf), so
+// that what it holds (returned as held, to give back, for that client,
+// once the body is done with) is the buffer's capacity, at most what the
+// client sent and a step, whatever its Content-Length claims. status,
+// when not 0, refuses the request with err: 413 for a body over perBody,
+// 503 when bodies, or the client's share of it, has not enough left, 408
+// for a body that stalled or came too slowly, 400 for one that could not
+// be read.
 func readBody(r *http.Request, bodies *budget, perBody int64) (b []byte, held int64, status int, err error) {
 	if r.ContentLength > perBody {
 		return nil, 0, http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (%d bytes; at most %d)", r.ContentLength, perBody)
@@ -375,22 +408,33 @@ func readBody(r *http.Request, bodies *budget, perBody int64) (b []byte, held in
 	if r.ContentLength >= 0 {
 		limit = r.ContentLength
 	}
-	h := hold{budget: bodies}
+	h := hold{budget: bodies, client: clientOf(r)}
 	defer func() { held = h.n }()
+	var probe [1]byte
 	for {
-		if len(b) == cap(b) {
-			// Room for one byte past limit: the read that finds it, or
-			// the end, is a read into the buffer.
-			nb, ok := h.grow(b, 1, int(limit)+1)
-			if !ok {
-				return nil, 0, http.StatusServiceUnavailable, errors.New("too many request bodies in flight; try again")
+		// A buffer of limit bytes is full: the read that finds the end,
+		// or a byte too many, goes to probe, not to a larger buffer.
+		dst, full := probe[:], int64(len(b)) >= limit
+		if !full {
+			if len(b) == cap(b) {
+				nb, ok := h.grow(b, 1, int(limit))
+				if !ok {
+					if h.overShare {
+						return nil, 0, http.StatusServiceUnavailable, fmt.Errorf("this client (%s) holds its share of the request bodies in flight (%d bytes of --body-memory); try again", h.client, bodies.share)
+					}
+					return nil, 0, http.StatusServiceUnavailable, errors.New("too many request bodies in flight; try again")
+				}
+				b = nb
 			}
-			b = nb
+			dst = b[len(b):cap(b)]
 		}
-		n, rerr := r.Body.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if int64(len(b)) > limit {
-			return nil, 0, http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (at most %d bytes)", perBody)
+		n, rerr := r.Body.Read(dst)
+		if full {
+			if n > 0 {
+				return nil, 0, http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (at most %d bytes)", perBody)
+			}
+		} else {
+			b = b[:len(b)+n]
 		}
 		switch {
 		case rerr == io.EOF:
@@ -412,44 +456,74 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// budget is a count of bytes that many take from and give back to.
+// budget is a count of bytes that many take from and give back to, each
+// client at most its share.
 type budget struct {
 	mu   sync.Mutex
 	left int64
+	// share bounds what one client holds (0: no bound); held is what each
+	// client that holds something holds.
+	share int64
+	held  map[string]int64
 }
 
-// take takes n bytes if they are left, and reports whether it did.
-func (b *budget) take(n int64) bool {
+// take takes n bytes for client if they are left, and within its share,
+// and reports whether it did, and, when not, whether it is the share that
+// lacks them.
+func (b *budget) take(client string, n int64) (ok, overShare bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.share > 0 && b.held[client]+n > b.share {
+		return false, true
+	}
 	if n > b.left {
-		return false
+		return false, false
 	}
 	b.left -= n
-	return true
+	if b.share > 0 && n > 0 {
+		if b.held == nil {
+			b.held = map[string]int64{}
+		}
+		b.held[client] += n
+	}
+	return true, false
 }
 
-func (b *budget) give(n int64) {
+// give gives back n bytes client took.
+func (b *budget) give(client string, n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.left += n
+	if b.share > 0 && n != 0 {
+		if b.held[client] -= n; b.held[client] <= 0 {
+			delete(b.held, client) // a client that holds nothing takes no room
+		}
+	}
 }
 
 // minGrow is the least a held buffer grows by, and its first size.
 const minGrow = 4 << 10
 
+// growStep is what a held buffer grows by past it (it doubles up to
+// it): a buffer holds at most its bytes and a step, not twice its bytes.
+const growStep = 1 << 20
+
 // hold is what the buffers of one body hold of a budget (nil: not
-// counted): their capacity, as it grows.
+// counted), for one client: their capacity, as it grows.
 type hold struct {
 	budget *budget
+	client string
 	n      int64
+	// overShare: the last growth refused was over the client's share.
+	overShare bool
 }
 
 // grow is buf with room for n more bytes, at most limit in all: its
-// capacity doubles (from minGrow) within limit or, when the budget lacks
-// the doubling, grows by what is needed (at least minGrow). The growth is
-// taken from the budget first; false (buf unchanged) when limit or the
-// budget has no room for it.
+// capacity doubles (from minGrow) up to growStep, then grows by growStep,
+// within limit or, when the budget (or the client's share) lacks that,
+// grows by what is needed (at least minGrow). The growth is taken from the
+// budget first; false (buf unchanged) when limit or the budget has no
+// room for it.
 func (h *hold) grow(buf []byte, n, limit int) ([]byte, bool) {
 	need := len(buf) + n
 	if need <= cap(buf) {
@@ -458,7 +532,11 @@ func (h *hold) grow(buf []byte, n, limit int) ([]byte, bool) {
 	if need > limit {
 		return buf, false
 	}
-	c := min(max(2*cap(buf), need, minGrow), limit)
+	next := cap(buf) + growStep
+	if cap(buf) < growStep {
+		next = min(2*cap(buf), growStep)
+	}
+	c := min(max(next, need, minGrow), limit)
 	if !h.take(c - cap(buf)) {
 		c = min(max(need, cap(buf)+minGrow), limit)
 		if !h.take(c - cap(buf)) {
@@ -471,8 +549,12 @@ func (h *hold) grow(buf []byte, n, limit int) ([]byte, bool) {
 }
 
 func (h *hold) take(n int) bool {
-	if h.budget != nil && !h.budget.take(int64(n)) {
-		return false
+	if h.budget != nil {
+		ok, over := h.budget.take(h.client, int64(n))
+		if !ok {
+			h.overShare = over
+			return false
+		}
 	}
 	h.n += int64(n)
 	return true
@@ -481,7 +563,7 @@ func (h *hold) take(n int) bool {
 // free gives back what buf held; the caller lets go of it.
 func (h *hold) free(buf []byte) {
 	if h.budget != nil {
-		h.budget.give(int64(cap(buf)))
+		h.budget.give(h.client, int64(cap(buf)))
 	}
 	h.n -= int64(cap(buf))
 }
@@ -489,7 +571,7 @@ func (h *hold) free(buf []byte) {
 // release gives back all that is held; the caller lets go of its buffers.
 func (h *hold) release() {
 	if h.budget != nil {
-		h.budget.give(h.n)
+		h.budget.give(h.client, h.n)
 	}
 	h.n = 0
 }
@@ -681,6 +763,7 @@ func ownNames(addr string) map[string]bool {
 // exchange is what the proxy keeps of a request until its answer comes.
 type exchange struct {
 	method, session string
+	client          string            // clientOf its request
 	headers         map[string]string // the recorded ones
 	body            []byte
 	recorded        bool      // the body is recorded already (HTTP+SSE: before it went on)
@@ -731,7 +814,7 @@ func (b *jsonBody) Read(p []byte) (int, error) {
 		if buf, ok := b.hold.grow(b.buf, n, limit); ok {
 			b.buf = append(buf, p[:n]...)
 		} else {
-			b.over = "larger than the recording's bound, or than what is left of --body-memory"
+			b.over = "larger than the recording's bound, or than what is left of --body-memory (or of its client's share)"
 			b.drop()
 		}
 	}
@@ -770,7 +853,7 @@ func (b *jsonBody) finish() {
 		for {
 			grown, ok := b.hold.grow(plain, 1, b.max+1)
 			if !ok {
-				slog.Warn("mcpstack proxy: a gzip answer that does not decode within the recording's bound, or what is left of --body-memory, passes unrecorded", "bound", b.max)
+				slog.Warn("mcpstack proxy: a gzip answer that does not decode within the recording's bound, or what is left of --body-memory (or of its client's share), passes unrecorded", "bound", b.max)
 				return
 			}
 			plain = grown

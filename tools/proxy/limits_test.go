@@ -131,11 +131,11 @@ func TestHTTPBodyLimits(t *testing.T) {
 	defer front.Close()
 	addr := strings.TrimPrefix(front.URL, "http://")
 	stop := make(chan struct{})
-	stalled := []net.Conn{ // 400 KiB each of 500,000 sent: the buffers grow to 500,001
+	stalled := []net.Conn{ // 400 KiB each of 500,000 sent: the buffers grow to 500,000
 		rawPOST(t, addr, "Content-Length: 500000\r\n", bytes.Repeat([]byte("x"), 400<<10), stop),
 		rawPOST(t, addr, "Content-Length: 500000\r\n", bytes.Repeat([]byte("x"), 400<<10), stop),
 	}
-	waitFor(t, "the stalled uploads to hold their bytes", func() bool { return p.requests.remaining() <= 1<<20-2*500001 })
+	waitFor(t, "the stalled uploads to hold their bytes", func() bool { return p.requests.remaining() <= 1<<20-2*500000 })
 	over := rawPOST(t, addr, "Content-Length: 400000\r\n", bytes.Repeat([]byte("x"), 100<<10), nil)
 	if code, took := status(over, 5*time.Second); code != http.StatusServiceUnavailable {
 		t.Errorf("an upload beyond the budget: status %d after %v, want 503", code, took)
@@ -340,7 +340,7 @@ func TestReadBodyAllocatesWhatItHolds(t *testing.T) {
 			if status != 0 || !bytes.Equal(b, body) {
 				t.Fatalf("Content-Length %d: status %d (%v), read %q", contentLength, status, err, b)
 			}
-			bodies.give(h)
+			bodies.give("", h)
 			held += h
 		}
 		runtime.ReadMemStats(&after)

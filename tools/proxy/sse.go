@@ -163,7 +163,7 @@ func (s *eventSplitter) endLine(dispatch func(event string, data []byte)) {
 // drop drops the current event, and lets go of its data.
 func (s *eventSplitter) drop() {
 	if !s.tooBig {
-		slog.Warn("mcpstack proxy: an event larger than the recording's bound, or than what is left of --body-memory, passes unrecorded", "bound", s.max)
+		slog.Warn("mcpstack proxy: an event larger than the recording's bound, or than what is left of --body-memory (or of its client's share), passes unrecorded", "bound", s.max)
 	}
 	s.tooBig = true
 	s.hold.free(s.data)
