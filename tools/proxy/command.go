@@ -59,18 +59,19 @@ against DNS rebinding) unless --allow-remote. It holds each POST body to
 record it, taking memory as the bytes come (not as a Content-Length
 claims; past 1 MiB in steps of 1 MiB, so a body holds at most its bytes
 and a step) and giving it back once the body is recorded and forwarded:
-at most 32 MiB each (or a quarter of --body-memory, if less; else 413)
-and --body-memory MiB together (else 503). One client (a remote address:
-its IP, whatever the port; all local clients are one) holds at most a
-quarter of it: past that its POST gets 503 with Retry-After at once,
-while other clients' still pass. A request body that sends nothing for
---body-timeout, or is not in whole --body-deadline after its headers, is
-cut (408). Answers are held to be recorded within as much memory again,
-a client at most a quarter of it (each answer at most 64 MiB, or that
-quarter if less: 32 MiB by default): one beyond passes unrecorded, with a
-warning; a client that reads nothing of an answer for --body-timeout is
-cut. Headers must come within 10s; a kept-alive connection idle for 2m
-is closed; answers and event streams stream for as long as they go.
+at most 32 MiB each (else 413) and --body-memory MiB together (else 503).
+A request body that sends nothing for --body-timeout, or is not in whole
+--body-deadline after its headers, is cut (408). Answers are held to be
+recorded within as much memory again (each at most 64 MiB): one beyond
+passes unrecorded, with a warning; a client that reads nothing of an
+answer for --body-timeout is cut. With --allow-remote, one client (a
+remote address: its IP, whatever the port) holds at most a quarter of
+each budget, and one body or answer no more: past that its POST gets 503
+with Retry-After at once and its answers pass unrecorded, while other
+clients' still pass (on loopback every client is this machine, and
+shares the whole). Headers must come within 10s; a kept-alive connection
+idle for 2m is closed; answers and event streams stream for as long as
+they go.
 
 Over HTTP the recording keeps, with each message the client POSTs, the
 facts of its exchange that the HTTP rules read: status, session, protocol
@@ -106,7 +107,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	allowRemote := fl.Bool("allow-remote", false, "HTTP: listen on an address that is not loopback (the proxy has no authentication: whoever reaches it reaches the upstream, as if from this machine)")
 	bodyTimeout := fl.Duration("body-timeout", defaultLimits.bodyIdle, "HTTP: cut a request body that sends nothing (408), or an answer the client reads nothing of, for this `duration`")
 	bodyDeadline := fl.Duration("body-deadline", defaultLimits.bodyDeadline, "HTTP: cut (408) a request body not in whole this `duration` after its headers")
-	bodyMemory := fl.Int("body-memory", int(defaultLimits.bodyMemory>>20), "HTTP: the POST bodies held to be recorded hold at most these `MiB` together (a POST beyond gets 503), and the answers as much again (one beyond passes unrecorded); one client (remote address) at most a quarter of each")
+	bodyMemory := fl.Int("body-memory", int(defaultLimits.bodyMemory>>20), "HTTP: the POST bodies held to be recorded hold at most these `MiB` together (a POST beyond gets 503), and the answers as much again (one beyond passes unrecorded); with --allow-remote, one client (remote address) at most a quarter of each")
 	redact := fl.String("redact", "", "mask in the recording the values of the JSON members and headers with these `NAMES` (comma-separated, any case), e.g. apiKey,password,Mcp-Session-Id (a session id becomes a digest)")
 	fl.Usage = func() { fmt.Fprint(fl.Output(), usage); fl.PrintDefaults() }
 	fl.SetOutput(io.Discard) // parse errors are reported below, once
@@ -171,7 +172,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		code = serveHTTP(ctx, httpConfig{upstream: *upstream, addr: *httpAddr, addrFile: *addrFile, allowRemote: *allowRemote,
-			limits: httpLimits{bodyIdle: *bodyTimeout, bodyDeadline: *bodyDeadline, bodyMemory: int64(*bodyMemory) << 20, shareOf: clientShareOf}}, t, stderr)
+			limits: httpLimits{bodyIdle: *bodyTimeout, bodyDeadline: *bodyDeadline, bodyMemory: int64(*bodyMemory) << 20, shareOf: shareFor(*httpAddr)}}, t, stderr)
 	case *addrFile != "" || *allowRemote || set["body-timeout"] || set["body-deadline"] || set["body-memory"]:
 		fmt.Fprintln(stderr, "mcpstack proxy: --addr-file, --allow-remote, --body-timeout, --body-deadline and --body-memory are for HTTP (--upstream and --http)")
 		return 2

@@ -69,6 +69,16 @@ type httpLimits struct {
 // least four clients are served in full whatever the others do.
 const clientShareOf = 4
 
+// shareFor is the share of a proxy listening on addr: on loopback every
+// client is the same address (this machine's), so a share would only cut
+// the budget for all of them; elsewhere (--allow-remote), a quarter.
+func shareFor(addr string) int64 {
+	if guard.IsLoopbackAddr(addr) {
+		return 0
+	}
+	return clientShareOf
+}
+
 // defaultLimits are the flags' defaults.
 var defaultLimits = httpLimits{bodyIdle: 30 * time.Second, bodyDeadline: time.Minute, bodyMemory: 128 << 20, shareOf: clientShareOf}
 

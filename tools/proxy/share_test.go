@@ -246,3 +246,14 @@ func TestAnswerShare(t *testing.T) {
 		t.Errorf("all closed: %d left, held %v", answers.remaining(), answers.held)
 	}
 }
+
+// On loopback every client is this machine's address: no share, the whole
+// budget for them (a share would only shrink it, and cut the largest
+// answer recorded); on any other address, a quarter.
+func TestShareFor(t *testing.T) {
+	for addr, want := range map[string]int64{"127.0.0.1:9000": 0, "localhost:0": 0, "[::1]:9000": 0, "0.0.0.0:9000": clientShareOf, "192.0.2.1:9000": clientShareOf} {
+		if got := shareFor(addr); got != want {
+			t.Errorf("shareFor(%q) = %d, want %d", addr, got, want)
+		}
+	}
+}
