@@ -437,14 +437,15 @@ func (sess *Session) roomFor(msg *jsonrpc.Message) (release func(), e *wire.Erro
 	uri, _ := params["uri"].(string)
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if _, has := sess.subscriptions[uri]; has {
-		return func() {}, nil
-	}
-	if len(sess.subscriptions)+sess.subscribing >= maxSubscriptions {
+	// A subscription the session has holds a place too: an unsubscribe
+	// while the handler decides must not free room that remember then
+	// takes back.
+	_, has := sess.subscriptions[uri]
+	if !has && len(sess.subscriptions)+sess.subscribing >= maxSubscriptions {
 		return nil, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: the session is subscribed to %d resources, the most it may; unsubscribe from one first", maxSubscriptions),
 			Data: map[string]any{"field": "/params/uri", "reason": fmt.Sprintf("more than %d subscriptions", maxSubscriptions)}}
 	}
-	sess.subscribing++
+	sess.subscribing++ // a place while the handler decides, also for one it has
 	return func() {
 		sess.mu.Lock()
 		sess.subscribing--

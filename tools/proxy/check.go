@@ -159,7 +159,7 @@ func (t *tap) maskValue(v any, embedded int) (any, bool) {
 				x[k], changed = redacted, true
 				continue
 			}
-			if blob, ok := e.(string); ok && k == "blob" && readableBlob(x["mimeType"]) {
+			if blob, ok := e.(string); ok && k == "blob" {
 				if m, did := t.maskBlob(blob, embedded); did {
 					x[k], changed = m, true
 				}
@@ -206,38 +206,40 @@ func (t *tap) maskString(s string, embedded int) (any, bool) {
 	return redacted, true
 }
 
-// readableBlob reports whether a resource's blob of this mimeType is
-// text the masking reads: JSON (application/json, a +json type) or text
-// (text/*). Other blobs (images, audio, archives, PDFs) are not looked
-// into, nor are those without a mimeType.
-func readableBlob(mimeType any) bool {
-	mt, _ := mimeType.(string)
-	mt, _, _ = strings.Cut(mt, ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	return mt == "application/json" || strings.HasSuffix(mt, "+json") || strings.HasPrefix(mt, "text/")
-}
-
 // blobEncodings are the base64 encodings a blob is read in, the one MCP
 // names (standard, padded) first; a masked blob is written again in the
 // one it was read in.
 var blobEncodings = []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding}
 
-// maskBlob is a JSON or text blob (base64) with the named members in what
-// it holds masked, as a string is (maskString: JSON read exactly, failing
-// closed), and encoded again, and whether anything was. A blob that is
-// not base64 is masked whole if it mentions a named member, and kept if
-// it does not. Text in UTF-16 or UTF-32 (NUL bytes between its letters)
-// that names a member once they are dropped is masked whole: what in it
-// is a secret cannot be told.
+// maskBlob is a blob (base64) with the named members in what it holds
+// masked, as a string is (maskString: JSON read exactly, failing closed),
+// and encoded again, and whether anything was. Whatever its mimeType says
+// (it may say nothing, or name JSON Lines as text/plain or
+// application/x-ndjson), a blob is read: one that holds UTF-8 text is
+// masked as a string; text in UTF-16 or UTF-32 (NUL bytes between its
+// letters) that names a member once they are dropped is masked whole, as
+// what in it is a secret cannot be told; other bytes (an image) are kept.
+// A blob that is not base64, even once its white space is dropped, is
+// masked whole: a lenient reader may still decode it.
 func (t *tap) maskBlob(blob string, embedded int) (any, bool) {
+	compact := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\r' || r == '\n' || r == '\f' || r == '\v' {
+			return -1
+		}
+		return r
+	}, blob)
 	for _, enc := range blobEncodings {
-		b, err := enc.DecodeString(blob)
+		b, err := enc.DecodeString(compact)
 		if err != nil {
 			continue
 		}
 		text := string(b)
-		m, did := t.maskString(text, embedded+1)
-		if !did && strings.IndexByte(text, 0) >= 0 && t.mentions(strings.ReplaceAll(text, "\x00", "")) {
+		var m any
+		did := false
+		switch {
+		case utf8.ValidString(text) && strings.IndexByte(text, 0) < 0:
+			m, did = t.maskString(text, embedded+1)
+		case strings.IndexByte(text, 0) >= 0 && t.mentions(strings.ReplaceAll(text, "\x00", "")):
 			m, did = redacted, true
 		}
 		if !did {
@@ -246,10 +248,7 @@ func (t *tap) maskBlob(blob string, embedded int) (any, bool) {
 		s, _ := m.(string)
 		return enc.EncodeToString([]byte(s)), true
 	}
-	if t.mentions(blob) {
-		return redacted, true
-	}
-	return blob, false
+	return redacted, true
 }
 
 // startsJSON reports whether s, after space, starts as an object, an

@@ -57,8 +57,9 @@ The HTTP proxy has no authentication: it listens on loopback only (and
 answers 403 to a request whose Host is not a loopback name or address,
 against DNS rebinding) unless --allow-remote. It holds each POST body to
 record it, taking memory as the bytes come (not as a Content-Length
-claims; past 1 MiB in steps of 1 MiB, so a body holds at most its bytes
-and a step) and giving it back once the body is recorded and forwarded:
+claims; past 1 MiB by a quarter at a time, so a body holds at most a
+quarter more than its bytes) and giving it back once it is recorded and
+forwarded:
 at most 32 MiB each (else 413) and --body-memory MiB together (else 503).
 A request body that sends nothing for --body-timeout, or is not in whole
 --body-deadline after its headers, is cut (408). Answers are held to be

@@ -63,10 +63,12 @@ type httpLimits struct {
 }
 
 // clientShareOf is the share of each budget one client may hold: a
-// quarter. Half would let two clients shut out all others, and an
-// eighth would bound one body to 16 MiB by default; at a quarter the
-// default share is maxBody, the bound of one body as before, and at
-// least four clients are served in full whatever the others do.
+// quarter. Half would let two clients shut out all others, and an eighth
+// would bound one body to 16 MiB by default; at a quarter the default
+// share is maxBody, the bound of one body as before. A share stops one
+// address from starving the others; four together can still fill the
+// budget (an IPv6 client has many addresses: the share is no defence
+// against one who uses them).
 const clientShareOf = 4
 
 // shareFor is the share of a proxy listening on addr: on loopback every
@@ -401,11 +403,11 @@ func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads r's body whole, at most perBody bytes, into a buffer
 // that grows as the bytes come (see hold.grow: doubling from 4 KiB, then
-// in steps of growStep, never past the Content-Length): each growth is
+// by a quarter past growStep, never past the Content-Length): each growth is
 // taken from bodies first, within the share of r's client (clientOf), so
 // that what it holds (returned as held, to give back, for that client,
 // once the body is done with) is the buffer's capacity, at most what the
-// client sent and a step, whatever its Content-Length claims. status,
+// client sent and a quarter more, whatever its Content-Length claims. status,
 // when not 0, refuses the request with err: 413 for a body over perBody,
 // 503 when bodies, or the client's share of it, has not enough left, 408
 // for a body that stalled or came too slowly, 400 for one that could not
@@ -514,8 +516,10 @@ func (b *budget) give(client string, n int64) {
 // minGrow is the least a held buffer grows by, and its first size.
 const minGrow = 4 << 10
 
-// growStep is what a held buffer grows by past it (it doubles up to
-// it): a buffer holds at most its bytes and a step, not twice its bytes.
+// growStep is where a held buffer stops doubling: past it a buffer grows
+// by a quarter of its capacity (at least growStep), so that it holds at
+// most a quarter more than its bytes, and the copies of its growths add up
+// to a few times its size, not to its size squared over growStep.
 const growStep = 1 << 20
 
 // hold is what the buffers of one body hold of a budget (nil: not
@@ -529,7 +533,7 @@ type hold struct {
 }
 
 // grow is buf with room for n more bytes, at most limit in all: its
-// capacity doubles (from minGrow) up to growStep, then grows by growStep,
+// capacity doubles (from minGrow) up to growStep, then by a quarter,
 // within limit or, when the budget (or the client's share) lacks that,
 // grows by what is needed (at least minGrow). The growth is taken from the
 // budget first; false (buf unchanged) when limit or the budget has no
@@ -542,7 +546,7 @@ func (h *hold) grow(buf []byte, n, limit int) ([]byte, bool) {
 	if need > limit {
 		return buf, false
 	}
-	next := cap(buf) + growStep
+	next := cap(buf) + max(cap(buf)/4, growStep)
 	if cap(buf) < growStep {
 		next = min(2*cap(buf), growStep)
 	}
