@@ -45,11 +45,10 @@ content carrying its result, JSON Lines, a JSON string literal), failing
 closed: a string that names such a member ("name" between quotes, any
 case, escapes undone) but does not read as JSON (text around JSON, a
 fenced block) is masked whole. A resource's base64 blob (resources/read,
-a resource embedded in a tool's result) whose mimeType is JSON
-(application/json, a +json type) or text (text/*) is decoded, masked the
-same way and encoded again; one that is not base64 but names such a
-member is masked whole; blobs of other mimeTypes (images, audio, PDFs,
-archives), or of none, are recorded as they came. The live check sees
+a resource embedded in a tool's result) whose bytes are text, whatever
+its mimeType says, is decoded (white space dropped), masked the same way
+and encoded again; one that is not base64 is masked whole; binary blobs
+(images, audio, archives) are recorded as they came. The live check sees
 the masked recording too. The recording is created readable by its owner
 only (0600; an existing one is narrowed to that).
 
