@@ -15,9 +15,7 @@ import (
 // unnoticed). Memory stays bounded either way.
 type idSet struct {
 	ints rangeTree
-	strs map[string]struct{}
-	fifo []string
-	next int // fifo slot to overwrite once full
+	strs recent[string]
 }
 
 type idRange struct{ lo, hi int64 }
@@ -27,7 +25,7 @@ const (
 	maxStringIDs = 1 << 16
 )
 
-func newIDSet() *idSet { return &idSet{} }
+func newIDSet() *idSet { return &idSet{strs: recent[string]{max: maxStringIDs}} }
 
 func (s *idSet) has(id wire.ID) bool {
 	if s == nil {
@@ -36,8 +34,7 @@ func (s *idSet) has(id wire.ID) bool {
 	if id.IsInt() {
 		return s.ints.has(id.Int())
 	}
-	_, ok := s.strs[id.Str()]
-	return ok
+	return s.strs.has(id.Str())
 }
 
 func (s *idSet) add(id wire.ID) {
@@ -48,28 +45,14 @@ func (s *idSet) add(id wire.ID) {
 		s.ints.add(id.Int())
 		return
 	}
-	if s.strs == nil {
-		s.strs = map[string]struct{}{}
-	}
-	k := id.Str()
-	if _, ok := s.strs[k]; ok {
-		return
-	}
-	s.strs[k] = struct{}{}
-	if len(s.fifo) < maxStringIDs {
-		s.fifo = append(s.fifo, k)
-		return
-	}
-	delete(s.strs, s.fifo[s.next])
-	s.fifo[s.next] = k
-	s.next = (s.next + 1) % maxStringIDs
+	s.strs.add(id.Str())
 }
 
 // remove forgets id: a request refused without a JSON-RPC answer (an
 // HTTP 401) did not use it, and the client may send it again.
 func (s *idSet) remove(id wire.ID) {
 	if !id.IsInt() {
-		delete(s.strs, id.Str()) // its fifo slot stays; forgetting it later is harmless
+		s.strs.remove(id.Str())
 		return
 	}
 	s.ints.remove(id.Int())

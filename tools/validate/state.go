@@ -50,10 +50,8 @@ type checker struct {
 	letGoAll               letGo
 	// letGoKeys are the last maxLetGoKeys requests letGoAll let go (their
 	// sessions may be compacted since, and their ids with them): an
-	// answer to one is not unmatched. letGoFIFO holds them oldest first.
-	letGoKeys map[letGoKey]struct{}
-	letGoFIFO []letGoKey
-	letGoNext int // the slot of letGoFIFO to overwrite once full
+	// answer to one is not unmatched.
+	letGoKeys recent[letGoKey]
 
 	// steps counts the sessions and requests the bookkeeping above
 	// visits: each message costs O(1) of them, which tests count.
@@ -265,7 +263,7 @@ type session struct {
 }
 
 func newChecker(input int, cfg config) *checker {
-	c := &checker{input: input, cfg: cfg, sessions: map[string]*session{}, ended: newIDSet(),
+	c := &checker{input: input, cfg: cfg, sessions: map[string]*session{}, ended: newIDSet(), letGoKeys: recent[letGoKey]{max: maxLetGoKeys},
 		maxLive: cfg.maxLiveSessions, forgotten: map[string]*session{}, maxOpen: cfg.maxOpenAcross}
 	if c.maxLive <= 0 {
 		c.maxLive = maxLiveSessions
@@ -565,22 +563,7 @@ func (c *checker) addOpen(sess *session, o *openReq) {
 
 // rememberLetGo keeps a request letGoAll let go, forgetting the oldest
 // past maxLetGoKeys.
-func (c *checker) rememberLetGo(k letGoKey) {
-	if c.letGoKeys == nil {
-		c.letGoKeys = map[letGoKey]struct{}{}
-	}
-	if _, ok := c.letGoKeys[k]; ok {
-		return
-	}
-	c.letGoKeys[k] = struct{}{}
-	if len(c.letGoFIFO) < maxLetGoKeys {
-		c.letGoFIFO = append(c.letGoFIFO, k)
-		return
-	}
-	delete(c.letGoKeys, c.letGoFIFO[c.letGoNext])
-	c.letGoFIFO[c.letGoNext] = k
-	c.letGoNext = (c.letGoNext + 1) % maxLetGoKeys
-}
+func (c *checker) rememberLetGo(k letGoKey) { c.letGoKeys.add(k) }
 
 // wasLetGo reports whether a request of the session's side with the id
 // was let go past a bound (its answer is not checked).
@@ -588,8 +571,7 @@ func (c *checker) wasLetGo(sess *session, s side, id wire.ID) bool {
 	if sess.letGo[s].ids.has(id) {
 		return true
 	}
-	_, ok := c.letGoKeys[letGoKey{sess.id, s, id}]
-	return ok
+	return c.letGoKeys.has(letGoKey{sess.id, s, id})
 }
 
 // unlinkAll takes an open request out of the list of all.

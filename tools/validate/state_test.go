@@ -77,8 +77,8 @@ func TestIDSet(t *testing.T) {
 	for i := 0; i < maxStringIDs+10; i++ {
 		s.add(wire.StringID(fmt.Sprint("id-", i)))
 	}
-	if s.has(wire.StringID("id-0")) || !s.has(wire.StringID("id-10")) || len(s.strs) != maxStringIDs {
-		t.Errorf("string ids: %d kept, oldest kept %v", len(s.strs), s.has(wire.StringID("id-0")))
+	if s.has(wire.StringID("id-0")) || !s.has(wire.StringID("id-10")) || s.strs.len() != maxStringIDs {
+		t.Errorf("string ids: %d kept, oldest kept %v", s.strs.len(), s.has(wire.StringID("id-0")))
 	}
 	// remove: the ends of a range, its middle (a split), a lone one.
 	for _, n := range []int64{1, 10, 5, math.MaxInt64} {
