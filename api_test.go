@@ -17,7 +17,7 @@ var updateAPI = flag.Bool("update-api", false, "rewrite testdata/api.txt")
 // names are the public API that issue 21 shrinks.
 var libraryPackages = []string{
 	"app", "client", "mcphttp", "observe", "peer", "schema", "server",
-	"server/auth", "server/guard", "server/httpx", "server/record", "server/sse",
+	"server/auth", "server/record", "server/sse",
 	"server/stdio", "server/streamable", "server/taskstore", "server/ws", "wire",
 }
 

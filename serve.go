@@ -21,12 +21,13 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/addrfile"
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/guard"
+	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/guard"
-	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/server/stdio"
 	"github.com/mcpstack/mcpstack/server/streamable"
@@ -78,13 +79,36 @@ type limitsConfig struct {
 	bytes           httpx.RateLimit // parsed byteRateLimit
 }
 
+// serverLimits are the flags' bounds as server.Limits, where 0 keeps a
+// default and a negative value is none: a flag's 0 is none.
+func (c serveConfig) serverLimits() server.Limits {
+	none := func(n int64) int64 {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	l := server.Limits{
+		Sessions:           int(none(int64(c.maxSessions))),
+		SessionIdle:        time.Duration(none(int64(c.idleTimeout))),
+		InflightPerSession: int(none(int64(c.maxInflight))),
+		InflightPerClient:  int(none(int64(c.limits.clientInflight))),
+		OutputPerStream:    none(c.limits.outputPerStream),
+		Output:             none(c.limits.outputTotal),
+	}
+	if c.limits.clientSessions >= 0 { // -1: the default share
+		l.SessionsPerClient = int(none(int64(c.limits.clientSessions)))
+	}
+	return l
+}
+
 func (l *limitsConfig) register(fl *flag.FlagSet) {
 	fl.IntVar(&l.clientSessions, "max-client-sessions", -1, "most sessions (and listen streams) one client may hold open; a client is a token's principal, or an address without --auth (-1: a tenth of --max-sessions; 0: no cap; 429 above)")
 	fl.IntVar(&l.clientInflight, "max-client-inflight", 1024, "most requests one client may have in flight over all its sessions (0: no cap; -32000 above)")
 	fl.StringVar(&l.rateLimit, "rate-limit", "1000/10s", "most HTTP requests (and WebSocket frames) per client, as `N/DURATION` (0: none; 429 with Retry-After above)")
 	fl.StringVar(&l.byteRateLimit, "rate-limit-bytes", "32MiB/10s", "most bytes of requests (and WebSocket frames) per client, as `N/DURATION` with N in bytes or KiB/MiB/GiB (0: none; 429 with Retry-After above)")
-	fl.Int64Var(&l.outputPerStream, "max-output-per-stream", server.DefaultOutputPerStream, "most `bytes` one stream or socket writes at once; more waits for its client to read (backpressure)")
-	fl.Int64Var(&l.outputTotal, "max-output", server.DefaultOutputTotal, "most `bytes` handed to all streams and not yet read (the streams holding the most are closed above)")
+	fl.Int64Var(&l.outputPerStream, "max-output-per-stream", core.DefaultOutputPerStream, "most `bytes` one stream or socket writes at once; more waits for its client to read (backpressure)")
+	fl.Int64Var(&l.outputTotal, "max-output", core.DefaultOutputTotal, "most `bytes` handed to all streams and not yet read (the streams holding the most are closed above)")
 	fl.Int64Var(&l.eventBytes, "max-event-bytes-per-session", streamable.DefaultEventBytes, "most `bytes` of stream events kept per session for resumption (the oldest go first; a resume past them gets 410)")
 	fl.Int64Var(&l.eventBytesTotal, "max-event-bytes", streamable.DefaultEventBytesTotal, "most `bytes` of stream events kept for all sessions (the session holding the most loses its oldest first)")
 	fl.DurationVar(&l.writeTimeout, "write-timeout", httpx.DefaultWriteTimeout, "longest a write to a stream or socket may wait on its client (it is closed after)")
@@ -129,7 +153,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.DurationVar(&c.drain, "shutdown-timeout", 20*time.Second, "on SIGTERM, wait this long for calls in flight (with --shutdown-delay, keep the sum under an orchestrator's grace period: Kubernetes' default is 30s)")
 	fl.DurationVar(&c.notReadyDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, answer /readyz 503 and keep serving this long before draining, so that a load balancer stops sending first (Ctrl-C skips it)")
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
-	fl.DurationVar(&c.taskDelay, "task-delay", server.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
+	fl.DurationVar(&c.taskDelay, "task-delay", core.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
 	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL; a user keeps at most their newest 100 finished tasks and 64 MiB of results")
 	fl.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at `ADDR`/metrics on a listener of their own (default: /metrics on the HTTP listener; stdio serves them only with this)")
 	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, a digest of the session id); the session id and arguments at debug")
@@ -221,19 +245,12 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		server.WithLogger(log),
 		server.WithStrict(c.strict),
 		server.WithValidation(c.validate),
-		server.WithMaxSessions(c.maxSessions),
-		server.WithSessionIdleTimeout(c.idleTimeout),
-		server.WithMaxInflight(c.maxInflight),
-		server.WithMaxClientInflight(c.limits.clientInflight),
-		server.WithOutputLimits(c.limits.outputPerStream, c.limits.outputTotal),
+		server.WithLimits(c.serverLimits()),
 	}, b.options...)
 	if ts != nil {
 		opts = append(opts, server.WithTaskStore(ts))
 	}
 	opts = append(opts, server.WithTaskDelay(c.taskDelay))
-	if c.limits.clientSessions >= 0 {
-		opts = append(opts, server.WithMaxClientSessions(c.limits.clientSessions))
-	}
 	rate, err := httpx.ParseRateLimit(c.limits.rateLimit)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack serve: --rate-limit:", err)
@@ -319,7 +336,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	opts := []mcphttp.Option{
 		mcphttp.WithAuth(az), mcphttp.WithMaxBody(c.maxBody), mcphttp.WithResponseMode(mode),
 		mcphttp.WithEventLimits(lim.eventBytes, lim.eventBytesTotal), mcphttp.WithWriteTimeout(lim.writeTimeout),
-		mcphttp.WithRateLimit(rate, lim.bytes), mcphttp.WithMaxConcurrent(c.maxInflight), mcphttp.WithObserver(obs),
+		mcphttp.WithRateLimit(rate.Requests, rate.Window), mcphttp.WithByteRateLimit(lim.bytes.Requests, lim.bytes.Window), mcphttp.WithMaxConcurrent(c.maxInflight), mcphttp.WithObserver(obs),
 	}
 	switch {
 	case c.metricsAddr != "":

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/streamable"
 )
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
@@ -21,7 +22,7 @@ import (
 // lines as a transport would.
 type client struct {
 	t    *testing.T
-	sess *server.Session
+	sess *core.Session
 	out  *outbox
 }
 
@@ -50,7 +51,7 @@ func connect(t *testing.T, a *app.App, rev string, opts ...server.Option) *clien
 	srv := app.NewServer(a, append([]server.Option{server.WithStrict(true)}, opts...)...)
 	t.Cleanup(srv.Close)
 	out := &outbox{}
-	sess, err := srv.NewSession("", out)
+	sess, err := core.Of(srv).NewSession("", out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestCapabilitiesDerived(t *testing.T) {
 	a := calculator()
 	srv := app.NewServer(a, server.WithStrict(true))
 	defer srv.Close()
-	reply, _ := srv.ServeStateless(context.Background(), srv.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)), nil, nil)
+	reply, _ := core.Of(srv).ServeStateless(context.Background(), core.Of(srv).Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)), nil, nil)
 	var msg map[string]any
 	_ = json.Unmarshal(reply, &msg)
 	got := result(t, msg)["capabilities"].(map[string]any)
@@ -411,16 +412,16 @@ func TestSubscriptions(t *testing.T) {
 	})
 	srv := app.NewServer(a, server.WithStrict(true))
 	defer srv.Close()
-	open := func() (*server.Session, *outbox) {
+	open := func() (*core.Session, *outbox) {
 		out := &outbox{}
-		s, _ := srv.NewSession("", out)
+		s, _ := core.Of(srv).NewSession("", out)
 		s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
 		s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
 		return s, out
 	}
 	sub, subOut := open()
 	_, otherOut := open()
-	call := func(s *server.Session, method, uri string) string {
+	call := func(s *core.Session, method, uri string) string {
 		return string(s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{"uri":"`+uri+`"}}`), nil))
 	}
 	if got := call(sub, "resources/subscribe", "note://a"); !strings.Contains(got, `"result":{}`) {
@@ -453,7 +454,7 @@ func TestSubscriptionsAreBounded(t *testing.T) {
 	srv := app.NewServer(a)
 	defer srv.Close()
 	out := &outbox{}
-	s, _ := srv.NewSession("", out)
+	s, _ := core.Of(srv).NewSession("", out)
 	s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
 	s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
 	call := func(method string, n int) string {
@@ -493,7 +494,7 @@ func TestCacheHint(t *testing.T) {
 		a := app.New("cached", "1", tt.opts...)
 		app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, struct{}) (string, error) { return "", nil })
 		srv := app.NewServer(a, server.WithStrict(true))
-		reply, _ := srv.ServeStateless(context.Background(), srv.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)), nil, nil)
+		reply, _ := core.Of(srv).ServeStateless(context.Background(), core.Of(srv).Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)), nil, nil)
 		srv.Close()
 		var msg map[string]any
 		_ = json.Unmarshal(reply, &msg)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/server"
 )
@@ -16,7 +18,7 @@ import (
 func BenchmarkTypedToolCall(b *testing.B) {
 	srv := app.NewServer(calculator(), server.WithStrict(true))
 	b.Cleanup(srv.Close)
-	sess, err := srv.NewSession("", &outbox{})
+	sess, err := core.Of(srv).NewSession("", &outbox{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/paramheader"
-	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -82,7 +82,7 @@ func mentions(v any) bool {
 // checkHeaders compares the Mcp-Param headers of a request with its
 // arguments: a value in one and not the other, a bad encoding, or two
 // different values is -32020 (the core answers it with HTTP 400).
-func (t *tool) checkHeaders(h *server.RequestHeaders, args map[string]any) error {
+func (t *tool) checkHeaders(h *core.RequestHeaders, args map[string]any) error {
 	for _, ph := range t.headers {
 		header := paramheader.Prefix + ph.name
 		raw, sent := h.Params[strings.ToLower(ph.name)]

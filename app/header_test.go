@@ -13,7 +13,6 @@ import (
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
-	"github.com/mcpstack/mcpstack/server/httpx"
 )
 
 // A 2026-07-28 request repeats the arguments a tool marks x-mcp-header in
@@ -32,7 +31,7 @@ func TestParamHeaders(t *testing.T) {
 		return app.Structured(map[string]any{"region": args["region"]})
 	})
 	srv := app.NewServer(a)
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 

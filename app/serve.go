@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/stdio"
 )
@@ -29,7 +30,7 @@ func (a *App) Attach(srv *server.Server) {
 	a.notify = append(a.notify, func(ctx context.Context, method string) { srv.Broadcast(ctx, method, nil) })
 	a.updated = append(a.updated, srv.ResourceUpdated)
 	if !a.logSet {
-		a.log = srv.Logger()
+		a.log = core.Of(srv).Logger()
 	}
 }
 

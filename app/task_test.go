@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
@@ -49,7 +50,7 @@ func (o *taskStream) await(t *testing.T, what string, match func(map[string]any)
 
 type taskSession struct {
 	t    *testing.T
-	sess *server.Session
+	sess *core.Session
 	out  *taskStream
 	n    int
 }
@@ -104,7 +105,7 @@ func TestTasks(t *testing.T) {
 	defer srv.Close()
 	open := func(owner string) *taskSession {
 		out := &taskStream{}
-		sess, err := srv.NewSession("", out, server.OpenedBy(server.Caller{Owner: owner, Key: "principal:" + owner}))
+		sess, err := core.Of(srv).NewSession("", out, core.OpenedBy(core.Caller{Owner: owner, Key: "principal:" + owner}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +204,7 @@ func TestTaskListPages(t *testing.T) {
 	app.AddTool(a, app.Tool{Name: "quick", TaskSupport: "optional"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
 	srv := app.NewServer(a, server.WithStrict(true))
 	defer srv.Close()
-	sess, err := srv.NewSession("", &taskStream{}, server.OpenedBy(server.Caller{Owner: "alice", Key: "principal:alice"}))
+	sess, err := core.Of(srv).NewSession("", &taskStream{}, core.OpenedBy(core.Caller{Owner: "alice", Key: "principal:alice"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestTaskInputOnTasksResult(t *testing.T) {
 	})
 	srv := app.NewServer(a, server.WithStrict(true))
 	defer srv.Close()
-	sess, err := srv.NewSession("", nil) // no stream: the task must wait for tasks/result
+	sess, err := core.Of(srv).NewSession("", nil) // no stream: the task must wait for tasks/result
 	if err != nil {
 		t.Fatal(err)
 	}

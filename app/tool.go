@@ -8,9 +8,9 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
-	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -223,7 +223,7 @@ func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 	}
 	// The Mcp-Param headers are the transport's: checked first, like the
 	// core checks Mcp-Method and Mcp-Name.
-	if h := server.HeadersFrom(ctx); h != nil {
+	if h := core.HeadersFrom(ctx); h != nil {
 		if err := t.checkHeaders(h, p.Arguments); err != nil {
 			return nil, err
 		}

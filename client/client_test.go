@@ -19,7 +19,6 @@ import (
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/stdio"
 )
 
@@ -47,7 +46,7 @@ func fixtures(t *testing.T) string {
 	f := conformance.New(conformance.WithStepDelay(0))
 	srv := server.New(f, server.WithStrict(true))
 	f.Attach(srv)
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() {
 		shutdown(context.Background())

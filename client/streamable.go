@@ -364,6 +364,14 @@ func (c *httpConn) listen() {
 		case resp.StatusCode == http.StatusMethodNotAllowed:
 			resp.Body.Close()
 			return // no GET stream here
+		case last != "" && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone):
+			// The events after last are not kept where the request
+			// went (another replica, or they aged out): what they held
+			// is lost, the stream goes on. A plain GET tells a session
+			// that ended (404 again) from one that did not.
+			resp.Body.Close()
+			last = ""
+			continue
 		case resp.StatusCode == http.StatusNotFound:
 			resp.Body.Close()
 			_ = c.push(inbound{err: ErrSessionEnded})

@@ -12,7 +12,6 @@ import (
 	gen "github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/bench"
-	"github.com/mcpstack/mcpstack/server/httpx"
 )
 
 // BenchmarkClientCall: one tools/call after another over Streamable HTTP
@@ -25,7 +24,7 @@ import (
 // The figure to read is the ratio of the two ns/op.
 func BenchmarkClientCall(b *testing.B) {
 	srv := app.NewServer(bench.New())
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close(); srv.Close() }()
 	url := hs.URL + "/mcp"

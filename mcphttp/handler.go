@@ -14,9 +14,10 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/guard"
+	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/guard"
-	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/server/streamable"
 	"github.com/mcpstack/mcpstack/server/ws"
@@ -103,7 +104,7 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 		// http.Server.Shutdown does not wait for hijacked connections: the
 		// WebSocket handler drains its sockets itself.
 		if err := wsH.Shutdown(ctx); err != nil {
-			srv.Logger().Warn("websocket drain timed out; sockets closed", "err", err)
+			core.Of(srv).Logger().Warn("websocket drain timed out; sockets closed", "err", err)
 		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/httpx"
 )
 
 // Handler mounts every transport and the probes, behind authentication
@@ -25,7 +24,7 @@ func TestHandlerRoutes(t *testing.T) {
 	}
 	srv := app.NewServer(app.New("routes", "1"))
 	t.Cleanup(srv.Close)
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithAuth(az), mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithAuth(az), mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	get := func(path string) int {

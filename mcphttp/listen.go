@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/guard"
 )
 
 // ListenAndServe serves srv over HTTP on a loopback addr (Handler's routes)

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
@@ -60,13 +60,18 @@ func WithEventLimits(perSession, total int64) Option {
 // on its client (default httpx.DefaultWriteTimeout).
 func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
 
-// WithRateLimit bounds the requests (and WebSocket frames) per client, and
-// their bytes: in bytes, the RateLimit's Requests counts bytes
-// (httpx.ParseRateLimit("32MiB/10s")). Default 1000 per 10s and 32 MiB per
-// 10s; a zero RateLimit is no limit. A client is the authenticated
-// principal, else the address.
-func WithRateLimit(requests, bytes httpx.RateLimit) Option {
-	return func(c *config) { c.rate, c.bytes = requests, bytes }
+// WithRateLimit bounds the requests (and WebSocket frames) one client
+// sends per window (default 1000 per 10s; 0: none); over it, 429 with
+// Retry-After. A client is the authenticated principal, else the address.
+func WithRateLimit(requests int, window time.Duration) Option {
+	return func(c *config) { c.rate = httpx.RateLimit{Requests: requests, Window: window} }
+}
+
+// WithByteRateLimit bounds the bytes of the requests (and WebSocket
+// frames) one client sends per window, as WithRateLimit their number
+// (default 32 MiB per 10s; 0: none).
+func WithByteRateLimit(bytes int, window time.Duration) Option {
+	return func(c *config) { c.bytes = httpx.RateLimit{Requests: bytes, Window: window} }
 }
 
 // WithMaxConcurrent bounds the requests one WebSocket has in flight

@@ -13,6 +13,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/observe"
@@ -33,9 +34,9 @@ type variant struct {
 }
 
 // session opens an initialized 2025-11-25 session of a server with opts.
-func session(b *testing.B, opts ...server.Option) (*server.Server, *server.Session) {
+func session(b *testing.B, opts ...server.Option) (*server.Server, *core.Session) {
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)), opts...)
-	sess, err := srv.NewSession("bench", nil, server.Transport("streamable"))
+	sess, err := core.Of(srv).NewSession("bench", nil, core.Transport("streamable"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func session(b *testing.B, opts ...server.Option) (*server.Server, *server.Sessi
 
 // callsPerSecond serves tools/call test_simple_text on sess for d and
 // returns the rate.
-func callsPerSecond(sess *server.Session, bodies [][]byte, d time.Duration) float64 {
+func callsPerSecond(sess *core.Session, bodies [][]byte, d time.Duration) float64 {
 	ctx := context.Background()
 	n, start := 0, time.Now()
 	for time.Since(start) < d {

@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 )
 
-// An app's server, observed: its requests are in the Prometheus text at
+// An app served over HTTP, observed: its requests are in the Prometheus text at
 // /metrics (served here with Metrics), labelled by the registered tool.
 func Example() {
 	a := app.New("hello", "1")
@@ -27,7 +28,15 @@ func Example() {
 
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	srv.ServeStateless(context.Background(), srv.Parse([]byte(body)), nil, nil)
+	h, shutdown := mcphttp.Handler(srv)
+	defer shutdown(context.Background())
+	req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "greet")
+	h.ServeHTTP(httptest.NewRecorder(), req)
 
 	rec := httptest.NewRecorder()
 	o.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -38,5 +47,5 @@ func Example() {
 		}
 	}
 	// Output:
-	// mcp_server_operation_duration_seconds_count{error_type="",gen_ai_prompt_name="",gen_ai_tool_name="greet",mcp_method_name="tools/call",mcp_protocol_version="2026-07-28",network_transport=""} 1
+	// mcp_server_operation_duration_seconds_count{error_type="",gen_ai_prompt_name="",gen_ai_tool_name="greet",mcp_method_name="tools/call",mcp_protocol_version="2026-07-28",network_transport="tcp"} 1
 }

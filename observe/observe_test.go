@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
@@ -146,7 +147,7 @@ next:
 func TestSessionSpansAndMetrics(t *testing.T) {
 	srv, o, spans := setup(t)
 	out := &stream{}
-	sess, err := srv.NewSession("s-1", out, server.Transport("streamable"))
+	sess, err := core.Of(srv).NewSession("s-1", out, core.Transport("streamable"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestSessionSpansAndMetrics(t *testing.T) {
 func TestStatelessSpan(t *testing.T) {
 	srv, o, spans := setup(t)
 	body := `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"` + parent + `"}}}`
-	srv.ServeStateless(context.Background(), srv.Parse([]byte(body)), nil, nil)
+	core.Of(srv).ServeStateless(context.Background(), core.Of(srv).Parse([]byte(body)), nil, nil)
 	s := span(t, spans, "tools/call greet")
 	a := attrs(s)
 	if _, has := a["mcp.session.id"]; has || a["mcp.protocol.version"] != "2026-07-28" || a["jsonrpc.request.id"] != "a" || s.Parent().TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
@@ -338,7 +339,7 @@ func TestDashboardMetrics(t *testing.T) {
 	srv, o, _ := setup(t)
 	_, shutdown := mcphttp.Handler(srv, mcphttp.WithObserver(o)) // the HTTP transports' own metrics
 	defer shutdown(context.Background())
-	sess, _ := srv.NewSession("d", nil, server.Transport("streamable"))
+	sess, _ := core.Of(srv).NewSession("d", nil, core.Transport("streamable"))
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}`), nil) // refused
 	sess.Close()
@@ -375,7 +376,7 @@ func TestLabelsStayBounded(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"made/up/method-1","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1999-made-up","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 	} {
-		srv.ServeStateless(context.Background(), srv.Parse([]byte(body)), nil, nil)
+		core.Of(srv).ServeStateless(context.Background(), core.Of(srv).Parse([]byte(body)), nil, nil)
 	}
 	if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"mcp_method_name": "_OTHER", "mcp_protocol_version": "2026-07-28", "error_type": "-32601"}); n != 1 {
 		t.Errorf("an unknown method counted %v times as _OTHER, want 1", n)
@@ -383,9 +384,9 @@ func TestLabelsStayBounded(t *testing.T) {
 	if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"mcp_method_name": "tools/list", "mcp_protocol_version": "_OTHER"}); n != 1 {
 		t.Errorf("an unknown revision counted %v times as _OTHER, want 1", n)
 	}
-	sess, _ := srv.NewSession("busy", nil, server.Transport("streamable"))
+	sess, _ := core.Of(srv).NewSession("busy", nil, core.Transport("streamable"))
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
-	sess.ServeBusy(context.Background(), srv.Parse([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)), nil)
+	sess.ServeBusy(context.Background(), core.Of(srv).Parse([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)), nil)
 	if n := metric(t, o, "mcp_server_operation_duration_seconds", map[string]string{"mcp_method_name": "tools/list", "error_type": "-32000", "mcp_protocol_version": "2025-11-25"}); n != 1 {
 		t.Errorf("a request refused as busy counted %v times, want 1", n)
 	}
@@ -409,7 +410,7 @@ func TestClientStringsAreBounded(t *testing.T) {
 	srv := server.New(f, server.WithObserver(o))
 	t.Cleanup(srv.Close)
 	const id = "secret-session-0123456789"
-	sess, err := srv.NewSession(id, &stream{}, server.Transport("streamable"))
+	sess, err := core.Of(srv).NewSession(id, &stream{}, core.Transport("streamable"))
 	if err != nil {
 		t.Fatal(err)
 	}

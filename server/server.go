@@ -1,380 +1,79 @@
-// Package server is mcpstack's MCP server core: sessions, lifecycle, the
-// validation of every message against the negotiated revision's schema, and
-// dispatch to a generated mcp.Handler. Transports (server/streamable,
-// server/stdio, ...) frame bytes and hand them to a Session; they know
-// nothing of MCP methods.
+// Package server serves an mcp.Handler to MCP clients: New makes a Server,
+// its options set the bounds and what it is told of (observers, task
+// stores, taps), and a transport (server/stdio, server/streamable,
+// server/sse, server/ws, or package mcphttp for all of HTTP) carries its
+// messages. Every message is validated against the schema of the revision
+// the client negotiated before the handler sees it.
+//
+// The machinery (sessions, routing, validation, dispatch, tasks, quotas)
+// is in internal/core: what this package exports is all a user
+// configures.
 package server
 
 import (
 	"context"
-	"crypto/cipher"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"log/slog"
-	"sync"
-	"time"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// Server serves one mcp.Handler to any number of sessions.
-type Server struct {
-	handler mcp.Handler
-	// taskRunner is the handler's TaskSupporter, found once by New (nil: its
-	// tools never run as tasks), so that no call asserts the handler.
-	taskRunner TaskSupporter
-	cfg        config
-	log        *slog.Logger
-
-	// sessionSpecs are the revisions negotiated with initialize, oldest
-	// first: the ones whose method table has it.
-	sessionSpecs []*wire.Spec
-
-	keyOnce sync.Once
-	aead    cipher.AEAD // seals requestState
-
-	extOnce sync.Once
-	ext     *wire.Validator // schema/ext, for extension notifications
-	extErr  error
-
-	mu        sync.Mutex
-	sessions  map[string]*Session
-	clients   map[string]*clientUsage // by Caller.Key
-	listeners map[*listener]bool
-	// listensStarting are listen streams that took their share of the
-	// session cap and have not registered yet (their Subscribe calls run).
-	listensStarting int
-	closed          bool
-	stop            chan struct{}
-	wg              sync.WaitGroup
-
-	drainOnce sync.Once
-	draining  chan struct{}
-
-	closeHooks []func(session string) // under mu
-
-	output *outputBudget
-	tasks  tasks // 2025-11-25 tasks, by id
+func init() {
+	core.Of = func(facade any) *core.Server { return facade.(*Server).core }
 }
 
-// ErrTooManySessions is returned by NewSession at the session cap.
-var ErrTooManySessions = errors.New("server: too many sessions")
+// Server serves one mcp.Handler to any number of sessions, over any number
+// of transports.
+type Server struct{ core *core.Server }
 
-// ErrClosed is returned by NewSession after Close.
-var ErrClosed = errors.New("server: closed")
-
-// New returns a Server for h.
+// New returns a Server for h. When h implements TaskSupporter, the tools it
+// names run as tasks.
 func New(h mcp.Handler, opts ...Option) *Server {
-	cfg := defaults()
+	var c config
 	for _, o := range opts {
-		o.apply(&cfg)
-	}
-	if !cfg.clientSessionsSet && cfg.maxSessions > 0 {
-		cfg.maxClientSessions = max(cfg.maxSessions/10, min(cfg.maxSessions, 10))
-	}
-	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{},
-		stop: make(chan struct{}), draining: make(chan struct{}), output: newOutputBudget(cfg.outputPerStream, cfg.outputTotal)}
-	for _, sp := range generated.Specs {
-		if _, ok := sp.Method(mcp.MethodInitialize); ok {
-			s.sessionSpecs = append(s.sessionSpecs, sp)
-		}
+		o.apply(&c)
 	}
 	if ts, ok := h.(TaskSupporter); ok {
-		s.taskRunner = ts
-		s.closeHooks = append(s.closeHooks, s.dropSessionTasks) // a session's own tasks end with it
+		c.core = append(c.core, core.WithTaskRunner(ts))
 	}
-	if cfg.idleTimeout > 0 {
-		s.wg.Add(1)
-		go s.expire()
-	}
-	return s
+	return &Server{core: core.New(h, c.core...)}
 }
 
-// Logger is the server's logger.
-func (s *Server) Logger() *slog.Logger { return s.log }
-
-// sessionRevisions lists the revisions a client can negotiate, oldest first.
-func (s *Server) sessionRevisions() []string {
-	out := make([]string, len(s.sessionSpecs))
-	for i, sp := range s.sessionSpecs {
-		out[i] = sp.Revision
-	}
-	return out
-}
-
-// sessionSpec returns the spec of a negotiable revision, or nil.
-func (s *Server) sessionSpec(revision string) *wire.Spec {
-	for _, sp := range s.sessionSpecs {
-		if sp.Revision == revision {
-			return sp
-		}
-	}
-	return nil
-}
-
-// negotiate picks the revision for a client that asked for requested: the
-// same when supported, otherwise the newest the server has.
-func (s *Server) negotiate(requested string) *wire.Spec {
-	if sp := s.sessionSpec(requested); sp != nil {
-		return sp
-	}
-	return s.sessionSpecs[len(s.sessionSpecs)-1]
-}
-
-// NewSession opens a session whose messages not related to a request go to
-// out (a GET stream, stdout). id "" draws a random one. It fails with
-// ErrTooManySessions at the session cap, and with ErrQuota when the caller
-// (OpenedBy) has its share of it open already; listen streams count as
-// sessions.
-func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Session, error) {
-	if id == "" {
-		id = newSessionID()
-	}
-	sess := newSession(s, id, out)
-	for _, o := range opts {
-		o(sess)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrClosed
-	}
-	u, err := s.reserveSessionLocked(sess.caller.Key, len(s.sessions)+len(s.listeners))
-	if err != nil {
-		return nil, err
-	}
-	sess.usage = u
-	s.sessions[id] = sess
-	return sess, nil
-}
-
-// ephemeralSession returns a session that is not kept: it serves one body
-// as if initialize had negotiated revision (a session revision), and is then
-// dropped. It is what a transport in stateless mode uses: nothing is
-// remembered between requests, so the server cannot send requests to the
-// client (sampling, elicitation, roots fail with a clear error), and the log
-// level, subscriptions and cancellation of earlier requests do not carry over.
-func (s *Server) ephemeralSession(revision string) (*Session, error) {
-	spec := s.sessionSpec(revision)
-	if spec == nil {
-		return nil, fmt.Errorf("server: %q is not a session revision (have %v)", revision, s.sessionRevisions())
-	}
-	sess := newSession(s, "", nil)
-	sess.spec, sess.initialized, sess.ephemeral = spec, true, true
-	sess.clientCaps = &mcp.ClientCapabilities{}
-	return sess, nil
-}
-
-// detachedSession returns a session that is not kept, before initialize:
-// a stateless transport answers initialize with it and forgets it.
-func (s *Server) detachedSession() *Session { return newSession(s, "", nil) }
-
-// SessionOption sets a property of a new session.
-type SessionOption func(*Session)
-
-// Transport names the transport that opened a session, so that another
-// transport that learns its id cannot use it (an HTTP+SSE session id is
-// visible in its POST URL, for one).
-func Transport(name string) SessionOption { return func(s *Session) { s.transport = name } }
-
-// Session returns a live session by id, whoever it belongs to: for the
-// server's own wiring (notifications a handler sends other sessions).
-// Transports use SessionFor.
-func (s *Server) Session(id string) (*Session, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess, ok := s.sessions[id]
-	return sess, ok
-}
-
-// SessionFor returns the live session id if it was opened over transport
-// by owner. A session of another transport or another principal is
-// reported exactly like one that does not exist, so that a session id
-// learnt by someone else (it travels in HTTP+SSE URLs) is of no use to
-// them and tells them nothing.
-func (s *Server) SessionFor(id, transport, owner string) (*Session, bool) {
-	s.mu.Lock()
-	sess, ok := s.sessions[id]
-	s.mu.Unlock()
-	if !ok || sess.transport != transport || sess.caller.Owner != owner {
-		return nil, false
-	}
-	return sess, true
-}
-
-// Sessions returns the live sessions.
-func (s *Server) Sessions() []*Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*Session, 0, len(s.sessions))
-	for _, sess := range s.sessions {
-		out = append(out, sess)
-	}
-	return out
-}
-
-// SessionCount is the number of live sessions.
-func (s *Server) SessionCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.sessions)
-}
-
-// ListenCount is the number of open subscriptions/listen streams.
-func (s *Server) ListenCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.listeners)
-}
-
-func (s *Server) remove(sess *Session) {
-	s.mu.Lock()
-	if s.sessions[sess.id] == sess {
-		delete(s.sessions, sess.id)
-		s.releaseSessionLocked(sess.caller.Key)
-	}
-	s.mu.Unlock()
-}
-
-// Broadcast sends a notification to every initialized session, on the
-// stream for messages not related to a request, and to every
-// subscriptions/listen stream whose filter asks for it. Each recipient has
-// its own bounded queue, sent in order on its own goroutine, so that a
-// client that does not read delays nobody else's notification (and loses
-// what does not fit); Broadcast does not wait for them.
+// Broadcast sends a notification to every initialized session and to the
+// subscriptions/listen streams that ask for it. Each recipient has its own
+// bounded queue, so that a client that does not read delays nobody else
+// (and loses what does not fit); Broadcast does not wait.
 func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encoder) {
-	s.fanOut(ctx, method, params, (*Session).Initialized)
+	s.core.Broadcast(ctx, method, params)
+}
+
+// Notify sends a notification to one session, on its stream for messages
+// not related to a request. It fails when the session is gone or has no
+// such stream open.
+func (s *Server) Notify(ctx context.Context, session, method string, params wire.Encoder) error {
+	sess, ok := s.core.Session(session)
+	if !ok {
+		return ErrSessionNotFound
+	}
+	return sess.Notify(ctx, method, params)
 }
 
 // ResourceUpdated tells the sessions subscribed to uri, and the listen
-// streams whose filter names it, that the resource changed
-// (notifications/resources/updated), through the same queues as
-// Broadcast.
-func (s *Server) ResourceUpdated(ctx context.Context, uri string) {
-	s.fanOut(ctx, mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri},
-		func(sess *Session) bool { return sess.subscribed(uri) })
-}
-
-// fanOut queues a notification for the listen streams that ask for it and
-// for each session with a stream that to accepts; the notification's
-// canonical tree and its coalescing key are computed once for all.
-func (s *Server) fanOut(ctx context.Context, method string, params wire.Encoder, to func(*Session) bool) {
-	ctx = context.WithoutCancel(ctx)
-	var tree any
-	if params != nil {
-		tree = params.EncodeValue(wire.AllRevisions)
-	}
-	key := notificationKey(method, tree)
-	s.notifyListeners(method, params, tree, key)
-	for _, sess := range s.Sessions() {
-		if !to(sess) || sess.stream() == nil {
-			continue
-		}
-		queued := sess.broadcasts.push(key, func() {
-			if err := sess.Notify(ctx, method, params); err != nil && !errors.Is(err, ErrNoStream) {
-				s.log.Debug("broadcast", "session", sess.ID(), "method", method, "err", err)
-			}
-		})
-		if !queued {
-			s.log.Debug("broadcast dropped: the client does not read its stream", "session", sess.ID(), "method", method)
-		}
-	}
-}
-
-// notificationKey tells equal notifications apart from different ones;
-// tree is the params' canonical tree (nil for none).
-func notificationKey(method string, tree any) string {
-	if tree == nil {
-		return method
-	}
-	b, err := wire.Marshal(tree)
-	if err != nil {
-		return method + "\x00?" // not coalesced with anything
-	}
-	return method + "\x00" + string(b)
-}
+// streams whose filter names it, that the resource changed.
+func (s *Server) ResourceUpdated(ctx context.Context, uri string) { s.core.ResourceUpdated(ctx, uri) }
 
 // OnSessionClosed registers fn to be called with the id of every session
-// that ends (transports drop what they keep per session: events, streams).
-func (s *Server) OnSessionClosed(fn func(session string)) {
-	s.mu.Lock()
-	s.closeHooks = append(s.closeHooks, fn)
-	s.mu.Unlock()
-}
+// that ends, so that what is kept per session can go with it.
+func (s *Server) OnSessionClosed(fn func(session string)) { s.core.OnSessionClosed(fn) }
 
-func (s *Server) sessionClosed(id string) {
-	s.mu.Lock()
-	hooks := append([]func(string){}, s.closeHooks...)
-	s.mu.Unlock()
-	if s.cfg.onClose != nil {
-		s.cfg.onClose(id)
-	}
-	for _, fn := range hooks {
-		fn(id)
-	}
-}
+// SessionCount is the number of live sessions.
+func (s *Server) SessionCount() int { return s.core.SessionCount() }
 
 // Drain ends the long-lived streams the server holds open by itself
-// (subscriptions/listen), so that an HTTP server can shut down gracefully:
-// calls in flight go on.
-func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+// (subscriptions/listen), so that an HTTP server can shut down
+// gracefully; calls in flight go on.
+func (s *Server) Drain() { s.core.Drain() }
 
 // Close ends every session (their streams close, calls in flight are
 // cancelled) and refuses new ones.
-func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	close(s.stop)
-	all := make([]*Session, 0, len(s.sessions))
-	for _, sess := range s.sessions {
-		all = append(all, sess)
-	}
-	s.mu.Unlock()
-	for _, sess := range all {
-		sess.Close()
-	}
-	s.wg.Wait()
-}
-
-// expire closes sessions idle for longer than the idle timeout.
-func (s *Server) expire() {
-	defer s.wg.Done()
-	every := s.cfg.idleTimeout / 4
-	if every > time.Minute {
-		every = time.Minute
-	}
-	if every < 10*time.Millisecond {
-		every = 10 * time.Millisecond
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case now := <-t.C:
-			for _, sess := range s.Sessions() {
-				if sess.idleSince(now) > s.cfg.idleTimeout && !sess.busy() {
-					s.log.Debug("session expired", "session", sess.ID())
-					sess.Close()
-				}
-			}
-		}
-	}
-}
-
-func newSessionID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return hex.EncodeToString(b[:])
-}
+func (s *Server) Close() { s.core.Close() }

@@ -35,6 +35,7 @@ import (
 	"sync"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/methods/chat/store"
@@ -236,10 +237,8 @@ type sessionNotifier struct{ srv *server.Server }
 
 func (n sessionNotifier) ResourceListChanged(ctx context.Context, ids []string) {
 	for _, id := range ids {
-		if s, ok := n.srv.Session(id); ok {
-			if err := s.Notify(ctx, mcp.MethodResourceListChanged, &mcp.NotificationParams{}); err != nil {
-				n.srv.Logger().Debug("chat: list_changed", "session", id, "err", err)
-			}
+		if err := n.srv.Notify(ctx, id, mcp.MethodResourceListChanged, &mcp.NotificationParams{}); err != nil {
+			core.Of(n.srv).Logger().Debug("chat: list_changed", "session", id, "err", err)
 		}
 	}
 }

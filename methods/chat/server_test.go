@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/server"
 )
@@ -65,9 +66,9 @@ func TestThroughServer(t *testing.T) {
 			srv := server.New(a, server.WithStrict(true))
 			t.Cleanup(srv.Close)
 			a.Attach(srv)
-			open := func() (*server.Session, *outbox) {
+			open := func() (*core.Session, *outbox) {
 				out := &outbox{}
-				sess, err := srv.NewSession("", out)
+				sess, err := core.Of(srv).NewSession("", out)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -171,7 +172,7 @@ func TestChatAsTask(t *testing.T) {
 	srv := server.New(a, server.WithStrict(true))
 	t.Cleanup(srv.Close)
 	a.Attach(srv)
-	sess, err := srv.NewSession("", &outbox{})
+	sess, err := core.Of(srv).NewSession("", &outbox{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/internal/guard"
 )
 
 // Mode is how the HTTP endpoint authenticates its callers.

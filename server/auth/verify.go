@@ -19,7 +19,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
 
-	"github.com/mcpstack/mcpstack/server/guard"
+	"github.com/mcpstack/mcpstack/internal/guard"
 )
 
 // Verifier checks a raw bearer token.

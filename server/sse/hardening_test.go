@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/bigecho"
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/heap"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/bench"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/internal/bigecho"
-	"github.com/mcpstack/mcpstack/server/internal/heap"
 	"github.com/mcpstack/mcpstack/server/sse"
 )
 
@@ -103,7 +104,7 @@ func TestSessionsBoundToTheirUser(t *testing.T) {
 // the server holds a bounded number of bytes meanwhile (the regression:
 // 200 answers of 3 MB on an unread stream held 1.1 GB).
 func TestUnreadStreamBounded(t *testing.T) {
-	f := newUserFixture(t, bench.New(), []server.Option{server.WithOutputLimits(4<<20, server.DefaultOutputTotal)}, sse.WithMaxBody(4<<20), sse.WithWriteTimeout(3*time.Second))
+	f := newUserFixture(t, bench.New(), []server.Option{server.WithLimits(server.Limits{OutputPerStream: 4 << 20, Output: core.DefaultOutputTotal})}, sse.WithMaxBody(4<<20), sse.WithWriteTimeout(3*time.Second))
 	heap0 := heap.InUse()
 	// A raw connection with a small receive buffer that reads the headers
 	// and the endpoint event only.
@@ -153,7 +154,7 @@ func TestUnreadStreamBounded(t *testing.T) {
 	if grown := int64(peak) - int64(heap0); grown > 128<<20 {
 		t.Errorf("heap grew by %d MiB for an unread stream", grown>>20)
 	}
-	if held := f.srv.OutputHeld(); held > server.DefaultOutputPerStream+4<<20 {
+	if held := core.Of(f.srv).OutputHeld(); held > core.DefaultOutputPerStream+4<<20 {
 		t.Errorf("the server holds %d bytes of unsent output", held)
 	}
 	t.Logf("calls posted before the session ended: %d (%d refused with 429); heap growth at peak: %d MiB", posted, refused, (int64(peak)-int64(heap0))>>20)
@@ -165,7 +166,7 @@ func TestUnreadStreamBounded(t *testing.T) {
 func TestSessionIDNotLogged(t *testing.T) {
 	var logs lockedLog
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	f := newUserFixture(t, conformance.New(), []server.Option{server.WithLogger(log), server.WithSessionIdleTimeout(100 * time.Millisecond)})
+	f := newUserFixture(t, conformance.New(), []server.Option{server.WithLogger(log), server.WithLimits(server.Limits{SessionIdle: 100 * time.Millisecond})})
 	s := f.open(t, "/sse?as=alice")
 	post(t, s.endpoint+"&as=bob", "application/json", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	s.waitEnd(t) // expired

@@ -29,7 +29,7 @@
 // The session lives as long as its stream: when the client disconnects the
 // session ends, and its calls in flight are cancelled. Like the other
 // transports, this one frames bytes and maps errors to HTTP statuses;
-// everything MCP is done by the server.Session.
+// everything MCP is done by the core.Session.
 package sse
 
 import (
@@ -41,8 +41,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -84,7 +85,7 @@ func WithEndpoint(p string) Option { return optionFunc(func(c *config) { c.endpo
 // Handler serves the two endpoints of the transport; mount Stream and
 // Messages on their routes.
 type Handler struct {
-	srv *server.Server
+	srv *core.Server
 	cfg config
 
 	mu       sync.Mutex
@@ -98,11 +99,11 @@ type Handler struct {
 // use them.
 const transportName = "sse"
 
-// session is a server.Session with the stream it lives on.
+// session is a core.Session with the stream it lives on.
 type session struct {
-	sess   *server.Session
+	sess   *core.Session
 	stream *stream
-	calls  server.InFlight
+	calls  core.InFlight
 }
 
 // New returns the handler.
@@ -111,7 +112,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	return &Handler{srv: srv, cfg: cfg, sessions: map[string]*session{}, shutdown: make(chan struct{})}
+	return &Handler{srv: core.Of(srv), cfg: cfg, sessions: map[string]*session{}, shutdown: make(chan struct{})}
 }
 
 // Shutdown drains the transport, for an http.Server's Shutdown: new streams
@@ -167,7 +168,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	st := newStream(h.srv, w, h.cfg.writeTimeout)
 	caller := httpx.Caller(r)
-	sess, err := h.srv.NewSession("", st, server.Transport(transportName), server.OpenedBy(caller))
+	sess, err := h.srv.NewSession("", st, core.Transport(transportName), core.OpenedBy(caller))
 	if err != nil {
 		st.close()
 		httpx.Busy(w, err)
@@ -269,7 +270,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	if s != nil {
 		// The session id is in the URL, which is easily learnt (logs,
 		// referrers): only the principal that opened the stream may post.
-		if _, mine := h.srv.SessionFor(id, transportName, server.CallerFrom(rctx).Owner); !mine {
+		if _, mine := h.srv.SessionFor(id, transportName, core.CallerFrom(rctx).Owner); !mine {
 			s = nil
 		}
 	}

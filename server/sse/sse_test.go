@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/sse"
@@ -206,7 +207,7 @@ func TestStreamFraming(t *testing.T) {
 	if cc := s.resp.Header.Get("Cache-Control"); cc != "no-cache" {
 		t.Errorf("Cache-Control %q", cc)
 	}
-	if _, ok := f.srv.Session(s.id); !ok || len(s.id) < 32 {
+	if _, ok := core.Of(f.srv).Session(s.id); !ok || len(s.id) < 32 {
 		t.Fatalf("endpoint %s names no live session", s.endpoint)
 	}
 	if want := f.base + "/messages?sessionId=" + s.id; s.endpoint != want {
@@ -283,7 +284,7 @@ func TestStatuses(t *testing.T) {
 	f := newFixture(t, nil, sse.WithMaxBody(256))
 	s := f.open(t, "/sse")
 	s.initialize(t)
-	other, err := f.srv.NewSession("", nil) // a session of another transport
+	other, err := core.Of(f.srv).NewSession("", nil) // a session of another transport
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +368,7 @@ func TestStreamEndClosesSession(t *testing.T) {
 	s := f.open(t, "/sse")
 	s.initialize(t)
 	s.cancel()
-	if !eventually(2*time.Second, func() bool { _, ok := f.srv.Session(s.id); return !ok }) {
+	if !eventually(2*time.Second, func() bool { _, ok := core.Of(f.srv).Session(s.id); return !ok }) {
 		t.Fatal("the session outlived its stream")
 	}
 	if st, _ := post(t, s.endpoint, "application/json", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); st != http.StatusNotFound {
@@ -379,13 +380,13 @@ func TestStreamEndClosesSession(t *testing.T) {
 func TestSessionEndEndsStream(t *testing.T) {
 	f := newFixture(t, nil)
 	s := f.open(t, "/sse")
-	sess, _ := f.srv.Session(s.id)
+	sess, _ := core.Of(f.srv).Session(s.id)
 	sess.Close()
 	s.waitEnd(t)
 }
 
 func TestSessionCap(t *testing.T) {
-	f := newFixture(t, []server.Option{server.WithMaxSessions(1)})
+	f := newFixture(t, []server.Option{server.WithLimits(server.Limits{Sessions: 1})})
 	f.open(t, "/sse")
 	req, _ := http.NewRequest("GET", f.base+"/sse", nil)
 	req.Header.Set("Accept", "text/event-stream")
@@ -423,7 +424,7 @@ func TestShutdownDrains(t *testing.T) {
 		t.Errorf("GET during shutdown: %s, want 503", resp.Status)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if _, ok := f.srv.Session(busy.id); !ok {
+	if _, ok := core.Of(f.srv).Session(busy.id); !ok {
 		t.Fatal("the busy session ended before its call did")
 	}
 	sid, _ := json.Marshal(req["id"])
@@ -433,7 +434,7 @@ func TestShutdownDrains(t *testing.T) {
 	if m := busy.message(t); m["id"] != 7.0 {
 		t.Errorf("want the tool's answer, got %v", m)
 	}
-	if !eventually(2*time.Second, func() bool { _, ok := f.srv.Session(busy.id); return !ok }) {
+	if !eventually(2*time.Second, func() bool { _, ok := core.Of(f.srv).Session(busy.id); return !ok }) {
 		t.Error("the drained session did not end")
 	}
 }

@@ -4,21 +4,21 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/httpx"
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/httpx"
 )
 
 // stream writes server-sent events on the GET response; it is the
-// session's server.Outbox. Events have no id: 2024-11-05 has no
+// session's core.Outbox. Events have no id: 2024-11-05 has no
 // resumption, a client that reconnects opens a new session. A client that
 // does not read its stream loses it (and its session) once a write waits
 // past the write timeout or its unsent bytes pass the output bound.
 type stream struct {
 	*httpx.EventWriter
-	out *server.Output
+	out *core.Output
 }
 
-func newStream(srv *server.Server, w http.ResponseWriter, timeout time.Duration) *stream {
+func newStream(srv *core.Server, w http.ResponseWriter, timeout time.Duration) *stream {
 	st := &stream{}
 	st.out = srv.NewOutput(func() { st.Abort() })
 	st.EventWriter = httpx.NewEventWriter(w, timeout, st.out)

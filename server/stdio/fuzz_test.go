@@ -34,7 +34,7 @@ func FuzzStdio(f *testing.F) {
 	}
 	f.Add([]byte("\n\n{\"jsonrpc\":\"2.0\"\r\n\x00\xff[1,2]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true), server.WithCallTimeout(50*time.Millisecond))
+		srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true), server.WithLimits(server.Limits{AnswerTimeout: 50 * time.Millisecond}))
 		defer srv.Close()
 		var out syncBuffer
 		done := make(chan error, 1)

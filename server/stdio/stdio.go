@@ -12,6 +12,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
@@ -62,13 +63,14 @@ const maxConcurrent = 256
 // initialize, notifications and responses are handled in the order they
 // arrive, before the next line is read. On EOF it waits for the requests in flight to be
 // answered; on cancellation it cancels them.
-func Serve(ctx context.Context, srv *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
+func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
+	srv := core.Of(facade)
 	cfg := config{maxLine: 4 << 20}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
 	w := &writer{out: out}
-	sess, err := srv.NewSession("", w, server.Transport("stdio"))
+	sess, err := srv.NewSession("", w, core.Transport("stdio"))
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/bigecho"
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/heap"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/internal/bigecho"
-	"github.com/mcpstack/mcpstack/server/internal/heap"
 	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
@@ -91,7 +92,7 @@ func stall(t *testing.T, e *env, host string) (sid string, conn net.Conn) {
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
 		host, sid, len(body), body)
 	// Wait until the server writes the answer and holds it.
-	for deadline := time.Now().Add(10 * time.Second); e.srv.OutputHeld() == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); core.Of(e.srv).OutputHeld() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the server never started writing the answer")
 		}
@@ -105,11 +106,11 @@ func stall(t *testing.T, e *env, host string) (sid string, conn net.Conn) {
 // blocked write for minutes).
 func TestStalledStreamStallsOnlyItself(t *testing.T) {
 	t.Run("expiry", func(t *testing.T) {
-		e := newEchoEnv(t, []server.Option{server.WithSessionIdleTimeout(time.Second)})
+		e := newEchoEnv(t, []server.Option{server.WithLimits(server.Limits{SessionIdle: time.Second})})
 		stalled, _ := stall(t, e, strings.TrimPrefix(e.url, "http://"))
 		gone := func(sid string) bool {
 			for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				if _, ok := e.srv.Session(sid); !ok {
+				if _, ok := core.Of(e.srv).Session(sid); !ok {
 					return true
 				}
 			}
@@ -153,7 +154,7 @@ func TestStalledStreamStallsOnlyItself(t *testing.T) {
 // TestClientQuotaOverHTTP: a client over its share of the sessions gets
 // 429 with Retry-After; the server's own cap stays 503.
 func TestClientQuotaOverHTTP(t *testing.T) {
-	e := newEchoEnv(t, []server.Option{server.WithMaxSessions(100), server.WithMaxClientSessions(2)})
+	e := newEchoEnv(t, []server.Option{server.WithLimits(server.Limits{Sessions: 100, SessionsPerClient: 2})})
 	e.initialize()
 	e.initialize()
 	resp, body := e.do(req{body: initBody})

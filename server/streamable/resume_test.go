@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/streamable"
@@ -168,7 +170,7 @@ func TestResumeGetStream(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	sess, _ := srv.Session(sid)
+	sess, _ := core.Of(srv).Session(sid)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		if err := sess.Notify(context.Background(), "notifications/tools/list_changed", nil); err == nil {

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/httpx"
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/httpx"
 )
 
 // errStreamClosed is returned by writes after a stream ended.
@@ -19,7 +19,7 @@ var errStreamClosed = httpx.ErrStreamClosed
 // read has its response aborted; the events wait in the event store).
 type sseWriter struct {
 	*httpx.EventWriter
-	out *server.Output
+	out *core.Output
 }
 
 func (h *Handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
@@ -100,7 +100,7 @@ type eventStream struct {
 
 func (h *Handler) newEventStream(session string) *eventStream {
 	es := &eventStream{
-		h: h, session: session, name: strconv.FormatInt(h.streams.Add(1), 36),
+		h: h, session: session, name: h.epoch + strconv.FormatInt(h.streams.Add(1), 36),
 		closeReq: make(chan struct{}), finished: make(chan struct{}),
 	}
 	h.live.Store(es.name, es)

@@ -3,22 +3,22 @@ package streamable
 import (
 	"net/http"
 
-	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
 // status is the HTTP status of a reply with a body: the core says why it
 // refused a body, or which JSON-RPC error a stateless revision answered,
 // and the transport decides what HTTP says of it.
-func status(r server.Reply) int {
+func status(r core.Reply) int {
 	switch r.Refused {
-	case server.RefusedMalformed:
+	case core.RefusedMalformed:
 		return http.StatusBadRequest
-	case server.RefusedUnknownSession:
+	case core.RefusedUnknownSession:
 		return http.StatusNotFound
-	case server.RefusedFull:
+	case core.RefusedFull:
 		return http.StatusServiceUnavailable
-	case server.RefusedOverShare:
+	case core.RefusedOverShare:
 		return http.StatusTooManyRequests
 	}
 	if r.Code == 0 {

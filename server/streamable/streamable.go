@@ -2,12 +2,13 @@
 // 2025-11-25): one endpoint taking POST (client messages), GET (a stream
 // for server messages not related to a request) and DELETE (end of the
 // session). It frames bytes and maps errors to HTTP statuses; everything
-// MCP is done by the server.Session it hands the messages to.
+// MCP is done by the core.Session it hands the messages to.
 package streamable
 
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"strconv"
@@ -16,8 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -94,9 +96,13 @@ const primeDelay = 10 * time.Millisecond
 
 // Handler serves the MCP endpoint.
 type Handler struct {
-	srv      *server.Server
-	cfg      config
-	streams  atomic.Int64
+	srv     *core.Server
+	cfg     config
+	streams atomic.Int64
+	// epoch starts this handler's stream names, so that an event id
+	// another process made (a replica behind the same load balancer)
+	// names no stream here and its resumption is refused, not mistaken.
+	epoch    string
 	live     sync.Map // stream name -> *eventStream, while events may still come
 	listen   sync.Map // session id -> its GET *eventStream
 	shutdown chan struct{}
@@ -112,7 +118,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	if cfg.store == nil {
 		cfg.store = NewMemoryEventStore(DefaultEventsPerSession, DefaultEventAge)
 	}
-	h := &Handler{srv: srv, cfg: cfg, shutdown: make(chan struct{})}
+	h := &Handler{srv: core.Of(srv), cfg: cfg, shutdown: make(chan struct{}), epoch: newEpoch()}
 	srv.OnSessionClosed(h.sessionClosed)
 	return h
 }
@@ -178,11 +184,11 @@ func accepts(r *http.Request, types ...string) bool {
 }
 
 // route is what the core needs of a request besides its body.
-func (h *Handler) route(r *http.Request) server.Route {
-	return server.Route{
+func (h *Handler) route(r *http.Request) core.Route {
+	return core.Route{
 		Transport: transportName,
 		SessionID: r.Header.Get("Mcp-Session-Id"),
-		Headers: server.RequestHeaders{
+		Headers: core.RequestHeaders{
 			ProtocolVersion: strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")),
 			Method:          strings.TrimSpace(r.Header.Get("Mcp-Method")),
 			Name:            strings.TrimSpace(r.Header.Get("Mcp-Name")),
@@ -249,7 +255,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // call runs on by itself: when the client drops the response, or the
 // method ends it early (CloseStream), its events wait in the event store
 // for a GET with Last-Event-ID.
-func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *server.Call) {
+func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.Call) {
 	es := h.newEventStream(call.SessionID())
 	if es.ended() {
 		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
@@ -267,7 +273,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *server
 	// call takes longer than primeDelay: then they go out on their own.
 	primeTimer := time.AfterFunc(primeDelay, sw.Flush)
 	defer primeTimer.Stop()
-	expired, stop := server.CallerFrom(r.Context()).Expiry()
+	expired, stop := core.CallerFrom(r.Context()).Expiry()
 	defer stop()
 	done := make(chan []byte, 1)
 	go func() { done <- call.Run(r.Context(), es, closeEarly).Body }()
@@ -306,12 +312,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *server
 // message the call sends; a call that sends none, or that was refused
 // before it ran, is answered as JSON with its status. Closing the
 // response closes the stream.
-func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *server.Call) {
+func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *core.Call) {
 	stream := h.newLazySSE(w)
 	defer stream.close()
 	stop := context.AfterFunc(r.Context(), stream.close)
 	defer stop()
-	expired, stopExpiry := server.CallerFrom(r.Context()).Expiry()
+	expired, stopExpiry := core.CallerFrom(r.Context()).Expiry()
 	defer stopExpiry()
 	if expired != nil {
 		go func() { // the response ends with its credential
@@ -334,7 +340,7 @@ func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *serve
 }
 
 // writeReply writes the core's reply as JSON (202 without a body).
-func writeReply(w http.ResponseWriter, r server.Reply) {
+func writeReply(w http.ResponseWriter, r core.Reply) {
 	if r.SessionID != "" {
 		w.Header().Set("Mcp-Session-Id", r.SessionID)
 	}
@@ -399,12 +405,12 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 // hold keeps a response open while it carries a stream, with keep-alive
 // comments, until the client leaves, its token expires, the stream or
 // session ends, or the server shuts down.
-func (h *Handler) hold(r *http.Request, sess *server.Session, es *eventStream, sw *sseWriter) {
+func (h *Handler) hold(r *http.Request, sess *core.Session, es *eventStream, sw *sseWriter) {
 	defer sw.close()
 	defer es.detach(sw)
 	tick := time.NewTicker(h.cfg.keepAlive)
 	defer tick.Stop()
-	expired, stop := server.CallerFrom(r.Context()).Expiry()
+	expired, stop := core.CallerFrom(r.Context()).Expiry()
 	defer stop()
 	for {
 		select {
@@ -431,7 +437,7 @@ func (h *Handler) hold(r *http.Request, sess *server.Session, es *eventStream, s
 // resume replays the events of a stream after Last-Event-ID, then carries
 // what is still to come on this response (2025-11-25: resumption is always
 // a GET, whatever started the stream).
-func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *server.Session, last string) {
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Session, last string) {
 	sw := h.newSSEWriter(w)
 	defer sw.close() // every path: the writer's output account goes with it
 	var es *eventStream
@@ -514,4 +520,10 @@ func (h *Handler) OpenStreams() int {
 	n := 0
 	h.live.Range(func(any, any) bool { n++; return true })
 	return n
+}
+
+// newEpoch is a random prefix of stream names: 5 base-36 digits, a
+// replica's streams unlike another's but for one chance in 60 million.
+func newEpoch() string {
+	return strconv.FormatUint(36*36*36*36+rand.Uint64N(35*36*36*36*36), 36) + "."
 }

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/guard"
 	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
@@ -90,7 +91,7 @@ func (e *env) initialize() string {
 }
 
 func TestStatuses(t *testing.T) {
-	e := newEnv(t, []server.Option{server.WithMaxSessions(3)}, streamable.WithMaxBody(1024))
+	e := newEnv(t, []server.Option{server.WithLimits(server.Limits{Sessions: 3})}, streamable.WithMaxBody(1024))
 	sid := e.initialize()
 	s := func(extra map[string]string) map[string]string {
 		h := map[string]string{"Mcp-Session-Id": sid}
@@ -220,7 +221,7 @@ func TestGetStream(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	sess, _ := e.srv.Session(sid)
+	sess, _ := core.Of(e.srv).Session(sid)
 	if err := sess.Notify(context.Background(), "notifications/tools/list_changed", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestStatelessSessionRevisions(t *testing.T) {
 // TestForeignSession: a session another transport opened is unknown here.
 func TestForeignSession(t *testing.T) {
 	e := newEnv(t, nil)
-	if _, err := e.srv.NewSession("sse-session", nil, server.Transport("sse")); err != nil {
+	if _, err := core.Of(e.srv).NewSession("sse-session", nil, core.Transport("sse")); err != nil {
 		t.Fatal(err)
 	}
 	if resp, _ := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: map[string]string{"Mcp-Session-Id": "sse-session"}}); resp.StatusCode != 404 {

@@ -62,7 +62,7 @@ func (m *memory) Sweep(_ context.Context, now time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for id, r := range m.records {
-		if now.After(r.Expires()) {
+		if now.After(r.Created.Add(r.TTL)) {
 			delete(m.records, id)
 		}
 	}
@@ -257,7 +257,7 @@ func nullable(b []byte) any {
 func (s *SQL) Save(ctx context.Context, r server.TaskRecord) error {
 	_, err := s.db.ExecContext(ctx, s.save,
 		r.ID, r.Owner, shareOf(r), r.Method, r.Revision, r.Status, r.Message, r.Created.UnixMilli(), r.Updated.UnixMilli(),
-		r.TTL.Milliseconds(), r.Expires().UnixMilli(), nullable(r.Result), nullable(r.Error))
+		r.TTL.Milliseconds(), r.Created.Add(r.TTL).UnixMilli(), nullable(r.Result), nullable(r.Error))
 	if err != nil {
 		return fmt.Errorf("taskstore: save %s: %w", r.ID, err)
 	}

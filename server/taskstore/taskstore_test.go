@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/taskstore"
 )
@@ -167,7 +168,7 @@ func TestStores(t *testing.T) {
 // its call function.
 func session(t *testing.T, srv *server.Server) func(method, params string) map[string]any {
 	t.Helper()
-	sess, err := srv.NewSession("", nil, server.OpenedBy(server.Caller{Owner: "alice", Key: "principal:alice"}))
+	sess, err := core.Of(srv).NewSession("", nil, core.OpenedBy(core.Caller{Owner: "alice", Key: "principal:alice"}))
 	if err != nil {
 		t.Fatal(err)
 	}

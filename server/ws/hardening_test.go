@@ -9,10 +9,11 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/heap"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/internal/heap"
 	"github.com/mcpstack/mcpstack/server/ws"
 )
 
@@ -110,7 +111,7 @@ func TestUnreadSocketBounded(t *testing.T) {
 // socket that closes ends with it and gives its slot back (found in
 // review: it outlived the socket and held the client's quota for good).
 func TestListenBeforeInitializeEndsWithSocket(t *testing.T) {
-	f := newFixture(t, []server.Option{server.WithMaxClientSessions(2)})
+	f := newFixture(t, []server.Option{server.WithLimits(server.Limits{SessionsPerClient: 2})})
 	listen := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	for i := range 4 {
 		cl := dial(t, f.url, nil)
@@ -119,7 +120,7 @@ func TestListenBeforeInitializeEndsWithSocket(t *testing.T) {
 			t.Fatalf("round %d: want the acknowledgement, got %s", i, fr.raw)
 		}
 		_ = cl.c.Close(websocket.StatusNormalClosure, "bye")
-		if !eventually(2*time.Second, func() bool { return f.srv.SessionCount() == 0 && f.srv.ListenCount() == 0 }) {
+		if !eventually(2*time.Second, func() bool { return f.srv.SessionCount() == 0 && core.Of(f.srv).ListenCount() == 0 }) {
 			t.Fatalf("round %d: the socket's session or listen stream outlived it", i)
 		}
 	}

@@ -16,9 +16,10 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/guard"
+	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/guard"
-	"github.com/mcpstack/mcpstack/server/httpx"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -120,7 +121,7 @@ func WithOriginPatterns(patterns ...string) Option {
 
 // Handler serves MCP over WebSocket; mount it at /mcp/ws.
 type Handler struct {
-	srv *server.Server
+	srv *core.Server
 	cfg config
 
 	mu      sync.Mutex
@@ -164,7 +165,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	if cfg.concurrent <= 0 {
 		cfg.concurrent = DefaultMaxConcurrent
 	}
-	return &Handler{srv: srv, cfg: cfg, limiters: newClientLimiters(cfg.rateRequests, cfg.rateWindow, cfg.rateBytes, cfg.byteWindow),
+	return &Handler{srv: core.Of(srv), cfg: cfg, limiters: newClientLimiters(cfg.rateRequests, cfg.rateWindow, cfg.rateBytes, cfg.byteWindow),
 		shutdown: make(chan struct{}), force: make(chan struct{})}
 }
 
@@ -173,7 +174,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 // still read meanwhile: the calls may wait for the client's answers). When
 // ctx ends first, the remaining sockets are closed with 1001 at once and
 // their calls cancelled. It returns when every socket is closed (ctx.Err()
-// when it had to force them). Call it before server.Close: http.Server's
+// when it had to force them). Call it before core.Close: http.Server's
 // Shutdown does not wait for hijacked connections.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
@@ -237,7 +238,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &conn{h: h, log: h.srv.Logger(), caller: caller, done: make(chan struct{})}
-	sess, err := h.srv.NewSession("", c, server.Transport("websocket"), server.OpenedBy(caller))
+	sess, err := h.srv.NewSession("", c, core.Transport("websocket"), core.OpenedBy(caller))
 	if err != nil {
 		httpx.Busy(w, err)
 		return
@@ -263,7 +264,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.ws, c.netConn, c.sess = wsc, hj.conn, sess
 	// Calls keep the request's values (e.g. what authentication put there),
 	// not its lifetime: after the hijack the socket is what ends them.
-	c.run(context.WithoutCancel(server.WithCaller(r.Context(), caller)))
+	c.run(context.WithoutCancel(core.WithCaller(r.Context(), caller)))
 }
 
 // hasToken reports whether a comma-separated header lists token.
@@ -315,16 +316,16 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 func (h *hijackRecorder) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
-// conn is one socket and its session; it is the session's server.Outbox.
+// conn is one socket and its session; it is the session's core.Outbox.
 type conn struct {
 	h       *Handler
 	log     *slog.Logger
 	ws      *websocket.Conn
 	netConn net.Conn
-	sess    *server.Session
-	calls   server.InFlight
-	caller  server.Caller
-	out     *server.Output
+	sess    *core.Session
+	calls   core.InFlight
+	caller  core.Caller
+	out     *core.Output
 
 	closeOnce sync.Once
 	done      chan struct{} // closed when the socket is being closed

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+
 	"github.com/coder/websocket"
 
 	"github.com/mcpstack/mcpstack/methods/conformance"
@@ -378,11 +380,11 @@ func TestCloseCodes(t *testing.T) {
 			_ = s.cl.c.Write(context.Background(), websocket.MessageText, []byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}"))
 		}, websocket.StatusInvalidFramePayloadData},
 		{"session ended by the server", nil, nil, func(t *testing.T, s setup) {
-			for _, sess := range s.f.srv.Sessions() {
+			for _, sess := range core.Of(s.f.srv).Sessions() {
 				sess.Close()
 			}
 		}, websocket.StatusNormalClosure},
-		{"session idle timeout", nil, []server.Option{server.WithSessionIdleTimeout(100 * time.Millisecond)}, func(t *testing.T, s setup) {}, websocket.StatusNormalClosure},
+		{"session idle timeout", nil, []server.Option{server.WithLimits(server.Limits{SessionIdle: 100 * time.Millisecond})}, func(t *testing.T, s setup) {}, websocket.StatusNormalClosure},
 		{"server shutdown", nil, nil, func(t *testing.T, s setup) {
 			if err := s.f.h.Shutdown(context.Background()); err != nil {
 				t.Errorf("Shutdown: %v", err)
@@ -501,7 +503,7 @@ func TestShutdownForced(t *testing.T) {
 }
 
 func TestSessionCap(t *testing.T) {
-	f := newFixture(t, []server.Option{server.WithMaxSessions(1)})
+	f := newFixture(t, []server.Option{server.WithLimits(server.Limits{Sessions: 1})})
 	dial(t, f.url, nil)
 	status, body, _ := dialStatus(t, f.url, &websocket.DialOptions{Subprotocols: []string{"mcp"}})
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, "too many sessions") {

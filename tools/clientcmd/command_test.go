@@ -15,13 +15,12 @@ import (
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/httpx"
 )
 
 func ours(t *testing.T) string {
 	t.Helper()
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(httpx.RateLimit{}, httpx.RateLimit{}))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { shutdown(context.Background()); hs.Close(); srv.Close() })
 	return hs.URL

@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/addrfile"
+	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/guard"
 	"github.com/mcpstack/mcpstack/server/record"
 )
 

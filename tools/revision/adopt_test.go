@@ -142,7 +142,7 @@ func TestAdopted(t *testing.T) {
 	defer srv.Close()
 	call := func(rev, method, params string) string {
 		body := ` + "`" + `{"jsonrpc":"2.0","id":1,"method":"` + "`" + ` + method + ` + "`" + `","params":{` + "`" + ` + params + ` + "`" + `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + "`" + ` + rev + ` + "`" + `","io.modelcontextprotocol/clientCapabilities":{}}}}` + "`" + `
-		reply, _ := srv.ServeStateless(context.Background(), srv.Parse([]byte(body)), nil, nil)
+		reply, _ := core.Of(srv).ServeStateless(context.Background(), core.Of(srv).Parse([]byte(body)), nil, nil)
 		return string(reply)
 	}
 	for _, c := range []struct{ rev, method, params, want string }{

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/record"
@@ -26,13 +27,13 @@ import (
 // requests.
 type scriptedClient struct {
 	t    testing.TB
-	sess *server.Session
+	sess *core.Session
 	rev  string
 	next int
 	wg   sync.WaitGroup
 }
 
-// Send receives what the server sends about a call (server.Outbox): its
+// Send receives what the server sends about a call (core.Outbox): its
 // requests are answered from another goroutine, as a client would.
 func (c *scriptedClient) Send(msg []byte) error {
 	var m map[string]any
@@ -116,7 +117,7 @@ func clientCapabilities(rev string) map[string]any {
 // fixtures, progress, logging, completion, subscriptions, ping,
 // cancellation.
 func runSession(t testing.TB, srv *server.Server, rev, id string) {
-	sess, err := srv.NewSession(id, nil)
+	sess, err := core.Of(srv).NewSession(id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func (c *statelessClient) call(method string, params map[string]any) map[string]
 		meta["progressToken"] = fmt.Sprintf("p-%d", c.next)
 		params["_meta"] = meta
 		body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": c.next, "method": method, "params": params})
-		reply, _ := c.srv.ServeStateless(context.Background(), c.srv.Parse(body), c, nil)
+		reply, _ := core.Of(c.srv).ServeStateless(context.Background(), core.Of(c.srv).Parse(body), c, nil)
 		var r map[string]any
 		if err := json.Unmarshal(reply, &r); err != nil {
 			c.t.Fatalf("%s: reply %q: %v", method, reply, err)

@@ -1,0 +1,199 @@
+package core_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/peer"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// misbehaving is a handler with the faults a server must survive.
+type misbehaving struct {
+	mcp.UnimplementedHandler // tests only
+	started                  chan struct{}
+	cancelled                chan struct{}
+}
+
+func (misbehaving) Initialize(context.Context, *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
+	return &mcp.InitializeResult{ServerInfo: mcp.Implementation{Name: "m", Version: "1"}}, nil
+}
+
+func (misbehaving) Ping(context.Context, *mcp.RequestParams) (*mcp.EmptyResult, error) {
+	return &mcp.EmptyResult{}, nil
+}
+
+func (m *misbehaving) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	switch p.Name {
+	case "panic":
+		panic("boom")
+	case "invalid":
+		// A priority above 1: invalid under every revision.
+		high := 5.0
+		return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{Priority: &high}}}}, nil
+	case "nil":
+		return nil, nil
+	case "secret":
+		return nil, context.DeadlineExceeded
+	case "coded":
+		return nil, wire.NewError(-32042, "needs a browser")
+	case "block":
+		close(m.started)
+		<-ctx.Done()
+		close(m.cancelled)
+		return nil, ctx.Err()
+	case "ask":
+		_, err := peer.ListRoots(ctx)
+		return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: errText(err)}}}, nil
+	}
+	return nil, wire.NewError(wire.CodeInvalidParams, "unknown tool %q", p.Name)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+func newSession(t *testing.T, h mcp.Handler, opts ...core.Option) (*core.Session, *recorder) {
+	t.Helper()
+	srv := newServer(h, append([]core.Option{core.WithStrict(true)}, opts...)...)
+	t.Cleanup(srv.Close)
+	out := &recorder{}
+	sess, err := srv.NewSession("", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`), out)
+	if !strings.Contains(string(reply), `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize: %s", reply)
+	}
+	return sess, out
+}
+
+func call(name string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `"}}`)
+}
+
+func TestHandlerFaults(t *testing.T) {
+	sess, out := newSession(t, &misbehaving{})
+	tests := []struct{ tool, want string }{
+		{"panic", `"code":-32603,"message":"Internal error"`},
+		{"invalid", `"code":-32603,"message":"Internal error: the server produced an invalid result"`},
+		{"nil", `"code":-32603`},
+		{"coded", `"code":-32042,"message":"needs a browser"`},
+		{"nope", `"code":-32602,"message":"unknown tool \"nope\""`},
+	}
+	for _, tt := range tests {
+		reply := string(sess.Handle(context.Background(), call(tt.tool), out))
+		if !strings.Contains(reply, tt.want) {
+			t.Errorf("%s: %s, want %s", tt.tool, reply, tt.want)
+		}
+	}
+	// and the session still serves
+	if reply := string(sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":9,"method":"ping"}`), out)); !strings.Contains(reply, `"result":{}`) {
+		t.Errorf("ping after faults: %s", reply)
+	}
+}
+
+// TestCancellation: notifications/cancelled cancels the handler's context
+// and the request gets no answer.
+func TestCancellation(t *testing.T) {
+	h := &misbehaving{started: make(chan struct{}), cancelled: make(chan struct{})}
+	sess, out := newSession(t, h)
+	replies := make(chan []byte, 1)
+	go func() { replies <- sess.Handle(context.Background(), call("block"), out) }()
+	<-h.started
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`), out)
+	select {
+	case <-h.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler context not cancelled")
+	}
+	if r := <-replies; r != nil {
+		t.Errorf("a cancelled request was answered: %s", r)
+	}
+}
+
+// TestServerRequestTimeout: a client that never answers a server-to-client
+// request makes the call fail after the timeout, with a cancellation sent.
+func TestServerRequestTimeout(t *testing.T) {
+	sess, out := newSession(t, &misbehaving{}, core.WithCallTimeout(50*time.Millisecond))
+	reply := string(sess.Handle(context.Background(), call("ask"), out))
+	if !strings.Contains(reply, "did not answer roots/list") {
+		t.Errorf("reply %s", reply)
+	}
+	var sawRequest, sawCancel bool
+	for _, m := range out.take() {
+		sawRequest = sawRequest || strings.Contains(string(m), `"method":"roots/list"`)
+		sawCancel = sawCancel || strings.Contains(string(m), `"method":"notifications/cancelled"`)
+	}
+	if !sawRequest || !sawCancel {
+		t.Errorf("request sent %v, cancellation sent %v", sawRequest, sawCancel)
+	}
+}
+
+// TestServerRequestAnswered: the client's answer, delivered as its own
+// message, completes a server-to-client request; it is validated.
+func TestServerRequestAnswered(t *testing.T) {
+	sess, out := newSession(t, &misbehaving{})
+	replies := make(chan string, 1)
+	go func() { replies <- string(sess.Handle(context.Background(), call("ask"), out)) }()
+	var id string
+	for deadline := time.Now().Add(5 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, m := range out.take() {
+			if s := string(m); strings.Contains(s, `"method":"roots/list"`) {
+				id = s[strings.Index(s, `"id":`)+5 : strings.Index(s, `,"method"`)]
+			}
+		}
+	}
+	if id == "" {
+		t.Fatal("no roots/list request")
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{"roots":[{"uri":"file:///tmp"}]}}`), out)
+	if r := <-replies; !strings.Contains(r, `"text":"ok"`) {
+		t.Errorf("reply %s", r)
+	}
+}
+
+// TestIdleSessionsExpire: a session unused for the idle timeout is closed.
+func TestIdleSessionsExpire(t *testing.T) {
+	srv := newServer(&misbehaving{}, core.WithSessionIdleTimeout(50*time.Millisecond))
+	defer srv.Close()
+	sess, err := srv.NewSession("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sess.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("idle session not closed")
+	}
+	if _, ok := srv.Session(sess.ID()); ok || srv.SessionCount() != 0 {
+		t.Error("expired session still listed")
+	}
+}
+
+// TestMaxInflight: a request over the per-session cap is refused at once,
+// and the session goes on.
+func TestMaxInflight(t *testing.T) {
+	h := &misbehaving{started: make(chan struct{}), cancelled: make(chan struct{})}
+	sess, out := newSession(t, h, core.WithMaxInflight(1))
+	done := make(chan []byte, 1)
+	go func() { done <- sess.Handle(context.Background(), call("block"), out) }()
+	<-h.started
+	reply := string(sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope"}}`), out))
+	if !strings.Contains(reply, `"code":-32000`) || !strings.Contains(reply, "in flight") {
+		t.Errorf("over the cap: %s", reply)
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`), out)
+	<-done
+	if reply := string(sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":3,"method":"ping"}`), out)); !strings.Contains(reply, `"result":{}`) {
+		t.Errorf("after the cap: %s", reply)
+	}
+}

@@ -1,0 +1,151 @@
+package core
+
+// The outbound path, one for session and stateless calls alike: the
+// dispatch to the handler (with the one panic recovery), the handler's
+// error as the error sent, and results, requests and notifications
+// projected onto the revision, completed, validated in strict mode and
+// encoded.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// call dispatches to the handler.
+func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (wire.Encoder, error) {
+	result, err := s.guard(msg.Method, func() (wire.Encoder, error) {
+		return mcp.DispatchHandler(ctx, s.handler, msg.Method, msg.Params, spec.Index)
+	})
+	noteResult(ctx, result)
+	return result, err
+}
+
+// guard runs a method of the handler, turning a panic into -32603 and a
+// log line: the one recovery of the core, for every call.
+func (s *Server) guard(method string, fn func() (wire.Encoder, error)) (result wire.Encoder, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panic", "method", method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+		}
+	}()
+	return fn()
+}
+
+// wireError turns a handler error into the error sent: a *wire.Error as it
+// is, anything else -32603 without details (they are logged).
+func (s *Server) wireError(method string, err error) *wire.Error {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &wire.Error{Code: wire.CodeInternalError, Message: "Request cancelled: " + err.Error()}
+	}
+	s.log.Error("handler error", "method", method, "err", err)
+	return &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+}
+
+// encodeResult projects a result onto the revision, validates it in strict
+// mode and encodes the response.
+func (s *Server) encodeResult(spec *wire.Spec, m wire.Method, id wire.ID, result wire.Encoder) []byte {
+	if result == nil {
+		s.log.Error("handler returned no result and no error", "method", m.Name)
+		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
+	return s.encodeTree(spec, m, id, s.complete(spec, m, spec.Project(result)))
+}
+
+// encodeOutgoing encodes a request or notification the server sends,
+// validated in strict mode.
+func (s *Server) encodeOutgoing(spec *wire.Spec, id wire.ID, method string, params wire.Encoder) ([]byte, error) {
+	return s.encodeMessage(spec, id, method, projectParams(spec, params))
+}
+
+// projectParams is params in the revision's shape, nil when there are none.
+func projectParams(spec *wire.Spec, params wire.Encoder) map[string]any {
+	if params == nil {
+		return nil
+	}
+	tree, _ := spec.Project(params).(map[string]any)
+	return tree
+}
+
+// encodeMessage encodes a request (or, with a zero id, a notification)
+// whose params are already in the revision's shape, validated in strict
+// mode.
+func (s *Server) encodeMessage(spec *wire.Spec, id wire.ID, method string, params map[string]any) ([]byte, error) {
+	m, ok := spec.Method(method)
+	if !ok || !m.ServerToClient {
+		return nil, fmt.Errorf("server: %s has no server-to-client %q", spec.Revision, method)
+	}
+	tree := map[string]any{"jsonrpc": "2.0", "method": method}
+	if !id.IsZero() {
+		tree["id"] = id.Value()
+	}
+	if params != nil {
+		tree["params"] = params
+	}
+	if s.cfg.strict {
+		if err := spec.Validate(m.Request, tree); err != nil {
+			s.log.Error("strict: invalid outgoing message", "method", method, "revision", spec.Revision, "err", err)
+			return nil, fmt.Errorf("server: invalid %s: %w", method, err)
+		}
+	}
+	return wire.Marshal(tree)
+}
+
+// resultDefaults fill protocol members a revision requires of every result
+// when the handler left them out: a complete result, not to be cached.
+var resultDefaults = []struct {
+	prop  string
+	value any
+}{
+	{"resultType", "complete"},
+	{"ttlMs", int64(0)},
+	{"cacheScope", "private"},
+}
+
+// complete fills the members every result of the revision requires and the
+// handler left out, and the versions of server/discover.
+func (s *Server) complete(spec *wire.Spec, m wire.Method, tree any) any {
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return tree
+	}
+	for _, d := range resultDefaults {
+		// A required string the handler left empty (the canonical type's
+		// zero value) is as good as absent.
+		if v, has := obj[d.prop]; (!has || v == "") && spec.Requires(m.Result, d.prop) {
+			obj[d.prop] = d.value
+		}
+	}
+	if m.Name == mcp.MethodDiscover {
+		if v, _ := obj["supportedVersions"].([]any); len(v) == 0 {
+			obj["supportedVersions"] = wire.AnyArray(s.allRevisions())
+		}
+	}
+	return obj
+}
+
+// encodeTree validates a projected result in strict mode and encodes it.
+func (s *Server) encodeTree(spec *wire.Spec, m wire.Method, id wire.ID, tree any) []byte {
+	if s.cfg.strict {
+		if err := spec.Validate(m.Result, tree); err != nil {
+			s.log.Error("strict: invalid result", "method", m.Name, "revision", spec.Revision, "err", err)
+			return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"})
+		}
+	}
+	b, err := jsonrpc.EncodeResult(id, tree)
+	if err != nil {
+		s.log.Error("encode result", "method", m.Name, "err", err)
+		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
+	}
+	return b
+}

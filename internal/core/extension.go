@@ -1,0 +1,58 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/schema"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// extensionPrefix marks this project's own notifications: nothing under it
+// can pass for a protocol message.
+const extensionPrefix = "notifications/io.mcpstack/"
+
+// encodeExtension encodes one of the project's extension notifications,
+// whose params are defined in schema/ext and validated there in strict
+// mode.
+func (s *Server) encodeExtension(method, definition string, params any) ([]byte, error) {
+	if !strings.HasPrefix(method, extensionPrefix) {
+		return nil, fmt.Errorf("server: %q is not an extension notification (%s...)", method, extensionPrefix)
+	}
+	if s.cfg.strict {
+		v, err := s.extValidator()
+		if err == nil {
+			err = v.Validate(definition, params)
+		}
+		if err != nil {
+			s.log.Error("strict: invalid extension notification", "method", method, "err", err)
+			return nil, fmt.Errorf("server: invalid %s: %w", method, err)
+		}
+	}
+	return wire.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+func (s *Server) extValidator() (*wire.Validator, error) {
+	s.extOnce.Do(func() { s.ext, s.extErr = wire.NewValidator(schema.FS, schema.Ext) })
+	return s.ext, s.extErr
+}
+
+// NotifyExtension sends an extension notification about the current call
+// (e.g. the content_delta events of schema/ext) on the call's stream.
+func (p *callPeer) NotifyExtension(ctx context.Context, method, definition string, params any) error {
+	msg, err := p.sess.srv.encodeExtension(method, definition, params)
+	if err != nil {
+		return err
+	}
+	return p.send(msg)
+}
+
+// NotifyExtension sends an extension notification on the request's stream.
+func (p *statelessPeer) NotifyExtension(ctx context.Context, method, definition string, params any) error {
+	msg, err := p.srv.encodeExtension(method, definition, params)
+	if err != nil {
+		return err
+	}
+	return p.send(msg)
+}

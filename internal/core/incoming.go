@@ -1,0 +1,96 @@
+package core
+
+import (
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Incoming is a parsed body, ready to be served.
+type Incoming struct {
+	body  []byte
+	items []jsonrpc.Item
+	batch bool
+	err   *wire.Error
+}
+
+// Parse splits a body into messages. It needs no session, so that a
+// transport can see whether a body opens one (initialize) or needs an
+// answer at all.
+func (s *Server) Parse(body []byte) *Incoming {
+	items, batch, err := jsonrpc.Parse(body, jsonrpc.Limits{MaxDepth: s.cfg.maxDepth})
+	if err == nil && batch && !s.cfg.batches {
+		err = &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: batches are not accepted"}
+	}
+	return &Incoming{body: body, items: items, batch: batch, err: err}
+}
+
+// Err is the error that answers the whole body (not JSON, empty batch).
+func (in *Incoming) Err() *wire.Error { return in.err }
+
+// ErrorReply is the encoded answer for Err.
+func (in *Incoming) ErrorReply() []byte { return jsonrpc.EncodeError(wire.ID{}, in.err) }
+
+// HasRequests reports whether the body needs an answer: it holds a request
+// or an element that is not a valid message.
+func (in *Incoming) HasRequests() bool {
+	if in.err != nil {
+		return true
+	}
+	for _, it := range in.items {
+		if it.Err != nil || it.Msg.Kind == jsonrpc.Request {
+			return true
+		}
+	}
+	return false
+}
+
+// IsInitialize reports whether the body is an initialize request.
+func (in *Incoming) IsInitialize() bool {
+	for _, it := range in.items {
+		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request && it.Msg.Method == mcp.MethodInitialize {
+			return true
+		}
+	}
+	return false
+}
+
+// join is the answer made of out: nil, one message, or an array for a
+// batch.
+func (in *Incoming) join(out [][]byte) []byte {
+	switch {
+	case len(out) == 0:
+		return nil
+	case in.batch:
+		return jsonrpc.Batch(out)
+	default:
+		return out[0]
+	}
+}
+
+// metaVersionOf reads params._meta's protocol version, "" when absent.
+func metaVersionOf(msg *jsonrpc.Message) string {
+	v, _ := metaOf(msg.Params)[wire.MetaProtocolVersion].(string)
+	return v
+}
+
+// metaOf is params._meta (nil when there is none): where a request
+// carries its protocol version, capabilities, progress token and trace.
+func metaOf(params any) map[string]any {
+	p, _ := params.(map[string]any)
+	meta, _ := p["_meta"].(map[string]any)
+	return meta
+}
+
+// metaVersion is the protocol version the body's request names in its
+// _meta ("" when none does): the mark of a stateless revision's request.
+func (in *Incoming) metaVersion() string {
+	for _, it := range in.items {
+		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request {
+			if v := metaVersionOf(it.Msg); v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,219 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// ErrStateless is returned when a stateless server is asked to send a
+// request to the client.
+var ErrStateless = errors.New("server: no session")
+
+// callPeer is the peer.Peer of one call: messages about the call go to the
+// call's own stream when it has one.
+type callPeer struct {
+	sess *Session
+	spec *wire.Spec
+	out  Outbox
+	// closeEarly ends the response carrying the call before the call ends
+	// (nil: the transport cannot resume it).
+	closeEarly func()
+	token      wire.ID
+	// related is the task the call runs as ("": none); asking is told
+	// when it waits for the client and when it stops (input_required).
+	related string
+	asking  func(waiting bool)
+	task    *task // the task the call runs as, whose open tasks/result responses carry its messages
+	// peerCancelled is set when the client cancelled the call: it has most
+	// likely closed the call's stream too.
+	peerCancelled *atomic.Bool
+}
+
+// send writes a message about the call on the call's stream; when that is
+// gone (the client closed it) or was never there, on the session's stream.
+func (p *callPeer) send(msg []byte) error {
+	p.sess.srv.tap(p.sess.id, ServerToClient, msg)
+	if p.out != nil {
+		err := p.out.Send(msg)
+		if err == nil {
+			return nil
+		}
+		if s := p.sess.stream(); s != nil {
+			return s.Send(msg)
+		}
+		return err
+	}
+	if s := p.sess.stream(); s != nil {
+		return s.Send(msg)
+	}
+	return ErrNoStream
+}
+
+// encode encodes a request or notification of the call; one of a task
+// carries the related-task _meta (2025-11-25: MUST).
+func (p *callPeer) encode(id wire.ID, method string, params wire.Encoder) ([]byte, error) {
+	return p.encodeTree(id, method, projectParams(p.spec, params))
+}
+
+// encodeTree is encode for params in the revision's shape already.
+func (p *callPeer) encodeTree(id wire.ID, method string, tree map[string]any) ([]byte, error) {
+	if p.related != "" {
+		tree = wire.WithMeta(tree, wire.MetaRelatedTask, map[string]any{"taskId": p.related})
+	}
+	return p.sess.srv.encodeMessage(p.spec, id, method, tree)
+}
+
+func (p *callPeer) Notify(ctx context.Context, method string, params wire.Encoder) error {
+	msg, err := p.encode(wire.ID{}, method, params)
+	if err != nil {
+		return err
+	}
+	if p.task != nil {
+		return p.task.deliver(ctx, p.sess, msg, false)
+	}
+	return p.send(msg)
+}
+
+func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder) (wire.Encoder, error) {
+	sess, srv := p.sess, p.sess.srv
+	if sess.ephemeral {
+		return nil, fmt.Errorf("%w: the server runs stateless, so it cannot send %s to the client", ErrStateless, method)
+	}
+	m, ok := p.spec.Method(method)
+	if !ok || !m.ServerToClient {
+		return nil, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("%q is not a server-to-client request of %s", method, p.spec.Revision)}
+	}
+	if p.asking != nil {
+		p.asking(true)
+		defer p.asking(false)
+	}
+	id := wire.IntID(sess.nextID.Add(1))
+	tree := projectParams(p.spec, params)
+	answered := func(int) {}
+	if o := srv.cfg.observer; o != nil {
+		meta, _ := tree["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		answered = o.Ask(ctx, Asked{Method: method, Revision: p.spec.Revision, Session: sess.id, ID: id}, meta)
+		if len(meta) > 0 {
+			if tree == nil {
+				tree = map[string]any{}
+			}
+			tree["_meta"] = meta
+		}
+	}
+	msg, err := p.encodeTree(id, method, tree)
+	if err != nil {
+		answered(wire.CodeInternalError)
+		return nil, err
+	}
+	pc := &pendingCall{method: method, reply: make(chan *jsonrpc.Message, 1)}
+	sess.mu.Lock()
+	if sess.closed {
+		sess.mu.Unlock()
+		answered(wire.CodeInternalError)
+		return nil, ErrClosed
+	}
+	if max := srv.cfg.maxPending; max > 0 && len(sess.pending) >= max {
+		sess.mu.Unlock()
+		answered(wire.CodeServerBusy)
+		return nil, fmt.Errorf("server: the session already waits on %d requests to the client", max)
+	}
+	sess.pending[id] = pc
+	sess.mu.Unlock()
+	sess.save(ctx)
+	forget := func() {
+		sess.mu.Lock()
+		delete(sess.pending, id)
+		sess.mu.Unlock()
+		sess.save(ctx)
+	}
+	send := p.send
+	if p.task != nil {
+		send = func(msg []byte) error { return p.task.deliver(ctx, sess, msg, true) }
+	}
+	if err := send(msg); err != nil {
+		forget()
+		answered(wire.CodeInternalError)
+		return nil, err
+	}
+	timer := time.NewTimer(srv.cfg.callTimeout)
+	defer timer.Stop()
+	select {
+	case resp := <-pc.reply:
+		if resp.Error != nil {
+			answered(resp.Error.Code)
+			return nil, resp.Error
+		}
+		if err := p.spec.Validate(m.Result, resp.Result); err != nil {
+			answered(wire.CodeInvalidParams)
+			return nil, fmt.Errorf("client answered %s with an invalid result: %w", method, err)
+		}
+		answered(0)
+		return mcp.DecodeResult(method, resp.Result, p.spec.Index)
+	case <-ctx.Done():
+		forget()
+		p.cancelCall(id, "the server no longer needs the answer")
+		answered(wire.CodeInternalError)
+		return nil, ctx.Err()
+	case <-timer.C:
+		forget()
+		p.cancelCall(id, "timed out")
+		answered(wire.CodeInternalError)
+		return nil, fmt.Errorf("client did not answer %s within %s", method, srv.cfg.callTimeout)
+	case <-sess.Done():
+		answered(wire.CodeInternalError)
+		return nil, ErrClosed
+	}
+}
+
+// cancelCall tells the client the server no longer waits for request id.
+// When the client itself cancelled the call, it has usually dropped the
+// call's stream already, so the session's stream is tried first.
+func (p *callPeer) cancelCall(id wire.ID, reason string) {
+	msg, err := p.sess.srv.encodeOutgoing(p.spec, wire.ID{}, mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: reason})
+	if err != nil {
+		return
+	}
+	if p.peerCancelled != nil && p.peerCancelled.Load() {
+		if s := p.sess.stream(); s != nil {
+			p.sess.srv.tap(p.sess.id, ServerToClient, msg)
+			if s.Send(msg) == nil {
+				return
+			}
+		}
+	}
+	_ = p.send(msg)
+}
+
+func (p *callPeer) ProgressToken() wire.ID { return p.token }
+
+func (p *callPeer) LogLevel() mcp.LoggingLevel {
+	p.sess.mu.Lock()
+	defer p.sess.mu.Unlock()
+	return p.sess.logLevel
+}
+
+func (p *callPeer) ClientCapabilities() *mcp.ClientCapabilities {
+	p.sess.mu.Lock()
+	defer p.sess.mu.Unlock()
+	return p.sess.clientCaps
+}
+
+func (p *callPeer) SessionID() string { return p.sess.id }
+
+// CloseStream ends the response that carries the call before the call ends,
+// where the transport can resume it (Streamable HTTP with Last-Event-ID).
+func (p *callPeer) CloseStream() {
+	if p.closeEarly != nil {
+		p.closeEarly()
+	}
+}

@@ -1,0 +1,69 @@
+package core_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/methods/conformance"
+)
+
+// TestRequestStateBinding: a requestState is sealed (not readable) and
+// bound to the user it was issued to, and it expires.
+func TestRequestStateBinding(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+	const answer = `"inputResponses":{"sampling/createMessage#1":{"role":"assistant","content":{"type":"text","text":"Four."},"model":"m"}}`
+	alice := core.WithCaller(context.Background(), core.Caller{Owner: "alice", Key: "alice"})
+	bob := core.WithCaller(context.Background(), core.Caller{Owner: "bob", Key: "bob"})
+	for _, tt := range []struct {
+		name  string
+		ttl   time.Duration
+		retry context.Context
+		want  string // "" for success
+	}{
+		{"same user", time.Minute, alice, ""},
+		{"another user", time.Minute, bob, "issued to another user"},
+		{"expired", -2 * time.Second, alice, "expired"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(conformance.New(conformance.WithStepDelay(0)), core.WithStrict(true), core.WithStateTTL(tt.ttl))
+			defer srv.Close()
+			call := func(ctx context.Context, extra string) map[string]any {
+				body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"},` + extra + meta + `}}`
+				reply, _ := srv.ServeStateless(ctx, srv.Parse([]byte(body)), nil, nil)
+				var msg map[string]any
+				if err := json.Unmarshal(reply, &msg); err != nil {
+					t.Fatalf("%s: %v", reply, err)
+				}
+				return msg
+			}
+			first := call(alice, "")
+			state, _ := first["result"].(map[string]any)["requestState"].(string)
+			if state == "" {
+				t.Fatalf("no requestState: %v", first)
+			}
+			raw, err := base64.RawURLEncoding.DecodeString(state)
+			if err != nil {
+				t.Fatalf("state is not base64url: %v", err)
+			}
+			if strings.Contains(string(raw), "tools/call") || strings.Contains(string(raw), "alice") {
+				t.Errorf("the state is readable: %q", raw)
+			}
+			got := call(tt.retry, `"requestState":"`+state+`",`+answer+`,`)
+			if tt.want == "" {
+				if got["result"] == nil {
+					t.Fatalf("retry refused: %v", got)
+				}
+				return
+			}
+			e, _ := got["error"].(map[string]any)
+			if e == nil || e["code"] != -32602.0 || !strings.Contains(e["message"].(string), tt.want) {
+				t.Fatalf("retry: %v, want -32602 %q", got, tt.want)
+			}
+		})
+	}
+}

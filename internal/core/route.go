@@ -1,0 +1,275 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Route is what an HTTP transport knows of a POSTed body besides the body:
+// the session it names and the MCP headers. The transport hands both to
+// Server.Route in one call and never looks at revisions itself.
+type Route struct {
+	Transport string         // the transport's name: its sessions serve only it
+	SessionID string         // Mcp-Session-Id ("": none)
+	Headers   RequestHeaders // MCP-Protocol-Version, Mcp-Method, Mcp-Name
+	// Stateless keeps no sessions: a body of a session revision is served
+	// on its own, in the revision its header names (generated.Assumed
+	// when it names none).
+	Stateless bool
+}
+
+// Reply is the core's answer to a POSTed body. The HTTP transport decides
+// its status: from Refused, else from the JSON-RPC Code of a stateless
+// revision's error answer and that revision's transport facts.
+type Reply struct {
+	Body    []byte  // nil: nothing to answer
+	Refused Refusal // why the body was not served (NotRefused: it was)
+	// Code is the JSON-RPC error code of a stateless revision's error
+	// answer (0: a result, or any answer of a session), and Transport the
+	// facts of the revision that served it (nil: none was).
+	Code       int
+	Transport  *wire.Transport
+	SessionID  string // the session initialize opened: Mcp-Session-Id to announce
+	RetryAfter int    // seconds, for a busy server or client
+}
+
+// Refusal is why the core refused a body before it reached the protocol.
+type Refusal int
+
+const (
+	NotRefused            Refusal = iota // served
+	RefusedMalformed                     // not JSON-RPC, an unsupported revision, no session id where one is needed
+	RefusedUnknownSession                // ended, never existed, or another caller's
+	RefusedFull                          // no room for another session
+	RefusedOverShare                     // the client holds its share of sessions
+)
+
+// Call is a POSTed body routed to what serves it: a session, a session
+// revision served without one, or a stateless revision. Route finds it;
+// the transport then picks how to answer (JSON or an event stream) from
+// what Call reports, and runs it.
+type Call struct {
+	srv       *Server
+	in        *Incoming
+	kind      callKind
+	refusal   *Reply
+	sess      *Session
+	headers   *RequestHeaders
+	transport string // of the session initialize opens
+}
+
+type callKind int
+
+const (
+	callRefused    callKind = iota // answered by its refusal
+	callSession                    // a request of an open session
+	callInitialize                 // opens a session
+	callEphemeral                  // a session revision without a session (Route.Stateless)
+	callStateless                  // a stateless revision (2026-07-28)
+)
+
+// Route finds what serves body. A body that cannot be served (not JSON,
+// an unsupported MCP-Protocol-Version, a missing or unknown session, a
+// server full of sessions) is refused: Refused gives the reply.
+func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
+	c := &Call{srv: s, in: s.Parse(body)}
+	if e := c.in.Err(); e != nil {
+		return c.refuse(RefusedMalformed, c.in.ErrorReply())
+	}
+	version := r.Headers.ProtocolVersion
+	if r.SessionID == "" && (s.statelessSpec(version) != nil || !c.in.IsInitialize() && c.in.metaVersion() != "") {
+		c.kind, c.headers, c.transport = callStateless, &r.Headers, r.Transport
+		return c
+	}
+	if msg := s.unsupported(version); msg != "" && (r.Stateless || !c.in.IsInitialize()) {
+		return c.refuseWith(RefusedMalformed, msg) // initialize negotiates: its header does not matter
+	}
+	switch {
+	case r.Stateless && c.in.IsInitialize():
+		c.kind, c.sess = callEphemeral, s.detachedSession()
+	case r.Stateless:
+		if version == "" {
+			version = generated.Assumed.Revision
+		}
+		sess, err := s.ephemeralSession(version)
+		if err != nil {
+			return c.refuseWith(RefusedMalformed, "Bad Request: "+err.Error())
+		}
+		c.kind, c.sess = callEphemeral, sess
+	case c.in.IsInitialize():
+		c.kind, c.transport = callInitialize, r.Transport // the session opens when the call runs
+	default:
+		sess, why, msg := s.sessionOf(ctx, r)
+		if sess == nil {
+			return c.refuseWith(why, msg)
+		}
+		c.kind, c.sess = callSession, sess
+	}
+	return c
+}
+
+// SessionOf finds the session a GET or DELETE names, or the reply that
+// refuses the request: RefusedMalformed for an unsupported MCP-Protocol-Version
+// or a missing Mcp-Session-Id, RefusedUnknownSession for a session that ended,
+// never existed or is another caller's.
+func (s *Server) SessionOf(ctx context.Context, r Route) (*Session, Reply, bool) {
+	if msg := s.unsupported(r.Headers.ProtocolVersion); msg != "" {
+		return nil, refusal(RefusedMalformed, msg), false
+	}
+	sess, why, msg := s.sessionOf(ctx, r)
+	if sess == nil {
+		return nil, refusal(why, msg), false
+	}
+	return sess, Reply{}, true
+}
+
+func (s *Server) sessionOf(ctx context.Context, r Route) (*Session, Refusal, string) {
+	if r.SessionID == "" {
+		return nil, RefusedMalformed, "Bad Request: missing Mcp-Session-Id header; send initialize first"
+	}
+	sess, ok := s.SessionFor(r.SessionID, r.Transport, CallerFrom(ctx).Owner)
+	if !ok {
+		return nil, RefusedUnknownSession, "Session not found: it ended or never existed; initialize again"
+	}
+	return sess, NotRefused, ""
+}
+
+// unsupported is the refusal of a MCP-Protocol-Version the server cannot
+// speak ("" when it can, or none is named). Any supported revision is
+// accepted, also one older than the session negotiated.
+func (s *Server) unsupported(version string) string {
+	if version == "" || s.sessionSpec(version) != nil || s.statelessSpec(version) != nil {
+		return ""
+	}
+	supported := append(s.sessionRevisions(), s.statelessRevisions()...)
+	return "Bad Request: unsupported MCP-Protocol-Version " + strconv.Quote(version) + "; supported: " + strings.Join(supported, ", ")
+}
+
+func refusal(why Refusal, msg string) Reply {
+	return Reply{Refused: why, Body: jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: msg})}
+}
+
+func (c *Call) refuse(why Refusal, body []byte) *Call {
+	c.kind, c.refusal = callRefused, &Reply{Body: body, Refused: why}
+	return c
+}
+
+func (c *Call) refuseWith(why Refusal, msg string) *Call {
+	r := refusal(why, msg)
+	c.kind, c.refusal = callRefused, &r
+	return c
+}
+
+// busy is the reply to an initialize the server has no room for: RefusedFull, or
+// RefusedOverShare when the client holds its share of sessions.
+func busy(err error) Reply {
+	why, msg := RefusedFull, "Service Unavailable: "
+	if errors.Is(err, ErrQuota) {
+		why, msg = RefusedOverShare, "Too Many Requests: "
+	}
+	body := jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: msg + strings.TrimPrefix(err.Error(), "server: ")})
+	return Reply{Body: body, Refused: why, RetryAfter: 5}
+}
+
+// Refused reports the reply of a body that cannot be served.
+func (c *Call) Refused() (Reply, bool) {
+	if c.refusal == nil {
+		return Reply{}, false
+	}
+	return *c.refusal, true
+}
+
+// Streams reports whether the answer may go on an event stream: a call
+// with requests, not initialize, and not a batch of a session revision
+// (a stateless revision refuses batches in its own words).
+func (c *Call) Streams() bool {
+	switch {
+	case c.kind == callRefused || c.kind == callInitialize || !c.in.HasRequests():
+		return false
+	case c.kind == callStateless:
+		return true
+	}
+	return !c.in.batch && !c.in.IsInitialize()
+}
+
+// SessionID is the session kept for the call, whose stream events the
+// transport keeps for resumption ("": none, the call stands alone).
+func (c *Call) SessionID() string {
+	if c.kind != callSession {
+		return ""
+	}
+	return c.sess.ID()
+}
+
+// Prime reports whether the call's event stream starts with a priming
+// event (an id, no data), as its revision's transport says.
+func (c *Call) Prime() bool { return c.kind == callSession && c.sess.Priming() }
+
+// Run serves the call; messages about it go to out (nil: the session's
+// stream, if any). closeEarly, when not nil, ends the response before the
+// call ends, where the transport can resume it (a method's CloseStream).
+//
+// The protocol decides what ends a call: over a session a client's
+// disconnect is not a cancellation (it sends notifications/cancelled for
+// that), so the call goes on without the request's context until it ends
+// or the session does; a stateless call is its request, and ends with it
+// or with the caller's credential.
+func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
+	if c.refusal != nil {
+		return *c.refusal
+	}
+	if c.kind == callInitialize {
+		sess, err := c.srv.NewSession("", nil, Transport(c.transport), OpenedBy(CallerFrom(ctx)))
+		if err != nil {
+			return busy(err)
+		}
+		c.sess = sess
+	}
+	if !c.in.HasRequests() {
+		// Notifications and responses: served, and answered 202 whatever
+		// the core makes of them (it logs what it refuses).
+		c.serve(ctx, out, closeEarly)
+		return Reply{}
+	}
+	return c.serve(ctx, out, closeEarly)
+}
+
+func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
+	if c.kind == callStateless {
+		if exp := CallerFrom(ctx).Expires; !exp.IsZero() {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, exp)
+			defer cancel()
+		}
+		body, code := c.srv.ServeStateless(context.WithValue(ctx, transportKey{}, c.transport), c.in, out, c.headers)
+		r := Reply{Body: body, Code: code, RetryAfter: retryAfter(code)}
+		if spec := c.srv.statelessSpec(c.in.metaVersion()); spec != nil {
+			r.Transport = &spec.Transport
+		}
+		return r
+	}
+	ctx = context.WithoutCancel(ctx)
+	body := c.sess.serveTo(ctx, c.in, response{out: out, closeEarly: closeEarly}, false)
+	r := Reply{Body: body}
+	if c.kind == callInitialize {
+		if !c.sess.negotiated() {
+			c.sess.Close() // initialize failed: nothing to keep
+		} else {
+			r.SessionID = c.sess.ID()
+		}
+	}
+	return r
+}
+
+func retryAfter(code int) int {
+	if code == wire.CodeServerBusy {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,180 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// SessionState is what a session is, apart from the connection that
+// streams to it: a plain value that encodes to JSON, so that a
+// SessionStore may keep it outside the process and another process may
+// serve the session from it.
+type SessionState struct {
+	ID        string `json:"id"`
+	Transport string `json:"transport,omitempty"` // the transport that opened it
+	Owner     string `json:"owner,omitempty"`     // the principal that opened it ("" without auth)
+	Client    string `json:"client,omitempty"`    // whose quotas it counts against
+	Revision  string `json:"revision,omitempty"`  // "" before initialize
+	// Initialized: the client sent notifications/initialized.
+	Initialized        bool            `json:"initialized,omitempty"`
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	ClientInfo         json.RawMessage `json:"clientInfo,omitempty"`
+	LogLevel           string          `json:"logLevel,omitempty"`
+	Subscriptions      []string        `json:"subscriptions,omitempty"` // sorted
+	// Pending are the ids of the server's requests the client has not
+	// answered yet (sampling, elicitation, roots).
+	Pending []wire.ID `json:"pending,omitempty"`
+	NextID  int64     `json:"nextId,omitempty"` // the id of the server's last request
+	Opened  time.Time `json:"opened"`
+	// Expires is when the session ends unless it is used (zero: never).
+	Expires time.Time `json:"expires,omitzero"`
+}
+
+// ErrSessionNotFound is what a SessionStore's Load returns for a session
+// it does not keep (or keeps no longer).
+var ErrSessionNotFound = errors.New("server: no such session")
+
+// SessionStore keeps the state of sessions. The default keeps it in the
+// process; one shared by several processes (the scale-out work puts Redis
+// behind it) lets any of them serve any session. Implementations are safe
+// for concurrent use.
+type SessionStore interface {
+	Create(ctx context.Context, s SessionState) error // fails when s.ID is kept already
+	Load(ctx context.Context, id string) (SessionState, error)
+	Update(ctx context.Context, s SessionState) error // replaces the state of s.ID
+	Delete(ctx context.Context, id string) error      // a session not kept is no error
+}
+
+// MemorySessions is a SessionStore in the process: the default, and a
+// store that several servers in one process can share.
+// It holds what the servers that use it hold, and the states a server
+// that closed left for the others until they expire: it drops expired
+// states whenever it has doubled since it last looked.
+func MemorySessions() SessionStore {
+	return &memorySessions{states: map[string]SessionState{}, sweepAt: 1024}
+}
+
+type memorySessions struct {
+	mu      sync.Mutex
+	states  map[string]SessionState
+	sweepAt int
+}
+
+func (m *memorySessions) Create(_ context.Context, s SessionState) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.states[s.ID]; ok {
+		return errors.New("server: session " + s.ID + " exists")
+	}
+	if len(m.states) >= m.sweepAt {
+		now := time.Now()
+		maps.DeleteFunc(m.states, func(_ string, s SessionState) bool { return !s.Expires.IsZero() && now.After(s.Expires) })
+		m.sweepAt = max(1024, 2*len(m.states))
+	}
+	m.states[s.ID] = s
+	return nil
+}
+
+func (m *memorySessions) Load(_ context.Context, id string) (SessionState, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.states[id]
+	if !ok || !s.Expires.IsZero() && time.Now().After(s.Expires) {
+		delete(m.states, id)
+		return SessionState{}, ErrSessionNotFound
+	}
+	return s, nil
+}
+
+func (m *memorySessions) Update(_ context.Context, s SessionState) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.states[s.ID] = s
+	return nil
+}
+
+func (m *memorySessions) Delete(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.states, id)
+	return nil
+}
+
+// stateLocked is the session's state now; sess.mu is held.
+func (sess *Session) stateLocked() SessionState {
+	st := SessionState{ID: sess.id, Transport: sess.transport, Owner: sess.caller.Owner, Client: sess.caller.Key,
+		Initialized: sess.initialized, ClientCapabilities: sess.capsJSON, ClientInfo: sess.infoJSON,
+		LogLevel: string(sess.logLevel), NextID: sess.nextID.Load(), Opened: sess.opened}
+	if sess.spec != nil {
+		st.Revision = sess.spec.Revision
+	}
+	if len(sess.subscriptions) > 0 {
+		st.Subscriptions = slices.Sorted(maps.Keys(sess.subscriptions))
+	}
+	if len(sess.pending) > 0 {
+		st.Pending = slices.Collect(maps.Keys(sess.pending))
+	}
+	if d := sess.srv.cfg.idleTimeout; d > 0 {
+		st.Expires = time.Now().Add(d)
+	}
+	return st
+}
+
+// save writes the session's state to the store after a change (a
+// session that serves one body and is gone has none to keep).
+func (sess *Session) save(ctx context.Context) {
+	sess.mu.Lock()
+	if sess.ephemeral || sess.closed || sess.id == "" {
+		sess.mu.Unlock()
+		return
+	}
+	st := sess.stateLocked()
+	sess.mu.Unlock()
+	if err := sess.srv.sessionStore.Update(context.WithoutCancel(ctx), st); err != nil {
+		sess.srv.log.Warn("session state not saved", "session", sess.id, "err", err)
+	}
+}
+
+// restore makes a live session of a state another process saved: it
+// serves requests and notifications at once, and streams once a stream
+// attaches. The server's requests the other process was waiting on stay
+// unanswered here.
+func (s *Server) restore(st SessionState) (*Session, error) {
+	sess := newSession(s, st.ID, nil)
+	sess.transport, sess.caller = st.Transport, Caller{Owner: st.Owner, Key: st.Client}
+	sess.initialized, sess.logLevel = st.Initialized, mcp.LoggingLevel(st.LogLevel)
+	sess.opened = st.Opened
+	sess.nextID.Store(st.NextID)
+	if st.Revision != "" {
+		if sess.spec = s.sessionSpec(st.Revision); sess.spec == nil {
+			return nil, errors.New("server: session " + st.ID + " negotiated " + st.Revision + ", which this server does not serve")
+		}
+		caps, info := new(mcp.ClientCapabilities), new(mcp.Implementation)
+		if len(st.ClientCapabilities) > 0 {
+			if err := caps.UnmarshalJSON(st.ClientCapabilities); err != nil {
+				return nil, err
+			}
+		}
+		if len(st.ClientInfo) > 0 {
+			if err := info.UnmarshalJSON(st.ClientInfo); err != nil {
+				return nil, err
+			}
+		}
+		sess.clientCaps, sess.clientInfo, sess.capsJSON, sess.infoJSON = caps, info, st.ClientCapabilities, st.ClientInfo
+	}
+	for _, uri := range st.Subscriptions[:min(len(st.Subscriptions), maxSubscriptions)] {
+		if sess.subscriptions == nil {
+			sess.subscriptions = map[string]struct{}{}
+		}
+		sess.subscriptions[uri] = struct{}{}
+	}
+	return sess, nil
+}

@@ -1,0 +1,101 @@
+// Package httpx holds what the HTTP transports share: JSON-RPC error bodies
+// with an HTTP status, reading a JSON body within the limits, who the
+// caller is, and writing event streams that a client which does not read
+// cannot stall.
+package httpx
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/httprate"
+
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Error answers with a status and a JSON-RPC error body without id.
+func Error(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: code, Message: msg}))
+}
+
+// ReadJSON reads a POSTed JSON body of at most max bytes. When it cannot,
+// it has answered already (415 for another media type, 413 above max, 400
+// for a broken read) and returns false.
+func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		Error(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		return nil, false
+	}
+	rd := http.MaxBytesReader(w, r.Body, max)
+	defer rd.Close()
+	body, err := io.ReadAll(rd)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			Error(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request Entity Too Large: the body exceeds "+strconv.FormatInt(max, 10)+" bytes")
+			return nil, false
+		}
+		Error(w, http.StatusBadRequest, wire.CodeParseError, "Parse error: reading the body: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+// Caller is who sent r: the principal that authentication put in its
+// context (the sessions it opens are bound to it), or, without one, the
+// client's address, which per-client quotas count instead. Behind a
+// reverse proxy every client has the proxy's address: authenticate there.
+func Caller(r *http.Request) core.Caller {
+	if c := core.CallerFrom(r.Context()); c.Key != "" {
+		return c // found once already (Identify)
+	}
+	if p := auth.PrincipalFrom(r.Context()); p != nil {
+		return core.Caller{Owner: p.Owner(), Key: "principal:" + p.Owner(), Expires: p.Deadline()}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	// An IPv6 client usually has a /64 to itself: count the /64.
+	return core.Caller{Key: "addr:" + httprate.CanonicalizeIP(host)}
+}
+
+// WithCaller returns r's context carrying Caller(r), for the calls the
+// server makes on r's behalf (r's own context when it carries it already).
+func WithCaller(r *http.Request) context.Context {
+	if core.CallerFrom(r.Context()).Key != "" {
+		return r.Context()
+	}
+	return core.WithCaller(r.Context(), Caller(r))
+}
+
+// Identify finds the caller of each request once, after authentication,
+// for the rate limits and the transports behind it.
+func Identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(WithCaller(r)))
+	})
+}
+
+// Busy answers a session or request over a limit: 429 with Retry-After
+// when the caller is over its own quota, 503 when the server is full.
+func Busy(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", "5")
+	status := http.StatusServiceUnavailable
+	msg := "Service Unavailable: "
+	if errors.Is(err, core.ErrQuota) {
+		status, msg = http.StatusTooManyRequests, "Too Many Requests: "
+	}
+	Error(w, status, wire.CodeServerBusy, msg+strings.TrimPrefix(err.Error(), "server: "))
+}
