@@ -75,7 +75,7 @@ var profiles = map[string]profile{
 	}},
 	"bench": {"one echo tool, for load tests", func(context.Context, serveConfig, *slog.Logger) (*built, error) {
 		a := bench.New()
-		return &built{handler: a, attach: a.Attach}, nil
+		return &built{handler: a.Handler(), attach: a.Attach}, nil
 	}},
 }
 

@@ -44,11 +44,11 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// App is an mcp.Handler built from registrations. It is safe for
-// concurrent use: registrations may change while it serves.
+// App is what a server serves, built from registrations: tools,
+// resources, templates, prompts and completions. It is safe for
+// concurrent use: registrations may change while it serves. NewServer
+// serves it; Handler is the mcp.Handler it makes.
 type App struct {
-	base.Lifecycle
-
 	info         mcp.Implementation
 	instructions string
 	log          *slog.Logger
@@ -66,8 +66,6 @@ type App struct {
 	notify    []func(ctx context.Context, method string) // list_changed, to every server the app is served by
 	updated   []func(ctx context.Context, uri string)    // resources/updated, likewise
 }
-
-var _ mcp.Handler = (*App)(nil)
 
 // Option configures an App.
 type Option func(*App)
@@ -227,14 +225,14 @@ func (a *App) registered() mcp.ServerCapabilities {
 	return c
 }
 
-// Initialize answers with the capabilities of what is registered; the
+// initialize answers with the capabilities of what is registered; the
 // server fills protocolVersion.
-func (a *App) Initialize(ctx context.Context, _ *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
+func (a *App) initialize(ctx context.Context, _ *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
 	return &mcp.InitializeResult{Capabilities: a.capabilities(ctx), ServerInfo: a.info, Instructions: a.instructions}, nil
 }
 
-// Discover (2026-07-28) describes the same server as Initialize.
-func (a *App) Discover(ctx context.Context, _ *mcp.RequestParams) (*mcp.DiscoverResult, error) {
+// discover (2026-07-28) describes the same server as Initialize.
+func (a *App) discover(ctx context.Context, _ *mcp.RequestParams) (*mcp.DiscoverResult, error) {
 	info := a.info
 	res := &mcp.DiscoverResult{Meta: &mcp.ResultMetaObject{ServerInfo: &info}, Capabilities: a.capabilities(ctx), Instructions: a.instructions}
 	if scope, ttl := a.cacheHint(mcp.MethodDiscover); ttl != nil {

@@ -315,7 +315,7 @@ func TestCapabilitiesDerived(t *testing.T) {
 	if _, ok := got["tools"]; !ok || got["prompts"] != nil || got["resources"] != nil {
 		t.Errorf("discover capabilities %v, want tools only", got)
 	}
-	init, _ := a.Initialize(context.Background(), nil)
+	init, _ := a.Handler().Initialize(context.Background(), nil)
 	if init.Capabilities.Tools == nil || init.Capabilities.Prompts != nil || init.Capabilities.Resources != nil || init.ServerInfo.Name != "calc" {
 		t.Errorf("initialize %+v", init)
 	}

@@ -27,7 +27,7 @@ func ExampleAddTool() {
 		})
 
 	for _, args := range []map[string]any{{"city": "Oslo"}, {"city": "Oslo", "days": 9}} {
-		res, _ := a.CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "forecast", Arguments: args})
+		res, _ := a.Handler().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "forecast", Arguments: args})
 		fmt.Println(res.IsError != nil && *res.IsError, res.Content[0].(*mcp.TextContent).Text)
 	}
 	// Output:
@@ -45,9 +45,9 @@ func ExampleApp_AddResourceTemplate() {
 			return app.Text(uri, "text/plain", "the note "+vars["id"]), nil
 		})
 
-	res, _ := a.ReadResource(context.Background(), &mcp.ReadResourceRequestParams{URI: "note://garden"})
+	res, _ := a.Handler().ReadResource(context.Background(), &mcp.ReadResourceRequestParams{URI: "note://garden"})
 	fmt.Println(res.Contents[0].(*mcp.TextResourceContents).Text)
-	c, _ := a.Complete(context.Background(), &mcp.CompleteRequestParams{Ref: &mcp.ResourceTemplateReference{URI: "note://{id}"},
+	c, _ := a.Handler().Complete(context.Background(), &mcp.CompleteRequestParams{Ref: &mcp.ResourceTemplateReference{URI: "note://{id}"},
 		Argument: mcp.CompleteRequestParamsArgument{Name: "id", Value: "g"}})
 	fmt.Println(c.Completion.Values)
 	// Output:
@@ -66,11 +66,11 @@ func ExampleAddPrompt() {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Write about " + in.Topic}}}}, nil
 	})
 
-	list, _ := a.ListPrompts(context.Background(), nil)
+	list, _ := a.Handler().ListPrompts(context.Background(), nil)
 	for _, arg := range list.Prompts[0].Arguments {
 		fmt.Printf("%s (required: %v) %q\n", arg.Name, *arg.Required, arg.Description)
 	}
-	_, err := a.GetPrompt(context.Background(), &mcp.GetPromptRequestParams{Name: "essay"})
+	_, err := a.Handler().GetPrompt(context.Background(), &mcp.GetPromptRequestParams{Name: "essay"})
 	fmt.Println(err)
 	// Output:
 	// topic (required: true) "What to write about"
@@ -88,7 +88,7 @@ func ExampleWithMiddleware() {
 	}
 	a := app.New("timed", "1.0.0", app.WithMiddleware(timing))
 	app.AddTool(a, app.Tool{Name: "now"}, func(context.Context, struct{}) (string, error) { return "later", nil })
-	res, _ := a.CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "now"})
+	res, _ := a.Handler().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "now"})
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output: later
 }

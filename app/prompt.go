@@ -134,8 +134,8 @@ func promptArguments(t reflect.Type) ([]*mcp.PromptArgument, error) {
 	return out, nil
 }
 
-// ListPrompts lists the registered prompts, a page at a time.
-func (a *App) ListPrompts(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+// listPrompts lists the registered prompts, a page at a time.
+func (a *App) listPrompts(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
 	defs, next, err := page(a, &a.prompts, "prompts", p, func(pr *prompt) *mcp.Prompt { d := pr.def; return &d })
 	if err != nil {
 		return nil, err
@@ -144,9 +144,9 @@ func (a *App) ListPrompts(_ context.Context, p *mcp.PaginatedRequestParams) (*mc
 	return &mcp.ListPromptsResult{Prompts: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
-// GetPrompt builds a prompt; an unknown one, or arguments that do not make
+// getPrompt builds a prompt; an unknown one, or arguments that do not make
 // it, is -32602.
-func (a *App) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+func (a *App) getPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
 	a.mu.RLock()
 	pr, ok := a.prompts.get(p.Name)
 	a.mu.RUnlock()
@@ -193,10 +193,10 @@ func (a *App) completes() bool {
 	return false
 }
 
-// Complete answers completion/complete from the completer registered for
+// complete answers completion/complete from the completer registered for
 // the prompt argument or template variable; none registered is an empty
 // list, an unknown prompt or template -32602.
-func (a *App) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+func (a *App) complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
 	completers, err := a.completersOf(p.Ref)
 	if err != nil {
 		return nil, err

@@ -115,8 +115,8 @@ func (a *App) RemoveResources(uris ...string) {
 	}
 }
 
-// ListResources lists the resources at fixed URIs, a page at a time.
-func (a *App) ListResources(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+// listResources lists the resources at fixed URIs, a page at a time.
+func (a *App) listResources(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
 	defs, next, err := page(a, &a.resources, "resources", p, func(r *resource) *mcp.Resource { d := r.def; return &d })
 	if err != nil {
 		return nil, err
@@ -125,8 +125,8 @@ func (a *App) ListResources(_ context.Context, p *mcp.PaginatedRequestParams) (*
 	return &mcp.ListResourcesResult{Resources: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
-// ListResourceTemplates lists the templates, a page at a time.
-func (a *App) ListResourceTemplates(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+// listResourceTemplates lists the templates, a page at a time.
+func (a *App) listResourceTemplates(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
 	defs, next, err := page(a, &a.templates, "resourceTemplates", p, func(t *template) *mcp.ResourceTemplate { d := t.def; return &d })
 	if err != nil {
 		return nil, err
@@ -135,9 +135,9 @@ func (a *App) ListResourceTemplates(_ context.Context, p *mcp.PaginatedRequestPa
 	return &mcp.ListResourceTemplatesResult{ResourceTemplates: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
-// ReadResource reads the resource at a registered URI, or the first
+// readResource reads the resource at a registered URI, or the first
 // template the URI matches; anything else is -32002 (resource not found).
-func (a *App) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+func (a *App) readResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
 	a.mu.RLock()
 	r, fixed := a.resources.get(p.URI)
 	var t *template
@@ -210,10 +210,10 @@ func Text(uri, mimeType, text string) *mcp.ReadResourceResult {
 	return &mcp.ReadResourceResult{Contents: []mcp.ReadResourceResultContentsItem{&mcp.TextResourceContents{URI: uri, MIMEType: mimeType, Text: text}}}
 }
 
-// Subscribe accepts a subscription to a resource the app has (a
+// subscribe accepts a subscription to a resource the app has (a
 // registered URI or one a template matches; anything else is -32002). The
 // server core keeps it for the session; ResourceUpdated reaches it.
-func (a *App) Subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
+func (a *App) subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
 	a.mu.RLock()
 	_, known := a.resources.get(p.URI)
 	for _, t := range a.templates.items {
@@ -226,9 +226,9 @@ func (a *App) Subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*mcp.
 	return &mcp.EmptyResult{}, nil
 }
 
-// Unsubscribe ends a subscription (the server core forgets it); one that
+// unsubscribe ends a subscription (the server core forgets it); one that
 // does not exist is not an error.
-func (a *App) Unsubscribe(context.Context, *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
+func (a *App) unsubscribe(context.Context, *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
 	return &mcp.EmptyResult{}, nil
 }
 

@@ -14,7 +14,7 @@ import (
 // against the negotiated revision, sessions, limits: see package server),
 // with a's list_changed notifications wired to it.
 func NewServer(a *App, opts ...server.Option) *server.Server {
-	srv := server.New(a, opts...)
+	srv := server.New(a.Handler(), opts...)
 	a.Attach(srv)
 	return srv
 }
@@ -22,8 +22,7 @@ func NewServer(a *App, opts ...server.Option) *server.Server {
 // Attach sends a's notifications through srv: list_changed to every
 // session and listen stream, resources/updated to the subscribers; and
 // the app logs through srv's logger unless WithLogger gave one. NewServer calls
-// it; call it yourself when srv serves a handler that wraps a (one that
-// embeds *App to add methods of its own).
+// it; call it yourself when srv serves a type that embeds a's Handler.
 func (a *App) Attach(srv *server.Server) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

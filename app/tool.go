@@ -172,9 +172,9 @@ func mustTool(t Tool, in, out any) *tool {
 	return tl
 }
 
-// TaskSupport tells the server core which tools run as tasks
+// taskSupport tells the server core which tools run as tasks
 // (server.TaskSupporter).
-func (a *App) TaskSupport(name string) string {
+func (a *App) taskSupport(name string) string {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if t, ok := a.tools.get(name); ok && t.def.Execution != nil {
@@ -183,9 +183,9 @@ func (a *App) TaskSupport(name string) string {
 	return ""
 }
 
-// RunsTasks reports whether a tool may run as a task: then the app
+// declaresTasks reports whether a tool may run as a task: then the app
 // declares the tasks capability (server.TaskSupporter).
-func (a *App) RunsTasks() bool {
+func (a *App) declaresTasks() bool {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	return a.runsTasks()
@@ -201,8 +201,8 @@ func (a *App) runsTasks() bool {
 	return false
 }
 
-// ListTools lists the registered tools, a page at a time.
-func (a *App) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+// listTools lists the registered tools, a page at a time.
+func (a *App) listTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
 	defs, next, err := page(a, &a.tools, "tools", p, func(t *tool) *mcp.Tool { d := t.def; return &d })
 	if err != nil {
 		return nil, err
@@ -211,10 +211,10 @@ func (a *App) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.
 	return &mcp.ListToolsResult{Tools: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
-// CallTool validates the arguments against the tool's input schema and
+// callTool validates the arguments against the tool's input schema and
 // runs it. An unknown tool is -32602; invalid arguments, a handler's error
 // and a refused input are tool errors (isError), which the model can read.
-func (a *App) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+func (a *App) callTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
 	a.mu.RLock()
 	t, ok := a.tools.get(p.Name)
 	a.mu.RUnlock()

@@ -75,7 +75,7 @@ func WithByteRateLimit(bytes int, window time.Duration) Option {
 }
 
 // WithMaxConcurrent bounds the requests one WebSocket has in flight
-// (default 256, as server.WithMaxInflight).
+// (default 256, as server.Limits.InflightPerSession).
 func WithMaxConcurrent(n int) Option { return func(c *config) { c.maxConcurrent = n } }
 
 // Observer is what the HTTP routes report to; *observe.Observer is one.

@@ -122,7 +122,12 @@ type Tap interface {
 }
 
 // WithTap records the traffic, e.g. for `mcpstack serve --record`.
-func WithTap(t Tap) Option { return coreOption(core.WithTap(tap{t})) }
+func WithTap(t Tap) Option {
+	if t == nil {
+		return optionFunc(func(*config) {})
+	}
+	return coreOption(core.WithTap(tap{t}))
+}
 
 type tap struct{ t Tap }
 

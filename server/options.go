@@ -61,12 +61,15 @@ func WithTaskLease(d time.Duration) Option { return coreOption(core.WithTaskLeas
 
 // Limits bound what the server holds for its clients, so that no client
 // can take what the others need. A zero field keeps its default (given
-// in parentheses); a negative one turns that bound off.
+// in parentheses); a negative one turns that bound off, except Depth and
+// RequestState, which are always bounded (a negative one keeps the
+// default).
 type Limits struct {
 	Sessions int // live sessions, listen streams included (10000)
 	// SessionsPerClient is the share of Sessions one client may hold: a
 	// client is a principal when requests are authenticated, an address
-	// otherwise (a tenth of Sessions, at least 10, at most Sessions).
+	// otherwise (a tenth of Sessions, at least 10, at most Sessions; none
+	// when Sessions is off).
 	SessionsPerClient int
 	SessionIdle       time.Duration // a session unused this long is closed (30m)
 	// InflightPerSession and InflightPerClient cap the requests in flight
@@ -78,12 +81,11 @@ type Limits struct {
 	// handler's call fails at once.
 	PendingPerSession int
 	// AnswerTimeout bounds how long a server-to-client request waits for
-	// the client's answer (60s).
+	// the client's answer (60s; off: as long as the call lasts).
 	AnswerTimeout time.Duration
 	Depth         int // nesting of incoming JSON (128)
 	// RequestState bounds how long the requestState of an input-required
-	// result may be given back (10m; it cannot be off); later it is
-	// refused with -32602.
+	// result may be given back (10m); later it is refused with -32602.
 	RequestState time.Duration
 	// OutputPerStream and Output bound the bytes written for clients and
 	// not yet taken by them: in progress on one stream or socket (more
@@ -111,8 +113,12 @@ func WithLimits(l Limits) Option {
 		setInt(l.InflightPerClient, core.WithMaxClientInflight)
 		setInt(l.PendingPerSession, core.WithMaxPendingRequests)
 		setDur(l.AnswerTimeout, core.WithCallTimeout)
-		setInt(l.Depth, core.WithMaxDepth)
-		setDur(l.RequestState, core.WithStateTTL)
+		if l.Depth > 0 {
+			c.core = append(c.core, core.WithMaxDepth(l.Depth))
+		}
+		if l.RequestState > 0 {
+			c.core = append(c.core, core.WithStateTTL(l.RequestState))
+		}
 		if l.OutputPerStream != 0 || l.Output != 0 {
 			perStream, total := int64(core.DefaultOutputPerStream), int64(core.DefaultOutputTotal)
 			if l.OutputPerStream != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
@@ -40,22 +41,36 @@ type SessionState struct {
 // is not live.
 var ErrSessionNotFound = errors.New("server: no such session")
 
-// SessionStore keeps the state of sessions: the server saves it when it
-// changes (initialize, the log level, subscriptions, the requests it
-// waits on), deletes it when the session ends, and serves a session it
-// does not hold from the state it finds. The default keeps it in the
-// process; one several processes share lets any of them serve any
-// session. Implementations are safe for concurrent use.
+// SessionStore keeps the state of the sessions a client reaches by id
+// alone (Streamable HTTP's; a session that lives on one stream or socket
+// ends with it). The server saves a state when it changes (initialize,
+// the log level, subscriptions, the requests it waits on) and while the
+// session is in use (Expires), deletes it when the client ends the
+// session or lets it expire, keeps it when the process shuts down, and
+// serves a session it does not hold from the state it finds. The default
+// keeps it in the process; one several processes share lets any of them
+// serve any session. Implementations are safe for concurrent use, and
+// may drop a state once its Expires has passed.
+//
+// Until the scale-out work relays messages between processes, a client
+// whose requests go to several live processes at once sees each one's
+// copy of the session: route a session to one process while it lives
+// (sticky sessions), and let another take it over when it is gone.
 type SessionStore interface {
 	Create(ctx context.Context, s SessionState) error // fails when s.ID is kept already
 	Load(ctx context.Context, id string) (SessionState, error)
-	Update(ctx context.Context, s SessionState) error // replaces the state of s.ID
-	Delete(ctx context.Context, id string) error      // a session not kept is no error
+	// Update replaces the state of s.ID; ErrSessionNotFound when it is
+	// not kept (the session ended elsewhere, and ends here too).
+	Update(ctx context.Context, s SessionState) error
+	Delete(ctx context.Context, id string) error // a session not kept is no error
 }
 
-// WithSessionStore keeps the sessions' state in st (default: in the
-// process).
+// WithSessionStore keeps the sessions' state in st (default, and with
+// nil: in the process).
 func WithSessionStore(st SessionStore) Option {
+	if st == nil {
+		return optionFunc(func(*config) {})
+	}
 	return coreOption(core.WithSessionStore(sessionStore{st}))
 }
 
@@ -68,14 +83,19 @@ func (a sessionStore) Create(ctx context.Context, s core.SessionState) error {
 
 func (a sessionStore) Load(ctx context.Context, id string) (core.SessionState, error) {
 	s, err := a.s.Load(ctx, id)
-	if errors.Is(err, ErrSessionNotFound) {
-		err = core.ErrSessionNotFound
-	}
-	return core.SessionState(s), err
+	return core.SessionState(s), notFound(err)
 }
 
 func (a sessionStore) Update(ctx context.Context, s core.SessionState) error {
-	return a.s.Update(ctx, SessionState(s))
+	return notFound(a.s.Update(ctx, SessionState(s)))
+}
+
+// notFound is err in the core's words.
+func notFound(err error) error {
+	if errors.Is(err, ErrSessionNotFound) {
+		return fmt.Errorf("%w (%w)", core.ErrSessionNotFound, err)
+	}
+	return err
 }
 
 func (a sessionStore) Delete(ctx context.Context, id string) error { return a.s.Delete(ctx, id) }

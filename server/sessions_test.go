@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,8 +42,14 @@ func (s *sharedStore) Load(_ context.Context, id string) (server.SessionState, e
 	return st, nil
 }
 
-func (s *sharedStore) Update(ctx context.Context, st server.SessionState) error {
-	return s.Create(ctx, st)
+func (s *sharedStore) Update(_ context.Context, st server.SessionState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.states[st.ID]; !ok {
+		return server.ErrSessionNotFound
+	}
+	s.states[st.ID] = st
+	return nil
 }
 
 func (s *sharedStore) Delete(_ context.Context, id string) error {
@@ -76,9 +83,9 @@ type replica struct {
 	shutdown func(context.Context)
 }
 
-func newReplica(t *testing.T, store server.SessionStore) *replica {
+func newReplica(t *testing.T, store server.SessionStore, opts ...server.Option) *replica {
 	f := conformance.New(conformance.WithStepDelay(0))
-	srv := server.New(f, server.WithStrict(true), server.WithSessionStore(store))
+	srv := server.New(f, append([]server.Option{server.WithStrict(true), server.WithSessionStore(store)}, opts...)...)
 	f.Attach(srv)
 	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
 	r := &replica{srv: srv, h: h, shutdown: shutdown}
@@ -163,5 +170,126 @@ wait:
 	}
 	if _, ok := store.get(id); ok {
 		t.Error("the session's state outlived the client's DELETE")
+	}
+}
+
+// lb is a load balancer in front of replicas: it sends every request to
+// the one its target names.
+type lb struct {
+	*httptest.Server
+	target atomic.Pointer[replica]
+}
+
+func newLB(t *testing.T, first *replica) *lb {
+	l := &lb{}
+	l.target.Store(first)
+	l.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { l.target.Load().h.ServeHTTP(w, r) }))
+	t.Cleanup(func() {
+		l.CloseClientConnections() // the clients' GET streams too
+		l.Close()
+	})
+	return l
+}
+
+func connect(t *testing.T, ctx context.Context, url string) *client.Session {
+	t.Helper()
+	sess, err := client.New("lb-test", "1.0.0", client.WithProtocolVersion("2025-11-25")).Connect(ctx, &client.StreamableHTTP{URL: url + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// Two replicas hold copies of one session; the client ends it through
+// one, and the other's copy ends at its next change of the state (the
+// store no longer keeps it) instead of putting the state back.
+func TestSessionEndedElsewhereEndsHere(t *testing.T) {
+	store := &sharedStore{states: map[string]server.SessionState{}}
+	a, b := newReplica(t, store), newReplica(t, store)
+	l := newLB(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess := connect(t, ctx, l.URL)
+	id, _, _ := store.only()
+	l.target.Store(b)
+	if _, err := sess.ListTools(ctx, nil); err != nil { // b restores its copy
+		t.Fatal(err)
+	}
+	l.target.Store(a)
+	req, _ := http.NewRequest(http.MethodDelete, l.URL+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE through a: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	l.target.Store(b)
+	if _, err := sess.SetLevel(ctx, &mcp.SetLevelRequestParams{Level: mcp.LoggingLevelError}); err != nil {
+		t.Logf("setLevel on b's stale copy: %v", err) // answered or not: what matters is below
+	}
+	if _, ok := store.get(id); ok {
+		t.Error("b's copy put the deleted session's state back")
+	}
+	if _, err := sess.ListTools(ctx, nil); err == nil {
+		t.Error("b still serves the session its client ended")
+	}
+}
+
+// A replica's copy that idles out does not drop the state another
+// replica is serving: that one keeps the stored Expires moving.
+func TestIdleCopyKeepsTheStateAnotherServes(t *testing.T) {
+	store := &sharedStore{states: map[string]server.SessionState{}}
+	limits := server.WithLimits(server.Limits{SessionIdle: 300 * time.Millisecond})
+	a, b := newReplica(t, store, limits), newReplica(t, store, limits)
+	l := newLB(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess := connect(t, ctx, l.URL)
+	id, _, _ := store.only()
+	l.target.Store(b)
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if _, err := sess.ListTools(ctx, nil); err != nil { // a's copy idles out meanwhile
+			t.Fatalf("b, while a's copy idles out: %v", err)
+		}
+	}
+	if st, ok := store.get(id); !ok || time.Until(st.Expires) <= 0 {
+		t.Errorf("the state of a session b serves: kept %v, expires in %v", ok, time.Until(st.Expires))
+	}
+}
+
+// A replica with no room for a stored session says so (503, Retry-After),
+// not that the session is gone: the client must not start over.
+func TestRestoreWithoutRoomIsBusy(t *testing.T) {
+	store := &sharedStore{states: map[string]server.SessionState{}}
+	a, b := newReplica(t, store), newReplica(t, store, server.WithLimits(server.Limits{Sessions: 1}))
+	l := newLB(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	connect(t, ctx, l.URL) // b's one session
+	held, _, _ := store.only()
+	l.target.Store(a)
+	connect(t, ctx, l.URL)
+	var id string // a's
+	store.mu.Lock()
+	for sid := range store.states {
+		if sid != held {
+			id = sid
+		}
+	}
+	store.mu.Unlock()
+	req, _ := http.NewRequest(http.MethodPost, l.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	l.target.Store(b)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a stored session b has no room for: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }

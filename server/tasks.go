@@ -62,7 +62,12 @@ type TaskStore interface {
 
 // WithTaskStore keeps the tasks' records in ts as well as in memory
 // (default: memory only, lost with the process).
-func WithTaskStore(ts TaskStore) Option { return coreOption(core.WithTaskStore(taskStore{ts})) }
+func WithTaskStore(ts TaskStore) Option {
+	if ts == nil {
+		return optionFunc(func(*config) {})
+	}
+	return coreOption(core.WithTaskStore(taskStore{ts}))
+}
 
 // taskStore gives the core a TaskStore in its own types.
 type taskStore struct{ s TaskStore }

@@ -79,7 +79,7 @@ func WithStrict(on bool) Option { return optionFunc(func(c *config) { c.strict =
 func WithLogger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
 
 // WithCallTimeout bounds how long a server-to-client request waits for the
-// client's answer (default 60s).
+// client's answer (default 60s; 0: as long as the call lasts).
 func WithCallTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.callTimeout = d })
 }

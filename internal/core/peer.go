@@ -145,8 +145,12 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		answered(wire.CodeInternalError)
 		return nil, err
 	}
-	timer := time.NewTimer(srv.cfg.callTimeout)
-	defer timer.Stop()
+	var timeout <-chan time.Time // none without a call timeout
+	if d := srv.cfg.callTimeout; d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		timeout = timer.C
+	}
 	select {
 	case resp := <-pc.reply:
 		if resp.Error != nil {
@@ -164,7 +168,7 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		p.cancelCall(id, "the server no longer needs the answer")
 		answered(wire.CodeInternalError)
 		return nil, ctx.Err()
-	case <-timer.C:
+	case <-timeout:
 		forget()
 		p.cancelCall(id, "timed out")
 		answered(wire.CodeInternalError)

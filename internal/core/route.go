@@ -105,9 +105,10 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 	case c.in.IsInitialize():
 		c.kind, c.transport = callInitialize, r.Transport // the session opens when the call runs
 	default:
-		sess, why, msg := s.sessionOf(ctx, r)
+		sess, refused := s.sessionOf(ctx, r)
 		if sess == nil {
-			return c.refuseWith(why, msg)
+			c.kind, c.refusal = callRefused, &refused
+			return c
 		}
 		c.kind, c.sess = callSession, sess
 	}
@@ -117,27 +118,33 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 // SessionOf finds the session a GET or DELETE names, or the reply that
 // refuses the request: RefusedMalformed for an unsupported MCP-Protocol-Version
 // or a missing Mcp-Session-Id, RefusedUnknownSession for a session that ended,
-// never existed or is another caller's.
+// never existed or is another caller's, RefusedFull or RefusedOverShare for
+// a stored session this process has no room to serve now.
 func (s *Server) SessionOf(ctx context.Context, r Route) (*Session, Reply, bool) {
 	if msg := s.unsupported(r.Headers.ProtocolVersion); msg != "" {
 		return nil, refusal(RefusedMalformed, msg), false
 	}
-	sess, why, msg := s.sessionOf(ctx, r)
+	sess, refused := s.sessionOf(ctx, r)
 	if sess == nil {
-		return nil, refusal(why, msg), false
+		return nil, refused, false
 	}
 	return sess, Reply{}, true
 }
 
-func (s *Server) sessionOf(ctx context.Context, r Route) (*Session, Refusal, string) {
+func (s *Server) sessionOf(ctx context.Context, r Route) (*Session, Reply) {
 	if r.SessionID == "" {
-		return nil, RefusedMalformed, "Bad Request: missing Mcp-Session-Id header; send initialize first"
+		return nil, refusal(RefusedMalformed, "Bad Request: missing Mcp-Session-Id header; send initialize first")
 	}
-	sess, ok := s.SessionFor(r.SessionID, r.Transport, CallerFrom(ctx).Owner)
-	if !ok {
-		return nil, RefusedUnknownSession, "Session not found: it ended or never existed; initialize again"
+	sess, why := s.lookup(ctx, r.SessionID, r.Transport, CallerFrom(ctx).Owner)
+	switch why {
+	case NotRefused:
+		return sess, Reply{}
+	case RefusedFull:
+		return nil, busy(ErrTooManySessions)
+	case RefusedOverShare:
+		return nil, busy(ErrQuota)
 	}
-	return sess, NotRefused, ""
+	return nil, refusal(RefusedUnknownSession, "Session not found: it ended or never existed; initialize again")
 }
 
 // unsupported is the refusal of a MCP-Protocol-Version the server cannot

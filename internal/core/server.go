@@ -151,15 +151,24 @@ func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Sess
 	for _, o := range opts {
 		o(sess)
 	}
+	// A session opened without a stream is reached by its id alone (a
+	// Streamable HTTP client's): its state goes to the store, for any
+	// process to serve. One opened on a stream ends with it.
+	sess.durable = out == nil && !sess.ephemeral
 	if err := s.admitSession(sess); err != nil {
 		return nil, err
 	}
-	sess.mu.Lock()
-	st := sess.stateLocked()
-	sess.mu.Unlock()
-	if err := s.sessionStore.Create(context.Background(), st); err != nil {
-		s.remove(sess)
-		return nil, fmt.Errorf("server: session state: %w", err)
+	if sess.durable {
+		sess.mu.Lock()
+		st := sess.stateLocked()
+		sess.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := s.sessionStore.Create(ctx, st); err != nil {
+			s.remove(sess)
+			return nil, fmt.Errorf("server: session state: %w", err)
+		}
+		sess.saved.Store(time.Now().UnixNano())
 	}
 	return sess, nil
 }
@@ -228,48 +237,68 @@ func (s *Server) Session(id string) (*Session, bool) {
 // reported exactly like one that does not exist, so that a session id
 // learnt by someone else (it travels in HTTP+SSE URLs) is of no use to
 // them and tells them nothing.
-//
-// A session this process does not hold is looked up in the SessionStore:
-// one another process opened is served here from its state.
 func (s *Server) SessionFor(id, transport, owner string) (*Session, bool) {
+	sess, why := s.lookup(context.Background(), id, transport, owner)
+	return sess, why == NotRefused
+}
+
+// lookup is SessionFor with the reason of a refusal. A session this
+// process does not hold is looked up in the SessionStore: one another
+// process opened is served here from its state, if this one has room for
+// it (RefusedFull, RefusedOverShare otherwise: the session goes on).
+func (s *Server) lookup(ctx context.Context, id, transport, owner string) (*Session, Refusal) {
 	s.mu.Lock()
 	sess, ok := s.sessions[id]
 	s.mu.Unlock()
 	if !ok && id != "" {
-		sess, ok = s.restoreFor(id, transport, owner)
+		return s.restoreFor(ctx, id, transport, owner)
 	}
 	if !ok || sess.transport != transport || sess.caller.Owner != owner {
-		return nil, false
+		return nil, RefusedUnknownSession
 	}
-	return sess, true
+	return sess, NotRefused
 }
 
 // restoreFor makes the stored session id live here, if it is the
-// transport's and the owner's.
-func (s *Server) restoreFor(id, transport, owner string) (*Session, bool) {
-	st, err := s.sessionStore.Load(context.Background(), id)
+// transport's and the owner's and has not expired.
+func (s *Server) restoreFor(ctx context.Context, id, transport, owner string) (*Session, Refusal) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	st, err := s.sessionStore.Load(ctx, id)
 	if err != nil {
 		if !errors.Is(err, ErrSessionNotFound) {
 			s.log.Warn("session state not loaded", "session", id, "err", err)
 		}
-		return nil, false
+		return nil, RefusedUnknownSession
+	}
+	if !st.Expires.IsZero() && time.Now().After(st.Expires) {
+		_ = s.sessionStore.Delete(ctx, id)
+		return nil, RefusedUnknownSession
 	}
 	if st.Transport != transport || st.Owner != owner {
-		return nil, false
+		return nil, RefusedUnknownSession
 	}
 	sess, err := s.restore(st)
 	if err != nil {
 		s.log.Warn("session state not restored", "session", id, "err", err)
-		return nil, false
+		return nil, RefusedUnknownSession
 	}
 	if err := s.admitSession(sess); err != nil {
 		s.mu.Lock()
 		live, ok := s.sessions[id] // restored meanwhile by another request
 		s.mu.Unlock()
-		return live, ok
+		switch {
+		case ok && live.transport == transport && live.caller.Owner == owner:
+			return live, NotRefused
+		case errors.Is(err, ErrQuota):
+			return nil, RefusedOverShare
+		case errors.Is(err, ErrTooManySessions), errors.Is(err, ErrClosed):
+			return nil, RefusedFull
+		}
+		return nil, RefusedUnknownSession
 	}
 	s.log.Debug("session restored from the store", "session", id, "revision", st.Revision)
-	return sess, true
+	return sess, NotRefused
 }
 
 // Sessions returns the live sessions.
@@ -430,7 +459,7 @@ func (s *Server) expire() {
 			for _, sess := range s.Sessions() {
 				if sess.idleSince(now) > s.cfg.idleTimeout && !sess.busy() {
 					s.log.Debug("session expired", "session", sess.ID())
-					sess.Close()
+					sess.expireIdle()
 				}
 			}
 		}

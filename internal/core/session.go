@@ -57,6 +57,13 @@ type Session struct {
 
 	broadcasts notifyQueue // Broadcast's notifications for this session
 
+	// durable: the client reaches the session by id alone (it was opened
+	// without a stream), so its state is kept in the SessionStore and
+	// outlives this process.
+	durable bool
+	saveMu  sync.Mutex   // serializes save and the Delete of end
+	saved   atomic.Int64 // unix nanoseconds of the last save
+
 	opened   time.Time
 	nextID   atomic.Int64
 	lastUsed atomic.Int64 // unix nanoseconds
@@ -169,10 +176,14 @@ func (sess *Session) end(forget bool) {
 	}
 	sess.mu.Unlock()
 	sess.srv.remove(sess) // unlisted before Done fires
-	if forget && !sess.ephemeral && sess.id != "" {
-		if err := sess.srv.sessionStore.Delete(context.Background(), sess.id); err != nil {
+	if forget && sess.durable {
+		sess.saveMu.Lock() // after a save under way, so that it does not put the state back
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		if err := sess.srv.sessionStore.Delete(ctx, sess.id); err != nil {
 			sess.srv.log.Warn("session state not deleted", "session", sess.id, "err", err)
 		}
+		cancel()
+		sess.saveMu.Unlock()
 	}
 	sess.cancel()
 	sess.srv.sessionClosed(sess.id)
@@ -186,8 +197,6 @@ func (sess *Session) end(forget bool) {
 		o.SessionEnded(EndedSession{ID: sess.id, Revision: revision, Transport: sess.transport, Lasted: time.Since(sess.opened)})
 	}
 }
-
-func (sess *Session) touch() { sess.lastUsed.Store(time.Now().UnixNano()) }
 
 func (sess *Session) idleSince(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, sess.lastUsed.Load()))

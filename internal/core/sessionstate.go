@@ -42,15 +42,19 @@ type SessionState struct {
 // it does not keep (or keeps no longer).
 var ErrSessionNotFound = errors.New("server: no such session")
 
-// SessionStore keeps the state of sessions. The default keeps it in the
-// process; one shared by several processes (the scale-out work puts Redis
-// behind it) lets any of them serve any session. Implementations are safe
-// for concurrent use.
+// SessionStore keeps the state of the sessions a client reaches by id
+// alone (those opened without a stream: Streamable HTTP's). The default
+// keeps it in the process; one shared by several processes (the scale-out
+// work puts Redis behind it) lets any of them serve any session.
+// Implementations are safe for concurrent use, and may drop a state once
+// its Expires has passed.
 type SessionStore interface {
 	Create(ctx context.Context, s SessionState) error // fails when s.ID is kept already
 	Load(ctx context.Context, id string) (SessionState, error)
-	Update(ctx context.Context, s SessionState) error // replaces the state of s.ID
-	Delete(ctx context.Context, id string) error      // a session not kept is no error
+	// Update replaces the state of s.ID; ErrSessionNotFound when it is
+	// not kept (the session ended elsewhere).
+	Update(ctx context.Context, s SessionState) error
+	Delete(ctx context.Context, id string) error // a session not kept is no error
 }
 
 // MemorySessions is a SessionStore in the process: the default, and a
@@ -97,6 +101,9 @@ func (m *memorySessions) Load(_ context.Context, id string) (SessionState, error
 func (m *memorySessions) Update(_ context.Context, s SessionState) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, ok := m.states[s.ID]; !ok {
+		return ErrSessionNotFound
+	}
 	m.states[s.ID] = s
 	return nil
 }
@@ -128,19 +135,66 @@ func (sess *Session) stateLocked() SessionState {
 	return st
 }
 
-// save writes the session's state to the store after a change (a
-// session that serves one body and is gone has none to keep).
+// storeTimeout bounds a call into the SessionStore on a request's path.
+const storeTimeout = 5 * time.Second
+
+// save writes the session's state to the store after a change. Saves are
+// serialized (saveMu across the snapshot and the write), so that an older
+// state never overwrites a newer one, and none follows end's Delete. A
+// store that no longer keeps the session means it ended elsewhere (its
+// client deleted it through another process): it ends here too.
 func (sess *Session) save(ctx context.Context) {
+	if !sess.durable {
+		return
+	}
+	sess.saveMu.Lock()
 	sess.mu.Lock()
-	if sess.ephemeral || sess.closed || sess.id == "" {
+	if sess.closed {
 		sess.mu.Unlock()
+		sess.saveMu.Unlock()
 		return
 	}
 	st := sess.stateLocked()
 	sess.mu.Unlock()
-	if err := sess.srv.sessionStore.Update(context.WithoutCancel(ctx), st); err != nil {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	err := sess.srv.sessionStore.Update(ctx, st)
+	cancel()
+	if err == nil {
+		sess.saved.Store(time.Now().UnixNano())
+	}
+	sess.saveMu.Unlock()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sess.srv.log.Debug("session ended elsewhere", "session", sess.id)
+		sess.end(false)
+	case err != nil:
 		sess.srv.log.Warn("session state not saved", "session", sess.id, "err", err)
 	}
+}
+
+// touch notes that the session is in use; its stored Expires is pushed
+// on once a quarter of the idle timeout has passed since the last save,
+// so that another process does not take an active session for expired.
+func (sess *Session) touch() {
+	now := time.Now().UnixNano()
+	sess.lastUsed.Store(now)
+	if d := sess.srv.cfg.idleTimeout; sess.durable && d > 0 && time.Duration(now-sess.saved.Load()) > d/4 {
+		sess.save(sess.ctx)
+	}
+}
+
+// expireIdle ends a session idle here for the idle timeout. Its state is
+// dropped only when the store says so too: another process may have served
+// it since (a load balancer moved the client), and pushed its Expires on.
+func (sess *Session) expireIdle() {
+	if !sess.durable {
+		sess.end(true)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
+	sess.end(err == nil && !st.Expires.IsZero() && time.Now().After(st.Expires))
 }
 
 // restore makes a live session of a state another process saved: it
@@ -149,6 +203,8 @@ func (sess *Session) save(ctx context.Context) {
 // unanswered here.
 func (s *Server) restore(st SessionState) (*Session, error) {
 	sess := newSession(s, st.ID, nil)
+	sess.durable = true
+	sess.saved.Store(time.Now().UnixNano())
 	sess.transport, sess.caller = st.Transport, Caller{Owner: st.Owner, Key: st.Client}
 	sess.initialized, sess.logLevel = st.Initialized, mcp.LoggingLevel(st.LogLevel)
 	sess.opened = st.Opened

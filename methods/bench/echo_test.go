@@ -74,7 +74,7 @@ func TestCallEcho(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := New().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: ToolEcho, Arguments: tc.args})
+			r, err := New().Handler().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: ToolEcho, Arguments: tc.args})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,14 +96,14 @@ func TestCallEcho(t *testing.T) {
 }
 
 func TestUnknownTool(t *testing.T) {
-	_, err := New().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "reverse"})
+	_, err := New().Handler().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "reverse"})
 	if we, ok := err.(*wire.Error); !ok || we.Code != wire.CodeInvalidParams || we.Message != `unknown tool "reverse"` {
 		t.Fatalf("error %v", err)
 	}
 }
 
 func TestListTools(t *testing.T) {
-	r, err := New().ListTools(context.Background(), nil)
+	r, err := New().Handler().ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,23 +126,23 @@ func TestListTools(t *testing.T) {
 func TestOtherMethods(t *testing.T) {
 	ctx := context.Background()
 	e := New()
-	init, err := e.Initialize(ctx, &mcp.InitializeRequestParams{})
+	init, err := e.Handler().Initialize(ctx, &mcp.InitializeRequestParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := js(t, onWire(t, mcp.MethodInitialize, "2025-11-25", init)["capabilities"]); got != `{"logging":{},"tools":{"listChanged":true}}` {
 		t.Errorf("capabilities %s", got)
 	}
-	disc, err := e.Discover(ctx, nil)
+	disc, err := e.Handler().Discover(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := js(t, onWire(t, mcp.MethodDiscover, "2026-07-28", disc)["capabilities"]); got != `{"logging":{},"tools":{"listChanged":true}}` {
 		t.Errorf("discover capabilities %s", got)
 	}
-	lr, _ := e.ListResources(ctx, nil)
-	lrt, _ := e.ListResourceTemplates(ctx, nil)
-	lp, _ := e.ListPrompts(ctx, nil)
+	lr, _ := e.Handler().ListResources(ctx, nil)
+	lrt, _ := e.Handler().ListResourceTemplates(ctx, nil)
+	lp, _ := e.Handler().ListPrompts(ctx, nil)
 	empty := []struct {
 		method, member string
 		r              wire.Encoder
@@ -156,21 +156,21 @@ func TestOtherMethods(t *testing.T) {
 			t.Errorf("%s: %s", x.method, got)
 		}
 	}
-	_, err = e.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: "file:///x"})
+	_, err = e.Handler().ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: "file:///x"})
 	if we, ok := err.(*wire.Error); !ok || we.Code != wire.CodeResourceNotFound || js(t, we.Data) != `{"uri":"file:///x"}` {
 		t.Errorf("read: %v", err)
 	}
-	_, err = e.GetPrompt(ctx, &mcp.GetPromptRequestParams{Name: "p"})
+	_, err = e.Handler().GetPrompt(ctx, &mcp.GetPromptRequestParams{Name: "p"})
 	if we, ok := err.(*wire.Error); !ok || we.Code != wire.CodeInvalidParams {
 		t.Errorf("get prompt: %v", err)
 	}
-	if _, err := e.Complete(ctx, &mcp.CompleteRequestParams{Ref: &mcp.PromptReference{Name: "p"}}); err == nil {
+	if _, err := e.Handler().Complete(ctx, &mcp.CompleteRequestParams{Ref: &mcp.PromptReference{Name: "p"}}); err == nil {
 		t.Error("complete for a prompt that does not exist succeeded")
 	}
-	if _, err := e.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: "x"}); err == nil || err.(*wire.Error).Code != wire.CodeResourceNotFound {
+	if _, err := e.Handler().Subscribe(ctx, &mcp.SubscribeRequestParams{URI: "x"}); err == nil || err.(*wire.Error).Code != wire.CodeResourceNotFound {
 		t.Errorf("subscribe to no resource: %v, want -32002", err)
 	}
-	if ping, err := e.Ping(ctx, nil); err != nil || js(t, ping.EncodeValue(wire.AllRevisions)) != "{}" {
+	if ping, err := e.Handler().Ping(ctx, nil); err != nil || js(t, ping.EncodeValue(wire.AllRevisions)) != "{}" {
 		t.Errorf("ping: %v", err)
 	}
 }
@@ -192,7 +192,7 @@ func BenchmarkCallEcho(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			sink = &mcp.CallToolRequestParams{Name: ToolEcho, Arguments: map[string]any{"text": "hello"}}
-			if _, err := e.CallTool(ctx, sink); err != nil {
+			if _, err := e.Handler().CallTool(ctx, sink); err != nil {
 				b.Fatal(err)
 			}
 		}

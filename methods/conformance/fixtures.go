@@ -35,7 +35,8 @@ import (
 // (or server.New and Attach), so that its list changes and resource
 // updates reach the clients.
 type Fixtures struct {
-	*app.App
+	*app.App    // registration
+	app.Handler // its methods, a few of them overridden
 
 	step time.Duration
 
@@ -100,6 +101,7 @@ func New(opts ...Option) *Fixtures {
 		aopts = append(aopts, app.WithCacheHint(m, c.cache))
 	}
 	f := &Fixtures{App: app.New(c.name, c.version, aopts...), step: c.step}
+	f.Handler = f.App.Handler()
 	for _, t := range tools() {
 		f.addTool(t)
 	}

@@ -67,7 +67,7 @@
 // OwnerFrom(ctx) so that each user sees only their own.
 //
 // Every MCP session is bound to the principal that opened it, by the
-// server core and on every transport (server.SessionFor): a request naming
+// server core and on every transport: a request naming
 // a session opened by someone else is answered 404, exactly like an
 // unknown session. A stream held open on a request (SSE, listen,
 // WebSocket) ends at its token's expiry (Principal.Deadline).

@@ -115,7 +115,7 @@ func TestThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(whoamiApp())
+	srv := server.New(whoamiApp().Handler())
 	h := streamable.New(srv, streamable.WithResponseMode(streamable.JSON))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", auth.Middleware(v, auth.WithEndpointScopes("mcp"))(h))
@@ -240,7 +240,7 @@ func TestFlushThroughBinding(t *testing.T) {
 func TestStreamEndsWithToken(t *testing.T) {
 	secret := []byte(strings.Repeat("k", 32))
 	v, _ := auth.NewHS256(secret, auth.WithLeeway(0))
-	srv := server.New(whoamiApp())
+	srv := server.New(whoamiApp().Handler())
 	h := streamable.New(srv)
 	ts := httptest.NewServer(auth.Middleware(v)(h))
 	t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })

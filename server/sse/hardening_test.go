@@ -104,7 +104,7 @@ func TestSessionsBoundToTheirUser(t *testing.T) {
 // the server holds a bounded number of bytes meanwhile (the regression:
 // 200 answers of 3 MB on an unread stream held 1.1 GB).
 func TestUnreadStreamBounded(t *testing.T) {
-	f := newUserFixture(t, bench.New(), []server.Option{server.WithLimits(server.Limits{OutputPerStream: 4 << 20, Output: core.DefaultOutputTotal})}, sse.WithMaxBody(4<<20), sse.WithWriteTimeout(3*time.Second))
+	f := newUserFixture(t, bench.New().Handler(), []server.Option{server.WithLimits(server.Limits{OutputPerStream: 4 << 20, Output: core.DefaultOutputTotal})}, sse.WithMaxBody(4<<20), sse.WithWriteTimeout(3*time.Second))
 	heap0 := heap.InUse()
 	// A raw connection with a small receive buffer that reads the headers
 	// and the endpoint event only.
@@ -197,7 +197,7 @@ func (l *lockedLog) String() string {
 // progress: they wait for each other instead of closing the stream (found
 // in review).
 func TestReadingClientKeepsItsStream(t *testing.T) {
-	f := newUserFixture(t, bigecho.New(), nil)
+	f := newUserFixture(t, bigecho.New().Handler(), nil)
 	s := f.open(t, "/sse")
 	s.initialize(t)
 	const calls = 5 // 5 x 3 MiB, over the 8 MiB one stream may have in progress

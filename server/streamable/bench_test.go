@@ -17,7 +17,7 @@ import (
 // benchCalls measures tools/call echo over real HTTP in one response mode;
 // BenchmarkCallSSE reports its cost as a ratio to JSON answers.
 func benchCalls(b *testing.B, mode streamable.ResponseMode) {
-	srv := server.New(bench.New())
+	srv := server.New(bench.New().Handler())
 	h := streamable.New(srv, streamable.WithResponseMode(mode))
 	ts := httptest.NewServer(h)
 	defer func() { h.Shutdown(); ts.Close(); srv.Close() }()

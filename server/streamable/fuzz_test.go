@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
 
@@ -46,7 +47,7 @@ func FuzzHTTPHandler(f *testing.F) {
 		f.Add([]byte(l), false)
 	}
 	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]`), true)
-	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true), server.WithLimits(server.Limits{AnswerTimeout: -1}))
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true), server.WithLimits(server.Limits{AnswerTimeout: time.Millisecond}))
 	h := streamable.New(srv, streamable.WithMaxBody(1<<16), streamable.WithResponseMode(streamable.JSON))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, post(initBody, ""))

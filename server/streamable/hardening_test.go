@@ -21,7 +21,7 @@ import (
 // as large as asked.
 func newEchoEnv(t *testing.T, sopts []server.Option, opts ...streamable.Option) *env {
 	t.Helper()
-	srv := server.New(bigecho.New(), append([]server.Option{server.WithValidation(false)}, sopts...)...)
+	srv := server.New(bigecho.New().Handler(), append([]server.Option{server.WithValidation(false)}, sopts...)...)
 	h := streamable.New(srv, append([]streamable.Option{streamable.WithMaxBody(32 << 20)}, opts...)...)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {

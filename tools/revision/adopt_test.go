@@ -123,12 +123,13 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/tools/validate"
 )
 
-type pinger struct{ *app.App }
+type pinger struct{ app.Handler }
 
 func (pinger) PingTools(_ context.Context, p *mcp.PingToolsRequestParams) (*mcp.PingToolsResult, error) {
 	return &mcp.PingToolsResult{Alive: p.Name == "greet"}, nil
@@ -138,7 +139,7 @@ func TestAdopted(t *testing.T) {
 	if generated.Latest().Revision != "2099-01-01" {
 		t.Fatalf("latest revision %s", generated.Latest().Revision)
 	}
-	srv := server.New(pinger{app.New("adopted", "1")})
+	srv := server.New(pinger{app.New("adopted", "1").Handler()})
 	defer srv.Close()
 	call := func(rev, method, params string) string {
 		body := ` + "`" + `{"jsonrpc":"2.0","id":1,"method":"` + "`" + ` + method + ` + "`" + `","params":{` + "`" + ` + params + ` + "`" + `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + "`" + ` + rev + ` + "`" + `","io.modelcontextprotocol/clientCapabilities":{}}}}` + "`" + `
