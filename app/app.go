@@ -1,6 +1,6 @@
-// Package app is the registration layer of mcpstack: an mcp.Handler built
-// from the tools, resources and prompts registered on it, so that an MCP
-// server is a dozen lines.
+// Package app is the registration layer of mcpstack: tools, resources
+// and prompts registered on an App make its mcp.Handler (a.Handler()), so
+// that an MCP server is a dozen lines.
 //
 //	a := app.New("hello", "1.0.0")
 //	app.AddTool(a, app.Tool{Name: "greet", Description: "Greets someone."},
@@ -28,7 +28,8 @@
 //     messages, sampling, elicitation, roots).
 //
 // Revisions, validation of the messages themselves and transports stay
-// with the server core (package server): App is what it dispatches to.
+// with the server core (package server): a.Handler() is what it
+// dispatches to.
 package app
 
 import (
@@ -231,7 +232,7 @@ func (a *App) initialize(ctx context.Context, _ *mcp.InitializeRequestParams) (*
 	return &mcp.InitializeResult{Capabilities: a.capabilities(ctx), ServerInfo: a.info, Instructions: a.instructions}, nil
 }
 
-// discover (2026-07-28) describes the same server as Initialize.
+// discover (2026-07-28) describes the same server as initialize.
 func (a *App) discover(ctx context.Context, _ *mcp.RequestParams) (*mcp.DiscoverResult, error) {
 	info := a.info
 	res := &mcp.DiscoverResult{Meta: &mcp.ResultMetaObject{ServerInfo: &info}, Capabilities: a.capabilities(ctx), Instructions: a.instructions}

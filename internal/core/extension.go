@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -36,23 +35,4 @@ func (s *Server) encodeExtension(method, definition string, params any) ([]byte,
 func (s *Server) extValidator() (*wire.Validator, error) {
 	s.extOnce.Do(func() { s.ext, s.extErr = wire.NewValidator(schema.FS, schema.Ext) })
 	return s.ext, s.extErr
-}
-
-// NotifyExtension sends an extension notification about the current call
-// (e.g. the content_delta events of schema/ext) on the call's stream.
-func (p *callPeer) NotifyExtension(ctx context.Context, method, definition string, params any) error {
-	msg, err := p.sess.srv.encodeExtension(method, definition, params)
-	if err != nil {
-		return err
-	}
-	return p.send(msg)
-}
-
-// NotifyExtension sends an extension notification on the request's stream.
-func (p *statelessPeer) NotifyExtension(ctx context.Context, method, definition string, params any) error {
-	msg, err := p.srv.encodeExtension(method, definition, params)
-	if err != nil {
-		return err
-	}
-	return p.send(msg)
 }

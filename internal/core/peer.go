@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -16,10 +20,15 @@ import (
 // request to the client.
 var ErrStateless = errors.New("server: no session")
 
-// callPeer is the peer.Peer of one call: messages about the call go to the
-// call's own stream when it has one.
+// callPeer is the peer.Peer of one call, whatever its revision: messages
+// about the call go to the call's own stream when it has one. What
+// differs between revisions is data: a call of a session may fall back on
+// the session's stream and asks the client in round trips; a call without
+// one (a stateless revision's request) carries its own log level and
+// capabilities, and asks in input-required results (rounds).
 type callPeer struct {
-	sess *Session
+	srv  *Server
+	sess *Session // nil: a request without a session
 	spec *wire.Spec
 	out  Outbox
 	// closeEarly ends the response carrying the call before the call ends
@@ -30,16 +39,54 @@ type callPeer struct {
 	// when it waits for the client and when it stops (input_required).
 	related string
 	asking  func(waiting bool)
-	task    *task // the task the call runs as, whose open tasks/result responses carry its messages
 	// peerCancelled is set when the client cancelled the call: it has most
 	// likely closed the call's stream too.
 	peerCancelled *atomic.Bool
+	// level and caps are those of a request without a session, which
+	// carries them itself; a session's are the session's.
+	level mcp.LoggingLevel
+	caps  *mcp.ClientCapabilities
+	// rounds collects what the call asks the client when its revision has
+	// no round trips (input-required results); nil where it has.
+	rounds *inputRounds
+
+	// mu guards task, and rounds' needed and calls (its binding and
+	// answers are set by restore before the call runs).
+	mu sync.Mutex
+	// task is the task the call runs as: a session's task delivers the
+	// call's messages on its open tasks/result responses; a call without a
+	// session that became a task has no stream left, and asks through it.
+	task *task
+}
+
+// inputRounds is what a call without round trips asked and was given.
+type inputRounds struct {
+	method  string
+	binding stateBinding   // what a requestState of this request is bound to
+	answers map[string]any // results the client gave, by key
+	needed  map[string]peer.Input
+	calls   int
+}
+
+func (p *callPeer) currentTask() *task {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.task
 }
 
 // send writes a message about the call on the call's stream; when that is
-// gone (the client closed it) or was never there, on the session's stream.
+// gone (the client closed it) or was never there, on the session's
+// stream. A call without a session has only its own, until it becomes a
+// task.
 func (p *callPeer) send(msg []byte) error {
-	p.sess.srv.tap(p.sess.id, ServerToClient, msg)
+	if p.sess == nil {
+		if p.out == nil || p.currentTask() != nil {
+			return ErrNoStream
+		}
+		p.srv.tap("", ServerToClient, msg)
+		return p.out.Send(msg)
+	}
+	p.srv.tap(p.sess.id, ServerToClient, msg)
 	if p.out != nil {
 		err := p.out.Send(msg)
 		if err == nil {
@@ -67,7 +114,7 @@ func (p *callPeer) encodeTree(id wire.ID, method string, tree map[string]any) ([
 	if p.related != "" {
 		tree = wire.WithMeta(tree, wire.MetaRelatedTask, map[string]any{"taskId": p.related})
 	}
-	return p.sess.srv.encodeMessage(p.spec, id, method, tree)
+	return p.srv.encodeMessage(p.spec, id, method, tree)
 }
 
 func (p *callPeer) Notify(ctx context.Context, method string, params wire.Encoder) error {
@@ -75,14 +122,56 @@ func (p *callPeer) Notify(ctx context.Context, method string, params wire.Encode
 	if err != nil {
 		return err
 	}
-	if p.task != nil {
-		return p.task.deliver(ctx, p.sess, msg, false)
+	if t := p.currentTask(); t != nil && p.sess != nil {
+		return t.deliver(ctx, p.sess, msg, false)
 	}
 	return p.send(msg)
 }
 
+// NotifyExtension sends an extension notification about the current call
+// (e.g. the content_delta events of schema/ext) on the call's stream.
+func (p *callPeer) NotifyExtension(ctx context.Context, method, definition string, params any) error {
+	msg, err := p.srv.encodeExtension(method, definition, params)
+	if err != nil {
+		return err
+	}
+	return p.send(msg)
+}
+
+// Ask asks the client for several inputs: in one input-required result
+// where the revision has no round trips, one request after the other
+// where it has.
+func (p *callPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (map[string]wire.Encoder, error) {
+	if p.rounds != nil {
+		return p.askRound(ctx, inputs)
+	}
+	out := make(map[string]wire.Encoder, len(inputs))
+	for _, k := range slices.Sorted(maps.Keys(inputs)) {
+		r, err := p.Call(ctx, inputs[k].Method, inputs[k].Params)
+		if err != nil {
+			return out, fmt.Errorf("input %q: %w", k, err)
+		}
+		out[k] = r
+	}
+	return out, nil
+}
+
 func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder) (wire.Encoder, error) {
-	sess, srv := p.sess, p.sess.srv
+	if p.rounds != nil {
+		p.mu.Lock()
+		p.rounds.calls++
+		key := fmt.Sprintf("%s#%d", method, p.rounds.calls)
+		p.mu.Unlock()
+		r, err := p.askRound(ctx, map[string]peer.Input{key: {Method: method, Params: params}})
+		if err != nil {
+			return nil, err
+		}
+		return r[key], nil
+	}
+	sess, srv := p.sess, p.srv
+	if sess == nil { // a call without a session has rounds (above); never here
+		return nil, fmt.Errorf("%w: no session to send %s on", ErrStateless, method)
+	}
 	if sess.ephemeral {
 		return nil, fmt.Errorf("%w: the server runs stateless, so it cannot send %s to the client", ErrStateless, method)
 	}
@@ -137,8 +226,8 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		sess.save(ctx)
 	}
 	send := p.send
-	if p.task != nil {
-		send = func(msg []byte) error { return p.task.deliver(ctx, sess, msg, true) }
+	if t := p.currentTask(); t != nil {
+		send = func(msg []byte) error { return t.deliver(ctx, sess, msg, true) }
 	}
 	if err := send(msg); err != nil {
 		forget()
@@ -183,13 +272,13 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 // When the client itself cancelled the call, it has usually dropped the
 // call's stream already, so the session's stream is tried first.
 func (p *callPeer) cancelCall(id wire.ID, reason string) {
-	msg, err := p.sess.srv.encodeOutgoing(p.spec, wire.ID{}, mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: reason})
+	msg, err := p.srv.encodeOutgoing(p.spec, wire.ID{}, mcp.MethodCancelled, &mcp.CancelledNotificationParams{RequestID: id, Reason: reason})
 	if err != nil {
 		return
 	}
 	if p.peerCancelled != nil && p.peerCancelled.Load() {
 		if s := p.sess.stream(); s != nil {
-			p.sess.srv.tap(p.sess.id, ServerToClient, msg)
+			p.srv.tap(p.sess.id, ServerToClient, msg)
 			if s.Send(msg) == nil {
 				return
 			}
@@ -201,18 +290,29 @@ func (p *callPeer) cancelCall(id wire.ID, reason string) {
 func (p *callPeer) ProgressToken() wire.ID { return p.token }
 
 func (p *callPeer) LogLevel() mcp.LoggingLevel {
+	if p.sess == nil {
+		return p.level
+	}
 	p.sess.mu.Lock()
 	defer p.sess.mu.Unlock()
 	return p.sess.logLevel
 }
 
 func (p *callPeer) ClientCapabilities() *mcp.ClientCapabilities {
+	if p.sess == nil {
+		return p.caps
+	}
 	p.sess.mu.Lock()
 	defer p.sess.mu.Unlock()
 	return p.sess.clientCaps
 }
 
-func (p *callPeer) SessionID() string { return p.sess.id }
+func (p *callPeer) SessionID() string {
+	if p.sess == nil {
+		return ""
+	}
+	return p.sess.id
+}
 
 // CloseStream ends the response that carries the call before the call ends,
 // where the transport can resume it (Streamable HTTP with Last-Event-ID).

@@ -434,7 +434,7 @@ func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related r
 		return jsonrpc.EncodeError(msg.ID, e)
 	}
 	defer place() // after remember below has kept the subscription
-	p := &callPeer{sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
+	p := &callPeer{srv: srv, sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
 	result, err := srv.call(peer.With(ctx, p), msg, spec)
 	if f.cancelledByPeer.Load() {
 		return nil // the client cancelled: no answer (spec: SHOULD NOT respond)
@@ -554,7 +554,7 @@ func (sess *Session) initialize(ctx context.Context, msg *jsonrpc.Message) []byt
 	if err := params.DecodeValue(msg.Params, spec.Index); err != nil {
 		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(wire.At(err, "params")))
 	}
-	p := &callPeer{sess: sess, spec: spec}
+	p := &callPeer{srv: srv, sess: sess, spec: spec}
 	var res *mcp.InitializeResult
 	_, err := srv.guard(msg.Method, func() (wire.Encoder, error) {
 		var err error
@@ -630,7 +630,7 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 			}
 		}
 	}
-	p := &callPeer{sess: sess, spec: spec}
+	p := &callPeer{srv: srv, sess: sess, spec: spec}
 	if _, err := srv.call(peer.With(ctx, p), msg, spec); err != nil {
 		srv.log.Warn("notification handler failed", "method", msg.Method, "err", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
@@ -178,8 +177,8 @@ func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Messag
 			release()
 		}
 	}()
-	p := &statelessPeer{srv: s, spec: spec, out: related, method: msg.Method, token: progressToken(msg.Params),
-		binding: stateBinding{owner: CallerFrom(ctx).Owner, method: msg.Method, digest: paramsDigest(params)}}
+	p := &callPeer{srv: s, spec: spec, out: related, token: progressToken(msg.Params), rounds: &inputRounds{method: msg.Method,
+		binding: stateBinding{owner: CallerFrom(ctx).Owner, method: msg.Method, digest: paramsDigest(params)}}}
 	if level, ok := meta[wire.MetaLogLevel].(string); ok {
 		p.level = mcp.LoggingLevel(level)
 	}
@@ -211,7 +210,7 @@ func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Messag
 // statelessAnswer is the answer to a stateless call that returned: an
 // input-required result when it waits for the client's input, its error,
 // or its result.
-func (s *Server) statelessAnswer(spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, p *statelessPeer, result wire.Encoder, err error) ([]byte, int) {
+func (s *Server) statelessAnswer(spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, p *callPeer, result wire.Encoder, err error) ([]byte, int) {
 	if needed := p.pending(); len(needed) > 0 {
 		return s.inputRequired(spec, msg.ID, p, needed), 0
 	}
@@ -265,7 +264,7 @@ func checkHeaders(h *RequestHeaders, msg *jsonrpc.Message, version string, param
 
 // inputRequired answers with the inputs the method is waiting for, and the
 // answers so far in an integrity-protected requestState.
-func (s *Server) inputRequired(spec *wire.Spec, id wire.ID, p *statelessPeer, needed map[string]peer.Input) []byte {
+func (s *Server) inputRequired(spec *wire.Spec, id wire.ID, p *callPeer, needed map[string]peer.Input) []byte {
 	reqs := make(map[string]any, len(needed))
 	for k, in := range needed {
 		r := map[string]any{"method": in.Method}
@@ -276,14 +275,14 @@ func (s *Server) inputRequired(spec *wire.Spec, id wire.ID, p *statelessPeer, ne
 		}
 		reqs[k] = r
 	}
-	state, err := s.sealState(p.binding, p.answers, needed)
+	state, err := s.sealState(p.rounds.binding, p.rounds.answers, needed)
 	if err != nil {
 		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
 	tree := map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": state}
 	if s.cfg.strict {
 		if err := spec.Validate("InputRequiredResult", tree); err != nil {
-			s.log.Error("strict: invalid input-required result", "method", p.method, "err", err)
+			s.log.Error("strict: invalid input-required result", "method", p.rounds.method, "err", err)
 			return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"})
 		}
 	}
@@ -294,65 +293,49 @@ func (s *Server) inputRequired(spec *wire.Spec, id wire.ID, p *statelessPeer, ne
 	return b
 }
 
-// statelessPeer is the peer.Peer of a stateless request: notifications go
-// to the request's own stream; input comes from the retried request.
-type statelessPeer struct {
-	srv     *Server
-	spec    *wire.Spec
-	out     Outbox
-	method  string
-	binding stateBinding // what a requestState of this request is bound to
-	token   wire.ID
-	level   mcp.LoggingLevel
-	caps    *mcp.ClientCapabilities
-
-	mu      sync.Mutex
-	answers map[string]any // results the client gave, by key
-	needed  map[string]peer.Input
-	calls   int
-	// task is the task the call became (the tasks extension): what it
-	// asks after that waits in the task, and its notifications have no
-	// stream left.
-	task *task
-}
-
 // restore collects the answers of earlier rounds (requestState) and of this
 // one (inputResponses). An answer counts only for a request the server
 // asked in the state it comes with: inputResponses without a requestState,
 // or for keys the state did not ask, are ignored, so the method asks again
 // (a new input-required result) instead of trusting answers nobody asked
 // for. A state that fails its checks is an error.
-func (p *statelessPeer) restore(params map[string]any) error {
-	p.answers = map[string]any{}
+func (p *callPeer) restore(params map[string]any) error {
+	r := p.rounds
+	r.answers = map[string]any{}
 	st, _ := params["requestState"].(string)
 	if st == "" {
 		return nil
 	}
-	prev, asked, err := p.srv.openState(p.binding, st)
+	prev, asked, err := p.srv.openState(r.binding, st)
 	if err != nil {
 		return err
 	}
 	for k, v := range prev {
-		p.answers[k] = v
+		r.answers[k] = v
 	}
 	resp, _ := params["inputResponses"].(map[string]any)
 	for k, v := range resp {
 		if slices.Contains(asked, k) {
-			p.answers[k] = v
+			r.answers[k] = v
 		}
 	}
 	return nil
 }
 
-func (p *statelessPeer) pending() map[string]peer.Input {
+// pending are the inputs the call waits for (an input-required result).
+func (p *callPeer) pending() map[string]peer.Input {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.needed
+	return p.rounds.needed
 }
 
-func (p *statelessPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (map[string]wire.Encoder, error) {
-	if !inputMethods[p.method] {
-		return nil, fmt.Errorf("%w: %s cannot ask the client for input in a stateless request", peer.ErrNoPeer, p.method)
+// askRound gives the answers the client sent with the request, and notes
+// what it has not answered yet (peer.ErrInputRequired: the call ends in an
+// input-required result). A call that became a task asks through it.
+func (p *callPeer) askRound(ctx context.Context, inputs map[string]peer.Input) (map[string]wire.Encoder, error) {
+	rounds := p.rounds
+	if !inputMethods[rounds.method] {
+		return nil, fmt.Errorf("%w: %s cannot ask the client for input in a stateless request", peer.ErrNoPeer, rounds.method)
 	}
 	out := make(map[string]wire.Encoder, len(inputs))
 	p.mu.Lock()
@@ -365,7 +348,7 @@ func (p *statelessPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (
 	missing := map[string]peer.Input{}
 	for _, k := range keys {
 		in := inputs[k]
-		if a, ok := p.answers[k]; ok {
+		if a, ok := rounds.answers[k]; ok {
 			r, err := mcp.DecodeResult(in.Method, a, p.spec.Index)
 			if err == nil {
 				out[k] = r
@@ -386,54 +369,11 @@ func (p *statelessPeer) Ask(ctx context.Context, inputs map[string]peer.Input) (
 		}
 		return out, err
 	}
-	if p.needed == nil {
-		p.needed = map[string]peer.Input{}
+	if rounds.needed == nil {
+		rounds.needed = map[string]peer.Input{}
 	}
 	for k, in := range missing {
-		p.needed[k] = in
+		rounds.needed[k] = in
 	}
 	return out, peer.ErrInputRequired
 }
-
-func (p *statelessPeer) Call(ctx context.Context, method string, params wire.Encoder) (wire.Encoder, error) {
-	p.mu.Lock()
-	p.calls++
-	key := fmt.Sprintf("%s#%d", method, p.calls)
-	p.mu.Unlock()
-	r, err := p.Ask(ctx, map[string]peer.Input{key: {Method: method, Params: params}})
-	if err != nil {
-		return nil, err
-	}
-	return r[key], nil
-}
-
-func (p *statelessPeer) Notify(ctx context.Context, method string, params wire.Encoder) error {
-	msg, err := p.srv.encodeOutgoing(p.spec, wire.ID{}, method, params)
-	if err != nil {
-		return err
-	}
-	return p.send(msg)
-}
-
-// send writes a message about the call on the request's stream, while
-// there is one: ErrNoStream after the call became a task.
-func (p *statelessPeer) send(msg []byte) error {
-	if p.out == nil || p.becameTask() {
-		return ErrNoStream
-	}
-	p.srv.tap("", ServerToClient, msg)
-	return p.out.Send(msg)
-}
-
-// becameTask reports whether the call became a task: the request's stream
-// has ended, so its notifications have nowhere to go.
-func (p *statelessPeer) becameTask() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.task != nil
-}
-
-func (p *statelessPeer) ProgressToken() wire.ID                      { return p.token }
-func (p *statelessPeer) LogLevel() mcp.LoggingLevel                  { return p.level }
-func (p *statelessPeer) ClientCapabilities() *mcp.ClientCapabilities { return p.caps }
-func (p *statelessPeer) SessionID() string                           { return "" }

@@ -52,7 +52,7 @@ func missingExtension(ext string) *wire.Error {
 // ok is false where it is an ordinary call (the tool does not run as a
 // task, or the client did not declare the extension and the tool does not
 // need it). release is the request's in-flight slot; a task takes it over.
-func (s *Server) serverDirected(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, p *statelessPeer, release *func()) (reply []byte, code int, ok bool) {
+func (s *Server) serverDirected(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, p *callPeer, release *func()) (reply []byte, code int, ok bool) {
 	support, declared := s.taskSupport(msg)
 	if !declared || (support != taskOptional && support != taskRequired) {
 		return nil, 0, false
@@ -99,7 +99,7 @@ func (s *Server) serverDirected(ctx context.Context, spec *wire.Spec, m wire.Met
 	t := &task{id: newTaskID(), owner: extensionOwner(ctx), client: CallerFrom(ctx).Key, method: msg.Method, spec: spec, ext: m.TaskExtension,
 		created: now, updated: now, ttl: ttl, srv: s, local: true, status: mcp.TaskStatusWorking, cancel: cancel, done: make(chan struct{})}
 	p.mu.Lock()
-	if len(p.needed) > 0 { // it asked for input first: an input-required result
+	if len(p.rounds.needed) > 0 { // it asked for input first: an input-required result
 		p.mu.Unlock()
 		return answer(<-ended)
 	}

@@ -375,7 +375,7 @@ func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Meth
 	}
 	srv.changed(t, false)
 
-	p := &callPeer{sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id, asking: t.ask, task: t}
+	p := &callPeer{srv: srv, sess: sess, spec: spec, token: progressToken(msg.Params), related: t.id, asking: t.ask, task: t}
 	srv.runTask(tctx, t, m, release, func() (wire.Encoder, error) { return srv.call(peer.With(tctx, p), msg, spec) })
 	return srv.encodeResult(spec, asTask(m), msg.ID, t.createdResult())
 }

@@ -7,8 +7,8 @@
 // the client notifications), plus the tasks and subscriptions methods an app
 // has not taken on yet. Every application method (tools, resources, prompts,
 // completion, initialize, discover) stays unimplemented, so a new revision
-// that adds one still fails to compile where the app asserts
-// `var _ mcp.Handler = (*App)(nil)`.
+// that adds one still fails to compile where package app asserts
+// `var _ mcp.Handler = handler{}`.
 //
 // Embedding mcp.UnimplementedHandler is not fine outside tests and examples:
 // it answers every method, so it hides exactly that compile error.

@@ -1,4 +1,4 @@
-// Package bench holds the handler that `mcpstack bench` and the server
+// Package bench holds the app that `mcpstack bench` and the server
 // benchmarks load: one cheap tool, so that what is measured is the stack
 // (transport, framing, validation, dispatch) and not the method.
 package bench
@@ -25,8 +25,9 @@ var echoSchema = map[string]any{
 	"required":   []any{"text"},
 }
 
-// New returns the handler: the tool echo {text}, which answers its text
-// unchanged (its arguments validated like any tool's).
+// New returns the app: the tool echo {text}, which answers its text
+// unchanged (its arguments validated like any tool's). Serve it with
+// app.NewServer, or a.Handler() with server.New.
 func New() *app.App {
 	yes, no := true, false
 	a := app.New("mcpstack-bench", "dev")

@@ -68,8 +68,8 @@ type Notifier interface {
 // App is the chat application's mcp.Handler. It is safe for concurrent
 // use by any number of sessions. Serve it with server.New and Attach.
 type App struct {
-	*layer      // the registration layer; unexported, so that nobody serves it without the overrides below
-	app.Handler // the layer's methods, some overridden below
+	*layer       // the registration layer; unexported, so that nobody serves it without the overrides below
+	layerHandler // the layer's methods, some overridden below; unexported for the same reason
 
 	store     store.Store
 	agent     agent.Agent
@@ -92,8 +92,12 @@ type App struct {
 	sessions map[string]string // session id -> its user
 }
 
-// layer is the registration layer under App.
-type layer = app.App
+// layer is the registration layer under App, and layerHandler its
+// methods.
+type (
+	layer        = app.App
+	layerHandler = app.Handler
+)
 
 var _ mcp.Handler = (*App)(nil)
 
@@ -189,7 +193,7 @@ func New(s store.Store, ag agent.Agent, opts ...Option) *App {
 		}),
 		app.WithMiddleware(a.admit),
 	)
-	a.Handler = a.layer.Handler()
+	a.layerHandler = a.layer.Handler()
 	a.addTools()
 	a.addResources()
 	a.addPrompts()
@@ -216,7 +220,7 @@ func (a *App) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.
 	if _, err := a.caller(ctx); err != nil {
 		return nil, err
 	}
-	return a.Handler.Complete(ctx, p)
+	return a.layerHandler.Complete(ctx, p)
 }
 
 // Attach wires the app to the server that serves it: list changes and
@@ -253,7 +257,7 @@ func (n sessionNotifier) ResourceListChanged(ctx context.Context, ids []string) 
 // user.
 func (a *App) Initialize(ctx context.Context, p *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
 	_, _ = a.caller(ctx)
-	return a.Handler.Initialize(ctx, p)
+	return a.layerHandler.Initialize(ctx, p)
 }
 
 // caller returns the user of the call, and remembers which user the

@@ -134,5 +134,5 @@ func (a *App) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeRequestParams) 
 	if _, err := a.caller(ctx); err != nil {
 		return nil, err
 	}
-	return a.Handler.Unsubscribe(ctx, p)
+	return a.layerHandler.Unsubscribe(ctx, p)
 }

@@ -31,12 +31,12 @@ import (
 )
 
 // Fixtures is the conformance profile's mcp.Handler. It is safe for
-// concurrent use by any number of sessions. Serve it with app.NewServer
-// (or server.New and Attach), so that its list changes and resource
-// updates reach the clients.
+// concurrent use by any number of sessions. Serve it with server.New
+// and Attach, so that its list changes and resource updates reach the
+// clients.
 type Fixtures struct {
-	*app.App    // registration
-	app.Handler // its methods, a few of them overridden
+	*app.App // registration
+	handler  // its methods
 
 	step time.Duration
 
@@ -46,6 +46,10 @@ type Fixtures struct {
 }
 
 var _ mcp.Handler = (*Fixtures)(nil)
+
+// handler is the app's mcp.Handler, embedded unexported: the fixtures
+// are served as a whole.
+type handler = app.Handler
 
 type config struct {
 	pageSize      int
@@ -101,7 +105,7 @@ func New(opts ...Option) *Fixtures {
 		aopts = append(aopts, app.WithCacheHint(m, c.cache))
 	}
 	f := &Fixtures{App: app.New(c.name, c.version, aopts...), step: c.step}
-	f.Handler = f.App.Handler()
+	f.handler = f.App.Handler()
 	for _, t := range tools() {
 		f.addTool(t)
 	}
