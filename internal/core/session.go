@@ -426,24 +426,9 @@ func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related r
 		}
 	}()
 
-	if reply, served := sess.tasksOf(ctx, spec, m, msg, related.out, &release); served {
-		return reply
-	}
-	place, e := sess.roomFor(msg)
-	if e != nil {
-		return jsonrpc.EncodeError(msg.ID, e)
-	}
-	defer place() // after remember below has kept the subscription
 	p := &callPeer{srv: srv, sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
-	result, err := srv.call(peer.With(ctx, p), msg, spec)
-	if f.cancelledByPeer.Load() {
-		return nil // the client cancelled: no answer (spec: SHOULD NOT respond)
-	}
-	if err != nil {
-		return jsonrpc.EncodeError(msg.ID, srv.wireError(msg.Method, err))
-	}
-	sess.remember(msg)
-	return srv.encodeResult(spec, m, msg.ID, result)
+	reply, _ := srv.dispatch(ctx, &call{spec: spec, m: m, msg: msg, sess: sess, peer: p, release: &release})
+	return reply
 }
 
 // roomFor holds a place among the session's subscriptions for a

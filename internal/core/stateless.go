@@ -195,29 +195,7 @@ func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Messag
 	if m.Extension != "" && !declares(p.caps, m.Extension) {
 		return reject(msg.ID, missingExtension(m.Extension))
 	}
-	if reply, code, ok := s.extensionTaskRequest(ctx, spec, m, msg); ok {
-		return reply, code
-	}
-	if m.TaskResult != "" && spec.TaskRules().ServerDirected {
-		if reply, code, ok := s.serverDirected(ctx, spec, m, msg, p, &release); ok {
-			return reply, code
-		}
-	}
-	result, err := s.call(peer.With(ctx, p), msg, spec)
-	return s.statelessAnswer(spec, m, msg, p, result, err)
-}
-
-// statelessAnswer is the answer to a stateless call that returned: an
-// input-required result when it waits for the client's input, its error,
-// or its result.
-func (s *Server) statelessAnswer(spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, p *callPeer, result wire.Encoder, err error) ([]byte, int) {
-	if needed := p.pending(); len(needed) > 0 {
-		return s.inputRequired(spec, msg.ID, p, needed), 0
-	}
-	if err != nil {
-		return reject(msg.ID, statelessError(s.wireError(msg.Method, err)))
-	}
-	return s.encodeResult(spec, m, msg.ID, result), 0
+	return s.dispatch(ctx, &call{spec: spec, m: m, msg: msg, peer: p, release: &release})
 }
 
 // reject encodes an error answer and gives its code.

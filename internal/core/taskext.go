@@ -52,7 +52,8 @@ func missingExtension(ext string) *wire.Error {
 // ok is false where it is an ordinary call (the tool does not run as a
 // task, or the client did not declare the extension and the tool does not
 // need it). release is the request's in-flight slot; a task takes it over.
-func (s *Server) serverDirected(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, p *callPeer, release *func()) (reply []byte, code int, ok bool) {
+func (s *Server) serverDirected(ctx context.Context, c *call) (reply []byte, code int, ok bool) {
+	spec, m, msg, p, release := c.spec, c.m, c.msg, c.peer, c.release
 	support, declared := s.taskSupport(msg)
 	if !declared || (support != taskOptional && support != taskRequired) {
 		return nil, 0, false
@@ -79,7 +80,7 @@ func (s *Server) serverDirected(ctx context.Context, spec *wire.Spec, m wire.Met
 	}()
 	answer := func(o outcome) ([]byte, int, bool) {
 		cancel()
-		reply, code := s.statelessAnswer(spec, m, msg, p, o.result, o.err)
+		reply, code := s.answerCall(c, o.result, o.err)
 		return reply, code, true
 	}
 	timer := time.NewTimer(s.cfg.taskDelay)
