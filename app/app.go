@@ -172,14 +172,15 @@ type Invocation struct {
 // it must return too.
 type Middleware func(ctx context.Context, call Invocation, next func(context.Context) (any, error)) (any, error)
 
-// invoke runs fn under the middleware.
-func (a *App) invoke(ctx context.Context, call Invocation, fn func(context.Context) (any, error)) (any, error) {
+// wrap is fn under the middleware, the first outermost; fn itself when
+// there is none, so that a call goes through no frame of the app's own.
+func (a *App) wrap(call Invocation, fn func(context.Context) (any, error)) func(context.Context) (any, error) {
 	next := fn
 	for i := len(a.middleware) - 1; i >= 0; i-- {
 		mw, inner := a.middleware[i], next
 		next = func(ctx context.Context) (any, error) { return mw(ctx, call, inner) }
 	}
-	return next(ctx)
+	return next
 }
 
 // onChange tells the clients that a list changed, when the app is served.
@@ -226,14 +227,16 @@ func (a *App) registered() mcp.ServerCapabilities {
 	return c
 }
 
-// initialize answers with the capabilities of what is registered; the
+// Initialize answers with the capabilities of what is registered; the
 // server fills protocolVersion.
-func (a *App) initialize(ctx context.Context, _ *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
+func (h handler) Initialize(ctx context.Context, _ *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
+	a := h.app
 	return &mcp.InitializeResult{Capabilities: a.capabilities(ctx), ServerInfo: a.info, Instructions: a.instructions}, nil
 }
 
-// discover (2026-07-28) describes the same server as initialize.
-func (a *App) discover(ctx context.Context, _ *mcp.RequestParams) (*mcp.DiscoverResult, error) {
+// Discover (2026-07-28) describes the same server as initialize.
+func (h handler) Discover(ctx context.Context, _ *mcp.RequestParams) (*mcp.DiscoverResult, error) {
+	a := h.app
 	info := a.info
 	res := &mcp.DiscoverResult{Meta: &mcp.ResultMetaObject{ServerInfo: &info}, Capabilities: a.capabilities(ctx), Instructions: a.instructions}
 	if scope, ttl := a.cacheHint(mcp.MethodDiscover); ttl != nil {

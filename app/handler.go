@@ -1,8 +1,6 @@
 package app
 
 import (
-	"context"
-
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/methods/base"
 	"github.com/mcpstack/mcpstack/server"
@@ -38,55 +36,3 @@ type handler struct {
 }
 
 var _ mcp.Handler = handler{}
-
-func (h handler) Initialize(ctx context.Context, p *mcp.InitializeRequestParams) (*mcp.InitializeResult, error) {
-	return h.app.initialize(ctx, p)
-}
-
-func (h handler) Discover(ctx context.Context, p *mcp.RequestParams) (*mcp.DiscoverResult, error) {
-	return h.app.discover(ctx, p)
-}
-
-func (h handler) ListTools(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-	return h.app.listTools(ctx, p)
-}
-
-func (h handler) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	return h.app.callTool(ctx, p)
-}
-
-func (h handler) ListResources(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
-	return h.app.listResources(ctx, p)
-}
-
-func (h handler) ListResourceTemplates(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
-	return h.app.listResourceTemplates(ctx, p)
-}
-
-func (h handler) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
-	return h.app.readResource(ctx, p)
-}
-
-func (h handler) Subscribe(ctx context.Context, p *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
-	return h.app.subscribe(ctx, p)
-}
-
-func (h handler) Unsubscribe(ctx context.Context, p *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
-	return h.app.unsubscribe(ctx, p)
-}
-
-func (h handler) ListPrompts(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
-	return h.app.listPrompts(ctx, p)
-}
-
-func (h handler) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
-	return h.app.getPrompt(ctx, p)
-}
-
-func (h handler) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
-	return h.app.complete(ctx, p)
-}
-
-func (h handler) RunsTasks() bool { return h.app.declaresTasks() }
-
-func (h handler) TaskSupport(tool string) string { return h.app.taskSupport(tool) }

@@ -134,8 +134,9 @@ func promptArguments(t reflect.Type) ([]*mcp.PromptArgument, error) {
 	return out, nil
 }
 
-// listPrompts lists the registered prompts, a page at a time.
-func (a *App) listPrompts(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+// ListPrompts lists the registered prompts, a page at a time.
+func (h handler) ListPrompts(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+	a := h.app
 	defs, next, err := page(a, &a.prompts, "prompts", p, func(pr *prompt) *mcp.Prompt { d := pr.def; return &d })
 	if err != nil {
 		return nil, err
@@ -144,25 +145,24 @@ func (a *App) listPrompts(_ context.Context, p *mcp.PaginatedRequestParams) (*mc
 	return &mcp.ListPromptsResult{Prompts: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
-// getPrompt builds a prompt; an unknown one, or arguments that do not make
+// GetPrompt builds a prompt; an unknown one, or arguments that do not make
 // it, is -32602.
-func (a *App) getPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+func (h handler) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+	a := h.app
 	a.mu.RLock()
 	pr, ok := a.prompts.get(p.Name)
 	a.mu.RUnlock()
 	if !ok {
 		return nil, unknown("prompt", p.Name, "/params/name")
 	}
-	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodGetPrompt, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
-		return a.guard(mcp.MethodGetPrompt, p.Name, func() (any, error) {
-			res, err := pr.get(ctx, p.Arguments)
-			var we *wire.Error
-			if err != nil && !errors.As(err, &we) && ctx.Err() == nil && !errors.Is(err, peer.ErrInputRequired) {
-				return nil, wire.NewError(wire.CodeInvalidParams, "Invalid params: %v", err) // the arguments did not make a prompt
-			}
-			return res, err
-		})
-	})
+	res, err := a.wrap(Invocation{Method: mcp.MethodGetPrompt, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
+		res, err := pr.get(ctx, p.Arguments)
+		var we *wire.Error
+		if err != nil && !errors.As(err, &we) && ctx.Err() == nil && !errors.Is(err, peer.ErrInputRequired) {
+			return nil, wire.NewError(wire.CodeInvalidParams, "Invalid params: %v", err) // the arguments did not make a prompt
+		}
+		return res, err
+	})(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +193,11 @@ func (a *App) completes() bool {
 	return false
 }
 
-// complete answers completion/complete from the completer registered for
+// Complete answers completion/complete from the completer registered for
 // the prompt argument or template variable; none registered is an empty
 // list, an unknown prompt or template -32602.
-func (a *App) complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+func (h handler) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+	a := h.app
 	completers, err := a.completersOf(p.Ref)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"runtime/debug"
 	"slices"
 
 	"github.com/yosida95/uritemplate/v3"
@@ -115,8 +114,9 @@ func (a *App) RemoveResources(uris ...string) {
 	}
 }
 
-// listResources lists the resources at fixed URIs, a page at a time.
-func (a *App) listResources(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+// ListResources lists the resources at fixed URIs, a page at a time.
+func (h handler) ListResources(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+	a := h.app
 	defs, next, err := page(a, &a.resources, "resources", p, func(r *resource) *mcp.Resource { d := r.def; return &d })
 	if err != nil {
 		return nil, err
@@ -125,8 +125,9 @@ func (a *App) listResources(_ context.Context, p *mcp.PaginatedRequestParams) (*
 	return &mcp.ListResourcesResult{Resources: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
-// listResourceTemplates lists the templates, a page at a time.
-func (a *App) listResourceTemplates(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+// ListResourceTemplates lists the templates, a page at a time.
+func (h handler) ListResourceTemplates(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+	a := h.app
 	defs, next, err := page(a, &a.templates, "resourceTemplates", p, func(t *template) *mcp.ResourceTemplate { d := t.def; return &d })
 	if err != nil {
 		return nil, err
@@ -135,9 +136,10 @@ func (a *App) listResourceTemplates(_ context.Context, p *mcp.PaginatedRequestPa
 	return &mcp.ListResourceTemplatesResult{ResourceTemplates: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
-// readResource reads the resource at a registered URI, or the first
+// ReadResource reads the resource at a registered URI, or the first
 // template the URI matches; anything else is -32002 (resource not found).
-func (a *App) readResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+func (h handler) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+	a := h.app
 	a.mu.RLock()
 	r, fixed := a.resources.get(p.URI)
 	var t *template
@@ -159,14 +161,12 @@ func (a *App) readResource(ctx context.Context, p *mcp.ReadResourceRequestParams
 	if !fixed && t == nil {
 		return nil, NotFound(p.URI)
 	}
-	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodReadResource, Name: p.URI, Params: p}, func(ctx context.Context) (any, error) {
-		return a.guard(mcp.MethodReadResource, p.URI, func() (any, error) {
-			if fixed {
-				return r.read(ctx, p.URI)
-			}
-			return t.read(ctx, p.URI, vars)
-		})
-	})
+	res, err := a.wrap(Invocation{Method: mcp.MethodReadResource, Name: p.URI, Params: p}, func(ctx context.Context) (any, error) {
+		if fixed {
+			return r.read(ctx, p.URI)
+		}
+		return t.read(ctx, p.URI, vars)
+	})(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -179,18 +179,6 @@ func (a *App) readResource(ctx context.Context, p *mcp.ReadResourceRequestParams
 		out.CacheScope, out.TTLMs = scope, ttl
 	}
 	return out, nil
-}
-
-// guard runs a handler: a panic is -32603 and a log line; an error that is
-// not a *wire.Error is -32603 too (the server logs it).
-func (a *App) guard(method, name string, fn func() (any, error)) (res any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			a.log.Error("app: handler panicked", "method", method, "name", name, "panic", r, "stack", string(debug.Stack()))
-			res, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
-		}
-	}()
-	return fn()
 }
 
 // NotFound is the error of a resource that does not exist (-32002 with
@@ -210,10 +198,11 @@ func Text(uri, mimeType, text string) *mcp.ReadResourceResult {
 	return &mcp.ReadResourceResult{Contents: []mcp.ReadResourceResultContentsItem{&mcp.TextResourceContents{URI: uri, MIMEType: mimeType, Text: text}}}
 }
 
-// subscribe accepts a subscription to a resource the app has (a
+// Subscribe accepts a subscription to a resource the app has (a
 // registered URI or one a template matches; anything else is -32002). The
 // server core keeps it for the session; ResourceUpdated reaches it.
-func (a *App) subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
+func (h handler) Subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*mcp.EmptyResult, error) {
+	a := h.app
 	a.mu.RLock()
 	_, known := a.resources.get(p.URI)
 	for _, t := range a.templates.items {
@@ -226,9 +215,9 @@ func (a *App) subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*mcp.
 	return &mcp.EmptyResult{}, nil
 }
 
-// unsubscribe ends a subscription (the server core forgets it); one that
+// Unsubscribe ends a subscription (the server core forgets it); one that
 // does not exist is not an error.
-func (a *App) unsubscribe(context.Context, *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
+func (handler) Unsubscribe(context.Context, *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
 	return &mcp.EmptyResult{}, nil
 }
 

@@ -172,9 +172,10 @@ func mustTool(t Tool, in, out any) *tool {
 	return tl
 }
 
-// taskSupport tells the server core which tools run as tasks
+// TaskSupport tells the server core which tools run as tasks
 // (server.TaskSupporter).
-func (a *App) taskSupport(name string) string {
+func (h handler) TaskSupport(name string) string {
+	a := h.app
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if t, ok := a.tools.get(name); ok && t.def.Execution != nil {
@@ -183,9 +184,10 @@ func (a *App) taskSupport(name string) string {
 	return ""
 }
 
-// declaresTasks reports whether a tool may run as a task: then the app
+// RunsTasks reports whether a tool may run as a task: then the app
 // declares the tasks capability (server.TaskSupporter).
-func (a *App) declaresTasks() bool {
+func (h handler) RunsTasks() bool {
+	a := h.app
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	return a.runsTasks()
@@ -201,8 +203,9 @@ func (a *App) runsTasks() bool {
 	return false
 }
 
-// listTools lists the registered tools, a page at a time.
-func (a *App) listTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+// ListTools lists the registered tools, a page at a time.
+func (h handler) ListTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+	a := h.app
 	defs, next, err := page(a, &a.tools, "tools", p, func(t *tool) *mcp.Tool { d := t.def; return &d })
 	if err != nil {
 		return nil, err
@@ -211,10 +214,11 @@ func (a *App) listTools(_ context.Context, p *mcp.PaginatedRequestParams) (*mcp.
 	return &mcp.ListToolsResult{Tools: defs, NextCursor: next, CacheScope: scope, TTLMs: ttl}, nil
 }
 
-// callTool validates the arguments against the tool's input schema and
+// CallTool validates the arguments against the tool's input schema and
 // runs it. An unknown tool is -32602; invalid arguments, a handler's error
 // and a refused input are tool errors (isError), which the model can read.
-func (a *App) callTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+func (h handler) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	a := h.app
 	a.mu.RLock()
 	t, ok := a.tools.get(p.Name)
 	a.mu.RUnlock()
@@ -230,7 +234,7 @@ func (a *App) callTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 	}
 	// Validation runs under the middleware too, so that a refusal there
 	// (authorization) comes before anything is said about the arguments.
-	res, err := a.invoke(ctx, Invocation{Method: mcp.MethodCallTool, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
+	res, err := a.wrap(Invocation{Method: mcp.MethodCallTool, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
 		args := p.Arguments
 		if args == nil {
 			args = map[string]any{}
@@ -240,7 +244,7 @@ func (a *App) callTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 			return invalidArguments(err), nil
 		}
 		return a.runTool(ctx, t, args)
-	})
+	})(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -256,8 +260,7 @@ func (a *App) callTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 // error a tool error, structured content checked against the output
 // schema.
 func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (*mcp.CallToolResult, error) {
-	out, err := a.guard(mcp.MethodCallTool, t.def.Name, func() (any, error) { return t.run(ctx, args) })
-	res, _ := out.(*mcp.CallToolResult)
+	res, err := t.run(ctx, args) // a panic is the server core's: -32603 and a log line naming the tool
 	var we *wire.Error
 	switch {
 	case errors.As(err, &we):

@@ -9,8 +9,8 @@ import (
 )
 
 // call is one admitted request, whatever its revision or transport: the
-// session's (Session.answer) or a stateless revision's
-// (statelessAnswerRequest) admission makes it, and one dispatch serves it.
+// session's (Session.request) or a stateless revision's
+// (Server.statelessRequest) admission makes it, and one dispatch serves it.
 // What differs between revisions is data here: whether there is a session,
 // the peer's way of asking the client, the revision's task rules.
 type call struct {

@@ -12,22 +12,30 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// call dispatches to the handler.
-func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (wire.Encoder, error) {
-	result, err := s.guard(msg.Method, func() (wire.Encoder, error) {
-		return mcp.DispatchHandler(ctx, s.handler, msg.Method, msg.Params, spec.Index)
-	})
+// call dispatches to the handler. A panic in it is answered -32603 and
+// logged with what the request named: the one recovery of every call.
+func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (result wire.Encoder, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			params, _ := msg.Params.(map[string]any)
+			target, _ := params[generated.NameParam(msg.Method)].(string)
+			s.log.Error("handler panic", "method", msg.Method, "target", target, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+		}
+	}()
+	result, err = mcp.DispatchHandler(ctx, s.handler, msg.Method, msg.Params, spec.Index)
 	noteResult(ctx, result)
 	return result, err
 }
 
-// guard runs a method of the handler, turning a panic into -32603 and a
-// log line: the one recovery of the core, for every call.
+// guard runs a method of the handler outside a call (initialize, a listen
+// stream's subscriptions), turning a panic into -32603 and a log line.
 func (s *Server) guard(method string, fn func() (wire.Encoder, error)) (result wire.Encoder, err error) {
 	defer func() {
 		if r := recover(); r != nil {

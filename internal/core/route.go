@@ -238,16 +238,7 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
 		}
 		c.sess = sess
 	}
-	if !c.in.HasRequests() {
-		// Notifications and responses: served, and answered 202 whatever
-		// the core makes of them (it logs what it refuses).
-		c.serve(ctx, out, closeEarly)
-		return Reply{}
-	}
-	return c.serve(ctx, out, closeEarly)
-}
-
-func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
+	hasRequests := c.in.HasRequests()
 	if c.kind == callStateless {
 		if exp := CallerFrom(ctx).Expires; !exp.IsZero() {
 			var cancel context.CancelFunc
@@ -259,10 +250,15 @@ func (c *Call) serve(ctx context.Context, out Outbox, closeEarly func()) Reply {
 		if spec := c.srv.statelessSpec(c.in.metaVersion()); spec != nil {
 			r.Transport = &spec.Transport
 		}
+		if !hasRequests {
+			return Reply{} // notifications and responses: answered 202 whatever the core made of them
+		}
 		return r
 	}
-	ctx = context.WithoutCancel(ctx)
-	body := c.sess.serveTo(ctx, c.in, response{out: out, closeEarly: closeEarly}, false)
+	body := c.sess.serve(context.WithoutCancel(ctx), c.in, response{out: out, closeEarly: closeEarly}, false)
+	if !hasRequests {
+		return Reply{} // notifications and responses: answered 202 whatever the core made of them (it logs what it refuses)
+	}
 	r := Reply{Body: body}
 	if c.kind == callInitialize {
 		if !c.sess.negotiated() {

@@ -237,7 +237,7 @@ func (sess *Session) Handle(ctx context.Context, body []byte, related Outbox) []
 // handling the requests (progress, logs, sampling requests) go to related,
 // or to the session's stream when related is nil.
 func (sess *Session) Serve(ctx context.Context, in *Incoming, related Outbox) []byte {
-	return sess.serveTo(ctx, in, response{out: related}, false)
+	return sess.serve(ctx, in, response{out: related}, false)
 }
 
 // response is where the messages of the requests being served go, and
@@ -247,28 +247,23 @@ type response struct {
 	closeEarly func() // nil: the response cannot end before the call
 }
 
-// serveTo serves a body between the taps; busy answers its requests
-// -32000 (ServeBusy).
-func (sess *Session) serveTo(ctx context.Context, in *Incoming, related response, busy bool) []byte {
-	sess.srv.tap(sess.id, ClientToServer, in.body)
-	reply := sess.serve(ctx, in, related, busy)
-	sess.srv.tap(sess.id, ServerToClient, reply)
-	return reply
-}
-
 // ServeBusy serves a body whose requests the transport cannot take now (it
 // serves as many at once as it may): they are answered -32000 at once,
 // while the responses and notifications in it are handled as usual, as a
 // call in flight may be waiting for one of them. Invalid messages get
 // their errors.
 func (sess *Session) ServeBusy(ctx context.Context, in *Incoming, related Outbox) []byte {
-	return sess.serveTo(ctx, in, response{out: related}, true)
+	return sess.serve(ctx, in, response{out: related}, true)
 }
 
 // errBusy answers a request the transport cannot take now.
 var errBusy = &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: too many requests of this connection in flight; retry when one is answered"}
 
-func (sess *Session) serve(ctx context.Context, in *Incoming, related response, busy bool) []byte {
+// serve serves a body between the taps; busy answers its requests -32000
+// (ServeBusy).
+func (sess *Session) serve(ctx context.Context, in *Incoming, related response, busy bool) (reply []byte) {
+	sess.srv.tap(sess.id, ClientToServer, in.body)
+	defer func() { sess.srv.tap(sess.id, ServerToClient, reply) }()
 	if in.err != nil {
 		return in.ErrorReply()
 	}
@@ -329,51 +324,38 @@ func (sess *Session) refused(ctx context.Context, m Served, reply []byte) {
 	sess.srv.observeRefused(ctx, m, reply)
 }
 
-// request answers one request, observed (a stateless one is observed
-// where it is served).
-func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related response) []byte {
-	if sess.srv.cfg.observer == nil {
-		return sess.answer(ctx, msg, related)
-	}
+// request answers one request, observed (a request of a stateless
+// revision sent over a session is observed where it is served).
+func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related response) (reply []byte) {
+	srv := sess.srv
 	sess.mu.Lock()
 	spec := sess.spec
 	sess.mu.Unlock()
-	revision := ""
-	switch {
-	case spec != nil:
-		revision = spec.Revision
-	case msg.Method == mcp.MethodInitialize:
-		params, _ := msg.Params.(map[string]any)
-		revision, _ = params["protocolVersion"].(string)
-	case metaVersionOf(msg) != "":
-		return sess.answer(ctx, msg, related)
-	}
-	ctx, obs := sess.srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
-	var reply []byte
-	defer func() { // also when the call panics past the handler's guard
-		if msg.Method == mcp.MethodInitialize {
-			revision = ""
-			sess.mu.Lock()
-			if sess.spec != nil {
-				revision = sess.spec.Revision // what it negotiated, if it did
-			}
-			sess.mu.Unlock()
+	if srv.cfg.observer != nil && (spec != nil || msg.Method == mcp.MethodInitialize || metaVersionOf(msg) == "") {
+		revision := ""
+		if spec != nil {
+			revision = spec.Revision
+		} else if msg.Method == mcp.MethodInitialize {
+			params, _ := msg.Params.(map[string]any)
+			revision, _ = params["protocolVersion"].(string)
 		}
-		obs.end(reply, revision)
-	}()
-	reply = sess.answer(ctx, msg, related)
-	return reply
-}
-
-// answer answers one request.
-func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related response) []byte {
-	srv := sess.srv
+		var obs *observation
+		ctx, obs = srv.observe(ctx, served(msg, revision, sess.id, sess.transport))
+		defer func() { // also when the call panics past the handler's recovery
+			if msg.Method == mcp.MethodInitialize {
+				revision = ""
+				sess.mu.Lock()
+				if sess.spec != nil {
+					revision = sess.spec.Revision // what it negotiated, if it did
+				}
+				sess.mu.Unlock()
+			}
+			obs.end(reply, revision)
+		}()
+	}
 	if msg.Method == mcp.MethodInitialize {
 		return sess.initialize(ctx, msg)
 	}
-	sess.mu.Lock()
-	spec := sess.spec
-	sess.mu.Unlock()
 	if spec == nil {
 		if metaVersionOf(msg) != "" {
 			// A request of a stateless revision needs no initialize: it
@@ -427,7 +409,7 @@ func (sess *Session) answer(ctx context.Context, msg *jsonrpc.Message, related r
 	}()
 
 	p := &callPeer{srv: srv, sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
-	reply, _ := srv.dispatch(ctx, &call{spec: spec, m: m, msg: msg, sess: sess, peer: p, release: &release})
+	reply, _ = srv.dispatch(ctx, &call{spec: spec, m: m, msg: msg, sess: sess, peer: p, release: &release})
 	return reply
 }
 

@@ -83,12 +83,7 @@ func (s *Server) allRevisions() []string {
 // a transport can give it its status without reading the answer again.
 func (s *Server) ServeStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) (reply []byte, code int) {
 	s.tap("", ClientToServer, in.body)
-	reply, code = s.serveStateless(ctx, in, related, headers)
-	s.tap("", ServerToClient, reply)
-	return reply, code
-}
-
-func (s *Server) serveStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) ([]byte, int) {
+	defer func() { s.tap("", ServerToClient, reply) }()
 	if in.err != nil {
 		return in.ErrorReply(), in.err.Code
 	}
@@ -106,21 +101,14 @@ func (s *Server) serveStateless(ctx context.Context, in *Incoming, related Outbo
 }
 
 // statelessRequest serves one request of a stateless revision, observed.
-func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) ([]byte, int) {
-	if s.cfg.observer == nil {
-		return s.statelessAnswerRequest(ctx, msg, related, headers)
+func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) (reply []byte, code int) {
+	if s.cfg.observer != nil {
+		version := metaVersionOf(msg)
+		transport, _ := ctx.Value(transportKey{}).(string)
+		var obs *observation
+		ctx, obs = s.observe(ctx, served(msg, version, "", transport))
+		defer func() { obs.end(reply, version) }() // also when the call panics past the handler's recovery
 	}
-	version := metaVersionOf(msg)
-	transport, _ := ctx.Value(transportKey{}).(string)
-	ctx, obs := s.observe(ctx, served(msg, version, "", transport))
-	var reply []byte
-	defer func() { obs.end(reply, version) }() // also when the call panics past the handler's guard
-	reply, code := s.statelessAnswerRequest(ctx, msg, related, headers)
-	return reply, code
-}
-
-// statelessAnswerRequest answers one request of a stateless revision.
-func (s *Server) statelessAnswerRequest(ctx context.Context, msg *jsonrpc.Message, related Outbox, headers *RequestHeaders) ([]byte, int) {
 	params, _ := msg.Params.(map[string]any)
 	meta := metaOf(params)
 	version, _ := meta[wire.MetaProtocolVersion].(string)
