@@ -18,7 +18,9 @@
 //   - structured output is validated against the output schema (a failure
 //     is a bug of the server: -32603 and a log line), and text content is
 //     filled from it;
-//   - a handler's error is a tool error, a panic is recovered (-32603);
+//   - a handler's error is a tool error; a panic is -32603 and a log line
+//     (the server core recovers it; under middleware, the app does, so
+//     that the middleware sees the -32603);
 //   - capabilities and server info are derived from what is registered, for
 //     initialize and server/discover alike; lists paginate;
 //   - adding or removing at run time sends the list_changed notification;
@@ -37,6 +39,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -81,9 +84,10 @@ func WithInstructions(s string) Option { return func(a *App) { a.instructions = 
 // WithPageSize sets the page size of the list methods (default 50).
 func WithPageSize(n int) Option { return func(a *App) { a.pager.PageSize = n } }
 
-// WithLogger sets where the app logs what the client is not told (a
-// handler's panic, output that fails its schema). Default: the logger of
-// the server it is served by (NewServer), else nowhere.
+// WithLogger sets where the app logs what the client is not told (output
+// that fails its schema, a handler's panic under middleware; other panics
+// are the server's to log). Default: the logger of the server it is served
+// by (NewServer), else nowhere.
 func WithLogger(l *slog.Logger) Option { return func(a *App) { a.log, a.logSet = l, true } }
 
 // CacheHint says how long a client may keep a list (2026-07-28 cacheScope
@@ -173,9 +177,23 @@ type Invocation struct {
 type Middleware func(ctx context.Context, call Invocation, next func(context.Context) (any, error)) (any, error)
 
 // wrap is fn under the middleware, the first outermost; fn itself when
-// there is none, so that a call goes through no frame of the app's own.
+// there is none, so that a call goes through no frame of the app's own
+// (a panic is then the server core's to recover). Under middleware a
+// panic of fn is recovered here, so that every middleware sees the -32603
+// and what it does after next runs.
 func (a *App) wrap(call Invocation, fn func(context.Context) (any, error)) func(context.Context) (any, error) {
-	next := fn
+	if len(a.middleware) == 0 {
+		return fn
+	}
+	next := func(ctx context.Context) (res any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				a.log.Error("app: handler panicked", "method", call.Method, "name", call.Name, "panic", r, "stack", string(debug.Stack()))
+				res, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
+			}
+		}()
+		return fn(ctx)
+	}
 	for i := len(a.middleware) - 1; i >= 0; i-- {
 		mw, inner := a.middleware[i], next
 		next = func(ctx context.Context) (any, error) { return mw(ctx, call, inner) }

@@ -652,3 +652,29 @@ func TestBadSchemaTags(t *testing.T) {
 		}
 	}
 }
+
+// A tool that panics under middleware: every middleware sees the -32603
+// its next returns, and goes on after it (here: records it), and the
+// client gets -32603 too.
+func TestPanicUnderMiddleware(t *testing.T) {
+	var seen []any
+	record := func(ctx context.Context, call app.Invocation, next func(context.Context) (any, error)) (any, error) {
+		res, err := next(ctx)
+		var we *wire.Error
+		if errors.As(err, &we) {
+			seen = append(seen, we.Code)
+		} else {
+			seen = append(seen, err)
+		}
+		return res, err
+	}
+	a := app.New("calc", "1.0.0", app.WithMiddleware(record, record))
+	app.AddTool(a, app.Tool{Name: "boom"}, func(context.Context, struct{}) (string, error) { panic("boom") })
+	c := connect(t, a, "2025-11-25")
+	if msg := c.call("tools/call", `{"name":"boom","arguments":{}}`); msg["error"].(map[string]any)["code"] != -32603.0 {
+		t.Errorf("a panic under middleware: %v, want -32603", msg)
+	}
+	if fmt.Sprint(seen) != "[-32603 -32603]" {
+		t.Errorf("what the middleware saw: %v, want -32603 twice", seen)
+	}
+}

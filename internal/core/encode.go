@@ -23,8 +23,11 @@ import (
 func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (result wire.Encoder, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			params, _ := msg.Params.(map[string]any)
-			target, _ := params[generated.NameParam(msg.Method)].(string)
+			target := ""
+			if name := generated.NameParam(msg.Method); name != "" {
+				params, _ := msg.Params.(map[string]any)
+				target, _ = params[name].(string)
+			}
 			s.log.Error("handler panic", "method", msg.Method, "target", target, "panic", r, "stack", string(debug.Stack()))
 			result, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 		}

@@ -364,7 +364,7 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 			ctx, cancel := context.WithCancel(context.WithValue(ctx, transportKey{}, sess.transport))
 			defer cancel()
 			defer context.AfterFunc(sess.ctx, cancel)()
-			reply, _ := srv.statelessRequest(ctx, msg, related.out, nil)
+			reply, _ = srv.statelessRequest(ctx, msg, related.out, nil)
 			return reply
 		}
 		if msg.Method != mcp.MethodPing {

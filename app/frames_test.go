@@ -1,4 +1,4 @@
-package interop_test
+package app_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
-	"github.com/mcpstack/mcpstack/client"
+	mcpclient "github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server/stdio"
 	"github.com/mcpstack/mcpstack/server/streamable"
@@ -51,7 +51,12 @@ func TestFramesToTheTool(t *testing.T) {
 				return "ok", nil
 			})
 			tt.call(t, a)
-			fns := <-stack
+			var fns []string
+			select { // the tool ran before the call was answered
+			case fns = <-stack:
+			default:
+				t.Fatal("the call was answered without reaching the tool")
+			}
 			for i, fn := range fns {
 				if strings.Contains(fn, "/mcpstack/"+tt.transport) {
 					if i > maxFrames {
@@ -72,7 +77,7 @@ func callOverHTTP(t *testing.T, a *app.App, revision string) {
 	defer hs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := client.New("frames", "1", client.WithProtocolVersion(revision)).Connect(ctx, &client.StreamableHTTP{URL: hs.URL})
+	s, err := mcpclient.New("frames", "1", mcpclient.WithProtocolVersion(revision)).Connect(ctx, &mcpclient.StreamableHTTP{URL: hs.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,17 +94,31 @@ func callOverStdio(t *testing.T, a *app.App) {
 	answers, out := io.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	go func() { _ = stdio.Serve(ctx, srv, in, out); out.Close() }()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = stdio.Serve(ctx, srv, in, out)
+		out.Close()
+	}()
 	go func() {
 		_, _ = io.WriteString(feed, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"frames","version":"1"}}}`+"\n"+
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"probe","arguments":{}}}`+"\n")
 	}()
 	sc := bufio.NewScanner(answers)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), `"id":2`) {
-			break
+	answered := false
+	for !answered && sc.Scan() {
+		if line := sc.Text(); strings.Contains(line, `"id":2`) {
+			if !strings.Contains(line, `"result"`) {
+				t.Errorf("tools/call over stdio: %s", line)
+			}
+			answered = true
 		}
 	}
+	if !answered {
+		t.Error("no answer to tools/call over stdio")
+	}
 	feed.Close()
+	answers.Close()
+	<-served
 }
