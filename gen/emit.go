@@ -276,7 +276,7 @@ func (c *canonical) unions() *file {
 		f.p("}\n")
 		f.p("// Decode%s decodes a tree into the member it holds.", n)
 		f.p("func Decode%s(v any, rev int) (%s, error) {", n, n)
-		f.p("\tobj, err := wire.Object(v)")
+		f.p("\tobj, err := codec.Object(v)")
 		f.p("\tif err != nil {\n\t\treturn nil, err\n\t}")
 		if d.Tag != "" {
 			f.p("\ttag, _ := obj[%q].(string)", d.Tag)
@@ -348,7 +348,7 @@ func (c *canonical) decode() *file {
 		f.p("// DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions")
 		f.p("// for any). Members x does not know, or that rev does not define, go to Extra.")
 		f.p("func (x *%s) DecodeValue(v any, rev int) error {", n)
-		f.p("\tobj, err := wire.Object(v)")
+		f.p("\tobj, err := codec.Object(v)")
 		f.p("\tif err != nil {\n\t\treturn err\n\t}")
 		if anyDrop {
 			f.p("\tdrop := dropMask(&drop%s, rev)", n)
@@ -363,7 +363,7 @@ func (c *canonical) decode() *file {
 		for i, fl := range d.Fields {
 			f.p("\t\tcase %q:", fl.JSON)
 			if anyDrop && fieldMayDrop(masks, i) {
-				f.p("\t\t\tif drop&(1<<%d) != 0 {\n\t\t\t\twire.Extra(&x.Extra, k, fv)\n\t\t\t\tcontinue\n\t\t\t}", i)
+				f.p("\t\t\tif drop&(1<<%d) != 0 {\n\t\t\t\tcodec.Extra(&x.Extra, k, fv)\n\t\t\t\tcontinue\n\t\t\t}", i)
 			}
 			if fl.Const != "" {
 				if c.constRemembered(fl) {
@@ -380,13 +380,13 @@ func (c *canonical) decode() *file {
 				f.p("\t\t\t\treturn nil")
 				f.p("\t\t\t}(); err != nil {")
 				f.p("\t\t\t\tif defined {\n\t\t\t\t\treturn err\n\t\t\t\t}")
-				f.p("\t\t\t\twire.Extra(&x.Extra, k, fv)")
+				f.p("\t\t\t\tcodec.Extra(&x.Extra, k, fv)")
 				f.p("\t\t\t}")
 				continue
 			}
 			c.decodeField(f, fl, i)
 		}
-		f.p("\t\tdefault:\n\t\t\twire.Extra(&x.Extra, k, fv)")
+		f.p("\t\tdefault:\n\t\t\tcodec.Extra(&x.Extra, k, fv)")
 		f.p("\t\t}")
 		f.p("\t}")
 		f.p("\treturn nil")
@@ -437,7 +437,7 @@ func (c *canonical) decodeInto(f *file, t *goType, src, dst, wrap string, depth 
 	d := c.decl(r)
 	switch {
 	case r.Kind == kAny:
-		f.p("%s = wire.Plain(%s)", dst, src)
+		f.p("%s = codec.Plain(%s)", dst, src)
 	case r.Kind == kString && d == nil, d != nil && d.Kind == dEnum:
 		f.p("if err := codec.SetString(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kInt:
@@ -650,7 +650,7 @@ func (c *canonical) encodeExpr(t *goType, x string) string {
 	case r.Kind == kArray, r.Kind == kMap:
 		if !c.needsEncoding(r.Elem) {
 			if r.Kind == kArray {
-				return fmt.Sprintf("wire.AnyArray(%s)", x)
+				return fmt.Sprintf("codec.AnyArray(%s)", x)
 			}
 			return fmt.Sprintf("codec.AnyObject(%s)", x)
 		}

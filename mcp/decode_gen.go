@@ -14,7 +14,7 @@ var revsAnnotated = [5]bool{true, false, false, false, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Annotated) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -39,10 +39,10 @@ func (x *Annotated) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -64,7 +64,7 @@ var revsAnnotatedAnnotations = [5]bool{true, false, false, false, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "priority":
 			if err := func() error {
@@ -103,10 +103,10 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -131,7 +131,7 @@ var revsAnnotations = [5]bool{false, true, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Annotations) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -153,11 +153,11 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "lastModified":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -172,7 +172,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "priority":
 			if err := func() error {
@@ -190,10 +190,10 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -218,7 +218,7 @@ var revsAudioContent = [5]bool{false, true, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *AudioContent) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -244,7 +244,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "annotations":
 			if err := func() error {
@@ -262,7 +262,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
@@ -274,7 +274,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "mimeType":
 			if err := func() error {
@@ -286,11 +286,11 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -312,7 +312,7 @@ var revsBaseMetadata = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *BaseMetadata) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -346,10 +346,10 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -371,7 +371,7 @@ var dropBlobResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -380,7 +380,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -404,7 +404,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				return wire.At(err, "uri")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -426,7 +426,7 @@ var revsBooleanSchema = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *BooleanSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -451,7 +451,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -466,7 +466,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -481,11 +481,11 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -507,7 +507,7 @@ var revsCacheableResult = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CacheableResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -532,7 +532,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "cacheScope":
 			if err := func() error {
@@ -544,7 +544,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
 			if err := func() error {
@@ -556,7 +556,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
 			if err := func() error {
@@ -568,10 +568,10 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -593,7 +593,7 @@ var dropCallToolRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CallToolRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -602,7 +602,7 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -610,7 +610,7 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -620,7 +620,7 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -642,7 +642,7 @@ var dropCallToolRequestParams = [5]uint64{0x35, 0x35, 0x35, 0x14, 0x20}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -651,7 +651,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -671,7 +671,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "inputResponses":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
@@ -685,7 +685,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "requestState":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -696,7 +696,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "task":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -709,7 +709,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				x.Task = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -731,7 +731,7 @@ var dropCallToolResult = [5]uint64{0x18, 0x18, 0x8, 0x8, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CallToolResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -766,7 +766,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -777,12 +777,12 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 			}
 		case "structuredContent":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			x.StructuredContent = wire.Plain(fv)
+			x.StructuredContent = codec.Plain(fv)
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -804,7 +804,7 @@ var revsCallToolResultResponse = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CallToolResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -823,21 +823,21 @@ func (x *CallToolResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
 			if err := func() error {
-				x.Result = wire.Plain(fv)
+				x.Result = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -859,7 +859,7 @@ var revsCancelTaskRequest = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -878,7 +878,7 @@ func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "method":
@@ -892,10 +892,10 @@ func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -920,7 +920,7 @@ var revsCancelTaskRequestParams = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -932,7 +932,7 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -950,7 +950,7 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if err := func() error {
@@ -962,10 +962,10 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -990,7 +990,7 @@ var revsCancelTaskResult = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1016,11 +1016,11 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -1035,11 +1035,11 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -1054,11 +1054,11 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollInterval":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -1076,11 +1076,11 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -1095,11 +1095,11 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "status":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -1114,11 +1114,11 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
 			if drop&(1<<6) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -1133,11 +1133,11 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if drop&(1<<7) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -1152,11 +1152,11 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttl":
 			if drop&(1<<8) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -1174,10 +1174,10 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1199,7 +1199,7 @@ var dropCancelledNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CancelledNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1208,7 +1208,7 @@ func (x *CancelledNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -1218,7 +1218,7 @@ func (x *CancelledNotification) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1240,7 +1240,7 @@ var dropCancelledNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1249,7 +1249,7 @@ func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -1273,7 +1273,7 @@ func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 				return wire.At(err, "requestId")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1295,7 +1295,7 @@ var dropClientCapabilities = [5]uint64{0x25, 0x25, 0x24, 0x4, 0x20}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1304,7 +1304,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 		switch k {
 		case "elicitation":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -1324,7 +1324,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 			}
 		case "extensions":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
@@ -1354,7 +1354,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 			}
 		case "tasks":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -1367,7 +1367,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 				x.Tasks = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1389,7 +1389,7 @@ var revsClientCapabilitiesElicitation = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1410,7 +1410,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "url":
 			if err := func() error {
@@ -1424,10 +1424,10 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1449,7 +1449,7 @@ var revsClientCapabilitiesRoots = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ClientCapabilitiesRoots) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1474,10 +1474,10 @@ func (x *ClientCapabilitiesRoots) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1499,7 +1499,7 @@ var revsClientCapabilitiesSampling = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1520,7 +1520,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "tools":
 			if err := func() error {
@@ -1534,10 +1534,10 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1559,7 +1559,7 @@ var revsClientCapabilitiesTasks = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1580,7 +1580,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "list":
 			if err := func() error {
@@ -1594,7 +1594,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "requests":
 			if err := func() error {
@@ -1612,10 +1612,10 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1637,7 +1637,7 @@ var revsClientCapabilitiesTasksRequests = [5]bool{false, false, false, true, fal
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ClientCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1662,7 +1662,7 @@ func (x *ClientCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "sampling":
 			if err := func() error {
@@ -1680,10 +1680,10 @@ func (x *ClientCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1705,7 +1705,7 @@ var revsClientCapabilitiesTasksRequestsElicitation = [5]bool{false, false, false
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1726,10 +1726,10 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int)
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1751,7 +1751,7 @@ var revsClientCapabilitiesTasksRequestsSampling = [5]bool{false, false, false, t
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1772,10 +1772,10 @@ func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) er
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1797,7 +1797,7 @@ var dropCompleteRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CompleteRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1806,7 +1806,7 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -1814,7 +1814,7 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -1824,7 +1824,7 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1846,7 +1846,7 @@ var dropCompleteRequestParams = [5]uint64{0x5, 0x5, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CompleteRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1855,7 +1855,7 @@ func (x *CompleteRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -1873,7 +1873,7 @@ func (x *CompleteRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "context":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -1892,7 +1892,7 @@ func (x *CompleteRequestParams) DecodeValue(v any, rev int) error {
 				x.Ref = u
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1911,7 +1911,7 @@ func (x *CompleteRequestParams) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CompleteRequestParamsArgument) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1926,7 +1926,7 @@ func (x *CompleteRequestParamsArgument) DecodeValue(v any, rev int) error {
 				return wire.At(err, "value")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1948,7 +1948,7 @@ var revsCompleteRequestParamsContext = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CompleteRequestParamsContext) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -1969,10 +1969,10 @@ func (x *CompleteRequestParamsContext) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -1994,7 +1994,7 @@ var dropCompleteResult = [5]uint64{0x4, 0x4, 0x4, 0x4, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CompleteResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2017,7 +2017,7 @@ func (x *CompleteResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -2027,7 +2027,7 @@ func (x *CompleteResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "resultType")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2046,7 +2046,7 @@ func (x *CompleteResult) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2079,7 +2079,7 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 				x.Values = a
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2101,7 +2101,7 @@ var revsCompleteResultResponse = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2120,7 +2120,7 @@ func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
@@ -2133,10 +2133,10 @@ func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2158,7 +2158,7 @@ var dropCreateMessageRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x3}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2167,7 +2167,7 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -2175,7 +2175,7 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -2185,7 +2185,7 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2207,7 +2207,7 @@ var dropCreateMessageRequestParams = [5]uint64{0xd01, 0xd01, 0xd01, 0x0, 0x101}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2216,7 +2216,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -2276,7 +2276,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "task":
 			if drop&(1<<8) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -2300,7 +2300,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "toolChoice":
 			if drop&(1<<10) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -2314,7 +2314,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "tools":
 			if drop&(1<<11) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Tool]); err != nil {
@@ -2323,7 +2323,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.Tools = a
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2345,7 +2345,7 @@ var revsCreateMessageRequestParamsMeta = [5]bool{false, false, false, true, fals
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CreateMessageRequestParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2364,10 +2364,10 @@ func (x *CreateMessageRequestParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2386,7 +2386,7 @@ func (x *CreateMessageRequestParamsMeta) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2431,7 +2431,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "stopReason")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2456,7 +2456,7 @@ var revsCreateTaskResult = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2482,11 +2482,11 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -2501,11 +2501,11 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -2520,11 +2520,11 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollIntervalMs":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -2542,17 +2542,17 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 4
 		case "status":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -2567,11 +2567,11 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
 			if drop&(1<<6) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -2586,11 +2586,11 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "task":
 			if drop&(1<<7) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -2608,11 +2608,11 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if drop&(1<<8) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -2627,11 +2627,11 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
 			if drop&(1<<9) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -2649,10 +2649,10 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2674,7 +2674,7 @@ var revsDetailedTask = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *DetailedTask) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2693,7 +2693,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "error":
 			if err := func() error {
@@ -2711,7 +2711,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "inputRequests":
 			if err := func() error {
@@ -2725,7 +2725,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
@@ -2737,7 +2737,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollIntervalMs":
 			if err := func() error {
@@ -2755,7 +2755,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "result":
 			if err := func() error {
@@ -2769,7 +2769,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "status":
 			if err := func() error {
@@ -2781,7 +2781,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
 			if fv == "" {
@@ -2796,7 +2796,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if err := func() error {
@@ -2808,7 +2808,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
 			if err := func() error {
@@ -2826,10 +2826,10 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2851,7 +2851,7 @@ var revsDiscoverRequest = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2870,7 +2870,7 @@ func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "method":
@@ -2884,10 +2884,10 @@ func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -2909,7 +2909,7 @@ var revsDiscoverResult = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *DiscoverResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -2934,7 +2934,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "cacheScope":
 			if err := func() error {
@@ -2946,7 +2946,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "capabilities":
 			if err := func() error {
@@ -2958,7 +2958,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "instructions":
 			if fv == "" {
@@ -2973,7 +2973,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
 			if err := func() error {
@@ -2985,7 +2985,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "supportedVersions":
 			if err := func() error {
@@ -2999,7 +2999,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
 			if err := func() error {
@@ -3011,10 +3011,10 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3036,7 +3036,7 @@ var revsDiscoverResultResponse = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3055,7 +3055,7 @@ func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
@@ -3068,10 +3068,10 @@ func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3096,7 +3096,7 @@ var revsElicitRequest = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3108,7 +3108,7 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -3120,11 +3120,11 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -3141,10 +3141,10 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3169,7 +3169,7 @@ var revsElicitRequestFormParams = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3181,7 +3181,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -3199,7 +3199,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -3211,7 +3211,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "mode":
 			x.present |= 1 << 2
@@ -3225,11 +3225,11 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "task":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -3247,10 +3247,10 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3272,7 +3272,7 @@ var revsElicitRequestFormParamsMeta = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitRequestFormParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3291,10 +3291,10 @@ func (x *ElicitRequestFormParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3316,7 +3316,7 @@ var revsElicitRequestFormParamsRequestedSchema = [5]bool{false, false, false, tr
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3338,7 +3338,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "properties":
 			if err := func() error {
@@ -3352,7 +3352,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "required":
 			if err := func() error {
@@ -3366,11 +3366,11 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3395,7 +3395,7 @@ var revsElicitRequestURLParams = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3407,7 +3407,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -3425,11 +3425,11 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "elicitationId":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -3444,7 +3444,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -3456,12 +3456,12 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "mode":
 		case "task":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -3479,7 +3479,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "url":
 			if err := func() error {
@@ -3491,10 +3491,10 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3516,7 +3516,7 @@ var revsElicitRequestURLParamsMeta = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitRequestURLParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3535,10 +3535,10 @@ func (x *ElicitRequestURLParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3563,7 +3563,7 @@ var revsElicitResult = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3575,7 +3575,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -3589,7 +3589,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "action":
 			if err := func() error {
@@ -3601,7 +3601,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "content":
 			if err := func() error {
@@ -3615,10 +3615,10 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3640,7 +3640,7 @@ var revsElicitationCompleteNotification = [5]bool{false, false, false, true, fal
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitationCompleteNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3661,10 +3661,10 @@ func (x *ElicitationCompleteNotification) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3686,7 +3686,7 @@ var revsElicitationCompleteNotificationParams = [5]bool{false, false, false, tru
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ElicitationCompleteNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3705,10 +3705,10 @@ func (x *ElicitationCompleteNotificationParams) DecodeValue(v any, rev int) erro
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3730,7 +3730,7 @@ var dropEmbeddedResource = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3739,7 +3739,7 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -3765,7 +3765,7 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3787,7 +3787,7 @@ var revsError = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Error) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3806,17 +3806,17 @@ func (x *Error) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
-				x.Data = wire.Plain(fv)
+				x.Data = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -3828,10 +3828,10 @@ func (x *Error) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3853,7 +3853,7 @@ var dropGetPromptRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3862,7 +3862,7 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -3870,7 +3870,7 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -3880,7 +3880,7 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3902,7 +3902,7 @@ var dropGetPromptRequestParams = [5]uint64{0x15, 0x15, 0x15, 0x14, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -3911,7 +3911,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -3931,7 +3931,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "inputResponses":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
@@ -3945,7 +3945,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "requestState":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -3955,7 +3955,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				return wire.At(err, "requestState")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -3977,7 +3977,7 @@ var dropGetPromptResult = [5]uint64{0x8, 0x8, 0x8, 0x8, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetPromptResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4009,7 +4009,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -4019,7 +4019,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "resultType")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4041,7 +4041,7 @@ var revsGetPromptResultResponse = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetPromptResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4060,21 +4060,21 @@ func (x *GetPromptResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
 			if err := func() error {
-				x.Result = wire.Plain(fv)
+				x.Result = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4096,7 +4096,7 @@ var revsGetTaskPayloadRequest = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4115,7 +4115,7 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "method":
@@ -4129,10 +4129,10 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4154,7 +4154,7 @@ var revsGetTaskPayloadRequestParams = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetTaskPayloadRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4173,10 +4173,10 @@ func (x *GetTaskPayloadRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4198,7 +4198,7 @@ var revsGetTaskPayloadResult = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4219,10 +4219,10 @@ func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4244,7 +4244,7 @@ var revsGetTaskRequest = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4263,7 +4263,7 @@ func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "method":
@@ -4277,10 +4277,10 @@ func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4305,7 +4305,7 @@ var revsGetTaskRequestParams = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4317,7 +4317,7 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -4335,7 +4335,7 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if err := func() error {
@@ -4347,10 +4347,10 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4375,7 +4375,7 @@ var revsGetTaskResult = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *GetTaskResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4401,7 +4401,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
 			if err := func() error {
@@ -4413,11 +4413,11 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "error":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -4435,11 +4435,11 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "inputRequests":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -4453,7 +4453,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
@@ -4465,11 +4465,11 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollInterval":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -4487,11 +4487,11 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollIntervalMs":
 			if drop&(1<<6) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -4509,11 +4509,11 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "result":
 			if drop&(1<<7) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -4527,11 +4527,11 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
 			if drop&(1<<8) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -4546,7 +4546,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "status":
 			if err := func() error {
@@ -4558,7 +4558,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
 			if fv == "" {
@@ -4573,7 +4573,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if err := func() error {
@@ -4585,11 +4585,11 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttl":
 			if drop&(1<<12) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -4607,11 +4607,11 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
 			if drop&(1<<13) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -4629,10 +4629,10 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4654,7 +4654,7 @@ var revsHeaderMismatchError = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4673,7 +4673,7 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "id":
 			if err := func() error {
@@ -4685,11 +4685,11 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4711,7 +4711,7 @@ var revsHeaderMismatchErrorError = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4730,17 +4730,17 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
-				x.Data = wire.Plain(fv)
+				x.Data = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -4752,10 +4752,10 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4777,7 +4777,7 @@ var revsIcon = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Icon) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4799,7 +4799,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "sizes":
 			if err := func() error {
@@ -4813,7 +4813,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "src":
 			if err := func() error {
@@ -4825,7 +4825,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "theme":
 			if fv == "" {
@@ -4840,10 +4840,10 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4865,7 +4865,7 @@ var revsIcons = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Icons) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4886,10 +4886,10 @@ func (x *Icons) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4911,7 +4911,7 @@ var dropImageContent = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ImageContent) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4920,7 +4920,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -4948,7 +4948,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -4970,7 +4970,7 @@ var dropImplementation = [5]uint64{0x2b, 0x2b, 0x23, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Implementation) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -4979,7 +4979,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 		switch k {
 		case "description":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -4990,7 +4990,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			}
 		case "icons":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
@@ -5004,7 +5004,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -5019,7 +5019,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 			}
 		case "websiteUrl":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -5029,7 +5029,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				return wire.At(err, "websiteUrl")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5054,7 +5054,7 @@ var revsInitializeRequest = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InitializeRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5066,7 +5066,7 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -5078,11 +5078,11 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -5097,10 +5097,10 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5125,7 +5125,7 @@ var revsInitializeRequestParams = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5137,7 +5137,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -5155,7 +5155,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "capabilities":
 			if err := func() error {
@@ -5167,7 +5167,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "clientInfo":
 			if err := func() error {
@@ -5179,7 +5179,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "protocolVersion":
 			if err := func() error {
@@ -5191,10 +5191,10 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5216,7 +5216,7 @@ var revsInitializeRequestParamsMeta = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InitializeRequestParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5235,10 +5235,10 @@ func (x *InitializeRequestParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5260,7 +5260,7 @@ var revsInitializeResult = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InitializeResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5281,7 +5281,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "capabilities":
 			if err := func() error {
@@ -5293,7 +5293,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "instructions":
 			if fv == "" {
@@ -5308,7 +5308,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "protocolVersion":
 			if err := func() error {
@@ -5320,7 +5320,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "serverInfo":
 			if err := func() error {
@@ -5332,10 +5332,10 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5360,7 +5360,7 @@ var revsInitializedNotification = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InitializedNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5372,7 +5372,7 @@ func (x *InitializedNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -5393,10 +5393,10 @@ func (x *InitializedNotification) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5418,7 +5418,7 @@ var revsInputRequiredResult = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5443,7 +5443,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "inputRequests":
 			if err := func() error {
@@ -5457,7 +5457,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "requestState":
 			if fv == "" {
@@ -5472,7 +5472,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
 			if err := func() error {
@@ -5484,10 +5484,10 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5509,7 +5509,7 @@ var revsInputResponseRequestParams = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5528,7 +5528,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "inputResponses":
 			if err := func() error {
@@ -5542,7 +5542,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "requestState":
 			if fv == "" {
@@ -5557,10 +5557,10 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5582,7 +5582,7 @@ var revsInternalError = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InternalError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5601,17 +5601,17 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
-				x.Data = wire.Plain(fv)
+				x.Data = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -5623,10 +5623,10 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5648,7 +5648,7 @@ var revsInvalidParamsError = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5667,17 +5667,17 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
-				x.Data = wire.Plain(fv)
+				x.Data = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -5689,10 +5689,10 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5714,7 +5714,7 @@ var revsInvalidRequestError = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5733,17 +5733,17 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
-				x.Data = wire.Plain(fv)
+				x.Data = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -5755,10 +5755,10 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5780,7 +5780,7 @@ var revsJSONRPCError = [5]bool{true, true, true, false, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5799,7 +5799,7 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "id":
 			if err := func() error {
@@ -5811,11 +5811,11 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5837,7 +5837,7 @@ var revsJSONRPCErrorError = [5]bool{true, true, true, false, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5856,17 +5856,17 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
-				x.Data = wire.Plain(fv)
+				x.Data = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -5878,10 +5878,10 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5903,7 +5903,7 @@ var revsJSONRPCErrorResponse = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5922,7 +5922,7 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "id":
 			if err := func() error {
@@ -5934,11 +5934,11 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -5957,7 +5957,7 @@ func (x *JSONRPCErrorResponse) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -5979,7 +5979,7 @@ func (x *JSONRPCNotification) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6001,7 +6001,7 @@ var revsJSONRPCNotificationParams = [5]bool{true, true, true, false, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6022,10 +6022,10 @@ func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6044,7 +6044,7 @@ func (x *JSONRPCNotificationParams) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6070,7 +6070,7 @@ func (x *JSONRPCRequest) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6092,7 +6092,7 @@ var revsJSONRPCRequestParams = [5]bool{true, true, true, false, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6117,10 +6117,10 @@ func (x *JSONRPCRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6142,7 +6142,7 @@ var revsJSONRPCRequestParamsMeta = [5]bool{true, true, true, false, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCRequestParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6161,10 +6161,10 @@ func (x *JSONRPCRequestParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6186,7 +6186,7 @@ var revsJSONRPCResultResponse = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6205,7 +6205,7 @@ func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
@@ -6218,10 +6218,10 @@ func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6243,7 +6243,7 @@ var revsLegacyTitledEnumSchema = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6265,7 +6265,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -6280,7 +6280,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "enum":
 			if err := func() error {
@@ -6294,7 +6294,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "enumNames":
 			if err := func() error {
@@ -6308,7 +6308,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -6323,11 +6323,11 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6349,7 +6349,7 @@ var dropListPromptsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6358,7 +6358,7 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -6366,7 +6366,7 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -6382,7 +6382,7 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6404,7 +6404,7 @@ var dropListPromptsResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6423,7 +6423,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -6447,7 +6447,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -6458,7 +6458,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -6471,7 +6471,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6493,7 +6493,7 @@ var revsListPromptsResultResponse = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6512,7 +6512,7 @@ func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
@@ -6525,10 +6525,10 @@ func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6550,7 +6550,7 @@ var dropListResourceTemplatesRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6559,7 +6559,7 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -6567,7 +6567,7 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -6583,7 +6583,7 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6605,7 +6605,7 @@ var dropListResourceTemplatesResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6624,7 +6624,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -6648,7 +6648,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -6659,7 +6659,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -6672,7 +6672,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6694,7 +6694,7 @@ var revsListResourceTemplatesResultResponse = [5]bool{false, false, false, false
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6713,7 +6713,7 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
@@ -6726,10 +6726,10 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6751,7 +6751,7 @@ var dropListResourcesRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6760,7 +6760,7 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -6768,7 +6768,7 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -6784,7 +6784,7 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6806,7 +6806,7 @@ var dropListResourcesResult = [5]uint64{0x32, 0x32, 0x32, 0x32, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6825,7 +6825,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -6849,7 +6849,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -6860,7 +6860,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -6873,7 +6873,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6895,7 +6895,7 @@ var revsListResourcesResultResponse = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6914,7 +6914,7 @@ func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
@@ -6927,10 +6927,10 @@ func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -6952,7 +6952,7 @@ var dropListRootsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x3}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -6961,7 +6961,7 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -6969,7 +6969,7 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -6985,7 +6985,7 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7007,7 +7007,7 @@ var revsListRootsRequestParams = [5]bool{true, true, true, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7028,10 +7028,10 @@ func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7053,7 +7053,7 @@ var dropListRootsResult = [5]uint64{0x0, 0x0, 0x0, 0x0, 0x1}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListRootsResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7062,7 +7062,7 @@ func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -7077,7 +7077,7 @@ func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 				x.Roots = a
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7099,7 +7099,7 @@ var revsListTasksRequest = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7118,7 +7118,7 @@ func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "method":
@@ -7138,10 +7138,10 @@ func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7163,7 +7163,7 @@ var revsListTasksResult = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListTasksResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7184,7 +7184,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "nextCursor":
 			if fv == "" {
@@ -7199,7 +7199,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "tasks":
 			if err := func() error {
@@ -7213,10 +7213,10 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7238,7 +7238,7 @@ var dropListToolsRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7247,7 +7247,7 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -7255,7 +7255,7 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -7271,7 +7271,7 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7293,7 +7293,7 @@ var dropListToolsResult = [5]uint64{0x2a, 0x2a, 0x2a, 0x2a, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListToolsResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7312,7 +7312,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -7330,7 +7330,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -7347,7 +7347,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -7360,7 +7360,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7382,7 +7382,7 @@ var revsListToolsResultResponse = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7401,7 +7401,7 @@ func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
@@ -7414,10 +7414,10 @@ func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7439,7 +7439,7 @@ var dropLoggingMessageNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *LoggingMessageNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7448,7 +7448,7 @@ func (x *LoggingMessageNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -7458,7 +7458,7 @@ func (x *LoggingMessageNotification) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7480,7 +7480,7 @@ var dropLoggingMessageNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7489,7 +7489,7 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -7502,7 +7502,7 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "data":
-			x.Data = wire.Plain(fv)
+			x.Data = codec.Plain(fv)
 		case "level":
 			if err := codec.SetString(fv, &x.Level); err != nil {
 				return wire.At(err, "level")
@@ -7515,7 +7515,7 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 				return wire.At(err, "logger")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7537,7 +7537,7 @@ var revsMethodNotFoundError = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7556,17 +7556,17 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
-				x.Data = wire.Plain(fv)
+				x.Data = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -7578,10 +7578,10 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7603,7 +7603,7 @@ var revsMissingRequiredClientCapabilityError = [5]bool{false, false, false, fals
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7622,7 +7622,7 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "id":
 			if err := func() error {
@@ -7634,11 +7634,11 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7660,7 +7660,7 @@ var revsMissingRequiredClientCapabilityErrorError = [5]bool{false, false, false,
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7679,7 +7679,7 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
@@ -7691,7 +7691,7 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -7703,10 +7703,10 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7728,7 +7728,7 @@ var revsMissingRequiredClientCapabilityErrorErrorData = [5]bool{false, false, fa
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *MissingRequiredClientCapabilityErrorErrorData) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7747,10 +7747,10 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) DecodeValue(v any, rev i
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7769,7 +7769,7 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) UnmarshalJSON(b []byte) 
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ModelHint) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7783,7 +7783,7 @@ func (x *ModelHint) DecodeValue(v any, rev int) error {
 				return wire.At(err, "name")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7802,7 +7802,7 @@ func (x *ModelHint) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ModelPreferences) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7845,7 +7845,7 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 				x.SpeedPriority = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7864,7 +7864,7 @@ func (x *ModelPreferences) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Notification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7885,7 +7885,7 @@ func (x *Notification) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7907,7 +7907,7 @@ var revsNotificationMetaObject = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *NotificationMetaObject) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7926,10 +7926,10 @@ func (x *NotificationMetaObject) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7948,7 +7948,7 @@ func (x *NotificationMetaObject) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *NotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -7965,7 +7965,7 @@ func (x *NotificationParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -7990,7 +7990,7 @@ var revsNumberSchema = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *NumberSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8002,7 +8002,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -8020,7 +8020,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -8035,7 +8035,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "maximum":
 			if err := func() error {
@@ -8053,7 +8053,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "minimum":
 			if err := func() error {
@@ -8071,7 +8071,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -8086,7 +8086,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 			if err := func() error {
@@ -8098,10 +8098,10 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8123,7 +8123,7 @@ var dropPaginatedRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8132,7 +8132,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -8140,7 +8140,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -8159,7 +8159,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8181,7 +8181,7 @@ var dropPaginatedRequestParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8190,7 +8190,7 @@ func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -8210,7 +8210,7 @@ func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 				return wire.At(err, "cursor")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8232,7 +8232,7 @@ var dropPaginatedResult = [5]uint64{0x4, 0x4, 0x4, 0x4, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PaginatedResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8258,7 +8258,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -8268,7 +8268,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 				return wire.At(err, "resultType")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8290,7 +8290,7 @@ var revsParseError = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ParseError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8309,17 +8309,17 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
-				x.Data = wire.Plain(fv)
+				x.Data = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -8331,10 +8331,10 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8359,7 +8359,7 @@ var revsPingRequest = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PingRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8371,7 +8371,7 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -8383,11 +8383,11 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -8408,10 +8408,10 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8433,7 +8433,7 @@ var dropProgressNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ProgressNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8442,7 +8442,7 @@ func (x *ProgressNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -8452,7 +8452,7 @@ func (x *ProgressNotification) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8474,7 +8474,7 @@ var dropProgressNotificationParams = [5]uint64{0x3, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8483,7 +8483,7 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -8497,7 +8497,7 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 			}
 		case "message":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -8525,7 +8525,7 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 				x.Total = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8547,7 +8547,7 @@ var dropPrompt = [5]uint64{0x29, 0x29, 0x8, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Prompt) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8556,7 +8556,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -8579,7 +8579,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
@@ -8593,7 +8593,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -8603,7 +8603,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				return wire.At(err, "title")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8625,7 +8625,7 @@ var dropPromptArgument = [5]uint64{0x8, 0x8, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PromptArgument) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8655,7 +8655,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -8665,7 +8665,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 				return wire.At(err, "title")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8687,7 +8687,7 @@ var dropPromptListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PromptListChangedNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8696,7 +8696,7 @@ func (x *PromptListChangedNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -8712,7 +8712,7 @@ func (x *PromptListChangedNotification) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8731,7 +8731,7 @@ func (x *PromptListChangedNotification) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PromptMessage) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8748,7 +8748,7 @@ func (x *PromptMessage) DecodeValue(v any, rev int) error {
 				return wire.At(err, "role")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8770,7 +8770,7 @@ var dropPromptReference = [5]uint64{0x2, 0x2, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PromptReference) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8783,7 +8783,7 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -8794,7 +8794,7 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8816,7 +8816,7 @@ var dropReadResourceRequest = [5]uint64{0x3, 0x3, 0x3, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8825,7 +8825,7 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
@@ -8833,7 +8833,7 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -8843,7 +8843,7 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8865,7 +8865,7 @@ var dropReadResourceRequestParams = [5]uint64{0x7, 0x7, 0x7, 0x6, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8874,7 +8874,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -8888,7 +8888,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "inputResponses":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
@@ -8898,7 +8898,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "requestState":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -8912,7 +8912,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 				return wire.At(err, "uri")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -8934,7 +8934,7 @@ var dropReadResourceResult = [5]uint64{0x1a, 0x1a, 0x1a, 0x1a, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -8953,7 +8953,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			}
 		case "cacheScope":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -8970,7 +8970,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			}
 		case "resultType":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -8981,7 +8981,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			}
 		case "ttlMs":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -8994,7 +8994,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 				x.TTLMs = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9016,7 +9016,7 @@ var revsReadResourceResultResponse = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ReadResourceResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9035,21 +9035,21 @@ func (x *ReadResourceResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
 			if err := func() error {
-				x.Result = wire.Plain(fv)
+				x.Result = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9071,7 +9071,7 @@ var revsRelatedTaskMetadata = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *RelatedTaskMetadata) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9090,10 +9090,10 @@ func (x *RelatedTaskMetadata) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9112,7 +9112,7 @@ func (x *RelatedTaskMetadata) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Request) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9133,7 +9133,7 @@ func (x *Request) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9155,7 +9155,7 @@ var revsRequestMetaObject = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9180,7 +9180,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "io.modelcontextprotocol/clientInfo":
 			if err := func() error {
@@ -9198,7 +9198,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "io.modelcontextprotocol/logLevel":
 			if fv == "" {
@@ -9213,7 +9213,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "io.modelcontextprotocol/protocolVersion":
 			if fv == "" {
@@ -9228,7 +9228,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "progressToken":
 			if err := func() error {
@@ -9240,10 +9240,10 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9262,7 +9262,7 @@ func (x *RequestMetaObject) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *RequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9279,7 +9279,7 @@ func (x *RequestParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9301,7 +9301,7 @@ var dropResource = [5]uint64{0x89, 0x89, 0x8, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Resource) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9310,7 +9310,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -9337,7 +9337,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
@@ -9368,7 +9368,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if drop&(1<<7) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -9382,7 +9382,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				return wire.At(err, "uri")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9404,7 +9404,7 @@ var dropResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceContents) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9413,7 +9413,7 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -9433,7 +9433,7 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 				return wire.At(err, "uri")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9458,7 +9458,7 @@ var revsResourceLink = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceLink) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9480,7 +9480,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "annotations":
 			if err := func() error {
@@ -9498,7 +9498,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -9513,11 +9513,11 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -9531,7 +9531,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "mimeType":
 			if fv == "" {
@@ -9546,7 +9546,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "name":
 			if err := func() error {
@@ -9558,7 +9558,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "size":
 			if err := func() error {
@@ -9576,7 +9576,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -9591,7 +9591,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		case "uri":
@@ -9604,10 +9604,10 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9629,7 +9629,7 @@ var dropResourceListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceListChangedNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9638,7 +9638,7 @@ func (x *ResourceListChangedNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -9654,7 +9654,7 @@ func (x *ResourceListChangedNotification) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9676,7 +9676,7 @@ var revsResourceReference = [5]bool{true, true, false, false, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceReference) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9696,10 +9696,10 @@ func (x *ResourceReference) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9721,7 +9721,7 @@ var revsResourceRequestParams = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9746,7 +9746,7 @@ func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
 			if err := func() error {
@@ -9758,10 +9758,10 @@ func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9783,7 +9783,7 @@ var dropResourceTemplate = [5]uint64{0x49, 0x49, 0x8, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9792,7 +9792,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -9819,7 +9819,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
@@ -9840,7 +9840,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if drop&(1<<6) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -9854,7 +9854,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				return wire.At(err, "uriTemplate")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9876,7 +9876,7 @@ var revsResourceTemplateReference = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceTemplateReference) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9896,10 +9896,10 @@ func (x *ResourceTemplateReference) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9921,7 +9921,7 @@ var dropResourceUpdatedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceUpdatedNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9930,7 +9930,7 @@ func (x *ResourceUpdatedNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -9940,7 +9940,7 @@ func (x *ResourceUpdatedNotification) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -9962,7 +9962,7 @@ var dropResourceUpdatedNotificationParams = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResourceUpdatedNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -9971,7 +9971,7 @@ func (x *ResourceUpdatedNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -9988,7 +9988,7 @@ func (x *ResourceUpdatedNotificationParams) DecodeValue(v any, rev int) error {
 				return wire.At(err, "uri")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10007,7 +10007,7 @@ func (x *ResourceUpdatedNotificationParams) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Result) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10031,7 +10031,7 @@ func (x *Result) DecodeValue(v any, rev int) error {
 				return wire.At(err, "resultType")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10053,7 +10053,7 @@ var revsResultMetaObject = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ResultMetaObject) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10078,10 +10078,10 @@ func (x *ResultMetaObject) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10103,7 +10103,7 @@ var dropRoot = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Root) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10112,7 +10112,7 @@ func (x *Root) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -10132,7 +10132,7 @@ func (x *Root) DecodeValue(v any, rev int) error {
 				return wire.At(err, "uri")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10157,7 +10157,7 @@ var revsRootsListChangedNotification = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *RootsListChangedNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10169,7 +10169,7 @@ func (x *RootsListChangedNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -10190,10 +10190,10 @@ func (x *RootsListChangedNotification) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10215,7 +10215,7 @@ var dropSamplingMessage = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SamplingMessage) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10224,7 +10224,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -10254,7 +10254,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 				return wire.At(err, "role")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10276,7 +10276,7 @@ var dropServerCapabilities = [5]uint64{0x45, 0x44, 0x44, 0x4, 0x40}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10285,7 +10285,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 		switch k {
 		case "completions":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -10301,7 +10301,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 			}
 		case "extensions":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
@@ -10337,7 +10337,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 			}
 		case "tasks":
 			if drop&(1<<6) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -10360,7 +10360,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				x.Tools = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10379,7 +10379,7 @@ func (x *ServerCapabilities) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ServerCapabilitiesPrompts) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10396,7 +10396,7 @@ func (x *ServerCapabilitiesPrompts) DecodeValue(v any, rev int) error {
 				x.ListChanged = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10415,7 +10415,7 @@ func (x *ServerCapabilitiesPrompts) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10442,7 +10442,7 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 				x.Subscribe = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10464,7 +10464,7 @@ var revsServerCapabilitiesTasks = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10485,7 +10485,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "list":
 			if err := func() error {
@@ -10499,7 +10499,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "requests":
 			if err := func() error {
@@ -10517,10 +10517,10 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10542,7 +10542,7 @@ var revsServerCapabilitiesTasksRequests = [5]bool{false, false, false, true, fal
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ServerCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10567,10 +10567,10 @@ func (x *ServerCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10592,7 +10592,7 @@ var revsServerCapabilitiesTasksRequestsTools = [5]bool{false, false, false, true
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10613,10 +10613,10 @@ func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10635,7 +10635,7 @@ func (x *ServerCapabilitiesTasksRequestsTools) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ServerCapabilitiesTools) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10652,7 +10652,7 @@ func (x *ServerCapabilitiesTools) DecodeValue(v any, rev int) error {
 				x.ListChanged = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10677,7 +10677,7 @@ var revsSetLevelRequest = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10689,7 +10689,7 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -10701,11 +10701,11 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -10720,10 +10720,10 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10748,7 +10748,7 @@ var revsSetLevelRequestParams = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10760,7 +10760,7 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -10778,7 +10778,7 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "level":
 			if err := func() error {
@@ -10790,10 +10790,10 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10815,7 +10815,7 @@ var revsSetLevelRequestParamsMeta = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SetLevelRequestParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10834,10 +10834,10 @@ func (x *SetLevelRequestParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10862,7 +10862,7 @@ var revsStringSchema = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *StringSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -10874,7 +10874,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "default":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -10889,7 +10889,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -10904,7 +10904,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "format":
 			if fv == "" {
@@ -10919,7 +10919,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "maxLength":
 			if err := func() error {
@@ -10937,7 +10937,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "minLength":
 			if err := func() error {
@@ -10955,7 +10955,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -10970,11 +10970,11 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -10999,7 +10999,7 @@ var revsSubscribeRequest = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11011,7 +11011,7 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -11023,11 +11023,11 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -11042,10 +11042,10 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11070,7 +11070,7 @@ var revsSubscribeRequestParams = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11082,7 +11082,7 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -11100,7 +11100,7 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
 			if err := func() error {
@@ -11112,10 +11112,10 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11137,7 +11137,7 @@ var revsSubscribeRequestParamsMeta = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11156,10 +11156,10 @@ func (x *SubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11181,7 +11181,7 @@ var revsSubscriptionFilter = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11206,7 +11206,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resourceSubscriptions":
 			if err := func() error {
@@ -11220,7 +11220,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resourcesListChanged":
 			if err := func() error {
@@ -11238,7 +11238,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "toolsListChanged":
 			if err := func() error {
@@ -11256,10 +11256,10 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11281,7 +11281,7 @@ var revsSubscriptionsAcknowledgedNotification = [5]bool{false, false, false, fal
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscriptionsAcknowledgedNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11302,10 +11302,10 @@ func (x *SubscriptionsAcknowledgedNotification) DecodeValue(v any, rev int) erro
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11327,7 +11327,7 @@ var revsSubscriptionsAcknowledgedNotificationParams = [5]bool{false, false, fals
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11352,7 +11352,7 @@ func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any, rev int
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "notifications":
 			if err := func() error {
@@ -11364,10 +11364,10 @@ func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any, rev int
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11389,7 +11389,7 @@ var revsSubscriptionsListenRequest = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11408,7 +11408,7 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "method":
@@ -11422,10 +11422,10 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11447,7 +11447,7 @@ var revsSubscriptionsListenRequestParams = [5]bool{false, false, false, false, t
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11466,7 +11466,7 @@ func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "notifications":
 			if err := func() error {
@@ -11478,10 +11478,10 @@ func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11503,7 +11503,7 @@ var revsSubscriptionsListenResult = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11522,7 +11522,7 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
 			if err := func() error {
@@ -11534,10 +11534,10 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11559,7 +11559,7 @@ var revsSubscriptionsListenResultMetaObject = [5]bool{false, false, false, false
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11584,7 +11584,7 @@ func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "io.modelcontextprotocol/subscriptionId":
 			if err := func() error {
@@ -11596,10 +11596,10 @@ func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11621,7 +11621,7 @@ var revsSubscriptionsListenResultResponse = [5]bool{false, false, false, false, 
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11640,7 +11640,7 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "result":
@@ -11653,10 +11653,10 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11681,7 +11681,7 @@ var revsTask = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Task) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11701,7 +11701,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
@@ -11713,11 +11713,11 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollInterval":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -11735,11 +11735,11 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollIntervalMs":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -11757,7 +11757,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "status":
 			if err := func() error {
@@ -11769,7 +11769,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
 			if fv == "" {
@@ -11784,7 +11784,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if err := func() error {
@@ -11796,11 +11796,11 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttl":
 			if drop&(1<<7) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -11818,11 +11818,11 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
 			if drop&(1<<8) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -11840,10 +11840,10 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11865,7 +11865,7 @@ var revsTaskAugmentedRequestParams = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TaskAugmentedRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11890,7 +11890,7 @@ func (x *TaskAugmentedRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "task":
 			if err := func() error {
@@ -11908,10 +11908,10 @@ func (x *TaskAugmentedRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11933,7 +11933,7 @@ var revsTaskAugmentedRequestParamsMeta = [5]bool{false, false, false, true, fals
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TaskAugmentedRequestParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -11952,10 +11952,10 @@ func (x *TaskAugmentedRequestParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -11977,7 +11977,7 @@ var revsTaskMetadata = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TaskMetadata) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12002,10 +12002,10 @@ func (x *TaskMetadata) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12027,7 +12027,7 @@ var revsTaskStatusNotification = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TaskStatusNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12048,10 +12048,10 @@ func (x *TaskStatusNotification) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12076,7 +12076,7 @@ var revsTaskStatusNotificationParams = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12102,7 +12102,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "createdAt":
 			if err := func() error {
@@ -12114,11 +12114,11 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "error":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -12136,11 +12136,11 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "inputRequests":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -12154,7 +12154,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "lastUpdatedAt":
 			if err := func() error {
@@ -12166,11 +12166,11 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollInterval":
 			if drop&(1<<5) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -12188,11 +12188,11 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "pollIntervalMs":
 			if drop&(1<<6) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -12210,11 +12210,11 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "result":
 			if drop&(1<<7) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -12228,7 +12228,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "status":
 			if err := func() error {
@@ -12240,7 +12240,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "statusMessage":
 			if fv == "" {
@@ -12255,7 +12255,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if err := func() error {
@@ -12267,11 +12267,11 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttl":
 			if drop&(1<<11) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -12289,11 +12289,11 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "ttlMs":
 			if drop&(1<<12) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -12311,10 +12311,10 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12336,7 +12336,7 @@ var dropTextContent = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TextContent) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12345,7 +12345,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -12369,7 +12369,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12391,7 +12391,7 @@ var dropTextResourceContents = [5]uint64{0x1, 0x1, 0x0, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TextResourceContents) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12400,7 +12400,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -12424,7 +12424,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				return wire.At(err, "uri")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12446,7 +12446,7 @@ var revsTitledMultiSelectEnumSchema = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12467,7 +12467,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -12482,7 +12482,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "items":
 			if err := func() error {
@@ -12494,7 +12494,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "maxItems":
 			if err := func() error {
@@ -12512,7 +12512,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "minItems":
 			if err := func() error {
@@ -12530,7 +12530,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -12545,11 +12545,11 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12571,7 +12571,7 @@ var revsTitledMultiSelectEnumSchemaItems = [5]bool{false, false, false, true, tr
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12592,10 +12592,10 @@ func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12617,7 +12617,7 @@ var revsTitledMultiSelectEnumSchemaItemsAnyOfItem = [5]bool{false, false, false,
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12636,7 +12636,7 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if err := func() error {
@@ -12648,10 +12648,10 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12673,7 +12673,7 @@ var revsTitledSingleSelectEnumSchema = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12695,7 +12695,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -12710,7 +12710,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "oneOf":
 			if err := func() error {
@@ -12724,7 +12724,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -12739,11 +12739,11 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12765,7 +12765,7 @@ var revsTitledSingleSelectEnumSchemaOneOfItem = [5]bool{false, false, false, tru
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12784,7 +12784,7 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if err := func() error {
@@ -12796,10 +12796,10 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12821,7 +12821,7 @@ var dropTool = [5]uint64{0x19b, 0x199, 0x18, 0x0, 0x8}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *Tool) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12830,7 +12830,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
@@ -12840,7 +12840,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			}
 		case "annotations":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -12861,7 +12861,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			}
 		case "execution":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -12875,7 +12875,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			}
 		case "icons":
 			if drop&(1<<4) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
@@ -12893,7 +12893,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			}
 		case "outputSchema":
 			if drop&(1<<7) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == nil {
@@ -12907,7 +12907,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			}
 		case "title":
 			if drop&(1<<8) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -12917,7 +12917,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				return wire.At(err, "title")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -12939,7 +12939,7 @@ var revsToolAnnotations = [5]bool{false, true, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -12964,7 +12964,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "idempotentHint":
 			if err := func() error {
@@ -12982,7 +12982,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "openWorldHint":
 			if err := func() error {
@@ -13000,7 +13000,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "readOnlyHint":
 			if err := func() error {
@@ -13018,7 +13018,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -13033,10 +13033,10 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13058,7 +13058,7 @@ var revsToolChoice = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ToolChoice) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13080,10 +13080,10 @@ func (x *ToolChoice) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13105,7 +13105,7 @@ var revsToolExecution = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ToolExecution) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13127,10 +13127,10 @@ func (x *ToolExecution) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13152,7 +13152,7 @@ var dropToolInputSchema = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13161,7 +13161,7 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "$schema":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -13184,7 +13184,7 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13206,7 +13206,7 @@ var dropToolListChangedNotification = [5]uint64{0x1, 0x1, 0x1, 0x0, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ToolListChangedNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13215,7 +13215,7 @@ func (x *ToolListChangedNotification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "jsonrpc":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 0
@@ -13231,7 +13231,7 @@ func (x *ToolListChangedNotification) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13256,7 +13256,7 @@ var revsToolOutputSchema = [5]bool{false, false, true, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13268,7 +13268,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 		switch k {
 		case "$schema":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -13283,7 +13283,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "properties":
 			if err := func() error {
@@ -13297,7 +13297,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "required":
 			if err := func() error {
@@ -13311,12 +13311,12 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 			x.present |= 1 << 3
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13338,7 +13338,7 @@ var revsToolResultContent = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ToolResultContent) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13359,7 +13359,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "content":
 			if err := func() error {
@@ -13373,7 +13373,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "isError":
 			if err := func() error {
@@ -13391,17 +13391,17 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "structuredContent":
 			if err := func() error {
-				x.StructuredContent = wire.Plain(fv)
+				x.StructuredContent = codec.Plain(fv)
 				return nil
 			}(); err != nil {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "toolUseId":
 			if err := func() error {
@@ -13413,11 +13413,11 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13439,7 +13439,7 @@ var revsToolUseContent = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ToolUseContent) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13460,7 +13460,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "id":
 			if err := func() error {
@@ -13472,7 +13472,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "input":
 			if err := func() error {
@@ -13486,7 +13486,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "name":
 			if err := func() error {
@@ -13498,11 +13498,11 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13524,7 +13524,7 @@ var revsURLElicitationRequiredError = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13543,7 +13543,7 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "id":
 			if err := func() error {
@@ -13555,11 +13555,11 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13581,7 +13581,7 @@ var revsURLElicitationRequiredErrorError = [5]bool{false, false, false, true, fa
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13600,7 +13600,7 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
@@ -13612,7 +13612,7 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -13624,10 +13624,10 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13649,7 +13649,7 @@ var revsURLElicitationRequiredErrorErrorData = [5]bool{false, false, false, true
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13670,10 +13670,10 @@ func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any, rev int) error
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13698,7 +13698,7 @@ var revsUnsubscribeRequest = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13710,7 +13710,7 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -13722,11 +13722,11 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			x.present |= 1 << 1
@@ -13741,10 +13741,10 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13769,7 +13769,7 @@ var revsUnsubscribeRequestParams = [5]bool{true, true, true, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13781,7 +13781,7 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if drop&(1<<0) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if err := func() error {
@@ -13799,7 +13799,7 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
 			if err := func() error {
@@ -13811,10 +13811,10 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13836,7 +13836,7 @@ var revsUnsubscribeRequestParamsMeta = [5]bool{false, false, false, true, false}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UnsubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13855,10 +13855,10 @@ func (x *UnsubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13880,7 +13880,7 @@ var revsUnsupportedProtocolVersionError = [5]bool{false, false, false, false, tr
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13899,7 +13899,7 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "id":
 			if err := func() error {
@@ -13911,11 +13911,11 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -13937,7 +13937,7 @@ var revsUnsupportedProtocolVersionErrorError = [5]bool{false, false, false, fals
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -13956,7 +13956,7 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "data":
 			if err := func() error {
@@ -13968,7 +13968,7 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "message":
 			if err := func() error {
@@ -13980,10 +13980,10 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -14005,7 +14005,7 @@ var revsUnsupportedProtocolVersionErrorErrorData = [5]bool{false, false, false, 
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -14024,7 +14024,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "supported":
 			if err := func() error {
@@ -14038,10 +14038,10 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -14063,7 +14063,7 @@ var revsUntitledMultiSelectEnumSchema = [5]bool{false, false, false, true, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -14084,7 +14084,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -14099,7 +14099,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "items":
 			if err := func() error {
@@ -14111,7 +14111,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "maxItems":
 			if err := func() error {
@@ -14129,7 +14129,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "minItems":
 			if err := func() error {
@@ -14147,7 +14147,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -14162,11 +14162,11 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -14188,7 +14188,7 @@ var revsUntitledMultiSelectEnumSchemaItems = [5]bool{false, false, false, true, 
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -14209,11 +14209,11 @@ func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -14235,7 +14235,7 @@ var revsUntitledSingleSelectEnumSchema = [5]bool{false, false, false, true, true
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -14257,7 +14257,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "description":
 			if fv == "" {
@@ -14272,7 +14272,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "enum":
 			if err := func() error {
@@ -14286,7 +14286,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "title":
 			if fv == "" {
@@ -14301,11 +14301,11 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -14327,7 +14327,7 @@ var revsUpdateTaskRequest = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UpdateTaskRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -14346,7 +14346,7 @@ func (x *UpdateTaskRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "jsonrpc":
 		case "method":
@@ -14360,10 +14360,10 @@ func (x *UpdateTaskRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -14385,7 +14385,7 @@ var revsUpdateTaskRequestParams = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -14404,7 +14404,7 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "inputResponses":
 			if err := func() error {
@@ -14418,7 +14418,7 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "taskId":
 			if err := func() error {
@@ -14430,10 +14430,10 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -14455,7 +14455,7 @@ var revsUpdateTaskResult = [5]bool{false, false, false, false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *UpdateTaskResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -14480,7 +14480,7 @@ func (x *UpdateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "resultType":
 			if err := func() error {
@@ -14492,10 +14492,10 @@ func (x *UpdateTaskResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil

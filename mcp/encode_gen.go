@@ -676,7 +676,7 @@ func (x *CompleteResultCompletion) EncodeValue(rev int) any {
 	if x.Total != nil {
 		obj["total"] = *x.Total
 	}
-	obj["values"] = codec.NonNilArray(wire.AnyArray(x.Values))
+	obj["values"] = codec.NonNilArray(codec.AnyArray(x.Values))
 	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -750,7 +750,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 		obj["modelPreferences"] = x.ModelPreferences.EncodeValue(rev)
 	}
 	if drop&(1<<6) == 0 && x.StopSequences != nil {
-		obj["stopSequences"] = wire.AnyArray(x.StopSequences)
+		obj["stopSequences"] = codec.AnyArray(x.StopSequences)
 	}
 	if drop&(1<<7) == 0 && (x.SystemPrompt != "" || x.present&(1<<7) != 0) {
 		obj["systemPrompt"] = x.SystemPrompt
@@ -928,7 +928,7 @@ func (x *DiscoverResult) EncodeValue(rev int) any {
 		obj["instructions"] = x.Instructions
 	}
 	obj["resultType"] = x.ResultType
-	obj["supportedVersions"] = codec.NonNilArray(wire.AnyArray(x.SupportedVersions))
+	obj["supportedVersions"] = codec.NonNilArray(codec.AnyArray(x.SupportedVersions))
 	obj["ttlMs"] = x.TTLMs
 	codec.MergeExtra(obj, x.Extra)
 	return obj
@@ -1033,7 +1033,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) EncodeValue(rev int) any {
 	}
 	obj["properties"] = codec.NonNilObject(codec.AnyObject(x.Properties))
 	if x.Required != nil {
-		obj["required"] = wire.AnyArray(x.Required)
+		obj["required"] = codec.AnyArray(x.Required)
 	}
 	obj["type"] = "object"
 	codec.MergeExtra(obj, x.Extra)
@@ -1463,7 +1463,7 @@ func (x *Icon) EncodeValue(rev int) any {
 		obj["mimeType"] = x.MIMEType
 	}
 	if x.Sizes != nil {
-		obj["sizes"] = wire.AnyArray(x.Sizes)
+		obj["sizes"] = codec.AnyArray(x.Sizes)
 	}
 	obj["src"] = x.Src
 	if x.Theme != "" || x.present&(1<<3) != 0 {
@@ -1923,9 +1923,9 @@ func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	obj["enum"] = codec.NonNilArray(wire.AnyArray(x.Enum))
+	obj["enum"] = codec.NonNilArray(codec.AnyArray(x.Enum))
 	if x.EnumNames != nil {
-		obj["enumNames"] = wire.AnyArray(x.EnumNames)
+		obj["enumNames"] = codec.AnyArray(x.EnumNames)
 	}
 	if x.Title != "" || x.present&(1<<4) != 0 {
 		obj["title"] = x.Title
@@ -3665,7 +3665,7 @@ func (x *SubscriptionFilter) EncodeValue(rev int) any {
 		obj["promptsListChanged"] = *x.PromptsListChanged
 	}
 	if x.ResourceSubscriptions != nil {
-		obj["resourceSubscriptions"] = wire.AnyArray(x.ResourceSubscriptions)
+		obj["resourceSubscriptions"] = codec.AnyArray(x.ResourceSubscriptions)
 	}
 	if x.ResourcesListChanged != nil {
 		obj["resourcesListChanged"] = *x.ResourcesListChanged
@@ -4009,7 +4009,7 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 7+len(x.Extra))
 	if x.Default != nil {
-		obj["default"] = wire.AnyArray(x.Default)
+		obj["default"] = codec.AnyArray(x.Default)
 	}
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
@@ -4213,7 +4213,7 @@ func (x *ToolInputSchema) EncodeValue(rev int) any {
 		obj["properties"] = codec.EncodeMap(x.Properties, rev, codec.AnyObjectOf[any])
 	}
 	if drop&(1<<2) == 0 && x.Required != nil {
-		obj["required"] = wire.AnyArray(x.Required)
+		obj["required"] = codec.AnyArray(x.Required)
 	}
 	if drop&(1<<3) == 0 {
 		obj["type"] = "object"
@@ -4260,7 +4260,7 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 		obj["properties"] = codec.EncodeMap(x.Properties, rev, codec.AnyObjectOf[any])
 	}
 	if drop&(1<<2) == 0 && x.Required != nil {
-		obj["required"] = wire.AnyArray(x.Required)
+		obj["required"] = codec.AnyArray(x.Required)
 	}
 	if drop&(1<<3) == 0 && (x.present&(1<<3) != 0 || requiredIn(&reqToolOutputSchema, rev)&(1<<3) != 0) {
 		obj["type"] = "object"
@@ -4466,7 +4466,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
 	obj["requested"] = x.Requested
-	obj["supported"] = codec.NonNilArray(wire.AnyArray(x.Supported))
+	obj["supported"] = codec.NonNilArray(codec.AnyArray(x.Supported))
 	codec.MergeExtra(obj, x.Extra)
 	return obj
 }
@@ -4481,7 +4481,7 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 7+len(x.Extra))
 	if x.Default != nil {
-		obj["default"] = wire.AnyArray(x.Default)
+		obj["default"] = codec.AnyArray(x.Default)
 	}
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
@@ -4510,7 +4510,7 @@ func (x UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
 func (x *UntitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 	_ = rev
 	obj := make(map[string]any, 2+len(x.Extra))
-	obj["enum"] = codec.NonNilArray(wire.AnyArray(x.Enum))
+	obj["enum"] = codec.NonNilArray(codec.AnyArray(x.Enum))
 	obj["type"] = "string"
 	codec.MergeExtra(obj, x.Extra)
 	return obj
@@ -4531,7 +4531,7 @@ func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 	if x.Description != "" || x.present&(1<<1) != 0 {
 		obj["description"] = x.Description
 	}
-	obj["enum"] = codec.NonNilArray(wire.AnyArray(x.Enum))
+	obj["enum"] = codec.NonNilArray(codec.AnyArray(x.Enum))
 	if x.Title != "" || x.present&(1<<3) != 0 {
 		obj["title"] = x.Title
 	}

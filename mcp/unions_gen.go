@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"fmt"
+	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -19,7 +20,7 @@ type CompleteRequestParamsRef interface {
 
 // DecodeCompleteRequestParamsRef decodes a tree into the member it holds.
 func DecodeCompleteRequestParamsRef(v any, rev int) (CompleteRequestParamsRef, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +48,7 @@ type ContentBlock interface {
 
 // DecodeContentBlock decodes a tree into the member it holds.
 func DecodeContentBlock(v any, rev int) (ContentBlock, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ type ElicitRequestParams interface {
 
 // DecodeElicitRequestParams decodes a tree into the member it holds.
 func DecodeElicitRequestParams(v any, rev int) (ElicitRequestParams, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ type EmbeddedResourceResource interface {
 
 // DecodeEmbeddedResourceResource decodes a tree into the member it holds.
 func DecodeEmbeddedResourceResource(v any, rev int) (EmbeddedResourceResource, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ type InputRequest interface {
 
 // DecodeInputRequest decodes a tree into the member it holds.
 func DecodeInputRequest(v any, rev int) (InputRequest, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ type InputResponse interface {
 
 // DecodeInputResponse decodes a tree into the member it holds.
 func DecodeInputResponse(v any, rev int) (InputResponse, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +222,7 @@ type ReadResourceResultContentsItem interface {
 
 // DecodeReadResourceResultContentsItem decodes a tree into the member it holds.
 func DecodeReadResourceResultContentsItem(v any, rev int) (ReadResourceResultContentsItem, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +256,7 @@ type SamplingMessageContentBlock interface {
 
 // DecodeSamplingMessageContentBlock decodes a tree into the member it holds.
 func DecodeSamplingMessageContentBlock(v any, rev int) (SamplingMessageContentBlock, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +293,7 @@ type SingleSelectEnumSchema interface {
 
 // DecodeSingleSelectEnumSchema decodes a tree into the member it holds.
 func DecodeSingleSelectEnumSchema(v any, rev int) (SingleSelectEnumSchema, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}

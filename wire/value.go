@@ -79,42 +79,6 @@ func mismatch(want string, v any) error {
 	return &DecodeError{Reason: fmt.Sprintf("want %s, got %s", want, KindOf(v))}
 }
 
-// Object asserts that v is a JSON object.
-func Object(v any) (map[string]any, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, mismatch("object", v)
-	}
-	return m, nil
-}
-
-// Array asserts that v is a JSON array.
-func Array(v any) ([]any, error) {
-	a, ok := v.([]any)
-	if !ok {
-		return nil, mismatch("array", v)
-	}
-	return a, nil
-}
-
-// String asserts that v is a JSON string.
-func String(v any) (string, error) {
-	s, ok := v.(string)
-	if !ok {
-		return "", mismatch("string", v)
-	}
-	return s, nil
-}
-
-// Bool asserts that v is a JSON boolean.
-func Bool(v any) (bool, error) {
-	b, ok := v.(bool)
-	if !ok {
-		return false, mismatch("boolean", v)
-	}
-	return b, nil
-}
-
 // Int converts an integral JSON number.
 func Int(v any) (int64, error) {
 	switch x := v.(type) {
@@ -138,71 +102,6 @@ func Int(v any) (int64, error) {
 		return int64(x), nil
 	}
 	return 0, mismatch("integer", v)
-}
-
-// Float converts a JSON number.
-func Float(v any) (float64, error) {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := x.Float64()
-		if err != nil {
-			return 0, mismatch("number", v)
-		}
-		return f, nil
-	case float64:
-		return x, nil
-	case int64:
-		return float64(x), nil
-	case int:
-		return float64(x), nil
-	}
-	return 0, mismatch("number", v)
-}
-
-// Plain turns a decoded tree into the shapes encoding/json produces for an
-// `any`: json.Number becomes float64. Handwritten code that reads free-form
-// values (tool arguments, _meta) sees what it would expect from encoding/json.
-func Plain(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := x.Float64()
-		if err != nil {
-			return string(x)
-		}
-		return f
-	case map[string]any:
-		for k, e := range x {
-			if p := Plain(e); !sameScalar(p, e) {
-				x[k] = p
-			}
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = Plain(e)
-		}
-		return x
-	}
-	return v
-}
-
-// sameScalar avoids rewriting map entries whose value did not change.
-func sameScalar(a, b any) bool {
-	switch a.(type) {
-	case map[string]any, []any:
-		return true
-	}
-	_, isNum := b.(json.Number)
-	return !isNum
-}
-
-// Extra collects a member that the canonical type does not know, so that
-// decoding and re-encoding keep it.
-func Extra(m *map[string]any, k string, v any) {
-	if *m == nil {
-		*m = make(map[string]any, 2)
-	}
-	(*m)[k] = v
 }
 
 // Marshal encodes a tree compactly without HTML escaping.
@@ -241,19 +140,4 @@ func needsEscape(s string) bool {
 		}
 	}
 	return false
-}
-
-// AnyArray converts a slice of plain values for a tree (nil stays nil).
-func AnyArray[T any](v []T) any {
-	if v == nil {
-		return nil
-	}
-	if a, ok := any(v).([]any); ok {
-		return a
-	}
-	out := make([]any, len(v))
-	for i, e := range v {
-		out[i] = e
-	}
-	return out
 }

@@ -111,15 +111,15 @@ func TestValidatorErrors(t *testing.T) {
 
 func TestPlainAndArrays(t *testing.T) {
 	v, _ := wire.Parse([]byte(`{"a":[1,{"b":2.5}],"c":"s"}`))
-	got := wire.Plain(v)
+	got := codec.Plain(v)
 	want := map[string]any{"a": []any{1.0, map[string]any{"b": 2.5}}, "c": "s"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Plain = %#v", got)
 	}
-	if wire.AnyArray([]string(nil)) != nil || codec.NonNilArray(nil) == nil {
+	if codec.AnyArray([]string(nil)) != nil || codec.NonNilArray(nil) == nil {
 		t.Error("nil handling")
 	}
-	if got := wire.AnyArray([]string{"x"}); !reflect.DeepEqual(got, []any{"x"}) {
+	if got := codec.AnyArray([]string{"x"}); !reflect.DeepEqual(got, []any{"x"}) {
 		t.Errorf("AnyArray = %#v", got)
 	}
 }

@@ -9,7 +9,7 @@ import "github.com/mcpstack/mcpstack/wire"
 
 // DecodeSlice decodes a JSON array, each element with elem.
 func DecodeSlice[T any](v any, rev int, elem func(any, int) (T, error)) ([]T, error) {
-	arr, err := wire.Array(v)
+	arr, err := Array(v)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func DecodeSlice[T any](v any, rev int, elem func(any, int) (T, error)) ([]T, er
 
 // DecodeMap decodes a JSON object of like members, each with elem.
 func DecodeMap[T any](v any, rev int, elem func(any, int) (T, error)) (map[string]T, error) {
-	obj, err := wire.Object(v)
+	obj, err := Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -64,12 +64,12 @@ func DecodeInto[T any, P interface {
 }
 
 // Element decoders of plain values.
-func DecodeString[T ~string](v any, _ int) (T, error) { s, err := wire.String(v); return T(s), err }
+func DecodeString[T ~string](v any, _ int) (T, error) { s, err := String(v); return T(s), err }
 func DecodeInt(v any, _ int) (int64, error)           { return wire.Int(v) }
-func DecodeFloat(v any, _ int) (float64, error)       { return wire.Float(v) }
-func DecodeBool(v any, _ int) (bool, error)           { return wire.Bool(v) }
+func DecodeFloat(v any, _ int) (float64, error)       { return Float(v) }
+func DecodeBool(v any, _ int) (bool, error)           { return Bool(v) }
 func DecodeID(v any, _ int) (wire.ID, error)          { return wire.IDFromValue(v) }
-func DecodePlain(v any, _ int) (any, error)           { return wire.Plain(v), nil }
+func DecodePlain(v any, _ int) (any, error)           { return Plain(v), nil }
 
 // EncodeSlice encodes a slice, each element with enc (nil stays nil).
 func EncodeSlice[T any](v []T, rev int, enc func(T, int) any) any {
@@ -112,7 +112,7 @@ func EncodePlain[T any](v T, _ int) any      { return v }
 
 // AnyArrayOf and AnyObjectOf are wire.AnyArray and AnyObject as element
 // encoders.
-func AnyArrayOf[T any](v []T, _ int) any           { return wire.AnyArray(v) }
+func AnyArrayOf[T any](v []T, _ int) any           { return AnyArray(v) }
 func AnyObjectOf[T any](v map[string]T, _ int) any { return AnyObject(v) }
 
 // MergeExtra copies unknown members into an encoded object without
@@ -158,7 +158,7 @@ func NonNilObject(v any) any {
 
 // SetString decodes a JSON string into dst (a string or a string-based enum).
 func SetString[T ~string](v any, dst *T) error {
-	s, err := wire.String(v)
+	s, err := String(v)
 	*dst = T(s)
 	return err
 }
@@ -167,10 +167,10 @@ func SetString[T ~string](v any, dst *T) error {
 func SetInt(v any, dst *int64) (err error) { *dst, err = wire.Int(v); return err }
 
 // SetFloat decodes a JSON number into dst.
-func SetFloat(v any, dst *float64) (err error) { *dst, err = wire.Float(v); return err }
+func SetFloat(v any, dst *float64) (err error) { *dst, err = Float(v); return err }
 
 // SetBool decodes a JSON boolean into dst.
-func SetBool(v any, dst *bool) (err error) { *dst, err = wire.Bool(v); return err }
+func SetBool(v any, dst *bool) (err error) { *dst, err = Bool(v); return err }
 
 // SetID decodes a string or integer into dst.
 func SetID(v any, dst *wire.ID) (err error) { *dst, err = wire.IDFromValue(v); return err }

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/mcpstack/mcpstack/internal/codec"
+
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
@@ -139,7 +141,7 @@ func (s *Server) complete(spec *wire.Spec, m wire.Method, tree any) any {
 	}
 	if m.Name == mcp.MethodDiscover {
 		if v, _ := obj["supportedVersions"].([]any); len(v) == 0 {
-			obj["supportedVersions"] = wire.AnyArray(s.allRevisions())
+			obj["supportedVersions"] = codec.AnyArray(s.allRevisions())
 		}
 	}
 	return obj

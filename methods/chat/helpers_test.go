@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/internal/codec"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpstack/mcpstack/generated"
@@ -190,7 +192,7 @@ func wireResult(t testing.TB, method, rev string, r wire.Encoder) map[string]any
 		t.Fatalf("%s result invalid in %s: %v\n%s", method, rev, err, peertest.MustJSON(tree))
 	}
 	// Numbers as encoding/json gives them: float64.
-	return wire.Plain(tree).(map[string]any)
+	return codec.Plain(tree).(map[string]any)
 }
 
 // everyRevision validates a result in every revision that has the method

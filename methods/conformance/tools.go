@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/codec"
+
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
@@ -95,7 +97,7 @@ func objectSchema(props map[string]any, required ...string) map[string]any {
 	}
 	s := map[string]any{"type": "object", "properties": props}
 	if len(required) > 0 {
-		s["required"] = wire.AnyArray(required)
+		s["required"] = codec.AnyArray(required)
 	}
 	return s
 }
@@ -179,7 +181,7 @@ func tools() []*tool {
 // the tool's definition, which every revision encodes as it is.
 func jsonSchema202012() map[string]any {
 	str := func() map[string]any { return map[string]any{"type": "string"} }
-	required := func(names ...string) map[string]any { return map[string]any{"required": wire.AnyArray(names)} }
+	required := func(names ...string) map[string]any { return map[string]any{"required": codec.AnyArray(names)} }
 	return map[string]any{
 		"$schema": JSONSchema202012,
 		"type":    "object",

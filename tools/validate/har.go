@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpstack/mcpstack/internal/codec"
+
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/internal/sse"
 	"github.com/mcpstack/mcpstack/wire"
@@ -716,7 +718,7 @@ func isJSONNumber(s string) bool {
 }
 
 func anchorKey(session, kind string, v any) string {
-	b, _ := json.Marshal(wire.Plain(v))
+	b, _ := json.Marshal(codec.Plain(v))
 	return session + "\x00" + kind + "\x00" + string(b)
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/codec"
+
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -949,7 +951,7 @@ func (c *checker) progressed(sess *session, it *item, m *message, s side) {
 		it.finding(RuleProgressToken, it.session, m.ptr+"/params/progressToken", fmt.Sprintf("no open request of the %s carries progressToken %s", s.other(), tok))
 		return
 	}
-	p, err := wire.Float(m.params["progress"])
+	p, err := codec.Float(m.params["progress"])
 	if err != nil {
 		return
 	}

@@ -14,7 +14,7 @@ var revsBlobResourceContents = [2]bool{false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
 			if err := func() error {
@@ -45,10 +45,10 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -67,7 +67,7 @@ func (x *BlobResourceContents) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *EchoRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (x *EchoRequest) DecodeValue(v any, rev int) error {
 				return wire.At(err, "params")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -101,7 +101,7 @@ var dropEchoRequestParams = [2]uint64{0x4, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 			}
 		case "mode":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if fv == "" {
@@ -138,7 +138,7 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 				return wire.At(err, "text")
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -160,7 +160,7 @@ var dropEchoResult = [2]uint64{0xc, 0x0}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *EchoResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 			}
 		case "parts":
 			if drop&(1<<2) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if _, many := fv.([]any); many {
@@ -202,7 +202,7 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 			}
 		case "resource":
 			if drop&(1<<3) != 0 {
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
 			if u, err := DecodeEchoResultResource(fv, rev); err != nil {
@@ -211,7 +211,7 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 				x.Resource = u
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -230,7 +230,7 @@ func (x *EchoResult) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ImageContent) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -265,7 +265,7 @@ func (x *ImageContent) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PokeNotification) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (x *PokeNotification) DecodeValue(v any, rev int) error {
 				x.Params = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -302,7 +302,7 @@ func (x *PokeNotification) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *PokeNotificationParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func (x *PokeNotificationParams) DecodeValue(v any, rev int) error {
 				x.Count = &val
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -341,7 +341,7 @@ var revsProbeRequest = [2]bool{false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ProbeRequest) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -361,10 +361,10 @@ func (x *ProbeRequest) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -386,7 +386,7 @@ var revsProbeRequestParams = [2]bool{false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ProbeRequestParams) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -405,10 +405,10 @@ func (x *ProbeRequestParams) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -430,7 +430,7 @@ var revsProbeResult = [2]bool{false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *ProbeResult) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -449,10 +449,10 @@ func (x *ProbeResult) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -471,7 +471,7 @@ func (x *ProbeResult) UnmarshalJSON(b []byte) error {
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TextContent) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -483,7 +483,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 			}
 		case "type":
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil
@@ -505,7 +505,7 @@ var revsTextResourceContents = [2]bool{false, true}
 // DecodeValue fills x from a decoded tree of revision rev (wire.AllRevisions
 // for any). Members x does not know, or that rev does not define, go to Extra.
 func (x *TextResourceContents) DecodeValue(v any, rev int) error {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return err
 	}
@@ -524,7 +524,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		case "uri":
 			if err := func() error {
@@ -536,10 +536,10 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				if defined {
 					return err
 				}
-				wire.Extra(&x.Extra, k, fv)
+				codec.Extra(&x.Extra, k, fv)
 			}
 		default:
-			wire.Extra(&x.Extra, k, fv)
+			codec.Extra(&x.Extra, k, fv)
 		}
 	}
 	return nil

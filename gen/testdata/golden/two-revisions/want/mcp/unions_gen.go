@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"fmt"
+	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -20,7 +21,7 @@ type ContentBlock interface {
 
 // DecodeContentBlock decodes a tree into the member it holds.
 func DecodeContentBlock(v any, rev int) (ContentBlock, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +48,7 @@ type EchoResultResource interface {
 
 // DecodeEchoResultResource decodes a tree into the member it holds.
 func DecodeEchoResultResource(v any, rev int) (EchoResultResource, error) {
-	obj, err := wire.Object(v)
+	obj, err := codec.Object(v)
 	if err != nil {
 		return nil, err
 	}
