@@ -1,0 +1,63 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// A SessionState survives JSON, as a store outside the process keeps it:
+// ids of both kinds, raw capabilities, times.
+func TestSessionStateJSON(t *testing.T) {
+	st := core.SessionState{ID: "s1", Transport: "streamable", Owner: "alice", Client: "principal:alice", Revision: "2025-11-25",
+		Initialized: true, ClientCapabilities: json.RawMessage(`{"sampling":{}}`), ClientInfo: json.RawMessage(`{"name":"c","version":"1"}`),
+		LogLevel: "warning", Subscriptions: []string{"a://1", "b://2"}, Pending: []wire.ID{wire.IntID(3), wire.StringID("x")},
+		NextID: 3, Opened: time.Unix(1700000000, 0).UTC(), Expires: time.Unix(1700001800, 0).UTC()}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got core.SessionState
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, st) {
+		t.Errorf("after JSON:\n got %+v\nwant %+v\n(%s)", got, st, b)
+	}
+}
+
+// The default store: Create refuses an id it keeps, Update one it does
+// not (the session ended elsewhere), Load forgets an expired state, Delete
+// of nothing is no error.
+func TestMemorySessions(t *testing.T) {
+	ctx := context.Background()
+	m := core.MemorySessions()
+	live := core.SessionState{ID: "live", Expires: time.Now().Add(time.Hour)}
+	if err := m.Create(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Create(ctx, live); err == nil {
+		t.Error("a second Create of one id succeeded")
+	}
+	if err := m.Update(ctx, core.SessionState{ID: "gone"}); !errors.Is(err, core.ErrSessionNotFound) {
+		t.Errorf("Update of a state not kept: %v, want ErrSessionNotFound", err)
+	}
+	if err := m.Create(ctx, core.SessionState{ID: "old", Expires: time.Now().Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Load(ctx, "old"); !errors.Is(err, core.ErrSessionNotFound) {
+		t.Errorf("Load of an expired state: %v, want ErrSessionNotFound", err)
+	}
+	if got, err := m.Load(ctx, "live"); err != nil || got.ID != "live" {
+		t.Errorf("Load of a live state: %+v, %v", got, err)
+	}
+	if err := m.Delete(ctx, "nothing"); err != nil {
+		t.Errorf("Delete of a state not kept: %v", err)
+	}
+}
