@@ -15,7 +15,8 @@ import (
 type Observer interface {
 	// Serve is called as a message is taken in, before it is validated.
 	// The context it returns is the call's (the handler's, e.g. with a
-	// span); its Finisher is told once, when it has been answered.
+	// span); its Finisher (nil: none) is told once, when it has been
+	// answered.
 	Serve(ctx context.Context, m Served) (context.Context, Finisher)
 	// Ask is called as the server sends the client a request on behalf
 	// of a call (sampling, elicitation, roots: ctx is the call's); meta is
@@ -90,9 +91,14 @@ func WithObserver(o Observer) Option {
 // observer gives the core an Observer in its own types.
 type observer struct{ o Observer }
 
-func (a observer) Serve(ctx context.Context, m core.Served) (context.Context, core.Finisher) {
-	ctx, f := a.o.Serve(ctx, Served(m))
-	return ctx, finisher{f}
+func (a observer) Serve(ctx context.Context, m core.Served) (context.Context, any) {
+	return a.o.Serve(ctx, Served(m)) // the Finisher passes through the core as it is
+}
+
+func (a observer) Finish(call any, ans core.Answer) {
+	if f, ok := call.(Finisher); ok { // an observer may hand back no Finisher
+		f.Finish(Answer(ans))
+	}
 }
 
 func (a observer) Ask(ctx context.Context, r core.Asked, meta map[string]any) func(code int) {
@@ -100,10 +106,6 @@ func (a observer) Ask(ctx context.Context, r core.Asked, meta map[string]any) fu
 }
 
 func (a observer) SessionEnded(s core.EndedSession) { a.o.SessionEnded(EndedSession(s)) }
-
-type finisher struct{ f Finisher }
-
-func (f finisher) Finish(a core.Answer) { f.f.Finish(Answer(a)) }
 
 // Direction says which way a message went.
 type Direction string

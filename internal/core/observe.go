@@ -21,8 +21,12 @@ import (
 type Observer interface {
 	// Serve is called as a message is taken in, before it is validated.
 	// The context it returns is the call's (the handler's, e.g. with a
-	// span); its Finisher is told once, when it has been answered.
-	Serve(ctx context.Context, m Served) (context.Context, Finisher)
+	// span); the call is the observer's handle on it, given back to Finish
+	// once, when it has been answered (an `any`, so that an adapter passes
+	// its own through without allocating).
+	Serve(ctx context.Context, m Served) (context.Context, any)
+	// Finish is told how the message Serve returned call for was answered.
+	Finish(call any, a Answer)
 	// Ask is called as the server sends the client a request on behalf
 	// of a call (sampling, elicitation, roots: ctx is the call's); meta is
 	// the request's params._meta, where the observer may put the trace
@@ -31,11 +35,6 @@ type Observer interface {
 	Ask(ctx context.Context, r Asked, meta map[string]any) (done func(code int))
 	// SessionEnded is called when a session ends.
 	SessionEnded(s EndedSession)
-}
-
-// Finisher is told how a message an Observer saw was answered.
-type Finisher interface {
-	Finish(Answer)
 }
 
 // Served is a request or notification as the core takes it in.
@@ -92,7 +91,8 @@ func WithObserver(o Observer) Option { return optionFunc(func(c *config) { c.obs
 // for the Observer.
 type observation struct {
 	context.Context // the call's, which carries the observation itself: one allocation
-	done            Finisher
+	observer        Observer
+	call            any // the observer's handle on the call
 	request         bool
 	// toolError may be written by a task the call started, which runs
 	// on after the call has been answered: what it notes then is not the
@@ -121,8 +121,8 @@ func (s *Server) observe(ctx context.Context, m Served) (context.Context, *obser
 	if s.cfg.observer == nil {
 		return ctx, nil
 	}
-	o := &observation{Context: ctx, request: !m.ID.IsZero()}
-	ctx, o.done = s.cfg.observer.Serve(o, m)
+	o := &observation{Context: ctx, observer: s.cfg.observer, request: !m.ID.IsZero()}
+	ctx, o.call = s.cfg.observer.Serve(o, m)
 	return ctx, o
 }
 
@@ -131,7 +131,7 @@ func (o *observation) end(reply []byte, revision string) {
 	if o == nil || o.ended.Swap(true) {
 		return
 	}
-	o.done.Finish(Answer{Code: replyCode(reply), ToolError: o.toolError.Load(), Refused: o.refused, RefusedBy: o.refusedBy,
+	o.observer.Finish(o.call, Answer{Code: replyCode(reply), ToolError: o.toolError.Load(), Refused: o.refused, RefusedBy: o.refusedBy,
 		Revision: revision, Unanswered: o.request && reply == nil})
 }
 
