@@ -380,23 +380,11 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	defer cancel()
 	stop := context.AfterFunc(sess.ctx, cancel)
 	defer stop()
-	f := &inflight{cancel: cancel}
-	sess.mu.Lock()
-	if max := srv.cfg.maxInflight; max > 0 && len(sess.inflight) >= max {
-		sess.mu.Unlock()
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this session already has %d requests in flight", max)})
+	f, e := sess.track(msg.ID, cancel)
+	if e != nil {
+		return jsonrpc.EncodeError(msg.ID, e)
 	}
-	if _, dup := sess.inflight[msg.ID]; dup {
-		sess.mu.Unlock()
-		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: id %s is already in use by a request in flight", msg.ID)})
-	}
-	sess.inflight[msg.ID] = f
-	sess.mu.Unlock()
-	defer func() {
-		sess.mu.Lock()
-		delete(sess.inflight, msg.ID)
-		sess.mu.Unlock()
-	}()
+	defer sess.untrack(msg.ID)
 	done, e := srv.clientSlot(sess.usage, CallerFrom(ctx).Key) // a session not kept (stateless mode) has no usage
 	if e != nil {
 		return jsonrpc.EncodeError(msg.ID, e)
@@ -411,6 +399,29 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	p := &callPeer{srv: srv, sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
 	reply, _ = srv.dispatch(ctx, &call{spec: spec, m: m, msg: msg, sess: sess, peer: p, release: &release})
 	return reply
+}
+
+// track lists a request as in flight (notifications/cancelled finds it
+// there), within the session's cap and under an id no request in flight
+// has; untrack takes it off.
+func (sess *Session) track(id wire.ID, cancel context.CancelFunc) (*inflight, *wire.Error) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if max := sess.srv.cfg.maxInflight; max > 0 && len(sess.inflight) >= max {
+		return nil, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this session already has %d requests in flight", max)}
+	}
+	if _, dup := sess.inflight[id]; dup {
+		return nil, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: id %s is already in use by a request in flight", id)}
+	}
+	f := &inflight{cancel: cancel}
+	sess.inflight[id] = f
+	return f, nil
+}
+
+func (sess *Session) untrack(id wire.ID) {
+	sess.mu.Lock()
+	delete(sess.inflight, id)
+	sess.mu.Unlock()
 }
 
 // roomFor holds a place among the session's subscriptions for a
