@@ -8,15 +8,18 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"sync"
 )
 
-// The binary fixtures are made at start-up rather than pasted as base64, so
-// what they hold is visible here and checked by the tests.
+// The binary fixtures are made when first used rather than pasted as
+// base64, so that what they hold is visible here and checked by the
+// tests, and a process that never serves them (every mcpstack command but
+// serve --profile conformance) does not pay for the PNG encoder's 850 KB.
 var (
 	// redPixelPNG is a 1x1 opaque red PNG, base64.
-	redPixelPNG = base64.StdEncoding.EncodeToString(makePNG())
+	redPixelPNG = sync.OnceValue(func() string { return base64.StdEncoding.EncodeToString(makePNG()) })
 	// toneWAV is 10 ms of a 440 Hz tone, 8 kHz mono 16-bit PCM WAV, base64.
-	toneWAV = base64.StdEncoding.EncodeToString(makeWAV())
+	toneWAV = sync.OnceValue(func() string { return base64.StdEncoding.EncodeToString(makeWAV()) })
 )
 
 func makePNG() []byte {

@@ -67,7 +67,7 @@ func addPrompts(a *app.App) {
 		})
 	app.AddPrompt(a, app.Prompt{Name: PromptWithImage, Title: "Prompt with an image", Description: "A prompt that shows an image (a 1x1 red PNG)."},
 		func(context.Context, struct{}) (*mcp.GetPromptResult, error) {
-			return messages(user(&mcp.ImageContent{Data: redPixelPNG, MIMEType: "image/png"}), user(text(ImageAskText))), nil
+			return messages(user(&mcp.ImageContent{Data: redPixelPNG(), MIMEType: "image/png"}), user(text(ImageAskText))), nil
 		})
 	app.AddPrompt(a, app.Prompt{Name: PromptInputRequired, Title: "Prompt that asks for input",
 		Description: "A prompt that asks the user, through the client, for the context it uses (elicitation, input user_context)."},

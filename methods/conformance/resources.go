@@ -34,7 +34,7 @@ func addResources(a *app.App) {
 		Description: "A binary resource: a 1x1 red PNG.", MIMEType: "image/png"},
 		func(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []mcp.ReadResourceResultContentsItem{
-				&mcp.BlobResourceContents{URI: uri, MIMEType: "image/png", Blob: redPixelPNG}}}, nil
+				&mcp.BlobResourceContents{URI: uri, MIMEType: "image/png", Blob: redPixelPNG()}}}, nil
 		})
 	a.AddResource(app.Resource{URI: URIWatched, Name: "watched-resource", Title: "Watched resource",
 		Description: "A resource clients can subscribe to.", MIMEType: "text/plain"}, text(WatchedText))

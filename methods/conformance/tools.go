@@ -115,7 +115,7 @@ func tools() []*tool {
 			}},
 		{def: app.Tool{Name: ToolImageContent, Description: "Returns an image content block (a 1x1 red PNG).", InputSchema: objectSchema(nil), Annotations: readOnly()},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
-				return result(&mcp.ImageContent{Data: redPixelPNG, MIMEType: "image/png"}), nil
+				return result(&mcp.ImageContent{Data: redPixelPNG(), MIMEType: "image/png"}), nil
 			}},
 		{def: app.Tool{Name: ToolAudioContent, Description: "Returns an audio content block (a short WAV tone).", InputSchema: objectSchema(nil), Annotations: readOnly()},
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
@@ -131,7 +131,7 @@ func tools() []*tool {
 			run: func(*Fixtures, context.Context, map[string]any) (*mcp.CallToolResult, error) {
 				return result(
 					text(MixedText),
-					&mcp.ImageContent{Data: redPixelPNG, MIMEType: "image/png"},
+					&mcp.ImageContent{Data: redPixelPNG(), MIMEType: "image/png"},
 					&mcp.EmbeddedResource{Resource: &mcp.TextResourceContents{
 						URI: "test://mixed-content-resource", MIMEType: "application/json", Text: MixedResourceJSON,
 					}},
@@ -397,7 +397,7 @@ func EnumsSchema() *mcp.ElicitRequestFormParamsRequestedSchema {
 func text(s string) *mcp.TextContent { return &mcp.TextContent{Text: s} }
 
 func audio() *mcp.AudioContent {
-	return &mcp.AudioContent{Data: toneWAV, MIMEType: "audio/wav"}
+	return &mcp.AudioContent{Data: toneWAV(), MIMEType: "audio/wav"}
 }
 
 func result(blocks ...mcp.ContentBlock) *mcp.CallToolResult {
