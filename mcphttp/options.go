@@ -57,7 +57,7 @@ func WithEventLimits(perSession, total int64) Option {
 }
 
 // WithWriteTimeout bounds how long a write to a stream or socket may wait
-// on its client (default httpx.DefaultWriteTimeout).
+// on its client (default 10s).
 func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
 
 // WithRateLimit bounds the requests (and WebSocket frames) one client

@@ -85,7 +85,7 @@ type Limits struct {
 	AnswerTimeout time.Duration
 	Depth         int // nesting of incoming JSON (128)
 	// RequestState bounds how long the requestState of an input-required
-	// result may be given back (10m); later it is refused with -32602.
+	// result may be given back (1h); later it is refused with -32602.
 	RequestState time.Duration
 	// OutputPerStream and Output bound the bytes written for clients and
 	// not yet taken by them: in progress on one stream or socket (more

@@ -48,8 +48,10 @@ func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encod
 }
 
 // Notify sends a notification to one session, on its stream for messages
-// not related to a request. It fails when the session is gone or has no
-// such stream open.
+// not related to a request. It fails with ErrSessionNotFound when the
+// session is not live in this process (gone, or held by another that
+// shares the SessionStore), and with an error of its own when the session
+// has not finished initialize or keeps no such stream open.
 func (s *Server) Notify(ctx context.Context, session, method string, params wire.Encoder) error {
 	sess, ok := s.core.Session(session)
 	if !ok {

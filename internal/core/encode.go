@@ -1,7 +1,7 @@
 package core
 
 // The outbound path, one for session and stateless calls alike: the
-// dispatch to the handler (with the one panic recovery), the handler's
+// dispatch to the handler (with the recovery of every dispatched call), the handler's
 // error as the error sent, and results, requests and notifications
 // projected onto the revision, completed, validated in strict mode and
 // encoded.
@@ -21,7 +21,8 @@ import (
 )
 
 // call dispatches to the handler. A panic in it is answered -32603 and
-// logged with what the request named: the one recovery of every call.
+// logged with what the request named: the recovery of every dispatched
+// call (guard covers initialize and a listen stream's subscriptions).
 func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (result wire.Encoder, err error) {
 	defer func() {
 		if r := recover(); r != nil {

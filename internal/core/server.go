@@ -233,7 +233,8 @@ func (s *Server) Session(id string) (*Session, bool) {
 }
 
 // SessionFor returns the live session id if it was opened over transport
-// by owner. A session of another transport or another principal is
+// by owner; a stored session this process does not hold is restored from
+// its state (lookup). A session of another transport or another principal is
 // reported exactly like one that does not exist, so that a session id
 // learnt by someone else (it travels in HTTP+SSE URLs) is of no use to
 // them and tells them nothing.

@@ -29,7 +29,7 @@
 // The session lives as long as its stream: when the client disconnects the
 // session ends, and its calls in flight are cancelled. Like the other
 // transports, this one frames bytes and maps errors to HTTP statuses;
-// everything MCP is done by the core.Session.
+// everything MCP is done by the server.Server.
 package sse
 
 import (

@@ -2,7 +2,7 @@
 // 2025-11-25): one endpoint taking POST (client messages), GET (a stream
 // for server messages not related to a request) and DELETE (end of the
 // session). It frames bytes and maps errors to HTTP statuses; everything
-// MCP is done by the core.Session it hands the messages to.
+// MCP is done by the server.Server it hands the messages to.
 package streamable
 
 import (

@@ -174,7 +174,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 // still read meanwhile: the calls may wait for the client's answers). When
 // ctx ends first, the remaining sockets are closed with 1001 at once and
 // their calls cancelled. It returns when every socket is closed (ctx.Err()
-// when it had to force them). Call it before core.Close: http.Server's
+// when it had to force them). Call it before (*server.Server).Close: http.Server's
 // Shutdown does not wait for hijacked connections.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
