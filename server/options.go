@@ -97,37 +97,36 @@ type Limits struct {
 // WithLimits sets the bounds l names; its zero fields keep their defaults.
 func WithLimits(l Limits) Option {
 	return optionFunc(func(c *config) {
-		set := func(n int64, o func(int64) core.Option) {
-			if n != 0 {
-				c.core = append(c.core, o(max(n, 0)))
-			}
-		}
-		setInt := func(n int, o func(int) core.Option) { set(int64(n), func(v int64) core.Option { return o(int(v)) }) }
-		setDur := func(d time.Duration, o func(time.Duration) core.Option) {
-			set(int64(d), func(v int64) core.Option { return o(time.Duration(v)) })
-		}
-		setInt(l.Sessions, core.WithMaxSessions)
-		setInt(l.SessionsPerClient, core.WithMaxClientSessions)
-		setDur(l.SessionIdle, core.WithSessionIdleTimeout)
-		setInt(l.InflightPerSession, core.WithMaxInflight)
-		setInt(l.InflightPerClient, core.WithMaxClientInflight)
-		setInt(l.PendingPerSession, core.WithMaxPendingRequests)
-		setDur(l.AnswerTimeout, core.WithCallTimeout)
-		if l.Depth > 0 {
-			c.core = append(c.core, core.WithMaxDepth(l.Depth))
-		}
-		if l.RequestState > 0 {
-			c.core = append(c.core, core.WithStateTTL(l.RequestState))
-		}
+		c.core = bound(c.core, l.Sessions, core.WithMaxSessions)
+		c.core = bound(c.core, l.SessionsPerClient, core.WithMaxClientSessions)
+		c.core = bound(c.core, l.SessionIdle, core.WithSessionIdleTimeout)
+		c.core = bound(c.core, l.InflightPerSession, core.WithMaxInflight)
+		c.core = bound(c.core, l.InflightPerClient, core.WithMaxClientInflight)
+		c.core = bound(c.core, l.PendingPerSession, core.WithMaxPendingRequests)
+		c.core = bound(c.core, l.AnswerTimeout, core.WithCallTimeout)
+		c.core = bound(c.core, max(l.Depth, 0), core.WithMaxDepth)        // always bounded
+		c.core = bound(c.core, max(l.RequestState, 0), core.WithStateTTL) // likewise
 		if l.OutputPerStream != 0 || l.Output != 0 {
-			perStream, total := int64(core.DefaultOutputPerStream), int64(core.DefaultOutputTotal)
-			if l.OutputPerStream != 0 {
-				perStream = max(l.OutputPerStream, 0)
-			}
-			if l.Output != 0 {
-				total = max(l.Output, 0)
-			}
-			c.core = append(c.core, core.WithOutputLimits(perStream, total))
+			c.core = append(c.core, core.WithOutputLimits(orDefault(l.OutputPerStream, core.DefaultOutputPerStream), orDefault(l.Output, core.DefaultOutputTotal)))
 		}
 	})
+}
+
+// bound adds the core option of a Limits field: none where it is zero
+// (the default stays), the bound turned off (0 to the core) where it is
+// negative.
+func bound[T ~int | ~int64](opts []core.Option, v T, option func(T) core.Option) []core.Option {
+	if v == 0 {
+		return opts
+	}
+	return append(opts, option(max(v, 0)))
+}
+
+// orDefault is a Limits field's value for the core where another field
+// of its option is set: def where it is zero, 0 (off) where negative.
+func orDefault(v, def int64) int64 {
+	if v == 0 {
+		return def
+	}
+	return max(v, 0)
 }

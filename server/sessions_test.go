@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,61 +17,20 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// sharedStore is a SessionStore two servers share, as replicas share
-// Redis: a map, as a user would write one.
-type sharedStore struct {
-	mu     sync.Mutex
-	states map[string]server.SessionState
-}
-
-func (s *sharedStore) Create(_ context.Context, st server.SessionState) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.states[st.ID] = st
-	return nil
-}
-
-func (s *sharedStore) Load(_ context.Context, id string) (server.SessionState, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.states[id]
-	if !ok {
-		return server.SessionState{}, server.ErrSessionNotFound
-	}
-	return st, nil
-}
-
-func (s *sharedStore) Update(_ context.Context, st server.SessionState) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.states[st.ID]; !ok {
-		return server.ErrSessionNotFound
-	}
-	s.states[st.ID] = st
-	return nil
-}
-
-func (s *sharedStore) Delete(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.states, id)
-	return nil
-}
-
-// only is the one session kept.
-func (s *sharedStore) only() (string, server.SessionState, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, st := range s.states {
-		return id, st, len(s.states) == 1
+// only is the one session the store (the example's mapStore) keeps.
+func (m *mapStore) only() (string, server.SessionState, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, st := range m.states {
+		return id, st, len(m.states) == 1
 	}
 	return "", server.SessionState{}, false
 }
 
-func (s *sharedStore) get(id string) (server.SessionState, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.states[id]
+func (m *mapStore) get(id string) (server.SessionState, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.states[id]
 	return st, ok
 }
 
@@ -103,7 +61,7 @@ func (r *replica) stop() {
 // in the shared store, so the client notices nothing, and the session
 // still ends for everyone when the client ends it.
 func TestSessionOutlivesItsReplica(t *testing.T) {
-	store := &sharedStore{states: map[string]server.SessionState{}}
+	store := &mapStore{states: map[string]server.SessionState{}}
 	a, b := newReplica(t, store), newReplica(t, store)
 	var target atomic.Pointer[replica]
 	target.Store(a)
@@ -204,7 +162,7 @@ func connect(t *testing.T, ctx context.Context, url string) *client.Session {
 // one, and the other's copy ends at its next change of the state (the
 // store no longer keeps it) instead of putting the state back.
 func TestSessionEndedElsewhereEndsHere(t *testing.T) {
-	store := &sharedStore{states: map[string]server.SessionState{}}
+	store := &mapStore{states: map[string]server.SessionState{}}
 	a, b := newReplica(t, store), newReplica(t, store)
 	l := newLB(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -239,7 +197,7 @@ func TestSessionEndedElsewhereEndsHere(t *testing.T) {
 // A replica's copy that idles out does not drop the state another
 // replica is serving: that one keeps the stored Expires moving.
 func TestIdleCopyKeepsTheStateAnotherServes(t *testing.T) {
-	store := &sharedStore{states: map[string]server.SessionState{}}
+	store := &mapStore{states: map[string]server.SessionState{}}
 	limits := server.WithLimits(server.Limits{SessionIdle: 300 * time.Millisecond})
 	a, b := newReplica(t, store, limits), newReplica(t, store, limits)
 	l := newLB(t, a)
@@ -261,7 +219,7 @@ func TestIdleCopyKeepsTheStateAnotherServes(t *testing.T) {
 // A replica with no room for a stored session says so (503, Retry-After),
 // not that the session is gone: the client must not start over.
 func TestRestoreWithoutRoomIsBusy(t *testing.T) {
-	store := &sharedStore{states: map[string]server.SessionState{}}
+	store := &mapStore{states: map[string]server.SessionState{}}
 	a, b := newReplica(t, store), newReplica(t, store, server.WithLimits(server.Limits{Sessions: 1}))
 	l := newLB(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

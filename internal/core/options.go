@@ -27,7 +27,6 @@ type config struct {
 	tap         Tap
 	stateKey    []byte
 	stateTTL    time.Duration
-	onClose     func(session string)
 	maxInflight int
 
 	taskDelay  time.Duration
@@ -136,12 +135,6 @@ func WithStateTTL(d time.Duration) Option {
 			c.stateTTL = d
 		}
 	})
-}
-
-// WithSessionClosed calls fn with the id of every session that ends, so
-// that what a handler keeps per session can go with it.
-func WithSessionClosed(fn func(session string)) Option {
-	return optionFunc(func(c *config) { c.onClose = fn })
 }
 
 // WithMaxInflight caps the requests one session may have in flight at once

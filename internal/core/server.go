@@ -406,9 +406,6 @@ func (s *Server) sessionClosed(id string) {
 	s.mu.Lock()
 	hooks := append([]func(string){}, s.closeHooks...)
 	s.mu.Unlock()
-	if s.cfg.onClose != nil {
-		s.cfg.onClose(id)
-	}
 	for _, fn := range hooks {
 		fn(id)
 	}

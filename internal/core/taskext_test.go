@@ -38,6 +38,18 @@ func newExtServer(t *testing.T, opts ...server.Option) *core.Server {
 	return srv
 }
 
+// newSQLiteExtServer is newExtServer with its tasks in the SQLite file at
+// path, which servers opened on the same path share.
+func newSQLiteExtServer(t *testing.T, path string) *core.Server {
+	t.Helper()
+	store, err := taskstore.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return newExtServer(t, server.WithTaskStore(store))
+}
+
 func (c *extClient) as(owner string) *extClient {
 	d := *c
 	d.ctx = core.WithCaller(context.Background(), core.Caller{Owner: owner, Key: "principal:" + owner})
@@ -304,14 +316,7 @@ func TestExtensionTaskOwnerAndNotifications(t *testing.T) {
 // the same SQLite file, tasks/get shows it completed with its result.
 func TestExtensionTaskSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.db")
-	open := func() *core.Server {
-		store, err := taskstore.OpenSQLite(context.Background(), path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close() })
-		return newExtServer(t, server.WithTaskStore(store))
-	}
+	open := func() *core.Server { return newSQLiteExtServer(t, path) }
 	first := open()
 	c := newExtClient(t, first, withTasks).as("alice")
 	id := c.ok("tools/call", `{"name":"slow_compute","arguments":{"seconds":0.1,"label":"kept"}}`)["taskId"].(string)
@@ -328,14 +333,7 @@ func TestExtensionTaskSurvivesRestart(t *testing.T) {
 // the task (the client routes by Mcp-Name, the task id).
 func TestExtensionTaskOfAnotherServer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.db")
-	open := func() *core.Server {
-		store, err := taskstore.OpenSQLite(context.Background(), path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close() })
-		return newExtServer(t, server.WithTaskStore(store))
-	}
+	open := func() *core.Server { return newSQLiteExtServer(t, path) }
 	a := newExtClient(t, open(), withTasks).as("alice")
 	b := newExtClient(t, open(), withTasks).as("alice")
 	id := a.ok("tools/call", `{"name":"confirm_delete","arguments":{"filename":"b.txt"}}`)["taskId"].(string)
