@@ -150,8 +150,13 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 		c.prompt = o.label(m.Method, m.Target)
 	}
 	c.transport = networkTransport(m.Transport)
+	if m.Session != "" && (o.tracer != nil || o.log != nil) {
+		// A session id is a bearer secret: spans and info lines carry a
+		// digest that ties a session's together, made once for both.
+		c.session = tracemeta.SessionDigest(m.Session)
+	}
 	if o.tracer != nil {
-		ctx, c.span = o.startSpan(ctx, m, method, c.tool, c.prompt, c.transport)
+		ctx, c.span = o.startSpan(ctx, m, method, c.tool, c.prompt, c.transport, c.session)
 	}
 	if c.logged != nil {
 		c.ctx = ctx
@@ -165,6 +170,7 @@ type call struct {
 	method, revision        string
 	start                   time.Time
 	tool, prompt, transport string
+	session                 string          // the session id's digest ("" without one)
 	span                    trace.Span      // nil without tracing
 	ctx                     context.Context // for the access log's line
 	logged                  *server.Served  // nil without an access log
@@ -198,7 +204,7 @@ func (c *call) Finish(a server.Answer) {
 		span.End()
 	}
 	if c.logged != nil {
-		o.access(c.ctx, *c.logged, a, errType, d)
+		o.access(c.ctx, *c.logged, c.session, a, errType, d)
 	}
 }
 
@@ -262,7 +268,7 @@ func networkTransport(t string) string {
 }
 
 // access writes the request's access line (requests only).
-func (o *Observer) access(ctx context.Context, m server.Served, a server.Answer, errType string, d time.Duration) {
+func (o *Observer) access(ctx context.Context, m server.Served, session string, a server.Answer, errType string, d time.Duration) {
 	if o.log == nil || m.ID.IsZero() {
 		return
 	}
@@ -277,10 +283,8 @@ func (o *Observer) access(ctx context.Context, m server.Served, a server.Answer,
 	if m.Target != "" {
 		attrs = append(attrs, slog.String("target", clip(m.Target)))
 	}
-	if m.Session != "" {
-		// A session id is a bearer secret: info lines carry a digest that
-		// ties a session's lines together, debug lines the id itself.
-		attrs = append(attrs, slog.String("session", tracemeta.SessionDigest(m.Session)))
+	if session != "" { // the digest; debug lines carry the id itself
+		attrs = append(attrs, slog.String("session", session))
 	}
 	o.log.LogAttrs(ctx, slog.LevelInfo, "mcp request", attrs...)
 	if o.log.Enabled(ctx, slog.LevelDebug) {

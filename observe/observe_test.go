@@ -2,8 +2,6 @@ package observe_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
@@ -458,7 +457,4 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // digest is the digest of a session id that logs and spans carry.
-func digest(id string) string {
-	sum := sha256.Sum256([]byte(id))
-	return hex.EncodeToString(sum[:6])
-}
+func digest(id string) string { return tracemeta.SessionDigest(id) }

@@ -21,7 +21,7 @@ import (
 //
 // method is the method as a label: a known one, else _OTHER, so that a
 // client's made-up method cannot name spans; the attribute keeps it, cut.
-func (o *Observer) startSpan(ctx context.Context, m server.Served, method, tool, prompt, transport string) (context.Context, trace.Span) {
+func (o *Observer) startSpan(ctx context.Context, m server.Served, method, tool, prompt, transport, session string) (context.Context, trace.Span) {
 	if pctx := tracemeta.Extract(ctx, m.Meta); trace.SpanContextFromContext(pctx).IsValid() {
 		ctx = pctx
 	}
@@ -49,10 +49,8 @@ func (o *Observer) startSpan(ctx context.Context, m server.Served, method, tool,
 	if m.Revision != "" {
 		attrs = append(attrs, attribute.String("mcp.protocol.version", clip(m.Revision)))
 	}
-	if m.Session != "" { // never under 2026-07-28, which has no sessions
-		// A session id is a bearer secret: spans, like the access line,
-		// carry a digest that ties a session's spans together.
-		attrs = append(attrs, attribute.String("mcp.session.id", tracemeta.SessionDigest(m.Session)))
+	if session != "" { // the id's digest (Serve); never under 2026-07-28, which has no sessions
+		attrs = append(attrs, attribute.String("mcp.session.id", session))
 	}
 	if transport != "" {
 		attrs = append(attrs, attribute.String("network.transport", transport))

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -130,15 +129,7 @@ func (t *tap) masked(msg []byte) []byte {
 // <, > and & (the text as it was, but for what is masked). A variable: a
 // tree that wire.Parse made always encodes, and a test needs one that
 // does not.
-var encodeJSON = func(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+var encodeJSON = wire.Marshal
 
 // maxEmbedded bounds how deep maskValue looks into JSON held in strings
 // (JSON in a string in JSON...): a string beyond it that may hold a named

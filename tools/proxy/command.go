@@ -44,11 +44,12 @@ and headers it names, also inside strings that carry JSON (a tool's text
 content carrying its result, JSON Lines, a JSON string literal), failing
 closed: a string that names such a member ("name" between quotes, any
 case, escapes undone) but does not read as JSON (text around JSON, a
-fenced block) is masked whole. A resource's base64 blob (resources/read,
-a resource embedded in a tool's result) whose bytes are text, whatever
-its mimeType says, is decoded (white space dropped), masked the same way
-and encoded again; one that is not base64 is masked whole; binary blobs
-(images, audio, archives) are recorded as they came. The live check sees
+fenced block) is masked whole. A member named "blob" at any depth (a
+resource's base64 blob: resources/read, a resource embedded in a tool's
+result) whose bytes are text, whatever its mimeType says, is decoded
+(white space dropped), masked the same way and encoded again; one that is
+not base64 is masked whole; binary blobs (images, audio, archives) are
+recorded as they came. The live check sees
 the masked recording too. The recording is created readable by its owner
 only (0600; an existing one is narrowed to that).
 
@@ -56,13 +57,15 @@ The HTTP proxy has no authentication: it listens on loopback only (and
 answers 403 to a request whose Host is not a loopback name or address,
 against DNS rebinding) unless --allow-remote. It holds each POST body to
 record it, taking memory as the bytes come (not as a Content-Length
-claims; past 1 MiB by a quarter at a time, so a body holds at most a
-quarter more than its bytes) and giving it back once it is recorded and
-forwarded:
-at most 32 MiB each (else 413) and --body-memory MiB together (else 503).
+claims; past 1 MiB by a quarter at a time, at least 1 MiB, so a body
+holds at most a quarter or 1 MiB more than its bytes) and giving it back
+once it is recorded and forwarded:
+at most 32 MiB each, or --body-memory if less (else 413), and
+--body-memory MiB together (else 503).
 A request body that sends nothing for --body-timeout, or is not in whole
 --body-deadline after its headers, is cut (408). Answers are held to be
-recorded within as much memory again (each at most 64 MiB): one beyond
+recorded within as much memory again (each at most 64 MiB, or
+--body-memory if less): one beyond
 passes unrecorded, with a warning; a client that reads nothing of an
 answer for --body-timeout is cut. With --allow-remote, one client (a
 remote address: its IP, whatever the port) holds at most a quarter of

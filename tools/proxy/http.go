@@ -407,7 +407,8 @@ func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // taken from bodies first, within the share of r's client (clientOf), so
 // that what it holds (returned as held, to give back, for that client,
 // once the body is done with) is the buffer's capacity, at most what the
-// client sent and a quarter more, whatever its Content-Length claims. status,
+// client sent and a quarter (at least growStep) more, whatever its
+// Content-Length claims. status,
 // when not 0, refuses the request with err: 413 for a body over perBody,
 // 503 when bodies, or the client's share of it, has not enough left, 408
 // for a body that stalled or came too slowly, 400 for one that could not
@@ -518,7 +519,7 @@ const minGrow = 4 << 10
 
 // growStep is where a held buffer stops doubling: past it a buffer grows
 // by a quarter of its capacity (at least growStep), so that it holds at
-// most a quarter more than its bytes, and the copies of its growths add up
+// most a quarter (or growStep) more than its bytes, and the copies of its growths add up
 // to a few times its size, not to its size squared over growStep.
 const growStep = 1 << 20
 

@@ -32,8 +32,10 @@ func (r *recent[K]) add(k K) {
 	r.next = (r.next + 1) % r.max
 }
 
-// remove forgets k; its slot stays (forgetting it again later is
-// harmless).
+// remove forgets k; its slot stays until the ring comes round to it. A
+// key removed and added again holds two slots, and the older one forgets
+// it early, when the ring reaches it: the set then holds fewer than max
+// keys, never more.
 func (r *recent[K]) remove(k K) { delete(r.keys, k) }
 
 func (r *recent[K]) len() int { return len(r.keys) }
