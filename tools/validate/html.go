@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -222,7 +223,7 @@ func eachRecord(name string, fn func(line int, rec map[string]any, size int, too
 		return 0, 0, false, err
 	}
 	defer rc.Close()
-	capped := &cappedReader{r: rc, limit: -1}
+	capped := &io.LimitedReader{R: rc, N: math.MaxInt64} // capped once the page has what it shows
 	var src lineSource
 	if isHAR(in, FormatAuto, rc) {
 		h, err := readHAR(rc, 64<<20)
@@ -237,7 +238,7 @@ func eachRecord(name string, fn func(line int, rec map[string]any, size int, too
 	for {
 		data, line, tooLong, ok := src.next()
 		if !ok {
-			if capped.hit {
+			if capped.N <= 0 {
 				return left, from, false, nil
 			}
 			return left, from, true, src.failure()
@@ -256,32 +257,9 @@ func eachRecord(name string, fn func(line int, rec map[string]any, size int, too
 		}
 		if !fn(line, rec, len(data), tooLong) {
 			stopped, left, from = true, 1, line
-			capped.limit = capped.n + maxLeftCounted
+			capped.N = maxLeftCounted
 		}
 	}
-}
-
-// cappedReader reads r, and ends (io.EOF, hit) once n reaches limit
-// (none when negative).
-type cappedReader struct {
-	r        io.Reader
-	n, limit int64
-	hit      bool
-}
-
-func (c *cappedReader) Read(p []byte) (int, error) {
-	if c.limit >= 0 {
-		if c.n >= c.limit {
-			c.hit = true
-			return 0, io.EOF
-		}
-		if rest := c.limit - c.n; int64(len(p)) > rest {
-			p = p[:rest]
-		}
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // timelineLine is what the page shows of a record, a line of size bytes.

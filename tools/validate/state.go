@@ -558,14 +558,10 @@ func (c *checker) addOpen(sess *session, o *openReq) {
 			lg.name, lg.line, lg.method, lg.id, lg.session, lg.side = old.name, old.line, old.method, old.id, old.sess.id, old.side
 		}
 		lg.n++
-		c.rememberLetGo(letGoKey{old.sess.id, old.side, old.id})
+		c.letGoKeys.add(letGoKey{old.sess.id, old.side, old.id}) // the last maxLetGoKeys, so that a late answer is not unmatched
 		c.closeOpen(old.sess, old.side, old.id)
 	}
 }
-
-// rememberLetGo keeps a request letGoAll let go, forgetting the oldest
-// past maxLetGoKeys.
-func (c *checker) rememberLetGo(k letGoKey) { c.letGoKeys.add(k) }
 
 // wasLetGo reports whether a request of the session's side with the id
 // was let go past a bound (its answer is not checked).
