@@ -1,7 +1,9 @@
 package interop
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -9,12 +11,22 @@ import (
 // A stdio server links only what it uses: no net/http (the core decides
 // no HTTP status; the HTTP transports do), no Prometheus, no OpenTelemetry
 // SDK or exporters, no gRPC (they come with mcphttp and observe, which
-// mcpstack serve imports and a stdio server does not), and at most 250
-// packages in all (it was 554; 180 now).
+// mcpstack serve imports and a stdio server does not), at most 250
+// packages in all (it was 554; 180 now), and a binary of at most 14 MB
+// (it was 28.9; 7.7 MiB now).
 func TestHelloLinksOnlyWhatItUses(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "../examples/hello").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "hello")
+	if out, err := exec.Command("go", "build", "-o", bin, "../examples/hello").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(bin); err != nil {
+		t.Fatal(err)
+	} else if fi.Size() > 14e6 {
+		t.Errorf("examples/hello builds to %.1f MB, want at most 14", float64(fi.Size())/1e6)
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) > 250 {
