@@ -50,6 +50,9 @@ type checker struct {
 	openOldest, openNewest *openReq
 	nOpen, maxOpen         int
 	letGoAll               letGo
+	// letGoLater are the requests let go past maxOpenRequests by sessions
+	// after the first maxLetGoSessions that did, counted together.
+	letGoLater letGo
 	// letGoKeys are the last maxLetGoKeys requests letGoAll let go (their
 	// sessions may be compacted since, and their ids with them): an
 	// answer to one is not unmatched.
@@ -67,7 +70,8 @@ type checker struct {
 	// their answers, under no session too, are not checked either.
 	lost map[wire.ID]bool
 	// letGoSessions are the sessions that let requests go past
-	// maxOpenRequests, for the end-of-log findings.
+	// maxOpenRequests, for the end-of-log findings (at most
+	// maxLetGoSessions; later ones count with letGoAll).
 	letGoSessions []*session
 	// segments counts the sessions a sessionless HTTP recording holds
 	// (see segment); 0 until it has one.
@@ -483,6 +487,12 @@ func (c *checker) finish() []Finding {
 	for _, s := range c.letGoSessions { // compacted ones too
 		out = append(out, c.letGoFinding(s)...)
 	}
+	if lg := &c.letGoLater; lg.n > 0 {
+		out = append(out, Finding{File: lg.name, Line: lg.line, Session: lg.session, Side: lg.side.String(), Rule: RuleUnanswered,
+			Severity: ruleByID[RuleUnanswered].Severity, Pointer: "/id",
+			Reason: fmt.Sprintf("the %s's %s request (id %s) and %d more of sessions after the first %d that held %d open requests were let go without a response; later responses to them are not checked", lg.side, lg.method, lg.id, lg.n-1, maxLetGoSessions, maxOpenRequests)})
+		lg.n = 0
+	}
 	if lg := &c.letGoAll; lg.n > 0 {
 		what := fmt.Sprintf("the %s's %s request (id %s) was", lg.side, lg.method, lg.id)
 		later := "a later response to it is"
@@ -535,6 +545,10 @@ func (c *checker) addOpen(sess *session, o *openReq) {
 	for sess.nOpen > maxOpenRequests {
 		c.steps++
 		old := sess.oldest // the first open one of its id: the oldest of all
+		if !sess.letGoListed && len(c.letGoSessions) >= maxLetGoSessions {
+			c.letGoTogether(&c.letGoLater, old) // past the sessions reported one by one
+			continue
+		}
 		lg := &sess.letGo[old.side]
 		if lg.n == 0 {
 			lg.name, lg.line, lg.method, lg.id = old.name, old.line, old.method, old.id
@@ -552,15 +566,25 @@ func (c *checker) addOpen(sess *session, o *openReq) {
 	}
 	for c.nOpen > c.maxOpen {
 		c.steps++
-		old := c.openOldest // the oldest of its session, so the first open one of its id
-		lg := &c.letGoAll
-		if lg.n == 0 {
-			lg.name, lg.line, lg.method, lg.id, lg.session, lg.side = old.name, old.line, old.method, old.id, old.sess.id, old.side
-		}
-		lg.n++
-		c.letGoKeys.add(letGoKey{old.sess.id, old.side, old.id}) // the last maxLetGoKeys, so that a late answer is not unmatched
-		c.closeOpen(old.sess, old.side, old.id)
+		c.letGoTogether(&c.letGoAll, c.openOldest) // the oldest of its session, so the first open one of its id
 	}
+}
+
+// maxLetGoSessions bounds the sessions whose let-go requests are reported
+// one by one at the end (each keeps the ids it let go); later sessions'
+// are counted together (letGoLater).
+var maxLetGoSessions = 1024 // a variable for the tests
+
+// letGoTogether lets an open request go, counted in lg (one finding at the
+// end) and remembered among the last maxLetGoKeys, so that a late answer
+// is not unmatched.
+func (c *checker) letGoTogether(lg *letGo, old *openReq) {
+	if lg.n == 0 {
+		lg.name, lg.line, lg.method, lg.id, lg.session, lg.side = old.name, old.line, old.method, old.id, old.sess.id, old.side
+	}
+	lg.n++
+	c.letGoKeys.add(letGoKey{old.sess.id, old.side, old.id})
+	c.closeOpen(old.sess, old.side, old.id)
 }
 
 // wasLetGo reports whether a request of the session's side with the id

@@ -449,3 +449,33 @@ func TestOpenRequestsAcrossSessionsLog(t *testing.T) {
 		t.Errorf("unanswered in sessions %v, want the 8 newest pings, of %s", got, want)
 	}
 }
+
+// TestLetGoSessionsBound: the sessions whose let-go requests are reported
+// one by one are bounded (each keeps the ids it let go); later sessions'
+// are counted in one finding.
+func TestLetGoSessionsBound(t *testing.T) {
+	defer func(old int) { maxLetGoSessions = old }(maxLetGoSessions)
+	maxLetGoSessions = 1
+	var log bytes.Buffer
+	for _, s := range []string{"s1", "s2", "s3"} {
+		for i := 1; i <= maxOpenRequests+1; i++ {
+			fmt.Fprintf(&log, `{"session":%q,"dir":"c2s","msg":{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}}`+"\n", s, i)
+		}
+	}
+	rep := checkBytes(t, "sessions.jsonl", log.Bytes())
+	var one, later int
+	for _, f := range rep.Findings {
+		switch {
+		case strings.Contains(f.Reason, "the session held"):
+			one++
+		case strings.Contains(f.Reason, "sessions after the first 1 that held"):
+			later++
+			if !strings.Contains(f.Reason, "and 1 more") {
+				t.Errorf("the later sessions' finding: %s, want their 2 requests let go", f.Reason)
+			}
+		}
+	}
+	if one != 1 || later != 1 {
+		t.Errorf("%d per-session let-go findings and %d for the later sessions, want 1 and 1", one, later)
+	}
+}
