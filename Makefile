@@ -70,7 +70,7 @@ bench-client:
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME) ./gen/
-	$(GO) test -run '^$$' -fuzz FuzzHTTPHandler -fuzztime $(FUZZTIME) ./server/streamable/
+	$(GO) test -run '^$$' -fuzz FuzzHTTPHandler -fuzztime $(FUZZTIME) ./internal/transport/streamable/
 	$(GO) test -run '^$$' -fuzz FuzzStdio -fuzztime $(FUZZTIME) ./server/stdio/
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./tools/validate/

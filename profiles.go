@@ -52,12 +52,12 @@ func (c *chatConfig) register(fl *flag.FlagSet) {
 	fl.StringVar(&c.toolScopes, "tool-scopes", "", "chat: more scopes a token needs per tool, e.g. \"chat=chat:admin\"; these guard the tool only: guard conversation content with --conversation-read-scope")
 }
 
-// built is a profile's handler and what it needs from the server.
+// built is a profile's handler and what it needs from the server (the
+// handler's Attach, where it has one, is server.New's to call).
 type built struct {
 	handler mcp.Handler
-	options []server.Option          // e.g. hooks for ended sessions
-	attach  func(srv *server.Server) // called once the server exists
-	close   func()                   // called after the server closed
+	options []server.Option // e.g. hooks for ended sessions
+	close   func()          // called after the server closed
 }
 
 // profile is one handler `serve` can run.
@@ -71,11 +71,11 @@ var profiles = map[string]profile{
 	"chat": {"the chat agent of the MCP docs: chat tool, conversation:// resources, code_review prompt (default)", buildChat},
 	"conformance": {"the fixtures of the official MCP conformance suite", func(_ context.Context, c serveConfig, _ *slog.Logger) (*built, error) {
 		f := conformance.New(conformance.WithPageSize(c.pageSize))
-		return &built{handler: f, attach: f.Attach}, nil
+		return &built{handler: f}, nil
 	}},
 	"bench": {"one echo tool, for load tests", func(context.Context, serveConfig, *slog.Logger) (*built, error) {
 		a := bench.New()
-		return &built{handler: a.Handler(), attach: a.Attach}, nil
+		return &built{handler: a.Handler()}, nil
 	}},
 }
 
@@ -133,7 +133,7 @@ func buildChat(ctx context.Context, c serveConfig, log *slog.Logger) (*built, er
 		opts = append(opts, chat.WithTiming(c.obs.Dependency))
 	}
 	app := chat.New(st, ag, opts...)
-	return &built{handler: app, attach: app.Attach, close: func() { st.Close() }}, nil
+	return &built{handler: app, close: func() { st.Close() }}, nil
 }
 
 // parseToolScopes reads "tool=scope[,scope] tool2=scope".

@@ -24,13 +24,13 @@ import (
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/httpx"
+	"github.com/mcpstack/mcpstack/internal/record"
+	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/server/stdio"
-	"github.com/mcpstack/mcpstack/server/streamable"
 	"github.com/mcpstack/mcpstack/server/taskstore"
 )
 
@@ -195,8 +195,8 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcpstack serve: unknown profile %q (have %s)\n", c.profile, strings.Join(names, ", "))
 		return 2
 	}
-	mode := streamable.ResponseMode(c.responseMode)
-	if mode != streamable.SSE && mode != streamable.JSON {
+	mode := mcphttp.ResponseMode(c.responseMode)
+	if mode != mcphttp.ResponseSSE && mode != mcphttp.ResponseJSON {
 		fmt.Fprintf(stderr, "mcpstack serve: --response-mode must be sse or json, not %q\n", c.responseMode)
 		return 2
 	}
@@ -287,9 +287,6 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		// A session's end is recorded too: nothing may follow it.
 		srv.OnSessionClosed(func(id string) { recorder.Shutdown(id, server.ServerToClient) })
 	}
-	if b.attach != nil {
-		b.attach(srv)
-	}
 	defer srv.Close()
 	ctx, stop := signalContext()
 	defer stop()
@@ -318,7 +315,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 
 // serveHTTP listens, serves until ctx ends, then drains: GET streams close,
 // calls in flight get up to the shutdown timeout to finish.
-func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *observe.Observer, mode streamable.ResponseMode, rate httpx.RateLimit, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *observe.Observer, mode mcphttp.ResponseMode, rate httpx.RateLimit, log *slog.Logger) error {
 	c.auth.Logger = log
 	az, err := auth.New(ctx, c.auth)
 	if err != nil {

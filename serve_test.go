@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/httpx"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 func TestServeHelp(t *testing.T) {
@@ -51,7 +51,7 @@ func TestServeDrains(t *testing.T) {
 	done := make(chan error, 1)
 	cfg := serveConfig{httpAddr: "127.0.0.1:0", addrFile: addrFile, maxBody: 1 << 20, drain: 10 * time.Second, profile: "conformance"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- serveHTTP(ctx, cfg, srv, observe.New(), streamable.JSON, httpx.RateLimit{}, log) }()
+	go func() { done <- serveHTTP(ctx, cfg, srv, observe.New(), mcphttp.ResponseJSON, httpx.RateLimit{}, log) }()
 	var addr string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(addrFile); err == nil {
@@ -126,7 +126,7 @@ func TestServeNotReadyOnSIGTERM(t *testing.T) {
 	const delay = 700 * time.Millisecond
 	cfg := serveConfig{httpAddr: "127.0.0.1:0", addrFile: addrFile, maxBody: 1 << 20, drain: 5 * time.Second, notReadyDelay: delay, profile: "conformance"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- serveHTTP(ctx, cfg, srv, observe.New(), streamable.JSON, httpx.RateLimit{}, log) }()
+	go func() { done <- serveHTTP(ctx, cfg, srv, observe.New(), mcphttp.ResponseJSON, httpx.RateLimit{}, log) }()
 	var addr string
 	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(addrFile); err == nil {

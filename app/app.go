@@ -7,7 +7,7 @@
 //		func(ctx context.Context, in struct{ Name string `json:"name"` }) (string, error) {
 //			return "Hello, " + in.Name + "!", nil
 //		})
-//	app.ServeStdio(context.Background(), a)
+//	stdio.Serve(context.Background(), app.NewServer(a), os.Stdin, os.Stdout)
 //
 // What the layer does for every registration:
 //   - a tool's input and output JSON Schemas are derived from its Go types
@@ -56,10 +56,9 @@ type App struct {
 	info         mcp.Implementation
 	instructions string
 	log          *slog.Logger
-	logSet       bool
 	pager        base.Paginator
 	middleware   []Middleware
-	cache        map[string]CacheHint // by method
+	cache        map[string]cacheHint // by method
 	adjust       []func(ctx context.Context, c *mcp.ServerCapabilities)
 
 	mu        sync.RWMutex
@@ -84,32 +83,26 @@ func WithInstructions(s string) Option { return func(a *App) { a.instructions = 
 // WithPageSize sets the page size of the list methods (default 50).
 func WithPageSize(n int) Option { return func(a *App) { a.pager.PageSize = n } }
 
-// WithLogger sets where the app logs what the client is not told (output
-// that fails its schema, a handler's panic under middleware; other panics
-// are the server's to log). Default: the logger of the server it is served
-// by (NewServer), else nowhere.
-func WithLogger(l *slog.Logger) Option { return func(a *App) { a.log, a.logSet = l, true } }
-
-// CacheHint says how long a client may keep a list (2026-07-28 cacheScope
-// and ttlMs): Scope "public" when the list is the same for every user,
-// "private" otherwise.
-type CacheHint struct {
-	Scope string
-	TTL   time.Duration
+// cacheHint says how long a client may keep a result.
+type cacheHint struct {
+	scope string
+	ttl   time.Duration
 }
 
-// WithCacheHint sets the cache hint of the results of a method: a list
+// WithCacheHint says how long a client may keep the results of a method
+// (2026-07-28 cacheScope and ttlMs): scope "public" when the result is the
+// same for every user, "private" otherwise. The method is a list
 // (mcp.MethodListTools, mcp.MethodListPrompts, mcp.MethodListResources,
 // mcp.MethodListResourceTemplates), mcp.MethodReadResource (for the
 // results whose handler set none) or mcp.MethodDiscover. Without one a
 // result is "private" and not to be cached (ttlMs 0), which is always
 // correct. Revisions without the members drop them.
-func WithCacheHint(method string, h CacheHint) Option {
+func WithCacheHint(method, scope string, ttl time.Duration) Option {
 	return func(a *App) {
 		if a.cache == nil {
-			a.cache = map[string]CacheHint{}
+			a.cache = map[string]cacheHint{}
 		}
-		a.cache[method] = h
+		a.cache[method] = cacheHint{scope: scope, ttl: ttl}
 	}
 }
 
@@ -120,26 +113,16 @@ func (a *App) cacheHint(method string) (string, *int64) {
 	if !ok {
 		return "", nil
 	}
-	ms := h.TTL.Milliseconds()
-	return h.Scope, &ms
+	ms := h.ttl.Milliseconds()
+	return h.scope, &ms
 }
-
-// WithTools, WithResources and WithPrompts declare a capability before
-// anything is registered for it, for a server whose tools (resources,
-// prompts) arrive after clients have connected: they then hear of them
-// through list_changed.
-func WithTools() Option { return func(a *App) { a.tools.declared = true } }
-
-// WithResources: see WithTools.
-func WithResources() Option { return func(a *App) { a.resources.declared = true } }
-
-// WithPrompts: see WithTools.
-func WithPrompts() Option { return func(a *App) { a.prompts.declared = true } }
 
 // WithCapabilities adjusts the capabilities derived from what is
 // registered, per call (initialize and server/discover): to declare an
-// experimental capability, or one that depends on the client (ctx carries
-// its peer.Peer). Several run in order.
+// experimental capability, one that depends on the client (ctx carries
+// its peer.Peer), or tools before any is registered, for a server whose
+// tools arrive after clients have connected (they then hear of them
+// through list_changed). Several run in order.
 func WithCapabilities(adjust func(ctx context.Context, c *mcp.ServerCapabilities)) Option {
 	return func(a *App) { a.adjust = append(a.adjust, adjust) }
 }

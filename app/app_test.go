@@ -177,12 +177,12 @@ func TestDerivedSchemas(t *testing.T) {
 // schema is a bug of the server: -32603 and a log line, never sent.
 func TestOutputChecked(t *testing.T) {
 	var logs strings.Builder
-	a := app.New("bad", "1", app.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	a := app.New("bad", "1")
 	a.AddRawTool(app.Tool{Name: "liar", OutputSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}, "required": []any{"n"}}},
 		func(context.Context, map[string]any) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"n": "not a number"}}, nil
 		})
-	c := connect(t, a, "2025-06-18")
+	c := connect(t, a, "2025-06-18", server.WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))) // the app logs through its server
 	if msg := c.call("tools/call", `{"name":"liar"}`); msg["error"].(map[string]any)["code"] != -32603.0 {
 		t.Errorf("invalid output: %v, want -32603", msg)
 	}
@@ -489,7 +489,7 @@ func TestCacheHint(t *testing.T) {
 		scope, ttl string
 	}{
 		{nil, "private", "0"},
-		{[]app.Option{app.WithCacheHint(mcp.MethodListTools, app.CacheHint{Scope: "public", TTL: time.Minute})}, "public", "60000"},
+		{[]app.Option{app.WithCacheHint(mcp.MethodListTools, "public", time.Minute)}, "public", "60000"},
 	} {
 		a := app.New("cached", "1", tt.opts...)
 		app.AddTool(a, app.Tool{Name: "t"}, func(context.Context, struct{}) (string, error) { return "", nil })

@@ -12,9 +12,9 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	mcpclient "github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server/stdio"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 // maxFrames bounds the frames between a transport and a tool function:
@@ -29,8 +29,8 @@ func TestFramesToTheTool(t *testing.T) {
 		name, transport string // transport: the package whose frame the count starts at
 		call            func(t *testing.T, a *app.App)
 	}{
-		{"streamable, session (2025-11-25)", "server/streamable.", func(t *testing.T, a *app.App) { callOverHTTP(t, a, "2025-11-25") }},
-		{"streamable, stateless (2026-07-28)", "server/streamable.", func(t *testing.T, a *app.App) { callOverHTTP(t, a, "2026-07-28") }},
+		{"streamable, session (2025-11-25)", "internal/transport/streamable.", func(t *testing.T, a *app.App) { callOverHTTP(t, a, "2025-11-25") }},
+		{"streamable, stateless (2026-07-28)", "internal/transport/streamable.", func(t *testing.T, a *app.App) { callOverHTTP(t, a, "2026-07-28") }},
 		{"stdio", "server/stdio.", callOverStdio},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,15 +8,17 @@ import (
 
 // Handler is the mcp.Handler an App makes, and which of its tools run as
 // tasks. To add a method the app does not have (one of a revision newer
-// than it), or to change one, embed the Handler in a type of your own,
-// serve that with server.New, and Attach the app to the server:
+// than it), or to change one, embed the Handler in a type of your own and
+// serve that with server.New (which attaches the app to the server, so
+// that its notifications reach the sessions):
 //
 //	type withPing struct{ app.Handler }
 //	srv := server.New(withPing{a.Handler()})
-//	a.Attach(srv)
 type Handler interface {
 	mcp.Handler
 	server.TaskSupporter
+	// Attach is how server.New gives the app its server (see there).
+	Attach(srv *server.Server)
 }
 
 // Handler returns the mcp.Handler of a: initialize and server/discover

@@ -25,19 +25,14 @@ type Prompt struct {
 	Complete    map[string]Completer
 }
 
-// PromptHandler builds a prompt's messages from its typed arguments. A
-// *wire.Error is sent as it is; any other error is -32602 with its
-// message (the arguments did not make a prompt).
-type PromptHandler[In any] func(ctx context.Context, in In) (*mcp.GetPromptResult, error)
-
 // Completer suggests values of an argument (or template variable) that
 // start like value; args are the other arguments the client has filled.
-// Past MaxCompletions values the answer says there are more: a completer
-// over a large set may stop at MaxCompletions+1.
+// Past 100 values the answer says there are more: a completer over a
+// large set may stop at 101.
 type Completer func(ctx context.Context, value string, args map[string]string) ([]string, error)
 
-// MaxCompletions is the most values a completion answers.
-const MaxCompletions = 100
+// maxCompletions is the most values a completion answers.
+const maxCompletions = 100
 
 type prompt struct {
 	def      mcp.Prompt
@@ -48,8 +43,11 @@ type prompt struct {
 func (p *prompt) key() string { return p.def.Name }
 
 // AddPrompt registers a prompt, replacing one of the same name. It panics
-// when In is not a struct of string fields (a bug of the program).
-func AddPrompt[In any](a *App, p Prompt, h PromptHandler[In]) {
+// when In is not a struct of string fields (a bug of the program). h
+// builds the prompt's messages from its typed arguments: a *wire.Error is
+// sent as it is; any other error is -32602 with its message (the
+// arguments did not make a prompt).
+func AddPrompt[In any](a *App, p Prompt, h func(ctx context.Context, in In) (*mcp.GetPromptResult, error)) {
 	if p.Name == "" {
 		panic("app: a prompt needs a name")
 	}
@@ -203,10 +201,10 @@ func (h handler) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*m
 		return nil, err
 	}
 	done := func(values []string) *mcp.CompleteResult {
-		more := len(values) > MaxCompletions
+		more := len(values) > maxCompletions
 		c := mcp.CompleteResultCompletion{HasMore: &more}
 		if more {
-			values = values[:MaxCompletions] // and no total: the completer may have stopped looking
+			values = values[:maxCompletions] // and no total: the completer may have stopped looking
 		} else {
 			total := int64(len(values))
 			c.Total = &total

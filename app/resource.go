@@ -21,10 +21,8 @@ type Resource struct {
 	MIMEType    string
 }
 
-// ResourceHandler reads a resource; Text and Blob build the usual results.
-// A *wire.Error is sent as it is (NotFound: -32002); any other error is
-// -32603 (and logged).
-type ResourceHandler func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+// readFunc reads a resource.
+type readFunc = func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
 
 // ResourceTemplate describes resources whose URIs follow an RFC 6570
 // template (conversation://{id}). Complete offers completions per variable
@@ -38,15 +36,12 @@ type ResourceTemplate struct {
 	Complete    map[string]Completer
 }
 
-// TemplateHandler reads a resource of a template: vars holds the values
-// the URI gave the template's variables, percent-decoded ("a%2Fb" is
-// "a/b": check a value before it names a file, filepath.IsLocal). A URI
-// that several templates match is read by the first registered.
-type TemplateHandler func(ctx context.Context, uri string, vars map[string]string) (*mcp.ReadResourceResult, error)
+// readTemplateFunc reads a resource of a template.
+type readTemplateFunc = func(ctx context.Context, uri string, vars map[string]string) (*mcp.ReadResourceResult, error)
 
 type resource struct {
 	def  mcp.Resource
-	read ResourceHandler
+	read readFunc
 }
 
 func (r *resource) key() string { return r.def.URI }
@@ -54,14 +49,17 @@ func (r *resource) key() string { return r.def.URI }
 type template struct {
 	def      mcp.ResourceTemplate
 	tmpl     *uritemplate.Template
-	read     TemplateHandler
+	read     readTemplateFunc
 	complete map[string]Completer
 }
 
 func (t *template) key() string { return t.def.URITemplate }
 
-// AddResource registers a resource, replacing one at the same URI.
-func (a *App) AddResource(r Resource, h ResourceHandler) {
+// AddResource registers a resource, replacing one at the same URI. h
+// reads it; Text and Blob build the usual results. A *wire.Error is sent
+// as it is (wire.ResourceNotFound: -32002); any other error is -32603
+// (and logged).
+func (a *App) AddResource(r Resource, h func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)) {
 	if r.URI == "" {
 		panic("app: a resource needs a URI")
 	}
@@ -77,8 +75,12 @@ func (a *App) AddResource(r Resource, h ResourceHandler) {
 }
 
 // AddResourceTemplate registers a template; it panics when the template is
-// not RFC 6570 (a bug of the program).
-func (a *App) AddResourceTemplate(t ResourceTemplate, h TemplateHandler) {
+// not RFC 6570 (a bug of the program). h reads a resource of the
+// template: vars holds the values the URI gave the template's variables,
+// percent-decoded ("a%2Fb" is "a/b": check a value before it names a
+// file, filepath.IsLocal). A URI that several templates match is read by
+// the first registered.
+func (a *App) AddResourceTemplate(t ResourceTemplate, h func(ctx context.Context, uri string, vars map[string]string) (*mcp.ReadResourceResult, error)) {
 	tmpl, err := uritemplate.New(t.URITemplate)
 	if err != nil {
 		panic(fmt.Sprintf("app: resource template %q: %v", t.URITemplate, err))
@@ -159,7 +161,7 @@ func (h handler) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPar
 	}
 	a.mu.RUnlock()
 	if !fixed && t == nil {
-		return nil, NotFound(p.URI)
+		return nil, wire.ResourceNotFound(p.URI)
 	}
 	res, err := a.wrap(Invocation{Method: mcp.MethodReadResource, Name: p.URI, Params: p}, func(ctx context.Context) (any, error) {
 		if fixed {
@@ -179,13 +181,6 @@ func (h handler) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPar
 		out.CacheScope, out.TTLMs = scope, ttl
 	}
 	return out, nil
-}
-
-// NotFound is the error of a resource that does not exist (-32002 with
-// the URI; the server turns it into -32602 where a revision retired the
-// code).
-func NotFound(uri string) *wire.Error {
-	return &wire.Error{Code: wire.CodeResourceNotFound, Message: "Resource not found", Data: map[string]any{"uri": uri}}
 }
 
 // Blob is the result of reading a binary resource (sent base64-encoded).
@@ -210,7 +205,7 @@ func (h handler) Subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*m
 	}
 	a.mu.RUnlock()
 	if !known {
-		return nil, NotFound(p.URI)
+		return nil, wire.ResourceNotFound(p.URI)
 	}
 	return &mcp.EmptyResult{}, nil
 }

@@ -36,19 +36,6 @@ type Tool struct {
 	OutputSchema any
 }
 
-// ToolHandler serves a typed tool: In is decoded from the validated
-// arguments, Out becomes the structured content (and its JSON the text
-// content). An error is a tool error (isError) whose text is the error's
-// message; a *wire.Error is a JSON-RPC error instead (a refused scope, say).
-// Out may be *mcp.CallToolResult for full control of the result (_meta,
-// its own text): then only an explicit Tool.OutputSchema (SchemaFor) is
-// checked against its structured content.
-type ToolHandler[In, Out any] func(ctx context.Context, in In) (Out, error)
-
-// RawToolHandler serves a tool whose schema is only known at run time: it
-// gets the validated arguments as they came.
-type RawToolHandler func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
-
 type tool struct {
 	def     mcp.Tool
 	headers []paramHeader  // arguments mirrored in Mcp-Param headers
@@ -67,7 +54,15 @@ func (t *tool) key() string { return t.def.Name }
 // schemas are derived from In and Out unless t gives them; it panics when
 // one does not compile, or is not an object schema, as that is a bug of
 // the program (as http.HandleFunc panics on a bad pattern).
-func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
+//
+// h gets In decoded from the validated arguments; Out becomes the
+// structured content (and its JSON the text content). An error is a tool
+// error (isError) whose text is the error's message; a *wire.Error is a
+// JSON-RPC error instead (a refused scope, say). Out may be
+// *mcp.CallToolResult for full control of the result (_meta, its own
+// text): then only an explicit Tool.OutputSchema (SchemaFor) is checked
+// against its structured content.
+func AddTool[In, Out any](a *App, t Tool, h func(ctx context.Context, in In) (Out, error)) {
 	in := t.InputSchema
 	if in == nil {
 		in = schemaOf(reflect.TypeFor[In](), inputSide)
@@ -104,8 +99,10 @@ func AddTool[In, Out any](a *App, t Tool, h ToolHandler[In, Out]) {
 
 // AddRawTool registers a tool with an explicit input schema (and, when
 // t.OutputSchema is set, an output schema its structured content is
-// checked against), served with the arguments as a map.
-func (a *App) AddRawTool(t Tool, h RawToolHandler) {
+// checked against), served with the arguments as a map: for a tool whose
+// schema is only known at run time. h gets the validated arguments as
+// they came.
+func (a *App) AddRawTool(t Tool, h func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)) {
 	in := t.InputSchema
 	if in == nil {
 		in = map[string]any{"type": "object"}

@@ -45,7 +45,6 @@ func fixtures(t *testing.T) string {
 	t.Helper()
 	f := conformance.New(conformance.WithStepDelay(0))
 	srv := server.New(f, server.WithStrict(true))
-	f.Attach(srv)
 	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() {

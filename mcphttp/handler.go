@@ -17,10 +17,10 @@ import (
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/httpx"
+	"github.com/mcpstack/mcpstack/internal/transport/sse"
+	"github.com/mcpstack/mcpstack/internal/transport/streamable"
+	"github.com/mcpstack/mcpstack/internal/transport/ws"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/sse"
-	"github.com/mcpstack/mcpstack/server/streamable"
-	"github.com/mcpstack/mcpstack/server/ws"
 )
 
 // Handler returns an http.Handler serving srv over every HTTP transport:
@@ -46,8 +46,11 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 	for _, o := range opts {
 		o(&c)
 	}
-	events := streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge,
-		streamable.WithEventBytes(c.eventBytes, c.eventBytesTotal))
+	events := c.events
+	if events == nil {
+		events = streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge,
+			streamable.WithEventBytes(c.eventBytes, c.eventBytesTotal))
+	}
 	mcpH := streamable.New(srv, streamable.WithResponseMode(c.mode), streamable.WithMaxBody(c.maxBody), streamable.WithStateless(c.stateless),
 		streamable.WithEventStore(events), streamable.WithWriteTimeout(c.writeTimeout))
 	// HTTP+SSE of 2024-11-05 (deprecated): GET /sse opens a session, POST
@@ -70,7 +73,7 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 	}
 	if c.observer != nil {
 		chain = append([]func(http.Handler) http.Handler{c.observer.Middleware}, chain...)
-		c.observer.WatchStreams(mcpH.OpenStreams, events.Bytes)
+		c.observer.WatchStreams(mcpH.OpenStreams, eventBytes(events))
 	}
 	mcp := r.With(chain...)
 	mcp.Handle("/mcp", mcpH)

@@ -2,10 +2,13 @@ package mcphttp_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpstack/mcpstack/app"
@@ -111,5 +114,115 @@ func TestTypedNilObserver(t *testing.T) {
 	defer shutdown(context.Background())
 	if h == nil {
 		t.Fatal("no handler")
+	}
+}
+
+// countingEvents is an EventStore that keeps every event, and counts what
+// the handler asks of it.
+type countingEvents struct {
+	mu       sync.Mutex
+	events   map[string][]string // by stream: the data of each event, the id its index
+	sessions map[string]string   // stream -> session
+	appends  map[string]int      // by session
+	replays  int
+}
+
+func (c *countingEvents) Append(session, stream string, data []byte) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.appends[session]++
+	c.sessions[stream] = session
+	c.events[stream] = append(c.events[stream], string(data))
+	return fmt.Sprintf("%s_%d", stream, len(c.events[stream])-1), nil
+}
+
+func (c *countingEvents) Replay(session, lastID string, fn func(id string, data []byte) error) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.replays++
+	cut := strings.LastIndexByte(lastID, '_')
+	stream := lastID[:max(cut, 0)]
+	if cut < 0 || c.sessions[stream] != session {
+		return "", mcphttp.ErrUnknownEvent
+	}
+	n, _ := strconv.Atoi(lastID[cut+1:])
+	for i := n + 1; i < len(c.events[stream]); i++ {
+		if err := fn(fmt.Sprintf("%s_%d", stream, i), []byte(c.events[stream][i])); err != nil {
+			return "", err
+		}
+	}
+	return stream, nil
+}
+
+func (c *countingEvents) Forget(string) {}
+
+// WithEventStore puts the handler's stream events in the store given: a
+// session's SSE answers are appended there, and a resumption replays them
+// from there.
+func TestWithEventStore(t *testing.T) {
+	store := &countingEvents{events: map[string][]string{}, sessions: map[string]string{}, appends: map[string]int{}}
+	srv := app.NewServer(app.New("events", "1"))
+	t.Cleanup(srv.Close)
+	h, _ := mcphttp.Handler(srv, mcphttp.WithEventStore(store), mcphttp.WithResponseMode(mcphttp.ResponseSSE))
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	do := func(method, session, lastID, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, hs.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := do(http.MethodPost, "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	body, _ := io.ReadAll(resp.Body)
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %d %q", resp.StatusCode, body)
+	}
+	do(http.MethodPost, session, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp = do(http.MethodPost, session, "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	body, _ = io.ReadAll(resp.Body)
+	var ids []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			ids = append(ids, id)
+		}
+	}
+	store.mu.Lock()
+	appended := store.appends[session]
+	store.mu.Unlock()
+	if appended < 2 || len(ids) != appended {
+		t.Fatalf("the store holds %d events of the session, the stream had ids %v: want the priming event and the answer, each in the store", appended, ids)
+	}
+	// Resuming after the priming event replays the answer from the store.
+	resp = do(http.MethodGet, session, ids[0], "")
+	replayed := make([]byte, 0, 512)
+	buf := make([]byte, 512)
+	for !strings.Contains(string(replayed), `"id":2`) {
+		n, err := resp.Body.Read(buf)
+		replayed = append(replayed, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	if !strings.Contains(string(replayed), `"result":{}`) {
+		t.Errorf("the resumed stream did not replay the answer: %q", replayed)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if store.replays != 1 {
+		t.Errorf("the store was asked to replay %d times, want 1", store.replays)
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 // Option configures Handler. The defaults are those of `mcpstack serve`.
@@ -16,7 +15,8 @@ type Option func(*config)
 type config struct {
 	auth                        *auth.Auth
 	maxBody                     int64
-	mode                        streamable.ResponseMode
+	mode                        ResponseMode
+	events                      EventStore
 	stateless                   bool
 	eventBytes, eventBytesTotal int64
 	writeTimeout                time.Duration
@@ -42,16 +42,16 @@ func WithAuth(a *auth.Auth) Option { return func(c *config) { c.auth = a } }
 func WithMaxBody(n int64) Option { return func(c *config) { c.maxBody = n } }
 
 // WithResponseMode answers POSTed requests as an event stream
-// (streamable.SSE, the default) or as one JSON body (streamable.JSON).
-func WithResponseMode(m streamable.ResponseMode) Option { return func(c *config) { c.mode = m } }
+// (ResponseSSE, the default) or as one JSON body (ResponseJSON).
+func WithResponseMode(m ResponseMode) Option { return func(c *config) { c.mode = m } }
 
 // WithStateless keeps no sessions over Streamable HTTP: every POST stands
 // alone.
 func WithStateless() Option { return func(c *config) { c.stateless = true } }
 
 // WithEventLimits bounds the stream events kept for resumption, per
-// session and in all, in bytes (defaults streamable.DefaultEventBytes and
-// DefaultEventBytesTotal).
+// session and in all, in bytes (defaults 8 MiB and 64 MiB), in the
+// default, in-memory EventStore.
 func WithEventLimits(perSession, total int64) Option {
 	return func(c *config) { c.eventBytes, c.eventBytesTotal = perSession, total }
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 // discard is a span exporter that drops what it is given.
@@ -145,7 +144,7 @@ func BenchmarkObserverHTTP(b *testing.B) {
 		if len(opts) > 0 {
 			hopts = append(hopts, mcphttp.WithObserver(observe.New()))
 		}
-		h, shutdown := mcphttp.Handler(srv, append(hopts, mcphttp.WithResponseMode(streamable.JSON))...)
+		h, shutdown := mcphttp.Handler(srv, append(hopts, mcphttp.WithResponseMode(mcphttp.ResponseJSON))...)
 		hs := httptest.NewServer(h)
 		defer func() { shutdown(context.Background()); hs.Close() }()
 		hc := hs.Client()

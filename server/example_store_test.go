@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 // mapStore is a SessionStore in a map: what Redis or SQL would be for
@@ -74,7 +74,8 @@ func ExampleWithSessionStore() {
 		app.AddTool(a, app.Tool{Name: "ping"}, func(context.Context, struct{}) (string, error) { return "pong", nil })
 		srv := app.NewServer(a, server.WithSessionStore(store))
 		servers = append(servers, srv)
-		return streamable.New(srv, streamable.WithResponseMode(streamable.JSON))
+		h, _ := mcphttp.Handler(srv, mcphttp.WithResponseMode(mcphttp.ResponseJSON))
+		return h
 	}
 	one, two := httptest.NewServer(replica()), httptest.NewServer(replica())
 	defer one.Close()
@@ -98,10 +99,10 @@ func ExampleWithSessionStore() {
 		answer, _ := io.ReadAll(resp.Body)
 		return resp.Header.Get("Mcp-Session-Id"), strings.TrimSpace(string(answer))
 	}
-	session, _ := post(one.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1"}}}`)
-	post(one.URL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	session, _ := post(one.URL+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1"}}}`)
+	post(one.URL+"/mcp", session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-	_, answer := post(two.URL, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping","arguments":{}}}`)
+	_, answer := post(two.URL+"/mcp", session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping","arguments":{}}}`)
 	fmt.Println(answer)
 	// Output:
 	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"pong","type":"text"}]}}

@@ -22,7 +22,6 @@ func ExampleNew() {
 		return "Hello, " + in.Name + "!", nil
 	})
 	srv := server.New(a.Handler(), server.WithLimits(server.Limits{InflightPerSession: 16, Depth: 32}))
-	a.Attach(srv)
 	defer srv.Close()
 
 	in := strings.Join([]string{

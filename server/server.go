@@ -27,7 +27,11 @@ func init() {
 type Server struct{ core *core.Server }
 
 // New returns a Server for h. When h implements TaskSupporter, the tools it
-// names run as tasks.
+// names run as tasks. When h has a method Attach(*Server), New calls it
+// with the new Server before returning, so that a handler that sends
+// notifications of its own (list_changed, resources/updated) reaches the
+// sessions: package app's handlers have one, and so does a type that
+// embeds them.
 func New(h mcp.Handler, opts ...Option) *Server {
 	var c config
 	for _, o := range opts {
@@ -36,7 +40,11 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	if ts, ok := h.(TaskSupporter); ok {
 		c.core = append(c.core, core.WithTaskRunner(ts))
 	}
-	return &Server{core: core.New(h, c.core...)}
+	srv := &Server{core: core.New(h, c.core...)}
+	if a, ok := h.(interface{ Attach(*Server) }); ok {
+		a.Attach(srv)
+	}
+	return srv
 }
 
 // Broadcast sends a notification to every initialized session and to the

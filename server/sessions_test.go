@@ -44,7 +44,6 @@ type replica struct {
 func newReplica(t *testing.T, store server.SessionStore, opts ...server.Option) *replica {
 	f := conformance.New(conformance.WithStepDelay(0))
 	srv := server.New(f, append([]server.Option{server.WithStrict(true), server.WithSessionStore(store)}, opts...)...)
-	f.Attach(srv)
 	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
 	r := &replica{srv: srv, h: h, shutdown: shutdown}
 	t.Cleanup(r.stop)

@@ -61,6 +61,13 @@ func NewError(code int, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// ResourceNotFound is the error of a resource that does not exist
+// (-32002 with the URI; the server turns it into -32602 where a revision
+// retired the code).
+func ResourceNotFound(uri string) *Error {
+	return &Error{Code: CodeResourceNotFound, Message: "Resource not found", Data: map[string]any{"uri": uri}}
+}
+
 // ErrMethodNotFound is returned by unimplemented handler methods.
 var ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
 

@@ -6,8 +6,10 @@ package main
 import (
 	"context"
 	"log"
+	"os"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/server/stdio"
 )
 
 type greeting struct {
@@ -19,7 +21,7 @@ func main() {
 	app.AddTool(a, app.Tool{Name: "greet", Description: "Says hello."}, func(_ context.Context, in greeting) (string, error) {
 		return "Hello, " + in.Name + "!", nil
 	})
-	if err := app.ServeStdio(context.Background(), a); err != nil {
+	if err := stdio.Serve(context.Background(), app.NewServer(a), os.Stdin, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -25,6 +25,8 @@ import (
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/stdio"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // cities are the places the example knows.
@@ -98,7 +100,7 @@ func newApp() *app.App {
 		func(ctx context.Context, uri string, vars map[string]string) (*mcp.ReadResourceResult, error) {
 			f, err := forecast(ctx, forecastIn{City: vars["name"], Days: 3})
 			if err != nil {
-				return nil, app.NotFound(uri)
+				return nil, wire.ResourceNotFound(uri)
 			}
 			b, err := json.Marshal(f)
 			return app.Text(uri, "application/json", string(b)), err
@@ -133,7 +135,9 @@ func main() {
 // serve serves the app over HTTP on addr, or over stdio without one.
 func serve(ctx context.Context, addr string, log *slog.Logger) error {
 	if addr == "" {
-		return app.ServeStdio(ctx, newApp(), server.WithLogger(log))
+		srv := app.NewServer(newApp(), server.WithLogger(log))
+		defer srv.Close()
+		return stdio.Serve(ctx, srv, os.Stdin, os.Stdout)
 	}
 	log.Info("serving", "url", "http://"+addr+"/mcp")
 	srv := app.NewServer(newApp(), server.WithLogger(log))

@@ -174,18 +174,16 @@ func New(s store.Store, ag agent.Agent, opts ...Option) *App {
 		s, a.agent = timedStore{Store: s, t: a.timing}, timedAgent{Agent: ag, t: a.timing}
 	}
 	a.store = guardedStore{Store: s, app: a}
-	shared := app.CacheHint{Scope: "public"} // the same for every user, not to be kept
-	mine := app.CacheHint{Scope: "private"}
+	const shared, mine = "public", "private" // the same for every user, or not; neither to be kept
 	a.layer = app.New(a.info.Name, a.info.Version,
 		app.WithTitle("mcpstack chat"),
 		app.WithInstructions(Instructions),
-		app.WithLogger(a.log),
 		app.WithPageSize(a.pageSize),
-		app.WithCacheHint(mcp.MethodListTools, shared),
-		app.WithCacheHint(mcp.MethodListPrompts, shared),
-		app.WithCacheHint(mcp.MethodListResourceTemplates, shared),
-		app.WithCacheHint(mcp.MethodDiscover, shared),
-		app.WithCacheHint(mcp.MethodReadResource, mine),
+		app.WithCacheHint(mcp.MethodListTools, shared, 0),
+		app.WithCacheHint(mcp.MethodListPrompts, shared, 0),
+		app.WithCacheHint(mcp.MethodListResourceTemplates, shared, 0),
+		app.WithCacheHint(mcp.MethodDiscover, shared, 0),
+		app.WithCacheHint(mcp.MethodReadResource, mine, 0),
 		app.WithCapabilities(func(ctx context.Context, c *mcp.ServerCapabilities) {
 			if canStreamContent(peer.From(ctx)) {
 				c.Experimental = map[string]mcp.JSONObject{ContentStreamCapability: contentStreamInfo()}
@@ -224,11 +222,11 @@ func (a *App) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.
 }
 
 // Attach wires the app to the server that serves it: list changes and
-// conversation updates through the core (app.App.Attach), list_changed to
+// conversation updates through the core (app.Handler's Attach), list_changed to
 // a user's sessions when they start a conversation (unless WithNotifier
 // gave another way), and the end of sessions (EndSession).
 func (a *App) Attach(srv *server.Server) {
-	a.layer.Attach(srv)
+	a.layerHandler.Attach(srv)
 	srv.OnSessionClosed(a.EndSession)
 	a.mu.Lock()
 	defer a.mu.Unlock()

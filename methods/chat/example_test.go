@@ -35,7 +35,6 @@ func Example_wiring() {
 	app := chat.New(st, ag) // over HTTP with auth: chat.WithUser(...)
 	srv := server.New(app)
 	defer srv.Close()
-	app.Attach(srv) // notifications reach the sessions
 	if err := stdio.Serve(ctx, srv, os.Stdin, os.Stdout); err != nil {
 		log.Fatal(err)
 	}

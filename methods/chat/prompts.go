@@ -107,7 +107,8 @@ func (a *App) completeIDs(ctx context.Context, typed string, _ map[string]string
 	if err != nil {
 		return nil, err
 	}
-	convs, _, err := a.store.List(ctx, user, store.ListOptions{Prefix: typed, Limit: app.MaxCompletions + 1})
+	// app answers 100 values and says there are more past them
+	convs, _, err := a.store.List(ctx, user, store.ListOptions{Prefix: typed, Limit: 101})
 	if err != nil {
 		return nil, err
 	}

@@ -104,11 +104,11 @@ func (a *App) ListResources(ctx context.Context, p *mcp.PaginatedRequestParams) 
 func (a *App) lookup(ctx context.Context, user, uri string) (*store.Conversation, error) {
 	id, ok := conversationID(uri)
 	if !ok {
-		return nil, app.NotFound(uri)
+		return nil, wire.ResourceNotFound(uri)
 	}
 	c, err := a.store.Get(ctx, user, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, app.NotFound(uri)
+		return nil, wire.ResourceNotFound(uri)
 	}
 	return c, err
 }

@@ -65,7 +65,6 @@ func TestThroughServer(t *testing.T) {
 			a, _ := newApp(t, agent.Echo{})
 			srv := server.New(a, server.WithStrict(true))
 			t.Cleanup(srv.Close)
-			a.Attach(srv)
 			open := func() (*core.Session, *outbox) {
 				out := &outbox{}
 				sess, err := core.Of(srv).NewSession("", out)
@@ -171,7 +170,6 @@ func TestChatAsTask(t *testing.T) {
 	a, st := newApp(t, agent.Echo{})
 	srv := server.New(a, server.WithStrict(true))
 	t.Cleanup(srv.Close)
-	a.Attach(srv)
 	sess, err := core.Of(srv).NewSession("", &outbox{})
 	if err != nil {
 		t.Fatal(err)

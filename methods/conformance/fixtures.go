@@ -55,7 +55,8 @@ type config struct {
 	pageSize      int
 	step          time.Duration
 	name, version string
-	cache         app.CacheHint
+	scope         string
+	ttl           time.Duration
 }
 
 // Option configures Fixtures.
@@ -81,7 +82,7 @@ func WithServerInfo(name, version string) Option {
 // "public" and 0: every client sees the same fixtures, but may not keep
 // them). Older revisions never see these members.
 func WithCache(scope string, ttl time.Duration) Option {
-	return func(c *config) { c.cache = app.CacheHint{Scope: scope, TTL: ttl} }
+	return func(c *config) { c.scope, c.ttl = scope, ttl }
 }
 
 // Instructions is what initialize and server/discover tell the client.
@@ -96,13 +97,13 @@ var cached = []string{
 
 // New returns the fixtures.
 func New(opts ...Option) *Fixtures {
-	c := config{step: 50 * time.Millisecond, name: "mcpstack-conformance", version: "dev", cache: app.CacheHint{Scope: "public"}}
+	c := config{step: 50 * time.Millisecond, name: "mcpstack-conformance", version: "dev", scope: "public"}
 	for _, o := range opts {
 		o(&c)
 	}
 	aopts := []app.Option{app.WithTitle("mcpstack conformance fixtures"), app.WithInstructions(Instructions), app.WithPageSize(c.pageSize)}
 	for _, m := range cached {
-		aopts = append(aopts, app.WithCacheHint(m, c.cache))
+		aopts = append(aopts, app.WithCacheHint(m, c.scope, c.ttl))
 	}
 	f := &Fixtures{App: app.New(c.name, c.version, aopts...), step: c.step}
 	f.handler = f.App.Handler()

@@ -23,7 +23,7 @@ const (
 
 // addResources registers the three resources and the template.
 func addResources(a *app.App) {
-	text := func(body string) app.ResourceHandler {
+	text := func(body string) func(context.Context, string) (*mcp.ReadResourceResult, error) {
 		return func(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
 			return app.Text(uri, "text/plain", body), nil
 		}
@@ -44,7 +44,7 @@ func addResources(a *app.App) {
 		func(_ context.Context, uri string, vars map[string]string) (*mcp.ReadResourceResult, error) {
 			id := vars[templateArgument]
 			if id == "" {
-				return nil, app.NotFound(uri)
+				return nil, wire.ResourceNotFound(uri)
 			}
 			body, err := wire.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
 			if err != nil {

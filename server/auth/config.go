@@ -1,18 +1,17 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/authtoken"
 	"github.com/mcpstack/mcpstack/internal/guard"
 )
 
@@ -37,41 +36,6 @@ func (m *Mode) Set(s string) error {
 		return nil
 	}
 	return fmt.Errorf("must be off, hs256 or oauth, not %q", s)
-}
-
-// EnvSecret is the environment variable that holds the HS256 secret when
-// no secret file is given.
-const EnvSecret = "MCPSTACK_AUTH_SECRET"
-
-// ErrNoSecret is returned when hs256 mode has no secret.
-var ErrNoSecret = errors.New("no HS256 secret: set $" + EnvSecret + " or name a secret file " +
-	"(serve: --auth-secret-file, token: --secret-file); make one with: head -c 32 /dev/urandom | base64 > secret && chmod 600 secret")
-
-// LoadSecret reads the HS256 secret from file, or when file is "" from
-// $MCPSTACK_AUTH_SECRET. Trailing line breaks are dropped (the file is
-// usually written by a shell). It fails when the secret is missing or
-// shorter than MinSecretLen bytes.
-func LoadSecret(file string) ([]byte, error) {
-	var secret []byte
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("reading the secret file: %w", err)
-		}
-		secret = bytes.TrimRight(b, "\r\n")
-		if len(secret) == 0 {
-			return nil, fmt.Errorf("the secret file %s is empty", file)
-		}
-	} else {
-		secret = []byte(strings.TrimRight(os.Getenv(EnvSecret), "\r\n"))
-		if len(secret) == 0 {
-			return nil, ErrNoSecret
-		}
-	}
-	if len(secret) < MinSecretLen {
-		return nil, fmt.Errorf("the HS256 secret has %d bytes; it needs at least %d (make one with: head -c 32 /dev/urandom | base64)", len(secret), MinSecretLen)
-	}
-	return secret, nil
 }
 
 // Config is what `mcpstack serve` can be told about authentication.
@@ -116,7 +80,7 @@ func (c *Config) RegisterFlags(fl *flag.FlagSet) {
 		c.Leeway = 30 * time.Second
 	}
 	fl.Var(&c.Mode, "auth", "authentication `MODE` of HTTP requests: off, hs256 (tokens that mcpstack token mints) or oauth (tokens of an authorization server)")
-	fl.StringVar(&c.SecretFile, "auth-secret-file", "", "hs256: read the secret (at least 32 bytes) from `FILE` (default: $"+EnvSecret+")")
+	fl.StringVar(&c.SecretFile, "auth-secret-file", "", "hs256: read the secret (at least 32 bytes) from `FILE` (default: $"+authtoken.EnvSecret+")")
 	fl.StringVar(&c.JWKSURL, "auth-jwks-url", "", "oauth: the authorization server's JWK Set `URL`")
 	fl.StringVar(&c.Issuer, "auth-issuer", "", "the iss tokens must carry (required with oauth)")
 	fl.StringVar(&c.Audience, "auth-audience", "", "the canonical `URL` of this MCP endpoint, e.g. https://mcp.example.com/mcp: the aud tokens must carry (required with oauth)")
@@ -194,7 +158,7 @@ func New(ctx context.Context, c Config, opts ...MiddlewareOption) (*Auth, error)
 		secret := c.Secret
 		if secret == nil {
 			var err error
-			if secret, err = LoadSecret(c.SecretFile); err != nil {
+			if secret, err = authtoken.LoadSecret(c.SecretFile); err != nil {
 				return nil, fmt.Errorf("--auth hs256: %w", err)
 			}
 		}
@@ -288,5 +252,5 @@ func CheckBind(addr string, mode Mode, insecure bool) error {
 	}
 	return fmt.Errorf("refusing to serve %s without authentication: it is not a loopback address, so anyone who reaches the port could use the server. "+
 		"Use --auth hs256 (secret from --auth-secret-file FILE or $%s; mint tokens with `mcpstack token`) or --auth oauth "+
-		"(--auth-jwks-url, --auth-issuer, --auth-audience), bind 127.0.0.1, or pass --insecure to serve without authentication anyway", addr, EnvSecret)
+		"(--auth-jwks-url, --auth-issuer, --auth-audience), bind 127.0.0.1, or pass --insecure to serve without authentication anyway", addr, authtoken.EnvSecret)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/mcpstack/mcpstack/internal/authtoken"
 	"github.com/mcpstack/mcpstack/server/auth"
 )
 
@@ -131,7 +132,7 @@ func TestConfigHS256(t *testing.T) {
 	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tok, _ := auth.MintHS256([]byte(secret), auth.Mint{Subject: "alice", TTL: time.Hour})
+	tok, _ := authtoken.MintHS256([]byte(secret), authtoken.Mint{Subject: "alice", TTL: time.Hour})
 	check := func(t *testing.T, c auth.Config) {
 		t.Helper()
 		a, err := auth.New(context.Background(), c)
@@ -151,7 +152,7 @@ func TestConfigHS256(t *testing.T) {
 	}
 	t.Run("file", func(t *testing.T) { check(t, auth.Config{Mode: auth.ModeHS256, SecretFile: file}) })
 	t.Run("env", func(t *testing.T) {
-		t.Setenv(auth.EnvSecret, secret)
+		t.Setenv(authtoken.EnvSecret, secret)
 		check(t, auth.Config{Mode: auth.ModeHS256})
 	})
 	t.Run("with metadata", func(t *testing.T) {
@@ -181,7 +182,7 @@ func TestConfigOff(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	t.Setenv(auth.EnvSecret, "")
+	t.Setenv(authtoken.EnvSecret, "")
 	js := newJWKSServer(t)
 	short := filepath.Join(t.TempDir(), "short")
 	_ = os.WriteFile(short, []byte("tooshort\n"), 0o600)

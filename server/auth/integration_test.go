@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/authtoken"
+	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 var appScopes = auth.ScopeMap{"admin": {"admin"}}
@@ -123,7 +124,7 @@ func TestThroughServer(t *testing.T) {
 	t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })
 	c := mcpClient{t: t, url: ts.URL + "/mcp"}
 	mint := func(sub string, scopes ...string) string {
-		tok, err := auth.MintHS256(secret, auth.Mint{Subject: sub, Scopes: scopes, Issuer: "mcpstack", TTL: time.Hour})
+		tok, err := authtoken.MintHS256(secret, authtoken.Mint{Subject: sub, Scopes: scopes, Issuer: "mcpstack", TTL: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +216,7 @@ func TestFlushThroughBinding(t *testing.T) {
 	})
 	ts := httptest.NewServer(auth.Middleware(v)(stream))
 	t.Cleanup(ts.Close)
-	tok, _ := auth.MintHS256(secret, auth.Mint{Subject: "alice", TTL: time.Hour})
+	tok, _ := authtoken.MintHS256(secret, authtoken.Mint{Subject: "alice", TTL: time.Hour})
 	req, _ := http.NewRequest(http.MethodPost, ts.URL, nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := http.DefaultClient.Do(req)
@@ -245,8 +246,8 @@ func TestStreamEndsWithToken(t *testing.T) {
 	ts := httptest.NewServer(auth.Middleware(v)(h))
 	t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })
 	c := mcpClient{t: t, url: ts.URL}
-	long, _ := auth.MintHS256(secret, auth.Mint{Subject: "alice", TTL: time.Hour})
-	short, _ := auth.MintHS256(secret, auth.Mint{Subject: "alice", TTL: 2 * time.Second})
+	long, _ := authtoken.MintHS256(secret, authtoken.Mint{Subject: "alice", TTL: time.Hour})
+	short, _ := authtoken.MintHS256(secret, authtoken.Mint{Subject: "alice", TTL: 2 * time.Second})
 	sid := c.initialize(long)
 	req, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
 	req.Header.Set("Accept", "text/event-stream")

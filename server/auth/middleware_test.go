@@ -12,6 +12,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpstack/mcpstack/internal/authtoken"
 	"github.com/mcpstack/mcpstack/server/auth"
 )
 
@@ -183,7 +184,7 @@ func TestMiddlewareHS256(t *testing.T) {
 		}
 		return m
 	}
-	minted, err := auth.MintHS256(secret, auth.Mint{Subject: "carol", Scopes: []string{"a"}, TTL: time.Hour, Now: now})
+	minted, err := authtoken.MintHS256(secret, authtoken.Mint{Subject: "carol", Scopes: []string{"a"}, TTL: time.Hour, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
 
+	"github.com/mcpstack/mcpstack/internal/authtoken"
 	"github.com/mcpstack/mcpstack/internal/guard"
 )
 
@@ -76,10 +75,6 @@ func (e *ScopeError) Error() string {
 
 // Is makes errors.Is(err, ErrInsufficientScope) true.
 func (e *ScopeError) Is(target error) bool { return target == ErrInsufficientScope }
-
-// MinSecretLen is the shortest HS256 secret accepted, in bytes (RFC 7518
-// §3.2: a key of the same size as the hash output).
-const MinSecretLen = 32
 
 // Option configures a verifier.
 type Option interface{ apply(*verifierConfig) }
@@ -187,10 +182,10 @@ type JWT struct {
 var _ Verifier = (*JWT)(nil)
 
 // NewHS256 returns a verifier of HS256 tokens signed with secret, which
-// must be at least MinSecretLen bytes long.
+// must be at least 32 bytes long.
 func NewHS256(secret []byte, opts ...Option) (*JWT, error) {
-	if len(secret) < MinSecretLen {
-		return nil, fmt.Errorf("auth: the HS256 secret has %d bytes; it needs at least %d", len(secret), MinSecretLen)
+	if len(secret) < authtoken.MinSecretLen {
+		return nil, fmt.Errorf("auth: the HS256 secret has %d bytes; it needs at least %d", len(secret), authtoken.MinSecretLen)
 	}
 	cfg := newVerifierConfig(opts)
 	if cfg.algs != nil {
@@ -404,56 +399,4 @@ func (v *JWT) classify(tok *jwt.Token, claims jwt.MapClaims, err error) error {
 func (v *JWT) algAccepted(tok *jwt.Token) bool {
 	alg, _ := tok.Header["alg"].(string)
 	return slices.Contains(v.algs, alg)
-}
-
-// Mint says what MintHS256 puts in a token.
-type Mint struct {
-	Subject  string        // sub, required
-	Scopes   []string      // scope, space-separated
-	Audience []string      // aud, optional
-	Issuer   string        // iss, optional
-	TTL      time.Duration // exp = now + TTL, required
-	Now      time.Time     // iat; zero means time.Now()
-}
-
-// MintHS256 signs an HS256 token: what `mcpstack token` prints, and what
-// tests use.
-func MintHS256(secret []byte, m Mint) (string, error) {
-	if len(secret) < MinSecretLen {
-		return "", fmt.Errorf("auth: the HS256 secret has %d bytes; it needs at least %d", len(secret), MinSecretLen)
-	}
-	if m.Subject == "" {
-		return "", errors.New("auth: a token needs a subject")
-	}
-	if m.TTL <= 0 {
-		return "", errors.New("auth: a token needs a positive lifetime")
-	}
-	now := m.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	var jti [16]byte
-	if _, err := rand.Read(jti[:]); err != nil {
-		return "", err
-	}
-	claims := jwt.MapClaims{
-		"sub": m.Subject,
-		"iat": now.Unix(),
-		"exp": now.Add(m.TTL).Unix(),
-		"jti": hex.EncodeToString(jti[:]),
-	}
-	if len(m.Scopes) > 0 {
-		claims["scope"] = strings.Join(m.Scopes, " ")
-	}
-	switch len(m.Audience) {
-	case 0:
-	case 1:
-		claims["aud"] = m.Audience[0]
-	default:
-		claims["aud"] = m.Audience
-	}
-	if m.Issuer != "" {
-		claims["iss"] = m.Issuer
-	}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
 }

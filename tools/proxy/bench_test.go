@@ -14,7 +14,6 @@ import (
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 // BenchmarkProxyLatency measures what the HTTP proxy adds to a call: the
@@ -23,7 +22,7 @@ import (
 // (go test ./tools/proxy -run '^$' -bench ProxyLatency -benchtime 1x).
 func BenchmarkProxyLatency(b *testing.B) {
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)))
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithResponseMode(streamable.JSON))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithResponseMode(mcphttp.ResponseJSON))
 	upstream := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); upstream.Close(); srv.Close() }()
 	tp, _ := newTap(io.Discard, false, io.Discard)

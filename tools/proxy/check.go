@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
+	"github.com/mcpstack/mcpstack/internal/record"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/tools/validate"
 	"github.com/mcpstack/mcpstack/wire"
 )

@@ -21,8 +21,8 @@ import (
 	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
+	"github.com/mcpstack/mcpstack/internal/record"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/record"
 )
 
 // maxBody bounds a request body the proxy reads to record it (larger ones

@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/internal/record"
+	"github.com/mcpstack/mcpstack/internal/transport/sse"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/record"
-	"github.com/mcpstack/mcpstack/server/sse"
 	"github.com/mcpstack/mcpstack/tools/validate"
 )
 

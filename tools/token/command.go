@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/internal/authtoken"
 )
 
 // Exit codes of Command.
@@ -52,7 +52,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	ttl := fl.Duration("ttl", 24*time.Hour, "how long the token is valid")
-	secretFile := fl.String("secret-file", "", "read the secret from `FILE` (default: $MCPSTACK_AUTH_SECRET_FILE, then $"+auth.EnvSecret+")")
+	secretFile := fl.String("secret-file", "", "read the secret from `FILE` (default: $MCPSTACK_AUTH_SECRET_FILE, then $"+authtoken.EnvSecret+")")
 	var aud []string
 	fl.Func("aud", "audience `URL`: the server's --auth-audience; may be repeated", func(s string) error {
 		aud = append(aud, s)
@@ -87,12 +87,12 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	if file == "" {
 		file = os.Getenv("MCPSTACK_AUTH_SECRET_FILE")
 	}
-	secret, err := auth.LoadSecret(file)
+	secret, err := authtoken.LoadSecret(file)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack token:", err)
 		return ExitUsage
 	}
-	tok, err := auth.MintHS256(secret, auth.Mint{Subject: *sub, Scopes: scopes, Audience: aud, Issuer: *iss, TTL: *ttl})
+	tok, err := authtoken.MintHS256(secret, authtoken.Mint{Subject: *sub, Scopes: scopes, Audience: aud, Issuer: *iss, TTL: *ttl})
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack token:", err)
 		return ExitError

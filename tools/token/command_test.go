@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/authtoken"
 	"github.com/mcpstack/mcpstack/server/auth"
 	"github.com/mcpstack/mcpstack/tools/token"
 )
@@ -30,7 +31,7 @@ func secretFile(t *testing.T, content string) string {
 
 // TestRoundTrip mints a token and verifies it as the server would.
 func TestRoundTrip(t *testing.T) {
-	t.Setenv(auth.EnvSecret, "")
+	t.Setenv(authtoken.EnvSecret, "")
 	t.Setenv("MCPSTACK_AUTH_SECRET_FILE", "")
 	secret := strings.Repeat("s", 44)
 	file := secretFile(t, secret+"\n")
@@ -41,7 +42,7 @@ func TestRoundTrip(t *testing.T) {
 	}{
 		{"secret file", nil, []string{"--secret-file", file}},
 		{"secret file from the environment", map[string]string{"MCPSTACK_AUTH_SECRET_FILE": file}, nil},
-		{"secret in the environment", map[string]string{auth.EnvSecret: secret}, nil},
+		{"secret in the environment", map[string]string{authtoken.EnvSecret: secret}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
@@ -75,7 +76,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	t.Setenv(auth.EnvSecret, "")
+	t.Setenv(authtoken.EnvSecret, "")
 	t.Setenv("MCPSTACK_AUTH_SECRET_FILE", "")
 	good := secretFile(t, strings.Repeat("s", 32))
 	short := secretFile(t, strings.Repeat("s", 31))
@@ -97,7 +98,7 @@ func TestErrors(t *testing.T) {
 		{"argument", "", []string{"--sub", "alice", "--secret-file", good, "extra"}, 2, `unexpected argument "extra"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(auth.EnvSecret, tc.env)
+			t.Setenv(authtoken.EnvSecret, tc.env)
 			code, out, errs := run(tc.args...)
 			if code != tc.code || out != "" || !strings.Contains(errs, tc.want) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errs, tc.code, tc.want)

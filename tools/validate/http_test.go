@@ -13,10 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/internal/record"
+	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/record"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 // httpClient is a Streamable HTTP client: requests answered as SSE, the

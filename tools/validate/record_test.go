@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/record"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/record"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

@@ -11,10 +11,10 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/heap"
+	"github.com/mcpstack/mcpstack/internal/transport/ws"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/server/ws"
 )
 
 // TestTokenExpiry: a socket is closed with 1008 when the token it was

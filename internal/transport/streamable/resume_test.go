@@ -11,9 +11,9 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/core"
 
+	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 type sseEvent struct{ id, data string }

@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 // transcriptLines returns every client line of the server transcripts: the

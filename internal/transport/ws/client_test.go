@@ -13,9 +13,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mcpstack/mcpstack/internal/transport/ws"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/ws"
 )
 
 const wait = 5 * time.Second

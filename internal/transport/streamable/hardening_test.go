@@ -13,8 +13,8 @@ import (
 	"github.com/mcpstack/mcpstack/internal/bigecho"
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/heap"
+	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/streamable"
 )
 
 // newEchoEnv serves bigEcho: echo answers as large as the question, big

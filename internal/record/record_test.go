@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/record"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/record"
 )
 
 var fixed = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600)) }

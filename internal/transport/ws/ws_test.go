@@ -15,9 +15,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mcpstack/mcpstack/internal/transport/ws"
 	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
-	"github.com/mcpstack/mcpstack/server/ws"
 )
 
 // TestScenario drives the conformance fixtures over one socket per

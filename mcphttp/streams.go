@@ -1,0 +1,45 @@
+package mcphttp
+
+import "github.com/mcpstack/mcpstack/internal/transport/streamable"
+
+// ResponseMode says how a POST carrying requests is answered over
+// Streamable HTTP.
+type ResponseMode = streamable.ResponseMode
+
+// The response modes.
+const (
+	// ResponseSSE answers with an event stream: notifications and server
+	// requests about the call come first, the answer last; the stream has
+	// event ids, so that a client that loses it resumes with Last-Event-ID.
+	ResponseSSE = streamable.SSE
+	// ResponseJSON answers with one JSON body; what the call sends before
+	// its answer goes to the session's GET stream.
+	ResponseJSON = streamable.JSON
+)
+
+// EventStore keeps the events of resumable streams, so that a client that
+// reconnects with Last-Event-ID gets what it missed. It sits beside
+// server.SessionStore and server.TaskStore: the default is in memory,
+// bounded by WithEventLimits; WithEventStore puts another behind it (one
+// that replicas share, for a client that reconnects to another).
+type EventStore = streamable.EventStore
+
+// Errors of EventStore.Replay: the client gets 410 Gone for the first and
+// 404 for the second, and opens a fresh stream.
+var (
+	ErrEventsGone   = streamable.ErrEventsGone
+	ErrUnknownEvent = streamable.ErrUnknownEvent
+)
+
+// WithEventStore keeps stream events in s instead of in memory (then
+// WithEventLimits is s's to enforce).
+func WithEventStore(s EventStore) Option { return func(c *config) { c.events = s } }
+
+// eventBytes reports what a store holds, for the observer's gauge, where
+// the store can tell.
+func eventBytes(s EventStore) func() int64 {
+	if b, ok := s.(interface{ Bytes() int64 }); ok {
+		return b.Bytes
+	}
+	return func() int64 { return 0 }
+}
