@@ -15,12 +15,12 @@ run: bin/mcpstack
 ## (never edit them by hand)
 generate:
 	$(GO) run ./gen
-	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -update-doc -count=1
+	$(GO) test ./internal/tools/schemadiff -run '^TestChangelogDoc$$' -update-doc -count=1
 
 ## check-generate: fail when the generated code or docs/revisions.md does not match schema/ and gen/
 check-generate:
 	$(GO) run ./gen -check
-	$(GO) test ./tools/schemadiff -run '^TestChangelogDoc$$' -count=1
+	$(GO) test ./internal/tools/schemadiff -run '^TestChangelogDoc$$' -count=1
 
 ## test: gofmt, vet, the pinned interop tools, every test with the race
 ## detector, and the soak test (abusive clients beside a well-behaved one)
@@ -32,7 +32,7 @@ test: fmt vet tools
 ## test-long: the tests that take minutes on their own (adopting a revision
 ## builds a copy of the tree twice); CI runs them after make test
 test-long:
-	MCPSTACK_LONG_TESTS=1 $(GO) test -count=1 -timeout 20m -run '^TestAdoptRevision$$' -v ./tools/revision/
+	MCPSTACK_LONG_TESTS=1 $(GO) test -count=1 -timeout 20m -run '^TestAdoptRevision$$' -v ./internal/tools/revision/
 
 ## tools: the pinned Node 22, conformance suite, TypeScript SDK and
 ## server-everything in .tools/ (npm ci, reused while their lockfile is
@@ -72,13 +72,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME) ./gen/
 	$(GO) test -run '^$$' -fuzz FuzzHTTPHandler -fuzztime $(FUZZTIME) ./internal/transport/streamable/
 	$(GO) test -run '^$$' -fuzz FuzzStdio -fuzztime $(FUZZTIME) ./server/stdio/
-	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./tools/validate/
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./tools/validate/
-	$(GO) test -run '^$$' -fuzz FuzzRecordFastPath -fuzztime $(FUZZTIME) ./tools/validate/
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME) ./internal/tools/validate/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/tools/validate/
+	$(GO) test -run '^$$' -fuzz FuzzRecordFastPath -fuzztime $(FUZZTIME) ./internal/tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzReceive -fuzztime $(FUZZTIME) ./client/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/sse/
-	$(GO) test -run '^$$' -fuzz FuzzHAR -fuzztime $(FUZZTIME) ./tools/validate/
-	$(GO) test -run '^$$' -fuzz FuzzEventSplitter -fuzztime $(FUZZTIME) ./tools/proxy/
+	$(GO) test -run '^$$' -fuzz FuzzHAR -fuzztime $(FUZZTIME) ./internal/tools/validate/
+	$(GO) test -run '^$$' -fuzz FuzzEventSplitter -fuzztime $(FUZZTIME) ./internal/tools/proxy/
 
 ## build: the mcpstack binary
 bin/mcpstack:
@@ -108,8 +108,8 @@ bench:
 
 ## vet-peers: the benchmark-only peers module (its own go.mod; the root ./... skips it)
 vet-peers:
-	cd tools/bench/peers && $(GO) vet ./... && $(GO) build ./...
+	cd internal/tools/bench/peers && $(GO) vet ./... && $(GO) build ./...
 
 ## validate-bench: mcpstack validate on a generated 100 MB log against jq -c . (SIZE=, RUNS=, MIN_RATIO=)
 validate-bench:
-	GO="$(GO)" bash tools/validate/bench.sh
+	GO="$(GO)" bash internal/tools/validate/bench.sh

@@ -19,13 +19,13 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/generated"
-	benchtool "github.com/mcpstack/mcpstack/tools/bench"
-	"github.com/mcpstack/mcpstack/tools/clientcmd"
-	"github.com/mcpstack/mcpstack/tools/proxy"
-	"github.com/mcpstack/mcpstack/tools/revision"
-	"github.com/mcpstack/mcpstack/tools/schemadiff"
-	"github.com/mcpstack/mcpstack/tools/token"
-	"github.com/mcpstack/mcpstack/tools/validate"
+	benchtool "github.com/mcpstack/mcpstack/internal/tools/bench"
+	"github.com/mcpstack/mcpstack/internal/tools/clientcmd"
+	"github.com/mcpstack/mcpstack/internal/tools/proxy"
+	"github.com/mcpstack/mcpstack/internal/tools/revision"
+	"github.com/mcpstack/mcpstack/internal/tools/schemadiff"
+	"github.com/mcpstack/mcpstack/internal/tools/token"
+	"github.com/mcpstack/mcpstack/internal/tools/validate"
 )
 
 // command is one subcommand: it gets the arguments after its name and

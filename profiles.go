@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/methods/bench"
+	"github.com/mcpstack/mcpstack/internal/methods/chat"
+	"github.com/mcpstack/mcpstack/internal/methods/chat/agent"
+	"github.com/mcpstack/mcpstack/internal/methods/chat/store"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/methods/bench"
-	"github.com/mcpstack/mcpstack/methods/chat"
-	"github.com/mcpstack/mcpstack/methods/chat/agent"
-	"github.com/mcpstack/mcpstack/methods/chat/store"
-	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
 )

@@ -11,10 +11,10 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/server/auth"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // The README's Go snippets that are not excerpts of an example program:
@@ -38,8 +38,8 @@ func readmeServeHTTP(ctx context.Context, a *app.App, secret []byte) error {
 }
 
 func readmeCheckByHand(body []byte, result *mcp.CallToolResult) (any, error) {
-	spec := generated.Lookup("2025-11-25") // *wire.Spec: method table + validators
-	tree, err := wire.Parse(body)          // one parse, numbers kept exact
+	spec := generated.Lookup("2025-11-25") // *protocol.Spec: method table + validators
+	tree, err := jsontree.Parse(body)      // one parse, numbers kept exact
 	if err != nil {
 		return nil, err
 	}

@@ -43,8 +43,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/methods/base"
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/methods/base"
 	"github.com/mcpstack/mcpstack/wire"
 )
 

@@ -1,8 +1,8 @@
 package app
 
 import (
+	"github.com/mcpstack/mcpstack/internal/methods/base"
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/methods/base"
 	"github.com/mcpstack/mcpstack/server"
 )
 

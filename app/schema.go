@@ -8,8 +8,7 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
-
-	"github.com/mcpstack/mcpstack/wire"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 )
 
 // schemaOf derives the JSON Schema of a Go type (github.com/invopop/jsonschema):
@@ -39,7 +38,7 @@ func schemaOf(t reflect.Type, side schemaSide) any {
 	if err != nil {
 		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
 	}
-	tree, err := wire.Parse(b)
+	tree, err := jsontree.Parse(b)
 	if err != nil {
 		panic(fmt.Sprintf("app: the schema of %v: %v", t, err))
 	}

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/mcpstack/mcpstack/wire"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
 // tagKeywords are the jsonschema tag keys github.com/invopop/jsonschema
@@ -149,7 +149,7 @@ func satisfiable(ps map[string]any) error {
 			rest[k] = v
 		}
 	}
-	sch, err := wire.CompileSchema("field", rest)
+	sch, err := protocol.CompileSchema("field", rest)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func ratOf(v any) (*big.Rat, bool) {
 	switch n := v.(type) {
 	case nil:
 		return nil, false
-	case fmt.Stringer: // json.Number, as wire.Parse keeps numbers
+	case fmt.Stringer: // json.Number, as jsontree.Parse keeps numbers
 		return new(big.Rat).SetString(n.String())
 	case float64:
 		return new(big.Rat).SetFloat64(n), true

@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -40,8 +42,8 @@ type tool struct {
 	def     mcp.Tool
 	headers []paramHeader  // arguments mirrored in Mcp-Param headers
 	schema  map[string]any // the input schema, for its defaults
-	input   *wire.Schema
-	output  *wire.Schema // nil: no structured output
+	input   *protocol.Schema
+	output  *protocol.Schema // nil: no structured output
 	run     func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
 	// decoded: run's structured content, when it has any, is a decoded
 	// tree already (it comes from Structured), validated as it is.
@@ -149,7 +151,7 @@ func mustTool(t Tool, in, out any) *tool {
 	tl.def.InputSchema = mcp.ToolInputSchema{Properties: properties(inTree), Required: required(inTree), Extra: rest(inTree)}
 	tl.def.InputSchema.Schema, _ = inTree["$schema"].(string)
 	tl.schema = inTree
-	if tl.input, err = wire.CompileSchema(t.Name+".inputSchema", inTree); err != nil {
+	if tl.input, err = protocol.CompileSchema(t.Name+".inputSchema", inTree); err != nil {
 		panic(fmt.Sprintf("app: tool %q: %v", t.Name, err))
 	}
 	if tl.headers, err = paramHeaders(inTree); err != nil {
@@ -162,7 +164,7 @@ func mustTool(t Tool, in, out any) *tool {
 		}
 		tl.def.OutputSchema = &mcp.ToolOutputSchema{Properties: properties(outTree), Required: required(outTree), Extra: rest(outTree)}
 		tl.def.OutputSchema.Schema, _ = outTree["$schema"].(string)
-		if tl.output, err = wire.CompileSchema(t.Name+".outputSchema", outTree); err != nil {
+		if tl.output, err = protocol.CompileSchema(t.Name+".outputSchema", outTree); err != nil {
 			panic(fmt.Sprintf("app: tool %q: %v", t.Name, err))
 		}
 	}
@@ -335,10 +337,10 @@ func Structured(v any) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("app: encoding the tool's output: %w", err)
 	}
 	res := &mcp.CallToolResult{}
-	if tree, err := wire.Parse(b); err == nil {
+	if tree, err := jsontree.Parse(b); err == nil {
 		if obj, ok := tree.(map[string]any); ok {
 			res.StructuredContent = obj
-			if canonical, err := wire.Marshal(obj); err == nil {
+			if canonical, err := jsontree.Marshal(obj); err == nil {
 				b = canonical // the text is the structured content, byte for byte as it is sent
 			}
 		}
@@ -409,7 +411,7 @@ func onlyProperties(args map[string]any, props map[string]map[string]any) map[st
 
 // decodeInto decodes validated arguments into v.
 func decodeInto(args map[string]any, v any) error {
-	b, err := wire.Marshal(args)
+	b, err := jsontree.Marshal(args)
 	if err != nil {
 		return err
 	}
@@ -438,11 +440,11 @@ func copyTree(v any) any {
 
 // treeOf is v as a JSON tree, for validation.
 func treeOf(v any) (any, error) {
-	b, err := wire.Marshal(v)
+	b, err := jsontree.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return wire.Parse(b)
+	return jsontree.Parse(b)
 }
 
 // isObject reports whether values of t encode as JSON objects.
@@ -461,7 +463,7 @@ func objectSchema(s any) (map[string]any, error) {
 	}
 	obj, ok := tree.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("a schema is a JSON object, not %s", wire.KindOf(tree))
+		return nil, fmt.Errorf("a schema is a JSON object, not %s", jsontree.KindOf(tree))
 	}
 	if typ, ok := obj["type"]; ok && typ != "object" {
 		return nil, fmt.Errorf(`a tool's schema describes an object ("type": "object"), not %v`, typ)

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -130,7 +131,7 @@ func New(name, version string, opts ...Option) *Client {
 		o(c)
 	}
 	if c.revision == "" {
-		c.revision = wire.NewestSession(generated.Specs).Revision
+		c.revision = protocol.NewestSession(generated.Specs).Revision
 	}
 	return c
 }
@@ -170,7 +171,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*Session, error) {
 		var he *HTTPError
 		if errors.As(err, &we) && (we.Code == wire.CodeMethodNotFound || we.Code == wire.CodeInvalidRequest || we.Code == wire.CodeUnsupportedProtocolVersion) ||
 			errors.As(err, &he) && he.Status == http.StatusBadRequest {
-			s.setSpec(wire.NewestSession(generated.Specs)) // a server of the session revisions
+			s.setSpec(protocol.NewestSession(generated.Specs)) // a server of the session revisions
 			err = s.initialize(ctx)
 		}
 	} else {

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -29,7 +31,7 @@ type Session struct {
 	slots chan struct{}
 
 	mu       sync.Mutex
-	spec     *wire.Spec
+	spec     *protocol.Spec
 	nextID   int64
 	pending  map[wire.ID]*call
 	progress map[wire.ID]func(*mcp.ProgressNotificationParams) // by progress token
@@ -48,7 +50,7 @@ type Session struct {
 // call is a request in flight, and what its answer is checked against.
 type call struct {
 	method           string
-	result, response string // definitions (wire.Method's, or a task's)
+	result, response string // definitions (protocol.Method's, or a task's)
 	// task is the definition of a task answer (resultType "task"), where
 	// the server may give one (the tasks extension, WithTasks).
 	task  string
@@ -62,7 +64,7 @@ type reply struct {
 	err    error
 }
 
-func newSession(c *Client, conn Conn, spec *wire.Spec) *Session {
+func newSession(c *Client, conn Conn, spec *protocol.Spec) *Session {
 	s := &Session{
 		c: c, conn: conn, spec: spec, opened: time.Now(),
 		pending:  map[wire.ID]*call{},
@@ -116,13 +118,13 @@ func (s *Session) Discover(context.Context, *mcp.RequestParams) (*mcp.DiscoverRe
 	return nil, errors.New("client: the session has discovered the server already (Connect does it)")
 }
 
-func (s *Session) setSpec(spec *wire.Spec) {
+func (s *Session) setSpec(spec *protocol.Spec) {
 	s.mu.Lock()
 	s.spec = spec
 	s.mu.Unlock()
 }
 
-func (s *Session) currentSpec() *wire.Spec {
+func (s *Session) currentSpec() *protocol.Spec {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.spec
@@ -263,7 +265,7 @@ func (s *Session) Request(ctx context.Context, method string, params wire.Encode
 
 // roundTrip sends one request and waits for its answer: the result tree,
 // a *wire.Error, or a *Violation.
-func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (r reply) {
+func (s *Session) roundTrip(ctx context.Context, spec *protocol.Spec, m protocol.Method, params map[string]any) (r reply) {
 	onProgress := progressFrom(ctx)
 	s.mu.Lock()
 	select {
@@ -293,7 +295,7 @@ func (s *Session) roundTrip(ctx context.Context, spec *wire.Spec, m wire.Method,
 		s.mu.Unlock()
 	}()
 	if onProgress != nil {
-		params = wire.WithMeta(params, "progressToken", token.Value())
+		params = jsontree.WithMeta(params, "progressToken", token.Value())
 	}
 	if s.c.tracer != nil || s.c.meters != nil {
 		var end func(reply)
@@ -369,7 +371,7 @@ func (s *Session) givenUp(id wire.ID) bool {
 
 // decodeResult decodes a result tree by its method; one that does not
 // decode is a violation too.
-func (s *Session) decodeResult(spec *wire.Spec, m wire.Method, tree any) (wire.Encoder, error) {
+func (s *Session) decodeResult(spec *protocol.Spec, m protocol.Method, tree any) (wire.Encoder, error) {
 	res, err := mcp.DecodeResult(m.Name, tree, spec.Index)
 	if err != nil {
 		v := schemaViolation(m.Name, "/result", err, nil)
@@ -438,7 +440,7 @@ func (s *Session) lost(e *AnswerError) {
 		s.report(v)
 		err = v
 	}
-	if tree, perr := wire.Parse(e.RequestID); perr == nil {
+	if tree, perr := jsontree.Parse(e.RequestID); perr == nil {
 		if id, ierr := wire.IDFromValue(tree); ierr == nil {
 			s.deliver(id, reply{err: err})
 		}

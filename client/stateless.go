@@ -7,6 +7,8 @@ import (
 	"sort"
 
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -19,7 +21,7 @@ const resultInputRequired = "input_required"
 const resultTask = "task"
 
 // lookupSession is a revision negotiated by initialize, or nil.
-func lookupSession(revision string) *wire.Spec {
+func lookupSession(revision string) *protocol.Spec {
 	if spec := generated.Lookup(revision); spec != nil && !spec.Stateless() {
 		return spec
 	}
@@ -27,7 +29,7 @@ func lookupSession(revision string) *wire.Spec {
 }
 
 // newestKnown is the newest of revisions that this client speaks.
-func newestKnown(revisions []string) *wire.Spec {
+func newestKnown(revisions []string) *protocol.Spec {
 	for i := len(generated.Specs) - 1; i >= 0; i-- {
 		if slices.Contains(revisions, generated.Specs[i].Revision) {
 			return generated.Specs[i]
@@ -73,7 +75,7 @@ func (s *Session) discover(ctx context.Context) error {
 // with the client's handlers and the request sent again, with the answers
 // and the server's requestState, until it completes; a task (WithTasks) is
 // followed to its end.
-func (s *Session) statelessRequest(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (wire.Encoder, error) {
+func (s *Session) statelessRequest(ctx context.Context, spec *protocol.Spec, m protocol.Method, params map[string]any) (wire.Encoder, error) {
 	tree, task, err := s.statelessRounds(ctx, spec, m, params)
 	if err != nil {
 		return nil, err
@@ -87,10 +89,10 @@ func (s *Session) statelessRequest(ctx context.Context, spec *wire.Spec, m wire.
 // statelessRounds sends the request, and again with the answers while the
 // server asks for input; it returns the final result tree, and whether it
 // is a task.
-func (s *Session) statelessRounds(ctx context.Context, spec *wire.Spec, m wire.Method, params map[string]any) (any, bool, error) {
+func (s *Session) statelessRounds(ctx context.Context, spec *protocol.Spec, m protocol.Method, params map[string]any) (any, bool, error) {
 	for round := 0; ; round++ {
-		params = wire.WithMeta(params, wire.MetaProtocolVersion, spec.Revision)
-		params = wire.WithMeta(params, wire.MetaClientCapabilities, s.requestCapabilities(spec))
+		params = jsontree.WithMeta(params, wire.MetaProtocolVersion, spec.Revision)
+		params = jsontree.WithMeta(params, wire.MetaClientCapabilities, s.requestCapabilities(spec))
 		r := s.roundTrip(ctx, spec, m, params)
 		if r.err != nil {
 			return nil, false, r.err
@@ -120,7 +122,7 @@ func (s *Session) statelessRounds(ctx context.Context, spec *wire.Spec, m wire.M
 // requestCapabilities are the client's capabilities in the revision's
 // shape, with the extensions of its revision that bring tasks where the
 // client follows them (WithTasks).
-func (s *Session) requestCapabilities(spec *wire.Spec) any {
+func (s *Session) requestCapabilities(spec *protocol.Spec) any {
 	caps := s.c.capabilities()
 	if s.c.tasks {
 		for _, x := range spec.Extensions {
@@ -136,7 +138,7 @@ func (s *Session) requestCapabilities(spec *wire.Spec) any {
 }
 
 // answerInputs answers each input request with the client's handlers.
-func (s *Session) answerInputs(ctx context.Context, spec *wire.Spec, requests any) (map[string]any, error) {
+func (s *Session) answerInputs(ctx context.Context, spec *protocol.Spec, requests any) (map[string]any, error) {
 	reqs, _ := requests.(map[string]any)
 	keys := make([]string, 0, len(reqs))
 	for k := range reqs {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -22,7 +24,7 @@ const (
 // the client's handlers, through tasks/update; the result inlined once it
 // completed, checked and decoded as the request's own, or the JSON-RPC
 // error of a failed task. When ctx ends first, the task is cancelled.
-func (s *Session) followTask(ctx context.Context, spec *wire.Spec, m wire.Method, created map[string]any) (wire.Encoder, error) {
+func (s *Session) followTask(ctx context.Context, spec *protocol.Spec, m protocol.Method, created map[string]any) (wire.Encoder, error) {
 	id, _ := created["taskId"].(string)
 	get, okGet := spec.Method(mcp.MethodGetTask)
 	update, okUpdate := spec.Method(mcp.MethodUpdateTask)
@@ -74,7 +76,7 @@ func (s *Session) followTask(ctx context.Context, spec *wire.Spec, m wire.Method
 }
 
 // answerTask answers the questions of a task not answered yet.
-func (s *Session) answerTask(ctx context.Context, spec *wire.Spec, update wire.Method, id string, requests any, answered map[string]bool) error {
+func (s *Session) answerTask(ctx context.Context, spec *protocol.Spec, update protocol.Method, id string, requests any, answered map[string]bool) error {
 	reqs, _ := requests.(map[string]any)
 	fresh := map[string]any{}
 	for k, r := range reqs {
@@ -100,7 +102,7 @@ func (s *Session) answerTask(ctx context.Context, spec *wire.Spec, update wire.M
 
 // cancelTask tells the server the client gave a task up, in the
 // background and bounded.
-func (s *Session) cancelTask(spec *wire.Spec, id string) {
+func (s *Session) cancelTask(spec *protocol.Spec, id string) {
 	m, ok := spec.Method(mcp.MethodCancelTask)
 	if !ok {
 		return
@@ -116,7 +118,7 @@ func (s *Session) cancelTask(spec *wire.Spec, id string) {
 
 // pollInterval is the server's suggested interval, within bounds.
 func pollInterval(task map[string]any) time.Duration {
-	ms, err := wire.Int(task["pollIntervalMs"])
+	ms, err := jsontree.Int(task["pollIntervalMs"])
 	if err != nil || ms <= 0 {
 		return time.Second
 	}

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
@@ -38,7 +39,7 @@ func newMeters(m metric.Meter) *meters {
 // instrument starts the client span of a request (WithTracerProvider),
 // with its trace context in the request's _meta, and its duration
 // (WithMeterProvider); end ends both with the reply.
-func (s *Session) instrument(ctx context.Context, spec *wire.Spec, m wire.Method, id wire.ID, params map[string]any) (context.Context, map[string]any, func(reply)) {
+func (s *Session) instrument(ctx context.Context, spec *protocol.Spec, m protocol.Method, id wire.ID, params map[string]any) (context.Context, map[string]any, func(reply)) {
 	start := time.Now()
 	name := m.Name
 	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", m.Name), attribute.String("jsonrpc.protocol.version", "2.0"),

@@ -34,8 +34,10 @@ func (f *file) use(pkg string) { f.imports[pkg] = true }
 func (f *file) render(head string) ([]byte, error) {
 	var out bytes.Buffer
 	out.WriteString(head)
-	if bytes.Contains(f.Bytes(), []byte("codec.")) {
-		f.use(codecPkg) // the runtime no user calls, wherever an emitter used it
+	for _, pkg := range []string{wirePkg, codecPkg, protocolPkg, jsontreePkg} {
+		if bytes.Contains(f.Bytes(), []byte(path.Base(pkg)+".")) {
+			f.use(pkg) // wherever an emitter used it
+		}
 	}
 	if len(f.imports) > 0 {
 		out.WriteString("import (\n")
@@ -53,10 +55,12 @@ func (f *file) render(head string) ([]byte, error) {
 }
 
 const (
-	wirePkg   = "github.com/mcpstack/mcpstack/wire"
-	codecPkg  = "github.com/mcpstack/mcpstack/internal/codec"
-	schemaPkg = "github.com/mcpstack/mcpstack/schema"
-	canonPkg  = "github.com/mcpstack/mcpstack/mcp"
+	wirePkg     = "github.com/mcpstack/mcpstack/wire"
+	codecPkg    = "github.com/mcpstack/mcpstack/internal/codec"
+	protocolPkg = "github.com/mcpstack/mcpstack/internal/protocol"
+	jsontreePkg = "github.com/mcpstack/mcpstack/internal/jsontree"
+	schemaPkg   = "github.com/mcpstack/mcpstack/schema"
+	canonPkg    = "github.com/mcpstack/mcpstack/mcp"
 )
 
 // canonical emits the revision-neutral package mcp.
@@ -224,17 +228,7 @@ func (c *canonical) types() *file {
 		case dAlias:
 			doc(f, n, d.Doc)
 			c.refComment(f, d)
-			if c.resolved(d.Alias).Kind == kID {
-				f.use(wirePkg)
-			}
 			f.p("type %s = %s\n", n, c.goExpr(d.Alias))
-		}
-	}
-	for _, n := range c.declNames(dStruct) {
-		for _, fl := range c.m.Decls[n].Fields {
-			if strings.Contains(c.fieldExpr(fl), "wire.") {
-				f.use(wirePkg)
-			}
 		}
 	}
 	return f
@@ -250,7 +244,6 @@ func (c *canonical) refComment(f *file, d *decl) {
 // unions emits the sealed interfaces and their decoders.
 func (c *canonical) unions() *file {
 	f := newFile()
-	f.use(wirePkg)
 	names := c.declNames(dUnion)
 	markers := map[string][]string{}
 	for _, n := range names {
@@ -288,7 +281,7 @@ func (c *canonical) unions() *file {
 			}
 			f.p("\t}")
 			f.use("fmt")
-			f.p("\treturn nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf(\"unknown %s %%q\", tag)}, %q)", d.Tag, d.Tag)
+			f.p("\treturn nil, jsontree.At(&jsontree.DecodeError{Reason: fmt.Sprintf(\"unknown %s %%q\", tag)}, %q)", d.Tag, d.Tag)
 		} else {
 			f.p("\tbest, most := -1, -1")
 			for i, mb := range d.Members {
@@ -308,7 +301,7 @@ func (c *canonical) unions() *file {
 				f.p("\t\treturn x, x.DecodeValue(obj, rev)")
 			}
 			f.p("\t}")
-			f.p("\treturn nil, &wire.DecodeError{Reason: %q}", "matches no member of "+n)
+			f.p("\treturn nil, &jsontree.DecodeError{Reason: %q}", "matches no member of "+n)
 		}
 		f.p("}\n")
 	}
@@ -324,7 +317,6 @@ func (c *canonical) unions() *file {
 // decode emits DecodeValue and UnmarshalJSON for every struct.
 func (c *canonical) decode() *file {
 	f := newFile()
-	f.use(wirePkg)
 	for _, n := range c.declNames(dStruct) {
 		d := c.m.Decls[n]
 		masks, anyDrop := c.masks(d)
@@ -393,7 +385,7 @@ func (c *canonical) decode() *file {
 		f.p("}\n")
 		f.p("// UnmarshalJSON decodes JSON through DecodeValue.")
 		f.p("func (x *%s) UnmarshalJSON(b []byte) error {", n)
-		f.p("\tv, err := wire.Parse(b)")
+		f.p("\tv, err := jsontree.Parse(b)")
 		f.p("\tif err != nil {\n\t\treturn err\n\t}")
 		f.p("\t*x = %s{}", n)
 		f.p("\treturn x.DecodeValue(v, wire.AllRevisions)")
@@ -403,7 +395,7 @@ func (c *canonical) decode() *file {
 }
 
 func (c *canonical) decodeField(f *file, fl *field, bit int) {
-	wrap := fmt.Sprintf("wire.At(%%s, %q)", fl.JSON)
+	wrap := fmt.Sprintf("jsontree.At(%%s, %q)", fl.JSON)
 	if r := c.resolved(fl.Type); r.Kind == kOneOrMany {
 		// an array is remembered as such; one value decodes to a slice of one
 		f.p("\t\t\tif _, many := fv.([]any); many {")
@@ -476,7 +468,6 @@ func (c *canonical) decodeElem(f *file, t *goType, src, dst, wrap string, depth 
 // revision does not define.
 func (c *canonical) encode() *file {
 	f := newFile()
-	f.use(wirePkg)
 	nrev := len(c.m.Revisions)
 	f.p("// dropMask returns the members of a type that revision rev lacks.")
 	f.p("func dropMask(masks *[%d]uint64, rev int) uint64 {", nrev)
@@ -522,7 +513,7 @@ func (c *canonical) encode() *file {
 		f.p("}\n")
 		f.p("// MarshalJSON encodes x with every member it holds.")
 		f.p("func (x %s) MarshalJSON() ([]byte, error) {", n)
-		f.p("\treturn wire.Marshal(x.EncodeValue(wire.AllRevisions))")
+		f.p("\treturn jsontree.Marshal(x.EncodeValue(wire.AllRevisions))")
 		f.p("}\n")
 	}
 	f.p("// req* mark, per revision, the members each type requires there.")
@@ -717,7 +708,6 @@ func (c *canonical) methodsWhere(pick func(*method) bool) []*method {
 func (c *canonical) handler() *file {
 	f := newFile()
 	f.use("context")
-	f.use(wirePkg)
 	for _, side := range []struct {
 		name, doc string
 		pick      func(*method) bool
@@ -849,7 +839,7 @@ func (c *canonical) resultDecl(me *method) string {
 }
 
 func (c *canonical) decodeParams(f *file, me *method) {
-	wrap := `wire.At(%s, "params")`
+	wrap := `jsontree.At(%s, "params")`
 	if c.isStruct(me.Params) {
 		f.p("\t\tp := new(%s)", c.goExpr(me.Params))
 		f.p("\t\tif params != nil {")

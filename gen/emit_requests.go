@@ -9,7 +9,6 @@ func (c *canonical) requests() *file {
 	f := newFile()
 	f.use("context")
 	f.use("fmt")
-	f.use(wirePkg)
 	f.p("// Requester sends a request and returns its result, decoded by the method")
 	f.p("// it answers (DecodeResult): what ServerRequests and ClientRequests need of")
 	f.p("// a connection. params is nil for a method without params.")

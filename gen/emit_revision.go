@@ -14,14 +14,13 @@ func revisionPackage(rev string) string {
 // its schemas, compiled once on first use.
 func (c *canonical) revision(rs *revisionSchema) *file {
 	f := newFile()
-	f.use(wirePkg)
 	f.use(schemaPkg)
 	f.p("// Revision is the MCP protocol revision of this package.")
 	f.p("const Revision = %q\n", rs.Name)
 	f.p("// SchemaHash identifies the schema files this package was generated from.")
 	f.p("const SchemaHash = %q\n", rs.Hash)
 	f.p("// Spec is the method table and the validators of revision %s.", rs.Name)
-	f.p("var Spec = wire.NewSpec(Revision, %d, SchemaHash, schema.FS, map[string]wire.Method{", rs.Index)
+	f.p("var Spec = protocol.NewSpec(Revision, %d, SchemaHash, schema.FS, map[string]protocol.Method{", rs.Index)
 	for _, me := range c.m.Methods {
 		rm := me.Revs[rs.Index]
 		if !rm.Present {
@@ -38,14 +37,14 @@ func (c *canonical) revision(rs *revisionSchema) *file {
 	return f
 }
 
-// extensionArgs are the wire.Extension arguments of NewSpec for the
+// extensionArgs are the protocol.Extension arguments of NewSpec for the
 // extensions layered onto a revision.
 func extensionArgs(rs *revisionSchema) string {
 	var b strings.Builder
 	for _, x := range rs.Layers {
-		fmt.Fprintf(&b, ",\n\twire.Extension{ID: %q, Dir: %q", x.ID, x.dir)
+		fmt.Fprintf(&b, ",\n\tprotocol.Extension{ID: %q, Dir: %q", x.ID, x.dir)
 		if r := x.TaskRules; r != nil {
-			fmt.Fprintf(&b, ", Tasks: &wire.TaskRules{ServerDirected: %v, ToolErrorCompletes: %v, CancelEndedAcknowledged: %v}", r.ServerDirected, r.ToolErrorCompletes, r.CancelEndedAcknowledged)
+			fmt.Fprintf(&b, ", Tasks: &protocol.TaskRules{ServerDirected: %v, ToolErrorCompletes: %v, CancelEndedAcknowledged: %v}", r.ServerDirected, r.ToolErrorCompletes, r.CancelEndedAcknowledged)
 		}
 		b.WriteString("}")
 	}
@@ -55,18 +54,17 @@ func extensionArgs(rs *revisionSchema) string {
 // registry emits generated/revisions_gen.go: every revision in one list.
 func (c *canonical) registry() *file {
 	f := newFile()
-	f.use(wirePkg)
 	for _, rs := range c.m.Revisions {
 		f.use("github.com/mcpstack/mcpstack/generated/" + revisionPackage(rs.Name))
 	}
 	f.p("// Specs lists every supported revision, oldest first.")
-	f.p("var Specs = []*wire.Spec{")
+	f.p("var Specs = []*protocol.Spec{")
 	for _, rs := range c.m.Revisions {
 		f.p("\t%s.Spec,", revisionPackage(rs.Name))
 	}
 	f.p("}\n")
 	f.p("// Lookup returns the spec of a revision, or nil when it is not supported.")
-	f.p("func Lookup(revision string) *wire.Spec {")
+	f.p("func Lookup(revision string) *protocol.Spec {")
 	f.p("\tfor _, s := range Specs {\n\t\tif s.Revision == revision {\n\t\t\treturn s\n\t\t}\n\t}\n\treturn nil\n}\n")
 	f.p("// Assumed is the revision of a request that names none (Streamable HTTP")
 	f.p("// without MCP-Protocol-Version): schema/transport.json.")
@@ -77,7 +75,7 @@ func (c *canonical) registry() *file {
 	f.p("func NameParam(method string) string {")
 	f.p("\tfor i := len(Specs) - 1; i >= 0; i-- {\n\t\tif m, ok := Specs[i].Methods[method]; ok && m.NameParam != \"\" {\n\t\t\treturn m.NameParam\n\t\t}\n\t}\n\treturn \"\"\n}\n")
 	f.p("// Latest is the newest supported revision.")
-	f.p("func Latest() *wire.Spec { return Specs[len(Specs)-1] }")
+	f.p("func Latest() *protocol.Spec { return Specs[len(Specs)-1] }")
 	return f
 }
 

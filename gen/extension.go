@@ -42,7 +42,7 @@ type extension struct {
 	raw   []byte // for the schema hash
 }
 
-// taskRules mirrors wire.TaskRules.
+// taskRules mirrors protocol.TaskRules.
 type taskRules struct {
 	ServerDirected          bool `json:"serverDirected"`
 	ToolErrorCompletes      bool `json:"toolErrorCompletes"`

@@ -7,8 +7,8 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/instance"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // FuzzDecodeMessage feeds arbitrary bytes through the ingress path of every
@@ -34,7 +34,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tree, err := wire.Parse(data)
+		tree, err := jsontree.Parse(data)
 		if err != nil {
 			return
 		}

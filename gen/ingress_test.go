@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated/mcp20251125"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // ingressMessage is a 2025-11-25 tools/call request of about 300 bytes.
@@ -37,7 +37,7 @@ func ingressBaselineOnce() error {
 // conversion of params into the canonical type without parsing again.
 func ingressValidatedOnce() error {
 	spec := mcp20251125.Spec
-	tree, err := wire.Parse(ingressMessage)
+	tree, err := jsontree.Parse(ingressMessage)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (t *transportFacts) facts() map[string]sinceFact {
 	}
 }
 
-// goTransport is the wire.Transport literal of revision rev.
+// goTransport is the protocol.Transport literal of revision rev.
 func (t *transportFacts) goTransport(rev string) string {
 	status := "nil"
 	if t.ErrorStatus.holds(rev) && len(t.ErrorStatus.Codes) > 0 {
@@ -72,7 +72,7 @@ func (t *transportFacts) goTransport(rev string) string {
 		b.WriteString("}")
 		status = b.String()
 	}
-	return fmt.Sprintf("wire.Transport{PrimingEvent: %v, StreamableHTTP: %v, VersionHeader: %v, MethodHeaders: %v, ErrorStatus: %s}",
+	return fmt.Sprintf("protocol.Transport{PrimingEvent: %v, StreamableHTTP: %v, VersionHeader: %v, MethodHeaders: %v, ErrorStatus: %s}",
 		t.PrimingEvent.holds(rev), t.StreamableHTTP.holds(rev), t.VersionHeader.holds(rev), t.MethodHeaders.holds(rev), status)
 }
 

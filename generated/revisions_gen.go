@@ -9,11 +9,11 @@ import (
 	"github.com/mcpstack/mcpstack/generated/mcp20250618"
 	"github.com/mcpstack/mcpstack/generated/mcp20251125"
 	"github.com/mcpstack/mcpstack/generated/mcp20260728"
-	"github.com/mcpstack/mcpstack/wire"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
 // Specs lists every supported revision, oldest first.
-var Specs = []*wire.Spec{
+var Specs = []*protocol.Spec{
 	mcp20241105.Spec,
 	mcp20250326.Spec,
 	mcp20250618.Spec,
@@ -22,7 +22,7 @@ var Specs = []*wire.Spec{
 }
 
 // Lookup returns the spec of a revision, or nil when it is not supported.
-func Lookup(revision string) *wire.Spec {
+func Lookup(revision string) *protocol.Spec {
 	for _, s := range Specs {
 		if s.Revision == revision {
 			return s
@@ -48,4 +48,4 @@ func NameParam(method string) string {
 }
 
 // Latest is the newest supported revision.
-func Latest() *wire.Spec { return Specs[len(Specs)-1] }
+func Latest() *protocol.Spec { return Specs[len(Specs)-1] }

@@ -9,9 +9,9 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/internal/methods/bench"
 	gen "github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
-	"github.com/mcpstack/mcpstack/methods/bench"
 )
 
 // BenchmarkClientCall: one tools/call after another over Streamable HTTP

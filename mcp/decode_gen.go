@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"github.com/mcpstack/mcpstack/internal/codec"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -30,7 +31,7 @@ func (x *Annotated) DecodeValue(v any, rev int) error {
 				} else {
 					var val AnnotatedAnnotations
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "annotations")
+						return jsontree.At(err, "annotations")
 					}
 					x.Annotations = &val
 				}
@@ -50,7 +51,7 @@ func (x *Annotated) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Annotated) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 		case "audience":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[Role]); err != nil {
-					return wire.At(err, "audience")
+					return jsontree.At(err, "audience")
 				} else {
 					x.Audience = a
 				}
@@ -94,7 +95,7 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 				} else {
 					var val float64
 					if err := codec.SetFloat(fv, &val); err != nil {
-						return wire.At(err, "priority")
+						return jsontree.At(err, "priority")
 					}
 					x.Priority = &val
 				}
@@ -114,7 +115,7 @@ func (x *AnnotatedAnnotations) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *AnnotatedAnnotations) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 		case "audience":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[Role]); err != nil {
-					return wire.At(err, "audience")
+					return jsontree.At(err, "audience")
 				} else {
 					x.Audience = a
 				}
@@ -165,7 +166,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.LastModified); err != nil {
-					return wire.At(err, "lastModified")
+					return jsontree.At(err, "lastModified")
 				}
 				return nil
 			}(); err != nil {
@@ -181,7 +182,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 				} else {
 					var val float64
 					if err := codec.SetFloat(fv, &val); err != nil {
-						return wire.At(err, "priority")
+						return jsontree.At(err, "priority")
 					}
 					x.Priority = &val
 				}
@@ -201,7 +202,7 @@ func (x *Annotations) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Annotations) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -235,7 +236,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -253,7 +254,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				} else {
 					var val Annotations
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "annotations")
+						return jsontree.At(err, "annotations")
 					}
 					x.Annotations = &val
 				}
@@ -267,7 +268,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 		case "data":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Data); err != nil {
-					return wire.At(err, "data")
+					return jsontree.At(err, "data")
 				}
 				return nil
 			}(); err != nil {
@@ -279,7 +280,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 		case "mimeType":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.MIMEType); err != nil {
-					return wire.At(err, "mimeType")
+					return jsontree.At(err, "mimeType")
 				}
 				return nil
 			}(); err != nil {
@@ -298,7 +299,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *AudioContent) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -324,7 +325,7 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 		case "name":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Name); err != nil {
-					return wire.At(err, "name")
+					return jsontree.At(err, "name")
 				}
 				return nil
 			}(); err != nil {
@@ -339,7 +340,7 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -357,7 +358,7 @@ func (x *BaseMetadata) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *BaseMetadata) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -384,24 +385,24 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "blob":
 			if err := codec.SetString(fv, &x.Blob); err != nil {
-				return wire.At(err, "blob")
+				return jsontree.At(err, "blob")
 			}
 		case "mimeType":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.MIMEType); err != nil {
-				return wire.At(err, "mimeType")
+				return jsontree.At(err, "mimeType")
 			}
 		case "uri":
 			if err := codec.SetString(fv, &x.URI); err != nil {
-				return wire.At(err, "uri")
+				return jsontree.At(err, "uri")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -412,7 +413,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *BlobResourceContents) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -442,7 +443,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "default")
+						return jsontree.At(err, "default")
 					}
 					x.Default = &val
 				}
@@ -459,7 +460,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -474,7 +475,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -493,7 +494,7 @@ func (x *BooleanSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *BooleanSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -523,7 +524,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val ResultMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -537,7 +538,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 		case "cacheScope":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.CacheScope); err != nil {
-					return wire.At(err, "cacheScope")
+					return jsontree.At(err, "cacheScope")
 				}
 				return nil
 			}(); err != nil {
@@ -549,7 +550,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 		case "resultType":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ResultType); err != nil {
-					return wire.At(err, "resultType")
+					return jsontree.At(err, "resultType")
 				}
 				return nil
 			}(); err != nil {
@@ -561,7 +562,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 		case "ttlMs":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.TTLMs); err != nil {
-					return wire.At(err, "ttlMs")
+					return jsontree.At(err, "ttlMs")
 				}
 				return nil
 			}(); err != nil {
@@ -579,7 +580,7 @@ func (x *CacheableResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CacheableResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -606,7 +607,7 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -617,7 +618,7 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -628,7 +629,7 @@ func (x *CallToolRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CallToolRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -659,13 +660,13 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val RequestMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
 		case "arguments":
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "arguments")
+				return jsontree.At(err, "arguments")
 			} else {
 				x.Arguments = a
 			}
@@ -675,13 +676,13 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
-				return wire.At(err, "inputResponses")
+				return jsontree.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
 			}
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "requestState":
 			if drop&(1<<4) != 0 {
@@ -692,7 +693,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := codec.SetString(fv, &x.RequestState); err != nil {
-				return wire.At(err, "requestState")
+				return jsontree.At(err, "requestState")
 			}
 		case "task":
 			if drop&(1<<5) != 0 {
@@ -704,7 +705,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val TaskMetadata
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "task")
+					return jsontree.At(err, "task")
 				}
 				x.Task = &val
 			}
@@ -717,7 +718,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CallToolRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -744,13 +745,13 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
 		case "content":
 			if a, err := codec.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
-				return wire.At(err, "content")
+				return jsontree.At(err, "content")
 			} else {
 				x.Content = a
 			}
@@ -760,7 +761,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val bool
 				if err := codec.SetBool(fv, &val); err != nil {
-					return wire.At(err, "isError")
+					return jsontree.At(err, "isError")
 				}
 				x.IsError = &val
 			}
@@ -773,7 +774,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		case "structuredContent":
 			if drop&(1<<4) != 0 {
@@ -790,7 +791,7 @@ func (x *CallToolResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CallToolResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -816,7 +817,7 @@ func (x *CallToolResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -845,7 +846,7 @@ func (x *CallToolResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CallToolResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -871,7 +872,7 @@ func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -885,7 +886,7 @@ func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -903,7 +904,7 @@ func (x *CancelTaskRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CancelTaskRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -941,7 +942,7 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val RequestMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -955,7 +956,7 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -973,7 +974,7 @@ func (x *CancelTaskRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CancelTaskRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1007,7 +1008,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val ResultMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -1028,7 +1029,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
-					return wire.At(err, "createdAt")
+					return jsontree.At(err, "createdAt")
 				}
 				return nil
 			}(); err != nil {
@@ -1047,7 +1048,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
-					return wire.At(err, "lastUpdatedAt")
+					return jsontree.At(err, "lastUpdatedAt")
 				}
 				return nil
 			}(); err != nil {
@@ -1067,7 +1068,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollInterval")
+						return jsontree.At(err, "pollInterval")
 					}
 					x.PollInterval = &val
 				}
@@ -1088,7 +1089,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ResultType); err != nil {
-					return wire.At(err, "resultType")
+					return jsontree.At(err, "resultType")
 				}
 				return nil
 			}(); err != nil {
@@ -1107,7 +1108,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Status); err != nil {
-					return wire.At(err, "status")
+					return jsontree.At(err, "status")
 				}
 				return nil
 			}(); err != nil {
@@ -1126,7 +1127,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
-					return wire.At(err, "statusMessage")
+					return jsontree.At(err, "statusMessage")
 				}
 				return nil
 			}(); err != nil {
@@ -1145,7 +1146,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -1165,7 +1166,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttl")
+						return jsontree.At(err, "ttl")
 					}
 					x.TTL = &val
 				}
@@ -1185,7 +1186,7 @@ func (x *CancelTaskResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CancelTaskResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1215,7 +1216,7 @@ func (x *CancelledNotification) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -1226,7 +1227,7 @@ func (x *CancelledNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CancelledNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1257,7 +1258,7 @@ func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -1266,11 +1267,11 @@ func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.Reason); err != nil {
-				return wire.At(err, "reason")
+				return jsontree.At(err, "reason")
 			}
 		case "requestId":
 			if err := codec.SetID(fv, &x.RequestID); err != nil {
-				return wire.At(err, "requestId")
+				return jsontree.At(err, "requestId")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -1281,7 +1282,7 @@ func (x *CancelledNotificationParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CancelledNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1312,13 +1313,13 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 			} else {
 				var val ClientCapabilitiesElicitation
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "elicitation")
+					return jsontree.At(err, "elicitation")
 				}
 				x.Elicitation = &val
 			}
 		case "experimental":
 			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
-				return wire.At(err, "experimental")
+				return jsontree.At(err, "experimental")
 			} else {
 				x.Experimental = a
 			}
@@ -1328,7 +1329,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
-				return wire.At(err, "extensions")
+				return jsontree.At(err, "extensions")
 			} else {
 				x.Extensions = a
 			}
@@ -1338,7 +1339,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 			} else {
 				var val ClientCapabilitiesRoots
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "roots")
+					return jsontree.At(err, "roots")
 				}
 				x.Roots = &val
 			}
@@ -1348,7 +1349,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 			} else {
 				var val ClientCapabilitiesSampling
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "sampling")
+					return jsontree.At(err, "sampling")
 				}
 				x.Sampling = &val
 			}
@@ -1362,7 +1363,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 			} else {
 				var val ClientCapabilitiesTasks
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "tasks")
+					return jsontree.At(err, "tasks")
 				}
 				x.Tasks = &val
 			}
@@ -1375,7 +1376,7 @@ func (x *ClientCapabilities) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ClientCapabilities) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1401,7 +1402,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 		case "form":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "form")
+					return jsontree.At(err, "form")
 				} else {
 					x.Form = a
 				}
@@ -1415,7 +1416,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 		case "url":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "url")
+					return jsontree.At(err, "url")
 				} else {
 					x.URL = a
 				}
@@ -1435,7 +1436,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ClientCapabilitiesElicitation) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1465,7 +1466,7 @@ func (x *ClientCapabilitiesRoots) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "listChanged")
+						return jsontree.At(err, "listChanged")
 					}
 					x.ListChanged = &val
 				}
@@ -1485,7 +1486,7 @@ func (x *ClientCapabilitiesRoots) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ClientCapabilitiesRoots) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1511,7 +1512,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 		case "context":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "context")
+					return jsontree.At(err, "context")
 				} else {
 					x.Context = a
 				}
@@ -1525,7 +1526,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 		case "tools":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "tools")
+					return jsontree.At(err, "tools")
 				} else {
 					x.Tools = a
 				}
@@ -1545,7 +1546,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ClientCapabilitiesSampling) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1571,7 +1572,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		case "cancel":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "cancel")
+					return jsontree.At(err, "cancel")
 				} else {
 					x.Cancel = a
 				}
@@ -1585,7 +1586,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		case "list":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "list")
+					return jsontree.At(err, "list")
 				} else {
 					x.List = a
 				}
@@ -1603,7 +1604,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 				} else {
 					var val ClientCapabilitiesTasksRequests
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "requests")
+						return jsontree.At(err, "requests")
 					}
 					x.Requests = &val
 				}
@@ -1623,7 +1624,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ClientCapabilitiesTasks) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1653,7 +1654,7 @@ func (x *ClientCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 				} else {
 					var val ClientCapabilitiesTasksRequestsElicitation
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "elicitation")
+						return jsontree.At(err, "elicitation")
 					}
 					x.Elicitation = &val
 				}
@@ -1671,7 +1672,7 @@ func (x *ClientCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 				} else {
 					var val ClientCapabilitiesTasksRequestsSampling
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "sampling")
+						return jsontree.At(err, "sampling")
 					}
 					x.Sampling = &val
 				}
@@ -1691,7 +1692,7 @@ func (x *ClientCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ClientCapabilitiesTasksRequests) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1717,7 +1718,7 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int)
 		case "create":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "create")
+					return jsontree.At(err, "create")
 				} else {
 					x.Create = a
 				}
@@ -1737,7 +1738,7 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int)
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ClientCapabilitiesTasksRequestsElicitation) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1763,7 +1764,7 @@ func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) er
 		case "createMessage":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "createMessage")
+					return jsontree.At(err, "createMessage")
 				} else {
 					x.CreateMessage = a
 				}
@@ -1783,7 +1784,7 @@ func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) er
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ClientCapabilitiesTasksRequestsSampling) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1810,7 +1811,7 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -1821,7 +1822,7 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -1832,7 +1833,7 @@ func (x *CompleteRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CompleteRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1863,13 +1864,13 @@ func (x *CompleteRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val RequestMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
 		case "argument":
 			if err := x.Argument.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "argument")
+				return jsontree.At(err, "argument")
 			}
 		case "context":
 			if drop&(1<<2) != 0 {
@@ -1881,13 +1882,13 @@ func (x *CompleteRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val CompleteRequestParamsContext
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "context")
+					return jsontree.At(err, "context")
 				}
 				x.Context = &val
 			}
 		case "ref":
 			if u, err := DecodeCompleteRequestParamsRef(fv, rev); err != nil {
-				return wire.At(err, "ref")
+				return jsontree.At(err, "ref")
 			} else {
 				x.Ref = u
 			}
@@ -1900,7 +1901,7 @@ func (x *CompleteRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CompleteRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1919,11 +1920,11 @@ func (x *CompleteRequestParamsArgument) DecodeValue(v any, rev int) error {
 		switch k {
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "value":
 			if err := codec.SetString(fv, &x.Value); err != nil {
-				return wire.At(err, "value")
+				return jsontree.At(err, "value")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -1934,7 +1935,7 @@ func (x *CompleteRequestParamsArgument) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CompleteRequestParamsArgument) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -1960,7 +1961,7 @@ func (x *CompleteRequestParamsContext) DecodeValue(v any, rev int) error {
 		case "arguments":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "arguments")
+					return jsontree.At(err, "arguments")
 				} else {
 					x.Arguments = a
 				}
@@ -1980,7 +1981,7 @@ func (x *CompleteRequestParamsContext) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CompleteRequestParamsContext) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2007,13 +2008,13 @@ func (x *CompleteResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
 		case "completion":
 			if err := x.Completion.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "completion")
+				return jsontree.At(err, "completion")
 			}
 		case "resultType":
 			if drop&(1<<2) != 0 {
@@ -2024,7 +2025,7 @@ func (x *CompleteResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -2035,7 +2036,7 @@ func (x *CompleteResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CompleteResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2058,7 +2059,7 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 			} else {
 				var val bool
 				if err := codec.SetBool(fv, &val); err != nil {
-					return wire.At(err, "hasMore")
+					return jsontree.At(err, "hasMore")
 				}
 				x.HasMore = &val
 			}
@@ -2068,13 +2069,13 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 			} else {
 				var val int64
 				if err := codec.SetInt(fv, &val); err != nil {
-					return wire.At(err, "total")
+					return jsontree.At(err, "total")
 				}
 				x.Total = &val
 			}
 		case "values":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-				return wire.At(err, "values")
+				return jsontree.At(err, "values")
 			} else {
 				x.Values = a
 			}
@@ -2087,7 +2088,7 @@ func (x *CompleteResultCompletion) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CompleteResultCompletion) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2113,7 +2114,7 @@ func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -2126,7 +2127,7 @@ func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 		case "result":
 			if err := func() error {
 				if err := x.Result.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -2144,7 +2145,7 @@ func (x *CompleteResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CompleteResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2171,7 +2172,7 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -2182,7 +2183,7 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -2193,7 +2194,7 @@ func (x *CreateMessageRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CreateMessageRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2224,7 +2225,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val CreateMessageRequestParamsMeta
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -2233,21 +2234,21 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.IncludeContext); err != nil {
-				return wire.At(err, "includeContext")
+				return jsontree.At(err, "includeContext")
 			}
 		case "maxTokens":
 			if err := codec.SetInt(fv, &x.MaxTokens); err != nil {
-				return wire.At(err, "maxTokens")
+				return jsontree.At(err, "maxTokens")
 			}
 		case "messages":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[SamplingMessage]); err != nil {
-				return wire.At(err, "messages")
+				return jsontree.At(err, "messages")
 			} else {
 				x.Messages = a
 			}
 		case "metadata":
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "metadata")
+				return jsontree.At(err, "metadata")
 			} else {
 				x.Metadata = a
 			}
@@ -2257,13 +2258,13 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val ModelPreferences
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "modelPreferences")
+					return jsontree.At(err, "modelPreferences")
 				}
 				x.ModelPreferences = &val
 			}
 		case "stopSequences":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-				return wire.At(err, "stopSequences")
+				return jsontree.At(err, "stopSequences")
 			} else {
 				x.StopSequences = a
 			}
@@ -2272,7 +2273,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 7
 			}
 			if err := codec.SetString(fv, &x.SystemPrompt); err != nil {
-				return wire.At(err, "systemPrompt")
+				return jsontree.At(err, "systemPrompt")
 			}
 		case "task":
 			if drop&(1<<8) != 0 {
@@ -2284,7 +2285,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val TaskMetadata
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "task")
+					return jsontree.At(err, "task")
 				}
 				x.Task = &val
 			}
@@ -2294,7 +2295,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val float64
 				if err := codec.SetFloat(fv, &val); err != nil {
-					return wire.At(err, "temperature")
+					return jsontree.At(err, "temperature")
 				}
 				x.Temperature = &val
 			}
@@ -2308,7 +2309,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val ToolChoice
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "toolChoice")
+					return jsontree.At(err, "toolChoice")
 				}
 				x.ToolChoice = &val
 			}
@@ -2318,7 +2319,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Tool]); err != nil {
-				return wire.At(err, "tools")
+				return jsontree.At(err, "tools")
 			} else {
 				x.Tools = a
 			}
@@ -2331,7 +2332,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CreateMessageRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2357,7 +2358,7 @@ func (x *CreateMessageRequestParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -2375,7 +2376,7 @@ func (x *CreateMessageRequestParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CreateMessageRequestParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2394,7 +2395,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -2402,14 +2403,14 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 1
 				if a, err := codec.DecodeSlice(fv, rev, DecodeSamplingMessageContentBlock); err != nil {
-					return wire.At(err, "content")
+					return jsontree.At(err, "content")
 				} else {
 					x.Content = a
 				}
 			} else {
 				var one SamplingMessageContentBlock
 				if u, err := DecodeSamplingMessageContentBlock(fv, rev); err != nil {
-					return wire.At(err, "content")
+					return jsontree.At(err, "content")
 				} else {
 					one = u
 				}
@@ -2417,18 +2418,18 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 			}
 		case "model":
 			if err := codec.SetString(fv, &x.Model); err != nil {
-				return wire.At(err, "model")
+				return jsontree.At(err, "model")
 			}
 		case "role":
 			if err := codec.SetString(fv, &x.Role); err != nil {
-				return wire.At(err, "role")
+				return jsontree.At(err, "role")
 			}
 		case "stopReason":
 			if fv == "" {
 				x.present |= 1 << 4
 			}
 			if err := codec.SetString(fv, &x.StopReason); err != nil {
-				return wire.At(err, "stopReason")
+				return jsontree.At(err, "stopReason")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -2439,7 +2440,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CreateMessageResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2473,7 +2474,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val ResultMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -2494,7 +2495,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
-					return wire.At(err, "createdAt")
+					return jsontree.At(err, "createdAt")
 				}
 				return nil
 			}(); err != nil {
@@ -2513,7 +2514,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
-					return wire.At(err, "lastUpdatedAt")
+					return jsontree.At(err, "lastUpdatedAt")
 				}
 				return nil
 			}(); err != nil {
@@ -2533,7 +2534,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollIntervalMs")
+						return jsontree.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
 				}
@@ -2560,7 +2561,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Status); err != nil {
-					return wire.At(err, "status")
+					return jsontree.At(err, "status")
 				}
 				return nil
 			}(); err != nil {
@@ -2579,7 +2580,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
-					return wire.At(err, "statusMessage")
+					return jsontree.At(err, "statusMessage")
 				}
 				return nil
 			}(); err != nil {
@@ -2599,7 +2600,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val Task
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "task")
+						return jsontree.At(err, "task")
 					}
 					x.Task = &val
 				}
@@ -2620,7 +2621,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -2640,7 +2641,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttlMs")
+						return jsontree.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
 				}
@@ -2660,7 +2661,7 @@ func (x *CreateTaskResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *CreateTaskResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2686,7 +2687,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 		case "createdAt":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
-					return wire.At(err, "createdAt")
+					return jsontree.At(err, "createdAt")
 				}
 				return nil
 			}(); err != nil {
@@ -2702,7 +2703,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				} else {
 					var val Error
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
+						return jsontree.At(err, "error")
 					}
 					x.Error = &val
 				}
@@ -2716,7 +2717,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 		case "inputRequests":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
-					return wire.At(err, "inputRequests")
+					return jsontree.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
 				}
@@ -2730,7 +2731,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 		case "lastUpdatedAt":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
-					return wire.At(err, "lastUpdatedAt")
+					return jsontree.At(err, "lastUpdatedAt")
 				}
 				return nil
 			}(); err != nil {
@@ -2746,7 +2747,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollIntervalMs")
+						return jsontree.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
 				}
@@ -2760,7 +2761,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 		case "result":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				} else {
 					x.Result = a
 				}
@@ -2774,7 +2775,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 		case "status":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Status); err != nil {
-					return wire.At(err, "status")
+					return jsontree.At(err, "status")
 				}
 				return nil
 			}(); err != nil {
@@ -2789,7 +2790,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
-					return wire.At(err, "statusMessage")
+					return jsontree.At(err, "statusMessage")
 				}
 				return nil
 			}(); err != nil {
@@ -2801,7 +2802,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -2817,7 +2818,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttlMs")
+						return jsontree.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
 				}
@@ -2837,7 +2838,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *DetailedTask) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2863,7 +2864,7 @@ func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -2877,7 +2878,7 @@ func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -2895,7 +2896,7 @@ func (x *DiscoverRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *DiscoverRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -2925,7 +2926,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val ResultMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -2939,7 +2940,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 		case "cacheScope":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.CacheScope); err != nil {
-					return wire.At(err, "cacheScope")
+					return jsontree.At(err, "cacheScope")
 				}
 				return nil
 			}(); err != nil {
@@ -2951,7 +2952,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 		case "capabilities":
 			if err := func() error {
 				if err := x.Capabilities.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "capabilities")
+					return jsontree.At(err, "capabilities")
 				}
 				return nil
 			}(); err != nil {
@@ -2966,7 +2967,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Instructions); err != nil {
-					return wire.At(err, "instructions")
+					return jsontree.At(err, "instructions")
 				}
 				return nil
 			}(); err != nil {
@@ -2978,7 +2979,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 		case "resultType":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ResultType); err != nil {
-					return wire.At(err, "resultType")
+					return jsontree.At(err, "resultType")
 				}
 				return nil
 			}(); err != nil {
@@ -2990,7 +2991,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 		case "supportedVersions":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "supportedVersions")
+					return jsontree.At(err, "supportedVersions")
 				} else {
 					x.SupportedVersions = a
 				}
@@ -3004,7 +3005,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 		case "ttlMs":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.TTLMs); err != nil {
-					return wire.At(err, "ttlMs")
+					return jsontree.At(err, "ttlMs")
 				}
 				return nil
 			}(); err != nil {
@@ -3022,7 +3023,7 @@ func (x *DiscoverResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *DiscoverResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3048,7 +3049,7 @@ func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -3061,7 +3062,7 @@ func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 		case "result":
 			if err := func() error {
 				if err := x.Result.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -3079,7 +3080,7 @@ func (x *DiscoverResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *DiscoverResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3113,7 +3114,7 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -3132,7 +3133,7 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if u, err := DecodeElicitRequestParams(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				} else {
 					x.Params = u
 				}
@@ -3152,7 +3153,7 @@ func (x *ElicitRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3190,7 +3191,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val ElicitRequestFormParamsMeta
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -3204,7 +3205,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -3218,7 +3219,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 		case "requestedSchema":
 			if err := func() error {
 				if err := x.RequestedSchema.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "requestedSchema")
+					return jsontree.At(err, "requestedSchema")
 				}
 				return nil
 			}(); err != nil {
@@ -3238,7 +3239,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val TaskMetadata
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "task")
+						return jsontree.At(err, "task")
 					}
 					x.Task = &val
 				}
@@ -3258,7 +3259,7 @@ func (x *ElicitRequestFormParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitRequestFormParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3284,7 +3285,7 @@ func (x *ElicitRequestFormParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -3302,7 +3303,7 @@ func (x *ElicitRequestFormParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitRequestFormParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3331,7 +3332,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Schema); err != nil {
-					return wire.At(err, "$schema")
+					return jsontree.At(err, "$schema")
 				}
 				return nil
 			}(); err != nil {
@@ -3343,7 +3344,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 		case "properties":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "properties")
+					return jsontree.At(err, "properties")
 				} else {
 					x.Properties = a
 				}
@@ -3357,7 +3358,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 		case "required":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "required")
+					return jsontree.At(err, "required")
 				} else {
 					x.Required = a
 				}
@@ -3378,7 +3379,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitRequestFormParamsRequestedSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3416,7 +3417,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val ElicitRequestURLParamsMeta
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -3437,7 +3438,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ElicitationID); err != nil {
-					return wire.At(err, "elicitationId")
+					return jsontree.At(err, "elicitationId")
 				}
 				return nil
 			}(); err != nil {
@@ -3449,7 +3450,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -3470,7 +3471,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val TaskMetadata
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "task")
+						return jsontree.At(err, "task")
 					}
 					x.Task = &val
 				}
@@ -3484,7 +3485,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 		case "url":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URL); err != nil {
-					return wire.At(err, "url")
+					return jsontree.At(err, "url")
 				}
 				return nil
 			}(); err != nil {
@@ -3502,7 +3503,7 @@ func (x *ElicitRequestURLParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitRequestURLParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3528,7 +3529,7 @@ func (x *ElicitRequestURLParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -3546,7 +3547,7 @@ func (x *ElicitRequestURLParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitRequestURLParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3580,7 +3581,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -3594,7 +3595,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 		case "action":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Action); err != nil {
-					return wire.At(err, "action")
+					return jsontree.At(err, "action")
 				}
 				return nil
 			}(); err != nil {
@@ -3606,7 +3607,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 		case "content":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "content")
+					return jsontree.At(err, "content")
 				} else {
 					x.Content = a
 				}
@@ -3626,7 +3627,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3654,7 +3655,7 @@ func (x *ElicitationCompleteNotification) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -3672,7 +3673,7 @@ func (x *ElicitationCompleteNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitationCompleteNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3698,7 +3699,7 @@ func (x *ElicitationCompleteNotificationParams) DecodeValue(v any, rev int) erro
 		case "elicitationId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ElicitationID); err != nil {
-					return wire.At(err, "elicitationId")
+					return jsontree.At(err, "elicitationId")
 				}
 				return nil
 			}(); err != nil {
@@ -3716,7 +3717,7 @@ func (x *ElicitationCompleteNotificationParams) DecodeValue(v any, rev int) erro
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ElicitationCompleteNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3743,7 +3744,7 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -3753,13 +3754,13 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 			} else {
 				var val Annotations
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "annotations")
+					return jsontree.At(err, "annotations")
 				}
 				x.Annotations = &val
 			}
 		case "resource":
 			if u, err := DecodeEmbeddedResourceResource(fv, rev); err != nil {
-				return wire.At(err, "resource")
+				return jsontree.At(err, "resource")
 			} else {
 				x.Resource = u
 			}
@@ -3773,7 +3774,7 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *EmbeddedResource) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3799,7 +3800,7 @@ func (x *Error) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -3821,7 +3822,7 @@ func (x *Error) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -3839,7 +3840,7 @@ func (x *Error) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Error) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3866,7 +3867,7 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -3877,7 +3878,7 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -3888,7 +3889,7 @@ func (x *GetPromptRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetPromptRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3919,13 +3920,13 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val RequestMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
 		case "arguments":
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodeString[string]); err != nil {
-				return wire.At(err, "arguments")
+				return jsontree.At(err, "arguments")
 			} else {
 				x.Arguments = a
 			}
@@ -3935,13 +3936,13 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
-				return wire.At(err, "inputResponses")
+				return jsontree.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
 			}
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "requestState":
 			if drop&(1<<4) != 0 {
@@ -3952,7 +3953,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := codec.SetString(fv, &x.RequestState); err != nil {
-				return wire.At(err, "requestState")
+				return jsontree.At(err, "requestState")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -3963,7 +3964,7 @@ func (x *GetPromptRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetPromptRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -3990,7 +3991,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -3999,11 +4000,11 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.Description); err != nil {
-				return wire.At(err, "description")
+				return jsontree.At(err, "description")
 			}
 		case "messages":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[PromptMessage]); err != nil {
-				return wire.At(err, "messages")
+				return jsontree.At(err, "messages")
 			} else {
 				x.Messages = a
 			}
@@ -4016,7 +4017,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -4027,7 +4028,7 @@ func (x *GetPromptResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetPromptResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4053,7 +4054,7 @@ func (x *GetPromptResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -4082,7 +4083,7 @@ func (x *GetPromptResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetPromptResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4108,7 +4109,7 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -4122,7 +4123,7 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -4140,7 +4141,7 @@ func (x *GetTaskPayloadRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetTaskPayloadRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4166,7 +4167,7 @@ func (x *GetTaskPayloadRequestParams) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -4184,7 +4185,7 @@ func (x *GetTaskPayloadRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetTaskPayloadRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4210,7 +4211,7 @@ func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -4230,7 +4231,7 @@ func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetTaskPayloadResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4256,7 +4257,7 @@ func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -4270,7 +4271,7 @@ func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -4288,7 +4289,7 @@ func (x *GetTaskRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetTaskRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4326,7 +4327,7 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val RequestMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -4340,7 +4341,7 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -4358,7 +4359,7 @@ func (x *GetTaskRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetTaskRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4392,7 +4393,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val ResultMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -4406,7 +4407,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 		case "createdAt":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
-					return wire.At(err, "createdAt")
+					return jsontree.At(err, "createdAt")
 				}
 				return nil
 			}(); err != nil {
@@ -4426,7 +4427,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val Error
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
+						return jsontree.At(err, "error")
 					}
 					x.Error = &val
 				}
@@ -4444,7 +4445,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
-					return wire.At(err, "inputRequests")
+					return jsontree.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
 				}
@@ -4458,7 +4459,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 		case "lastUpdatedAt":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
-					return wire.At(err, "lastUpdatedAt")
+					return jsontree.At(err, "lastUpdatedAt")
 				}
 				return nil
 			}(); err != nil {
@@ -4478,7 +4479,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollInterval")
+						return jsontree.At(err, "pollInterval")
 					}
 					x.PollInterval = &val
 				}
@@ -4500,7 +4501,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollIntervalMs")
+						return jsontree.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
 				}
@@ -4518,7 +4519,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				} else {
 					x.Result = a
 				}
@@ -4539,7 +4540,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ResultType); err != nil {
-					return wire.At(err, "resultType")
+					return jsontree.At(err, "resultType")
 				}
 				return nil
 			}(); err != nil {
@@ -4551,7 +4552,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 		case "status":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Status); err != nil {
-					return wire.At(err, "status")
+					return jsontree.At(err, "status")
 				}
 				return nil
 			}(); err != nil {
@@ -4566,7 +4567,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
-					return wire.At(err, "statusMessage")
+					return jsontree.At(err, "statusMessage")
 				}
 				return nil
 			}(); err != nil {
@@ -4578,7 +4579,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -4598,7 +4599,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttl")
+						return jsontree.At(err, "ttl")
 					}
 					x.TTL = &val
 				}
@@ -4620,7 +4621,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttlMs")
+						return jsontree.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
 				}
@@ -4640,7 +4641,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *GetTaskResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4666,7 +4667,7 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 		case "error":
 			if err := func() error {
 				if err := x.Error.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "error")
+					return jsontree.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -4678,7 +4679,7 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -4697,7 +4698,7 @@ func (x *HeaderMismatchError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *HeaderMismatchError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4723,7 +4724,7 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -4745,7 +4746,7 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -4763,7 +4764,7 @@ func (x *HeaderMismatchErrorError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *HeaderMismatchErrorError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4792,7 +4793,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.MIMEType); err != nil {
-					return wire.At(err, "mimeType")
+					return jsontree.At(err, "mimeType")
 				}
 				return nil
 			}(); err != nil {
@@ -4804,7 +4805,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 		case "sizes":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "sizes")
+					return jsontree.At(err, "sizes")
 				} else {
 					x.Sizes = a
 				}
@@ -4818,7 +4819,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 		case "src":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Src); err != nil {
-					return wire.At(err, "src")
+					return jsontree.At(err, "src")
 				}
 				return nil
 			}(); err != nil {
@@ -4833,7 +4834,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Theme); err != nil {
-					return wire.At(err, "theme")
+					return jsontree.At(err, "theme")
 				}
 				return nil
 			}(); err != nil {
@@ -4851,7 +4852,7 @@ func (x *Icon) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Icon) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4877,7 +4878,7 @@ func (x *Icons) DecodeValue(v any, rev int) error {
 		case "icons":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
-					return wire.At(err, "icons")
+					return jsontree.At(err, "icons")
 				} else {
 					x.Icons = a
 				}
@@ -4897,7 +4898,7 @@ func (x *Icons) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Icons) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4924,7 +4925,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -4934,17 +4935,17 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 			} else {
 				var val Annotations
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "annotations")
+					return jsontree.At(err, "annotations")
 				}
 				x.Annotations = &val
 			}
 		case "data":
 			if err := codec.SetString(fv, &x.Data); err != nil {
-				return wire.At(err, "data")
+				return jsontree.At(err, "data")
 			}
 		case "mimeType":
 			if err := codec.SetString(fv, &x.MIMEType); err != nil {
-				return wire.At(err, "mimeType")
+				return jsontree.At(err, "mimeType")
 			}
 		case "type":
 		default:
@@ -4956,7 +4957,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ImageContent) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -4986,7 +4987,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := codec.SetString(fv, &x.Description); err != nil {
-				return wire.At(err, "description")
+				return jsontree.At(err, "description")
 			}
 		case "icons":
 			if drop&(1<<1) != 0 {
@@ -4994,13 +4995,13 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
-				return wire.At(err, "icons")
+				return jsontree.At(err, "icons")
 			} else {
 				x.Icons = a
 			}
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "title":
 			if drop&(1<<3) != 0 {
@@ -5011,11 +5012,11 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := codec.SetString(fv, &x.Title); err != nil {
-				return wire.At(err, "title")
+				return jsontree.At(err, "title")
 			}
 		case "version":
 			if err := codec.SetString(fv, &x.Version); err != nil {
-				return wire.At(err, "version")
+				return jsontree.At(err, "version")
 			}
 		case "websiteUrl":
 			if drop&(1<<5) != 0 {
@@ -5026,7 +5027,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := codec.SetString(fv, &x.WebsiteURL); err != nil {
-				return wire.At(err, "websiteUrl")
+				return jsontree.At(err, "websiteUrl")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -5037,7 +5038,7 @@ func (x *Implementation) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Implementation) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5071,7 +5072,7 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -5090,7 +5091,7 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -5108,7 +5109,7 @@ func (x *InitializeRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InitializeRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5146,7 +5147,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val InitializeRequestParamsMeta
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -5160,7 +5161,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 		case "capabilities":
 			if err := func() error {
 				if err := x.Capabilities.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "capabilities")
+					return jsontree.At(err, "capabilities")
 				}
 				return nil
 			}(); err != nil {
@@ -5172,7 +5173,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 		case "clientInfo":
 			if err := func() error {
 				if err := x.ClientInfo.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "clientInfo")
+					return jsontree.At(err, "clientInfo")
 				}
 				return nil
 			}(); err != nil {
@@ -5184,7 +5185,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 		case "protocolVersion":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ProtocolVersion); err != nil {
-					return wire.At(err, "protocolVersion")
+					return jsontree.At(err, "protocolVersion")
 				}
 				return nil
 			}(); err != nil {
@@ -5202,7 +5203,7 @@ func (x *InitializeRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InitializeRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5228,7 +5229,7 @@ func (x *InitializeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -5246,7 +5247,7 @@ func (x *InitializeRequestParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InitializeRequestParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5272,7 +5273,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -5286,7 +5287,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 		case "capabilities":
 			if err := func() error {
 				if err := x.Capabilities.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "capabilities")
+					return jsontree.At(err, "capabilities")
 				}
 				return nil
 			}(); err != nil {
@@ -5301,7 +5302,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Instructions); err != nil {
-					return wire.At(err, "instructions")
+					return jsontree.At(err, "instructions")
 				}
 				return nil
 			}(); err != nil {
@@ -5313,7 +5314,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 		case "protocolVersion":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ProtocolVersion); err != nil {
-					return wire.At(err, "protocolVersion")
+					return jsontree.At(err, "protocolVersion")
 				}
 				return nil
 			}(); err != nil {
@@ -5325,7 +5326,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 		case "serverInfo":
 			if err := func() error {
 				if err := x.ServerInfo.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "serverInfo")
+					return jsontree.At(err, "serverInfo")
 				}
 				return nil
 			}(); err != nil {
@@ -5343,7 +5344,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InitializeResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5384,7 +5385,7 @@ func (x *InitializedNotification) DecodeValue(v any, rev int) error {
 				} else {
 					var val NotificationParams
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
+						return jsontree.At(err, "params")
 					}
 					x.Params = &val
 				}
@@ -5404,7 +5405,7 @@ func (x *InitializedNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InitializedNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5434,7 +5435,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val ResultMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -5448,7 +5449,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 		case "inputRequests":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
-					return wire.At(err, "inputRequests")
+					return jsontree.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
 				}
@@ -5465,7 +5466,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.RequestState); err != nil {
-					return wire.At(err, "requestState")
+					return jsontree.At(err, "requestState")
 				}
 				return nil
 			}(); err != nil {
@@ -5477,7 +5478,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 		case "resultType":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ResultType); err != nil {
-					return wire.At(err, "resultType")
+					return jsontree.At(err, "resultType")
 				}
 				return nil
 			}(); err != nil {
@@ -5495,7 +5496,7 @@ func (x *InputRequiredResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InputRequiredResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5521,7 +5522,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if err := x.Meta.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				return nil
 			}(); err != nil {
@@ -5533,7 +5534,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 		case "inputResponses":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
-					return wire.At(err, "inputResponses")
+					return jsontree.At(err, "inputResponses")
 				} else {
 					x.InputResponses = a
 				}
@@ -5550,7 +5551,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.RequestState); err != nil {
-					return wire.At(err, "requestState")
+					return jsontree.At(err, "requestState")
 				}
 				return nil
 			}(); err != nil {
@@ -5568,7 +5569,7 @@ func (x *InputResponseRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InputResponseRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5594,7 +5595,7 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -5616,7 +5617,7 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -5634,7 +5635,7 @@ func (x *InternalError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InternalError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5660,7 +5661,7 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -5682,7 +5683,7 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -5700,7 +5701,7 @@ func (x *InvalidParamsError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InvalidParamsError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5726,7 +5727,7 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -5748,7 +5749,7 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -5766,7 +5767,7 @@ func (x *InvalidRequestError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *InvalidRequestError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5792,7 +5793,7 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 		case "error":
 			if err := func() error {
 				if err := x.Error.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "error")
+					return jsontree.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -5804,7 +5805,7 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -5823,7 +5824,7 @@ func (x *JSONRPCError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5849,7 +5850,7 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -5871,7 +5872,7 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -5889,7 +5890,7 @@ func (x *JSONRPCErrorError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCErrorError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5915,7 +5916,7 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 		case "error":
 			if err := func() error {
 				if err := x.Error.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "error")
+					return jsontree.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -5927,7 +5928,7 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -5946,7 +5947,7 @@ func (x *JSONRPCErrorResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCErrorResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -5966,7 +5967,7 @@ func (x *JSONRPCNotification) DecodeValue(v any, rev int) error {
 		case "jsonrpc":
 		case "method":
 			if err := codec.SetString(fv, &x.Method); err != nil {
-				return wire.At(err, "method")
+				return jsontree.At(err, "method")
 			}
 		case "params":
 			if fv == nil {
@@ -5974,7 +5975,7 @@ func (x *JSONRPCNotification) DecodeValue(v any, rev int) error {
 			} else {
 				var val JSONRPCNotificationParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -5987,7 +5988,7 @@ func (x *JSONRPCNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6013,7 +6014,7 @@ func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -6033,7 +6034,7 @@ func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6052,12 +6053,12 @@ func (x *JSONRPCRequest) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 		case "method":
 			if err := codec.SetString(fv, &x.Method); err != nil {
-				return wire.At(err, "method")
+				return jsontree.At(err, "method")
 			}
 		case "params":
 			if fv == nil {
@@ -6065,7 +6066,7 @@ func (x *JSONRPCRequest) DecodeValue(v any, rev int) error {
 			} else {
 				var val JSONRPCRequestParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -6078,7 +6079,7 @@ func (x *JSONRPCRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6108,7 +6109,7 @@ func (x *JSONRPCRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val JSONRPCRequestParamsMeta
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -6128,7 +6129,7 @@ func (x *JSONRPCRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6154,7 +6155,7 @@ func (x *JSONRPCRequestParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -6172,7 +6173,7 @@ func (x *JSONRPCRequestParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCRequestParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6198,7 +6199,7 @@ func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -6211,7 +6212,7 @@ func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 		case "result":
 			if err := func() error {
 				if err := x.Result.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -6229,7 +6230,7 @@ func (x *JSONRPCResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *JSONRPCResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6258,7 +6259,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Default); err != nil {
-					return wire.At(err, "default")
+					return jsontree.At(err, "default")
 				}
 				return nil
 			}(); err != nil {
@@ -6273,7 +6274,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -6285,7 +6286,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 		case "enum":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "enum")
+					return jsontree.At(err, "enum")
 				} else {
 					x.Enum = a
 				}
@@ -6299,7 +6300,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 		case "enumNames":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "enumNames")
+					return jsontree.At(err, "enumNames")
 				} else {
 					x.EnumNames = a
 				}
@@ -6316,7 +6317,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -6335,7 +6336,7 @@ func (x *LegacyTitledEnumSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *LegacyTitledEnumSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6362,7 +6363,7 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -6377,7 +6378,7 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 			} else {
 				var val PaginatedRequestParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -6390,7 +6391,7 @@ func (x *ListPromptsRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListPromptsRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6417,7 +6418,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -6430,18 +6431,18 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.CacheScope); err != nil {
-				return wire.At(err, "cacheScope")
+				return jsontree.At(err, "cacheScope")
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.NextCursor); err != nil {
-				return wire.At(err, "nextCursor")
+				return jsontree.At(err, "nextCursor")
 			}
 		case "prompts":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Prompt]); err != nil {
-				return wire.At(err, "prompts")
+				return jsontree.At(err, "prompts")
 			} else {
 				x.Prompts = a
 			}
@@ -6454,7 +6455,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
@@ -6466,7 +6467,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val int64
 				if err := codec.SetInt(fv, &val); err != nil {
-					return wire.At(err, "ttlMs")
+					return jsontree.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
 			}
@@ -6479,7 +6480,7 @@ func (x *ListPromptsResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListPromptsResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6505,7 +6506,7 @@ func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -6518,7 +6519,7 @@ func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 		case "result":
 			if err := func() error {
 				if err := x.Result.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -6536,7 +6537,7 @@ func (x *ListPromptsResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListPromptsResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6563,7 +6564,7 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -6578,7 +6579,7 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 			} else {
 				var val PaginatedRequestParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -6591,7 +6592,7 @@ func (x *ListResourceTemplatesRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListResourceTemplatesRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6618,7 +6619,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -6631,18 +6632,18 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.CacheScope); err != nil {
-				return wire.At(err, "cacheScope")
+				return jsontree.At(err, "cacheScope")
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.NextCursor); err != nil {
-				return wire.At(err, "nextCursor")
+				return jsontree.At(err, "nextCursor")
 			}
 		case "resourceTemplates":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[ResourceTemplate]); err != nil {
-				return wire.At(err, "resourceTemplates")
+				return jsontree.At(err, "resourceTemplates")
 			} else {
 				x.ResourceTemplates = a
 			}
@@ -6655,7 +6656,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
@@ -6667,7 +6668,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val int64
 				if err := codec.SetInt(fv, &val); err != nil {
-					return wire.At(err, "ttlMs")
+					return jsontree.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
 			}
@@ -6680,7 +6681,7 @@ func (x *ListResourceTemplatesResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListResourceTemplatesResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6706,7 +6707,7 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error 
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -6719,7 +6720,7 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error 
 		case "result":
 			if err := func() error {
 				if err := x.Result.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -6737,7 +6738,7 @@ func (x *ListResourceTemplatesResultResponse) DecodeValue(v any, rev int) error 
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListResourceTemplatesResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6764,7 +6765,7 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -6779,7 +6780,7 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 			} else {
 				var val PaginatedRequestParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -6792,7 +6793,7 @@ func (x *ListResourcesRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListResourcesRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6819,7 +6820,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -6832,18 +6833,18 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.CacheScope); err != nil {
-				return wire.At(err, "cacheScope")
+				return jsontree.At(err, "cacheScope")
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.NextCursor); err != nil {
-				return wire.At(err, "nextCursor")
+				return jsontree.At(err, "nextCursor")
 			}
 		case "resources":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Resource]); err != nil {
-				return wire.At(err, "resources")
+				return jsontree.At(err, "resources")
 			} else {
 				x.Resources = a
 			}
@@ -6856,7 +6857,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		case "ttlMs":
 			if drop&(1<<5) != 0 {
@@ -6868,7 +6869,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val int64
 				if err := codec.SetInt(fv, &val); err != nil {
-					return wire.At(err, "ttlMs")
+					return jsontree.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
 			}
@@ -6881,7 +6882,7 @@ func (x *ListResourcesResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListResourcesResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6907,7 +6908,7 @@ func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -6920,7 +6921,7 @@ func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 		case "result":
 			if err := func() error {
 				if err := x.Result.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -6938,7 +6939,7 @@ func (x *ListResourcesResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListResourcesResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -6965,7 +6966,7 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -6980,7 +6981,7 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 			} else {
 				var val ListRootsRequestParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -6993,7 +6994,7 @@ func (x *ListRootsRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListRootsRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7019,7 +7020,7 @@ func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -7039,7 +7040,7 @@ func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListRootsRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7066,13 +7067,13 @@ func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "roots":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Root]); err != nil {
-				return wire.At(err, "roots")
+				return jsontree.At(err, "roots")
 			} else {
 				x.Roots = a
 			}
@@ -7085,7 +7086,7 @@ func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListRootsResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7111,7 +7112,7 @@ func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -7129,7 +7130,7 @@ func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 				} else {
 					var val PaginatedRequestParams
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
+						return jsontree.At(err, "params")
 					}
 					x.Params = &val
 				}
@@ -7149,7 +7150,7 @@ func (x *ListTasksRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListTasksRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7175,7 +7176,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -7192,7 +7193,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.NextCursor); err != nil {
-					return wire.At(err, "nextCursor")
+					return jsontree.At(err, "nextCursor")
 				}
 				return nil
 			}(); err != nil {
@@ -7204,7 +7205,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 		case "tasks":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Task]); err != nil {
-					return wire.At(err, "tasks")
+					return jsontree.At(err, "tasks")
 				} else {
 					x.Tasks = a
 				}
@@ -7224,7 +7225,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListTasksResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7251,7 +7252,7 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -7266,7 +7267,7 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 			} else {
 				var val PaginatedRequestParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -7279,7 +7280,7 @@ func (x *ListToolsRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListToolsRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7306,7 +7307,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -7319,14 +7320,14 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.CacheScope); err != nil {
-				return wire.At(err, "cacheScope")
+				return jsontree.At(err, "cacheScope")
 			}
 		case "nextCursor":
 			if fv == "" {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.NextCursor); err != nil {
-				return wire.At(err, "nextCursor")
+				return jsontree.At(err, "nextCursor")
 			}
 		case "resultType":
 			if drop&(1<<3) != 0 {
@@ -7337,11 +7338,11 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		case "tools":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Tool]); err != nil {
-				return wire.At(err, "tools")
+				return jsontree.At(err, "tools")
 			} else {
 				x.Tools = a
 			}
@@ -7355,7 +7356,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val int64
 				if err := codec.SetInt(fv, &val); err != nil {
-					return wire.At(err, "ttlMs")
+					return jsontree.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
 			}
@@ -7368,7 +7369,7 @@ func (x *ListToolsResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListToolsResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7394,7 +7395,7 @@ func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -7407,7 +7408,7 @@ func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 		case "result":
 			if err := func() error {
 				if err := x.Result.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -7425,7 +7426,7 @@ func (x *ListToolsResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ListToolsResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7455,7 +7456,7 @@ func (x *LoggingMessageNotification) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -7466,7 +7467,7 @@ func (x *LoggingMessageNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *LoggingMessageNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7497,7 +7498,7 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -7505,14 +7506,14 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 			x.Data = codec.Plain(fv)
 		case "level":
 			if err := codec.SetString(fv, &x.Level); err != nil {
-				return wire.At(err, "level")
+				return jsontree.At(err, "level")
 			}
 		case "logger":
 			if fv == "" {
 				x.present |= 1 << 3
 			}
 			if err := codec.SetString(fv, &x.Logger); err != nil {
-				return wire.At(err, "logger")
+				return jsontree.At(err, "logger")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -7523,7 +7524,7 @@ func (x *LoggingMessageNotificationParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *LoggingMessageNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7549,7 +7550,7 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -7571,7 +7572,7 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -7589,7 +7590,7 @@ func (x *MethodNotFoundError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *MethodNotFoundError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7615,7 +7616,7 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 		case "error":
 			if err := func() error {
 				if err := x.Error.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "error")
+					return jsontree.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -7627,7 +7628,7 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -7646,7 +7647,7 @@ func (x *MissingRequiredClientCapabilityError) DecodeValue(v any, rev int) error
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *MissingRequiredClientCapabilityError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7672,7 +7673,7 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -7684,7 +7685,7 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 		case "data":
 			if err := func() error {
 				if err := x.Data.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "data")
+					return jsontree.At(err, "data")
 				}
 				return nil
 			}(); err != nil {
@@ -7696,7 +7697,7 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -7714,7 +7715,7 @@ func (x *MissingRequiredClientCapabilityErrorError) DecodeValue(v any, rev int) 
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *MissingRequiredClientCapabilityErrorError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7740,7 +7741,7 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) DecodeValue(v any, rev i
 		case "requiredCapabilities":
 			if err := func() error {
 				if err := x.RequiredCapabilities.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "requiredCapabilities")
+					return jsontree.At(err, "requiredCapabilities")
 				}
 				return nil
 			}(); err != nil {
@@ -7758,7 +7759,7 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) DecodeValue(v any, rev i
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *MissingRequiredClientCapabilityErrorErrorData) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7780,7 +7781,7 @@ func (x *ModelHint) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -7791,7 +7792,7 @@ func (x *ModelHint) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ModelHint) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7814,13 +7815,13 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 			} else {
 				var val float64
 				if err := codec.SetFloat(fv, &val); err != nil {
-					return wire.At(err, "costPriority")
+					return jsontree.At(err, "costPriority")
 				}
 				x.CostPriority = &val
 			}
 		case "hints":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[ModelHint]); err != nil {
-				return wire.At(err, "hints")
+				return jsontree.At(err, "hints")
 			} else {
 				x.Hints = a
 			}
@@ -7830,7 +7831,7 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 			} else {
 				var val float64
 				if err := codec.SetFloat(fv, &val); err != nil {
-					return wire.At(err, "intelligencePriority")
+					return jsontree.At(err, "intelligencePriority")
 				}
 				x.IntelligencePriority = &val
 			}
@@ -7840,7 +7841,7 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 			} else {
 				var val float64
 				if err := codec.SetFloat(fv, &val); err != nil {
-					return wire.At(err, "speedPriority")
+					return jsontree.At(err, "speedPriority")
 				}
 				x.SpeedPriority = &val
 			}
@@ -7853,7 +7854,7 @@ func (x *ModelPreferences) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ModelPreferences) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7872,7 +7873,7 @@ func (x *Notification) DecodeValue(v any, rev int) error {
 		switch k {
 		case "method":
 			if err := codec.SetString(fv, &x.Method); err != nil {
-				return wire.At(err, "method")
+				return jsontree.At(err, "method")
 			}
 		case "params":
 			if fv == nil {
@@ -7880,7 +7881,7 @@ func (x *Notification) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -7893,7 +7894,7 @@ func (x *Notification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Notification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7919,7 +7920,7 @@ func (x *NotificationMetaObject) DecodeValue(v any, rev int) error {
 		case "io.modelcontextprotocol/subscriptionId":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.SubscriptionID); err != nil {
-					return wire.At(err, "io.modelcontextprotocol/subscriptionId")
+					return jsontree.At(err, "io.modelcontextprotocol/subscriptionId")
 				}
 				return nil
 			}(); err != nil {
@@ -7937,7 +7938,7 @@ func (x *NotificationMetaObject) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *NotificationMetaObject) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -7960,7 +7961,7 @@ func (x *NotificationParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -7973,7 +7974,7 @@ func (x *NotificationParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *NotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8011,7 +8012,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val float64
 					if err := codec.SetFloat(fv, &val); err != nil {
-						return wire.At(err, "default")
+						return jsontree.At(err, "default")
 					}
 					x.Default = &val
 				}
@@ -8028,7 +8029,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -8044,7 +8045,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val float64
 					if err := codec.SetFloat(fv, &val); err != nil {
-						return wire.At(err, "maximum")
+						return jsontree.At(err, "maximum")
 					}
 					x.Maximum = &val
 				}
@@ -8062,7 +8063,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val float64
 					if err := codec.SetFloat(fv, &val); err != nil {
-						return wire.At(err, "minimum")
+						return jsontree.At(err, "minimum")
 					}
 					x.Minimum = &val
 				}
@@ -8079,7 +8080,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -8091,7 +8092,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 		case "type":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Type); err != nil {
-					return wire.At(err, "type")
+					return jsontree.At(err, "type")
 				}
 				return nil
 			}(); err != nil {
@@ -8109,7 +8110,7 @@ func (x *NumberSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *NumberSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8136,7 +8137,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -8146,7 +8147,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 			x.present |= 1 << 1
 		case "method":
 			if err := codec.SetString(fv, &x.Method); err != nil {
-				return wire.At(err, "method")
+				return jsontree.At(err, "method")
 			}
 		case "params":
 			if fv == nil {
@@ -8154,7 +8155,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 			} else {
 				var val PaginatedRequestParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -8167,7 +8168,7 @@ func (x *PaginatedRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PaginatedRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8198,7 +8199,7 @@ func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val RequestMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -8207,7 +8208,7 @@ func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.Cursor); err != nil {
-				return wire.At(err, "cursor")
+				return jsontree.At(err, "cursor")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -8218,7 +8219,7 @@ func (x *PaginatedRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PaginatedRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8245,7 +8246,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -8254,7 +8255,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.NextCursor); err != nil {
-				return wire.At(err, "nextCursor")
+				return jsontree.At(err, "nextCursor")
 			}
 		case "resultType":
 			if drop&(1<<2) != 0 {
@@ -8265,7 +8266,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -8276,7 +8277,7 @@ func (x *PaginatedResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PaginatedResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8302,7 +8303,7 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -8324,7 +8325,7 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -8342,7 +8343,7 @@ func (x *ParseError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ParseError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8376,7 +8377,7 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -8399,7 +8400,7 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 				} else {
 					var val RequestParams
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
+						return jsontree.At(err, "params")
 					}
 					x.Params = &val
 				}
@@ -8419,7 +8420,7 @@ func (x *PingRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PingRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8449,7 +8450,7 @@ func (x *ProgressNotification) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -8460,7 +8461,7 @@ func (x *ProgressNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ProgressNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8491,7 +8492,7 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -8504,15 +8505,15 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.Message); err != nil {
-				return wire.At(err, "message")
+				return jsontree.At(err, "message")
 			}
 		case "progress":
 			if err := codec.SetFloat(fv, &x.Progress); err != nil {
-				return wire.At(err, "progress")
+				return jsontree.At(err, "progress")
 			}
 		case "progressToken":
 			if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-				return wire.At(err, "progressToken")
+				return jsontree.At(err, "progressToken")
 			}
 		case "total":
 			if fv == nil {
@@ -8520,7 +8521,7 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val float64
 				if err := codec.SetFloat(fv, &val); err != nil {
-					return wire.At(err, "total")
+					return jsontree.At(err, "total")
 				}
 				x.Total = &val
 			}
@@ -8533,7 +8534,7 @@ func (x *ProgressNotificationParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ProgressNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8560,13 +8561,13 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "arguments":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[PromptArgument]); err != nil {
-				return wire.At(err, "arguments")
+				return jsontree.At(err, "arguments")
 			} else {
 				x.Arguments = a
 			}
@@ -8575,7 +8576,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.Description); err != nil {
-				return wire.At(err, "description")
+				return jsontree.At(err, "description")
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
@@ -8583,13 +8584,13 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
-				return wire.At(err, "icons")
+				return jsontree.At(err, "icons")
 			} else {
 				x.Icons = a
 			}
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "title":
 			if drop&(1<<5) != 0 {
@@ -8600,7 +8601,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 5
 			}
 			if err := codec.SetString(fv, &x.Title); err != nil {
-				return wire.At(err, "title")
+				return jsontree.At(err, "title")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -8611,7 +8612,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Prompt) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8637,11 +8638,11 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := codec.SetString(fv, &x.Description); err != nil {
-				return wire.At(err, "description")
+				return jsontree.At(err, "description")
 			}
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "required":
 			if fv == nil {
@@ -8649,7 +8650,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 			} else {
 				var val bool
 				if err := codec.SetBool(fv, &val); err != nil {
-					return wire.At(err, "required")
+					return jsontree.At(err, "required")
 				}
 				x.Required = &val
 			}
@@ -8662,7 +8663,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := codec.SetString(fv, &x.Title); err != nil {
-				return wire.At(err, "title")
+				return jsontree.At(err, "title")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -8673,7 +8674,7 @@ func (x *PromptArgument) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PromptArgument) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8707,7 +8708,7 @@ func (x *PromptListChangedNotification) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -8720,7 +8721,7 @@ func (x *PromptListChangedNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PromptListChangedNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8739,13 +8740,13 @@ func (x *PromptMessage) DecodeValue(v any, rev int) error {
 		switch k {
 		case "content":
 			if u, err := DecodeContentBlock(fv, rev); err != nil {
-				return wire.At(err, "content")
+				return jsontree.At(err, "content")
 			} else {
 				x.Content = u
 			}
 		case "role":
 			if err := codec.SetString(fv, &x.Role); err != nil {
-				return wire.At(err, "role")
+				return jsontree.At(err, "role")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -8756,7 +8757,7 @@ func (x *PromptMessage) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PromptMessage) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8779,7 +8780,7 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 		switch k {
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "title":
 			if drop&(1<<1) != 0 {
@@ -8790,7 +8791,7 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.Title); err != nil {
-				return wire.At(err, "title")
+				return jsontree.At(err, "title")
 			}
 		case "type":
 		default:
@@ -8802,7 +8803,7 @@ func (x *PromptReference) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PromptReference) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8829,7 +8830,7 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "jsonrpc":
 			if drop&(1<<1) != 0 {
@@ -8840,7 +8841,7 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -8851,7 +8852,7 @@ func (x *ReadResourceRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ReadResourceRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8882,7 +8883,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val RequestMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -8892,7 +8893,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, DecodeInputResponse); err != nil {
-				return wire.At(err, "inputResponses")
+				return jsontree.At(err, "inputResponses")
 			} else {
 				x.InputResponses = a
 			}
@@ -8905,11 +8906,11 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.RequestState); err != nil {
-				return wire.At(err, "requestState")
+				return jsontree.At(err, "requestState")
 			}
 		case "uri":
 			if err := codec.SetString(fv, &x.URI); err != nil {
-				return wire.At(err, "uri")
+				return jsontree.At(err, "uri")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -8920,7 +8921,7 @@ func (x *ReadResourceRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ReadResourceRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -8947,7 +8948,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -8960,11 +8961,11 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.CacheScope); err != nil {
-				return wire.At(err, "cacheScope")
+				return jsontree.At(err, "cacheScope")
 			}
 		case "contents":
 			if a, err := codec.DecodeSlice(fv, rev, DecodeReadResourceResultContentsItem); err != nil {
-				return wire.At(err, "contents")
+				return jsontree.At(err, "contents")
 			} else {
 				x.Contents = a
 			}
@@ -8977,7 +8978,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 3
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		case "ttlMs":
 			if drop&(1<<4) != 0 {
@@ -8989,7 +8990,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 			} else {
 				var val int64
 				if err := codec.SetInt(fv, &val); err != nil {
-					return wire.At(err, "ttlMs")
+					return jsontree.At(err, "ttlMs")
 				}
 				x.TTLMs = &val
 			}
@@ -9002,7 +9003,7 @@ func (x *ReadResourceResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ReadResourceResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9028,7 +9029,7 @@ func (x *ReadResourceResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -9057,7 +9058,7 @@ func (x *ReadResourceResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ReadResourceResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9083,7 +9084,7 @@ func (x *RelatedTaskMetadata) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -9101,7 +9102,7 @@ func (x *RelatedTaskMetadata) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *RelatedTaskMetadata) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9120,7 +9121,7 @@ func (x *Request) DecodeValue(v any, rev int) error {
 		switch k {
 		case "method":
 			if err := codec.SetString(fv, &x.Method); err != nil {
-				return wire.At(err, "method")
+				return jsontree.At(err, "method")
 			}
 		case "params":
 			if fv == nil {
@@ -9128,7 +9129,7 @@ func (x *Request) DecodeValue(v any, rev int) error {
 			} else {
 				var val RequestParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -9141,7 +9142,7 @@ func (x *Request) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Request) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9171,7 +9172,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				} else {
 					var val ClientCapabilities
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "io.modelcontextprotocol/clientCapabilities")
+						return jsontree.At(err, "io.modelcontextprotocol/clientCapabilities")
 					}
 					x.ClientCapabilities = &val
 				}
@@ -9189,7 +9190,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 				} else {
 					var val Implementation
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "io.modelcontextprotocol/clientInfo")
+						return jsontree.At(err, "io.modelcontextprotocol/clientInfo")
 					}
 					x.ClientInfo = &val
 				}
@@ -9206,7 +9207,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.LogLevel); err != nil {
-					return wire.At(err, "io.modelcontextprotocol/logLevel")
+					return jsontree.At(err, "io.modelcontextprotocol/logLevel")
 				}
 				return nil
 			}(); err != nil {
@@ -9221,7 +9222,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ProtocolVersion); err != nil {
-					return wire.At(err, "io.modelcontextprotocol/protocolVersion")
+					return jsontree.At(err, "io.modelcontextprotocol/protocolVersion")
 				}
 				return nil
 			}(); err != nil {
@@ -9233,7 +9234,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -9251,7 +9252,7 @@ func (x *RequestMetaObject) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *RequestMetaObject) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9274,7 +9275,7 @@ func (x *RequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val RequestMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -9287,7 +9288,7 @@ func (x *RequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *RequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9314,7 +9315,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -9324,7 +9325,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			} else {
 				var val Annotations
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "annotations")
+					return jsontree.At(err, "annotations")
 				}
 				x.Annotations = &val
 			}
@@ -9333,7 +9334,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.Description); err != nil {
-				return wire.At(err, "description")
+				return jsontree.At(err, "description")
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
@@ -9341,7 +9342,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
-				return wire.At(err, "icons")
+				return jsontree.At(err, "icons")
 			} else {
 				x.Icons = a
 			}
@@ -9350,11 +9351,11 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := codec.SetString(fv, &x.MIMEType); err != nil {
-				return wire.At(err, "mimeType")
+				return jsontree.At(err, "mimeType")
 			}
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "size":
 			if fv == nil {
@@ -9362,7 +9363,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 			} else {
 				var val int64
 				if err := codec.SetInt(fv, &val); err != nil {
-					return wire.At(err, "size")
+					return jsontree.At(err, "size")
 				}
 				x.Size = &val
 			}
@@ -9375,11 +9376,11 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 7
 			}
 			if err := codec.SetString(fv, &x.Title); err != nil {
-				return wire.At(err, "title")
+				return jsontree.At(err, "title")
 			}
 		case "uri":
 			if err := codec.SetString(fv, &x.URI); err != nil {
-				return wire.At(err, "uri")
+				return jsontree.At(err, "uri")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -9390,7 +9391,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Resource) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9417,7 +9418,7 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -9426,11 +9427,11 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.MIMEType); err != nil {
-				return wire.At(err, "mimeType")
+				return jsontree.At(err, "mimeType")
 			}
 		case "uri":
 			if err := codec.SetString(fv, &x.URI); err != nil {
-				return wire.At(err, "uri")
+				return jsontree.At(err, "uri")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -9441,7 +9442,7 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceContents) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9471,7 +9472,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -9489,7 +9490,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				} else {
 					var val Annotations
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "annotations")
+						return jsontree.At(err, "annotations")
 					}
 					x.Annotations = &val
 				}
@@ -9506,7 +9507,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -9522,7 +9523,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
-					return wire.At(err, "icons")
+					return jsontree.At(err, "icons")
 				} else {
 					x.Icons = a
 				}
@@ -9539,7 +9540,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.MIMEType); err != nil {
-					return wire.At(err, "mimeType")
+					return jsontree.At(err, "mimeType")
 				}
 				return nil
 			}(); err != nil {
@@ -9551,7 +9552,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		case "name":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Name); err != nil {
-					return wire.At(err, "name")
+					return jsontree.At(err, "name")
 				}
 				return nil
 			}(); err != nil {
@@ -9567,7 +9568,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "size")
+						return jsontree.At(err, "size")
 					}
 					x.Size = &val
 				}
@@ -9584,7 +9585,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -9597,7 +9598,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		case "uri":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URI); err != nil {
-					return wire.At(err, "uri")
+					return jsontree.At(err, "uri")
 				}
 				return nil
 			}(); err != nil {
@@ -9615,7 +9616,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceLink) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9649,7 +9650,7 @@ func (x *ResourceListChangedNotification) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -9662,7 +9663,7 @@ func (x *ResourceListChangedNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceListChangedNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9689,7 +9690,7 @@ func (x *ResourceReference) DecodeValue(v any, rev int) error {
 		case "uri":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URI); err != nil {
-					return wire.At(err, "uri")
+					return jsontree.At(err, "uri")
 				}
 				return nil
 			}(); err != nil {
@@ -9707,7 +9708,7 @@ func (x *ResourceReference) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceReference) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9737,7 +9738,7 @@ func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val RequestMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -9751,7 +9752,7 @@ func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 		case "uri":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URI); err != nil {
-					return wire.At(err, "uri")
+					return jsontree.At(err, "uri")
 				}
 				return nil
 			}(); err != nil {
@@ -9769,7 +9770,7 @@ func (x *ResourceRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9796,7 +9797,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -9806,7 +9807,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 			} else {
 				var val Annotations
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "annotations")
+					return jsontree.At(err, "annotations")
 				}
 				x.Annotations = &val
 			}
@@ -9815,7 +9816,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.Description); err != nil {
-				return wire.At(err, "description")
+				return jsontree.At(err, "description")
 			}
 		case "icons":
 			if drop&(1<<3) != 0 {
@@ -9823,7 +9824,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
-				return wire.At(err, "icons")
+				return jsontree.At(err, "icons")
 			} else {
 				x.Icons = a
 			}
@@ -9832,11 +9833,11 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 4
 			}
 			if err := codec.SetString(fv, &x.MIMEType); err != nil {
-				return wire.At(err, "mimeType")
+				return jsontree.At(err, "mimeType")
 			}
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "title":
 			if drop&(1<<6) != 0 {
@@ -9847,11 +9848,11 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 6
 			}
 			if err := codec.SetString(fv, &x.Title); err != nil {
-				return wire.At(err, "title")
+				return jsontree.At(err, "title")
 			}
 		case "uriTemplate":
 			if err := codec.SetString(fv, &x.URITemplate); err != nil {
-				return wire.At(err, "uriTemplate")
+				return jsontree.At(err, "uriTemplate")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -9862,7 +9863,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceTemplate) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9889,7 +9890,7 @@ func (x *ResourceTemplateReference) DecodeValue(v any, rev int) error {
 		case "uri":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URI); err != nil {
-					return wire.At(err, "uri")
+					return jsontree.At(err, "uri")
 				}
 				return nil
 			}(); err != nil {
@@ -9907,7 +9908,7 @@ func (x *ResourceTemplateReference) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceTemplateReference) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9937,7 +9938,7 @@ func (x *ResourceUpdatedNotification) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -9948,7 +9949,7 @@ func (x *ResourceUpdatedNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceUpdatedNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -9979,13 +9980,13 @@ func (x *ResourceUpdatedNotificationParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
 		case "uri":
 			if err := codec.SetString(fv, &x.URI); err != nil {
-				return wire.At(err, "uri")
+				return jsontree.At(err, "uri")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -9996,7 +9997,7 @@ func (x *ResourceUpdatedNotificationParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResourceUpdatedNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10019,7 +10020,7 @@ func (x *Result) DecodeValue(v any, rev int) error {
 			} else {
 				var val ResultMetaObject
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				x.Meta = &val
 			}
@@ -10028,7 +10029,7 @@ func (x *Result) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.ResultType); err != nil {
-				return wire.At(err, "resultType")
+				return jsontree.At(err, "resultType")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -10039,7 +10040,7 @@ func (x *Result) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Result) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10069,7 +10070,7 @@ func (x *ResultMetaObject) DecodeValue(v any, rev int) error {
 				} else {
 					var val Implementation
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "io.modelcontextprotocol/serverInfo")
+						return jsontree.At(err, "io.modelcontextprotocol/serverInfo")
 					}
 					x.ServerInfo = &val
 				}
@@ -10089,7 +10090,7 @@ func (x *ResultMetaObject) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ResultMetaObject) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10116,7 +10117,7 @@ func (x *Root) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -10125,11 +10126,11 @@ func (x *Root) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "uri":
 			if err := codec.SetString(fv, &x.URI); err != nil {
-				return wire.At(err, "uri")
+				return jsontree.At(err, "uri")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -10140,7 +10141,7 @@ func (x *Root) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Root) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10181,7 +10182,7 @@ func (x *RootsListChangedNotification) DecodeValue(v any, rev int) error {
 				} else {
 					var val NotificationParams
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "params")
+						return jsontree.At(err, "params")
 					}
 					x.Params = &val
 				}
@@ -10201,7 +10202,7 @@ func (x *RootsListChangedNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *RootsListChangedNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10228,7 +10229,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -10236,14 +10237,14 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 1
 				if a, err := codec.DecodeSlice(fv, rev, DecodeSamplingMessageContentBlock); err != nil {
-					return wire.At(err, "content")
+					return jsontree.At(err, "content")
 				} else {
 					x.Content = a
 				}
 			} else {
 				var one SamplingMessageContentBlock
 				if u, err := DecodeSamplingMessageContentBlock(fv, rev); err != nil {
-					return wire.At(err, "content")
+					return jsontree.At(err, "content")
 				} else {
 					one = u
 				}
@@ -10251,7 +10252,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 			}
 		case "role":
 			if err := codec.SetString(fv, &x.Role); err != nil {
-				return wire.At(err, "role")
+				return jsontree.At(err, "role")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -10262,7 +10263,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SamplingMessage) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10289,13 +10290,13 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "completions")
+				return jsontree.At(err, "completions")
 			} else {
 				x.Completions = a
 			}
 		case "experimental":
 			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
-				return wire.At(err, "experimental")
+				return jsontree.At(err, "experimental")
 			} else {
 				x.Experimental = a
 			}
@@ -10305,13 +10306,13 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
-				return wire.At(err, "extensions")
+				return jsontree.At(err, "extensions")
 			} else {
 				x.Extensions = a
 			}
 		case "logging":
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "logging")
+				return jsontree.At(err, "logging")
 			} else {
 				x.Logging = a
 			}
@@ -10321,7 +10322,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 			} else {
 				var val ServerCapabilitiesPrompts
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "prompts")
+					return jsontree.At(err, "prompts")
 				}
 				x.Prompts = &val
 			}
@@ -10331,7 +10332,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 			} else {
 				var val ServerCapabilitiesResources
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "resources")
+					return jsontree.At(err, "resources")
 				}
 				x.Resources = &val
 			}
@@ -10345,7 +10346,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 			} else {
 				var val ServerCapabilitiesTasks
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "tasks")
+					return jsontree.At(err, "tasks")
 				}
 				x.Tasks = &val
 			}
@@ -10355,7 +10356,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 			} else {
 				var val ServerCapabilitiesTools
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "tools")
+					return jsontree.At(err, "tools")
 				}
 				x.Tools = &val
 			}
@@ -10368,7 +10369,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ServerCapabilities) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10391,7 +10392,7 @@ func (x *ServerCapabilitiesPrompts) DecodeValue(v any, rev int) error {
 			} else {
 				var val bool
 				if err := codec.SetBool(fv, &val); err != nil {
-					return wire.At(err, "listChanged")
+					return jsontree.At(err, "listChanged")
 				}
 				x.ListChanged = &val
 			}
@@ -10404,7 +10405,7 @@ func (x *ServerCapabilitiesPrompts) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ServerCapabilitiesPrompts) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10427,7 +10428,7 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 			} else {
 				var val bool
 				if err := codec.SetBool(fv, &val); err != nil {
-					return wire.At(err, "listChanged")
+					return jsontree.At(err, "listChanged")
 				}
 				x.ListChanged = &val
 			}
@@ -10437,7 +10438,7 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 			} else {
 				var val bool
 				if err := codec.SetBool(fv, &val); err != nil {
-					return wire.At(err, "subscribe")
+					return jsontree.At(err, "subscribe")
 				}
 				x.Subscribe = &val
 			}
@@ -10450,7 +10451,7 @@ func (x *ServerCapabilitiesResources) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ServerCapabilitiesResources) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10476,7 +10477,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		case "cancel":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "cancel")
+					return jsontree.At(err, "cancel")
 				} else {
 					x.Cancel = a
 				}
@@ -10490,7 +10491,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		case "list":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "list")
+					return jsontree.At(err, "list")
 				} else {
 					x.List = a
 				}
@@ -10508,7 +10509,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 				} else {
 					var val ServerCapabilitiesTasksRequests
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "requests")
+						return jsontree.At(err, "requests")
 					}
 					x.Requests = &val
 				}
@@ -10528,7 +10529,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ServerCapabilitiesTasks) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10558,7 +10559,7 @@ func (x *ServerCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 				} else {
 					var val ServerCapabilitiesTasksRequestsTools
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "tools")
+						return jsontree.At(err, "tools")
 					}
 					x.Tools = &val
 				}
@@ -10578,7 +10579,7 @@ func (x *ServerCapabilitiesTasksRequests) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ServerCapabilitiesTasksRequests) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10604,7 +10605,7 @@ func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error
 		case "call":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "call")
+					return jsontree.At(err, "call")
 				} else {
 					x.Call = a
 				}
@@ -10624,7 +10625,7 @@ func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ServerCapabilitiesTasksRequestsTools) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10647,7 +10648,7 @@ func (x *ServerCapabilitiesTools) DecodeValue(v any, rev int) error {
 			} else {
 				var val bool
 				if err := codec.SetBool(fv, &val); err != nil {
-					return wire.At(err, "listChanged")
+					return jsontree.At(err, "listChanged")
 				}
 				x.ListChanged = &val
 			}
@@ -10660,7 +10661,7 @@ func (x *ServerCapabilitiesTools) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ServerCapabilitiesTools) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10694,7 +10695,7 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -10713,7 +10714,7 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -10731,7 +10732,7 @@ func (x *SetLevelRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SetLevelRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10769,7 +10770,7 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val SetLevelRequestParamsMeta
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -10783,7 +10784,7 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 		case "level":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Level); err != nil {
-					return wire.At(err, "level")
+					return jsontree.At(err, "level")
 				}
 				return nil
 			}(); err != nil {
@@ -10801,7 +10802,7 @@ func (x *SetLevelRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SetLevelRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10827,7 +10828,7 @@ func (x *SetLevelRequestParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -10845,7 +10846,7 @@ func (x *SetLevelRequestParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SetLevelRequestParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -10882,7 +10883,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Default); err != nil {
-					return wire.At(err, "default")
+					return jsontree.At(err, "default")
 				}
 				return nil
 			}(); err != nil {
@@ -10897,7 +10898,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -10912,7 +10913,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Format); err != nil {
-					return wire.At(err, "format")
+					return jsontree.At(err, "format")
 				}
 				return nil
 			}(); err != nil {
@@ -10928,7 +10929,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "maxLength")
+						return jsontree.At(err, "maxLength")
 					}
 					x.MaxLength = &val
 				}
@@ -10946,7 +10947,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "minLength")
+						return jsontree.At(err, "minLength")
 					}
 					x.MinLength = &val
 				}
@@ -10963,7 +10964,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -10982,7 +10983,7 @@ func (x *StringSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *StringSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11016,7 +11017,7 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -11035,7 +11036,7 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -11053,7 +11054,7 @@ func (x *SubscribeRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscribeRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11091,7 +11092,7 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val SubscribeRequestParamsMeta
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -11105,7 +11106,7 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 		case "uri":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URI); err != nil {
-					return wire.At(err, "uri")
+					return jsontree.At(err, "uri")
 				}
 				return nil
 			}(); err != nil {
@@ -11123,7 +11124,7 @@ func (x *SubscribeRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscribeRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11149,7 +11150,7 @@ func (x *SubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -11167,7 +11168,7 @@ func (x *SubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscribeRequestParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11197,7 +11198,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "promptsListChanged")
+						return jsontree.At(err, "promptsListChanged")
 					}
 					x.PromptsListChanged = &val
 				}
@@ -11211,7 +11212,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 		case "resourceSubscriptions":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "resourceSubscriptions")
+					return jsontree.At(err, "resourceSubscriptions")
 				} else {
 					x.ResourceSubscriptions = a
 				}
@@ -11229,7 +11230,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "resourcesListChanged")
+						return jsontree.At(err, "resourcesListChanged")
 					}
 					x.ResourcesListChanged = &val
 				}
@@ -11247,7 +11248,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "toolsListChanged")
+						return jsontree.At(err, "toolsListChanged")
 					}
 					x.ToolsListChanged = &val
 				}
@@ -11267,7 +11268,7 @@ func (x *SubscriptionFilter) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscriptionFilter) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11295,7 +11296,7 @@ func (x *SubscriptionsAcknowledgedNotification) DecodeValue(v any, rev int) erro
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -11313,7 +11314,7 @@ func (x *SubscriptionsAcknowledgedNotification) DecodeValue(v any, rev int) erro
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscriptionsAcknowledgedNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11343,7 +11344,7 @@ func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any, rev int
 				} else {
 					var val NotificationMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -11357,7 +11358,7 @@ func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any, rev int
 		case "notifications":
 			if err := func() error {
 				if err := x.Notifications.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "notifications")
+					return jsontree.At(err, "notifications")
 				}
 				return nil
 			}(); err != nil {
@@ -11375,7 +11376,7 @@ func (x *SubscriptionsAcknowledgedNotificationParams) DecodeValue(v any, rev int
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscriptionsAcknowledgedNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11401,7 +11402,7 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -11415,7 +11416,7 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -11433,7 +11434,7 @@ func (x *SubscriptionsListenRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscriptionsListenRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11459,7 +11460,7 @@ func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if err := x.Meta.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				return nil
 			}(); err != nil {
@@ -11471,7 +11472,7 @@ func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
 		case "notifications":
 			if err := func() error {
 				if err := x.Notifications.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "notifications")
+					return jsontree.At(err, "notifications")
 				}
 				return nil
 			}(); err != nil {
@@ -11489,7 +11490,7 @@ func (x *SubscriptionsListenRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscriptionsListenRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11515,7 +11516,7 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if err := x.Meta.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				return nil
 			}(); err != nil {
@@ -11527,7 +11528,7 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 		case "resultType":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ResultType); err != nil {
-					return wire.At(err, "resultType")
+					return jsontree.At(err, "resultType")
 				}
 				return nil
 			}(); err != nil {
@@ -11545,7 +11546,7 @@ func (x *SubscriptionsListenResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscriptionsListenResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11575,7 +11576,7 @@ func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error 
 				} else {
 					var val Implementation
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "io.modelcontextprotocol/serverInfo")
+						return jsontree.At(err, "io.modelcontextprotocol/serverInfo")
 					}
 					x.ServerInfo = &val
 				}
@@ -11589,7 +11590,7 @@ func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error 
 		case "io.modelcontextprotocol/subscriptionId":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.SubscriptionID); err != nil {
-					return wire.At(err, "io.modelcontextprotocol/subscriptionId")
+					return jsontree.At(err, "io.modelcontextprotocol/subscriptionId")
 				}
 				return nil
 			}(); err != nil {
@@ -11607,7 +11608,7 @@ func (x *SubscriptionsListenResultMetaObject) DecodeValue(v any, rev int) error 
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscriptionsListenResultMetaObject) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11633,7 +11634,7 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -11646,7 +11647,7 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 		case "result":
 			if err := func() error {
 				if err := x.Result.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				}
 				return nil
 			}(); err != nil {
@@ -11664,7 +11665,7 @@ func (x *SubscriptionsListenResultResponse) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *SubscriptionsListenResultResponse) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11694,7 +11695,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 		case "createdAt":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
-					return wire.At(err, "createdAt")
+					return jsontree.At(err, "createdAt")
 				}
 				return nil
 			}(); err != nil {
@@ -11706,7 +11707,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 		case "lastUpdatedAt":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
-					return wire.At(err, "lastUpdatedAt")
+					return jsontree.At(err, "lastUpdatedAt")
 				}
 				return nil
 			}(); err != nil {
@@ -11726,7 +11727,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollInterval")
+						return jsontree.At(err, "pollInterval")
 					}
 					x.PollInterval = &val
 				}
@@ -11748,7 +11749,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollIntervalMs")
+						return jsontree.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
 				}
@@ -11762,7 +11763,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 		case "status":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Status); err != nil {
-					return wire.At(err, "status")
+					return jsontree.At(err, "status")
 				}
 				return nil
 			}(); err != nil {
@@ -11777,7 +11778,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
-					return wire.At(err, "statusMessage")
+					return jsontree.At(err, "statusMessage")
 				}
 				return nil
 			}(); err != nil {
@@ -11789,7 +11790,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -11809,7 +11810,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttl")
+						return jsontree.At(err, "ttl")
 					}
 					x.TTL = &val
 				}
@@ -11831,7 +11832,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttlMs")
+						return jsontree.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
 				}
@@ -11851,7 +11852,7 @@ func (x *Task) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Task) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11881,7 +11882,7 @@ func (x *TaskAugmentedRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val TaskAugmentedRequestParamsMeta
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -11899,7 +11900,7 @@ func (x *TaskAugmentedRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val TaskMetadata
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "task")
+						return jsontree.At(err, "task")
 					}
 					x.Task = &val
 				}
@@ -11919,7 +11920,7 @@ func (x *TaskAugmentedRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TaskAugmentedRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11945,7 +11946,7 @@ func (x *TaskAugmentedRequestParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -11963,7 +11964,7 @@ func (x *TaskAugmentedRequestParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TaskAugmentedRequestParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -11993,7 +11994,7 @@ func (x *TaskMetadata) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttl")
+						return jsontree.At(err, "ttl")
 					}
 					x.TTL = &val
 				}
@@ -12013,7 +12014,7 @@ func (x *TaskMetadata) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TaskMetadata) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12041,7 +12042,7 @@ func (x *TaskStatusNotification) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -12059,7 +12060,7 @@ func (x *TaskStatusNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TaskStatusNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12093,7 +12094,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val NotificationMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -12107,7 +12108,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 		case "createdAt":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.CreatedAt); err != nil {
-					return wire.At(err, "createdAt")
+					return jsontree.At(err, "createdAt")
 				}
 				return nil
 			}(); err != nil {
@@ -12127,7 +12128,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val Error
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "error")
+						return jsontree.At(err, "error")
 					}
 					x.Error = &val
 				}
@@ -12145,7 +12146,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, DecodeInputRequest); err != nil {
-					return wire.At(err, "inputRequests")
+					return jsontree.At(err, "inputRequests")
 				} else {
 					x.InputRequests = a
 				}
@@ -12159,7 +12160,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 		case "lastUpdatedAt":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.LastUpdatedAt); err != nil {
-					return wire.At(err, "lastUpdatedAt")
+					return jsontree.At(err, "lastUpdatedAt")
 				}
 				return nil
 			}(); err != nil {
@@ -12179,7 +12180,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollInterval")
+						return jsontree.At(err, "pollInterval")
 					}
 					x.PollInterval = &val
 				}
@@ -12201,7 +12202,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "pollIntervalMs")
+						return jsontree.At(err, "pollIntervalMs")
 					}
 					x.PollIntervalMs = &val
 				}
@@ -12219,7 +12220,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "result")
+					return jsontree.At(err, "result")
 				} else {
 					x.Result = a
 				}
@@ -12233,7 +12234,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 		case "status":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Status); err != nil {
-					return wire.At(err, "status")
+					return jsontree.At(err, "status")
 				}
 				return nil
 			}(); err != nil {
@@ -12248,7 +12249,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.StatusMessage); err != nil {
-					return wire.At(err, "statusMessage")
+					return jsontree.At(err, "statusMessage")
 				}
 				return nil
 			}(); err != nil {
@@ -12260,7 +12261,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -12280,7 +12281,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttl")
+						return jsontree.At(err, "ttl")
 					}
 					x.TTL = &val
 				}
@@ -12302,7 +12303,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "ttlMs")
+						return jsontree.At(err, "ttlMs")
 					}
 					x.TTLMs = &val
 				}
@@ -12322,7 +12323,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TaskStatusNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12349,7 +12350,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -12359,13 +12360,13 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 			} else {
 				var val Annotations
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "annotations")
+					return jsontree.At(err, "annotations")
 				}
 				x.Annotations = &val
 			}
 		case "text":
 			if err := codec.SetString(fv, &x.Text); err != nil {
-				return wire.At(err, "text")
+				return jsontree.At(err, "text")
 			}
 		case "type":
 		default:
@@ -12377,7 +12378,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TextContent) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12404,7 +12405,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -12413,15 +12414,15 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 1
 			}
 			if err := codec.SetString(fv, &x.MIMEType); err != nil {
-				return wire.At(err, "mimeType")
+				return jsontree.At(err, "mimeType")
 			}
 		case "text":
 			if err := codec.SetString(fv, &x.Text); err != nil {
-				return wire.At(err, "text")
+				return jsontree.At(err, "text")
 			}
 		case "uri":
 			if err := codec.SetString(fv, &x.URI); err != nil {
-				return wire.At(err, "uri")
+				return jsontree.At(err, "uri")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -12432,7 +12433,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TextResourceContents) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12458,7 +12459,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		case "default":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "default")
+					return jsontree.At(err, "default")
 				} else {
 					x.Default = a
 				}
@@ -12475,7 +12476,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -12487,7 +12488,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		case "items":
 			if err := func() error {
 				if err := x.Items.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "items")
+					return jsontree.At(err, "items")
 				}
 				return nil
 			}(); err != nil {
@@ -12503,7 +12504,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "maxItems")
+						return jsontree.At(err, "maxItems")
 					}
 					x.MaxItems = &val
 				}
@@ -12521,7 +12522,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "minItems")
+						return jsontree.At(err, "minItems")
 					}
 					x.MinItems = &val
 				}
@@ -12538,7 +12539,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -12557,7 +12558,7 @@ func (x *TitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TitledMultiSelectEnumSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12583,7 +12584,7 @@ func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 		case "anyOf":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[TitledMultiSelectEnumSchemaItemsAnyOfItem]); err != nil {
-					return wire.At(err, "anyOf")
+					return jsontree.At(err, "anyOf")
 				} else {
 					x.AnyOf = a
 				}
@@ -12603,7 +12604,7 @@ func (x *TitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TitledMultiSelectEnumSchemaItems) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12629,7 +12630,7 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 		case "const":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Const); err != nil {
-					return wire.At(err, "const")
+					return jsontree.At(err, "const")
 				}
 				return nil
 			}(); err != nil {
@@ -12641,7 +12642,7 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 		case "title":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -12659,7 +12660,7 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) DecodeValue(v any, rev int) 
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12688,7 +12689,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Default); err != nil {
-					return wire.At(err, "default")
+					return jsontree.At(err, "default")
 				}
 				return nil
 			}(); err != nil {
@@ -12703,7 +12704,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -12715,7 +12716,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 		case "oneOf":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[TitledSingleSelectEnumSchemaOneOfItem]); err != nil {
-					return wire.At(err, "oneOf")
+					return jsontree.At(err, "oneOf")
 				} else {
 					x.OneOf = a
 				}
@@ -12732,7 +12733,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -12751,7 +12752,7 @@ func (x *TitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TitledSingleSelectEnumSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12777,7 +12778,7 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 		case "const":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Const); err != nil {
-					return wire.At(err, "const")
+					return jsontree.At(err, "const")
 				}
 				return nil
 			}(); err != nil {
@@ -12789,7 +12790,7 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 		case "title":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -12807,7 +12808,7 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) DecodeValue(v any, rev int) erro
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TitledSingleSelectEnumSchemaOneOfItem) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12834,7 +12835,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
@@ -12848,7 +12849,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			} else {
 				var val ToolAnnotations
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "annotations")
+					return jsontree.At(err, "annotations")
 				}
 				x.Annotations = &val
 			}
@@ -12857,7 +12858,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.Description); err != nil {
-				return wire.At(err, "description")
+				return jsontree.At(err, "description")
 			}
 		case "execution":
 			if drop&(1<<3) != 0 {
@@ -12869,7 +12870,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			} else {
 				var val ToolExecution
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "execution")
+					return jsontree.At(err, "execution")
 				}
 				x.Execution = &val
 			}
@@ -12879,17 +12880,17 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[Icon]); err != nil {
-				return wire.At(err, "icons")
+				return jsontree.At(err, "icons")
 			} else {
 				x.Icons = a
 			}
 		case "inputSchema":
 			if err := x.InputSchema.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "inputSchema")
+				return jsontree.At(err, "inputSchema")
 			}
 		case "name":
 			if err := codec.SetString(fv, &x.Name); err != nil {
-				return wire.At(err, "name")
+				return jsontree.At(err, "name")
 			}
 		case "outputSchema":
 			if drop&(1<<7) != 0 {
@@ -12901,7 +12902,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 			} else {
 				var val ToolOutputSchema
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "outputSchema")
+					return jsontree.At(err, "outputSchema")
 				}
 				x.OutputSchema = &val
 			}
@@ -12914,7 +12915,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 8
 			}
 			if err := codec.SetString(fv, &x.Title); err != nil {
-				return wire.At(err, "title")
+				return jsontree.At(err, "title")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -12925,7 +12926,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *Tool) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -12955,7 +12956,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "destructiveHint")
+						return jsontree.At(err, "destructiveHint")
 					}
 					x.DestructiveHint = &val
 				}
@@ -12973,7 +12974,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "idempotentHint")
+						return jsontree.At(err, "idempotentHint")
 					}
 					x.IdempotentHint = &val
 				}
@@ -12991,7 +12992,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "openWorldHint")
+						return jsontree.At(err, "openWorldHint")
 					}
 					x.OpenWorldHint = &val
 				}
@@ -13009,7 +13010,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "readOnlyHint")
+						return jsontree.At(err, "readOnlyHint")
 					}
 					x.ReadOnlyHint = &val
 				}
@@ -13026,7 +13027,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -13044,7 +13045,7 @@ func (x *ToolAnnotations) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ToolAnnotations) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13073,7 +13074,7 @@ func (x *ToolChoice) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Mode); err != nil {
-					return wire.At(err, "mode")
+					return jsontree.At(err, "mode")
 				}
 				return nil
 			}(); err != nil {
@@ -13091,7 +13092,7 @@ func (x *ToolChoice) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ToolChoice) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13120,7 +13121,7 @@ func (x *ToolExecution) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskSupport); err != nil {
-					return wire.At(err, "taskSupport")
+					return jsontree.At(err, "taskSupport")
 				}
 				return nil
 			}(); err != nil {
@@ -13138,7 +13139,7 @@ func (x *ToolExecution) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ToolExecution) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13168,17 +13169,17 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 0
 			}
 			if err := codec.SetString(fv, &x.Schema); err != nil {
-				return wire.At(err, "$schema")
+				return jsontree.At(err, "$schema")
 			}
 		case "properties":
 			if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
-				return wire.At(err, "properties")
+				return jsontree.At(err, "properties")
 			} else {
 				x.Properties = a
 			}
 		case "required":
 			if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-				return wire.At(err, "required")
+				return jsontree.At(err, "required")
 			} else {
 				x.Required = a
 			}
@@ -13192,7 +13193,7 @@ func (x *ToolInputSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ToolInputSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13226,7 +13227,7 @@ func (x *ToolListChangedNotification) DecodeValue(v any, rev int) error {
 			} else {
 				var val NotificationParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -13239,7 +13240,7 @@ func (x *ToolListChangedNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ToolListChangedNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13276,7 +13277,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Schema); err != nil {
-					return wire.At(err, "$schema")
+					return jsontree.At(err, "$schema")
 				}
 				return nil
 			}(); err != nil {
@@ -13288,7 +13289,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 		case "properties":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
-					return wire.At(err, "properties")
+					return jsontree.At(err, "properties")
 				} else {
 					x.Properties = a
 				}
@@ -13302,7 +13303,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 		case "required":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "required")
+					return jsontree.At(err, "required")
 				} else {
 					x.Required = a
 				}
@@ -13324,7 +13325,7 @@ func (x *ToolOutputSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ToolOutputSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13350,7 +13351,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -13364,7 +13365,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 		case "content":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
-					return wire.At(err, "content")
+					return jsontree.At(err, "content")
 				} else {
 					x.Content = a
 				}
@@ -13382,7 +13383,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 				} else {
 					var val bool
 					if err := codec.SetBool(fv, &val); err != nil {
-						return wire.At(err, "isError")
+						return jsontree.At(err, "isError")
 					}
 					x.IsError = &val
 				}
@@ -13406,7 +13407,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 		case "toolUseId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ToolUseID); err != nil {
-					return wire.At(err, "toolUseId")
+					return jsontree.At(err, "toolUseId")
 				}
 				return nil
 			}(); err != nil {
@@ -13425,7 +13426,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ToolResultContent) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13451,7 +13452,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
 				}
@@ -13465,7 +13466,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -13477,7 +13478,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 		case "input":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-					return wire.At(err, "input")
+					return jsontree.At(err, "input")
 				} else {
 					x.Input = a
 				}
@@ -13491,7 +13492,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 		case "name":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Name); err != nil {
-					return wire.At(err, "name")
+					return jsontree.At(err, "name")
 				}
 				return nil
 			}(); err != nil {
@@ -13510,7 +13511,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ToolUseContent) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13536,7 +13537,7 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 		case "error":
 			if err := func() error {
 				if err := x.Error.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "error")
+					return jsontree.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -13548,7 +13549,7 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -13567,7 +13568,7 @@ func (x *URLElicitationRequiredError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *URLElicitationRequiredError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13593,7 +13594,7 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -13605,7 +13606,7 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 		case "data":
 			if err := func() error {
 				if err := x.Data.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "data")
+					return jsontree.At(err, "data")
 				}
 				return nil
 			}(); err != nil {
@@ -13617,7 +13618,7 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -13635,7 +13636,7 @@ func (x *URLElicitationRequiredErrorError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *URLElicitationRequiredErrorError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13661,7 +13662,7 @@ func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any, rev int) error
 		case "elicitations":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeInto[ElicitRequestURLParams]); err != nil {
-					return wire.At(err, "elicitations")
+					return jsontree.At(err, "elicitations")
 				} else {
 					x.Elicitations = a
 				}
@@ -13681,7 +13682,7 @@ func (x *URLElicitationRequiredErrorErrorData) DecodeValue(v any, rev int) error
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *URLElicitationRequiredErrorErrorData) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13715,7 +13716,7 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -13734,7 +13735,7 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -13752,7 +13753,7 @@ func (x *UnsubscribeRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UnsubscribeRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13790,7 +13791,7 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 				} else {
 					var val UnsubscribeRequestParamsMeta
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -13804,7 +13805,7 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 		case "uri":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URI); err != nil {
-					return wire.At(err, "uri")
+					return jsontree.At(err, "uri")
 				}
 				return nil
 			}(); err != nil {
@@ -13822,7 +13823,7 @@ func (x *UnsubscribeRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UnsubscribeRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13848,7 +13849,7 @@ func (x *UnsubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 		case "progressToken":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ProgressToken); err != nil {
-					return wire.At(err, "progressToken")
+					return jsontree.At(err, "progressToken")
 				}
 				return nil
 			}(); err != nil {
@@ -13866,7 +13867,7 @@ func (x *UnsubscribeRequestParamsMeta) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UnsubscribeRequestParamsMeta) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13892,7 +13893,7 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 		case "error":
 			if err := func() error {
 				if err := x.Error.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "error")
+					return jsontree.At(err, "error")
 				}
 				return nil
 			}(); err != nil {
@@ -13904,7 +13905,7 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -13923,7 +13924,7 @@ func (x *UnsupportedProtocolVersionError) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UnsupportedProtocolVersionError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -13949,7 +13950,7 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 		case "code":
 			if err := func() error {
 				if err := codec.SetInt(fv, &x.Code); err != nil {
-					return wire.At(err, "code")
+					return jsontree.At(err, "code")
 				}
 				return nil
 			}(); err != nil {
@@ -13961,7 +13962,7 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 		case "data":
 			if err := func() error {
 				if err := x.Data.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "data")
+					return jsontree.At(err, "data")
 				}
 				return nil
 			}(); err != nil {
@@ -13973,7 +13974,7 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 		case "message":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Message); err != nil {
-					return wire.At(err, "message")
+					return jsontree.At(err, "message")
 				}
 				return nil
 			}(); err != nil {
@@ -13991,7 +13992,7 @@ func (x *UnsupportedProtocolVersionErrorError) DecodeValue(v any, rev int) error
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UnsupportedProtocolVersionErrorError) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -14017,7 +14018,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 		case "requested":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Requested); err != nil {
-					return wire.At(err, "requested")
+					return jsontree.At(err, "requested")
 				}
 				return nil
 			}(); err != nil {
@@ -14029,7 +14030,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 		case "supported":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "supported")
+					return jsontree.At(err, "supported")
 				} else {
 					x.Supported = a
 				}
@@ -14049,7 +14050,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) DecodeValue(v any, rev int) e
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UnsupportedProtocolVersionErrorErrorData) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -14075,7 +14076,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		case "default":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "default")
+					return jsontree.At(err, "default")
 				} else {
 					x.Default = a
 				}
@@ -14092,7 +14093,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -14104,7 +14105,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 		case "items":
 			if err := func() error {
 				if err := x.Items.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "items")
+					return jsontree.At(err, "items")
 				}
 				return nil
 			}(); err != nil {
@@ -14120,7 +14121,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "maxItems")
+						return jsontree.At(err, "maxItems")
 					}
 					x.MaxItems = &val
 				}
@@ -14138,7 +14139,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 				} else {
 					var val int64
 					if err := codec.SetInt(fv, &val); err != nil {
-						return wire.At(err, "minItems")
+						return jsontree.At(err, "minItems")
 					}
 					x.MinItems = &val
 				}
@@ -14155,7 +14156,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -14174,7 +14175,7 @@ func (x *UntitledMultiSelectEnumSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UntitledMultiSelectEnumSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -14200,7 +14201,7 @@ func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 		case "enum":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "enum")
+					return jsontree.At(err, "enum")
 				} else {
 					x.Enum = a
 				}
@@ -14221,7 +14222,7 @@ func (x *UntitledMultiSelectEnumSchemaItems) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UntitledMultiSelectEnumSchemaItems) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -14250,7 +14251,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Default); err != nil {
-					return wire.At(err, "default")
+					return jsontree.At(err, "default")
 				}
 				return nil
 			}(); err != nil {
@@ -14265,7 +14266,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Description); err != nil {
-					return wire.At(err, "description")
+					return jsontree.At(err, "description")
 				}
 				return nil
 			}(); err != nil {
@@ -14277,7 +14278,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 		case "enum":
 			if err := func() error {
 				if a, err := codec.DecodeSlice(fv, rev, codec.DecodeString[string]); err != nil {
-					return wire.At(err, "enum")
+					return jsontree.At(err, "enum")
 				} else {
 					x.Enum = a
 				}
@@ -14294,7 +14295,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 			}
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Title); err != nil {
-					return wire.At(err, "title")
+					return jsontree.At(err, "title")
 				}
 				return nil
 			}(); err != nil {
@@ -14313,7 +14314,7 @@ func (x *UntitledSingleSelectEnumSchema) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UntitledSingleSelectEnumSchema) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -14339,7 +14340,7 @@ func (x *UpdateTaskRequest) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -14353,7 +14354,7 @@ func (x *UpdateTaskRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -14371,7 +14372,7 @@ func (x *UpdateTaskRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UpdateTaskRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -14397,7 +14398,7 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 		case "_meta":
 			if err := func() error {
 				if err := x.Meta.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "_meta")
+					return jsontree.At(err, "_meta")
 				}
 				return nil
 			}(); err != nil {
@@ -14409,7 +14410,7 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 		case "inputResponses":
 			if err := func() error {
 				if a, err := codec.DecodeMap(fv, rev, codec.MapOf(codec.DecodePlain)); err != nil {
-					return wire.At(err, "inputResponses")
+					return jsontree.At(err, "inputResponses")
 				} else {
 					x.InputResponses = a
 				}
@@ -14423,7 +14424,7 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 		case "taskId":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.TaskID); err != nil {
-					return wire.At(err, "taskId")
+					return jsontree.At(err, "taskId")
 				}
 				return nil
 			}(); err != nil {
@@ -14441,7 +14442,7 @@ func (x *UpdateTaskRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UpdateTaskRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -14471,7 +14472,7 @@ func (x *UpdateTaskResult) DecodeValue(v any, rev int) error {
 				} else {
 					var val ResultMetaObject
 					if err := val.DecodeValue(fv, rev); err != nil {
-						return wire.At(err, "_meta")
+						return jsontree.At(err, "_meta")
 					}
 					x.Meta = &val
 				}
@@ -14485,7 +14486,7 @@ func (x *UpdateTaskResult) DecodeValue(v any, rev int) error {
 		case "resultType":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.ResultType); err != nil {
-					return wire.At(err, "resultType")
+					return jsontree.At(err, "resultType")
 				}
 				return nil
 			}(); err != nil {
@@ -14503,7 +14504,7 @@ func (x *UpdateTaskResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *UpdateTaskResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}

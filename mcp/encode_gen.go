@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"github.com/mcpstack/mcpstack/internal/codec"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -29,7 +30,7 @@ func (x *Annotated) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Annotated) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -48,7 +49,7 @@ func (x *AnnotatedAnnotations) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x AnnotatedAnnotations) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -70,7 +71,7 @@ func (x *Annotations) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Annotations) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -98,7 +99,7 @@ func (x *AudioContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x AudioContent) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -115,7 +116,7 @@ func (x *BaseMetadata) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x BaseMetadata) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -140,7 +141,7 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x BlobResourceContents) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -163,7 +164,7 @@ func (x *BooleanSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x BooleanSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -182,7 +183,7 @@ func (x *CacheableResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CacheableResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -207,7 +208,7 @@ func (x *CallToolRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CallToolRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -238,7 +239,7 @@ func (x *CallToolRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CallToolRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -266,7 +267,7 @@ func (x *CallToolResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CallToolResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -282,7 +283,7 @@ func (x *CallToolResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CallToolResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -299,7 +300,7 @@ func (x *CancelTaskRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelTaskRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -318,7 +319,7 @@ func (x *CancelTaskRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelTaskRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -358,7 +359,7 @@ func (x *CancelTaskResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelTaskResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -380,7 +381,7 @@ func (x *CancelledNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelledNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -402,7 +403,7 @@ func (x *CancelledNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelledNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -433,7 +434,7 @@ func (x *ClientCapabilities) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilities) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -452,7 +453,7 @@ func (x *ClientCapabilitiesElicitation) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesElicitation) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -468,7 +469,7 @@ func (x *ClientCapabilitiesRoots) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesRoots) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -487,7 +488,7 @@ func (x *ClientCapabilitiesSampling) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesSampling) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -509,7 +510,7 @@ func (x *ClientCapabilitiesTasks) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesTasks) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -528,7 +529,7 @@ func (x *ClientCapabilitiesTasksRequests) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesTasksRequests) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -544,7 +545,7 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesTasksRequestsElicitation) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -560,7 +561,7 @@ func (x *ClientCapabilitiesTasksRequestsSampling) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesTasksRequestsSampling) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -585,7 +586,7 @@ func (x *CompleteRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -610,7 +611,7 @@ func (x *CompleteRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -625,7 +626,7 @@ func (x *CompleteRequestParamsArgument) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteRequestParamsArgument) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -641,7 +642,7 @@ func (x *CompleteRequestParamsContext) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteRequestParamsContext) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -663,7 +664,7 @@ func (x *CompleteResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -683,7 +684,7 @@ func (x *CompleteResultCompletion) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteResultCompletion) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -699,7 +700,7 @@ func (x *CompleteResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -724,7 +725,7 @@ func (x *CreateMessageRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateMessageRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -773,7 +774,7 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateMessageRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -789,7 +790,7 @@ func (x *CreateMessageRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateMessageRequestParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -815,7 +816,7 @@ func (x *CreateMessageResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateMessageResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -858,7 +859,7 @@ func (x *CreateTaskResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateTaskResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -895,7 +896,7 @@ func (x *DetailedTask) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x DetailedTask) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -912,7 +913,7 @@ func (x *DiscoverRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x DiscoverRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -936,7 +937,7 @@ func (x *DiscoverResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x DiscoverResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -952,7 +953,7 @@ func (x *DiscoverResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x DiscoverResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -977,7 +978,7 @@ func (x *ElicitRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1005,7 +1006,7 @@ func (x *ElicitRequestFormParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestFormParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1021,7 +1022,7 @@ func (x *ElicitRequestFormParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestFormParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1042,7 +1043,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestFormParamsRequestedSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1073,7 +1074,7 @@ func (x *ElicitRequestURLParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestURLParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1089,7 +1090,7 @@ func (x *ElicitRequestURLParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestURLParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1111,7 +1112,7 @@ func (x *ElicitResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1127,7 +1128,7 @@ func (x *ElicitationCompleteNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitationCompleteNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1141,7 +1142,7 @@ func (x *ElicitationCompleteNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitationCompleteNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1166,7 +1167,7 @@ func (x *EmbeddedResource) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x EmbeddedResource) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1184,7 +1185,7 @@ func (x *Error) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Error) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1209,7 +1210,7 @@ func (x *GetPromptRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetPromptRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1237,7 +1238,7 @@ func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetPromptRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1262,7 +1263,7 @@ func (x *GetPromptResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetPromptResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1278,7 +1279,7 @@ func (x *GetPromptResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetPromptResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1295,7 +1296,7 @@ func (x *GetTaskPayloadRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskPayloadRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1309,7 +1310,7 @@ func (x *GetTaskPayloadRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskPayloadRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1325,7 +1326,7 @@ func (x *GetTaskPayloadResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskPayloadResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1342,7 +1343,7 @@ func (x *GetTaskRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1361,7 +1362,7 @@ func (x *GetTaskRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1416,7 +1417,7 @@ func (x *GetTaskResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1434,7 +1435,7 @@ func (x *HeaderMismatchError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x HeaderMismatchError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1452,7 +1453,7 @@ func (x *HeaderMismatchErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x HeaderMismatchErrorError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1475,7 +1476,7 @@ func (x *Icon) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Icon) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1491,7 +1492,7 @@ func (x *Icons) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Icons) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1519,7 +1520,7 @@ func (x *ImageContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ImageContent) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1550,7 +1551,7 @@ func (x *Implementation) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Implementation) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1575,7 +1576,7 @@ func (x *InitializeRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializeRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1600,7 +1601,7 @@ func (x *InitializeRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializeRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1616,7 +1617,7 @@ func (x *InitializeRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializeRequestParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1638,7 +1639,7 @@ func (x *InitializeResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializeResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1660,7 +1661,7 @@ func (x *InitializedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializedNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1683,7 +1684,7 @@ func (x *InputRequiredResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InputRequiredResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1703,7 +1704,7 @@ func (x *InputResponseRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InputResponseRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1721,7 +1722,7 @@ func (x *InternalError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InternalError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1739,7 +1740,7 @@ func (x *InvalidParamsError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InvalidParamsError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1757,7 +1758,7 @@ func (x *InvalidRequestError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InvalidRequestError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1773,7 +1774,7 @@ func (x *JSONRPCError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1791,7 +1792,7 @@ func (x *JSONRPCErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCErrorError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1809,7 +1810,7 @@ func (x *JSONRPCErrorResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCErrorResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1827,7 +1828,7 @@ func (x *JSONRPCNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1843,7 +1844,7 @@ func (x *JSONRPCNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1862,7 +1863,7 @@ func (x *JSONRPCRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1878,7 +1879,7 @@ func (x *JSONRPCRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1894,7 +1895,7 @@ func (x *JSONRPCRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCRequestParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1910,7 +1911,7 @@ func (x *JSONRPCResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1937,7 +1938,7 @@ func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x LegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1962,7 +1963,7 @@ func (x *ListPromptsRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListPromptsRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -1993,7 +1994,7 @@ func (x *ListPromptsResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListPromptsResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2009,7 +2010,7 @@ func (x *ListPromptsResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListPromptsResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2034,7 +2035,7 @@ func (x *ListResourceTemplatesRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourceTemplatesRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2065,7 +2066,7 @@ func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2081,7 +2082,7 @@ func (x *ListResourceTemplatesResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourceTemplatesResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2106,7 +2107,7 @@ func (x *ListResourcesRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourcesRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2137,7 +2138,7 @@ func (x *ListResourcesResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourcesResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2153,7 +2154,7 @@ func (x *ListResourcesResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourcesResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2178,7 +2179,7 @@ func (x *ListRootsRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListRootsRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2194,7 +2195,7 @@ func (x *ListRootsRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListRootsRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2213,7 +2214,7 @@ func (x *ListRootsResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListRootsResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2232,7 +2233,7 @@ func (x *ListTasksRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListTasksRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2252,7 +2253,7 @@ func (x *ListTasksResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListTasksResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2277,7 +2278,7 @@ func (x *ListToolsRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListToolsRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2308,7 +2309,7 @@ func (x *ListToolsResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListToolsResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2324,7 +2325,7 @@ func (x *ListToolsResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListToolsResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2346,7 +2347,7 @@ func (x *LoggingMessageNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x LoggingMessageNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2371,7 +2372,7 @@ func (x *LoggingMessageNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x LoggingMessageNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2389,7 +2390,7 @@ func (x *MethodNotFoundError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x MethodNotFoundError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2407,7 +2408,7 @@ func (x *MissingRequiredClientCapabilityError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x MissingRequiredClientCapabilityError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2423,7 +2424,7 @@ func (x *MissingRequiredClientCapabilityErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x MissingRequiredClientCapabilityErrorError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2437,7 +2438,7 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) EncodeValue(rev int) any
 
 // MarshalJSON encodes x with every member it holds.
 func (x MissingRequiredClientCapabilityErrorErrorData) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2453,7 +2454,7 @@ func (x *ModelHint) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ModelHint) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2478,7 +2479,7 @@ func (x *ModelPreferences) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ModelPreferences) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2495,7 +2496,7 @@ func (x *Notification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Notification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2511,7 +2512,7 @@ func (x *NotificationMetaObject) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x NotificationMetaObject) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2527,7 +2528,7 @@ func (x *NotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x NotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2558,7 +2559,7 @@ func (x *NumberSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x NumberSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2583,7 +2584,7 @@ func (x *PaginatedRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PaginatedRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2602,7 +2603,7 @@ func (x *PaginatedRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PaginatedRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2624,7 +2625,7 @@ func (x *PaginatedResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PaginatedResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2642,7 +2643,7 @@ func (x *ParseError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ParseError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2667,7 +2668,7 @@ func (x *PingRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PingRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2689,7 +2690,7 @@ func (x *ProgressNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProgressNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2717,7 +2718,7 @@ func (x *ProgressNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProgressNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2748,7 +2749,7 @@ func (x *Prompt) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Prompt) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2773,7 +2774,7 @@ func (x *PromptArgument) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PromptArgument) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2795,7 +2796,7 @@ func (x *PromptListChangedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PromptListChangedNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2810,7 +2811,7 @@ func (x *PromptMessage) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PromptMessage) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2832,7 +2833,7 @@ func (x *PromptReference) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PromptReference) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2857,7 +2858,7 @@ func (x *ReadResourceRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ReadResourceRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2882,7 +2883,7 @@ func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ReadResourceRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2910,7 +2911,7 @@ func (x *ReadResourceResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ReadResourceResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2926,7 +2927,7 @@ func (x *ReadResourceResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ReadResourceResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2940,7 +2941,7 @@ func (x *RelatedTaskMetadata) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x RelatedTaskMetadata) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2957,7 +2958,7 @@ func (x *Request) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Request) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -2985,7 +2986,7 @@ func (x *RequestMetaObject) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x RequestMetaObject) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3001,7 +3002,7 @@ func (x *RequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x RequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3041,7 +3042,7 @@ func (x *Resource) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Resource) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3063,7 +3064,7 @@ func (x *ResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceContents) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3106,7 +3107,7 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceLink) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3128,7 +3129,7 @@ func (x *ResourceListChangedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceListChangedNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3143,7 +3144,7 @@ func (x *ResourceReference) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceReference) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3160,7 +3161,7 @@ func (x *ResourceRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3197,7 +3198,7 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceTemplate) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3212,7 +3213,7 @@ func (x *ResourceTemplateReference) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceTemplateReference) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3234,7 +3235,7 @@ func (x *ResourceUpdatedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceUpdatedNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3253,7 +3254,7 @@ func (x *ResourceUpdatedNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceUpdatedNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3272,7 +3273,7 @@ func (x *Result) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Result) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3288,7 +3289,7 @@ func (x *ResultMetaObject) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResultMetaObject) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3310,7 +3311,7 @@ func (x *Root) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Root) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3332,7 +3333,7 @@ func (x *RootsListChangedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x RootsListChangedNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3358,7 +3359,7 @@ func (x *SamplingMessage) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SamplingMessage) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3395,7 +3396,7 @@ func (x *ServerCapabilities) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilities) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3411,7 +3412,7 @@ func (x *ServerCapabilitiesPrompts) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesPrompts) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3430,7 +3431,7 @@ func (x *ServerCapabilitiesResources) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesResources) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3452,7 +3453,7 @@ func (x *ServerCapabilitiesTasks) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesTasks) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3468,7 +3469,7 @@ func (x *ServerCapabilitiesTasksRequests) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesTasksRequests) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3484,7 +3485,7 @@ func (x *ServerCapabilitiesTasksRequestsTools) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesTasksRequestsTools) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3500,7 +3501,7 @@ func (x *ServerCapabilitiesTools) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesTools) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3525,7 +3526,7 @@ func (x *SetLevelRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SetLevelRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3544,7 +3545,7 @@ func (x *SetLevelRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SetLevelRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3560,7 +3561,7 @@ func (x *SetLevelRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SetLevelRequestParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3594,7 +3595,7 @@ func (x *StringSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x StringSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3619,7 +3620,7 @@ func (x *SubscribeRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscribeRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3638,7 +3639,7 @@ func (x *SubscribeRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscribeRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3654,7 +3655,7 @@ func (x *SubscribeRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscribeRequestParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3679,7 +3680,7 @@ func (x *SubscriptionFilter) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionFilter) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3695,7 +3696,7 @@ func (x *SubscriptionsAcknowledgedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsAcknowledgedNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3712,7 +3713,7 @@ func (x *SubscriptionsAcknowledgedNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsAcknowledgedNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3729,7 +3730,7 @@ func (x *SubscriptionsListenRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3744,7 +3745,7 @@ func (x *SubscriptionsListenRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3759,7 +3760,7 @@ func (x *SubscriptionsListenResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3776,7 +3777,7 @@ func (x *SubscriptionsListenResultMetaObject) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenResultMetaObject) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3792,7 +3793,7 @@ func (x *SubscriptionsListenResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenResultResponse) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3832,7 +3833,7 @@ func (x *Task) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Task) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3851,7 +3852,7 @@ func (x *TaskAugmentedRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskAugmentedRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3867,7 +3868,7 @@ func (x *TaskAugmentedRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskAugmentedRequestParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3883,7 +3884,7 @@ func (x *TaskMetadata) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskMetadata) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3899,7 +3900,7 @@ func (x *TaskStatusNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskStatusNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3951,7 +3952,7 @@ func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskStatusNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -3976,7 +3977,7 @@ func (x *TextContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TextContent) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4001,7 +4002,7 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TextResourceContents) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4031,7 +4032,7 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4045,7 +4046,7 @@ func (x *TitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4060,7 +4061,7 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4084,7 +4085,7 @@ func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4099,7 +4100,7 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledSingleSelectEnumSchemaOneOfItem) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4139,7 +4140,7 @@ func (x *Tool) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Tool) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4167,7 +4168,7 @@ func (x *ToolAnnotations) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolAnnotations) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4183,7 +4184,7 @@ func (x *ToolChoice) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolChoice) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4199,7 +4200,7 @@ func (x *ToolExecution) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolExecution) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4224,7 +4225,7 @@ func (x *ToolInputSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolInputSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4246,7 +4247,7 @@ func (x *ToolListChangedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolListChangedNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4271,7 +4272,7 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolOutputSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4296,7 +4297,7 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolResultContent) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4316,7 +4317,7 @@ func (x *ToolUseContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolUseContent) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4334,7 +4335,7 @@ func (x *URLElicitationRequiredError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x URLElicitationRequiredError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4350,7 +4351,7 @@ func (x *URLElicitationRequiredErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x URLElicitationRequiredErrorError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4364,7 +4365,7 @@ func (x *URLElicitationRequiredErrorErrorData) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x URLElicitationRequiredErrorErrorData) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4389,7 +4390,7 @@ func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsubscribeRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4408,7 +4409,7 @@ func (x *UnsubscribeRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsubscribeRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4424,7 +4425,7 @@ func (x *UnsubscribeRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsubscribeRequestParamsMeta) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4442,7 +4443,7 @@ func (x *UnsupportedProtocolVersionError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsupportedProtocolVersionError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4458,7 +4459,7 @@ func (x *UnsupportedProtocolVersionErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsupportedProtocolVersionErrorError) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4473,7 +4474,7 @@ func (x *UnsupportedProtocolVersionErrorErrorData) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsupportedProtocolVersionErrorErrorData) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4503,7 +4504,7 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4518,7 +4519,7 @@ func (x *UntitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UntitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4542,7 +4543,7 @@ func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4559,7 +4560,7 @@ func (x *UpdateTaskRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UpdateTaskRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4575,7 +4576,7 @@ func (x *UpdateTaskRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UpdateTaskRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -4592,7 +4593,7 @@ func (x *UpdateTaskResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UpdateTaskResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // req* mark, per revision, the members each type requires there.

@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"context"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -204,7 +205,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(CallToolRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.CallTool(ctx, p)
@@ -216,7 +217,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(CancelTaskRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.CancelTask(ctx, p)
@@ -228,7 +229,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(CompleteRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Complete(ctx, p)
@@ -240,7 +241,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(RequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Discover(ctx, p)
@@ -252,7 +253,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(GetPromptRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.GetPrompt(ctx, p)
@@ -264,7 +265,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(GetTaskRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.GetTask(ctx, p)
@@ -276,7 +277,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(GetTaskPayloadRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.GetTaskPayload(ctx, p)
@@ -288,7 +289,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(InitializeRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Initialize(ctx, p)
@@ -300,7 +301,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(PaginatedRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.ListPrompts(ctx, p)
@@ -312,7 +313,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(PaginatedRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.ListResourceTemplates(ctx, p)
@@ -324,7 +325,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(PaginatedRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.ListResources(ctx, p)
@@ -336,7 +337,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(PaginatedRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.ListTasks(ctx, p)
@@ -348,7 +349,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(PaginatedRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.ListTools(ctx, p)
@@ -360,7 +361,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(CancelledNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnCancelled(ctx, p)
@@ -368,7 +369,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(NotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnInitialized(ctx, p)
@@ -376,7 +377,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(ProgressNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnProgress(ctx, p)
@@ -384,7 +385,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(NotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnRootsListChanged(ctx, p)
@@ -392,7 +393,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(TaskStatusNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnTaskStatus(ctx, p)
@@ -400,7 +401,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(RequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Ping(ctx, p)
@@ -412,7 +413,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(ReadResourceRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.ReadResource(ctx, p)
@@ -424,7 +425,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(SetLevelRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.SetLevel(ctx, p)
@@ -436,7 +437,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(SubscribeRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Subscribe(ctx, p)
@@ -448,7 +449,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(SubscriptionsListenRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.SubscriptionsListen(ctx, p)
@@ -460,7 +461,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(UnsubscribeRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Unsubscribe(ctx, p)
@@ -472,7 +473,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(UpdateTaskRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.UpdateTask(ctx, p)
@@ -631,7 +632,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(CancelTaskRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.CancelTask(ctx, p)
@@ -643,7 +644,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(CreateMessageRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.CreateMessage(ctx, p)
@@ -662,7 +663,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 				}
 				return nil
 			}(); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Elicit(ctx, p)
@@ -674,7 +675,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(GetTaskRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.GetTask(ctx, p)
@@ -686,7 +687,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(GetTaskPayloadRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.GetTaskPayload(ctx, p)
@@ -698,7 +699,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(ListRootsRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.ListRoots(ctx, p)
@@ -710,7 +711,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(PaginatedRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.ListTasks(ctx, p)
@@ -722,7 +723,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(CancelledNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnCancelled(ctx, p)
@@ -730,7 +731,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(ElicitationCompleteNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnElicitationComplete(ctx, p)
@@ -738,7 +739,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(LoggingMessageNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnLoggingMessage(ctx, p)
@@ -746,7 +747,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(ProgressNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnProgress(ctx, p)
@@ -754,7 +755,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(NotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnPromptListChanged(ctx, p)
@@ -762,7 +763,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(NotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnResourceListChanged(ctx, p)
@@ -770,7 +771,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(ResourceUpdatedNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnResourceUpdated(ctx, p)
@@ -778,7 +779,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(SubscriptionsAcknowledgedNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnSubscriptionsAcknowledged(ctx, p)
@@ -786,7 +787,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(TaskStatusNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnTaskStatus(ctx, p)
@@ -794,7 +795,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(NotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnToolListChanged(ctx, p)
@@ -802,7 +803,7 @@ func DispatchClientHandler(ctx context.Context, h ClientHandler, method string, 
 		p := new(RequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Ping(ctx, p)

@@ -6,6 +6,7 @@ package mcp
 import (
 	"fmt"
 	"github.com/mcpstack/mcpstack/internal/codec"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -33,7 +34,7 @@ func DecodeCompleteRequestParamsRef(v any, rev int) (CompleteRequestParamsRef, e
 		x := new(ResourceTemplateReference)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
+	return nil, jsontree.At(&jsontree.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
 }
 
 // ContentBlock: Any single piece of content: text, image, audio, resource link or embedded resource.
@@ -70,7 +71,7 @@ func DecodeContentBlock(v any, rev int) (ContentBlock, error) {
 		x := new(EmbeddedResource)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
+	return nil, jsontree.At(&jsontree.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
 }
 
 // ElicitRequestParams: Parameters for an elicitation request, in either form mode or URL mode.
@@ -104,7 +105,7 @@ func DecodeElicitRequestParams(v any, rev int) (ElicitRequestParams, error) {
 		x := new(ElicitRequestURLParams)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, &wire.DecodeError{Reason: "matches no member of ElicitRequestParams"}
+	return nil, &jsontree.DecodeError{Reason: "matches no member of ElicitRequestParams"}
 }
 
 // EmbeddedResourceResource is an object of the MCP schemas.
@@ -137,7 +138,7 @@ func DecodeEmbeddedResourceResource(v any, rev int) (EmbeddedResourceResource, e
 		x := new(BlobResourceContents)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, &wire.DecodeError{Reason: "matches no member of EmbeddedResourceResource"}
+	return nil, &jsontree.DecodeError{Reason: "matches no member of EmbeddedResourceResource"}
 }
 
 // InputRequest: One request for client-side input, such as sampling, elicitation or a roots listing.
@@ -168,7 +169,7 @@ func DecodeInputRequest(v any, rev int) (InputRequest, error) {
 		x := new(ElicitRequest)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown method %q", tag)}, "method")
+	return nil, jsontree.At(&jsontree.DecodeError{Reason: fmt.Sprintf("unknown method %q", tag)}, "method")
 }
 
 // InputResponse: The client's answer to one input request.
@@ -208,7 +209,7 @@ func DecodeInputResponse(v any, rev int) (InputResponse, error) {
 		x := new(ElicitResult)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, &wire.DecodeError{Reason: "matches no member of InputResponse"}
+	return nil, &jsontree.DecodeError{Reason: "matches no member of InputResponse"}
 }
 
 // ReadResourceResultContentsItem is an object of the MCP schemas.
@@ -241,7 +242,7 @@ func DecodeReadResourceResultContentsItem(v any, rev int) (ReadResourceResultCon
 		x := new(BlobResourceContents)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, &wire.DecodeError{Reason: "matches no member of ReadResourceResultContentsItem"}
+	return nil, &jsontree.DecodeError{Reason: "matches no member of ReadResourceResultContentsItem"}
 }
 
 // SamplingMessageContentBlock: Any content block allowed in a sampling message, including tool calls and tool results.
@@ -278,7 +279,7 @@ func DecodeSamplingMessageContentBlock(v any, rev int) (SamplingMessageContentBl
 		x := new(ToolResultContent)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
+	return nil, jsontree.At(&jsontree.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
 }
 
 // SingleSelectEnumSchema: Describes an elicitation field where the user chooses exactly one fixed option.
@@ -312,7 +313,7 @@ func DecodeSingleSelectEnumSchema(v any, rev int) (SingleSelectEnumSchema, error
 		x := new(TitledSingleSelectEnumSchema)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, &wire.DecodeError{Reason: "matches no member of SingleSelectEnumSchema"}
+	return nil, &jsontree.DecodeError{Reason: "matches no member of SingleSelectEnumSchema"}
 }
 
 func (*AudioContent) isContentBlock()                             {}

@@ -17,10 +17,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpstack/mcpstack/internal/schematest"
 	"github.com/mcpstack/mcpstack/internal/sharedtest"
+	"github.com/mcpstack/mcpstack/internal/tools/schemadiff"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/schema/schematest"
-	"github.com/mcpstack/mcpstack/tools/schemadiff"
 )
 
 // The differential test judges a corpus of instances with our schemas and with

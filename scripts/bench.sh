@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/bench.sh: `make bench`. Loads mcpstack and the same echo server
-# built on the official go-sdk and on mcp-go (tools/bench/peers), interleaved
+# built on the official go-sdk and on mcp-go (internal/tools/bench/peers), interleaved
 # in rounds, and prints each comparison with its ratios and target checks:
 #
 #   sse, json   Streamable HTTP tools/call, 16 sessions:  ours >= 2x go-sdk, ours >= mcp-go
@@ -75,10 +75,10 @@ echo "== build"
 mkdir -p bin
 : >"$out"
 $GO build -o bin/mcpstack .
-(cd tools/bench/peers && $GO build -o "$root/bin/" ./gosdk-echo ./mcpgo-echo)
+(cd internal/tools/bench/peers && $GO build -o "$root/bin/" ./gosdk-echo ./mcpgo-echo)
 read -r -a gen <<<"${BENCH_GEN:-bin/mcpstack bench}"
 if ! "${gen[@]}" --help >/dev/null 2>&1; then
-	echo "bench: '${gen[*]} --help' fails (is tools/bench.Command wired into main.go?)" >&2
+	echo "bench: '${gen[*]} --help' fails (is internal/tools/bench.Command wired into main.go?)" >&2
 	exit 2
 fi
 

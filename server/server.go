@@ -1,7 +1,7 @@
 // Package server serves an mcp.Handler to MCP clients: New makes a Server,
 // its options set the bounds and what it is told of (observers, task
-// stores, taps), and a transport (server/stdio, server/streamable,
-// server/sse, server/ws, or package mcphttp for all of HTTP) carries its
+// stores, taps), and a transport (package server/stdio, or package
+// mcphttp for Streamable HTTP, HTTP+SSE and WebSocket) carries its
 // messages. Every message is validated against the schema of the revision
 // the client negotiated before the handler sees it.
 //

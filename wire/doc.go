@@ -1,9 +1,7 @@
-// Package wire is the small runtime that mcpstack's generated code stands on:
-// JSON values as decoded trees, the string-or-integer identifier, schema
-// validation against the embedded schemas, and the structured errors that
-// become JSON-RPC -32602 answers.
-//
-// Generated packages decode a message once into a tree (Parse), validate the
-// tree against the definition of its method, and convert the tree into
-// canonical Go types without parsing again.
+// Package wire holds what a user of mcpstack touches of JSON-RPC: the
+// errors a handler returns (Error and its codes, ResourceNotFound), the
+// string-or-integer request ID, the structured error a schema failure
+// becomes (ValidationError, sent as -32602 with its field and reason), and
+// Encoder, which every protocol type implements. The runtime of the
+// generated code is under internal/.
 package wire

@@ -3,6 +3,8 @@ package wire
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 )
 
 // JSON-RPC and MCP error codes.
@@ -48,7 +50,7 @@ func ErrorOf(v any) (*Error, error) {
 	if !ok {
 		return nil, fmt.Errorf("must be an object")
 	}
-	code, err := Int(obj["code"])
+	code, err := jsontree.Int(obj["code"])
 	if err != nil {
 		return nil, fmt.Errorf("code: %v", err)
 	}
@@ -84,9 +86,29 @@ func InvalidParams(err error) *Error {
 	if errors.As(err, &ve) {
 		return &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: map[string]any{"field": ve.Pointer, "reason": ve.Reason}}
 	}
-	var de *DecodeError
+	var de *jsontree.DecodeError
 	if errors.As(err, &de) {
 		return &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: map[string]any{"field": de.Pointer, "reason": de.Reason}}
 	}
 	return &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: map[string]any{"field": "", "reason": err.Error()}}
+}
+
+// ValidationError is the one structured error a schema failure becomes. Its
+// Pointer locates the offending value inside the validated message; the
+// server sends both as the data of a JSON-RPC -32602 error.
+type ValidationError struct {
+	Definition string // the schema definition validated against
+	Pointer    string // JSON pointer of the offending value ("" for the root)
+	Reason     string
+	// Keyword is the JSON Schema keyword that failed ("required", "type",
+	// "enum", ...): a bounded class of Reason, for metrics.
+	Keyword string
+}
+
+func (e *ValidationError) Error() string {
+	field := e.Pointer
+	if field == "" {
+		field = "/"
+	}
+	return fmt.Sprintf("%s: at %s: %s", e.Definition, field, e.Reason)
 }

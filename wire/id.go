@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 )
 
 // ID is a JSON value that is either a string or an integer, as JSON-RPC
@@ -84,7 +86,7 @@ func IDFromValue(v any) (ID, error) {
 	case int:
 		return IntID(int64(x)), nil
 	default:
-		return ID{}, fmt.Errorf("must be a string or an integer, got %s", KindOf(v))
+		return ID{}, fmt.Errorf("must be a string or an integer, got %s", jsontree.KindOf(v))
 	}
 }
 
@@ -102,7 +104,7 @@ func (id ID) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes a JSON string or integer.
 func (id *ID) UnmarshalJSON(b []byte) error {
-	v, err := Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // A layer's files count as the revision's: a reference ../shared/Id.json
@@ -23,7 +23,7 @@ func TestValidatorLayers(t *testing.T) {
 		"dup/x/shared/Id.json":         {Data: []byte(id)},
 		"dup/x/request/Elsewhere.json": {Data: []byte(probe)},
 	}
-	v, err := wire.NewValidator(fsys, "rev", "ext/x")
+	v, err := protocol.NewValidator(fsys, "rev", "ext/x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestValidatorLayers(t *testing.T) {
 			t.Errorf("Validate(Probe, %v) = %v, want ok %v", c.value, err, c.ok)
 		}
 	}
-	if _, err := wire.NewValidator(fsys, "rev", "dup/x"); err == nil || !strings.Contains(err.Error(), "redefines Id") {
+	if _, err := protocol.NewValidator(fsys, "rev", "dup/x"); err == nil || !strings.Contains(err.Error(), "redefines Id") {
 		t.Errorf("a layer redefining Id: err %v, want redefines Id", err)
 	}
 }
@@ -56,7 +56,7 @@ func TestNoBranchReason(t *testing.T) {
 		"rev/Block.json": {Data: []byte(`{"anyOf":[{"$ref":"Text.json"},{"$ref":"Image.json"}]}`)},
 		"rev/One.json":   {Data: []byte(`{"oneOf":[{"$ref":"Text.json"},{"$ref":"Image.json"}]}`)},
 	}
-	v, err := wire.NewValidator(fsys, "rev")
+	v, err := protocol.NewValidator(fsys, "rev")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestNoBranchReason(t *testing.T) {
 		t.Errorf("oneOf: %v", err)
 	}
 	// The real thing: audio content, which 2024-11-05 does not have.
-	real, err := wire.NewValidator(schema.FS, "2024-11-05")
+	real, err := protocol.NewValidator(schema.FS, "2024-11-05")
 	if err != nil {
 		t.Fatal(err)
 	}

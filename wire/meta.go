@@ -14,18 +14,3 @@ const (
 	// MetaRelatedTask ties a message to its task (2025-11-25).
 	MetaRelatedTask = "io.modelcontextprotocol/related-task"
 )
-
-// WithMeta sets one member of a params or result tree's _meta, making the
-// tree and its _meta where they are missing, and returns the tree.
-func WithMeta(tree map[string]any, key string, value any) map[string]any {
-	if tree == nil {
-		tree = map[string]any{}
-	}
-	meta, _ := tree["_meta"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta[key] = value
-	tree["_meta"] = meta
-	return tree
-}

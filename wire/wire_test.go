@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/internal/codec"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 
 	"github.com/mcpstack/mcpstack/schema"
 	"github.com/mcpstack/mcpstack/wire"
@@ -29,7 +31,7 @@ func TestIDFromValue(t *testing.T) {
 		{`{}`, wire.ID{}, true},
 	}
 	for _, tt := range tests {
-		v, err := wire.Parse([]byte(tt.in))
+		v, err := jsontree.Parse([]byte(tt.in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,11 +56,11 @@ func TestIDFromValue(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	for _, in := range []string{``, `{`, `{"a":1} {"b":2}`, `{"a":1}x`, `nul`} {
-		if _, err := wire.Parse([]byte(in)); err == nil {
+		if _, err := jsontree.Parse([]byte(in)); err == nil {
 			t.Errorf("Parse(%q) succeeded, want an error", in)
 		}
 	}
-	v, err := wire.Parse([]byte(` {"n": 12345678901234567890} `))
+	v, err := jsontree.Parse([]byte(` {"n": 12345678901234567890} `))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestValidatorErrors(t *testing.T) {
-	v, err := wire.NewValidator(schema.FS, "2025-11-25")
+	v, err := protocol.NewValidator(schema.FS, "2025-11-25")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestValidatorErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tree, err := wire.Parse([]byte(tt.msg))
+			tree, err := jsontree.Parse([]byte(tt.msg))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +112,7 @@ func TestValidatorErrors(t *testing.T) {
 }
 
 func TestPlainAndArrays(t *testing.T) {
-	v, _ := wire.Parse([]byte(`{"a":[1,{"b":2.5}],"c":"s"}`))
+	v, _ := jsontree.Parse([]byte(`{"a":[1,{"b":2.5}],"c":"s"}`))
 	got := codec.Plain(v)
 	want := map[string]any{"a": []any{1.0, map[string]any{"b": 2.5}}, "c": "s"}
 	if !reflect.DeepEqual(got, want) {
@@ -125,7 +127,7 @@ func TestPlainAndArrays(t *testing.T) {
 }
 
 func TestURITemplateFormat(t *testing.T) {
-	v, err := wire.NewValidator(schema.FS, "2025-06-18")
+	v, err := protocol.NewValidator(schema.FS, "2025-06-18")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +157,11 @@ func TestNumbersFollowTheTypeScript(t *testing.T) {
 		{"2025-11-25", "ElicitResult", `{"action":"accept","content":{"n":{"x":1}}}`, false},
 		{"2026-07-28", "JSONValue", `{"a":null,"b":[1.5,null],"c":{"d":true}}`, true},
 	} {
-		v, err := wire.NewValidator(schema.FS, tc.rev)
+		v, err := protocol.NewValidator(schema.FS, tc.rev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tree, err := wire.Parse([]byte(tc.doc))
+		tree, err := jsontree.Parse([]byte(tc.doc))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,8 @@
 package mcp20241105
 
 import (
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Revision is the MCP protocol revision of this package.
@@ -15,7 +15,7 @@ const Revision = "2024-11-05"
 const SchemaHash = "1daf5e98176585c4"
 
 // Spec is the method table and the validators of revision 2024-11-05.
-var Spec = wire.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]wire.Method{
+var Spec = protocol.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]protocol.Method{
 	"completion/complete":                  {Name: "completion/complete", Request: "CompleteRequest", Result: "CompleteResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"initialize":                           {Name: "initialize", Request: "InitializeRequest", Result: "InitializeResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"logging/setLevel":                     {Name: "logging/setLevel", Request: "SetLevelRequest", Result: "EmptyResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
@@ -40,4 +40,4 @@ var Spec = wire.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]wire.Meth
 	"sampling/createMessage":               {Name: "sampling/createMessage", Request: "CreateMessageRequest", Result: "CreateMessageResult", Response: "", Notification: false, ClientToServer: false, ServerToClient: true, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"tools/call":                           {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"tools/list":                           {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-}, wire.Transport{PrimingEvent: false, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil})
+}, protocol.Transport{PrimingEvent: false, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil})

@@ -4,8 +4,8 @@
 package mcp20250618
 
 import (
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Revision is the MCP protocol revision of this package.
@@ -15,7 +15,7 @@ const Revision = "2025-06-18"
 const SchemaHash = "21f5c915854e85ef"
 
 // Spec is the method table and the validators of revision 2025-06-18.
-var Spec = wire.NewSpec(Revision, 2, SchemaHash, schema.FS, map[string]wire.Method{
+var Spec = protocol.NewSpec(Revision, 2, SchemaHash, schema.FS, map[string]protocol.Method{
 	"completion/complete":                  {Name: "completion/complete", Request: "CompleteRequest", Result: "CompleteResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"elicitation/create":                   {Name: "elicitation/create", Request: "ElicitRequest", Result: "ElicitResult", Response: "", Notification: false, ClientToServer: false, ServerToClient: true, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"initialize":                           {Name: "initialize", Request: "InitializeRequest", Result: "InitializeResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
@@ -41,4 +41,4 @@ var Spec = wire.NewSpec(Revision, 2, SchemaHash, schema.FS, map[string]wire.Meth
 	"sampling/createMessage":               {Name: "sampling/createMessage", Request: "CreateMessageRequest", Result: "CreateMessageResult", Response: "", Notification: false, ClientToServer: false, ServerToClient: true, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"tools/call":                           {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"tools/list":                           {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-}, wire.Transport{PrimingEvent: false, StreamableHTTP: true, VersionHeader: true, MethodHeaders: false, ErrorStatus: nil})
+}, protocol.Transport{PrimingEvent: false, StreamableHTTP: true, VersionHeader: true, MethodHeaders: false, ErrorStatus: nil})

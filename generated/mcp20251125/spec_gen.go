@@ -4,8 +4,8 @@
 package mcp20251125
 
 import (
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Revision is the MCP protocol revision of this package.
@@ -15,7 +15,7 @@ const Revision = "2025-11-25"
 const SchemaHash = "f1dd155661556232"
 
 // Spec is the method table and the validators of revision 2025-11-25.
-var Spec = wire.NewSpec(Revision, 3, SchemaHash, schema.FS, map[string]wire.Method{
+var Spec = protocol.NewSpec(Revision, 3, SchemaHash, schema.FS, map[string]protocol.Method{
 	"completion/complete":                  {Name: "completion/complete", Request: "CompleteRequest", Result: "CompleteResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"elicitation/create":                   {Name: "elicitation/create", Request: "ElicitRequest", Result: "ElicitResult", Response: "", Notification: false, ClientToServer: false, ServerToClient: true, ParamsRequired: true, TaskResult: "CreateTaskResult", TaskExtension: "", Extension: "", NameParam: ""},
 	"initialize":                           {Name: "initialize", Request: "InitializeRequest", Result: "InitializeResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
@@ -47,4 +47,4 @@ var Spec = wire.NewSpec(Revision, 3, SchemaHash, schema.FS, map[string]wire.Meth
 	"tasks/result":                         {Name: "tasks/result", Request: "GetTaskPayloadRequest", Result: "GetTaskPayloadResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: true, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"tools/call":                           {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "CreateTaskResult", TaskExtension: "", Extension: "", NameParam: ""},
 	"tools/list":                           {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-}, wire.Transport{PrimingEvent: true, StreamableHTTP: true, VersionHeader: true, MethodHeaders: false, ErrorStatus: nil})
+}, protocol.Transport{PrimingEvent: true, StreamableHTTP: true, VersionHeader: true, MethodHeaders: false, ErrorStatus: nil})

@@ -4,8 +4,8 @@
 package mcp20260728
 
 import (
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Revision is the MCP protocol revision of this package.
@@ -15,7 +15,7 @@ const Revision = "2026-07-28"
 const SchemaHash = "ea2879d2e019a8b8"
 
 // Spec is the method table and the validators of revision 2026-07-28.
-var Spec = wire.NewSpec(Revision, 4, SchemaHash, schema.FS, map[string]wire.Method{
+var Spec = protocol.NewSpec(Revision, 4, SchemaHash, schema.FS, map[string]protocol.Method{
 	"completion/complete":                      {Name: "completion/complete", Request: "CompleteRequest", Result: "CompleteResult", Response: "CompleteResultResponse", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"notifications/cancelled":                  {Name: "notifications/cancelled", Request: "CancelledNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: true, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"notifications/message":                    {Name: "notifications/message", Request: "LoggingMessageNotification", Result: "", Response: "", Notification: true, ClientToServer: false, ServerToClient: true, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
@@ -38,5 +38,5 @@ var Spec = wire.NewSpec(Revision, 4, SchemaHash, schema.FS, map[string]wire.Meth
 	"tasks/update":                             {Name: "tasks/update", Request: "UpdateTaskRequest", Result: "UpdateTaskResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "io.modelcontextprotocol/tasks", NameParam: "taskId"},
 	"tools/call":                               {Name: "tools/call", Request: "CallToolRequest", Result: "CallToolResult", Response: "CallToolResultResponse", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "CreateTaskResult", TaskExtension: "io.modelcontextprotocol/tasks", Extension: "", NameParam: "name"},
 	"tools/list":                               {Name: "tools/list", Request: "ListToolsRequest", Result: "ListToolsResult", Response: "ListToolsResultResponse", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-}, wire.Transport{PrimingEvent: true, StreamableHTTP: true, VersionHeader: true, MethodHeaders: true, ErrorStatus: map[int]int{-32020: 400, -32022: 400, -32601: 404}},
-	wire.Extension{ID: "io.modelcontextprotocol/tasks", Dir: "extensions/tasks", Tasks: &wire.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: true}})
+}, protocol.Transport{PrimingEvent: true, StreamableHTTP: true, VersionHeader: true, MethodHeaders: true, ErrorStatus: map[int]int{-32020: 400, -32022: 400, -32601: 404}},
+	protocol.Extension{ID: "io.modelcontextprotocol/tasks", Dir: "extensions/tasks", Tasks: &protocol.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: true}})

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/methods/bench"
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/methods/bench"
 )
 
 // ToolBig answers {"mib": n} with a text of n MiB.

@@ -5,7 +5,10 @@
 // users touch stays in package wire.
 package codec
 
-import "github.com/mcpstack/mcpstack/wire"
+import (
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/wire"
+)
 
 // DecodeSlice decodes a JSON array, each element with elem.
 func DecodeSlice[T any](v any, rev int, elem func(any, int) (T, error)) ([]T, error) {
@@ -17,7 +20,7 @@ func DecodeSlice[T any](v any, rev int, elem func(any, int) (T, error)) ([]T, er
 	for i, e := range arr {
 		x, err := elem(e, rev)
 		if err != nil {
-			return nil, wire.AtIndex(err, i)
+			return nil, jsontree.AtIndex(err, i)
 		}
 		out[i] = x
 	}
@@ -34,7 +37,7 @@ func DecodeMap[T any](v any, rev int, elem func(any, int) (T, error)) (map[strin
 	for k, e := range obj {
 		x, err := elem(e, rev)
 		if err != nil {
-			return nil, wire.At(err, k)
+			return nil, jsontree.At(err, k)
 		}
 		out[k] = x
 	}
@@ -65,7 +68,7 @@ func DecodeInto[T any, P interface {
 
 // Element decoders of plain values.
 func DecodeString[T ~string](v any, _ int) (T, error) { s, err := String(v); return T(s), err }
-func DecodeInt(v any, _ int) (int64, error)           { return wire.Int(v) }
+func DecodeInt(v any, _ int) (int64, error)           { return jsontree.Int(v) }
 func DecodeFloat(v any, _ int) (float64, error)       { return Float(v) }
 func DecodeBool(v any, _ int) (bool, error)           { return Bool(v) }
 func DecodeID(v any, _ int) (wire.ID, error)          { return wire.IDFromValue(v) }
@@ -164,7 +167,7 @@ func SetString[T ~string](v any, dst *T) error {
 }
 
 // SetInt decodes an integral JSON number into dst.
-func SetInt(v any, dst *int64) (err error) { *dst, err = wire.Int(v); return err }
+func SetInt(v any, dst *int64) (err error) { *dst, err = jsontree.Int(v); return err }
 
 // SetFloat decodes a JSON number into dst.
 func SetFloat(v any, dst *float64) (err error) { *dst, err = Float(v); return err }

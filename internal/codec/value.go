@@ -4,15 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpstack/mcpstack/wire"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 )
 
-// The assertions of a decoded tree's shapes (wire.Parse): what generated
+// The assertions of a decoded tree's shapes (jsontree.Parse): what generated
 // decoders, and handwritten code reading free-form trees, check a value
-// against. A mismatch is a wire.DecodeError, which wire.At places.
+// against. A mismatch is a jsontree.DecodeError, which jsontree.At places.
 
 func mismatch(want string, v any) error {
-	return &wire.DecodeError{Reason: fmt.Sprintf("want %s, got %s", want, wire.KindOf(v))}
+	return &jsontree.DecodeError{Reason: fmt.Sprintf("want %s, got %s", want, jsontree.KindOf(v))}
 }
 
 // Object asserts that v is a JSON object.

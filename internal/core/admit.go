@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -14,7 +15,7 @@ import (
 
 // methodOf finds the method a request names in spec: -32601 when the
 // revision has none by that name that a client may send.
-func methodOf(spec *wire.Spec, msg *jsonrpc.Message) (wire.Method, *wire.Error) {
+func methodOf(spec *protocol.Spec, msg *jsonrpc.Message) (protocol.Method, *wire.Error) {
 	m, ok := spec.Method(msg.Method)
 	if !ok || !m.ClientToServer {
 		return m, &wire.Error{Code: wire.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q in protocol revision %s", msg.Method, spec.Revision)}
@@ -25,7 +26,7 @@ func methodOf(spec *wire.Spec, msg *jsonrpc.Message) (wire.Method, *wire.Error) 
 // admitRequest finds the request's method and validates the request
 // against the revision's schema of it (unless validation is off): -32601,
 // or -32602 naming the pointer and the reason, counted as refused.
-func (s *Server) admitRequest(ctx context.Context, spec *wire.Spec, msg *jsonrpc.Message) (wire.Method, *wire.Error) {
+func (s *Server) admitRequest(ctx context.Context, spec *protocol.Spec, msg *jsonrpc.Message) (protocol.Method, *wire.Error) {
 	m, e := methodOf(spec, msg)
 	if e != nil {
 		return m, e

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -14,8 +15,8 @@ import (
 // What differs between revisions is data here: whether there is a session,
 // the peer's way of asking the client, the revision's task rules.
 type call struct {
-	spec *wire.Spec
-	m    wire.Method
+	spec *protocol.Spec
+	m    protocol.Method
 	msg  *jsonrpc.Message
 	sess *Session // nil: a request without a session
 	peer *callPeer

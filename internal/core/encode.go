@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 
 	"github.com/mcpstack/mcpstack/internal/codec"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
@@ -23,7 +25,7 @@ import (
 // call dispatches to the handler. A panic in it is answered -32603 and
 // logged with what the request named: the recovery of every dispatched
 // call (guard covers initialize and a listen stream's subscriptions).
-func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *wire.Spec) (result wire.Encoder, err error) {
+func (s *Server) call(ctx context.Context, msg *jsonrpc.Message, spec *protocol.Spec) (result wire.Encoder, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			target := ""
@@ -68,7 +70,7 @@ func (s *Server) wireError(method string, err error) *wire.Error {
 
 // encodeResult projects a result onto the revision, validates it in strict
 // mode and encodes the response.
-func (s *Server) encodeResult(spec *wire.Spec, m wire.Method, id wire.ID, result wire.Encoder) []byte {
+func (s *Server) encodeResult(spec *protocol.Spec, m protocol.Method, id wire.ID, result wire.Encoder) []byte {
 	if result == nil {
 		s.log.Error("handler returned no result and no error", "method", m.Name)
 		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
@@ -78,12 +80,12 @@ func (s *Server) encodeResult(spec *wire.Spec, m wire.Method, id wire.ID, result
 
 // encodeOutgoing encodes a request or notification the server sends,
 // validated in strict mode.
-func (s *Server) encodeOutgoing(spec *wire.Spec, id wire.ID, method string, params wire.Encoder) ([]byte, error) {
+func (s *Server) encodeOutgoing(spec *protocol.Spec, id wire.ID, method string, params wire.Encoder) ([]byte, error) {
 	return s.encodeMessage(spec, id, method, projectParams(spec, params))
 }
 
 // projectParams is params in the revision's shape, nil when there are none.
-func projectParams(spec *wire.Spec, params wire.Encoder) map[string]any {
+func projectParams(spec *protocol.Spec, params wire.Encoder) map[string]any {
 	if params == nil {
 		return nil
 	}
@@ -94,7 +96,7 @@ func projectParams(spec *wire.Spec, params wire.Encoder) map[string]any {
 // encodeMessage encodes a request (or, with a zero id, a notification)
 // whose params are already in the revision's shape, validated in strict
 // mode.
-func (s *Server) encodeMessage(spec *wire.Spec, id wire.ID, method string, params map[string]any) ([]byte, error) {
+func (s *Server) encodeMessage(spec *protocol.Spec, id wire.ID, method string, params map[string]any) ([]byte, error) {
 	m, ok := spec.Method(method)
 	if !ok || !m.ServerToClient {
 		return nil, fmt.Errorf("server: %s has no server-to-client %q", spec.Revision, method)
@@ -112,7 +114,7 @@ func (s *Server) encodeMessage(spec *wire.Spec, id wire.ID, method string, param
 			return nil, fmt.Errorf("server: invalid %s: %w", method, err)
 		}
 	}
-	return wire.Marshal(tree)
+	return jsontree.Marshal(tree)
 }
 
 // resultDefaults fill protocol members a revision requires of every result
@@ -128,7 +130,7 @@ var resultDefaults = []struct {
 
 // complete fills the members every result of the revision requires and the
 // handler left out, and the versions of server/discover.
-func (s *Server) complete(spec *wire.Spec, m wire.Method, tree any) any {
+func (s *Server) complete(spec *protocol.Spec, m protocol.Method, tree any) any {
 	obj, ok := tree.(map[string]any)
 	if !ok {
 		return tree
@@ -149,7 +151,7 @@ func (s *Server) complete(spec *wire.Spec, m wire.Method, tree any) any {
 }
 
 // encodeTree validates a projected result in strict mode and encodes it.
-func (s *Server) encodeTree(spec *wire.Spec, m wire.Method, id wire.ID, tree any) []byte {
+func (s *Server) encodeTree(spec *protocol.Spec, m protocol.Method, id wire.ID, tree any) []byte {
 	if s.cfg.strict {
 		if err := spec.Validate(m.Result, tree); err != nil {
 			s.log.Error("strict: invalid result", "method", m.Name, "revision", spec.Revision, "err", err)

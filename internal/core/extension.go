@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // extensionPrefix marks this project's own notifications: nothing under it
@@ -29,10 +30,10 @@ func (s *Server) encodeExtension(method, definition string, params any) ([]byte,
 			return nil, fmt.Errorf("server: invalid %s: %w", method, err)
 		}
 	}
-	return wire.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	return jsontree.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
-func (s *Server) extValidator() (*wire.Validator, error) {
-	s.extOnce.Do(func() { s.ext, s.extErr = wire.NewValidator(schema.FS, schema.Ext) })
+func (s *Server) extValidator() (*protocol.Validator, error) {
+	s.extOnce.Do(func() { s.ext, s.extErr = protocol.NewValidator(schema.FS, schema.Ext) })
 	return s.ext, s.extErr
 }

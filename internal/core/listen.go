@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -14,7 +16,7 @@ import (
 // notifications its filter asks for go to it, tagged with its id.
 type listener struct {
 	id     wire.ID
-	spec   *wire.Spec
+	spec   *protocol.Spec
 	out    Outbox
 	filter mcp.SubscriptionFilter
 	queue  notifyQueue
@@ -55,7 +57,7 @@ func (l *listener) wants(method string, params any) bool {
 
 // send writes a notification on the stream, tagged with the subscription.
 func (l *listener) send(s *Server, method string, params wire.Encoder) error {
-	tree := wire.WithMeta(projectParams(l.spec, params), wire.MetaSubscriptionID, l.id.Value())
+	tree := jsontree.WithMeta(projectParams(l.spec, params), wire.MetaSubscriptionID, l.id.Value())
 	msg, err := s.encodeMessage(l.spec, wire.ID{}, method, tree)
 	if err != nil {
 		return err
@@ -67,13 +69,13 @@ func (l *listener) send(s *Server, method string, params wire.Encoder) error {
 // listen serves subscriptions/listen: it acknowledges the filter, then
 // forwards matching notifications until the client closes the stream or the
 // server shuts down, and then ends the subscription with its result.
-func (s *Server) listen(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, caps *mcp.ClientCapabilities, related Outbox) ([]byte, int) {
+func (s *Server) listen(ctx context.Context, spec *protocol.Spec, m protocol.Method, msg *jsonrpc.Message, caps *mcp.ClientCapabilities, related Outbox) ([]byte, int) {
 	if related == nil {
 		return reject(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: subscriptions/listen needs a streamed response (SSE, stdio or WebSocket)"})
 	}
 	params := new(mcp.SubscriptionsListenRequestParams)
 	if err := params.DecodeValue(msg.Params, spec.Index); err != nil {
-		return reject(msg.ID, wire.InvalidParams(wire.At(err, "params")))
+		return reject(msg.ID, wire.InvalidParams(jsontree.At(err, "params")))
 	}
 	uris, err := distinctSubscriptions(params.Notifications.ResourceSubscriptions)
 	if err != nil {
@@ -188,7 +190,7 @@ func (s *Server) subscribable(ctx context.Context, uris []string) []string {
 // stream: its own tasks of the revision's tasks extension, where the
 // caller declares it; at most maxFollowed. The acknowledgement lists what
 // was kept.
-func (s *Server) followable(ctx context.Context, spec *wire.Spec, caps *mcp.ClientCapabilities, ids []any) map[string]bool {
+func (s *Server) followable(ctx context.Context, spec *protocol.Spec, caps *mcp.ClientCapabilities, ids []any) map[string]bool {
 	kept := map[string]bool{}
 	ext := tasksExtension(spec)
 	if ext == "" || !declares(caps, ext) {
@@ -206,7 +208,7 @@ func (s *Server) followable(ctx context.Context, spec *wire.Spec, caps *mcp.Clie
 
 // tasksExtension is the extension of the revision that brings tasks, or
 // "".
-func tasksExtension(spec *wire.Spec) string {
+func tasksExtension(spec *protocol.Spec) string {
 	for _, x := range spec.Extensions {
 		if x.Tasks != nil {
 			return x.ID

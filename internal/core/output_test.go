@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
-	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 )
 
 func newOutputServer(t *testing.T, perStream, total int64) *core.Server {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -29,7 +31,7 @@ var ErrStateless = errors.New("server: no session")
 type callPeer struct {
 	srv  *Server
 	sess *Session // nil: a request without a session
-	spec *wire.Spec
+	spec *protocol.Spec
 	out  Outbox
 	// closeEarly ends the response carrying the call before the call ends
 	// (nil: the transport cannot resume it).
@@ -112,7 +114,7 @@ func (p *callPeer) encode(id wire.ID, method string, params wire.Encoder) ([]byt
 // encodeTree is encode for params in the revision's shape already.
 func (p *callPeer) encodeTree(id wire.ID, method string, tree map[string]any) ([]byte, error) {
 	if p.related != "" {
-		tree = wire.WithMeta(tree, wire.MetaRelatedTask, map[string]any{"taskId": p.related})
+		tree = jsontree.WithMeta(tree, wire.MetaRelatedTask, map[string]any{"taskId": p.related})
 	}
 	return p.srv.encodeMessage(p.spec, id, method, tree)
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/methods/conformance"
 )
 
 // blocker answers tools/call when released.

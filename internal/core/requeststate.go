@@ -13,8 +13,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/peer"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // DefaultStateTTL is how long a requestState may be given back: long
@@ -62,7 +62,7 @@ func paramsDigest(params map[string]any) []byte {
 			rest[k] = v
 		}
 	}
-	b, _ := wire.Marshal(rest)
+	b, _ := jsontree.Marshal(rest)
 	sum := sha256.Sum256(b)
 	return sum[:]
 }

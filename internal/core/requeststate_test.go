@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
-	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 )
 
 // TestRequestStateBinding: a requestState is sealed (not readable) and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -34,7 +35,7 @@ type Reply struct {
 	// answer (0: a result, or any answer of a session), and Transport the
 	// facts of the revision that served it (nil: none was).
 	Code       int
-	Transport  *wire.Transport
+	Transport  *protocol.Transport
 	SessionID  string // the session initialize opened: Mcp-Session-Id to announce
 	RetryAfter int    // seconds, for a busy server or client
 }

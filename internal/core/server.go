@@ -2,7 +2,7 @@
 // validation of every message against the negotiated revision's schema, and
 // dispatch to a generated mcp.Handler. Package server is its public face
 // (New, options, the store and observer contracts); the transports
-// (server/streamable, server/stdio, ...) reach the core through Of, frame
+// (internal/transport/..., server/stdio) reach the core through Of, frame
 // bytes and hand them to it, and know nothing of MCP methods.
 package core
 
@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -33,13 +35,13 @@ type Server struct {
 
 	// sessionSpecs are the revisions negotiated with initialize, oldest
 	// first: the ones whose method table has it.
-	sessionSpecs []*wire.Spec
+	sessionSpecs []*protocol.Spec
 
 	keyOnce sync.Once
 	aead    cipher.AEAD // seals requestState
 
 	extOnce sync.Once
-	ext     *wire.Validator // schema/ext, for extension notifications
+	ext     *protocol.Validator // schema/ext, for extension notifications
 	extErr  error
 
 	// sessionStore keeps what the sessions are (SessionState); the map
@@ -120,7 +122,7 @@ func (s *Server) sessionRevisions() []string {
 }
 
 // sessionSpec returns the spec of a negotiable revision, or nil.
-func (s *Server) sessionSpec(revision string) *wire.Spec {
+func (s *Server) sessionSpec(revision string) *protocol.Spec {
 	for _, sp := range s.sessionSpecs {
 		if sp.Revision == revision {
 			return sp
@@ -131,7 +133,7 @@ func (s *Server) sessionSpec(revision string) *wire.Spec {
 
 // negotiate picks the revision for a client that asked for requested: the
 // same when supported, otherwise the newest the server has.
-func (s *Server) negotiate(requested string) *wire.Spec {
+func (s *Server) negotiate(requested string) *protocol.Spec {
 	if sp := s.sessionSpec(requested); sp != nil {
 		return sp
 	}
@@ -387,7 +389,7 @@ func notificationKey(method string, tree any) string {
 	if tree == nil {
 		return method
 	}
-	b, err := wire.Marshal(tree)
+	b, err := jsontree.Marshal(tree)
 	if err != nil {
 		return method + "\x00?" // not coalesced with anything
 	}

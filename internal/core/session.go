@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -39,7 +41,7 @@ type Session struct {
 	cancel context.CancelFunc
 
 	mu          sync.Mutex
-	spec        *wire.Spec
+	spec        *protocol.Spec
 	initialized bool
 	clientCaps  *mcp.ClientCapabilities
 	clientInfo  *mcp.Implementation
@@ -491,7 +493,7 @@ func rawMember(params any, name string) json.RawMessage {
 	if !ok {
 		return nil
 	}
-	b, err := wire.Marshal(v)
+	b, err := jsontree.Marshal(v)
 	if err != nil {
 		return nil
 	}
@@ -530,7 +532,7 @@ func (sess *Session) initialize(ctx context.Context, msg *jsonrpc.Message) []byt
 	sess.mu.Unlock()
 	params := new(mcp.InitializeRequestParams)
 	if err := params.DecodeValue(msg.Params, spec.Index); err != nil {
-		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(wire.At(err, "params")))
+		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(jsontree.At(err, "params")))
 	}
 	p := &callPeer{srv: srv, sess: sess, spec: spec}
 	var res *mcp.InitializeResult

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -60,7 +62,7 @@ func (s *Server) statelessRevisions() []string {
 }
 
 // statelessSpec returns the spec of a stateless revision, or nil.
-func (s *Server) statelessSpec(version string) *wire.Spec {
+func (s *Server) statelessSpec(version string) *protocol.Spec {
 	if sp := generated.Lookup(version); sp != nil && sp.Stateless() {
 		return sp
 	}
@@ -151,7 +153,7 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	}
 	caps := new(mcp.ClientCapabilities)
 	if err := caps.DecodeValue(meta[wire.MetaClientCapabilities], spec.Index); err != nil {
-		return reject(msg.ID, wire.InvalidParams(wire.At(wire.At(wire.At(err, wire.MetaClientCapabilities), "_meta"), "params")))
+		return reject(msg.ID, wire.InvalidParams(jsontree.At(jsontree.At(jsontree.At(err, wire.MetaClientCapabilities), "_meta"), "params")))
 	}
 	if msg.Method == mcp.MethodSubscriptionsListen {
 		return s.listen(ctx, spec, m, msg, caps, related)
@@ -230,7 +232,7 @@ func checkHeaders(h *RequestHeaders, msg *jsonrpc.Message, version string, param
 
 // inputRequired answers with the inputs the method is waiting for, and the
 // answers so far in an integrity-protected requestState.
-func (s *Server) inputRequired(spec *wire.Spec, id wire.ID, p *callPeer, needed map[string]peer.Input) []byte {
+func (s *Server) inputRequired(spec *protocol.Spec, id wire.ID, p *callPeer, needed map[string]peer.Input) []byte {
 	reqs := make(map[string]any, len(needed))
 	for k, in := range needed {
 		r := map[string]any{"method": in.Method}

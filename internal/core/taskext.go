@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -12,8 +13,8 @@ import (
 
 // The tasks extension of 2026-07-28 (io.modelcontextprotocol/tasks,
 // SEP-2663), on the stateless path. The revision's table says which
-// requests may run as tasks (wire.Method.TaskExtension) and which methods
-// need the extension (wire.Method.Extension); Spec.TaskRules how its tasks
+// requests may run as tasks (protocol.Method.TaskExtension) and which methods
+// need the extension (protocol.Method.Extension); Spec.TaskRules how its tasks
 // differ from 2025-11-25's. The server decides which calls become tasks:
 // one whose tool supports tasks, from a client that declares the
 // extension, and that is still running after the task delay. tasks/get
@@ -122,7 +123,7 @@ func (s *Server) serverDirected(ctx context.Context, c *call) (reply []byte, cod
 
 // extensionTaskRequest serves tasks/get, tasks/update and tasks/cancel of
 // the extension (m.Extension); ok is false for any other method.
-func (s *Server) extensionTaskRequest(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message) (reply []byte, code int, ok bool) {
+func (s *Server) extensionTaskRequest(ctx context.Context, spec *protocol.Spec, m protocol.Method, msg *jsonrpc.Message) (reply []byte, code int, ok bool) {
 	switch msg.Method {
 	case mcp.MethodGetTask, mcp.MethodUpdateTask, mcp.MethodCancelTask:
 	default:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
-	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/taskstore"
 )

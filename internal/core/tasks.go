@@ -13,6 +13,8 @@ import (
 	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/cursor"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -75,7 +77,7 @@ type task struct {
 	id, owner string
 	client    string // Caller.Key, for the running cap
 	method    string
-	spec      *wire.Spec
+	spec      *protocol.Spec
 	created   time.Time
 	ttl       time.Duration
 	srv       *Server
@@ -145,7 +147,7 @@ func (t *task) record() TaskRecord {
 		Created: t.created, Updated: t.updated, TTL: t.ttl}
 	r.Result = t.result
 	if t.err != nil {
-		r.Error, _ = wire.Marshal(t.err.Object())
+		r.Error, _ = jsontree.Marshal(t.err.Object())
 	}
 	return r
 }
@@ -186,7 +188,7 @@ func (s *Server) fromRecord(r TaskRecord) *task {
 		t.ext = m.TaskExtension
 	}
 	if len(r.Error) > 0 {
-		if tree, err := wire.Parse(r.Error); err == nil {
+		if tree, err := jsontree.Parse(r.Error); err == nil {
 			t.err, _ = wire.ErrorOf(tree)
 		}
 	}
@@ -355,10 +357,10 @@ func (s *Server) taskSupport(msg *jsonrpc.Message) (support string, declared boo
 
 // startTask answers a task-augmented request with its task and runs it;
 // release gives back the request's in-flight slots when the task ends.
-func (sess *Session) startTask(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, meta map[string]any, owner string, release func()) []byte {
+func (sess *Session) startTask(ctx context.Context, spec *protocol.Spec, m protocol.Method, msg *jsonrpc.Message, meta map[string]any, owner string, release func()) []byte {
 	srv := sess.srv
 	ttl := DefaultTaskTTL
-	if n, err := wire.Int(meta["ttl"]); err == nil && n > 0 && time.Duration(n)*time.Millisecond < ttl {
+	if n, err := jsontree.Int(meta["ttl"]); err == nil && n > 0 && time.Duration(n)*time.Millisecond < ttl {
 		ttl = time.Duration(n) * time.Millisecond
 	}
 	now := time.Now()
@@ -415,7 +417,7 @@ func (s *Server) addTask(t *task) *wire.Error {
 // itself, tasks/cancel, its TTL or the server's end: all cancel tctx),
 // heartbeats its record meanwhile, records its end and gives back the
 // request's in-flight slots (release).
-func (s *Server) runTask(tctx context.Context, t *task, m wire.Method, release func(), run func() (wire.Encoder, error)) {
+func (s *Server) runTask(tctx context.Context, t *task, m protocol.Method, release func(), run func() (wire.Encoder, error)) {
 	go func() {
 		defer s.wg.Done()
 		defer release()
@@ -487,7 +489,7 @@ func (t *task) ask(waiting bool) {
 // finish records the end of a task: completed, or failed (a JSON-RPC
 // error, or a tool result with isError, which tasks/result still
 // answers).
-func (t *task) finish(srv *Server, m wire.Method, result wire.Encoder, err error) {
+func (t *task) finish(srv *Server, m protocol.Method, result wire.Encoder, err error) {
 	t.mu.Lock()
 	if t.terminal() { // cancelled meanwhile
 		t.mu.Unlock()
@@ -501,7 +503,7 @@ func (t *task) finish(srv *Server, m wire.Method, result wire.Encoder, err error
 		t.status, t.err = mcp.TaskStatusFailed, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	default:
 		tree := srv.complete(t.spec, m, t.spec.Project(result))
-		b, err := wire.Marshal(tree)
+		b, err := jsontree.Marshal(tree)
 		if err != nil {
 			srv.log.Error("task: encoding the result", "task", t.id, "err", err)
 			t.status, t.err = mcp.TaskStatusFailed, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
@@ -555,7 +557,7 @@ func newTaskID() string {
 // serves; where the handler runs no tasks, or there is no one to own
 // them (a stateless server's request), everything is the handler's and a
 // task param is ignored, as for a server without the capability.
-func (sess *Session) tasksOf(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, out Outbox, release *func()) (reply []byte, served bool) {
+func (sess *Session) tasksOf(ctx context.Context, spec *protocol.Spec, m protocol.Method, msg *jsonrpc.Message, out Outbox, release *func()) (reply []byte, served bool) {
 	switch msg.Method {
 	case mcp.MethodGetTask, mcp.MethodGetTaskPayload, mcp.MethodListTasks, mcp.MethodCancelTask:
 	default:
@@ -591,7 +593,7 @@ func (sess *Session) tasksOf(ctx context.Context, spec *wire.Spec, m wire.Method
 // of a session; ok is false for any other method. out is the stream of the
 // request's response, where tasks/result has one: the task's own requests
 // to the client go there while it is open.
-func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, out Outbox, owner string) (reply []byte, ok bool) {
+func (sess *Session) taskRequest(ctx context.Context, spec *protocol.Spec, m protocol.Method, msg *jsonrpc.Message, out Outbox, owner string) (reply []byte, ok bool) {
 	srv := sess.srv
 	params, _ := msg.Params.(map[string]any)
 	id, _ := params["taskId"].(string)
@@ -631,10 +633,10 @@ func (sess *Session) taskRequest(ctx context.Context, spec *wire.Spec, m wire.Me
 		// Decoded afresh: the related-task _meta goes on this answer only.
 		var tree map[string]any
 		if len(result) > 0 {
-			v, _ := wire.Parse(result)
+			v, _ := jsontree.Parse(result)
 			tree, _ = v.(map[string]any)
 		}
-		tree = wire.WithMeta(tree, wire.MetaRelatedTask, map[string]any{"taskId": id})
+		tree = jsontree.WithMeta(tree, wire.MetaRelatedTask, map[string]any{"taskId": id})
 		return srv.encodeTree(spec, m, msg.ID, tree), true
 	case mcp.MethodListTasks:
 		return srv.listTasks(ctx, spec, m, msg, owner), true
@@ -686,7 +688,7 @@ func (s *Server) awaitStored(ctx context.Context, owner string, t *task) (_ *tas
 
 // listTasks answers tasks/list: the owner's tasks, oldest first, a page
 // at a time.
-func (s *Server) listTasks(ctx context.Context, spec *wire.Spec, m wire.Method, msg *jsonrpc.Message, owner string) []byte {
+func (s *Server) listTasks(ctx context.Context, spec *protocol.Spec, m protocol.Method, msg *jsonrpc.Message, owner string) []byte {
 	params, _ := msg.Params.(map[string]any)
 	c, _ := params["cursor"].(string)
 	if c != "" {

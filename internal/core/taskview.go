@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/jsontree"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -55,7 +57,7 @@ func (t *task) detailsLocked() (reqs mcp.InputRequests, result mcp.JSONObject, e
 			reqs[k] = r
 		}
 	case t.status == mcp.TaskStatusCompleted && len(t.result) > 0:
-		if v, err := wire.Parse(t.result); err == nil {
+		if v, err := jsontree.Parse(t.result); err == nil {
 			result, _ = v.(map[string]any)
 		}
 	case t.status == mcp.TaskStatusFailed && t.err != nil:
@@ -85,7 +87,7 @@ func (t *task) statusParams() *mcp.TaskStatusNotificationParams {
 }
 
 // asTask is the row of a method whose answer is a task.
-func asTask(m wire.Method) wire.Method {
+func asTask(m protocol.Method) protocol.Method {
 	m.Result, m.Response = m.TaskResult, ""
 	return m
 }
@@ -108,7 +110,7 @@ func elsewhere(id string) *wire.Error {
 // already is acknowledged where the revision's task rules say so (the
 // extension), else it is -32602 (2025-11-25); one that another process
 // runs is an error, since only that one can stop it.
-func (s *Server) cancelTask(spec *wire.Spec, t *task) *wire.Error {
+func (s *Server) cancelTask(spec *protocol.Spec, t *task) *wire.Error {
 	t.mu.Lock()
 	switch {
 	case t.terminal():

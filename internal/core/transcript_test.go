@@ -16,7 +16,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/mcpstack/mcpstack/internal/core"
-	"github.com/mcpstack/mcpstack/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 )
 
 // stateRE finds the requestState of an input-required result.

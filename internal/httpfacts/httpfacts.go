@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -47,7 +48,7 @@ func QuerySession(u *url.URL) string {
 // RequestIDs are the ids of the requests in a POSTed body (a message or a
 // batch).
 func RequestIDs(body []byte) []wire.ID {
-	tree, err := wire.Parse(body)
+	tree, err := jsontree.Parse(body)
 	if err != nil {
 		return nil
 	}

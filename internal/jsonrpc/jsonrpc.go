@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -56,7 +57,7 @@ func Parse(body []byte, lim Limits) (items []Item, batch bool, err *wire.Error) 
 	if d := depth(body); d > max {
 		return nil, false, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: JSON nests %d deep, more than %d", d, max)}
 	}
-	tree, perr := wire.Parse(body)
+	tree, perr := jsontree.Parse(body)
 	if perr != nil {
 		return nil, false, &wire.Error{Code: wire.CodeParseError, Message: "Parse error: " + perr.Error()}
 	}
@@ -83,7 +84,7 @@ func invalid(format string, args ...any) *wire.Error {
 func decode(v any) Item {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return Item{Err: invalid("a message must be an object, got %s", wire.KindOf(v))}
+		return Item{Err: invalid("a message must be an object, got %s", jsontree.KindOf(v))}
 	}
 	m := &Message{Tree: obj}
 	var id wire.ID
@@ -193,7 +194,7 @@ func appendID(b []byte, id wire.ID) []byte {
 
 // EncodeResult encodes a success response; result is a tree.
 func EncodeResult(id wire.ID, result any) ([]byte, error) {
-	r, err := wire.Marshal(result)
+	r, err := jsontree.Marshal(result)
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
@@ -209,7 +210,7 @@ func EncodeResult(id wire.ID, result any) ([]byte, error) {
 // request (a body that is not JSON, say) has no id member: MCP ids are
 // strings or integers, never null, and 2025-11-25 made the member optional.
 func EncodeError(id wire.ID, e *wire.Error) []byte {
-	r, err := wire.Marshal(e.Object())
+	r, err := jsontree.Marshal(e.Object())
 	if err != nil {
 		r = []byte(fmt.Sprintf(`{"code":%d,"message":%q}`, e.Code, e.Message))
 	}
@@ -235,7 +236,7 @@ func EncodeRequest(id wire.ID, method string, params any) ([]byte, error) {
 	if params != nil {
 		obj["params"] = params
 	}
-	return wire.Marshal(obj)
+	return jsontree.Marshal(obj)
 }
 
 // Batch joins encoded messages into one JSON array.

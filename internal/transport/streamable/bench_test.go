@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/internal/methods/bench"
 	"github.com/mcpstack/mcpstack/internal/transport/streamable"
-	"github.com/mcpstack/mcpstack/methods/bench"
 	"github.com/mcpstack/mcpstack/server"
 )
 

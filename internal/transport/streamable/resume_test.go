@@ -11,8 +11,8 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/core"
 
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/internal/transport/streamable"
-	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 )
 

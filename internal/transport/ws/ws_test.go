@@ -15,8 +15,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/internal/transport/ws"
-	"github.com/mcpstack/mcpstack/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 )
 

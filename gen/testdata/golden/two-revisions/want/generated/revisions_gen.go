@@ -6,17 +6,17 @@ package generated
 import (
 	"github.com/mcpstack/mcpstack/generated/mcp20990101"
 	"github.com/mcpstack/mcpstack/generated/mcp20990601"
-	"github.com/mcpstack/mcpstack/wire"
+	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
 // Specs lists every supported revision, oldest first.
-var Specs = []*wire.Spec{
+var Specs = []*protocol.Spec{
 	mcp20990101.Spec,
 	mcp20990601.Spec,
 }
 
 // Lookup returns the spec of a revision, or nil when it is not supported.
-func Lookup(revision string) *wire.Spec {
+func Lookup(revision string) *protocol.Spec {
 	for _, s := range Specs {
 		if s.Revision == revision {
 			return s
@@ -42,4 +42,4 @@ func NameParam(method string) string {
 }
 
 // Latest is the newest supported revision.
-func Latest() *wire.Spec { return Specs[len(Specs)-1] }
+func Latest() *protocol.Spec { return Specs[len(Specs)-1] }

@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"github.com/mcpstack/mcpstack/internal/codec"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -26,7 +27,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 		case "blob":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Blob); err != nil {
-					return wire.At(err, "blob")
+					return jsontree.At(err, "blob")
 				}
 				return nil
 			}(); err != nil {
@@ -38,7 +39,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 		case "uri":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URI); err != nil {
-					return wire.At(err, "uri")
+					return jsontree.At(err, "uri")
 				}
 				return nil
 			}(); err != nil {
@@ -56,7 +57,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *BlobResourceContents) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (x *EchoRequest) DecodeValue(v any, rev int) error {
 		case "method":
 		case "params":
 			if err := x.Params.DecodeValue(fv, rev); err != nil {
-				return wire.At(err, "params")
+				return jsontree.At(err, "params")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -87,7 +88,7 @@ func (x *EchoRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *EchoRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "id":
 			if err := codec.SetID(fv, &x.ID); err != nil {
-				return wire.At(err, "id")
+				return jsontree.At(err, "id")
 			}
 		case "level":
 			if fv == nil {
@@ -118,7 +119,7 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val float64
 				if err := codec.SetFloat(fv, &val); err != nil {
-					return wire.At(err, "level")
+					return jsontree.At(err, "level")
 				}
 				x.Level = &val
 			}
@@ -131,11 +132,11 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 				x.present |= 1 << 2
 			}
 			if err := codec.SetString(fv, &x.Mode); err != nil {
-				return wire.At(err, "mode")
+				return jsontree.At(err, "mode")
 			}
 		case "text":
 			if err := codec.SetString(fv, &x.Text); err != nil {
-				return wire.At(err, "text")
+				return jsontree.At(err, "text")
 			}
 		default:
 			codec.Extra(&x.Extra, k, fv)
@@ -146,7 +147,7 @@ func (x *EchoRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *EchoRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -169,13 +170,13 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
-				return wire.At(err, "_meta")
+				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
 			}
 		case "content":
 			if a, err := codec.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
-				return wire.At(err, "content")
+				return jsontree.At(err, "content")
 			} else {
 				x.Content = a
 			}
@@ -187,14 +188,14 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 			if _, many := fv.([]any); many {
 				x.present |= 1 << 2
 				if a, err := codec.DecodeSlice(fv, rev, DecodeContentBlock); err != nil {
-					return wire.At(err, "parts")
+					return jsontree.At(err, "parts")
 				} else {
 					x.Parts = a
 				}
 			} else {
 				var one ContentBlock
 				if u, err := DecodeContentBlock(fv, rev); err != nil {
-					return wire.At(err, "parts")
+					return jsontree.At(err, "parts")
 				} else {
 					one = u
 				}
@@ -206,7 +207,7 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if u, err := DecodeEchoResultResource(fv, rev); err != nil {
-				return wire.At(err, "resource")
+				return jsontree.At(err, "resource")
 			} else {
 				x.Resource = u
 			}
@@ -219,7 +220,7 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *EchoResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -238,11 +239,11 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "data":
 			if err := codec.SetString(fv, &x.Data); err != nil {
-				return wire.At(err, "data")
+				return jsontree.At(err, "data")
 			}
 		case "mimeType":
 			if err := codec.SetString(fv, &x.MIMEType); err != nil {
-				return wire.At(err, "mimeType")
+				return jsontree.At(err, "mimeType")
 			}
 		case "type":
 		default:
@@ -254,7 +255,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ImageContent) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -278,7 +279,7 @@ func (x *PokeNotification) DecodeValue(v any, rev int) error {
 			} else {
 				var val PokeNotificationParams
 				if err := val.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				x.Params = &val
 			}
@@ -291,7 +292,7 @@ func (x *PokeNotification) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PokeNotification) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -314,7 +315,7 @@ func (x *PokeNotificationParams) DecodeValue(v any, rev int) error {
 			} else {
 				var val int64
 				if err := codec.SetInt(fv, &val); err != nil {
-					return wire.At(err, "count")
+					return jsontree.At(err, "count")
 				}
 				x.Count = &val
 			}
@@ -327,7 +328,7 @@ func (x *PokeNotificationParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *PokeNotificationParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -354,7 +355,7 @@ func (x *ProbeRequest) DecodeValue(v any, rev int) error {
 		case "params":
 			if err := func() error {
 				if err := x.Params.DecodeValue(fv, rev); err != nil {
-					return wire.At(err, "params")
+					return jsontree.At(err, "params")
 				}
 				return nil
 			}(); err != nil {
@@ -372,7 +373,7 @@ func (x *ProbeRequest) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ProbeRequest) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -398,7 +399,7 @@ func (x *ProbeRequestParams) DecodeValue(v any, rev int) error {
 		case "id":
 			if err := func() error {
 				if err := codec.SetID(fv, &x.ID); err != nil {
-					return wire.At(err, "id")
+					return jsontree.At(err, "id")
 				}
 				return nil
 			}(); err != nil {
@@ -416,7 +417,7 @@ func (x *ProbeRequestParams) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ProbeRequestParams) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -442,7 +443,7 @@ func (x *ProbeResult) DecodeValue(v any, rev int) error {
 		case "seen":
 			if err := func() error {
 				if err := codec.SetBool(fv, &x.Seen); err != nil {
-					return wire.At(err, "seen")
+					return jsontree.At(err, "seen")
 				}
 				return nil
 			}(); err != nil {
@@ -460,7 +461,7 @@ func (x *ProbeResult) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *ProbeResult) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -479,7 +480,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "text":
 			if err := codec.SetString(fv, &x.Text); err != nil {
-				return wire.At(err, "text")
+				return jsontree.At(err, "text")
 			}
 		case "type":
 		default:
@@ -491,7 +492,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TextContent) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}
@@ -517,7 +518,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 		case "text":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.Text); err != nil {
-					return wire.At(err, "text")
+					return jsontree.At(err, "text")
 				}
 				return nil
 			}(); err != nil {
@@ -529,7 +530,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 		case "uri":
 			if err := func() error {
 				if err := codec.SetString(fv, &x.URI); err != nil {
-					return wire.At(err, "uri")
+					return jsontree.At(err, "uri")
 				}
 				return nil
 			}(); err != nil {
@@ -547,7 +548,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 
 // UnmarshalJSON decodes JSON through DecodeValue.
 func (x *TextResourceContents) UnmarshalJSON(b []byte) error {
-	v, err := wire.Parse(b)
+	v, err := jsontree.Parse(b)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"github.com/mcpstack/mcpstack/internal/codec"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -28,7 +29,7 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x BlobResourceContents) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -43,7 +44,7 @@ func (x *EchoRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x EchoRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -68,7 +69,7 @@ func (x *EchoRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x EchoRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -97,7 +98,7 @@ func (x *EchoResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x EchoResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -113,7 +114,7 @@ func (x *ImageContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ImageContent) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -130,7 +131,7 @@ func (x *PokeNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PokeNotification) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -146,7 +147,7 @@ func (x *PokeNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PokeNotificationParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -161,7 +162,7 @@ func (x *ProbeRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProbeRequest) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -175,7 +176,7 @@ func (x *ProbeRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProbeRequestParams) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -189,7 +190,7 @@ func (x *ProbeResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProbeResult) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -204,7 +205,7 @@ func (x *TextContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TextContent) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // EncodeValue renders x as a tree in the shape of revision rev.
@@ -219,7 +220,7 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TextResourceContents) MarshalJSON() ([]byte, error) {
-	return wire.Marshal(x.EncodeValue(wire.AllRevisions))
+	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
 // req* mark, per revision, the members each type requires there.

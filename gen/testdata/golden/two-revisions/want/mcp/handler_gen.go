@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"context"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -50,7 +51,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(EchoRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Echo(ctx, p)
@@ -62,7 +63,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(PokeNotificationParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		return nil, h.OnPoke(ctx, p)
@@ -70,7 +71,7 @@ func DispatchHandler(ctx context.Context, h Handler, method string, params any, 
 		p := new(ProbeRequestParams)
 		if params != nil {
 			if err := p.DecodeValue(params, rev); err != nil {
-				return nil, wire.InvalidParams(wire.At(err, "params"))
+				return nil, wire.InvalidParams(jsontree.At(err, "params"))
 			}
 		}
 		r, err := h.Probe(ctx, p)

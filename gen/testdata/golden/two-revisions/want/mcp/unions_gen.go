@@ -6,6 +6,7 @@ package mcp
 import (
 	"fmt"
 	"github.com/mcpstack/mcpstack/internal/codec"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -34,7 +35,7 @@ func DecodeContentBlock(v any, rev int) (ContentBlock, error) {
 		x := new(ImageContent)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, wire.At(&wire.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
+	return nil, jsontree.At(&jsontree.DecodeError{Reason: fmt.Sprintf("unknown type %q", tag)}, "type")
 }
 
 // EchoResultResource is an object of the MCP schemas.
@@ -67,7 +68,7 @@ func DecodeEchoResultResource(v any, rev int) (EchoResultResource, error) {
 		x := new(BlobResourceContents)
 		return x, x.DecodeValue(obj, rev)
 	}
-	return nil, &wire.DecodeError{Reason: "matches no member of EchoResultResource"}
+	return nil, &jsontree.DecodeError{Reason: "matches no member of EchoResultResource"}
 }
 
 func (*BlobResourceContents) isEchoResultResource() {}

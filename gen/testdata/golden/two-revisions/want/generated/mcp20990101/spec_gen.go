@@ -4,8 +4,8 @@
 package mcp20990101
 
 import (
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Revision is the MCP protocol revision of this package.
@@ -15,7 +15,7 @@ const Revision = "2099-01-01"
 const SchemaHash = "a22a4f861d976eda"
 
 // Spec is the method table and the validators of revision 2099-01-01.
-var Spec = wire.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]wire.Method{
+var Spec = protocol.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]protocol.Method{
 	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-}, wire.Transport{PrimingEvent: false, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil})
+}, protocol.Transport{PrimingEvent: false, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil})

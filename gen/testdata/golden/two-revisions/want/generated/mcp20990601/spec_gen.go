@@ -4,8 +4,8 @@
 package mcp20990601
 
 import (
+	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
-	"github.com/mcpstack/mcpstack/wire"
 )
 
 // Revision is the MCP protocol revision of this package.
@@ -15,9 +15,9 @@ const Revision = "2099-06-01"
 const SchemaHash = "6789576442e2a8a0"
 
 // Spec is the method table and the validators of revision 2099-06-01.
-var Spec = wire.NewSpec(Revision, 1, SchemaHash, schema.FS, map[string]wire.Method{
+var Spec = protocol.NewSpec(Revision, 1, SchemaHash, schema.FS, map[string]protocol.Method{
 	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "ProbeResult", TaskExtension: "example.com/probe", Extension: "", NameParam: ""},
 	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"probe/get":          {Name: "probe/get", Request: "ProbeRequest", Result: "ProbeResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "example.com/probe", NameParam: ""},
-}, wire.Transport{PrimingEvent: true, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil},
-	wire.Extension{ID: "example.com/probe", Dir: "extensions/probe", Tasks: &wire.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: false}})
+}, protocol.Transport{PrimingEvent: true, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil},
+	protocol.Extension{ID: "example.com/probe", Dir: "extensions/probe", Tasks: &protocol.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: false}})

@@ -1,0 +1,204 @@
+package protocol
+
+import (
+	"fmt"
+	"io/fs"
+	"sync"
+
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Method is one row of a revision's method table.
+type Method struct {
+	Name    string // "tools/call"
+	Request string // definition a request or notification is validated against
+	Result  string // definition its result is validated against ("" for notifications)
+	// Response is the definition of the whole response message where the
+	// revision has one per method (2026-07-28: a result or an
+	// input-required result); "" elsewhere.
+	Response       string
+	Notification   bool
+	ClientToServer bool
+	ServerToClient bool
+	ParamsRequired bool
+	// TaskResult is the definition the request is answered with when its
+	// params carry task, so that it runs as a task (2025-11-25:
+	// CreateTaskResult); "" where it cannot.
+	TaskResult string
+	// TaskExtension names the extension that lets the request run as a
+	// task (2026-07-28: io.modelcontextprotocol/tasks): then it is the
+	// server that decides, for a client that declares the extension;
+	// "" where the client asks with params.task.
+	TaskExtension string
+	// Extension names the extension that adds the method to the
+	// revision: a client that does not declare it in its capabilities
+	// gets -32021.
+	Extension string
+	// NameParam is the params member its Mcp-Name header repeats
+	// (Streamable HTTP of 2026-07-28: x-mcp-name in its schema); "" for
+	// none.
+	NameParam string
+}
+
+// Spec is everything mcpstack knows of one protocol revision: its method
+// table and its schemas. Generated packages declare one each.
+type Spec struct {
+	Revision string
+	Index    int    // position among the supported revisions, oldest first
+	Hash     string // hash of the schema files the code was generated from
+	Methods  map[string]Method
+	// Transport is what the transports do differently in this revision.
+	Transport Transport
+	// Extensions are the protocol extensions layered onto the revision
+	// (schema/extensions).
+	Extensions []Extension
+
+	fsys      fs.FS
+	validator func() (*Validator, error)
+}
+
+// Transport holds the facts of a revision that are the transports' and no
+// message schema's (schema/transport.json).
+type Transport struct {
+	// PrimingEvent: each SSE stream starts with an event that has an id
+	// and no data, so that the client can resume it.
+	PrimingEvent bool
+	// StreamableHTTP: a POST of notifications and responses only is
+	// answered 202 Accepted (or an HTTP error); a POST holding requests,
+	// with application/json or text/event-stream.
+	StreamableHTTP bool
+	// VersionHeader: every HTTP request after initialize carries the
+	// negotiated revision in MCP-Protocol-Version.
+	VersionHeader bool
+	// MethodHeaders: a request's Mcp-Method, Mcp-Name and
+	// MCP-Protocol-Version headers repeat its body's method, name and
+	// _meta protocolVersion.
+	MethodHeaders bool
+	// ErrorStatus: the HTTP status a JSON error answer of these codes
+	// comes with (nil: the revision says none).
+	ErrorStatus map[int]int
+}
+
+// Extension is a protocol extension layered onto a revision: its schema
+// files (under Dir) count as the revision's, its methods are in the
+// revision's table.
+type Extension struct {
+	ID  string // "io.modelcontextprotocol/tasks"
+	Dir string // its folder in the schema file system
+	// Tasks, when not nil, are the rules of the tasks the extension
+	// brings, where they differ from those of 2025-11-25.
+	Tasks *TaskRules
+}
+
+// TaskRules say how a revision's tasks differ from those of 2025-11-25,
+// whose rules are the zero value.
+type TaskRules struct {
+	// ServerDirected: the server decides which requests run as tasks,
+	// for a client that declares the extension; the client sends no
+	// params.task.
+	ServerDirected bool
+	// ToolErrorCompletes: a tool result with isError ends its task
+	// completed (the result says the rest), not failed.
+	ToolErrorCompletes bool
+	// CancelEndedAcknowledged: tasks/cancel of a task that has ended is
+	// acknowledged like any other, not an error.
+	CancelEndedAcknowledged bool
+}
+
+// NewSpec declares a revision whose schemas are the files under
+// fsys/revision and those of its extensions. The schemas are compiled on
+// first use, once.
+func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, transport Transport, extensions ...Extension) *Spec {
+	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys}
+	layers := make([]string, len(extensions))
+	for i, e := range extensions {
+		layers[i] = e.Dir
+	}
+	// format asserts in every revision: draft-07 (up to 2025-06-18) does
+	// so by default and 2020-12 (after) does not, so the same bytes would
+	// pass or fail by revision. The schemas say format where the protocol
+	// requires the shape (a resource's uri is a URI) in every revision.
+	s.validator = sync.OnceValues(func() (*Validator, error) { return newValidator(fsys, revision, true, layers) })
+	return s
+}
+
+// TaskRules are the rules of the revision's tasks: those of an extension
+// that brings tasks, or else the zero value (2025-11-25's).
+func (s *Spec) TaskRules() TaskRules {
+	for _, e := range s.Extensions {
+		if e.Tasks != nil {
+			return *e.Tasks
+		}
+	}
+	return TaskRules{}
+}
+
+// Validator returns the compiled schemas of the revision.
+func (s *Spec) Validator() (*Validator, error) {
+	v, err := s.validator()
+	if err != nil {
+		return nil, fmt.Errorf("revision %s: %w", s.Revision, err)
+	}
+	return v, nil
+}
+
+// Validate checks a tree against one definition of the revision.
+func (s *Spec) Validate(definition string, value any) error {
+	v, err := s.Validator()
+	if err != nil {
+		return err
+	}
+	return v.Validate(definition, value)
+}
+
+// Method looks a method up in the revision's table.
+func (s *Spec) Method(name string) (Method, bool) {
+	m, ok := s.Methods[name]
+	return m, ok
+}
+
+// Project renders a canonical value in this revision's shape.
+func (s *Spec) Project(e wire.Encoder) any { return e.EncodeValue(s.Index) }
+
+// Has reports whether the revision defines a definition.
+func (s *Spec) Has(definition string) bool {
+	v, err := s.Validator()
+	return err == nil && v.Has(definition)
+}
+
+// ErrorResponse names the revision's definition of an error response
+// (JSONRPCError up to 2025-06-18, JSONRPCErrorResponse after); "" when it
+// has none.
+func (s *Spec) ErrorResponse() string {
+	for _, def := range []string{"JSONRPCErrorResponse", "JSONRPCError"} {
+		if s.Has(def) {
+			return def
+		}
+	}
+	return ""
+}
+
+// Requires reports whether a definition of the revision requires prop.
+func (s *Spec) Requires(definition, prop string) bool {
+	v, err := s.Validator()
+	return err == nil && v.Requires(definition, prop)
+}
+
+// Stateless reports whether the revision has no initialize: each request
+// carries its own protocol version and client capabilities (2026-07-28).
+func (s *Spec) Stateless() bool {
+	_, ok := s.Methods["initialize"]
+	return !ok
+}
+
+// NewestSession is the newest of specs (oldest first, as generated.Specs)
+// that has sessions (initialize): what a client that negotiates asks for
+// by default. It is the oldest when none has.
+func NewestSession(specs []*Spec) *Spec {
+	for i := len(specs) - 1; i >= 0; i-- {
+		if !specs[i].Stateless() {
+			return specs[i]
+		}
+	}
+	return specs[0]
+}

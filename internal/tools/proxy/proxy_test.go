@@ -1,0 +1,198 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/tools/validate"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/stdio"
+)
+
+// The test binary is also the server the proxy starts: MCPSTACK_PROXY_CHILD
+// says which (echo: a line on stderr, then stdin back to stdout unchanged;
+// mcp: the conformance fixtures over stdio).
+func TestMain(m *testing.M) {
+	switch os.Getenv("MCPSTACK_PROXY_CHILD") {
+	case "echo":
+		_, _ = io.WriteString(os.Stderr, "the server's own log\n")
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+		os.Exit(0)
+	case "mcp":
+		srv := server.New(conformance.New(conformance.WithStepDelay(0)))
+		_ = stdio.Serve(context.Background(), srv, os.Stdin, os.Stdout)
+		srv.Close()
+		os.Exit(0)
+	case "exit3":
+		os.Exit(3)
+	}
+	os.Exit(m.Run())
+}
+
+func child(t *testing.T, kind string) []string {
+	t.Setenv("MCPSTACK_PROXY_CHILD", kind)
+	return []string{os.Args[0]}
+}
+
+// Bytes pass unchanged both ways (here through a server that echoes
+// them), however they are cut: CRLF, blank lines, a line that is not JSON,
+// a last line without its newline; every line is recorded.
+func TestStdioIsTransparent(t *testing.T) {
+	in := []byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n\n  {\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\nnot json at all \xff\n" +
+		strings.Repeat("x", 200000) + "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}")
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	var out, errOut bytes.Buffer
+	code := runWith(t, []string{"--record", rec, "--"}, child(t, "echo"), bytes.NewReader(in), &out, &errOut)
+	if code != 0 || !bytes.Equal(out.Bytes(), in) {
+		t.Fatalf("exit %d; out differs from in (%d vs %d bytes); stderr %s", code, out.Len(), len(in), errOut.String())
+	}
+	if errOut.String() != "the server's own log\n" {
+		t.Errorf("stderr %q, want the server's own, passed through alone", errOut.String())
+	}
+	b, _ := os.ReadFile(rec)
+	recorded := strings.Count(string(b), "\n")
+	if recorded != 11 { // 5 lines each way, and the client's end
+		t.Errorf("%d records, want 11:\n%.600s", recorded, b)
+	}
+}
+
+// player plays a client that waits for each answer before it goes on:
+// each step is sent once out holds the text it waits for ("" first).
+type player struct {
+	mu    sync.Mutex
+	out   bytes.Buffer
+	grown chan struct{}
+}
+
+func (c *player) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out.Write(p)
+	select {
+	case c.grown <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (c *player) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.String()
+}
+
+// play writes each step once out holds its wait text, then ends.
+func (c *player) play(w io.WriteCloser, steps [][2]string) {
+	defer w.Close()
+	for _, s := range steps {
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(c.String(), s[0]) && time.Now().Before(deadline); {
+			select {
+			case <-c.grown:
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		_, _ = io.WriteString(w, s[1])
+	}
+}
+
+func runWith(t *testing.T, flags, argv []string, in io.Reader, out, errOut io.Writer) int {
+	t.Helper()
+	// Command reads os.Stdin; the test hands its input through a pipe.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(w, in); w.Close() }()
+	old := os.Stdin
+	os.Stdin = r
+	defer func() { os.Stdin = old }()
+	return Command(append(flags, argv...), out, errOut)
+}
+
+// A session through the proxy with --check: a server that speaks the
+// protocol leaves nothing to find; a client that breaks it is found, and
+// --fail-on error makes the exit status say so.
+func TestStdioCheck(t *testing.T) {
+	steps := [][2]string{
+		{"", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n"},
+		{`"id":1`, `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text"}}` + "\n"},
+	}
+	session := func(steps [][2]string, wait string) (int, string, string) {
+		r, w := io.Pipe()
+		c := &player{grown: make(chan struct{}, 1)}
+		go c.play(w, append(steps, [2]string{wait, ""}))
+		var errOut bytes.Buffer
+		code := runWith(t, []string{"--check", "--fail-on", "error", "--"}, child(t, "mcp"), r, c, &errOut)
+		return code, c.String(), errOut.String()
+	}
+	code, out, errOut := session(steps, `"id":2`)
+	if code != 0 || !strings.Contains(errOut, ": valid") || !strings.Contains(out, `"id":2`) {
+		t.Fatalf("a good session: exit %d, stderr %s, client got %s", code, errOut, out)
+	}
+	bad := append(steps, [2]string{`"id":2`, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":7}}` + "\n"})
+	code, _, errOut = session(bad, `"id":3`)
+	if code != 1 || !strings.Contains(errOut, "proxied:6: error schema") {
+		t.Errorf("a bad request: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// The proxy exits with the server's status, the command given after --
+// or, for the MCP Inspector whose parser eats --, after the flags alone.
+func TestStdioExitStatus(t *testing.T) {
+	for _, flags := range [][]string{{"--"}, {"--record", filepath.Join(t.TempDir(), "rec.jsonl")}} {
+		var out, errOut bytes.Buffer
+		if code := runWith(t, flags, child(t, "exit3"), strings.NewReader(""), &out, &errOut); code != 3 {
+			t.Errorf("%q: exit %d, want the server's 3 (stderr %s)", flags, code, errOut.String())
+		}
+	}
+	_ = validate.Error
+}
+
+// --check reports a finding as its message passes, while the session goes
+// on: not once the validator's chunk has filled, nor at the end.
+func TestCheckIsLive(t *testing.T) {
+	findings := &syncBuffer{}
+	tp, err := newTap(nil, true, findings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One short record (under the 256 bytes format detection would wait
+	// for), and nothing after it yet.
+	tp.message(stdioSession, server.ClientToServer, []byte(`{"jsonrpc":"1.0","id":2,"method":"ping"}`))
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(findings.String(), "error envelope") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(findings.String(), "proxied:1: error envelope") {
+		t.Errorf("no finding while the session is open; stderr so far: %q", findings.String())
+	}
+	if _, err := tp.end(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
