@@ -11,7 +11,7 @@ all: generate test
 run: bin/mcpstack
 	bash scripts/run.sh
 
-## generate: compile schema/ into mcp/, generated/ and client/requests_gen.go
+## generate: compile schema/ into mcp/, internal/generated/ and client/requests_gen.go
 ## (never edit them by hand)
 generate:
 	$(GO) run ./gen

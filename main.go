@@ -18,7 +18,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	benchtool "github.com/mcpstack/mcpstack/internal/tools/bench"
 	"github.com/mcpstack/mcpstack/internal/tools/clientcmd"
 	"github.com/mcpstack/mcpstack/internal/tools/proxy"

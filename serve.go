@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/internal/record"

@@ -7,7 +7,9 @@
 //		func(ctx context.Context, in struct{ Name string `json:"name"` }) (string, error) {
 //			return "Hello, " + in.Name + "!", nil
 //		})
-//	stdio.Serve(context.Background(), app.NewServer(a), os.Stdin, os.Stdout)
+//	srv := app.NewServer(a)
+//	defer srv.Close()
+//	stdio.Serve(context.Background(), srv, os.Stdin, os.Stdout)
 //
 // What the layer does for every registration:
 //   - a tool's input and output JSON Schemas are derived from its Go types
@@ -37,14 +39,15 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/methods/base"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -55,10 +58,10 @@ import (
 type App struct {
 	info         mcp.Implementation
 	instructions string
-	log          *slog.Logger
+	log          atomic.Pointer[slog.Logger] // the first server's (Attach)
 	pager        base.Paginator
 	middleware   []Middleware
-	cache        map[string]cacheHint // by method
+	cache        map[string]cachePolicy // by method
 	adjust       []func(ctx context.Context, c *mcp.ServerCapabilities)
 
 	mu        sync.RWMutex
@@ -66,8 +69,7 @@ type App struct {
 	resources registry[*resource]
 	templates registry[*template]
 	prompts   registry[*prompt]
-	notify    []func(ctx context.Context, method string) // list_changed, to every server the app is served by
-	updated   []func(ctx context.Context, uri string)    // resources/updated, likewise
+	servers   []*server.Server // those it is attached to, for list_changed and resources/updated
 }
 
 // Option configures an App.
@@ -83,8 +85,8 @@ func WithInstructions(s string) Option { return func(a *App) { a.instructions = 
 // WithPageSize sets the page size of the list methods (default 50).
 func WithPageSize(n int) Option { return func(a *App) { a.pager.PageSize = n } }
 
-// cacheHint says how long a client may keep a result.
-type cacheHint struct {
+// cachePolicy says how long a client may keep a result.
+type cachePolicy struct {
 	scope string
 	ttl   time.Duration
 }
@@ -96,13 +98,17 @@ type cacheHint struct {
 // mcp.MethodListResourceTemplates), mcp.MethodReadResource (for the
 // results whose handler set none) or mcp.MethodDiscover. Without one a
 // result is "private" and not to be cached (ttlMs 0), which is always
-// correct. Revisions without the members drop them.
+// correct. Revisions without the members drop them. Another scope, or a
+// negative ttl, panics in New (a bug of the program).
 func WithCacheHint(method, scope string, ttl time.Duration) Option {
 	return func(a *App) {
-		if a.cache == nil {
-			a.cache = map[string]cacheHint{}
+		if scope != "public" && scope != "private" || ttl < 0 {
+			panic(fmt.Sprintf("app: WithCacheHint(%q, %q, %v): the scope is \"public\" or \"private\", the ttl at least 0", method, scope, ttl))
 		}
-		a.cache[method] = cacheHint{scope: scope, ttl: ttl}
+		if a.cache == nil {
+			a.cache = map[string]cachePolicy{}
+		}
+		a.cache[method] = cachePolicy{scope: scope, ttl: ttl}
 	}
 }
 
@@ -135,7 +141,7 @@ func WithMiddleware(mw ...Middleware) Option {
 
 // New returns an App named name at version.
 func New(name, version string, opts ...Option) *App {
-	a := &App{info: mcp.Implementation{Name: name, Version: version}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	a := &App{info: mcp.Implementation{Name: name, Version: version}}
 	for _, o := range opts {
 		o(a)
 	}
@@ -171,7 +177,7 @@ func (a *App) wrap(call Invocation, fn func(context.Context) (any, error)) func(
 	next := func(ctx context.Context) (res any, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				a.log.Error("app: handler panicked", "method", call.Method, "name", call.Name, "panic", r, "stack", string(debug.Stack()))
+				a.logger().Error("app: handler panicked", "method", call.Method, "name", call.Name, "panic", r, "stack", string(debug.Stack()))
 				res, err = nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 			}
 		}()
@@ -182,16 +188,6 @@ func (a *App) wrap(call Invocation, fn func(context.Context) (any, error)) func(
 		next = func(ctx context.Context) (any, error) { return mw(ctx, call, inner) }
 	}
 	return next
-}
-
-// onChange tells the clients that a list changed, when the app is served.
-func (a *App) onChange(method string) {
-	a.mu.RLock()
-	notify := a.notify
-	a.mu.RUnlock()
-	for _, n := range notify {
-		n(context.Background(), method)
-	}
 }
 
 func (a *App) capabilities(ctx context.Context) mcp.ServerCapabilities {

@@ -21,9 +21,10 @@ import (
 // client is one session of a server built on an App, driven with JSON-RPC
 // lines as a transport would.
 type client struct {
-	t    *testing.T
-	sess *core.Session
-	out  *outbox
+	t     *testing.T
+	sess  *core.Session
+	out   *outbox
+	close func() // closes the client's server
 }
 
 type outbox struct {
@@ -55,7 +56,7 @@ func connect(t *testing.T, a *app.App, rev string, opts ...server.Option) *clien
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{t: t, sess: sess, out: out}
+	c := &client{t: t, sess: sess, out: out, close: srv.Close}
 	c.call("initialize", fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}`, rev))
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
 	return c
@@ -676,5 +677,43 @@ func TestPanicUnderMiddleware(t *testing.T) {
 	}
 	if fmt.Sprint(seen) != "[-32603 -32603]" {
 		t.Errorf("what the middleware saw: %v, want -32603 twice", seen)
+	}
+}
+
+// TestServedTwice: an app served by two servers sends list_changed to the
+// sessions of both; once one closes, the other's go on hearing.
+func TestServedTwice(t *testing.T) {
+	a := calculator()
+	one, two := connect(t, a, "2025-11-25"), connect(t, a, "2025-11-25")
+	one.out.take()
+	two.out.take()
+	app.AddTool(a, app.Tool{Name: "first"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
+	for name, c := range map[string]*client{"one": one, "two": two} {
+		if got := eventuallyMsgs(c.out, 1); len(got) != 1 || !strings.Contains(got[0], "notifications/tools/list_changed") {
+			t.Errorf("server %s: %v, want one list_changed", name, got)
+		}
+	}
+	one.close()
+	app.AddTool(a, app.Tool{Name: "second"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
+	if got := eventuallyMsgs(two.out, 1); len(got) != 1 || !strings.Contains(got[0], "notifications/tools/list_changed") {
+		t.Errorf("after the other server closed: %v, want one list_changed", got)
+	}
+}
+
+// A cache hint the protocol cannot carry is a bug of the program: New
+// panics, naming it, instead of sending an invalid result.
+func TestCacheHintRefused(t *testing.T) {
+	for _, opt := range []app.Option{
+		app.WithCacheHint(mcp.MethodListTools, "Public", time.Minute),
+		app.WithCacheHint(mcp.MethodListTools, "private", -time.Second),
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "WithCacheHint") {
+					t.Errorf("recovered %v, want a panic naming WithCacheHint", r)
+				}
+			}()
+			app.New("bad", "1", opt)
+		}()
 	}
 }

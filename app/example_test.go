@@ -92,3 +92,18 @@ func ExampleWithMiddleware() {
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output: later
 }
+
+// A server whose tools arrive after its clients have connected declares
+// the capability up front, so that the clients listen for list_changed.
+func ExampleWithCapabilities() {
+	listChanged := true
+	a := app.New("late", "1.0.0", app.WithCapabilities(func(_ context.Context, c *mcp.ServerCapabilities) {
+		if c.Tools == nil { // none registered yet
+			c.Tools = &mcp.ServerCapabilitiesTools{ListChanged: &listChanged}
+		}
+	}))
+	res, _ := a.Handler().Initialize(context.Background(), &mcp.InitializeRequestParams{})
+	fmt.Println("tools declared:", res.Capabilities.Tools != nil)
+	// Output:
+	// tools declared: true
+}

@@ -17,7 +17,10 @@ import (
 type Handler interface {
 	mcp.Handler
 	server.TaskSupporter
-	// Attach is how server.New gives the app its server (see there).
+	// Attach is how server.New gives the app its server, for a handler
+	// and a type that embeds it. Call it only for a server whose handler
+	// wraps this one without embedding it (a second call for the same
+	// server sends every notification twice).
 	Attach(srv *server.Server)
 }
 

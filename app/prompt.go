@@ -166,7 +166,7 @@ func (h handler) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (
 	}
 	out, _ := res.(*mcp.GetPromptResult)
 	if out == nil {
-		a.log.Error("app: prompt handler returned no result", "prompt", p.Name)
+		a.logger().Error("app: prompt handler returned no result", "prompt", p.Name)
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	}
 	if out.Description == "" {

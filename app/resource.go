@@ -174,7 +174,7 @@ func (h handler) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPar
 	}
 	out, _ := res.(*mcp.ReadResourceResult)
 	if out == nil {
-		a.log.Error("app: resource handler returned no result", "uri", p.URI)
+		a.logger().Error("app: resource handler returned no result", "uri", p.URI)
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	}
 	if scope, ttl := a.cacheHint(mcp.MethodReadResource); ttl != nil && out.TTLMs == nil {
@@ -214,15 +214,4 @@ func (h handler) Subscribe(_ context.Context, p *mcp.SubscribeRequestParams) (*m
 // does not exist is not an error.
 func (handler) Unsubscribe(context.Context, *mcp.UnsubscribeRequestParams) (*mcp.EmptyResult, error) {
 	return &mcp.EmptyResult{}, nil
-}
-
-// ResourceUpdated tells the clients subscribed to uri that it changed
-// (notifications/resources/updated), on every server the app is served by.
-func (a *App) ResourceUpdated(ctx context.Context, uri string) {
-	a.mu.RLock()
-	updated := a.updated
-	a.mu.RUnlock()
-	for _, u := range updated {
-		u(ctx, uri)
-	}
 }

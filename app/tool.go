@@ -249,7 +249,7 @@ func (h handler) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*m
 	}
 	out, ok := res.(*mcp.CallToolResult)
 	if !ok || out == nil {
-		a.log.Error("app: a middleware returned no tool result", "tool", p.Name, "got", fmt.Sprintf("%T", res))
+		a.logger().Error("app: a middleware returned no tool result", "tool", p.Name, "got", fmt.Sprintf("%T", res))
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	}
 	return out, nil
@@ -273,7 +273,7 @@ func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (*mcp.C
 		}
 		return ToolError(err.Error()), nil
 	case res == nil:
-		a.log.Error("app: tool returned no result", "tool", t.def.Name)
+		a.logger().Error("app: tool returned no result", "tool", t.def.Name)
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	}
 	if t.output != nil && (res.IsError == nil || !*res.IsError) {
@@ -286,7 +286,7 @@ func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (*mcp.C
 			err = t.output.Validate(tree)
 		}
 		if err != nil {
-			a.log.Error("app: tool output does not match its outputSchema", "tool", t.def.Name, "err", err)
+			a.logger().Error("app: tool output does not match its outputSchema", "tool", t.def.Name, "err", err)
 			return nil, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the tool's output does not match its outputSchema"}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"

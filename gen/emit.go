@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"go/ast"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"path"
 	"sort"
 	"strings"
@@ -34,10 +37,8 @@ func (f *file) use(pkg string) { f.imports[pkg] = true }
 func (f *file) render(head string) ([]byte, error) {
 	var out bytes.Buffer
 	out.WriteString(head)
-	for _, pkg := range []string{wirePkg, codecPkg, protocolPkg, jsontreePkg} {
-		if bytes.Contains(f.Bytes(), []byte(path.Base(pkg)+".")) {
-			f.use(pkg) // wherever an emitter used it
-		}
+	for _, pkg := range qualifiersIn(f.Bytes(), wirePkg, codecPkg, protocolPkg, jsontreePkg) {
+		f.use(pkg) // wherever an emitter used it
 	}
 	if len(f.imports) > 0 {
 		out.WriteString("import (\n")
@@ -52,6 +53,32 @@ func (f *file) render(head string) ([]byte, error) {
 		return out.Bytes(), fmt.Errorf("format: %w", err)
 	}
 	return src, nil
+}
+
+// qualifiersIn returns the packages of pkgs whose name qualifies an
+// identifier in the Go declarations src (a name in a comment or a string
+// does not count). Unparsable src yields none: rendering reports it.
+func qualifiersIn(src []byte, pkgs ...string) []string {
+	file, err := parser.ParseFile(token.NewFileSet(), "", append([]byte("package p\n"), src...), parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	used := map[string]bool{}
+	ast.Inspect(file, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				used[id.Name] = true
+			}
+		}
+		return true
+	})
+	var out []string
+	for _, pkg := range pkgs {
+		if used[path.Base(pkg)] {
+			out = append(out, pkg)
+		}
+	}
+	return out
 }
 
 const (

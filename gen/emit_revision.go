@@ -10,7 +10,7 @@ func revisionPackage(rev string) string {
 	return "mcp" + strings.ReplaceAll(rev, "-", "")
 }
 
-// revision emits generated/<pkg>/spec_gen.go: the revision's method table and
+// revision emits internal/generated/<pkg>/spec_gen.go: the revision's method table and
 // its schemas, compiled once on first use.
 func (c *canonical) revision(rs *revisionSchema) *file {
 	f := newFile()
@@ -51,11 +51,11 @@ func extensionArgs(rs *revisionSchema) string {
 	return b.String()
 }
 
-// registry emits generated/revisions_gen.go: every revision in one list.
+// registry emits internal/generated/revisions_gen.go: every revision in one list.
 func (c *canonical) registry() *file {
 	f := newFile()
 	for _, rs := range c.m.Revisions {
-		f.use("github.com/mcpstack/mcpstack/generated/" + revisionPackage(rs.Name))
+		f.use("github.com/mcpstack/mcpstack/internal/generated/" + revisionPackage(rs.Name))
 	}
 	f.p("// Specs lists every supported revision, oldest first.")
 	f.p("var Specs = []*protocol.Spec{")

@@ -83,7 +83,7 @@ func TestNegative(t *testing.T) {
 }
 
 // TestGeneratedUpToDate regenerates in memory and compares with mcp/,
-// generated/ and client/requests_gen.go.
+// internal/generated/ and client/requests_gen.go.
 func TestGeneratedUpToDate(t *testing.T) {
 	files, err := Generate(schema.FS, schema.Revisions)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // Generate compiles the schemas of every revision under fsys into Go
 // sources, keyed by path relative to the module root: the protocol types
-// in mcp/, a package per revision and the registry in generated/, and
+// in mcp/, a package per revision and the registry in internal/generated/, and
 // the client Session's typed methods in client/.
 func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	var revs []*revisionSchema
@@ -88,11 +88,11 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 	}
 	for _, rs := range revs {
 		pkg := revisionPackage(rs.Name)
-		if err := emit(path.Join("generated", pkg, "spec_gen.go"), pkg, provenance(rs), c.revision(rs)); err != nil {
+		if err := emit(path.Join("internal/generated", pkg, "spec_gen.go"), pkg, provenance(rs), c.revision(rs)); err != nil {
 			return nil, err
 		}
 	}
-	if err := emit("generated/revisions_gen.go", "generated", canonProv, c.registry()); err != nil {
+	if err := emit("internal/generated/revisions_gen.go", "generated", canonProv, c.registry()); err != nil {
 		return nil, err
 	}
 	if err := emit("client/requests_gen.go", "client", canonProv, c.sessionMethods()); err != nil {

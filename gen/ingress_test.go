@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpstack/mcpstack/generated/mcp20251125"
+	"github.com/mcpstack/mcpstack/internal/generated/mcp20251125"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/mcp"
 )

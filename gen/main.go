@@ -1,6 +1,6 @@
 // Command gen compiles mcpstack's JSON Schemas into Go: the canonical types,
 // unions, codecs, Handler interfaces and method table in mcp/, a package
-// per revision with its method table and validators in generated/, and
+// per revision with its method table and validators in internal/generated/, and
 // the client Session's typed methods (client/requests_gen.go).
 //
 //	go run ./gen            # write them
@@ -24,7 +24,7 @@ func main() {
 	out := flag.String("out", ".", "the module root the generated files go under")
 	check := flag.Bool("check", false, "compare with the output directory instead of writing; exit 1 when stale")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./gen [-out DIR] [-check]\n\nCompiles schema/ into Go code under DIR: mcp/, generated/ and client/requests_gen.go.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./gen [-out DIR] [-check]\n\nCompiles schema/ into Go code under DIR: mcp/, internal/generated/ and client/requests_gen.go.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

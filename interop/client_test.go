@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/client"
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/mcp"
 )
 

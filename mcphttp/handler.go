@@ -35,7 +35,7 @@ import (
 func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(context.Context)) {
 	c := config{
 		maxBody:         DefaultMaxBody,
-		mode:            streamable.SSE,
+		mode:            ResponseSSE,
 		eventBytes:      streamable.DefaultEventBytes,
 		eventBytesTotal: streamable.DefaultEventBytesTotal,
 		writeTimeout:    httpx.DefaultWriteTimeout,
@@ -51,7 +51,7 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 		events = streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge,
 			streamable.WithEventBytes(c.eventBytes, c.eventBytesTotal))
 	}
-	mcpH := streamable.New(srv, streamable.WithResponseMode(c.mode), streamable.WithMaxBody(c.maxBody), streamable.WithStateless(c.stateless),
+	mcpH := streamable.New(srv, streamable.WithResponseMode(streamable.ResponseMode(c.mode)), streamable.WithMaxBody(c.maxBody), streamable.WithStateless(c.stateless),
 		streamable.WithEventStore(events), streamable.WithWriteTimeout(c.writeTimeout))
 	// HTTP+SSE of 2024-11-05 (deprecated): GET /sse opens a session, POST
 	// /messages?sessionId=... carries the client's messages.

@@ -4,25 +4,38 @@ import "github.com/mcpstack/mcpstack/internal/transport/streamable"
 
 // ResponseMode says how a POST carrying requests is answered over
 // Streamable HTTP.
-type ResponseMode = streamable.ResponseMode
+type ResponseMode string
 
 // The response modes.
 const (
 	// ResponseSSE answers with an event stream: notifications and server
 	// requests about the call come first, the answer last; the stream has
 	// event ids, so that a client that loses it resumes with Last-Event-ID.
-	ResponseSSE = streamable.SSE
+	ResponseSSE ResponseMode = "sse"
 	// ResponseJSON answers with one JSON body; what the call sends before
 	// its answer goes to the session's GET stream.
-	ResponseJSON = streamable.JSON
+	ResponseJSON ResponseMode = "json"
 )
 
 // EventStore keeps the events of resumable streams, so that a client that
 // reconnects with Last-Event-ID gets what it missed. It sits beside
 // server.SessionStore and server.TaskStore: the default is in memory,
 // bounded by WithEventLimits; WithEventStore puts another behind it (one
-// that replicas share, for a client that reconnects to another).
-type EventStore = streamable.EventStore
+// that replicas share, for a client that reconnects to another). It must
+// be safe for concurrent use.
+type EventStore interface {
+	// Append stores the next event of a session's stream and returns its
+	// id, which the client may send back as Last-Event-ID: it must name
+	// the stream and the event's place in it.
+	Append(session, stream string, data []byte) (id string, err error)
+	// Replay calls fn, in order, for each event of the session's stream
+	// of lastID that came after it, and returns that stream. It fails with
+	// ErrEventsGone when events after lastID have been dropped, and with
+	// ErrUnknownEvent when lastID names no stream of the session.
+	Replay(session, lastID string, fn func(id string, data []byte) error) (stream string, err error)
+	// Forget drops a session's events: it has ended.
+	Forget(session string)
+}
 
 // Errors of EventStore.Replay: the client gets 410 Gone for the first and
 // 404 for the second, and opens a fresh stream.

@@ -63,18 +63,18 @@ func (m *mapStore) Delete(_ context.Context, id string) error {
 // from the stored state.
 func ExampleWithSessionStore() {
 	store := &mapStore{states: map[string]server.SessionState{}}
-	var servers []*server.Server
+	var stops []func() // each replica's: drain its HTTP handler, close its server
 	defer func() {
-		for _, srv := range servers {
-			srv.Close()
+		for _, stop := range stops {
+			stop()
 		}
 	}()
 	replica := func() http.Handler {
 		a := app.New("replica", "1.0.0")
 		app.AddTool(a, app.Tool{Name: "ping"}, func(context.Context, struct{}) (string, error) { return "pong", nil })
 		srv := app.NewServer(a, server.WithSessionStore(store))
-		servers = append(servers, srv)
-		h, _ := mcphttp.Handler(srv, mcphttp.WithResponseMode(mcphttp.ResponseJSON))
+		h, shutdown := mcphttp.Handler(srv, mcphttp.WithResponseMode(mcphttp.ResponseJSON))
+		stops = append(stops, func() { shutdown(context.Background()); srv.Close() })
 		return h
 	}
 	one, two := httptest.NewServer(replica()), httptest.NewServer(replica())

@@ -21,7 +21,9 @@ func main() {
 	app.AddTool(a, app.Tool{Name: "greet", Description: "Says hello."}, func(_ context.Context, in greeting) (string, error) {
 		return "Hello, " + in.Name + "!", nil
 	})
-	if err := stdio.Serve(context.Background(), app.NewServer(a), os.Stdin, os.Stdout); err != nil {
-		log.Fatal(err)
+	srv := app.NewServer(a)
+	defer srv.Close()
+	if err := stdio.Serve(context.Background(), srv, os.Stdin, os.Stdout); err != nil {
+		log.Print(err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/mcp"
@@ -417,6 +417,9 @@ func (s *Server) sessionClosed(id string) {
 // (subscriptions/listen), so that an HTTP server can shut down gracefully:
 // calls in flight go on.
 func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+
+// Done is closed when the server closes.
+func (s *Server) Done() <-chan struct{} { return s.stop }
 
 // Close ends every session (their streams close, calls in flight are
 // cancelled) and refuses new ones.

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpstack/mcpstack/generated"
 	"github.com/mcpstack/mcpstack/internal/cursor"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"

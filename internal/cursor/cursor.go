@@ -1,5 +1,5 @@
 // Package cursor is the one pagination of mcpstack's lists: the
-// registration layer's (through methods/base) and the core's tasks/list.
+// registration layer's (through internal/methods/base) and the core's tasks/list.
 //
 // A cursor is base64url of "v1:<list>:<offset>": clients must treat it as
 // opaque (the spec says so), and the list name makes a cursor of

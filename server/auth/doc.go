@@ -11,7 +11,7 @@
 //     refuses to start this way unless told --insecure (CheckBind).
 //   - hs256: the embedded default. Tokens are HS256 JWTs signed with a
 //     shared secret (at least 32 bytes, from a file or MCPSTACK_AUTH_SECRET);
-//     `mcpstack token` mints them (NewHS256).
+//     `mcpstack token` mints them; NewHS256 verifies them.
 //   - oauth: tokens come from an external authorization server and are
 //     RS256 or ES256 JWTs checked against its JWKS (NewJWKS), which is
 //     cached and refreshed; issuer and audience (the canonical URL of this

@@ -19,8 +19,8 @@
 // conversations, subscriptions to one's own conversations, the sessions
 // that hear of a new one) is written here.
 //
-// The model is an agent.Agent (methods/chat/agent: sampling, openai, echo,
-// with fallback); conversations live in a store.Store (methods/chat/store:
+// The model is an agent.Agent (internal/methods/chat/agent: sampling, openai, echo,
+// with fallback); conversations live in a store.Store (internal/methods/chat/store:
 // SQLite or PostgreSQL). Every conversation belongs to the user the call
 // is made for (WithUser); no method lets a user see or touch another's, and
 // another user's conversation is answered exactly like one that does not
@@ -66,7 +66,8 @@ type Notifier interface {
 }
 
 // App is the chat application's mcp.Handler. It is safe for concurrent
-// use by any number of sessions. Serve it with server.New and Attach.
+// use by any number of sessions. Serve it with server.New, which calls its
+// Attach.
 type App struct {
 	*layer       // the registration layer; unexported, so that nobody serves it without the overrides below
 	layerHandler // the layer's methods, some overridden below; unexported for the same reason

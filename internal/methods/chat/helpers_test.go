@@ -14,7 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/internal/methods/chat/store"
 	"github.com/mcpstack/mcpstack/internal/methods/internal/peertest"

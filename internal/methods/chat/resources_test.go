@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/internal/methods/chat/store"
 	"github.com/mcpstack/mcpstack/internal/methods/internal/peertest"

@@ -31,9 +31,9 @@ import (
 )
 
 // Fixtures is the conformance profile's mcp.Handler. It is safe for
-// concurrent use by any number of sessions. Serve it with server.New
-// and Attach, so that its list changes and resource updates reach the
-// clients.
+// concurrent use by any number of sessions. Serve it with server.New,
+// which attaches it, so that its list changes and resource updates reach
+// the clients.
 type Fixtures struct {
 	*app.App // registration
 	handler  // its methods

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/methods/internal/peertest"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"

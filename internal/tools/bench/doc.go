@@ -5,7 +5,7 @@
 //
 // N concurrent sessions call the tool "echo" ({"text": string}, answered by
 // one text content with the same text), as "mcpstack serve --profile bench"
-// and the peer servers in tools/bench/peers serve it. A run reports the
+// and the peer servers in internal/tools/bench/peers serve it. A run reports the
 // calls answered correctly per second, nearest-rank latency percentiles
 // (p50, p90, p99, max) over the measured window that follows the warmup,
 // the errors by kind, and the CPU used by the generator and, when its

@@ -19,7 +19,7 @@ import (
 // BenchmarkProxyLatency measures what the HTTP proxy adds to a call: the
 // p50 of a stateless tools/call POST straight to the server and through
 // the proxy (recording to a discarded file), in turns, in the same run
-// (go test ./tools/proxy -run '^$' -bench ProxyLatency -benchtime 1x).
+// (go test ./internal/tools/proxy -run '^$' -bench ProxyLatency -benchtime 1x).
 func BenchmarkProxyLatency(b *testing.B) {
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)))
 	h, shutdown := mcphttp.Handler(srv, mcphttp.WithResponseMode(mcphttp.ResponseJSON))

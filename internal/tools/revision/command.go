@@ -89,13 +89,13 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, `Created %s/%s as a copy of %s.
 
 Next:
-  1. make generate      # generated/mcp%s, the revision table, docs/revisions.md
+  1. make generate      # internal/generated/mcp%s, the revision table, docs/revisions.md
   2. go build ./...     # passes: the copy has the methods %s has
   3. edit %s/%s to what the new revision says (new methods are a request
      file with x-mcp-result and an entry in jsonrpc/ClientRequest.json;
      removed ones leave both), then make generate again: a new request
      method fails the build where handlers assert mcp.Handler, until they
-     have it (methods/base has a -32601 stand-in for each)
+     have it (internal/methods/base has a -32601 stand-in for each)
   4. go run . schemadiff --from %s --to %s --format markdown    # what changed
   5. go run . schemadiff --official schema.json --revision %s   # against the official one, once it is out
      (go run .: a mcpstack built before the revision existed does not have it)

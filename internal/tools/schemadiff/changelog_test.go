@@ -40,7 +40,7 @@ func changelogDoc(t *testing.T) []byte {
 }
 
 // TestChangelogDoc keeps docs/revisions.md up to date (go test
-// ./tools/schemadiff -run TestChangelogDoc -update-doc rewrites it).
+// ./internal/tools/schemadiff -run TestChangelogDoc -update-doc rewrites it).
 func TestChangelogDoc(t *testing.T) {
 	got := changelogDoc(t)
 	const file = "../../../docs/revisions.md"

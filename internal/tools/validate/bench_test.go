@@ -18,7 +18,7 @@ var benchLog = sync.OnceValue(func() []byte {
 	return b.Bytes()
 })
 
-// BenchmarkCheck validates a generated 16 MB recording (tools/validate/
+// BenchmarkCheck validates a generated 16 MB recording (internal/tools/validate/
 // bench.sh does the same on 100 MB against jq). It reports MB/s and
 // messages/s.
 func BenchmarkCheck(b *testing.B) {

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
 )

@@ -25,8 +25,8 @@ type EventStore interface {
 
 // Errors of Replay.
 var (
-	ErrEventsGone   = errors.New("streamable: the events after Last-Event-ID are no longer kept")
-	ErrUnknownEvent = errors.New("streamable: Last-Event-ID names no stream of this session")
+	ErrEventsGone   = errors.New("event store: the events after Last-Event-ID are no longer kept")
+	ErrUnknownEvent = errors.New("event store: Last-Event-ID names no stream of this session")
 )
 
 // Default bounds of the MemoryEventStore that New uses.

@@ -1,4 +1,4 @@
-// Command benchtool is what tools/validate/bench.sh runs: "gen" writes a
+// Command benchtool is what internal/tools/validate/bench.sh runs: "gen" writes a
 // synthetic recorded log, "validate" is `mcpstack validate` (the same
 // Command), built on its own so the benchmark does not depend on the main
 // binary's wiring.

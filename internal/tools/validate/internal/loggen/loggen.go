@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpstack/mcpstack/generated"
+	"github.com/mcpstack/mcpstack/internal/generated"
 )
 
 // Options shape a log.

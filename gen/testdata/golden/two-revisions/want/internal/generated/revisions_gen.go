@@ -4,8 +4,8 @@
 package generated
 
 import (
-	"github.com/mcpstack/mcpstack/generated/mcp20990101"
-	"github.com/mcpstack/mcpstack/generated/mcp20990601"
+	"github.com/mcpstack/mcpstack/internal/generated/mcp20990101"
+	"github.com/mcpstack/mcpstack/internal/generated/mcp20990601"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 

@@ -1,4 +1,4 @@
-package wire_test
+package protocol_test
 
 import (
 	"strings"
