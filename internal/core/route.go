@@ -177,11 +177,11 @@ func (c *Call) refuseWith(why Refusal, msg string) *Call {
 // busy is the reply to an initialize the server has no room for: RefusedFull, or
 // RefusedOverShare when the client holds its share of sessions.
 func busy(err error) Reply {
-	why, msg := RefusedFull, "Service Unavailable: "
+	why := RefusedFull
 	if errors.Is(err, ErrQuota) {
-		why, msg = RefusedOverShare, "Too Many Requests: "
+		why = RefusedOverShare
 	}
-	body := jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: msg + strings.TrimPrefix(err.Error(), "server: ")})
+	body := jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: " + strings.TrimPrefix(err.Error(), "server: ")})
 	return Reply{Body: body, Refused: why, RetryAfter: 5}
 }
 
