@@ -78,7 +78,7 @@ func TestAdoptRevision(t *testing.T) {
 		t.Fatalf("the build after generate: %v\n%s\nwant it to fail where a handler lacks PingTools", err, out)
 	}
 	// 5. the method, where every handler gets its stand-ins
-	appendFile(t, filepath.Join(tree, "methods", "base", "lifecycle.go"), `
+	appendFile(t, filepath.Join(tree, "internal", "methods", "base", "lifecycle.go"), `
 // PingTools answers -32601 (the adoption test's method).
 func (Lifecycle) PingTools(context.Context, *mcp.PingToolsRequestParams) (*mcp.PingToolsResult, error) {
 	return nil, wire.ErrMethodNotFound
