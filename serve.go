@@ -141,7 +141,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.profile, "profile", "chat", "the handler to serve: "+strings.Join(names, ", "))
 	fl.BoolVar(&c.strict, "strict", false, "also validate every outgoing message; an invalid one is a bug, answered -32603 and logged")
 	fl.BoolVar(&c.validate, "validate", true, "validate incoming messages (turn off only to measure what validation costs)")
-	fl.StringVar(&c.responseMode, "response-mode", "sse", "answer POSTed requests as `sse` (event stream) or json")
+	fl.StringVar(&c.responseMode, "response-mode", "auto", "answer POSTed requests as JSON until the call sends something else (`auto`), always as an event stream (sse), or always as JSON (json)")
 	fl.StringVar(&c.addrFile, "addr-file", "", "write the bound host:port to `FILE` once listening")
 	fl.Int64Var(&c.maxBody, "max-body", 4<<20, "largest accepted HTTP body in `bytes` (413 above)")
 	fl.IntVar(&c.maxSessions, "max-sessions", 10000, "most live sessions (503 above; 0: none)")
@@ -196,8 +196,8 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	mode := mcphttp.ResponseMode(c.responseMode)
-	if mode != mcphttp.ResponseSSE && mode != mcphttp.ResponseJSON {
-		fmt.Fprintf(stderr, "mcpstack serve: --response-mode must be sse or json, not %q\n", c.responseMode)
+	if mode != mcphttp.ResponseAuto && mode != mcphttp.ResponseSSE && mode != mcphttp.ResponseJSON {
+		fmt.Fprintf(stderr, "mcpstack serve: --response-mode must be auto, sse or json, not %q\n", c.responseMode)
 		return 2
 	}
 	log, err := newLogger(stderr, c.logLevel, c.logFormat)

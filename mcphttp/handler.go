@@ -35,7 +35,7 @@ import (
 func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(context.Context)) {
 	c := config{
 		maxBody:         DefaultMaxBody,
-		mode:            ResponseSSE,
+		mode:            ResponseAuto,
 		eventBytes:      streamable.DefaultEventBytes,
 		eventBytesTotal: streamable.DefaultEventBytesTotal,
 		writeTimeout:    httpx.DefaultWriteTimeout,

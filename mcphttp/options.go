@@ -41,8 +41,9 @@ func WithAuth(a *auth.Auth) Option { return func(c *config) { c.auth = a } }
 // (default DefaultMaxBody).
 func WithMaxBody(n int64) Option { return func(c *config) { c.maxBody = n } }
 
-// WithResponseMode answers POSTed requests as an event stream
-// (ResponseSSE, the default) or as one JSON body (ResponseJSON).
+// WithResponseMode answers POSTed requests as JSON until the call sends
+// something else (ResponseAuto, the default), always as an event stream
+// (ResponseSSE), or always as one JSON body (ResponseJSON).
 func WithResponseMode(m ResponseMode) Option { return func(c *config) { c.mode = m } }
 
 // WithStateless keeps no sessions over Streamable HTTP: every POST stands

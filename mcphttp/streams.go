@@ -8,6 +8,12 @@ type ResponseMode string
 
 // The response modes.
 const (
+	// ResponseAuto, the default, answers with one JSON body when the call
+	// ends quickly without sending anything else, and as ResponseSSE's
+	// resumable event stream from its first notification or server
+	// request on (or once it has run 10ms, so that a long call can be
+	// resumed).
+	ResponseAuto ResponseMode = "auto"
 	// ResponseSSE answers with an event stream: notifications and server
 	// requests about the call come first, the answer last; the stream has
 	// event ids, so that a client that loses it resumes with Last-Event-ID.

@@ -250,7 +250,8 @@ func TestStatelessSpan(t *testing.T) {
 // carries its trace context in params._meta, over Streamable HTTP.
 func TestClientSpanIsTheParent(t *testing.T) {
 	srv, o, serverSpans := setup(t)
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithObserver(o))
+	// SSE answers: the call's events are kept for resumption, and counted.
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithObserver(o), mcphttp.WithResponseMode(mcphttp.ResponseSSE))
 	hs := httptest.NewServer(h)
 	defer func() { shutdown(context.Background()); hs.Close() }()
 	clientSpans := tracetest.NewSpanRecorder()

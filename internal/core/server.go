@@ -57,6 +57,7 @@ type Server struct {
 	listensStarting int
 	closed          bool
 	stop            chan struct{}
+	workers         *workers // the goroutines calls run on
 	wg              sync.WaitGroup
 
 	drainOnce sync.Once
@@ -85,6 +86,7 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	}
 	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{},
 		stop: make(chan struct{}), draining: make(chan struct{}), output: newOutputBudget(cfg.outputPerStream, cfg.outputTotal)}
+	s.workers = newWorkers(s.stop)
 	if s.sessionStore = cfg.sessions; s.sessionStore == nil {
 		s.sessionStore = MemorySessions()
 	}
@@ -417,6 +419,10 @@ func (s *Server) sessionClosed(id string) {
 // (subscriptions/listen), so that an HTTP server can shut down gracefully:
 // calls in flight go on.
 func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+
+// Go runs fn, a call a transport serves, on a goroutine whose stack has
+// grown already where one is idle, on a new one otherwise: it never waits.
+func (s *Server) Go(fn func()) { s.workers.Go(fn) }
 
 // Done is closed when the server closes.
 func (s *Server) Done() <-chan struct{} { return s.stop }

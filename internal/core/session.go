@@ -294,10 +294,11 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related response, 
 			sess.refused(ctx, served(it.Msg, "", sess.id, sess.transport), answers[i])
 		case in.batch:
 			wg.Add(1)
-			go func(i int, m *jsonrpc.Message) {
+			m := it.Msg
+			sess.srv.Go(func() {
 				defer wg.Done()
 				answers[i] = sess.request(ctx, m, related)
-			}(i, it.Msg)
+			})
 		default:
 			answers[i] = sess.request(ctx, it.Msg, related)
 		}

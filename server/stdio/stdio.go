@@ -130,7 +130,7 @@ func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 				continue
 			}
 			wg.Add(1)
-			go func() {
+			srv.Go(func() {
 				defer wg.Done()
 				defer func() { <-slots }()
 				if reply := sess.Serve(ctx, incoming, w); reply != nil {
@@ -139,7 +139,7 @@ func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 						sess.Close()
 					}
 				}
-			}()
+			})
 		case <-sess.Done():
 			return ctx.Err()
 		}

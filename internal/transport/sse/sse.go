@@ -315,14 +315,14 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		s.calls.Add()
-		go func() {
+		h.srv.Go(func() {
 			defer s.calls.Done()
 			if reply := s.sess.Serve(ctx, in, nil); reply != nil {
 				if err := s.stream.Send(reply); err != nil {
 					h.srv.Logger().Debug("sse: answer not delivered", "session", id, "err", err)
 				}
 			}
-		}()
+		})
 	}
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusAccepted)

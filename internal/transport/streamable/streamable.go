@@ -27,6 +27,11 @@ import (
 type ResponseMode string
 
 const (
+	// Auto answers with one JSON body when the call ends before it sends
+	// anything else, and with SSE's resumable event stream from its first
+	// notification or server request on (or once it has run primeDelay,
+	// so that a long call can be resumed).
+	Auto ResponseMode = "auto"
 	// SSE answers with an event stream: notifications and server requests
 	// about the call come first, the response last.
 	SSE ResponseMode = "sse"
@@ -53,7 +58,7 @@ type config struct {
 	writeTimeout time.Duration
 }
 
-// WithResponseMode chooses SSE (default) or JSON answers.
+// WithResponseMode chooses Auto (default), SSE or JSON answers.
 func WithResponseMode(m ResponseMode) Option { return optionFunc(func(c *config) { c.mode = m }) }
 
 // WithMaxBody bounds a POST body (default 4 MiB); a larger one gets 413.
@@ -111,7 +116,7 @@ type Handler struct {
 
 // New returns the endpoint handler; mount it at the MCP path (e.g. /mcp).
 func New(srv *server.Server, opts ...Option) *Handler {
-	cfg := config{mode: SSE, maxBody: 4 << 20, keepAlive: 25 * time.Second, retry: 2 * time.Second}
+	cfg := config{mode: Auto, maxBody: 4 << 20, keepAlive: 25 * time.Second, retry: 2 * time.Second}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
@@ -254,41 +259,71 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // serveCall answers a call of a session on a resumable event stream. The
 // call runs on by itself: when the client drops the response, or the
 // method ends it early (CloseStream), its events wait in the event store
-// for a GET with Last-Event-ID.
+// for a GET with Last-Event-ID. In Auto mode the stream starts with the
+// call's first message, its request to end the response, or primeDelay;
+// a call that ends before all three is answered as JSON.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.Call) {
-	es := h.newEventStream(call.SessionID())
-	if es.ended() {
-		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
-		return
+	cs := &callStream{h: h, w: w, call: call, started: make(chan struct{})}
+	if h.cfg.mode != Auto {
+		if es, _ := cs.stream(); es.ended() {
+			httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
+			return
+		}
 	}
-	sw := h.newSSEWriter(w)
-	sw.Start()
-	primed := call.Prime()
-	es.attach(sw, int(h.cfg.retry/time.Millisecond), primed)
-	closeReq, closeEarly := es.closeReq, es.CloseStream
-	if !primed {
-		closeReq, closeEarly = nil, nil // without an event id the client could not resume: keep the response
+	var closeEarly func()
+	if call.Prime() {
+		closeEarly = cs.CloseStream
+	} // else without an event id the client could not resume: keep the response
+	expired, stop := core.CallerFrom(r.Context()).Expiry()
+	defer stop()
+	done := make(chan core.Reply, 1)
+	h.srv.Go(func() { done <- call.Run(r.Context(), cs, closeEarly) })
+	var early *core.Reply // the call's reply, when it came before the stream started
+	slow := false         // the call ran primeDelay without a message
+	if h.cfg.mode == Auto {
+		wait := time.NewTimer(primeDelay)
+		defer wait.Stop()
+		select {
+		case reply := <-done:
+			if cs.answerAsJSON() {
+				writeReply(w, reply)
+				return
+			}
+			early = &reply // the stream started meanwhile
+		case <-cs.started:
+		case <-wait.C:
+			slow = true
+		case <-r.Context().Done():
+		case <-expired:
+		}
+	}
+	es, sw := cs.stream()
+	if slow {
+		sw.Flush() // the headers and the priming event, so that the client can resume
+	}
+	closeReq := es.closeReq
+	if closeEarly == nil {
+		closeReq = nil
 	}
 	// Headers and the priming event wait for the first message, unless the
 	// call takes longer than primeDelay: then they go out on their own.
 	primeTimer := time.AfterFunc(primeDelay, sw.Flush)
 	defer primeTimer.Stop()
-	expired, stop := core.CallerFrom(r.Context()).Expiry()
-	defer stop()
-	done := make(chan []byte, 1)
-	go func() { done <- call.Run(r.Context(), es, closeEarly).Body }()
-	finish := func(reply []byte) {
-		if reply != nil {
-			_ = es.Send(reply)
+	finish := func(reply core.Reply) {
+		if reply.Body != nil {
+			_ = es.Send(reply.Body)
 		}
 		es.finish()
+	}
+	if early != nil {
+		done <- *early
 	}
 	select {
 	case reply := <-done:
 		// The response still carries the stream: its last event goes out
 		// with the end of the response, in one write.
-		if reply != nil {
-			_ = es.sendLast(reply)
+		if reply.Body != nil {
+			_ = es.sendLast(reply.Body)
 		}
 		es.finish()
 	case <-closeReq:
@@ -305,6 +340,66 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 		go func() { finish(<-done) }()
 	}
 	sw.close()
+}
+
+// callStream is what a session's call sends its messages to: the
+// response's resumable event stream, started on first use (at once in SSE
+// mode), unless the call was answered as JSON first (Auto mode).
+type callStream struct {
+	h       *Handler
+	w       http.ResponseWriter
+	call    *core.Call
+	started chan struct{} // closed when the stream starts
+
+	mu   sync.Mutex
+	es   *eventStream
+	sw   *sseWriter
+	json bool // answered as JSON: there is no stream
+}
+
+// stream starts the event stream, once, and returns it with the writer of
+// the response that carries it; nil after the call was answered as JSON.
+func (cs *callStream) stream() (*eventStream, *sseWriter) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.es == nil && !cs.json {
+		cs.es = cs.h.newEventStream(cs.call.SessionID())
+		cs.sw = cs.h.newSSEWriter(cs.w)
+		cs.sw.Start()
+		cs.es.attach(cs.sw, int(cs.h.cfg.retry/time.Millisecond), cs.call.Prime())
+		close(cs.started)
+	}
+	return cs.es, cs.sw
+}
+
+// answerAsJSON reports whether the call's reply may be its response's
+// JSON body: the stream has not started, and now never will.
+func (cs *callStream) answerAsJSON() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.es != nil {
+		return false
+	}
+	cs.json = true
+	return true
+}
+
+// Send stores a message of the call and writes it to the response.
+func (cs *callStream) Send(msg []byte) error {
+	es, _ := cs.stream()
+	if es == nil {
+		return errStreamClosed
+	}
+	return es.Send(msg)
+}
+
+// CloseStream ends the response before the call ends (SEP-1699 polling),
+// starting it first when nothing was sent: the client needs the priming
+// event's id to resume.
+func (cs *callStream) CloseStream() {
+	if es, _ := cs.stream(); es != nil {
+		es.CloseStream()
+	}
 }
 
 // serveAlone answers a call without a session (stateless mode, or a

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
@@ -106,7 +107,7 @@ func TestStatuses(t *testing.T) {
 		status   int
 		contains string
 	}{
-		{"request answered on SSE", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(nil)}, 200, `"result":{}`},
+		{"request answered", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(nil)}, 200, `"result":{}`},
 		{"notification accepted", req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: s(nil)}, 202, ""},
 		{"client response accepted", req{body: `{"jsonrpc":"2.0","id":99,"result":{}}`, headers: s(nil)}, 202, ""},
 		{"accept lacks event-stream", req{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, headers: s(map[string]string{"Accept": "application/json"})}, 406, "Not Acceptable"},
@@ -313,5 +314,57 @@ func TestForeignSession(t *testing.T) {
 	}
 	if resp, _ := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: map[string]string{"Mcp-Session-Id": "sse-session"}}); resp.StatusCode != 404 {
 		t.Errorf("another transport's session: %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestAutoMode: by default a call is answered as JSON when it ends before
+// sending anything else, and on a resumable event stream (priming event
+// first) when it sends a message first or runs longer than a moment.
+func TestAutoMode(t *testing.T) {
+	a := app.New("auto", "1")
+	app.AddTool(a, app.Tool{Name: "slow"}, func(context.Context, struct{}) (string, error) {
+		time.Sleep(100 * time.Millisecond)
+		return "done", nil
+	})
+	srv := app.NewServer(a)
+	h := streamable.New(srv) // the default mode
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })
+	slow := &env{t: t, url: ts.URL, srv: srv}
+	fixtures := newEnv(t, nil)
+
+	for _, tc := range []struct {
+		name        string
+		e           *env
+		body        string
+		contentType string
+		events      int    // of an event stream: the priming event and the messages
+		last        string // what the answer holds
+	}{
+		{"quick call", fixtures, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, "application/json", 0, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+		{"progress first", fixtures, `{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":7}}}`, "text/event-stream", 5, `"id":"p","result"`},
+		{"slow call", slow, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`, "text/event-stream", 2, `"id":3,"result"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sid := tc.e.initialize()
+			tc.e.do(req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+			resp, body := tc.e.do(req{body: tc.body, headers: map[string]string{"Mcp-Session-Id": sid}})
+			if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != tc.contentType {
+				t.Fatalf("%d %q, want 200 %q: %q", resp.StatusCode, ct, tc.contentType, body)
+			}
+			if tc.events == 0 {
+				if body != tc.last {
+					t.Errorf("body %q, want %q", body, tc.last)
+				}
+				return
+			}
+			events := strings.Split(strings.TrimSpace(body), "\n\n")
+			if len(events) != tc.events || !strings.HasPrefix(events[0], "id: ") || !strings.HasSuffix(events[0], "data:") {
+				t.Fatalf("%d events, want %d starting with a priming event:\n%s", len(events), tc.events, body)
+			}
+			if !strings.Contains(events[len(events)-1], tc.last) {
+				t.Errorf("last event %q lacks %q", events[len(events)-1], tc.last)
+			}
+		})
 	}
 }

@@ -430,14 +430,14 @@ func (c *conn) run(ctx context.Context) {
 		}
 		c.calls.Add()
 		wg.Add(1)
-		go func() {
+		c.h.srv.Go(func() {
 			defer wg.Done()
 			defer func() { <-slots }()
 			defer c.calls.Done()
 			if reply := c.sess.Serve(ctx, in, c); reply != nil {
 				c.send(reply)
 			}
-		}()
+		})
 	}
 }
 
