@@ -28,7 +28,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
 )
@@ -45,6 +44,7 @@ type Observer struct {
 	log     *slog.Logger
 	names   func(method, name string) bool
 	metrics *metrics
+	digests digests // of the live sessions' ids
 }
 
 var _ server.Observer = (*Observer)(nil)
@@ -153,7 +153,7 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	if m.Session != "" && (o.tracer != nil || o.log != nil) {
 		// A session id is a bearer secret: spans and info lines carry a
 		// digest that ties a session's together, made once for both.
-		c.session = tracemeta.SessionDigest(m.Session)
+		c.session = o.digests.of(m.Session)
 	}
 	if o.tracer != nil {
 		ctx, c.span = o.startSpan(ctx, m, method, c.tool, c.prompt, c.transport, c.session)
@@ -210,6 +210,7 @@ func (c *call) Finish(a server.Answer) {
 
 // SessionEnded observes a session's end (server.Observer).
 func (o *Observer) SessionEnded(s server.EndedSession) {
+	o.digests.forget(s.ID)
 	o.metrics.session.WithLabelValues(s.Revision, networkTransport(s.Transport)).Observe(s.Lasted.Seconds())
 }
 
@@ -286,7 +287,13 @@ func (o *Observer) access(ctx context.Context, m server.Served, session string, 
 	if session != "" { // the digest; debug lines carry the id itself
 		attrs = append(attrs, slog.String("session", session))
 	}
-	o.log.LogAttrs(ctx, slog.LevelInfo, "mcp request", attrs...)
+	if h := o.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+		// The handler itself: Logger.LogAttrs would walk the stack for a
+		// source position the line does not print.
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, "mcp request", 0)
+		r.AddAttrs(attrs...)
+		_ = h.Handle(ctx, r)
+	}
 	if o.log.Enabled(ctx, slog.LevelDebug) {
 		debug := []slog.Attr{slog.String("id", m.ID.String())}
 		if m.Session != "" {

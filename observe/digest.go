@@ -1,0 +1,45 @@
+package observe
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpstack/mcpstack/internal/tracemeta"
+)
+
+// digests remembers the digest of each live session's id, so that it is
+// made once per session rather than once per request (the SHA-256 was a
+// tenth of the access line's cost). A session's entry goes when it ends;
+// past maxDigests entries (sessions whose end this observer never saw)
+// the memory starts over.
+type digests struct {
+	m atomic.Pointer[sync.Map] // session id -> digest
+	n atomic.Int64
+}
+
+const maxDigests = 1 << 16
+
+func (d *digests) of(id string) string {
+	m := d.m.Load()
+	if m == nil {
+		d.m.CompareAndSwap(nil, new(sync.Map))
+		m = d.m.Load()
+	}
+	if s, ok := m.Load(id); ok {
+		return s.(string)
+	}
+	s := tracemeta.SessionDigest(id)
+	if _, loaded := m.LoadOrStore(id, s); !loaded && d.n.Add(1) > maxDigests {
+		d.m.Store(new(sync.Map))
+		d.n.Store(0)
+	}
+	return s
+}
+
+func (d *digests) forget(id string) {
+	if m := d.m.Load(); m != nil {
+		if _, ok := m.LoadAndDelete(id); ok {
+			d.n.Add(-1)
+		}
+	}
+}
