@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -60,14 +61,19 @@ func callsPerSecond(sess *core.Session, bodies [][]byte, d time.Duration) float6
 }
 
 // variants are the configurations BenchmarkObserver compares: both off,
-// metrics on (tracing off), metrics and tracing on (every span sampled,
-// exported to a discarding exporter).
+// metrics on (tracing off), metrics and the access line (serve's
+// defaults), metrics and tracing on (every span sampled, exported to a
+// discarding exporter).
 func variants() []variant {
 	f := conformance.New(conformance.WithStepDelay(0))
 	return []variant{
 		{"off", func() []server.Option { return nil }},
 		{"metrics", func() []server.Option {
 			return []server.Option{server.WithObserver(observe.New(observe.WithNames(f.Registered)))}
+		}},
+		{"metrics+access", func() []server.Option { // mcpstack serve's defaults: the access line too
+			log := slog.New(slog.NewTextHandler(io.Discard, nil))
+			return []server.Option{server.WithObserver(observe.New(observe.WithNames(f.Registered), observe.WithLogger(log)))}
 		}},
 		{"metrics+tracing", func() []server.Option {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}), sdktrace.WithSampler(sdktrace.AlwaysSample()))

@@ -280,7 +280,11 @@ func (o *Observer) access(ctx context.Context, m server.Served, session string, 
 	case errType != "":
 		outcome = "error " + errType
 	}
-	attrs := []slog.Attr{slog.String("method", clip(m.Method)), slog.String("id", clip(m.ID.String())), slog.Duration("duration", d), slog.String("outcome", outcome)}
+	id := slog.Int64("id", m.ID.Int()) // an integer id prints the same, without formatting a string first
+	if !m.ID.IsInt() {
+		id = slog.String("id", clip(m.ID.String()))
+	}
+	attrs := []slog.Attr{slog.String("method", clip(m.Method)), id, slog.Duration("duration", d), slog.String("outcome", outcome)}
 	if m.Target != "" {
 		attrs = append(attrs, slog.String("target", clip(m.Target)))
 	}
