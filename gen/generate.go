@@ -91,6 +91,13 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 		if err := emit(path.Join("internal/generated", pkg, "spec_gen.go"), pkg, provenance(rs), c.revision(rs)); err != nil {
 			return nil, err
 		}
+		valid, err := c.validators(rs)
+		if err != nil {
+			return nil, err
+		}
+		if err := emit(path.Join("internal/generated", pkg, "valid_gen.go"), pkg, provenance(rs), valid); err != nil {
+			return nil, err
+		}
 	}
 	if err := emit("internal/generated/revisions_gen.go", "generated", canonProv, c.registry()); err != nil {
 		return nil, err

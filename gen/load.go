@@ -22,6 +22,7 @@ type definition struct {
 	NameParam   string // x-mcp-name: the params member its Mcp-Name header repeats
 	Extension   string // the extension that adds it; "" for the revision's own
 	Body        *schemas.Type
+	Raw         []byte // the file, for the validators
 }
 
 // revisionSchema is every definition of one revision folder.
@@ -144,6 +145,7 @@ func parseDefinition(p string, raw []byte) (*definition, error) {
 		TaskResult:  ann.TaskResult,
 		NameParam:   ann.NameParam,
 		Body:        (*schemas.Type)(s.ObjectAsType),
+		Raw:         raw,
 	}, nil
 }
 

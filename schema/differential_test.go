@@ -49,6 +49,8 @@ func TestDifferential(t *testing.T) {
 		t.Run(rev, func(t *testing.T) {
 			c := newCorpus(t, shared, rev)
 			ours := schematest.MustOurs(t, rev)
+			fast := checkGenerated(t, rev)
+			c.each = fast.check
 			for _, name := range ours.Names() {
 				if !c.theirs.Has(name) {
 					t.Errorf("%s: our definition %s is not in the official schema", rev, name)
@@ -67,6 +69,7 @@ func TestDifferential(t *testing.T) {
 			}
 			t.Logf("%s: %d definitions, %d cases (%d valid, %d invalid by the official schema), %d official examples used as bases",
 				rev, len(c.theirs.Names()), st.cases, st.valid, st.cases-st.valid, st.examples)
+			fast.report()
 			total += st.cases
 			totalValid += st.valid
 		})
@@ -131,6 +134,7 @@ type corpus struct {
 	theirs   *schematest.Set
 	syn      *synth
 	examples map[string][]labelled
+	each     func(name string, cs labelled) // called with every case, when set
 }
 
 func newCorpus(t *testing.T, shared, rev string) *corpus {
@@ -259,6 +263,9 @@ func (c *corpus) judge(t *testing.T, ours *schematest.Set, names []string, misma
 				}
 				seen[key] = true
 				st.cases++
+				if c.each != nil {
+					c.each(name, cs)
+				}
 				errO, errT := o.Validate(cs.v), th.Validate(cs.v)
 				if errT == nil {
 					st.valid++

@@ -55,6 +55,7 @@ type Spec struct {
 
 	fsys      fs.FS
 	validator func() (*Validator, error)
+	surely    map[string]func(any) bool // the generated validators, by definition
 }
 
 // Transport holds the facts of a revision that are the transports' and no
@@ -106,10 +107,12 @@ type TaskRules struct {
 }
 
 // NewSpec declares a revision whose schemas are the files under
-// fsys/revision and those of its extensions. The schemas are compiled on
-// first use, once.
-func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, transport Transport, extensions ...Extension) *Spec {
-	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys}
+// fsys/revision and those of its extensions. surely holds the generated
+// validators: by definition, whether a JSON tree is surely valid (false:
+// the reference validator decides). The schemas are compiled on first
+// use, once.
+func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, surely map[string]func(any) bool, transport Transport, extensions ...Extension) *Spec {
+	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys, surely: surely}
 	layers := make([]string, len(extensions))
 	for i, e := range extensions {
 		layers[i] = e.Dir
@@ -142,13 +145,26 @@ func (s *Spec) Validator() (*Validator, error) {
 	return v, nil
 }
 
-// Validate checks a tree against one definition of the revision.
+// Validate checks a tree against one definition of the revision: the
+// generated validator first, and where it is not sure, the reference
+// validator (santhosh-tekuri v6), whose failure names the field and the
+// reason.
 func (s *Spec) Validate(definition string, value any) error {
+	if s.SurelyValid(definition, value) {
+		return nil
+	}
 	v, err := s.Validator()
 	if err != nil {
 		return err
 	}
 	return v.Validate(definition, value)
+}
+
+// SurelyValid reports whether the generated validator of definition is
+// sure that value is valid.
+func (s *Spec) SurelyValid(definition string, value any) bool {
+	f := s.surely[definition]
+	return f != nil && f(value)
 }
 
 // Method looks a method up in the revision's table.

@@ -19,5 +19,5 @@ var Spec = protocol.NewSpec(Revision, 1, SchemaHash, schema.FS, map[string]proto
 	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "ProbeResult", TaskExtension: "example.com/probe", Extension: "", NameParam: ""},
 	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"probe/get":          {Name: "probe/get", Request: "ProbeRequest", Result: "ProbeResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "example.com/probe", NameParam: ""},
-}, protocol.Transport{PrimingEvent: true, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil},
+}, surelyValid, protocol.Transport{PrimingEvent: true, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil},
 	protocol.Extension{ID: "example.com/probe", Dir: "extensions/probe", Tasks: &protocol.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: false}})

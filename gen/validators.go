@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// validators emits the revision's fast validators: for every definition a
+// function that reports whether a JSON tree (as the core decodes it) is
+// surely valid against it, with no reflection and no allocation. False
+// means "not surely": the reference validator (santhosh-tekuri v6) then
+// decides and explains, so a failure's {field, reason} is v6's. A check
+// gives up (false) where being sure would take work the common case does
+// not need: a number whose bound is close, a date-time, an integer written
+// with a fraction.
+//
+// The schemas use a small set of keywords; any other makes generation
+// fail, so that a new one is taught here before it is relied on.
+func (c *canonical) validators(rs *revisionSchema) (*file, error) {
+	g := &vgen{rs: rs, f: newFile(), names: map[string]string{}}
+	defs := make([]string, 0, len(rs.Defs))
+	for name := range rs.Defs {
+		defs = append(defs, name)
+	}
+	sort.Strings(defs)
+	for _, name := range defs {
+		g.names[name] = "valid" + name
+	}
+	for _, name := range defs {
+		if err := g.definition(rs.Defs[name]); err != nil {
+			return nil, err
+		}
+	}
+	out := newFile()
+	out.p("// surelyValid holds, by definition, whether a JSON tree is surely valid")
+	out.p("// against it (false: let the reference validator decide).")
+	out.p("var surelyValid = map[string]func(any) bool{")
+	for _, name := range defs {
+		out.p("\t%q: %s,", name, g.names[name])
+	}
+	out.p("}\n")
+	out.Write(g.f.Bytes())
+	return out, nil
+}
+
+// vgen emits the checks of one revision.
+type vgen struct {
+	rs    *revisionSchema
+	f     *file
+	names map[string]string // definition -> its function
+	n     int               // functions emitted for inner schemas
+	def   string            // the definition being emitted, for errors
+}
+
+func (g *vgen) definition(d *definition) error {
+	dec := json.NewDecoder(bytes.NewReader(d.Raw))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("%s: %w", d.Path, err)
+	}
+	g.def = d.Path
+	draft07 := false
+	if m, ok := doc.(map[string]any); ok {
+		draft07 = strings.Contains(fmt.Sprint(m["$schema"]), "draft-07")
+	}
+	body, err := g.checks(doc, draft07)
+	if err != nil {
+		return err
+	}
+	g.f.p("func %s(v any) bool {", g.names[d.Name])
+	g.f.p("%s\treturn true\n}\n", body)
+	return nil
+}
+
+// fn emits an inner schema as a function of its own and returns its
+// name ("" for a schema every value satisfies).
+func (g *vgen) fn(s any, draft07 bool) (string, error) {
+	body, err := g.checks(s, draft07)
+	if err != nil || body == "" {
+		return "", err
+	}
+	g.n++
+	name := fmt.Sprintf("valid%s_%d", strings.TrimPrefix(g.names[strings.TrimSuffix(path.Base(g.def), ".json")], "valid"), g.n)
+	g.f.p("func %s(v any) bool {", name)
+	g.f.p("%s\treturn true\n}\n", body)
+	return name, nil
+}
+
+// annotation keywords say nothing about validity.
+var annotation = map[string]bool{"$schema": true, "title": true, "description": true, "default": true,
+	"x-mcp-result": true, "x-mcp-task-result": true, "x-mcp-name": true, "x-mcp-header": true, "examples": true, "$comment": true}
+
+// checks returns the statements that return false where v is not surely
+// valid against s.
+func (g *vgen) checks(s any, draft07 bool) (string, error) {
+	switch s := s.(type) {
+	case bool:
+		if s {
+			return "", nil
+		}
+		return "\treturn false\n", nil
+	case map[string]any:
+		return g.object(s, draft07)
+	}
+	return "", fmt.Errorf("%s: a schema that is neither an object nor a boolean: %v", g.def, s)
+}
+
+func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
+	var b strings.Builder
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if ref, ok := s["$ref"].(string); ok {
+		target := strings.TrimSuffix(path.Base(ref), ".json")
+		fn, ok := g.names[target]
+		if !ok || !strings.HasSuffix(ref, ".json") {
+			return "", fmt.Errorf("%s: $ref %q names no definition of the revision", g.def, ref)
+		}
+		fmt.Fprintf(&b, "\tif !%s(v) {\n\t\treturn false\n\t}\n", fn)
+		if draft07 { // draft-07 ignores the siblings of $ref
+			return b.String(), nil
+		}
+	}
+	var object, array, str, num strings.Builder // checks that apply to one kind of value
+	for _, k := range keys {
+		val := s[k]
+		switch k {
+		case "$ref":
+		case "type":
+			check, err := typeCheck(val)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", g.def, err)
+			}
+			fmt.Fprintf(&b, "\tif !(%s) {\n\t\treturn false\n\t}\n", check)
+		case "const":
+			check, err := constCheck(val)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", g.def, err)
+			}
+			fmt.Fprintf(&b, "\tif !(%s) {\n\t\treturn false\n\t}\n", check)
+		case "enum":
+			list, _ := val.([]any)
+			var alts []string
+			for _, e := range list {
+				check, err := constCheck(e)
+				if err != nil {
+					return "", fmt.Errorf("%s: enum: %w", g.def, err)
+				}
+				alts = append(alts, check)
+			}
+			if len(alts) == 0 {
+				alts = []string{"false"}
+			}
+			fmt.Fprintf(&b, "\tif !(%s) {\n\t\treturn false\n\t}\n", strings.Join(alts, " || "))
+		case "anyOf", "allOf":
+			list, _ := val.([]any)
+			var calls []string
+			always := false
+			for _, br := range list {
+				fn, err := g.fn(br, draft07)
+				if err != nil {
+					return "", err
+				}
+				if fn == "" {
+					always = true
+					continue
+				}
+				calls = append(calls, fn+"(v)")
+			}
+			switch {
+			case k == "allOf":
+				for _, c := range calls {
+					fmt.Fprintf(&b, "\tif !%s {\n\t\treturn false\n\t}\n", c)
+				}
+			case !always && len(calls) > 0:
+				fmt.Fprintf(&b, "\tif !(%s) {\n\t\treturn false\n\t}\n", strings.Join(calls, " || "))
+			case !always:
+				b.WriteString("\treturn false\n")
+			}
+		case "properties":
+			props, _ := val.(map[string]any)
+			names := sortedKeys(props)
+			for _, p := range names {
+				fn, err := g.fn(props[p], draft07)
+				if err != nil {
+					return "", err
+				}
+				if fn != "" {
+					fmt.Fprintf(&object, "\t\tif x, ok := o[%q]; ok && !%s(x) {\n\t\t\treturn false\n\t\t}\n", p, fn)
+				}
+			}
+		case "required":
+			list, _ := val.([]any)
+			for _, r := range list {
+				fmt.Fprintf(&object, "\t\tif _, ok := o[%q]; !ok {\n\t\t\treturn false\n\t\t}\n", r)
+			}
+		case "additionalProperties":
+			props, _ := s["properties"].(map[string]any)
+			known := sortedKeys(props)
+			quoted := make([]string, len(known))
+			for i, p := range known {
+				quoted[i] = strconv.Quote(p)
+			}
+			if val == false {
+				if len(known) == 0 {
+					object.WriteString("\t\tif len(o) != 0 {\n\t\t\treturn false\n\t\t}\n")
+				} else {
+					fmt.Fprintf(&object, "\t\tfor k := range o {\n\t\t\tswitch k {\n\t\t\tcase %s:\n\t\t\tdefault:\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n", strings.Join(quoted, ", "))
+				}
+				continue
+			}
+			fn, err := g.fn(val, draft07)
+			if err != nil {
+				return "", err
+			}
+			if fn == "" {
+				continue
+			}
+			if len(known) == 0 {
+				fmt.Fprintf(&object, "\t\tfor _, x := range o {\n\t\t\tif !%s(x) {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n", fn)
+			} else {
+				fmt.Fprintf(&object, "\t\tfor k, x := range o {\n\t\t\tswitch k {\n\t\t\tcase %s:\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\tif !%s(x) {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n", strings.Join(quoted, ", "), fn)
+			}
+		case "items":
+			if _, tuple := val.([]any); tuple {
+				return "", fmt.Errorf("%s: items as an array is not taught to the validator generator", g.def)
+			}
+			fn, err := g.fn(val, draft07)
+			if err != nil {
+				return "", err
+			}
+			if fn != "" {
+				fmt.Fprintf(&array, "\t\tfor _, x := range a {\n\t\t\tif !%s(x) {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n", fn)
+			}
+		case "maxItems", "minItems":
+			n, err := strconv.Atoi(fmt.Sprint(val))
+			if err != nil {
+				return "", fmt.Errorf("%s: %s %v", g.def, k, val)
+			}
+			op := ">"
+			if k == "minItems" {
+				op = "<"
+			}
+			fmt.Fprintf(&array, "\t\tif len(a) %s %d {\n\t\t\treturn false\n\t\t}\n", op, n)
+		case "minimum", "maximum":
+			fn := "AtLeast"
+			if k == "maximum" {
+				fn = "AtMost"
+			}
+			fmt.Fprintf(&num, "\tif !protocol.%s(v, %q) {\n\t\treturn false\n\t}\n", fn, fmt.Sprint(val))
+		case "format":
+			switch val {
+			case "uri":
+				str.WriteString("\t\tif !protocol.SurelyURI(s) {\n\t\t\treturn false\n\t\t}\n")
+			case "uri-template":
+				str.WriteString("\t\tif !protocol.SurelyURITemplate(s) {\n\t\t\treturn false\n\t\t}\n")
+			case "date-time":
+				str.WriteString("\t\treturn false // the reference validator decides\n")
+			case "byte": // not a format the reference validator knows: an annotation
+			default:
+				return "", fmt.Errorf("%s: format %q is not taught to the validator generator", g.def, val)
+			}
+		default:
+			if !annotation[k] {
+				return "", fmt.Errorf("%s: keyword %q is not taught to the validator generator", g.def, k)
+			}
+		}
+	}
+	if object.Len() > 0 {
+		fmt.Fprintf(&b, "\tif o, ok := v.(map[string]any); ok {\n%s\t}\n", &object)
+	}
+	if array.Len() > 0 {
+		fmt.Fprintf(&b, "\tif a, ok := v.([]any); ok {\n%s\t}\n", &array)
+	}
+	if str.Len() > 0 {
+		fmt.Fprintf(&b, "\tif s, ok := v.(string); ok {\n%s\t}\n", &str)
+	}
+	b.WriteString(num.String())
+	return b.String(), nil
+}
+
+// typeCheck is the expression that v has one of the types.
+func typeCheck(t any) (string, error) {
+	var types []string
+	switch t := t.(type) {
+	case string:
+		types = []string{t}
+	case []any:
+		for _, x := range t {
+			types = append(types, fmt.Sprint(x))
+		}
+	default:
+		return "", fmt.Errorf("type %v", t)
+	}
+	var alts []string
+	for _, t := range types {
+		switch t {
+		case "object":
+			alts = append(alts, "protocol.IsObject(v)")
+		case "array":
+			alts = append(alts, "protocol.IsArray(v)")
+		case "string":
+			alts = append(alts, "protocol.IsString(v)")
+		case "boolean":
+			alts = append(alts, "protocol.IsBool(v)")
+		case "null":
+			alts = append(alts, "v == nil")
+		case "number":
+			alts = append(alts, "protocol.IsNumber(v)")
+		case "integer":
+			alts = append(alts, "protocol.SurelyInteger(v)")
+		default:
+			return "", fmt.Errorf("type %q", t)
+		}
+	}
+	return strings.Join(alts, " || "), nil
+}
+
+// constCheck is the expression that v surely equals c.
+func constCheck(c any) (string, error) {
+	switch c := c.(type) {
+	case string:
+		return fmt.Sprintf("protocol.IsConst(v, %q)", c), nil
+	case bool:
+		return fmt.Sprintf("v == %v", c), nil
+	case nil:
+		return "v == nil", nil
+	case json.Number:
+		return fmt.Sprintf("protocol.IsNumberText(v, %q)", c.String()), nil
+	}
+	return "", fmt.Errorf("const %v of type %T is not taught to the validator generator", c, c)
+}
