@@ -298,7 +298,7 @@ func runJobs(it *item, rules RuleSet) {
 		if !rules.Enabled(j.rule) {
 			continue
 		}
-		if err := j.rev.v.Validate(j.def, j.value); err != nil {
+		if err := j.rev.spec.Validate(j.def, j.value); err != nil { // the generated validator first
 			ptr, reason := "", err.Error()
 			var ve *wire.ValidationError
 			if errors.As(err, &ve) {
