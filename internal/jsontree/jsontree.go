@@ -9,26 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 )
-
-// Parse decodes one JSON document into a tree of map[string]any, []any,
-// string, json.Number, bool and nil. Numbers stay json.Number so that large
-// integer ids survive and the validator can tell integers from fractions.
-func Parse(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("invalid character after top-level value")
-	}
-	return v, nil
-}
 
 // KindOf names the JSON kind of a tree value, for error messages.
 func KindOf(v any) string {

@@ -1,19 +1,21 @@
-package jsontree_test
+package jsontree
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
 	"testing"
-
-	"github.com/mcpstack/mcpstack/internal/jsontree"
 )
 
 func TestParse(t *testing.T) {
 	for _, in := range []string{``, `{`, `{"a":1} {"b":2}`, `{"a":1}x`, `nul`} {
-		if _, err := jsontree.Parse([]byte(in)); err == nil {
+		if _, err := Parse([]byte(in)); err == nil {
 			t.Errorf("Parse(%q) succeeded, want an error", in)
 		}
 	}
-	v, err := jsontree.Parse([]byte(` {"n": 12345678901234567890} `))
+	v, err := Parse([]byte(` {"n": 12345678901234567890} `))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +33,61 @@ func TestPointer(t *testing.T) {
 		{[]string{"params", "name"}, "/params/name"},
 		{[]string{"a/b", "~c", "0"}, "/a~1b/~0c/0"},
 	} {
-		if got := jsontree.Pointer(tc.segments...); got != tc.want {
+		if got := Pointer(tc.segments...); got != tc.want {
 			t.Errorf("Pointer(%q) = %q, want %q", tc.segments, got, tc.want)
+		}
+	}
+}
+
+// decodeStd is what Parse stands in for: encoding/json into an any, with
+// UseNumber, one document and nothing after it.
+func decodeStd(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("invalid character after top-level value")
+	}
+	return v, nil
+}
+
+// FuzzParse holds Parse to encoding/json: the same verdict, and the same
+// tree where both accept.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`[1,-0,2.5e-3,1E+9,12345678901234567890,{"a":[true,false,null]},"é\u00e9\ud83d\ude00"]`,
+		`{"a":1,"a":2}`, `"\ud800x"`, `"\udc00\ud800"`, "\"\xff\xfe\"", `"a\/b\\c\"d\b\f\n\r\t"`,
+		`01`, `-`, `1.`, `1e`, `.5`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `"\x"`, `"\u12G4"`, "\"\x01\"", ` `, ``, `tru`, `nul`, `[`, `{"a":`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Parse(data)
+		want, stdErr := decodeStd(data)
+		if (err == nil) != (stdErr == nil) {
+			t.Fatalf("%q: Parse says %v, encoding/json %v", data, err, stdErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: Parse gives %#v, encoding/json %#v", data, got, want)
+		}
+	})
+}
+
+// The messages a client reads in a -32700 error are encoding/json's.
+func TestParseErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		`{bad}`:       "invalid character 'b' looking for beginning of object key string",
+		`{"a":1`:      "unexpected EOF",
+		`[1 2]`:       "invalid character '2' after array element",
+		`{"a":1} x`:   "invalid character after top-level value",
+		`"a` + "\n\"": `invalid character '\n' in string literal`,
+	} {
+		if _, err := Parse([]byte(in)); err == nil || err.Error() != want {
+			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
 		}
 	}
 }

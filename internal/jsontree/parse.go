@@ -1,0 +1,374 @@
+package jsontree
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Parse decodes one JSON document into a tree of map[string]any, []any,
+// string, json.Number, bool and nil. Numbers stay json.Number so that large
+// integer ids survive and the validator can tell integers from fractions.
+//
+// It reads as encoding/json does into an any with UseNumber (FuzzParse
+// holds the two to the same trees and the same verdicts): the last of
+// duplicate names wins, invalid UTF-8 and lone surrogates in strings
+// become U+FFFD, nesting deeper than 10,000 is an error. It is a single
+// pass with no reflection, a fifth of encoding/json's instructions.
+func Parse(data []byte) (any, error) {
+	p := parser{data: data}
+	p.space()
+	if p.i == len(p.data) {
+		return nil, io.EOF
+	}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, errors.New("invalid character after top-level value")
+	}
+	return v, nil
+}
+
+// maxParseDepth is encoding/json's bound on nesting.
+const maxParseDepth = 10000
+
+type parser struct {
+	data []byte
+	i    int
+}
+
+func (p *parser) space() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// syntax is the error at the current byte, worded as encoding/json's.
+func (p *parser) syntax(context string) error {
+	if p.i >= len(p.data) {
+		return io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("invalid character %s %s", quoteChar(p.data[p.i]), context)
+}
+
+func quoteChar(c byte) string {
+	switch c {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	return "'" + s[1:len(s)-1] + "'"
+}
+
+func (p *parser) value(depth int) (any, error) {
+	if p.i >= len(p.data) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		if depth >= maxParseDepth {
+			return nil, errors.New("exceeded max depth")
+		}
+		return p.object(depth + 1)
+	case c == '[':
+		if depth >= maxParseDepth {
+			return nil, errors.New("exceeded max depth")
+		}
+		return p.array(depth + 1)
+	case c == '"':
+		return p.str()
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	}
+	return nil, p.syntax("looking for beginning of value")
+}
+
+func (p *parser) literal(word string) error {
+	for k := 0; k < len(word); k++ {
+		if p.i >= len(p.data) {
+			return io.ErrUnexpectedEOF
+		}
+		if p.data[p.i] != word[k] {
+			return p.syntax("in literal " + word + " (expecting " + quoteChar(word[k]) + ")")
+		}
+		p.i++
+	}
+	return nil
+}
+
+func (p *parser) object(depth int) (any, error) {
+	p.i++ // {
+	obj := map[string]any{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return obj, nil
+	}
+	for {
+		if p.i >= len(p.data) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if p.data[p.i] != '"' {
+			return nil, p.syntax("looking for beginning of object key string")
+		}
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if p.data[p.i] != ':' {
+			return nil, p.syntax("after object key")
+		}
+		p.i++
+		p.space()
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		obj[key.(string)] = v
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case '}':
+			p.i++
+			return obj, nil
+		default:
+			return nil, p.syntax("after object key:value pair")
+		}
+	}
+}
+
+func (p *parser) array(depth int) (any, error) {
+	p.i++ // [
+	arr := []any{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		return arr, nil
+	}
+	for {
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case ']':
+			p.i++
+			return arr, nil
+		default:
+			return nil, p.syntax("after array element")
+		}
+	}
+}
+
+// str reads a string; its quote is at p.i.
+func (p *parser) str() (any, error) {
+	p.i++
+	start := p.i
+	// The common case: no escape, ASCII or valid UTF-8, one copy.
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			s := string(p.data[start:p.i])
+			p.i++
+			return s, nil
+		case c == '\\':
+			return p.unquote(start)
+		case c < 0x20:
+			return nil, p.syntax("in string literal")
+		case c < utf8.RuneSelf:
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(p.data[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				return p.unquote(start)
+			}
+			p.i += size
+		}
+	}
+	return nil, io.ErrUnexpectedEOF
+}
+
+// unquote reads a string with escapes or invalid UTF-8 from start, p.i
+// anywhere inside it.
+func (p *parser) unquote(start int) (any, error) {
+	b := make([]byte, 0, p.i-start+16)
+	b = append(b, p.data[start:p.i]...)
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(b), nil
+		case c < 0x20:
+			return nil, p.syntax("in string literal")
+		case c == '\\':
+			p.i++
+			if p.i >= len(p.data) {
+				return nil, io.ErrUnexpectedEOF
+			}
+			switch e := p.data[p.i]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+				p.i++
+			case 'b':
+				b = append(b, '\b')
+				p.i++
+			case 'f':
+				b = append(b, '\f')
+				p.i++
+			case 'n':
+				b = append(b, '\n')
+				p.i++
+			case 'r':
+				b = append(b, '\r')
+				p.i++
+			case 't':
+				b = append(b, '\t')
+				p.i++
+			case 'u':
+				r, err := p.hex4()
+				if err != nil {
+					return nil, err
+				}
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if p.i+1 < len(p.data) && p.data[p.i] == '\\' && p.data[p.i+1] == 'u' {
+						save := p.i
+						p.i++
+						if r2, err = p.hex4(); err != nil {
+							return nil, err
+						}
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							b = utf8.AppendRune(b, dec)
+							continue
+						}
+						p.i = save // not a pair: the second escape stands alone
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				return nil, p.syntax("in string escape code")
+			}
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(p.data[p.i:])
+			p.i += size
+			b = utf8.AppendRune(b, r) // invalid UTF-8 becomes U+FFFD
+		}
+	}
+	return nil, io.ErrUnexpectedEOF
+}
+
+// hex4 reads the four hex digits after \u; p.i is at the u.
+func (p *parser) hex4() (rune, error) {
+	p.i++
+	var r rune
+	for k := 0; k < 4; k++ {
+		if p.i >= len(p.data) {
+			return 0, io.ErrUnexpectedEOF
+		}
+		c := p.data[p.i]
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, p.syntax("in \\u hexadecimal character escape")
+		}
+		p.i++
+	}
+	return r, nil
+}
+
+// number reads a number as its text: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+func (p *parser) number() (any, error) {
+	start := p.i
+	if p.data[p.i] == '-' {
+		p.i++
+	}
+	if p.i >= len(p.data) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	switch c := p.data[p.i]; {
+	case c == '0':
+		p.i++
+	case c >= '1' && c <= '9':
+		p.digits()
+	default:
+		return nil, p.syntax("in numeric literal")
+	}
+	if p.i < len(p.data) && p.data[p.i] == '.' {
+		p.i++
+		if p.i >= len(p.data) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if c := p.data[p.i]; c < '0' || c > '9' {
+			return nil, p.syntax("after decimal point in numeric literal")
+		}
+		p.digits()
+	}
+	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
+			p.i++
+		}
+		if p.i >= len(p.data) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if c := p.data[p.i]; c < '0' || c > '9' {
+			return nil, p.syntax("in exponent of numeric literal")
+		}
+		p.digits()
+	}
+	return json.Number(p.data[start:p.i]), nil
+}
+
+func (p *parser) digits() {
+	for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+		p.i++
+	}
+}
