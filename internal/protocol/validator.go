@@ -306,8 +306,9 @@ func requires(s *jsonschema.Schema, prop string, depth int) bool {
 // Schema is one JSON Schema document compiled on its own: the inputSchema
 // or outputSchema of a tool, say. It is safe for concurrent use.
 type Schema struct {
-	name string
-	s    *jsonschema.Schema
+	name   string
+	s      *jsonschema.Schema
+	surely surelyCheck // nil: the document uses a keyword it does not know
 }
 
 // CompileSchema compiles doc (a JSON value: a map as encoding/json or Parse
@@ -333,9 +334,15 @@ func CompileSchema(name string, doc any) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
-	return &Schema{name: name, s: s}, nil
+	return &Schema{name: name, s: s, surely: compileSurely(parsed)}, nil
 }
 
 // Validate checks value against the schema. A failure is a
 // *wire.ValidationError naming the most specific offending location.
-func (s *Schema) Validate(value any) error { return validationError(s.name, s.s.Validate(value)) }
+// The compiled check answers first; the library where it is not sure.
+func (s *Schema) Validate(value any) error {
+	if s.surely != nil && s.surely(value) {
+		return nil
+	}
+	return validationError(s.name, s.s.Validate(value))
+}
