@@ -3,10 +3,14 @@
 # built on the official go-sdk and on mcp-go (internal/tools/bench/peers), interleaved
 # in rounds, and prints each comparison with its ratios and target checks:
 #
-#   sse, json   Streamable HTTP tools/call, 16 sessions:  ours >= 2x go-sdk, ours >= mcp-go
-#   stdio       32 calls in flight on one connection:     ours >= mcp-go
-#   idle        1,000 idle sessions:                      ours <= 8 KiB RSS per session
-#   validation  ours with validation on vs off:           on >= 0.85 x off
+#   auto        Streamable HTTP tools/call, 16 sessions, our default
+#               response mode (JSON for a quick call) against the peers'
+#               JSON answers:                            ours >= 1.5x mcp-go, >= 3x go-sdk
+#   sse, json   the same, both sides in one mode:         reported, no target
+#   strict      ours --strict vs our default:             strict >= 0.95 x default
+#   stdio       32 calls in flight on one connection:     ours >= 2x mcp-go
+#   idle        1,000 idle sessions:                      ours <= 0.5 x mcp-go's KiB per session
+#   validation  ours with validation on vs off:           reported, no target
 #
 # Each target has two checks: on calls/s (the target as stated) and, with
 # a "cpu:" prefix, on calls per second of server CPU, which this shared
@@ -18,7 +22,7 @@
 # When `mcpstack serve --profile bench` is not available yet, the peers are
 # compared with each other and the checks that name ours are skipped.
 #
-# Environment: BENCH_SUITES ("sse json stdio idle validation"),
+# Environment: BENCH_SUITES ("auto sse json strict stdio idle validation"),
 # BENCH_DURATION (10s), BENCH_WARMUP (1s), BENCH_ROUNDS (3),
 # BENCH_SESSIONS (16), BENCH_INFLIGHT (32), BENCH_IDLE (1000),
 # BENCH_TEXT_SIZE (64), BENCH_NOVALIDATE_FLAG (--validate=false),
@@ -31,7 +35,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 GO=${GO:-go}
-suites=${BENCH_SUITES:-"sse json stdio idle validation"}
+suites=${BENCH_SUITES:-"auto sse json strict stdio idle validation"}
 duration=${BENCH_DURATION:-10s}
 warmup=${BENCH_WARMUP:-1s}
 rounds=${BENCH_ROUNDS:-3}
@@ -147,20 +151,40 @@ bench() {
 	fi
 }
 
-load_suite() { # MODE: sse or json
-	local mode=$1 t=() p=() checks=()
+load_suite() { # MODE: auto (ours; the peers answer JSON), sse or json
+	local mode=$1 peer_mode=$1 t=() p=() checks=()
+	if [ "$mode" = auto ]; then
+		peer_mode=json # the peers' fastest answers against our default
+	fi
 	if [ "$have_ours" = 1 ]; then
 		start ours "${ours[@]}" --response-mode "$mode"
 		t+=(--target "ours=$url") p+=(--server-pid "ours=$pid")
-		checks+=(--check 'ours>=2*gosdk' --check 'ours>=mcpgo' --check 'cpu:ours>=2*gosdk' --check 'cpu:ours>=mcpgo')
+		if [ "$mode" = auto ]; then
+			checks+=(--check 'ours>=3*gosdk' --check 'ours>=1.5*mcpgo' --check 'cpu:ours>=3*gosdk' --check 'cpu:ours>=1.5*mcpgo')
+		fi
 	fi
-	start gosdk "${gosdk[@]}" --response-mode "$mode"
+	start gosdk "${gosdk[@]}" --response-mode "$peer_mode"
 	t+=(--target "gosdk=$url") p+=(--server-pid "gosdk=$pid")
-	start mcpgo "${mcpgo[@]}" --response-mode "$mode"
+	start mcpgo "${mcpgo[@]}" --response-mode "$peer_mode"
 	t+=(--target "mcpgo=$url") p+=(--server-pid "mcpgo=$pid")
 	say ""
-	say "== Streamable HTTP, $mode responses: $sessions sessions, tools/call echo, $rounds rounds of $duration interleaved; $pinned"
+	say "== Streamable HTTP, ours $mode, peers $peer_mode: $sessions sessions, tools/call echo, $rounds rounds of $duration interleaved; $pinned"
 	bench "${t[@]}" "${p[@]}" "${checks[@]}" --baseline gosdk --rounds "$rounds" --duration "$duration" --sessions "$sessions"
+	stop_servers
+}
+
+strict_suite() {
+	if [ "$have_ours" = 0 ]; then
+		return
+	fi
+	local t=() p=()
+	start ours "${ours[@]}"
+	t+=(--target "ours=$url") p+=(--server-pid "ours=$pid")
+	start ours-strict "${ours[@]}" --strict
+	t+=(--target "ours-strict=$url") p+=(--server-pid "ours-strict=$pid")
+	say ""
+	say "== strict (validation in and out) vs default: Streamable HTTP, auto, $sessions sessions, $rounds rounds of $duration; $pinned"
+	bench "${t[@]}" "${p[@]}" --check 'ours-strict>=0.95*ours' --check 'cpu:ours-strict>=0.95*ours' --baseline ours --rounds "$rounds" --duration "$duration" --sessions "$sessions"
 	stop_servers
 }
 
@@ -168,7 +192,7 @@ stdio_suite() {
 	local t=() checks=()
 	if [ "$have_ours" = 1 ]; then
 		t+=(--target "ours=stdio:${srv_pin[*]} ${ours[*]} --stdio")
-		checks+=(--check 'ours>=mcpgo' --check 'cpu:ours>=mcpgo')
+		checks+=(--check 'ours>=2*mcpgo' --check 'cpu:ours>=2*mcpgo')
 	fi
 	t+=(--target "gosdk=stdio:${srv_pin[*]} ${gosdk[*]} --stdio")
 	t+=(--target "mcpgo=stdio:${srv_pin[*]} ${mcpgo[*]} --stdio")
@@ -183,7 +207,7 @@ idle_suite() {
 	if [ "$have_ours" = 1 ]; then
 		start ours "${ours[@]}" --response-mode sse
 		t+=(--target "ours=$url") p+=(--server-pid "ours=$pid")
-		checks+=(--check 'ours<=8')
+		checks+=(--check 'ours<=0.5*mcpgo')
 	fi
 	start gosdk "${gosdk[@]}" --response-mode sse
 	t+=(--target "gosdk=$url") p+=(--server-pid "gosdk=$pid")
@@ -208,18 +232,19 @@ validation_suite() {
 	t+=(--target "ours-novalidate=$url") p+=(--server-pid "ours-novalidate=$pid")
 	say ""
 	say "== validation on vs off ($novalidate): Streamable HTTP, SSE, $sessions sessions, $rounds rounds of $duration; $pinned"
-	bench "${t[@]}" "${p[@]}" --check 'ours>=0.85*ours-novalidate' --check 'cpu:ours>=0.85*ours-novalidate' --baseline ours-novalidate --rounds "$rounds" --duration "$duration" --sessions "$sessions"
+	bench "${t[@]}" "${p[@]}" --baseline ours-novalidate --rounds "$rounds" --duration "$duration" --sessions "$sessions"
 	stop_servers
 }
 
 for s in $suites; do
 	case $s in
-	sse | json) load_suite "$s" ;;
+	auto | sse | json) load_suite "$s" ;;
+	strict) strict_suite ;;
 	stdio) stdio_suite ;;
 	idle) idle_suite ;;
 	validation) validation_suite ;;
 	*)
-		echo "bench: unknown suite $s (want sse json stdio idle validation)" >&2
+		echo "bench: unknown suite $s (want auto sse json strict stdio idle validation)" >&2
 		exit 2
 		;;
 	esac
