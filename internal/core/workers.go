@@ -38,6 +38,7 @@ func (w *workers) Go(fn func()) {
 func (w *workers) run(fn func()) {
 	for {
 		fn()
+		fn = nil // an idle worker keeps nothing of its last call alive
 		if w.idle.Add(1) > w.maxIdle {
 			w.idle.Add(-1)
 			return

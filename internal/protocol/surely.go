@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -26,9 +27,11 @@ func IsBool(v any) bool { _, ok := v.(bool); return ok }
 
 // IsNumber reports whether v is a JSON number.
 func IsNumber(v any) bool {
-	switch v.(type) {
-	case json.Number, float64, float32, int, int64, int32:
+	switch n := v.(type) {
+	case json.Number, int, int64, int32:
 		return true
+	case float64:
+		return !math.IsNaN(n) && !math.IsInf(n, 0) // no JSON number
 	}
 	return false
 }
@@ -77,35 +80,54 @@ func AtMost(v any, max string) bool {
 	return !ok || f <= bound
 }
 
-// compared returns v and a bound as float64, ok when v is a number. A
-// number with more significant digits than a float64 keeps exactly
-// cannot be compared surely: it compares as NaN, which no bound holds.
+// compared returns v and a bound as float64, ok when v is a number. What
+// a float64 does not hold exactly cannot be compared surely, and compares
+// as NaN, which no bound holds: more significant digits than it keeps, in
+// the value or the bound; a value that overflows or underflows (1e-400
+// parses as 0); an integer past 2^53.
 func compared(v any, bound string) (float64, float64, bool) {
-	b, err := strconv.ParseFloat(bound, 64)
-	if err != nil {
-		return nanValue, 0, true
+	b, ok := exact(bound)
+	if !ok {
+		b = nanValue
 	}
 	switch n := v.(type) {
 	case json.Number:
-		if digits(string(n)) > 15 {
-			return nanValue, b, true
-		}
-		f, err := strconv.ParseFloat(string(n), 64)
-		if err != nil {
+		f, ok := exact(string(n))
+		if !ok {
 			return nanValue, b, true
 		}
 		return f, b, true
 	case float64:
 		return n, b, true
 	case int:
-		return float64(n), b, true
+		return intValue(int64(n)), b, true
 	case int64:
-		if n > 1<<53 || n < -(1<<53) {
-			return nanValue, b, true
-		}
-		return float64(n), b, true
+		return intValue(n), b, true
 	}
 	return 0, b, false
+}
+
+// exact parses a number's text where float64 holds it without rounding
+// that could cross a bound.
+func exact(s string) (float64, bool) {
+	if digits(s) > 15 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || f == 0 && strings.ContainsAny(strings.SplitN(strings.ToLower(s), "e", 2)[0], "123456789") {
+		return 0, false
+	}
+	if f != 0 && math.Abs(f) < 0x1p-1022 { // subnormal: fewer bits than the digits say
+		return 0, false
+	}
+	return f, true
+}
+
+func intValue(n int64) float64 {
+	if n > 1<<53 || n < -(1<<53) {
+		return nanValue
+	}
+	return float64(n)
 }
 
 var nanValue = func() float64 { f, _ := strconv.ParseFloat("NaN", 64); return f }()

@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/mcpstack/mcpstack/internal/protocol"
@@ -26,6 +27,11 @@ func TestSurelyChecks(t *testing.T) {
 		{"at most, equal", protocol.AtMost(json.Number("10000"), "10000"), true},
 		{"at most, just above in 17 digits", protocol.AtMost(json.Number("10000.000000000001"), "10000"), false},
 		{"at most, huge", protocol.AtMost(json.Number("1e400"), "10000"), false},
+		{"at least, underflowing below zero", protocol.AtLeast(json.Number("-1e-400"), "0"), false},
+		{"at most, underflowing above zero", protocol.AtMost(json.Number("1e-330"), "0"), false},
+		{"at least, a bound of 17 digits", protocol.AtLeast(json.Number("0.1"), "0.10000000000000001"), false},
+		{"at least, an int past 2^53", protocol.AtLeast(int64(1<<60), "0"), false},
+		{"NaN is no number", protocol.IsNumber(math.NaN()), false},
 		{"uri", protocol.SurelyURI("file:///tmp/a.txt"), true},
 		{"uri with a template host", protocol.SurelyURI("conversation://123"), true},
 		{"relative uri", protocol.SurelyURI("a/b"), false},

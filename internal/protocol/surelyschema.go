@@ -19,7 +19,7 @@ type surelyCheck func(any) bool
 // document, ...).
 func compileSurely(doc any) surelyCheck {
 	root, _ := doc.(map[string]any)
-	c := &surelyCompiler{root: root, refs: map[string]*surelyCheck{}}
+	c := &surelyCompiler{root: root, refs: map[string]*surelyCheck{}, bare: map[string]bool{}}
 	if root != nil {
 		c.draft07 = strings.Contains(fmt.Sprint(root["$schema"]), "draft-07")
 	}
@@ -34,6 +34,7 @@ type surelyCompiler struct {
 	root    map[string]any
 	draft07 bool
 	refs    map[string]*surelyCheck // compiled local references, for recursion
+	bare    map[string]bool         // references followed since the last step into a member or item
 	failed  bool
 }
 
@@ -98,7 +99,7 @@ func (c *surelyCompiler) object(s map[string]any) surelyCheck {
 				c.failed = true
 				continue
 			}
-			item := c.schema(val)
+			item := c.step(val)
 			checks = append(checks, func(v any) bool {
 				a, ok := v.([]any)
 				if !ok {
@@ -152,12 +153,21 @@ func (c *surelyCompiler) object(s map[string]any) surelyCheck {
 	}
 }
 
+// step compiles the schema of a member or an item: a value one level
+// down, where a reference may come back to where it started.
+func (c *surelyCompiler) step(s any) surelyCheck {
+	saved := c.bare
+	c.bare = map[string]bool{}
+	defer func() { c.bare = saved }()
+	return c.schema(s)
+}
+
 // members checks properties, required and additionalProperties.
 func (c *surelyCompiler) members(s map[string]any) surelyCheck {
 	props, _ := s["properties"].(map[string]any)
 	checks := make(map[string]surelyCheck, len(props))
 	for name, p := range props {
-		checks[name] = c.schema(p)
+		checks[name] = c.step(p)
 	}
 	required, _ := s["required"].([]any)
 	var extra surelyCheck // nil: any other member is fine
@@ -168,7 +178,7 @@ func (c *surelyCompiler) members(s map[string]any) surelyCheck {
 			extra = never
 		}
 	default:
-		extra = c.schema(ap)
+		extra = c.step(ap)
 	}
 	return func(v any) bool {
 		o, ok := v.(map[string]any)
@@ -196,8 +206,17 @@ func (c *surelyCompiler) members(s map[string]any) surelyCheck {
 
 // ref compiles a reference inside the document (#/$defs/X,
 // #/definitions/X, #): one check per target, so that a recursive schema
-// is a recursive check.
+// is a recursive check. A reference that comes back to itself without
+// a step into a member or an item would be a check that calls itself
+// forever: the document gets no compiled check (the reference reports
+// the cycle).
 func (c *surelyCompiler) ref(ref string) surelyCheck {
+	if c.bare[ref] {
+		c.failed = true
+		return never
+	}
+	c.bare[ref] = true
+	defer delete(c.bare, ref)
 	if check, ok := c.refs[ref]; ok {
 		return func(v any) bool { return (*check)(v) }
 	}

@@ -21,6 +21,9 @@ var toolSchemas = []string{
 	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"site":{"type":"string","format":"uri"},"when":{"type":"string","format":"date-time"},"ok":{"const":true},"n":{"const":2}},"additionalProperties":{"type":"integer"}}`,
 	`{"anyOf":[{"type":"string","minLength":2},{"type":"integer","minimum":10}]}`,
 	`{"type":"object","properties":{"code":{"type":"string","pattern":"^[A-Z]+$"}}}`, // pattern: not taught, v6 alone
+	`{"type":"object","properties":{"t":{"type":"string","format":"uri-template"}}}`,
+	`{"$defs":{"A":{"$ref":"#/$defs/B"},"B":{"$ref":"#/$defs/A"}},"properties":{"x":{"$ref":"#/$defs/A"}}}`, // a cycle: v6 alone
+	`{"type":"object","properties":{"child":{"$ref":"#"},"n":{"type":"integer"}}}`,                          // recursion through a member
 }
 
 var toolInstances = []string{
@@ -33,6 +36,8 @@ var toolInstances = []string{
 	`{"site":"https://example.com/a"}`, `{"site":"not a uri"}`, `{"site":"http://[::1]/"}`, `{"when":"2026-12-02T01:00:00Z"}`, `{"when":"yesterday"}`,
 	`{"ok":true}`, `{"ok":false}`, `{"n":2}`, `{"n":2.0}`, `{"other":3}`, `{"other":"x"}`, `{"code":"ABC"}`, `{"code":"abc"}`,
 	`{"city":"Ωmega-city-with-20-ch"}`, `{"city":"Ωmega-city-with-20-c"}`,
+	`{"t":"%zz"}`, `{"t":"a%"}`, `{"t":"http://h:port/{x}"}`, `{"t":"conversation://{id}"}`, `{"x":1}`,
+	`{"child":{"child":{"n":1}},"n":2}`, `{"child":{"n":"x"}}`, `{"where":{"lat":-1e-400,"lon":0},"city":"x"}`,
 }
 
 // A tool schema's compiled check calls a value valid only where the
@@ -68,6 +73,7 @@ func TestSchemaSurely(t *testing.T) {
 var leftToReference = map[string]bool{
 	`{"city":"Oslo","days":1.0}`: true, `10.0`: true, `1e1`: true, `{"when":"2026-12-02T01:00:00Z"}`: true, `{"n":2.0}`: true,
 	`{"city":"Oslo","where":{"lat":89.99999999999999999,"lon":0}}`: true, `{"site":"http://[::1]/"}`: true,
+	`{"where":{"lat":-1e-400,"lon":0},"city":"x"}`: true,
 }
 
 // FuzzSchemaSurely holds the compiled checks of the tool schemas above to

@@ -21,6 +21,17 @@ import (
 // request ever goes there: every file is added as a resource before compiling.
 const schemaBase = "https://schema.mcpstack.invalid/"
 
+// uriTemplateFormat is RFC 6570, which allows a variable in the host
+// (conversation://{id}); the library's own parses the template as a URL,
+// which refuses it. The protocol's schemas and tools' alike use it.
+var uriTemplateFormat = &jsonschema.Format{Name: "uri-template", Validate: func(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	return validURITemplate(s)
+}}
+
 // Validator checks tree values against the definitions of one schema folder.
 // It is safe for concurrent use.
 type Validator struct {
@@ -44,13 +55,7 @@ func newValidator(fsys fs.FS, dir string, assertFormat bool, layers []string) (*
 	if assertFormat {
 		c.AssertFormat()
 	}
-	c.RegisterFormat(&jsonschema.Format{Name: "uri-template", Validate: func(v any) error {
-		s, ok := v.(string)
-		if !ok {
-			return nil
-		}
-		return validURITemplate(s)
-	}})
+	c.RegisterFormat(uriTemplateFormat)
 	defs := map[string]string{}
 	add := func(root, as string) error {
 		return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
@@ -326,6 +331,7 @@ func CompileSchema(name string, doc any) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat() // a tool's "format": "date" is a promise to its handler, not a note
+	c.RegisterFormat(uriTemplateFormat)
 	url := schemaBase + "compiled/" + neturl.PathEscape(name) + ".json"
 	if err := c.AddResource(url, parsed); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)

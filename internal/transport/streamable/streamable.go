@@ -264,11 +264,17 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // a call that ends before all three is answered as JSON.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.Call) {
 	cs := &callStream{h: h, w: w, call: call, started: make(chan struct{})}
-	if h.cfg.mode != Auto {
-		if es, _ := cs.stream(); es.ended() {
-			httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
-			return
-		}
+	ended := false
+	if h.cfg.mode == Auto {
+		_, live := h.srv.Session(call.SessionID())
+		ended = !live
+	} else {
+		es, _ := cs.stream()
+		ended = es.ended()
+	}
+	if ended { // ended between the lookup and now (DELETE, expiry): the client must initialize again
+		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
+		return
 	}
 	var closeEarly func()
 	if call.Prime() {
@@ -295,6 +301,9 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 			slow = true
 		case <-r.Context().Done():
 		case <-expired:
+			gone := make(chan time.Time) // the timer fires once: the loop below must still see it
+			close(gone)
+			expired = gone
 		}
 	}
 	es, sw := cs.stream()

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/internal/transport/streamable"
+	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -366,5 +367,44 @@ func TestAutoMode(t *testing.T) {
 				t.Errorf("last event %q lacks %q", events[len(events)-1], tc.last)
 			}
 		})
+	}
+}
+
+// TestAutoModeEndsWithCredential: in auto mode a credential that expires
+// while the call has sent nothing yet still ends the response once it
+// streams (the regression: the expiry fired while the mode was being
+// decided, and the stream then outlived it).
+func TestAutoModeEndsWithCredential(t *testing.T) {
+	for _, mode := range []streamable.ResponseMode{streamable.Auto, streamable.SSE} {
+		t.Run(string(mode), func(t *testing.T) { endsWithCredential(t, mode) })
+	}
+}
+
+func endsWithCredential(t *testing.T, mode streamable.ResponseMode) {
+	a := app.New("late", "1")
+	app.AddTool(a, app.Tool{Name: "late"}, func(ctx context.Context, _ struct{}) (string, error) {
+		time.Sleep(50 * time.Millisecond) // silent past the credential's end
+		_ = peer.Progress(ctx, 1, nil, "started")
+		time.Sleep(300 * time.Millisecond)
+		return "done", nil
+	})
+	srv := app.NewServer(a)
+	h := streamable.New(srv, streamable.WithResponseMode(mode))
+	expires := time.Time{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(core.WithCaller(r.Context(), core.Caller{Key: "expiring", Expires: expires})))
+	}))
+	t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })
+	e := &env{t: t, url: ts.URL, srv: srv}
+	sid := e.initialize()
+	e.do(req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	expires = time.Now().Add(5 * time.Millisecond) // read by the next request only
+	start := time.Now()
+	resp, _ := e.do(req{body: `{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"late","arguments":{},"_meta":{"progressToken":7}}}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("the response lasted %v, its credential 5ms (the call takes 350ms)", d.Round(time.Millisecond))
+	}
+	if resp.StatusCode != 200 {
+		t.Errorf("status %d", resp.StatusCode)
 	}
 }
