@@ -95,6 +95,11 @@ bin/mcpstack:
 CONFORMANCE_REVISIONS ?= 2025-11-25 2026-07-28
 conformance: bin/mcpstack
 	GO="$(GO)" CONFORMANCE_REVISIONS="$(CONFORMANCE_REVISIONS)" bash scripts/conformance.sh
+	@# The default (auto) answers quick calls as JSON; the suite's checks of
+	@# POST event streams run against the SSE mode too.
+	GO="$(GO)" CONFORMANCE_SUITES=active CONFORMANCE_CLIENT_SCENARIOS= \
+		CONFORMANCE_SERVER_CMD='bin/mcpstack serve --profile conformance --response-mode sse --http 127.0.0.1:0 --addr-file {addr_file}' \
+		bash scripts/conformance.sh
 
 ## callgrind: instructions per stdio tools/call under valgrind (N=1000 and 3N)
 callgrind:
