@@ -92,17 +92,6 @@ func Int(v any) (int64, error) {
 	return 0, mismatch("integer", v)
 }
 
-// Marshal encodes a tree compactly without HTML escaping.
-func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
 // Pointer is the JSON pointer (RFC 6901) of a path of member names and
 // array indexes: "" for none, "/a~1b/0" for "a/b" then 0.
 func Pointer(segments ...string) string {

@@ -91,3 +91,43 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// stdMarshalTree is what Marshal stands in for.
+func stdMarshalTree(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// FuzzMarshal holds Marshal to encoding/json, byte for byte, on the trees
+// Parse makes, and on the Go numbers and strings encoders put in trees.
+func FuzzMarshal(f *testing.F) {
+	for _, seed := range []string{
+		`{"b":1,"a":[true,null,"x\u2028y\u0001<>&"],"c":{"z":-0.5e-7}}`, "\"\xff\"", `"\ud800"`, `12345678901234567890`, `[]`, `{}`,
+	} {
+		f.Add([]byte(seed), 0.0, int64(0))
+	}
+	f.Add([]byte(`"x"`), 1e21, int64(-7))
+	f.Add([]byte(`"x"`), 1e-7, int64(1<<62))
+	f.Add([]byte(`"x"`), 123.456, int64(0))
+	f.Fuzz(func(t *testing.T, data []byte, fl float64, n int64) {
+		tree, err := Parse(data)
+		if err != nil {
+			tree = string(data) // any bytes, as a string
+		}
+		for _, v := range []any{tree, map[string]any{"t": tree, "f": fl, "n": n, "s": string(data)}, []any{fl, float32(fl), n, int(n)}} {
+			got, err := Marshal(v)
+			want, stdErr := stdMarshalTree(v)
+			if (err == nil) != (stdErr == nil) {
+				t.Fatalf("%#v: Marshal says %v, encoding/json %v", v, err, stdErr)
+			}
+			if err == nil && !bytes.Equal(got, want) {
+				t.Fatalf("%#v:\nMarshal       %s\nencoding/json %s", v, got, want)
+			}
+		}
+	})
+}
