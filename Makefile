@@ -73,6 +73,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSurelyValid -fuzztime $(FUZZTIME) ./internal/generated/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/jsontree/
 	$(GO) test -run '^$$' -fuzz FuzzMarshal -fuzztime $(FUZZTIME) ./internal/jsontree/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/jsontree/
 	$(GO) test -run '^$$' -fuzz FuzzSchemaSurely -fuzztime $(FUZZTIME) ./internal/protocol/
 	$(GO) test -run '^$$' -fuzz FuzzHTTPHandler -fuzztime $(FUZZTIME) ./internal/transport/streamable/
 	$(GO) test -run '^$$' -fuzz FuzzStdio -fuzztime $(FUZZTIME) ./server/stdio/

@@ -409,14 +409,10 @@ func onlyProperties(args map[string]any, props map[string]map[string]any) map[st
 	return args
 }
 
-// decodeInto decodes validated arguments into v.
-func decodeInto(args map[string]any, v any) error {
-	b, err := jsontree.Marshal(args)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
-}
+// decodeInto decodes validated arguments into v, the zero value of the
+// handler's input type: straight from the tree where jsontree.Decode can,
+// as json.Unmarshal would.
+func decodeInto(args map[string]any, v any) error { return jsontree.Decode(args, v) }
 
 // copyTree copies a schema's default, so that what one call's handler
 // changes the next call does not see.

@@ -1,0 +1,87 @@
+package jsontree
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+type decodePoint struct {
+	Lat float64 `json:"lat"`
+	Lon float32 `json:"lon,omitempty"`
+}
+
+type decodeIn struct {
+	City    string            `json:"city"`
+	Days    int8              `json:"days,omitempty"`
+	Count   uint16            `json:"count"`
+	Big     int64             `json:"big"`
+	OK      bool              `json:"ok"`
+	Tags    []string          `json:"tags"`
+	Where   *decodePoint      `json:"where"`
+	Points  []decodePoint     `json:"points"`
+	Labels  map[string]string `json:"labels"`
+	Deep    map[string][]*int `json:"deep"`
+	Skipped string            `json:"-"`
+	NoTag   string
+	hidden  string
+}
+
+// Types that go through encoding/json: their own unmarshalers, any,
+// embedding, ",string".
+type decodeOther struct {
+	When  time.Time `json:"when"`
+	Any   any       `json:"any"`
+	Str   int       `json:"str,string"`
+	Inner struct{ decodePoint }
+}
+
+// FuzzDecode holds Decode to what it stands in for, json.Unmarshal of the
+// tree's encoding: the same value, or an error where that errs.
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"city":"Oslo","days":3,"count":65535,"big":-9007199254740993,"ok":true,"tags":["a",null],"where":{"lat":1.5,"lon":2},"points":[{"lat":0}],"labels":{"a":"b"},"deep":{"x":[1,null,2]},"NoTag":"n","notag":"m","hidden":"h"}`,
+		`{"days":300}`, `{"days":1.0}`, `{"count":-1}`, `{"big":1e3}`, `{"city":5}`, `{"CITY":"x","city":"y"}`, `{"cıty":"x"}`, `{"where":null,"tags":null}`,
+		`{"lon":1e40,"lat":1e400}`, `null`, `[]`, `{"when":"2026-12-02T00:00:00Z","any":[1,{"a":2}],"str":"7"}`, `{"points":[null,{"lat":"x"}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tree, err := Parse(data)
+		if err != nil {
+			return
+		}
+		b, err := Marshal(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []reflect.Type{reflect.TypeFor[decodeIn](), reflect.TypeFor[decodePoint](), reflect.TypeFor[decodeOther](),
+			reflect.TypeFor[map[string]int](), reflect.TypeFor[[]*decodePoint](), reflect.TypeFor[string]()} {
+			got, want := reflect.New(typ), reflect.New(typ)
+			errGot, errWant := Decode(tree, got.Interface()), json.Unmarshal(b, want.Interface())
+			if (errGot == nil) != (errWant == nil) {
+				t.Fatalf("%s from %s: Decode says %v, encoding/json %v", typ, b, errGot, errWant)
+			}
+			if errGot == nil && !reflect.DeepEqual(got.Interface(), want.Interface()) {
+				t.Fatalf("%s from %s:\nDecode        %#v\nencoding/json %#v", typ, b, got.Elem().Interface(), want.Elem().Interface())
+			}
+		}
+	})
+}
+
+// The types a tool's arguments usually are take the direct path; the
+// others are encoding/json's.
+func TestDecodePlans(t *testing.T) {
+	for typ, direct := range map[reflect.Type]bool{
+		reflect.TypeFor[decodeIn]():           true,
+		reflect.TypeFor[[]*decodePoint]():     true,
+		reflect.TypeFor[decodeOther]():        false,
+		reflect.TypeFor[map[string]any]():     false,
+		reflect.TypeFor[struct{ B []byte }](): false,
+	} {
+		if got := planOf(typ) != nil; got != direct {
+			t.Errorf("%s: direct %v, want %v", typ, got, direct)
+		}
+	}
+}
