@@ -332,20 +332,22 @@ func Structured(v any) (*mcp.CallToolResult, error) {
 	if s, ok := v.(string); ok {
 		return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: s}}}, nil
 	}
-	b, err := json.Marshal(v)
+	tree, err := jsontree.TreeOf(v) // built from v itself where it can, as encoding and parsing would
 	if err != nil {
 		return nil, fmt.Errorf("app: encoding the tool's output: %w", err)
 	}
 	res := &mcp.CallToolResult{}
-	if tree, err := jsontree.Parse(b); err == nil {
-		if obj, ok := tree.(map[string]any); ok {
-			res.StructuredContent = obj
-			if canonical, err := jsontree.Marshal(obj); err == nil {
-				b = canonical // the text is the structured content, byte for byte as it is sent
-			}
-		}
+	var text []byte
+	if obj, ok := tree.(map[string]any); ok {
+		res.StructuredContent = obj
+		text, err = jsontree.Marshal(obj) // the text is the structured content, byte for byte as it is sent
+	} else {
+		text, err = json.Marshal(v)
 	}
-	res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: string(b)}}
+	if err != nil {
+		return nil, fmt.Errorf("app: encoding the tool's output: %w", err)
+	}
+	res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: string(text)}}
 	return res, nil
 }
 

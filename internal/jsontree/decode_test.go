@@ -85,3 +85,64 @@ func TestDecodePlans(t *testing.T) {
 		}
 	}
 }
+
+type treeOut struct {
+	Summary string            `json:"summary"`
+	Days    int               `json:"days,omitempty"`
+	Count   uint8             `json:"count"`
+	OK      bool              `json:"ok,omitempty"`
+	Tags    []string          `json:"tags"`
+	Where   *decodePoint      `json:"where,omitempty"`
+	Labels  map[string]string `json:"labels"`
+	Deep    map[string][]*int `json:"deep,omitempty"`
+	Skip    string            `json:"-"`
+	NoTag   string
+	hidden  string
+}
+
+// FuzzTreeOf holds TreeOf to Parse(json.Marshal(v)) on values built from
+// fuzzed input.
+func FuzzTreeOf(f *testing.F) {
+	f.Add("Oslo", int64(3), true, []byte("a\xffb"))
+	f.Add("", int64(0), false, []byte(nil))
+	f.Add("\u2028<>&\"", int64(-1), true, []byte("é"))
+	f.Fuzz(func(t *testing.T, s string, n int64, ok bool, raw []byte) {
+		one := 1
+		var tags []string
+		if len(raw) > 0 {
+			tags = []string{string(raw), s}
+		}
+		var where *decodePoint
+		if ok {
+			where = &decodePoint{Lat: 1}
+		}
+		values := []any{
+			treeOut{Summary: s, Days: int(n), Count: uint8(n), OK: ok, Tags: tags, Labels: map[string]string{s: string(raw)}, Deep: map[string][]*int{"x": {&one, nil}}, NoTag: string(raw), hidden: s},
+			&treeOut{Summary: string(raw)},
+			[]*treeOut{nil, {Tags: []string{}}},
+			map[string]int{s: int(n)},
+			s, n, ok, raw, where, decodeOther{Any: s},
+			struct {
+				A string `json:"it's"` // a tag encoding/json refuses: the field's name
+				B string `json:"b-c.d"`
+			}{s, string(raw)},
+		}
+		for _, v := range values {
+			got, errGot := TreeOf(v)
+			data, errStd := json.Marshal(v)
+			if (errGot == nil) != (errStd == nil) {
+				t.Fatalf("%#v: TreeOf says %v, encoding/json %v", v, errGot, errStd)
+			}
+			if errStd != nil {
+				continue
+			}
+			want, err := Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%#v:\nTreeOf        %#v\nencoding/json %#v", v, got, want)
+			}
+		}
+	})
+}
