@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // Decode stores tree in the zero value v points to, as json.Unmarshal of
@@ -15,8 +16,8 @@ import (
 // UnmarshalText, interfaces, arrays, embedded or ",string" fields, names
 // outside ASCII), and values it cannot place exactly (a number that is no
 // integer of the field's size, a mismatched type), go through
-// encoding/json, which also words the errors. FuzzDecode holds the two
-// together.
+// encoding/json, which also words the errors. The tree is one Parse
+// made (valid UTF-8, JSON numbers); FuzzDecode holds the two together.
 func Decode(tree any, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
@@ -44,6 +45,7 @@ var plans sync.Map // reflect.Type -> place (nil: encoding/json's)
 var (
 	unmarshaler     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	numberType      = reflect.TypeFor[json.Number]() // a string that must be a number: encoding/json's
 )
 
 func planOf(t reflect.Type) place {
@@ -56,7 +58,7 @@ func planOf(t reflect.Type) place {
 }
 
 func newPlan(t reflect.Type, seen map[reflect.Type]bool) place {
-	if reflect.PointerTo(t).Implements(unmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) ||
+	if t == numberType || reflect.PointerTo(t).Implements(unmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) ||
 		t.Implements(unmarshaler) || t.Implements(textUnmarshaler) {
 		return nil
 	}
@@ -83,6 +85,9 @@ func newPlan(t reflect.Type, seen map[reflect.Type]bool) place {
 			case nil:
 				return true
 			case string:
+				if !utf8.ValidString(x) {
+					return false // encoding/json's U+FFFD
+				}
 				dst.SetString(x)
 				return true
 			}
@@ -95,6 +100,9 @@ func newPlan(t reflect.Type, seen map[reflect.Type]bool) place {
 			}
 			n, ok := tree.(json.Number)
 			if !ok {
+				return false
+			}
+			if !isNumber(string(n)) {
 				return false
 			}
 			i, err := strconv.ParseInt(string(n), 10, 64)
@@ -113,6 +121,9 @@ func newPlan(t reflect.Type, seen map[reflect.Type]bool) place {
 			if !ok {
 				return false
 			}
+			if !isNumber(string(n)) {
+				return false
+			}
 			u, err := strconv.ParseUint(string(n), 10, 64)
 			if err != nil || dst.OverflowUint(u) {
 				return false
@@ -128,6 +139,9 @@ func newPlan(t reflect.Type, seen map[reflect.Type]bool) place {
 			}
 			n, ok := tree.(json.Number)
 			if !ok {
+				return false
+			}
+			if !isNumber(string(n)) {
 				return false
 			}
 			f, err := strconv.ParseFloat(string(n), bits)
@@ -168,6 +182,9 @@ func newPlan(t reflect.Type, seen map[reflect.Type]bool) place {
 				dst.SetZero()
 				return true
 			case []any:
+				if x == nil {
+					return false // a typed nil, which Parse never makes
+				}
 				s := reflect.MakeSlice(t, len(x), len(x))
 				for i, e := range x {
 					if !elem(e, s.Index(i)) {
@@ -193,8 +210,14 @@ func newPlan(t reflect.Type, seen map[reflect.Type]bool) place {
 				dst.SetZero()
 				return true
 			case map[string]any:
+				if x == nil {
+					return false
+				}
 				m := reflect.MakeMapWithSize(t, len(x))
 				for k, e := range x {
+					if !utf8.ValidString(k) {
+						return false
+					}
 					v := reflect.New(t.Elem()).Elem()
 					if !elem(e, v) {
 						return false
@@ -237,7 +260,7 @@ func structPlan(t reflect.Type, seen map[reflect.Type]bool) place {
 		if name == "" {
 			name = f.Name
 		}
-		if hasOption(opts, "string") || !isASCII(name) || names[lower(name)] {
+		if hasOption(opts, "string") || !isASCII(name) || !validTagName(name) || names[lower(name)] {
 			return nil
 		}
 		names[lower(name)] = true
@@ -252,6 +275,9 @@ func structPlan(t reflect.Type, seen map[reflect.Type]bool) place {
 		case nil:
 			return true
 		case map[string]any:
+			if x == nil {
+				return false
+			}
 			var set uint64 // the fields placed: two names of one field (name, NAME) are ordered by encoding/json
 			for k, e := range x {
 				f := findField(fields, k)

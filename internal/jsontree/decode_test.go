@@ -28,6 +28,13 @@ type decodeIn struct {
 	hidden  string
 }
 
+// decodeEdge has what the review found: a json.Number field (a string
+// that must be a number) and a tag encoding/json refuses.
+type decodeEdge struct {
+	N json.Number `json:"n"`
+	A string      `json:"it's"`
+}
+
 // Types that go through encoding/json: their own unmarshalers, any,
 // embedding, ",string".
 type decodeOther struct {
@@ -43,7 +50,7 @@ func FuzzDecode(f *testing.F) {
 	for _, seed := range []string{
 		`{"city":"Oslo","days":3,"count":65535,"big":-9007199254740993,"ok":true,"tags":["a",null],"where":{"lat":1.5,"lon":2},"points":[{"lat":0}],"labels":{"a":"b"},"deep":{"x":[1,null,2]},"NoTag":"n","notag":"m","hidden":"h"}`,
 		`{"days":300}`, `{"days":1.0}`, `{"count":-1}`, `{"big":1e3}`, `{"city":5}`, `{"CITY":"x","city":"y"}`, `{"cıty":"x"}`, `{"where":null,"tags":null}`,
-		`{"lon":1e40,"lat":1e400}`, `null`, `[]`, `{"when":"2026-12-02T00:00:00Z","any":[1,{"a":2}],"str":"7"}`, `{"points":[null,{"lat":"x"}]}`,
+		`{"lon":1e40,"lat":1e400}`, `null`, `[]`, `{"n":"abc","A":"x"}`, `{"n":"5","it's":"y"}`, `{"n":5}`, `{"when":"2026-12-02T00:00:00Z","any":[1,{"a":2}],"str":"7"}`, `{"points":[null,{"lat":"x"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -57,7 +64,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, typ := range []reflect.Type{reflect.TypeFor[decodeIn](), reflect.TypeFor[decodePoint](), reflect.TypeFor[decodeOther](),
-			reflect.TypeFor[map[string]int](), reflect.TypeFor[[]*decodePoint](), reflect.TypeFor[string]()} {
+			reflect.TypeFor[map[string]int](), reflect.TypeFor[[]*decodePoint](), reflect.TypeFor[string](), reflect.TypeFor[decodeEdge]()} {
 			got, want := reflect.New(typ), reflect.New(typ)
 			errGot, errWant := Decode(tree, got.Interface()), json.Unmarshal(b, want.Interface())
 			if (errGot == nil) != (errWant == nil) {
@@ -122,6 +129,8 @@ func FuzzTreeOf(f *testing.F) {
 			[]*treeOut{nil, {Tags: []string{}}},
 			map[string]int{s: int(n)},
 			s, n, ok, raw, where, decodeOther{Any: s},
+			map[string]int{string(raw): 1, s: 2, "a\xfe": 3, "a\xff": 4},
+			decodeEdge{N: json.Number(s), A: string(raw)},
 			struct {
 				A string `json:"it's"` // a tag encoding/json refuses: the field's name
 				B string `json:"b-c.d"`

@@ -21,7 +21,9 @@ func TreeOf(v any) (any, error) {
 	if v != nil {
 		rv := reflect.ValueOf(v)
 		if b := builderOf(rv.Type()); b != nil {
-			return b(rv), nil
+			if tree, ok := b(rv); ok {
+				return tree, nil
+			}
 		}
 	}
 	data, err := json.Marshal(v)
@@ -31,8 +33,9 @@ func TreeOf(v any) (any, error) {
 	return Parse(data)
 }
 
-// build makes the tree of a value.
-type build func(v reflect.Value) any
+// build makes the tree of a value; false where encoding/json's would
+// differ (map keys that are not UTF-8 merge in its order).
+type build func(v reflect.Value) (any, bool)
 
 var builders sync.Map // reflect.Type -> build (nil: encoding/json's)
 
@@ -51,7 +54,7 @@ func builderOf(t reflect.Type) build {
 }
 
 func newBuilder(t reflect.Type, seen map[reflect.Type]bool) build {
-	if t.Implements(marshaler) || t.Implements(textMarshaler) ||
+	if t == numberType || t.Implements(marshaler) || t.Implements(textMarshaler) ||
 		reflect.PointerTo(t).Implements(marshaler) || reflect.PointerTo(t).Implements(textMarshaler) {
 		return nil
 	}
@@ -62,13 +65,13 @@ func newBuilder(t reflect.Type, seen map[reflect.Type]bool) build {
 	defer delete(seen, t)
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(v reflect.Value) any { return v.Bool() }
+		return func(v reflect.Value) (any, bool) { return v.Bool(), true }
 	case reflect.String:
-		return func(v reflect.Value) any { return validString(v.String()) }
+		return func(v reflect.Value) (any, bool) { return validString(v.String()), true }
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(v reflect.Value) any { return json.Number(strconv.FormatInt(v.Int(), 10)) }
+		return func(v reflect.Value) (any, bool) { return json.Number(strconv.FormatInt(v.Int(), 10)), true }
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return func(v reflect.Value) any { return json.Number(strconv.FormatUint(v.Uint(), 10)) }
+		return func(v reflect.Value) (any, bool) { return json.Number(strconv.FormatUint(v.Uint(), 10)), true }
 	case reflect.Float32, reflect.Float64:
 		return nil // NaN and the formats: encoding/json's
 	case reflect.Pointer:
@@ -76,9 +79,9 @@ func newBuilder(t reflect.Type, seen map[reflect.Type]bool) build {
 		if elem == nil {
 			return nil
 		}
-		return func(v reflect.Value) any {
+		return func(v reflect.Value) (any, bool) {
 			if v.IsNil() {
-				return nil
+				return nil, true
 			}
 			return elem(v.Elem())
 		}
@@ -90,15 +93,19 @@ func newBuilder(t reflect.Type, seen map[reflect.Type]bool) build {
 		if elem == nil {
 			return nil
 		}
-		return func(v reflect.Value) any {
+		return func(v reflect.Value) (any, bool) {
 			if v.IsNil() {
-				return nil
+				return nil, true
 			}
 			out := make([]any, v.Len())
 			for i := range out {
-				out[i] = elem(v.Index(i))
+				e, ok := elem(v.Index(i))
+				if !ok {
+					return nil, false
+				}
+				out[i] = e
 			}
-			return out
+			return out, true
 		}
 	case reflect.Map:
 		if t.Key() != reflect.TypeFor[string]() {
@@ -108,15 +115,23 @@ func newBuilder(t reflect.Type, seen map[reflect.Type]bool) build {
 		if elem == nil {
 			return nil
 		}
-		return func(v reflect.Value) any {
+		return func(v reflect.Value) (any, bool) {
 			if v.IsNil() {
-				return nil
+				return nil, true
 			}
 			out := make(map[string]any, v.Len())
 			for it := v.MapRange(); it.Next(); {
-				out[validString(it.Key().String())] = elem(it.Value())
+				k := it.Key().String()
+				if !utf8.ValidString(k) {
+					return nil, false
+				}
+				e, ok := elem(it.Value())
+				if !ok {
+					return nil, false
+				}
+				out[k] = e
 			}
-			return out
+			return out, true
 		}
 	case reflect.Struct:
 		return structBuilder(t, seen)
@@ -160,16 +175,20 @@ func structBuilder(t reflect.Type, seen map[reflect.Type]bool) build {
 		}
 		fields = append(fields, fieldBuilder{name: name, index: i, omitEmpty: hasOption(opts, "omitempty"), build: b})
 	}
-	return func(v reflect.Value) any {
+	return func(v reflect.Value) (any, bool) {
 		out := make(map[string]any, len(fields))
 		for _, f := range fields {
 			fv := v.Field(f.index)
 			if f.omitEmpty && isEmpty(fv) {
 				continue
 			}
-			out[f.name] = f.build(fv)
+			e, ok := f.build(fv)
+			if !ok {
+				return nil, false
+			}
+			out[f.name] = e
 		}
-		return out
+		return out, true
 	}
 }
 
