@@ -280,7 +280,7 @@ func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (*mcp.C
 		var tree any = res.StructuredContent
 		var err error
 		if !t.decoded || res.StructuredContent == nil {
-			tree, err = treeOf(tree)
+			tree, err = jsontree.TreeOf(tree)
 		}
 		if err == nil {
 			err = t.output.Validate(tree)
@@ -436,15 +436,6 @@ func copyTree(v any) any {
 	return v
 }
 
-// treeOf is v as a JSON tree, for validation.
-func treeOf(v any) (any, error) {
-	b, err := jsontree.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return jsontree.Parse(b)
-}
-
 // isObject reports whether values of t encode as JSON objects.
 func isObject(t reflect.Type) bool {
 	for t.Kind() == reflect.Pointer {
@@ -455,7 +446,7 @@ func isObject(t reflect.Type) bool {
 
 // objectSchema is s as a JSON tree that describes objects.
 func objectSchema(s any) (map[string]any, error) {
-	tree, err := treeOf(s)
+	tree, err := jsontree.TreeOf(s)
 	if err != nil {
 		return nil, err
 	}

@@ -125,11 +125,8 @@ func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 // isNumber reports whether s is a JSON number, as encoding/json checks a
 // json.Number before writing it.
 func isNumber(s string) bool {
-	p := parser{data: []byte(s)}
-	if _, err := p.number(); err != nil {
-		return false
-	}
-	return p.i == len(s)
+	end, context := scanNumber(s, 0)
+	return context == "" && end == len(s)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -324,51 +324,56 @@ func (p *parser) hex4() (rune, error) {
 	return r, nil
 }
 
-// number reads a number as its text: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+// number reads a number as its text.
 func (p *parser) number() (any, error) {
 	start := p.i
-	if p.data[p.i] == '-' {
-		p.i++
-	}
-	if p.i >= len(p.data) {
+	end, context := scanNumber(p.data, p.i)
+	p.i = end
+	switch {
+	case context == "":
+		return json.Number(p.data[start:p.i]), nil
+	case p.i >= len(p.data):
 		return nil, io.ErrUnexpectedEOF
 	}
-	switch c := p.data[p.i]; {
-	case c == '0':
-		p.i++
-	case c >= '1' && c <= '9':
-		p.digits()
-	default:
-		return nil, p.syntax("in numeric literal")
-	}
-	if p.i < len(p.data) && p.data[p.i] == '.' {
-		p.i++
-		if p.i >= len(p.data) {
-			return nil, io.ErrUnexpectedEOF
-		}
-		if c := p.data[p.i]; c < '0' || c > '9' {
-			return nil, p.syntax("after decimal point in numeric literal")
-		}
-		p.digits()
-	}
-	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
-		p.i++
-		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
-			p.i++
-		}
-		if p.i >= len(p.data) {
-			return nil, io.ErrUnexpectedEOF
-		}
-		if c := p.data[p.i]; c < '0' || c > '9' {
-			return nil, p.syntax("in exponent of numeric literal")
-		}
-		p.digits()
-	}
-	return json.Number(p.data[start:p.i]), nil
+	return nil, p.syntax(context)
 }
 
-func (p *parser) digits() {
-	for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
-		p.i++
+// scanNumber reads the number at s[i:], -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?,
+// and returns where it ends; where it breaks off, also what it was
+// reading, in encoding/json's words.
+func scanNumber[T ~string | ~[]byte](s T, i int) (end int, context string) {
+	digits := func() {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
 	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		digits()
+	default:
+		return i, "in numeric literal"
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return i, "after decimal point in numeric literal"
+		}
+		digits()
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return i, "in exponent of numeric literal"
+		}
+		digits()
+	}
+	return i, ""
 }

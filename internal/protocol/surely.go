@@ -130,7 +130,7 @@ func intValue(n int64) float64 {
 	return float64(n)
 }
 
-var nanValue = func() float64 { f, _ := strconv.ParseFloat("NaN", 64); return f }()
+var nanValue = math.NaN()
 
 // digits counts the digits of a number's text, exponent aside.
 func digits(s string) int {
