@@ -47,18 +47,24 @@ func newObserver(ctx context.Context, c serveConfig, log *slog.Logger) (_ *obser
 
 // serveMetrics serves /metrics on a listener of its own (--metrics-addr).
 func serveMetrics(addr string, obs *observe.Observer, log *slog.Logger) (stop func(), err error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", obs.Metrics())
+	return serveAside(addr, mux, "metrics", "/metrics", log)
+}
+
+// serveAside serves h on a listener of its own at addr, beside the MCP
+// listener, until stop; what names it in the log lines.
+func serveAside(addr string, h http.Handler, what, path string, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", obs.Metrics())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics listener", "err", err)
+			log.Error(what+" listener", "err", err)
 		}
 	}()
-	log.Info("serving metrics", "url", fmt.Sprintf("http://%s/metrics", ln.Addr()))
+	log.Info("serving "+what, "url", fmt.Sprintf("http://%s%s", ln.Addr(), path))
 	return func() { _ = hs.Close() }, nil
 }

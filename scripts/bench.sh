@@ -6,6 +6,8 @@
 #   auto        Streamable HTTP tools/call, 16 sessions, our default
 #               response mode (JSON for a quick call) against the peers'
 #               JSON answers:                            ours >= 1.5x mcp-go, >= 3x go-sdk
+#               and against canned-echo, a bare net/http handler that
+#               splices id and text into a canned answer: ours >= 0.6x canned
 #   sse, json   the same, both sides in one mode:         reported, no target
 #   strict      ours --strict vs our default:             strict >= 0.95 x default
 #   stdio       32 calls in flight on one connection:     ours >= 2x mcp-go
@@ -79,7 +81,7 @@ echo "== build"
 mkdir -p bin
 : >"$out"
 $GO build -o bin/mcpstack .
-(cd internal/tools/bench/peers && $GO build -o "$root/bin/" ./gosdk-echo ./mcpgo-echo)
+(cd internal/tools/bench/peers && $GO build -o "$root/bin/" ./gosdk-echo ./mcpgo-echo ./canned-echo)
 read -r -a gen <<<"${BENCH_GEN:-bin/mcpstack bench}"
 if ! "${gen[@]}" --help >/dev/null 2>&1; then
 	echo "bench: '${gen[*]} --help' fails (is internal/tools/bench.Command wired into main.go?)" >&2
@@ -128,6 +130,7 @@ start() {
 ours=(bin/mcpstack serve --profile bench --rate-limit 0 --rate-limit-bytes 0 --max-client-sessions 0 --max-client-inflight 0)
 gosdk=(bin/gosdk-echo)
 mcpgo=(bin/mcpgo-echo)
+canned=(bin/canned-echo)
 
 # Is our server there yet?
 have_ours=${BENCH_OURS:-1}
@@ -161,7 +164,12 @@ load_suite() { # MODE: auto (ours; the peers answer JSON), sse or json
 		t+=(--target "ours=$url") p+=(--server-pid "ours=$pid")
 		if [ "$mode" = auto ]; then
 			checks+=(--check 'ours>=3*gosdk' --check 'ours>=1.5*mcpgo' --check 'cpu:ours>=3*gosdk' --check 'cpu:ours>=1.5*mcpgo')
+			checks+=(--check 'ours>=0.6*canned' --check 'cpu:ours>=0.6*canned')
 		fi
+	fi
+	if [ "$mode" = auto ]; then
+		start canned "${canned[@]}" --response-mode json
+		t+=(--target "canned=$url") p+=(--server-pid "canned=$pid")
 	fi
 	start gosdk "${gosdk[@]}" --response-mode "$peer_mode"
 	t+=(--target "gosdk=$url") p+=(--server-pid "gosdk=$pid")

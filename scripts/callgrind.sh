@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
-# Instructions per stdio tools/call, which machine noise does not move:
-# bin/mcpstack serve --stdio --profile bench (defaults: validation, access
-# log and metrics on) under callgrind, N and 3N pipelined echo calls, the
-# difference over 2N.
+# Instructions per tools/call, which machine noise does not move:
+# bin/mcpstack serve --profile bench (defaults: validation, access log and
+# metrics on) under callgrind, N and 3N echo calls, the difference over 2N.
+# Over stdio the calls are pipelined; over Streamable HTTP (MODE=http) one
+# session of `mcpstack bench` makes them one after another (default
+# response mode: JSON answers), so the count includes net/http's share,
+# which is what a bare handler pays too.
 #
-#   scripts/callgrind.sh            N=1000
+#   scripts/callgrind.sh                 stdio, N=1000
 #   N=500 scripts/callgrind.sh
+#   MODE=http N=300 scripts/callgrind.sh
+#   MODE=http SERVER="bin/mcpgo-echo --response-mode json" scripts/callgrind.sh
+#
+# KEEP=FILE (http only) keeps the callgrind profile of the 3N calls, for
+# callgrind_annotate --inclusive=yes FILE.
+# SERVER (http only) is another server to count: it takes --http ADDR and
+# --addr-file FILE as `mcpstack serve` does (the benchmark peers do).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 N=${N:-1000}
+MODE=${MODE:-stdio}
 GO=${GO:-go}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,6 +41,36 @@ count() {
   [ "$got" -eq "$(($1 + 1))" ] || { echo "callgrind: $got answers to $1 calls" >&2; exit 1; }
   sed -n 's/^totals: //p' "$work/out.$1"
 }
-a=$(count "$N")
-b=$(count "$((3 * N))")
-echo "callgrind: $(( (b - a) / (2 * N) )) instructions per stdio tools/call ($N calls: $a, $((3 * N)): $b)"
+# http_counts N: one server under callgrind; 100 warm-up calls, then N and
+# 3N sequential calls over HTTP from one session each, the counters dumped
+# (and zeroed) after each run with callgrind_control: a signal would not do,
+# callgrind trips over the Go runtime's. Prints the two totals.
+http_counts() {
+  local addr_file="$work/addr" pid url n k=0 totals=()
+  local server=("$work/mcpstack" serve --profile bench --rate-limit 0 --rate-limit-bytes 0 --max-client-sessions 0 --max-client-inflight 0)
+  if [ -n "${SERVER:-}" ]; then read -r -a server <<<"$SERVER"; fi
+  GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out" \
+    "${server[@]}" --http 127.0.0.1:0 --addr-file "$addr_file" 2>"$work/serve" &
+  pid=$!
+  for _ in $(seq 600); do [ -s "$addr_file" ] && break; sleep 0.1; done
+  [ -s "$addr_file" ] || { echo "callgrind: the server did not listen in 60s" >&2; kill -9 "$pid"; exit 1; }
+  url="http://$(tr -d ' \n' < "$addr_file")/mcp"
+  for n in 100 "$1" "$((3 * $1))"; do
+    "$work/mcpstack" bench --url "$url" --sessions 1 --warmup 0 --calls "$n" --timeout 60s >"$work/bench" 2>&1 ||
+      { echo "callgrind: the load failed:" >&2; cat "$work/bench" >&2; kill -9 "$pid"; exit 1; }
+    callgrind_control --dump "$pid" >/dev/null 2>&1
+    k=$((k + 1))
+    for _ in $(seq 100); do [ -s "$work/out.$k" ] && grep -q '^totals: ' "$work/out.$k" && break; sleep 0.1; done
+    totals+=("$(sed -n 's/^totals: //p' "$work/out.$k")")
+  done
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null || true
+  if [ -n "${KEEP:-}" ]; then cp "$work/out.3" "$KEEP"; fi
+  echo "${totals[1]} ${totals[2]}"
+}
+case $MODE in
+stdio) a=$(count "$N"); b=$(count "$((3 * N))") ;;
+http) read -r a b < <(http_counts "$N") ;;
+*) echo "callgrind: MODE must be stdio or http, not $MODE" >&2; exit 2 ;;
+esac
+echo "callgrind: $(( (b - a) / (2 * N) )) instructions per $MODE tools/call${SERVER:+ of $SERVER} ($N calls: $a, $((3 * N)): $b)"
