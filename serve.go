@@ -24,6 +24,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/httpx"
+	"github.com/mcpstack/mcpstack/internal/logbuf"
 	"github.com/mcpstack/mcpstack/internal/record"
 	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/mcphttp"
@@ -57,6 +58,7 @@ type serveConfig struct {
 	stateless     bool
 	record        string
 	metricsAddr   string
+	debugAddr     string // --debug-addr: pprof, loopback only
 	accessLog     bool
 	obs           *observe.Observer // made before the profile, which may time its calls with it
 	taskStore     string
@@ -156,6 +158,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.DurationVar(&c.taskDelay, "task-delay", core.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
 	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL; a user keeps at most their newest 100 finished tasks and 64 MiB of results")
 	fl.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at `ADDR`/metrics on a listener of their own (default: /metrics on the HTTP listener; stdio serves them only with this)")
+	fl.StringVar(&c.debugAddr, "debug-addr", "", "serve the Go runtime's profiles (pprof) at `ADDR`/debug/pprof/ on a listener of their own; loopback addresses only")
 	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, a digest of the session id); the session id and arguments at debug")
 	fl.StringVar(&c.record, "record", "", "append every message to `FILE`, one JSON line each (schema/ext/RecordedMessage.json), for mcpstack validate")
 	c.limits.register(fl)
@@ -200,11 +203,12 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcpstack serve: --response-mode must be auto, sse or json, not %q\n", c.responseMode)
 		return 2
 	}
-	log, err := newLogger(stderr, c.logLevel, c.logFormat)
+	log, logBuf, err := newLogger(stderr, c.logLevel, c.logFormat)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack serve:", err)
 		return 2
 	}
+	defer logBuf.Close() // last: every line is out before serve returns
 	if c.stdio && c.auth.Mode != auth.ModeOff {
 		log.Info("stdio needs no token: --auth applies to HTTP only")
 	}
@@ -297,6 +301,14 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer stopMetrics()
+	}
+	if c.debugAddr != "" {
+		stopDebug, err := serveDebug(c.debugAddr, log)
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpstack serve: --debug-addr:", err)
+			return 2
+		}
+		defer stopDebug()
 	}
 	if c.stdio {
 		log.Info("serving MCP on stdio", "profile", c.profile)
@@ -425,21 +437,33 @@ func openTaskStore(c serveConfig) (*taskstore.SQL, error) {
 	return nil, fmt.Errorf("%q is not memory, sqlite or postgres", c.taskStore)
 }
 
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+func newLogger(w io.Writer, level, format string) (*slog.Logger, *logbuf.Writer, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return nil, nil, fmt.Errorf("--log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
-	// Lines logged inside a traced request carry its trace_id and span_id.
+	// Lines are batched (an access line per request would be a write each);
+	// a warning or an error goes out at once, with every line before it.
+	buf := logbuf.New(w, logBuffer, logFlushInterval)
+	var h slog.Handler
 	switch format {
 	case "text":
-		return slog.New(observe.LogHandler(slog.NewTextHandler(w, opts))), nil
+		h = slog.NewTextHandler(buf, opts)
 	case "json":
-		return slog.New(observe.LogHandler(slog.NewJSONHandler(w, opts))), nil
+		h = slog.NewJSONHandler(buf, opts)
+	default:
+		return nil, nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 	}
-	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+	// Lines logged inside a traced request carry its trace_id and span_id.
+	return slog.New(observe.LogHandler(logbuf.FlushAt(h, buf, slog.LevelWarn))), buf, nil
 }
+
+// How long, and how much, the log holds back before writing.
+const (
+	logBuffer        = 64 << 10
+	logFlushInterval = 200 * time.Millisecond
+)
 
 // applyEnv sets flags from PREFIX_NAME environment variables.
 func applyEnv(fl *flag.FlagSet, prefix string) error {

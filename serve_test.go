@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -167,4 +168,48 @@ func TestServeNotReadyOnSIGTERM(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not stop")
 	}
+}
+
+// TestServeLoggerBatches: serve's info lines wait for the flush interval
+// (an access line per request would be a write each); a warning goes out
+// at once with every line before it, and closing the log lets nothing wait.
+func TestServeLoggerBatches(t *testing.T) {
+	var out lockedBuffer
+	log, buf, err := newLogger(&out, "info", "text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("first")
+	if got := out.String(); got != "" {
+		t.Fatalf("an info line was written at once: %q", got)
+	}
+	log.Warn("second")
+	if got := out.String(); !strings.Contains(got, "msg=first") || !strings.Contains(got, "msg=second") {
+		t.Fatalf("a warning did not flush the lines before it: %q", got)
+	}
+	log.Info("third")
+	if err := buf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log.Info("fourth")
+	if got := out.String(); !strings.Contains(got, "msg=third") || !strings.Contains(got, "msg=fourth") {
+		t.Fatalf("lines were held after Close: %q", got)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -44,6 +44,18 @@ func DecodeMap[T any](v any, rev int, elem func(any, int) (T, error)) (map[strin
 	return out, nil
 }
 
+// PlainObject is DecodeMap with DecodePlain, without the copy: the tree's
+// object itself, made plain in place (the tree is the decoder's to
+// consume; Plain already rewrites the members of nested objects).
+func PlainObject(v any) (map[string]any, error) {
+	obj, err := Object(v)
+	if err != nil {
+		return nil, err
+	}
+	Plain(obj)
+	return obj, nil
+}
+
 // SliceOf is DecodeSlice as an element decoder, for nested arrays.
 func SliceOf[T any](elem func(any, int) (T, error)) func(any, int) ([]T, error) {
 	return func(v any, rev int) ([]T, error) { return DecodeSlice(v, rev, elem) }

@@ -19,6 +19,11 @@ import (
 // duplicate names wins, invalid UTF-8 and lone surrogates in strings
 // become U+FFFD, nesting deeper than 10,000 is an error. It is a single
 // pass with no reflection, a fifth of encoding/json's instructions.
+//
+// Every string is a copy of its own: a string kept from the tree (a chat
+// message, a session's client name) keeps nothing else of the document.
+// The names and values of the protocol's envelope (vocabulary.go) cost no
+// allocation at all.
 func Parse(data []byte) (any, error) {
 	p := parser{data: data}
 	p.space()
@@ -90,7 +95,7 @@ func (p *parser) value(depth int) (any, error) {
 		}
 		return p.array(depth + 1)
 	case c == '"':
-		return p.str()
+		return p.strValue()
 	case c == '-' || c >= '0' && c <= '9':
 		return p.number()
 	case c == 't':
@@ -131,7 +136,7 @@ func (p *parser) object(depth int) (any, error) {
 		if p.data[p.i] != '"' {
 			return nil, p.syntax("looking for beginning of object key string")
 		}
-		key, err := p.str()
+		key, err := p.key()
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +153,7 @@ func (p *parser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj[key.(string)] = v
+		obj[key] = v
 		p.space()
 		if p.i >= len(p.data) {
 			return nil, io.ErrUnexpectedEOF
@@ -197,8 +202,62 @@ func (p *parser) array(depth int) (any, error) {
 	}
 }
 
+// key reads an object's member name; its quote is at p.i.
+func (p *parser) key() (string, error) {
+	if w, ok := p.short(); ok {
+		return w.s, nil
+	}
+	return p.str()
+}
+
+// strValue reads a string value, boxed; its quote is at p.i.
+func (p *parser) strValue() (any, error) {
+	if w, ok := p.short(); ok {
+		if w.v != nil {
+			return w.v, nil
+		}
+		return w.s, nil
+	}
+	s, err := p.str()
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// short reads a string of printable ASCII without escapes, its quote at
+// p.i: the vocabulary's word, or a copy of the text. For any other string
+// it returns false and leaves p.i where it was.
+func (p *parser) short() (word, bool) {
+	start := p.i + 1
+	end, ok := p.plain()
+	if !ok {
+		return word{}, false
+	}
+	if w, known := vocabulary[string(p.data[start:end])]; known {
+		return w, true
+	}
+	return word{s: string(p.data[start:end])}, true
+}
+
+// plain skips a string of printable ASCII without escapes, its quote at
+// p.i, and returns where its text ends; false, p.i unmoved, for any other
+// string.
+func (p *parser) plain() (end int, ok bool) {
+	for i := p.i + 1; i < len(p.data); i++ {
+		switch c := p.data[i]; {
+		case c == '"':
+			p.i = i + 1
+			return i, true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
 // str reads a string; its quote is at p.i.
-func (p *parser) str() (any, error) {
+func (p *parser) str() (string, error) {
 	p.i++
 	start := p.i
 	// The common case: no escape, ASCII or valid UTF-8, one copy.
@@ -212,7 +271,7 @@ func (p *parser) str() (any, error) {
 		case c == '\\':
 			return p.unquote(start)
 		case c < 0x20:
-			return nil, p.syntax("in string literal")
+			return "", p.syntax("in string literal")
 		case c < utf8.RuneSelf:
 			p.i++
 		default:
@@ -223,12 +282,12 @@ func (p *parser) str() (any, error) {
 			p.i += size
 		}
 	}
-	return nil, io.ErrUnexpectedEOF
+	return "", io.ErrUnexpectedEOF
 }
 
 // unquote reads a string with escapes or invalid UTF-8 from start, p.i
 // anywhere inside it.
-func (p *parser) unquote(start int) (any, error) {
+func (p *parser) unquote(start int) (string, error) {
 	b := make([]byte, 0, p.i-start+16)
 	b = append(b, p.data[start:p.i]...)
 	for p.i < len(p.data) {
@@ -238,11 +297,11 @@ func (p *parser) unquote(start int) (any, error) {
 			p.i++
 			return string(b), nil
 		case c < 0x20:
-			return nil, p.syntax("in string literal")
+			return "", p.syntax("in string literal")
 		case c == '\\':
 			p.i++
 			if p.i >= len(p.data) {
-				return nil, io.ErrUnexpectedEOF
+				return "", io.ErrUnexpectedEOF
 			}
 			switch e := p.data[p.i]; e {
 			case '"', '\\', '/':
@@ -266,7 +325,7 @@ func (p *parser) unquote(start int) (any, error) {
 			case 'u':
 				r, err := p.hex4()
 				if err != nil {
-					return nil, err
+					return "", err
 				}
 				if utf16.IsSurrogate(r) {
 					r2 := rune(-1)
@@ -274,7 +333,7 @@ func (p *parser) unquote(start int) (any, error) {
 						save := p.i
 						p.i++
 						if r2, err = p.hex4(); err != nil {
-							return nil, err
+							return "", err
 						}
 						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
 							b = utf8.AppendRune(b, dec)
@@ -286,7 +345,7 @@ func (p *parser) unquote(start int) (any, error) {
 				}
 				b = utf8.AppendRune(b, r)
 			default:
-				return nil, p.syntax("in string escape code")
+				return "", p.syntax("in string escape code")
 			}
 		case c < utf8.RuneSelf:
 			b = append(b, c)
@@ -297,7 +356,7 @@ func (p *parser) unquote(start int) (any, error) {
 			b = utf8.AppendRune(b, r) // invalid UTF-8 becomes U+FFFD
 		}
 	}
-	return nil, io.ErrUnexpectedEOF
+	return "", io.ErrUnexpectedEOF
 }
 
 // hex4 reads the four hex digits after \u; p.i is at the u.

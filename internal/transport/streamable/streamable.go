@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -172,20 +171,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func accepts(r *http.Request, types ...string) bool {
 	accept := r.Header.Values("Accept")
 	for _, t := range types {
-		found := false
-		for _, line := range accept {
-			for _, part := range strings.Split(line, ",") {
-				mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-				if err == nil && (mt == t || mt == "*/*") {
-					found = true
-				}
-			}
-		}
-		if !found {
+		if !acceptsType(accept, t) {
 			return false
 		}
 	}
 	return true
+}
+
+// acceptsType reports whether one of the Accept lines lists the media type
+// t or */*, compared without case and without parameters. It allocates
+// nothing: it runs on every POST.
+func acceptsType(accept []string, t string) bool {
+	for _, line := range accept {
+		for line != "" {
+			var part string
+			part, line, _ = strings.Cut(line, ",")
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			if strings.EqualFold(mt, t) || mt == "*/*" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // route is what the core needs of a request besides its body.
@@ -207,12 +215,18 @@ func (h *Handler) route(r *http.Request) core.Route {
 // repeated names an MCP header that came more than once ("": none).
 func repeated(h http.Header) string {
 	for k, vs := range h {
-		lk := strings.ToLower(k)
-		if len(vs) > 1 && (lk == "mcp-protocol-version" || lk == "mcp-method" || lk == "mcp-name" || strings.HasPrefix(lk, "mcp-param-")) {
+		if len(vs) > 1 && (strings.EqualFold(k, "mcp-protocol-version") || strings.EqualFold(k, "mcp-method") || strings.EqualFold(k, "mcp-name") || isParamHeader(k)) {
 			return k
 		}
 	}
 	return ""
+}
+
+// paramPrefix starts the name of an Mcp-Param-{Name} header.
+const paramPrefix = "mcp-param-"
+
+func isParamHeader(k string) bool {
+	return len(k) > len(paramPrefix) && strings.EqualFold(k[:len(paramPrefix)], paramPrefix)
 }
 
 // paramHeaders collects the Mcp-Param-{Name} headers, by Name in lower
@@ -220,14 +234,13 @@ func repeated(h http.Header) string {
 func paramHeaders(h http.Header) map[string]string {
 	var out map[string]string
 	for k, vs := range h {
-		name, ok := strings.CutPrefix(strings.ToLower(k), "mcp-param-")
-		if !ok || name == "" || len(vs) == 0 {
+		if !isParamHeader(k) || len(vs) == 0 {
 			continue
 		}
 		if out == nil {
 			out = map[string]string{}
 		}
-		out[name] = strings.TrimSpace(vs[0])
+		out[strings.ToLower(k[len(paramPrefix):])] = strings.TrimSpace(vs[0])
 	}
 	return out
 }
