@@ -292,6 +292,7 @@ func (c *canonical) unions() *file {
 		}
 		f.p("type %s interface {", n)
 		f.p("\twire.Encoder")
+		f.p("\tAppendJSON(b []byte, rev int) ([]byte, bool)")
 		f.p("\tis%s()", n)
 		f.p("}\n")
 		f.p("// Decode%s decodes a tree into the member it holds.", n)
@@ -544,6 +545,7 @@ func (c *canonical) encode() *file {
 		f.p("}\n")
 		f.p("// MarshalJSON encodes x with every member it holds.")
 		f.p("func (x %s) MarshalJSON() ([]byte, error) {", n)
+		f.p("\tif b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {\n\t\treturn b, nil\n\t}")
 		f.p("\treturn jsontree.Marshal(x.EncodeValue(wire.AllRevisions))")
 		f.p("}\n")
 	}
@@ -566,21 +568,23 @@ func (c *canonical) hasRememberedConst(d *decl) bool {
 	return false
 }
 
-func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
-	and := func(conds ...string) string {
-		var out []string
-		for _, s := range conds {
-			if s != "" {
-				out = append(out, s)
-			}
+// allOf joins the non-empty Go conditions with &&.
+func allOf(conds ...string) string {
+	var out []string
+	for _, s := range conds {
+		if s != "" {
+			out = append(out, s)
 		}
-		return strings.Join(out, " && ")
 	}
+	return strings.Join(out, " && ")
+}
+
+func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 	if fl.Const != "" {
 		cond := dropCond
 		if c.constRemembered(fl) {
 			// written when the message had it, or the revision requires it
-			cond = and(dropCond, fmt.Sprintf("(x.present&(1<<%d) != 0 || requiredIn(&req%s, rev)&(1<<%d) != 0)", bit, fl.owner, bit))
+			cond = allOf(dropCond, fmt.Sprintf("(x.present&(1<<%d) != 0 || requiredIn(&req%s, rev)&(1<<%d) != 0)", bit, fl.owner, bit))
 		}
 		if cond != "" {
 			f.p("\tif %s {\n\t\tobj[%q] = %q\n\t}", cond, fl.JSON, fl.Const)
@@ -600,7 +604,7 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 			x, bit, fl.JSON, c.encodeExpr(r.Elem, x+"[0]"), fl.JSON, c.encodeExpr(arr, x))
 		cond := dropCond
 		if !fl.Required {
-			cond = and(dropCond, x+" != nil")
+			cond = allOf(dropCond, x+" != nil")
 		}
 		if cond != "" {
 			body = fmt.Sprintf("if %s {\n%s\n}", cond, body)
@@ -650,7 +654,7 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 			val = fmt.Sprintf("codec.NonNilObject(%s)", val)
 		}
 	}
-	cond := and(dropCond, present)
+	cond := allOf(dropCond, present)
 	if cond == "" {
 		f.p("\tobj[%q] = %s", fl.JSON, val)
 		return

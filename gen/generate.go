@@ -74,6 +74,7 @@ func Generate(fsys fs.FS, revisions []string) (map[string][]byte, error) {
 		{"unions_gen.go", c.unions()},
 		{"decode_gen.go", c.decode()},
 		{"encode_gen.go", c.encode()},
+		{"append_gen.go", c.appendJSON()},
 		{"handler_gen.go", c.handler()},
 		{"requests_gen.go", c.requests()},
 		{"methods_gen.go", c.methods()},

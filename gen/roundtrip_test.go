@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io/fs"
 	"path"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/instance"
+	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/schema"
 	"github.com/mcpstack/mcpstack/wire"
@@ -111,7 +113,7 @@ func normal(t testing.TB, v any) any {
 // method of every revision through validate, decode, project, validate, and
 // checks that nothing was lost or added on the way.
 func TestMethodRoundTrip(t *testing.T) {
-	total := 0
+	total, direct := 0, 0
 	for _, spec := range generated.Specs {
 		names := make([]string, 0, len(spec.Methods))
 		for n := range spec.Methods {
@@ -137,6 +139,7 @@ func TestMethodRoundTrip(t *testing.T) {
 							back[k] = v
 						}
 						back["params"] = spec.Project(p)
+						direct += sameBytes(t, p)
 						if err := spec.Validate(m.Request, back); err != nil {
 							t.Fatalf("projected request is invalid: %v", err)
 						}
@@ -156,6 +159,7 @@ func TestMethodRoundTrip(t *testing.T) {
 						t.Fatalf("decode result: %v", err)
 					}
 					out := spec.Project(r)
+					direct += sameBytes(t, r)
 					if err := spec.Validate(m.Result, out); err != nil {
 						t.Fatalf("projected result is invalid: %v", err)
 					}
@@ -167,7 +171,39 @@ func TestMethodRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d method round trips over %d revisions", total, len(generated.Specs))
+	t.Logf("%d method round trips over %d revisions; %d direct encodings, each byte for byte the tree's", total, len(generated.Specs), direct)
+	if direct < total {
+		t.Errorf("only %d of %d values encoded directly (AppendJSON): the tree's path serves the rest", direct, total)
+	}
+}
+
+// sameBytes holds v's AppendJSON to jsontree.Marshal of its tree, in the
+// shape of every revision; it returns how many of them it encoded
+// directly (AppendJSON may decline: unknown members).
+func sameBytes(t *testing.T, v wire.Encoder) int {
+	t.Helper()
+	a, ok := v.(interface {
+		AppendJSON(b []byte, rev int) ([]byte, bool)
+	})
+	if !ok {
+		t.Fatalf("%T has no AppendJSON", v)
+	}
+	n := 0
+	for _, spec := range generated.Specs {
+		want, err := jsontree.Marshal(v.EncodeValue(spec.Index))
+		if err != nil {
+			t.Fatalf("%T: tree: %v", v, err)
+		}
+		got, ok := a.AppendJSON([]byte("prefix"), spec.Index)
+		if !ok {
+			continue
+		}
+		n++
+		if !bytes.HasPrefix(got, []byte("prefix")) || !bytes.Equal(got[len("prefix"):], want) {
+			t.Errorf("%T in %s: AppendJSON\n%s\nthe tree's\n%s", v, spec.Revision, got, want)
+		}
+	}
+	return n
 }
 
 // TestUnknownMembersKept checks that members the model does not know survive

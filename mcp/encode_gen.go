@@ -30,6 +30,9 @@ func (x *Annotated) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Annotated) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -49,6 +52,9 @@ func (x *AnnotatedAnnotations) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x AnnotatedAnnotations) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -71,6 +77,9 @@ func (x *Annotations) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Annotations) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -99,6 +108,9 @@ func (x *AudioContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x AudioContent) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -116,6 +128,9 @@ func (x *BaseMetadata) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x BaseMetadata) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -141,6 +156,9 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x BlobResourceContents) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -164,6 +182,9 @@ func (x *BooleanSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x BooleanSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -183,6 +204,9 @@ func (x *CacheableResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CacheableResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -208,6 +232,9 @@ func (x *CallToolRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CallToolRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -239,6 +266,9 @@ func (x *CallToolRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CallToolRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -267,6 +297,9 @@ func (x *CallToolResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CallToolResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -283,6 +316,9 @@ func (x *CallToolResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CallToolResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -300,6 +336,9 @@ func (x *CancelTaskRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelTaskRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -319,6 +358,9 @@ func (x *CancelTaskRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelTaskRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -359,6 +401,9 @@ func (x *CancelTaskResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelTaskResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -381,6 +426,9 @@ func (x *CancelledNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelledNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -403,6 +451,9 @@ func (x *CancelledNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CancelledNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -434,6 +485,9 @@ func (x *ClientCapabilities) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilities) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -453,6 +507,9 @@ func (x *ClientCapabilitiesElicitation) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesElicitation) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -469,6 +526,9 @@ func (x *ClientCapabilitiesRoots) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesRoots) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -488,6 +548,9 @@ func (x *ClientCapabilitiesSampling) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesSampling) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -510,6 +573,9 @@ func (x *ClientCapabilitiesTasks) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesTasks) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -529,6 +595,9 @@ func (x *ClientCapabilitiesTasksRequests) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesTasksRequests) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -545,6 +614,9 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesTasksRequestsElicitation) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -561,6 +633,9 @@ func (x *ClientCapabilitiesTasksRequestsSampling) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ClientCapabilitiesTasksRequestsSampling) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -586,6 +661,9 @@ func (x *CompleteRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -611,6 +689,9 @@ func (x *CompleteRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -626,6 +707,9 @@ func (x *CompleteRequestParamsArgument) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteRequestParamsArgument) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -642,6 +726,9 @@ func (x *CompleteRequestParamsContext) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteRequestParamsContext) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -664,6 +751,9 @@ func (x *CompleteResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -684,6 +774,9 @@ func (x *CompleteResultCompletion) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteResultCompletion) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -700,6 +793,9 @@ func (x *CompleteResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CompleteResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -725,6 +821,9 @@ func (x *CreateMessageRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateMessageRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -774,6 +873,9 @@ func (x *CreateMessageRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateMessageRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -790,6 +892,9 @@ func (x *CreateMessageRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateMessageRequestParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -816,6 +921,9 @@ func (x *CreateMessageResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateMessageResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -859,6 +967,9 @@ func (x *CreateTaskResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x CreateTaskResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -896,6 +1007,9 @@ func (x *DetailedTask) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x DetailedTask) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -913,6 +1027,9 @@ func (x *DiscoverRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x DiscoverRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -937,6 +1054,9 @@ func (x *DiscoverResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x DiscoverResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -953,6 +1073,9 @@ func (x *DiscoverResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x DiscoverResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -978,6 +1101,9 @@ func (x *ElicitRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1006,6 +1132,9 @@ func (x *ElicitRequestFormParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestFormParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1022,6 +1151,9 @@ func (x *ElicitRequestFormParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestFormParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1043,6 +1175,9 @@ func (x *ElicitRequestFormParamsRequestedSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestFormParamsRequestedSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1074,6 +1209,9 @@ func (x *ElicitRequestURLParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestURLParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1090,6 +1228,9 @@ func (x *ElicitRequestURLParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitRequestURLParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1112,6 +1253,9 @@ func (x *ElicitResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1128,6 +1272,9 @@ func (x *ElicitationCompleteNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitationCompleteNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1142,6 +1289,9 @@ func (x *ElicitationCompleteNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ElicitationCompleteNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1167,6 +1317,9 @@ func (x *EmbeddedResource) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x EmbeddedResource) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1185,6 +1338,9 @@ func (x *Error) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Error) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1210,6 +1366,9 @@ func (x *GetPromptRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetPromptRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1238,6 +1397,9 @@ func (x *GetPromptRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetPromptRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1263,6 +1425,9 @@ func (x *GetPromptResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetPromptResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1279,6 +1444,9 @@ func (x *GetPromptResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetPromptResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1296,6 +1464,9 @@ func (x *GetTaskPayloadRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskPayloadRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1310,6 +1481,9 @@ func (x *GetTaskPayloadRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskPayloadRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1326,6 +1500,9 @@ func (x *GetTaskPayloadResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskPayloadResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1343,6 +1520,9 @@ func (x *GetTaskRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1362,6 +1542,9 @@ func (x *GetTaskRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1417,6 +1600,9 @@ func (x *GetTaskResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x GetTaskResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1435,6 +1621,9 @@ func (x *HeaderMismatchError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x HeaderMismatchError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1453,6 +1642,9 @@ func (x *HeaderMismatchErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x HeaderMismatchErrorError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1476,6 +1668,9 @@ func (x *Icon) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Icon) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1492,6 +1687,9 @@ func (x *Icons) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Icons) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1520,6 +1718,9 @@ func (x *ImageContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ImageContent) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1551,6 +1752,9 @@ func (x *Implementation) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Implementation) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1576,6 +1780,9 @@ func (x *InitializeRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializeRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1601,6 +1808,9 @@ func (x *InitializeRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializeRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1617,6 +1827,9 @@ func (x *InitializeRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializeRequestParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1639,6 +1852,9 @@ func (x *InitializeResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializeResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1661,6 +1877,9 @@ func (x *InitializedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InitializedNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1684,6 +1903,9 @@ func (x *InputRequiredResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InputRequiredResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1704,6 +1926,9 @@ func (x *InputResponseRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InputResponseRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1722,6 +1947,9 @@ func (x *InternalError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InternalError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1740,6 +1968,9 @@ func (x *InvalidParamsError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InvalidParamsError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1758,6 +1989,9 @@ func (x *InvalidRequestError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x InvalidRequestError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1774,6 +2008,9 @@ func (x *JSONRPCError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1792,6 +2029,9 @@ func (x *JSONRPCErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCErrorError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1810,6 +2050,9 @@ func (x *JSONRPCErrorResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCErrorResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1828,6 +2071,9 @@ func (x *JSONRPCNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1844,6 +2090,9 @@ func (x *JSONRPCNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1863,6 +2112,9 @@ func (x *JSONRPCRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1879,6 +2131,9 @@ func (x *JSONRPCRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1895,6 +2150,9 @@ func (x *JSONRPCRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCRequestParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1911,6 +2169,9 @@ func (x *JSONRPCResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x JSONRPCResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1938,6 +2199,9 @@ func (x *LegacyTitledEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x LegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1963,6 +2227,9 @@ func (x *ListPromptsRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListPromptsRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -1994,6 +2261,9 @@ func (x *ListPromptsResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListPromptsResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2010,6 +2280,9 @@ func (x *ListPromptsResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListPromptsResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2035,6 +2308,9 @@ func (x *ListResourceTemplatesRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourceTemplatesRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2066,6 +2342,9 @@ func (x *ListResourceTemplatesResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2082,6 +2361,9 @@ func (x *ListResourceTemplatesResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourceTemplatesResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2107,6 +2389,9 @@ func (x *ListResourcesRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourcesRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2138,6 +2423,9 @@ func (x *ListResourcesResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourcesResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2154,6 +2442,9 @@ func (x *ListResourcesResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListResourcesResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2179,6 +2470,9 @@ func (x *ListRootsRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListRootsRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2195,6 +2489,9 @@ func (x *ListRootsRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListRootsRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2214,6 +2511,9 @@ func (x *ListRootsResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListRootsResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2233,6 +2533,9 @@ func (x *ListTasksRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListTasksRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2253,6 +2556,9 @@ func (x *ListTasksResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListTasksResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2278,6 +2584,9 @@ func (x *ListToolsRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListToolsRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2309,6 +2618,9 @@ func (x *ListToolsResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListToolsResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2325,6 +2637,9 @@ func (x *ListToolsResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ListToolsResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2347,6 +2662,9 @@ func (x *LoggingMessageNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x LoggingMessageNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2372,6 +2690,9 @@ func (x *LoggingMessageNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x LoggingMessageNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2390,6 +2711,9 @@ func (x *MethodNotFoundError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x MethodNotFoundError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2408,6 +2732,9 @@ func (x *MissingRequiredClientCapabilityError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x MissingRequiredClientCapabilityError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2424,6 +2751,9 @@ func (x *MissingRequiredClientCapabilityErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x MissingRequiredClientCapabilityErrorError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2438,6 +2768,9 @@ func (x *MissingRequiredClientCapabilityErrorErrorData) EncodeValue(rev int) any
 
 // MarshalJSON encodes x with every member it holds.
 func (x MissingRequiredClientCapabilityErrorErrorData) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2454,6 +2787,9 @@ func (x *ModelHint) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ModelHint) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2479,6 +2815,9 @@ func (x *ModelPreferences) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ModelPreferences) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2496,6 +2835,9 @@ func (x *Notification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Notification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2512,6 +2854,9 @@ func (x *NotificationMetaObject) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x NotificationMetaObject) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2528,6 +2873,9 @@ func (x *NotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x NotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2559,6 +2907,9 @@ func (x *NumberSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x NumberSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2584,6 +2935,9 @@ func (x *PaginatedRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PaginatedRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2603,6 +2957,9 @@ func (x *PaginatedRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PaginatedRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2625,6 +2982,9 @@ func (x *PaginatedResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PaginatedResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2643,6 +3003,9 @@ func (x *ParseError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ParseError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2668,6 +3031,9 @@ func (x *PingRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PingRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2690,6 +3056,9 @@ func (x *ProgressNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProgressNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2718,6 +3087,9 @@ func (x *ProgressNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProgressNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2749,6 +3121,9 @@ func (x *Prompt) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Prompt) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2774,6 +3149,9 @@ func (x *PromptArgument) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PromptArgument) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2796,6 +3174,9 @@ func (x *PromptListChangedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PromptListChangedNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2811,6 +3192,9 @@ func (x *PromptMessage) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PromptMessage) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2833,6 +3217,9 @@ func (x *PromptReference) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PromptReference) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2858,6 +3245,9 @@ func (x *ReadResourceRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ReadResourceRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2883,6 +3273,9 @@ func (x *ReadResourceRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ReadResourceRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2911,6 +3304,9 @@ func (x *ReadResourceResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ReadResourceResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2927,6 +3323,9 @@ func (x *ReadResourceResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ReadResourceResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2941,6 +3340,9 @@ func (x *RelatedTaskMetadata) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x RelatedTaskMetadata) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2958,6 +3360,9 @@ func (x *Request) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Request) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -2986,6 +3391,9 @@ func (x *RequestMetaObject) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x RequestMetaObject) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3002,6 +3410,9 @@ func (x *RequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x RequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3042,6 +3453,9 @@ func (x *Resource) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Resource) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3064,6 +3478,9 @@ func (x *ResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceContents) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3107,6 +3524,9 @@ func (x *ResourceLink) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceLink) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3129,6 +3549,9 @@ func (x *ResourceListChangedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceListChangedNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3144,6 +3567,9 @@ func (x *ResourceReference) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceReference) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3161,6 +3587,9 @@ func (x *ResourceRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3198,6 +3627,9 @@ func (x *ResourceTemplate) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceTemplate) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3213,6 +3645,9 @@ func (x *ResourceTemplateReference) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceTemplateReference) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3235,6 +3670,9 @@ func (x *ResourceUpdatedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceUpdatedNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3254,6 +3692,9 @@ func (x *ResourceUpdatedNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResourceUpdatedNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3273,6 +3714,9 @@ func (x *Result) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Result) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3289,6 +3733,9 @@ func (x *ResultMetaObject) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ResultMetaObject) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3311,6 +3758,9 @@ func (x *Root) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Root) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3333,6 +3783,9 @@ func (x *RootsListChangedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x RootsListChangedNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3359,6 +3812,9 @@ func (x *SamplingMessage) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SamplingMessage) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3396,6 +3852,9 @@ func (x *ServerCapabilities) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilities) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3412,6 +3871,9 @@ func (x *ServerCapabilitiesPrompts) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesPrompts) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3431,6 +3893,9 @@ func (x *ServerCapabilitiesResources) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesResources) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3453,6 +3918,9 @@ func (x *ServerCapabilitiesTasks) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesTasks) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3469,6 +3937,9 @@ func (x *ServerCapabilitiesTasksRequests) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesTasksRequests) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3485,6 +3956,9 @@ func (x *ServerCapabilitiesTasksRequestsTools) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesTasksRequestsTools) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3501,6 +3975,9 @@ func (x *ServerCapabilitiesTools) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ServerCapabilitiesTools) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3526,6 +4003,9 @@ func (x *SetLevelRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SetLevelRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3545,6 +4025,9 @@ func (x *SetLevelRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SetLevelRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3561,6 +4044,9 @@ func (x *SetLevelRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SetLevelRequestParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3595,6 +4081,9 @@ func (x *StringSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x StringSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3620,6 +4109,9 @@ func (x *SubscribeRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscribeRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3639,6 +4131,9 @@ func (x *SubscribeRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscribeRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3655,6 +4150,9 @@ func (x *SubscribeRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscribeRequestParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3680,6 +4178,9 @@ func (x *SubscriptionFilter) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionFilter) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3696,6 +4197,9 @@ func (x *SubscriptionsAcknowledgedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsAcknowledgedNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3713,6 +4217,9 @@ func (x *SubscriptionsAcknowledgedNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsAcknowledgedNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3730,6 +4237,9 @@ func (x *SubscriptionsListenRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3745,6 +4255,9 @@ func (x *SubscriptionsListenRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3760,6 +4273,9 @@ func (x *SubscriptionsListenResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3777,6 +4293,9 @@ func (x *SubscriptionsListenResultMetaObject) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenResultMetaObject) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3793,6 +4312,9 @@ func (x *SubscriptionsListenResultResponse) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x SubscriptionsListenResultResponse) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3833,6 +4355,9 @@ func (x *Task) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Task) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3852,6 +4377,9 @@ func (x *TaskAugmentedRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskAugmentedRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3868,6 +4396,9 @@ func (x *TaskAugmentedRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskAugmentedRequestParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3884,6 +4415,9 @@ func (x *TaskMetadata) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskMetadata) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3900,6 +4434,9 @@ func (x *TaskStatusNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskStatusNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3952,6 +4489,9 @@ func (x *TaskStatusNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TaskStatusNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -3977,6 +4517,9 @@ func (x *TextContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TextContent) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4002,6 +4545,9 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TextResourceContents) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4032,6 +4578,9 @@ func (x *TitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4046,6 +4595,9 @@ func (x *TitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4061,6 +4613,9 @@ func (x *TitledMultiSelectEnumSchemaItemsAnyOfItem) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledMultiSelectEnumSchemaItemsAnyOfItem) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4085,6 +4640,9 @@ func (x *TitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4100,6 +4658,9 @@ func (x *TitledSingleSelectEnumSchemaOneOfItem) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TitledSingleSelectEnumSchemaOneOfItem) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4140,6 +4701,9 @@ func (x *Tool) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x Tool) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4168,6 +4732,9 @@ func (x *ToolAnnotations) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolAnnotations) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4184,6 +4751,9 @@ func (x *ToolChoice) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolChoice) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4200,6 +4770,9 @@ func (x *ToolExecution) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolExecution) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4225,6 +4798,9 @@ func (x *ToolInputSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolInputSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4247,6 +4823,9 @@ func (x *ToolListChangedNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolListChangedNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4272,6 +4851,9 @@ func (x *ToolOutputSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolOutputSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4297,6 +4879,9 @@ func (x *ToolResultContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolResultContent) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4317,6 +4902,9 @@ func (x *ToolUseContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ToolUseContent) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4335,6 +4923,9 @@ func (x *URLElicitationRequiredError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x URLElicitationRequiredError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4351,6 +4942,9 @@ func (x *URLElicitationRequiredErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x URLElicitationRequiredErrorError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4365,6 +4959,9 @@ func (x *URLElicitationRequiredErrorErrorData) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x URLElicitationRequiredErrorErrorData) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4390,6 +4987,9 @@ func (x *UnsubscribeRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsubscribeRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4409,6 +5009,9 @@ func (x *UnsubscribeRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsubscribeRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4425,6 +5028,9 @@ func (x *UnsubscribeRequestParamsMeta) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsubscribeRequestParamsMeta) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4443,6 +5049,9 @@ func (x *UnsupportedProtocolVersionError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsupportedProtocolVersionError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4459,6 +5068,9 @@ func (x *UnsupportedProtocolVersionErrorError) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsupportedProtocolVersionErrorError) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4474,6 +5086,9 @@ func (x *UnsupportedProtocolVersionErrorErrorData) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UnsupportedProtocolVersionErrorErrorData) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4504,6 +5119,9 @@ func (x *UntitledMultiSelectEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4519,6 +5137,9 @@ func (x *UntitledMultiSelectEnumSchemaItems) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UntitledMultiSelectEnumSchemaItems) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4543,6 +5164,9 @@ func (x *UntitledSingleSelectEnumSchema) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4560,6 +5184,9 @@ func (x *UpdateTaskRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UpdateTaskRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4576,6 +5203,9 @@ func (x *UpdateTaskRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UpdateTaskRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -4593,6 +5223,9 @@ func (x *UpdateTaskResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x UpdateTaskResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 

@@ -16,6 +16,7 @@ import (
 // Decided by the constant "type".
 type CompleteRequestParamsRef interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isCompleteRequestParamsRef()
 }
 
@@ -44,6 +45,7 @@ func DecodeCompleteRequestParamsRef(v any, rev int) (CompleteRequestParamsRef, e
 // Ref: schema/2026-07-28/content/ContentBlock.json
 type ContentBlock interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isContentBlock()
 }
 
@@ -81,6 +83,7 @@ func DecodeContentBlock(v any, rev int) (ContentBlock, error) {
 // Ref: schema/2026-07-28/request/ElicitRequestParams.json
 type ElicitRequestParams interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isElicitRequestParams()
 }
 
@@ -114,6 +117,7 @@ func DecodeElicitRequestParams(v any, rev int) (ElicitRequestParams, error) {
 // Decided by which required members are present.
 type EmbeddedResourceResource interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isEmbeddedResourceResource()
 }
 
@@ -148,6 +152,7 @@ func DecodeEmbeddedResourceResource(v any, rev int) (EmbeddedResourceResource, e
 // Ref: schema/2026-07-28/request/InputRequest.json
 type InputRequest interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isInputRequest()
 }
 
@@ -179,6 +184,7 @@ func DecodeInputRequest(v any, rev int) (InputRequest, error) {
 // Ref: schema/2026-07-28/shared/InputResponse.json
 type InputResponse interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isInputResponse()
 }
 
@@ -218,6 +224,7 @@ func DecodeInputResponse(v any, rev int) (InputResponse, error) {
 // Decided by which required members are present.
 type ReadResourceResultContentsItem interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isReadResourceResultContentsItem()
 }
 
@@ -252,6 +259,7 @@ func DecodeReadResourceResultContentsItem(v any, rev int) (ReadResourceResultCon
 // Ref: schema/2026-07-28/content/SamplingMessageContentBlock.json
 type SamplingMessageContentBlock interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isSamplingMessageContentBlock()
 }
 
@@ -289,6 +297,7 @@ func DecodeSamplingMessageContentBlock(v any, rev int) (SamplingMessageContentBl
 // Ref: schema/2026-07-28/shared/SingleSelectEnumSchema.json
 type SingleSelectEnumSchema interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isSingleSelectEnumSchema()
 }
 

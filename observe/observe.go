@@ -139,8 +139,7 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	}
 	c := &call{o: o, method: method, revision: bounded(m.Revision, knownRevisions), start: time.Now()}
 	if o.log != nil {
-		logged := m // allocated only for the access log
-		c.logged = &logged
+		c.logged, c.logging = m, true
 	}
 	o.metrics.inflight.Add(1)
 	switch m.Method {
@@ -158,7 +157,7 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	if o.tracer != nil {
 		ctx, c.span = o.startSpan(ctx, m, method, c.tool, c.prompt, c.transport, c.session)
 	}
-	if c.logged != nil {
+	if c.logging {
 		c.ctx = ctx
 	}
 	return ctx, c
@@ -173,7 +172,8 @@ type call struct {
 	session                 string          // the session id's digest ("" without one)
 	span                    trace.Span      // nil without tracing
 	ctx                     context.Context // for the access log's line
-	logged                  *server.Served  // nil without an access log
+	logged                  server.Served   // what the access line says, when logging
+	logging                 bool
 }
 
 // Finish records how the message was answered (server.Finisher).
@@ -203,8 +203,8 @@ func (c *call) Finish(a server.Answer) {
 		}
 		span.End()
 	}
-	if c.logged != nil {
-		o.access(c.ctx, *c.logged, c.session, a, errType, d)
+	if c.logging {
+		o.access(c.ctx, &c.logged, c.session, a, errType, d)
 	}
 }
 
@@ -269,33 +269,33 @@ func networkTransport(t string) string {
 }
 
 // access writes the request's access line (requests only).
-func (o *Observer) access(ctx context.Context, m server.Served, session string, a server.Answer, errType string, d time.Duration) {
+func (o *Observer) access(ctx context.Context, m *server.Served, session string, a server.Answer, errType string, d time.Duration) {
 	if o.log == nil || m.ID.IsZero() {
 		return
 	}
-	outcome := "ok"
-	switch {
-	case a.Refused != "":
-		outcome = "refused"
-	case errType != "":
-		outcome = "error " + errType
-	}
-	id := slog.Int64("id", m.ID.Int()) // an integer id prints the same, without formatting a string first
-	if !m.ID.IsInt() {
-		id = slog.String("id", clip(m.ID.String()))
-	}
-	attrs := []slog.Attr{slog.String("method", clip(m.Method)), id, slog.Duration("duration", d), slog.String("outcome", outcome)}
-	if m.Target != "" {
-		attrs = append(attrs, slog.String("target", clip(m.Target)))
-	}
-	if session != "" { // the digest; debug lines carry the id itself
-		attrs = append(attrs, slog.String("session", session))
-	}
 	if h := o.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+		outcome := "ok"
+		switch {
+		case a.Refused != "":
+			outcome = "refused"
+		case errType != "":
+			outcome = "error " + errType
+		}
+		id := slog.Int64("id", m.ID.Int()) // an integer id prints the same, without formatting a string first
+		if !m.ID.IsInt() {
+			id = slog.String("id", clip(m.ID.String()))
+		}
 		// The handler itself: Logger.LogAttrs would walk the stack for a
-		// source position the line does not print.
+		// source position the line does not print. The record holds five
+		// attributes in place; target and session are the sixth and seventh.
 		r := slog.NewRecord(time.Now(), slog.LevelInfo, "mcp request", 0)
-		r.AddAttrs(attrs...)
+		r.AddAttrs(slog.String("method", clip(m.Method)), id, slog.Duration("duration", d), slog.String("outcome", outcome))
+		if m.Target != "" {
+			r.AddAttrs(slog.String("target", clip(m.Target)))
+		}
+		if session != "" { // the digest; debug lines carry the id itself
+			r.AddAttrs(slog.String("session", session))
+		}
 		_ = h.Handle(ctx, r)
 	}
 	if o.log.Enabled(ctx, slog.LevelDebug) {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
@@ -75,7 +76,52 @@ func (s *Server) encodeResult(spec *protocol.Spec, m protocol.Method, id wire.ID
 		s.log.Error("handler returned no result and no error", "method", m.Name)
 		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
+	if a, ok := result.(appender); ok && !s.cfg.strict && !s.completes(spec, m) {
+		if b, ok := jsonrpc.AppendResult(id, spec.Index, a.AppendJSON); ok {
+			return b
+		}
+	}
 	return s.encodeTree(spec, m, id, s.complete(spec, m, spec.Project(result)))
+}
+
+// appender is a result that encodes itself in a revision's shape without a
+// tree (the generated types' AppendJSON), or declines (unknown members).
+type appender interface {
+	AppendJSON(b []byte, rev int) ([]byte, bool)
+}
+
+// completes reports whether complete may add to m's results in spec: then
+// the result takes the tree's path. Strict mode always does, to validate.
+func (s *Server) completes(spec *protocol.Spec, m protocol.Method) bool {
+	key := completionKey{spec.Index, m.Name}
+	s.completion.RLock()
+	need, known := s.completion.byMethod[key]
+	s.completion.RUnlock()
+	if known {
+		return need
+	}
+	need = m.Name == mcp.MethodDiscover
+	for _, d := range resultDefaults {
+		need = need || spec.Requires(m.Result, d.prop)
+	}
+	s.completion.Lock()
+	if s.completion.byMethod == nil {
+		s.completion.byMethod = map[completionKey]bool{}
+	}
+	s.completion.byMethod[key] = need
+	s.completion.Unlock()
+	return need
+}
+
+// completion caches completes: a revision's schemas decide it, once.
+type completion struct {
+	sync.RWMutex
+	byMethod map[completionKey]bool
+}
+
+type completionKey struct {
+	rev    int
+	method string
 }
 
 // encodeOutgoing encodes a request or notification the server sends,

@@ -256,7 +256,7 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
 		}
 		return r
 	}
-	body := c.sess.serve(context.WithoutCancel(ctx), c.in, response{out: out, closeEarly: closeEarly}, false)
+	body := c.sess.serve(detach(ctx), c.in, response{out: out, closeEarly: closeEarly}, false)
 	if !hasRequests {
 		return Reply{} // notifications and responses: answered 202 whatever the core made of them (it logs what it refuses)
 	}

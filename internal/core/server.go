@@ -31,6 +31,7 @@ type Server struct {
 	// (WithTaskRunner; nil: none do).
 	taskRunner TaskSupporter
 	cfg        config
+	completion completion // which results complete() may add to (encode.go)
 	log        *slog.Logger
 
 	// sessionSpecs are the revisions negotiated with initialize, oldest

@@ -33,13 +33,20 @@ func Error(w http.ResponseWriter, status, code int, msg string) {
 // it has answered already (415 for another media type, 413 above max, 400
 // for a broken read) and returns false.
 func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		Error(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return nil, false
 	}
 	rd := http.MaxBytesReader(w, r.Body, max)
 	defer rd.Close()
-	body, err := io.ReadAll(rd)
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 && n <= max {
+		body = make([]byte, n) // the size is known: one allocation, no growing
+		_, err = io.ReadFull(rd, body)
+	} else {
+		body, err = io.ReadAll(rd)
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -50,6 +57,16 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 		return nil, false
 	}
 	return body, true
+}
+
+// isJSON reports whether a Content-Type is application/json, parameters
+// allowed; the usual bare value is matched without parsing.
+func isJSON(contentType string) bool {
+	if strings.EqualFold(contentType, "application/json") {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
 }
 
 // Caller is who sent r: the principal that authentication put in its

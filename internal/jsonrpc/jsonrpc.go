@@ -206,6 +206,21 @@ func EncodeResult(id wire.ID, result any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendResult encodes a success response whose result appends itself in
+// revision rev's shape; false when it declines (the caller then encodes its
+// tree with EncodeResult).
+func AppendResult(id wire.ID, rev int, result func(b []byte, rev int) ([]byte, bool)) ([]byte, bool) {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"result":`...)
+	b, ok := result(b, rev)
+	if !ok {
+		return nil, false
+	}
+	return append(b, '}'), true
+}
+
 // EncodeError encodes an error response. An error that answers no known
 // request (a body that is not JSON, say) has no id member: MCP ids are
 // strings or integers, never null, and 2025-11-25 made the member optional.

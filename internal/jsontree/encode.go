@@ -131,6 +131,9 @@ func isNumber(s string) bool {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendString appends s quoted as Marshal writes a string.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendString writes s quoted as encoding/json does without HTML
 // escaping: the short escapes, \u00XX for other control bytes, U+2028 and
 // U+2029 escaped, invalid UTF-8 as \ufffd.

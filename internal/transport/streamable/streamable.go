@@ -111,6 +111,7 @@ type Handler struct {
 	listen   sync.Map // session id -> its GET *eventStream
 	shutdown chan struct{}
 	once     sync.Once
+	waits    sync.Pool // *time.Timer, stopped: each auto-mode call waits on one
 }
 
 // New returns the endpoint handler; mount it at the MCP path (e.g. /mcp).
@@ -300,7 +301,8 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 	var early *core.Reply // the call's reply, when it came before the stream started
 	slow := false         // the call ran primeDelay without a message
 	if h.cfg.mode == Auto {
-		wait := time.NewTimer(primeDelay)
+		wait := h.startWait()
+		defer h.waits.Put(wait)
 		defer wait.Stop()
 		select {
 		case reply := <-done:
@@ -362,6 +364,17 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 		go func() { finish(<-done) }()
 	}
 	sw.close()
+}
+
+// startWait returns a timer that fires after primeDelay, reused from an
+// earlier call: stop it and put it back in h.waits when done (since Go
+// 1.23 a stopped timer delivers nothing stale).
+func (h *Handler) startWait() *time.Timer {
+	if t, ok := h.waits.Get().(*time.Timer); ok {
+		t.Reset(primeDelay)
+		return t
+	}
+	return time.NewTimer(primeDelay)
 }
 
 // callStream is what a session's call sends its messages to: the

@@ -29,6 +29,9 @@ func (x *BlobResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x BlobResourceContents) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -44,6 +47,9 @@ func (x *EchoRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x EchoRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -69,6 +75,9 @@ func (x *EchoRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x EchoRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -98,6 +107,9 @@ func (x *EchoResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x EchoResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -114,6 +126,9 @@ func (x *ImageContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ImageContent) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -131,6 +146,9 @@ func (x *PokeNotification) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PokeNotification) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -147,6 +165,9 @@ func (x *PokeNotificationParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x PokeNotificationParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -162,6 +183,9 @@ func (x *ProbeRequest) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProbeRequest) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -176,6 +200,9 @@ func (x *ProbeRequestParams) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProbeRequestParams) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -190,6 +217,9 @@ func (x *ProbeResult) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x ProbeResult) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -205,6 +235,9 @@ func (x *TextContent) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TextContent) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 
@@ -220,6 +253,9 @@ func (x *TextResourceContents) EncodeValue(rev int) any {
 
 // MarshalJSON encodes x with every member it holds.
 func (x TextResourceContents) MarshalJSON() ([]byte, error) {
+	if b, ok := x.AppendJSON(make([]byte, 0, 128), wire.AllRevisions); ok {
+		return b, nil
+	}
 	return jsontree.Marshal(x.EncodeValue(wire.AllRevisions))
 }
 

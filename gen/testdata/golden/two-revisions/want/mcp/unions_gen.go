@@ -17,6 +17,7 @@ import (
 // Ref: schema/2099-06-01/content/ContentBlock.json
 type ContentBlock interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isContentBlock()
 }
 
@@ -44,6 +45,7 @@ func DecodeContentBlock(v any, rev int) (ContentBlock, error) {
 // Decided by which required members are present.
 type EchoResultResource interface {
 	wire.Encoder
+	AppendJSON(b []byte, rev int) ([]byte, bool)
 	isEchoResultResource()
 }
 

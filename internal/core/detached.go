@@ -1,0 +1,23 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// detach is context.WithoutCancel for the call path: a call outlives the
+// request that carried it (the client may resume its stream), keeping the
+// request's values. The standard library's boxes its struct on every
+// Value lookup that passes through it, four allocations a call; this one
+// is a pointer.
+func detach(parent context.Context) context.Context { return &detached{parent} }
+
+type detached struct{ parent context.Context }
+
+func (*detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Done is nil: the context is never cancelled, and contexts derived from
+// it do not attach to the parent's cancellation.
+func (*detached) Done() <-chan struct{} { return nil }
+func (*detached) Err() error            { return nil }
+func (d *detached) Value(key any) any   { return d.parent.Value(key) }
