@@ -67,6 +67,7 @@ func FuzzDecodeMessage(f *testing.F) {
 			if err := spec.Validate(m.Request, back); err != nil {
 				t.Fatalf("%s %s: projection of %s is invalid: %v", spec.Revision, name, data, err)
 			}
+			sameBytes(t, p) // the direct encoding, in every revision's shape, is the tree's
 		}
 	})
 }
