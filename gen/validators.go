@@ -37,6 +37,20 @@ func (c *canonical) validators(rs *revisionSchema) (*file, error) {
 		}
 	}
 	out := newFile()
+	out.p("// requiredMembers holds, by definition, the members it requires, its")
+	out.p("// own and those of the definitions it refers to or is allOf (what the")
+	out.p("// core asks of a result without compiling the reference validator).")
+	out.p("var requiredMembers = map[string][]string{")
+	for _, name := range defs {
+		req, err := g.required(rs.Defs[name])
+		if err != nil {
+			return nil, err
+		}
+		if len(req) > 0 {
+			out.p("\t%q: {%s},", name, quoteAll(req))
+		}
+	}
+	out.p("}\n")
 	out.p("// surelyValid holds, by definition, whether a JSON tree is surely valid")
 	out.p("// against it (false: let the reference validator decide).")
 	out.p("var surelyValid = map[string]func(any) bool{")
@@ -46,6 +60,63 @@ func (c *canonical) validators(rs *revisionSchema) (*file, error) {
 	out.p("}\n")
 	out.Write(g.f.Bytes())
 	return out, nil
+}
+
+// required lists the members definition d requires: its "required", and
+// those of its $ref and allOf branches, as protocol.Validator.Requires
+// finds them in the compiled schema (to the same depth).
+func (g *vgen) required(d *definition) ([]string, error) {
+	var doc any
+	if err := json.Unmarshal(d.Raw, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Path, err)
+	}
+	set := map[string]bool{}
+	var walk func(s any, depth int) error
+	walk = func(s any, depth int) error {
+		m, ok := s.(map[string]any)
+		if !ok || depth > 8 {
+			return nil
+		}
+		list, _ := m["required"].([]any)
+		for _, r := range list {
+			if name, ok := r.(string); ok {
+				set[name] = true
+			}
+		}
+		if ref, ok := m["$ref"].(string); ok {
+			target, ok := g.rs.Defs[strings.TrimSuffix(path.Base(ref), ".json")]
+			if !ok {
+				return fmt.Errorf("%s: $ref %q names no definition of the revision", d.Path, ref)
+			}
+			var inner any
+			if err := json.Unmarshal(target.Raw, &inner); err != nil {
+				return fmt.Errorf("%s: %w", target.Path, err)
+			}
+			if err := walk(inner, depth+1); err != nil {
+				return err
+			}
+		}
+		branches, _ := m["allOf"].([]any)
+		for _, b := range branches {
+			if err := walk(b, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(doc, 0); err != nil {
+		return nil, err
+	}
+	return sortedKeys(set), nil
+}
+
+// quoteAll is a Go list of quoted strings.
+func quoteAll(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 // vgen emits the checks of one revision.

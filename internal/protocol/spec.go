@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 
 	"github.com/mcpstack/mcpstack/wire"
@@ -56,6 +57,7 @@ type Spec struct {
 	fsys      fs.FS
 	validator func() (*Validator, error)
 	surely    map[string]func(any) bool // the generated validators, by definition
+	required  map[string][]string       // the generated required members, by definition
 }
 
 // Transport holds the facts of a revision that are the transports' and no
@@ -111,8 +113,8 @@ type TaskRules struct {
 // validators: by definition, whether a JSON tree is surely valid (false:
 // the reference validator decides). The schemas are compiled on first
 // use, once.
-func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, surely map[string]func(any) bool, transport Transport, extensions ...Extension) *Spec {
-	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys, surely: surely}
+func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, checks Checks, transport Transport, extensions ...Extension) *Spec {
+	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys, surely: checks.Surely, required: checks.Required}
 	layers := make([]string, len(extensions))
 	for i, e := range extensions {
 		layers[i] = e.Dir
@@ -160,6 +162,16 @@ func (s *Spec) Validate(definition string, value any) error {
 	return v.Validate(definition, value)
 }
 
+// Checks are what the generator compiled from a revision's schemas.
+type Checks struct {
+	// Surely holds, by definition, whether a tree is surely valid against
+	// it (false: let the reference validator decide).
+	Surely map[string]func(any) bool
+	// Required holds, by definition, the members it requires, those of the
+	// definitions it refers to or is allOf included.
+	Required map[string][]string
+}
+
 // SurelyValid reports whether the generated validator of definition is
 // sure that value is valid.
 func (s *Spec) SurelyValid(definition string, value any) bool {
@@ -195,7 +207,12 @@ func (s *Spec) ErrorResponse() string {
 }
 
 // Requires reports whether a definition of the revision requires prop.
+// The generated table answers without the reference validator, which a
+// revision then compiles only for a message that is not surely valid.
 func (s *Spec) Requires(definition, prop string) bool {
+	if s.required != nil {
+		return slices.Contains(s.required[definition], prop)
+	}
 	v, err := s.Validator()
 	return err == nil && v.Requires(definition, prop)
 }

@@ -7,6 +7,21 @@ import (
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
+// requiredMembers holds, by definition, the members it requires, its
+// own and those of the definitions it refers to or is allOf (what the
+// core asks of a result without compiling the reference validator).
+var requiredMembers = map[string][]string{
+	"BlobResourceContents": {"blob", "uri"},
+	"EchoRequest":          {"method", "params"},
+	"EchoResult":           {"content"},
+	"ImageContent":         {"data", "mimeType", "type"},
+	"PokeNotification":     {"method"},
+	"ProbeRequest":         {"method", "params"},
+	"ProbeResult":          {"seen"},
+	"TextContent":          {"text", "type"},
+	"TextResourceContents": {"text", "uri"},
+}
+
 // surelyValid holds, by definition, whether a JSON tree is surely valid
 // against it (false: let the reference validator decide).
 var surelyValid = map[string]func(any) bool{

@@ -1,0 +1,88 @@
+package generated_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/internal/generated"
+	"github.com/mcpstack/mcpstack/schema"
+)
+
+// TestRequiredMembersMatchTheReference: the generated table of required
+// members (Spec.Requires) says what santhosh-tekuri v6's compiled schemas
+// say, for every definition of every revision and every member name that
+// any of the revision's files declares or requires.
+func TestRequiredMembersMatchTheReference(t *testing.T) {
+	for _, spec := range generated.Specs {
+		v, err := spec.Validator()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := memberNames(t, spec.Revision)
+		checked, required := 0, 0
+		for _, def := range v.Definitions() {
+			for p := range names {
+				got, want := spec.Requires(def, p), v.Requires(def, p)
+				if got != want {
+					t.Errorf("%s %s requires %s: table %v, reference %v", spec.Revision, def, p, got, want)
+				}
+				checked++
+				if want {
+					required++
+				}
+			}
+		}
+		if required == 0 {
+			t.Fatalf("%s: %d pairs checked, none required: the check saw nothing", spec.Revision, checked)
+		}
+	}
+}
+
+// memberNames collects every name under "properties" or in "required" in
+// the files of a revision.
+func memberNames(t *testing.T, rev string) map[string]bool {
+	t.Helper()
+	files, err := schema.Files(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if props, ok := x["properties"].(map[string]any); ok {
+				for p := range props {
+					names[p] = true
+				}
+			}
+			if req, ok := x["required"].([]any); ok {
+				for _, r := range req {
+					if s, ok := r.(string); ok {
+						names[s] = true
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	for _, p := range files {
+		raw, err := fs.ReadFile(schema.FS, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		walk(doc)
+	}
+	return names
+}
