@@ -7,7 +7,9 @@
 #               response mode (JSON for a quick call) against the peers'
 #               JSON answers:                            ours >= 1.5x mcp-go, >= 3x go-sdk
 #               and against canned-echo, a bare net/http handler that
-#               splices id and text into a canned answer: ours >= 0.6x canned
+#               splices id and text into a canned answer: ours >= 0.6x canned;
+#               memory after the rounds: peak RSS (hwm:) <= 1.2x mcp-go's,
+#               and the anonymous part of the RSS (anon:) likewise
 #   sse, json   the same, both sides in one mode:         reported, no target
 #   strict      ours --strict vs our default:             strict >= 0.95 x default
 #   stdio       32 calls in flight on one connection:     ours >= 2x mcp-go
@@ -165,6 +167,7 @@ load_suite() { # MODE: auto (ours; the peers answer JSON), sse or json
 		if [ "$mode" = auto ]; then
 			checks+=(--check 'ours>=3*gosdk' --check 'ours>=1.5*mcpgo' --check 'cpu:ours>=3*gosdk' --check 'cpu:ours>=1.5*mcpgo')
 			checks+=(--check 'ours>=0.6*canned' --check 'cpu:ours>=0.6*canned')
+			checks+=(--check 'hwm:ours<=1.2*mcpgo' --check 'anon:ours<=1.2*mcpgo')
 		fi
 	fi
 	if [ "$mode" = auto ]; then

@@ -204,8 +204,14 @@ func TestParseCheck(t *testing.T) {
 		}
 	}
 	ck, err := ParseCheck("cpu:ours>=2*gosdk")
-	if err != nil || !ck.cpu || ck.left != "ours" || ck.right != "gosdk" || ck.factor != 2 {
+	if err != nil || ck.metric != "cpu" || ck.left != "ours" || ck.right != "gosdk" || ck.factor != 2 {
 		t.Errorf("cpu: check %+v, %v", ck, err)
+	}
+	for _, metric := range []string{"hwm", "anon"} {
+		ck, err := ParseCheck(metric + ":ours<=1.2*mcpgo")
+		if err != nil || ck.metric != metric || ck.op != "<=" || ck.factor != 1.2 || ck.right != "mcpgo" {
+			t.Errorf("%s: check %+v, %v", metric, ck, err)
+		}
 	}
 	for _, bad := range []string{"", "ours", "ours>gosdk", "ours>=2*", "ours>=2*3", "2>=ours", "ours=>gosdk", "cpu:", "mem:ours>=1"} {
 		if _, err := ParseCheck(bad); err == nil {

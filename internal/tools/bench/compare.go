@@ -68,6 +68,8 @@ type CompareRow struct {
 	// how many times fewer CPU cycles this server spends on a call.
 	CPURatio float64   `json:"server_cpu_ratio,omitempty"`
 	Runs     []*Result `json:"runs,omitempty"`
+	// Memory is the server's after its last round (needs its PID).
+	Memory *Memory `json:"memory,omitempty"`
 
 	// Idle mode.
 	Idle []*IdleResult `json:"idle,omitempty"`
@@ -130,8 +132,8 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 				return nil, fmt.Errorf("check %q: no target %q", s, n)
 			}
 		}
-		if ck.cpu && o.Idle > 0 {
-			return nil, fmt.Errorf("check %q: cpu: compares load runs, not idle sessions", s)
+		if ck.metric != "" && o.Idle > 0 {
+			return nil, fmt.Errorf("check %q: %s: compares load runs, not idle sessions", s, ck.metric)
 		}
 		checks[i] = ck
 	}
@@ -176,6 +178,11 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 	}
 	for i := range rows {
 		rows[i].aggregate(o.Idle > 0)
+		if t := targets[i]; o.Idle == 0 && t.PID > 0 {
+			if m, err := procMemory(t.PID); err == nil {
+				rows[i].Memory = &m
+			}
+		}
 	}
 	for i := range rows {
 		if b := rows[base].Value; b > 0 {
@@ -188,6 +195,7 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 	cmp.Rows = rows
 	value, measured := map[string]float64{}, map[string]bool{}
 	cpuValue, cpuMeasured := map[string]float64{}, map[string]bool{}
+	hwm, anon, memMeasured := map[string]float64{}, map[string]float64{}, map[string]bool{}
 	for _, r := range rows {
 		value[r.Target] = r.Value
 		measured[r.Target] = r.measured()
@@ -195,11 +203,20 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 			cpuValue[r.Target] = 1e6 / r.ServerCPUPerCall
 			cpuMeasured[r.Target] = true
 		}
+		if r.Memory != nil {
+			hwm[r.Target], anon[r.Target] = float64(r.Memory.PeakRSS>>10), float64(r.Memory.Anon>>10)
+			memMeasured[r.Target] = true
+		}
 	}
 	for _, ck := range checks {
-		if ck.cpu {
+		switch ck.metric {
+		case "cpu":
 			cmp.Checks = append(cmp.Checks, ck.eval(cpuValue, cpuMeasured, "calls per server CPU-second"))
-		} else {
+		case "hwm":
+			cmp.Checks = append(cmp.Checks, ck.eval(hwm, memMeasured, "KiB peak RSS"))
+		case "anon":
+			cmp.Checks = append(cmp.Checks, ck.eval(anon, memMeasured, "KiB anonymous RSS"))
+		default:
 			cmp.Checks = append(cmp.Checks, ck.eval(value, measured, cmp.unit()))
 		}
 	}
@@ -304,7 +321,7 @@ func (row *CompareRow) aggregate(idle bool) {
 // check is a parsed check expression: left op factor*right, or left op
 // constant when right is "".
 type check struct {
-	cpu    bool // compare calls per server CPU-second instead of calls/s
+	metric string // "" (the table's), cpu, hwm or anon
 	expr   string
 	left   string
 	op     string
@@ -317,16 +334,20 @@ var checkRE = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*(>=|<=)\s*(?:
 // ParseCheck parses a check: "A>=B", "A>=K*B", "A<=K*B" relate target A's
 // metric to target B's; "A>=N" and "A<=N" compare it with a constant in the
 // unit of the table (calls/s, or KiB per idle session). Under load, a
-// "cpu:" prefix compares calls per second of server CPU instead (the
-// inverse of server µs/call), which does not depend on how busy the machine
-// or the generator was.
+// prefix compares another metric: "cpu:" calls per second of server CPU
+// (the inverse of server µs/call), which does not depend on how busy the
+// machine or the generator was; "hwm:" the server's peak RSS in KiB and
+// "anon:" its anonymous RSS after the load (both need its PID).
 func ParseCheck(s string) (check, error) {
-	rest, cpu := strings.CutPrefix(strings.TrimSpace(s), "cpu:")
+	rest, metric := strings.TrimSpace(s), ""
+	if p, after, ok := strings.Cut(rest, ":"); ok && (p == "cpu" || p == "hwm" || p == "anon") {
+		rest, metric = after, p
+	}
 	m := checkRE.FindStringSubmatch(rest)
 	if m == nil {
-		return check{}, fmt.Errorf("check %q: want [cpu:]NAME>=NAME, NAME>=K*NAME, NAME<=K*NAME or NAME<=NUMBER", s)
+		return check{}, fmt.Errorf("check %q: want [cpu:|hwm:|anon:]NAME>=NAME, NAME>=K*NAME, NAME<=K*NAME or NAME<=NUMBER", s)
 	}
-	ck := check{cpu: cpu, expr: s, left: m[1], op: m[2], factor: 1, right: m[4]}
+	ck := check{metric: metric, expr: s, left: m[1], op: m[2], factor: 1, right: m[4]}
 	if m[3] != "" {
 		ck.factor, _ = strconv.ParseFloat(m[3], 64)
 	}

@@ -52,6 +52,34 @@ func procRSS(pid int) (int64, error) {
 	return parseStatusKB(b, "VmRSS:")
 }
 
+// Memory is a server's memory after a load, from /proc/PID/status, in
+// bytes: the high-water mark of its resident set, and the resident set as
+// anonymous (private: heap, stacks) and file-backed (the binary's pages,
+// shared and clean, which the kernel can drop and read again).
+type Memory struct {
+	PeakRSS int64 `json:"peak_rss"` // VmHWM
+	Anon    int64 `json:"anon"`     // RssAnon
+	File    int64 `json:"file"`     // RssFile
+}
+
+// procMemory reads the Memory of process pid.
+func procMemory(pid int) (Memory, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Memory{}, err
+	}
+	var m Memory
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"VmHWM:", &m.PeakRSS}, {"RssAnon:", &m.Anon}, {"RssFile:", &m.File}} {
+		if *f.dst, err = parseStatusKB(b, f.name); err != nil {
+			return Memory{}, err
+		}
+	}
+	return m, nil
+}
+
 // parseStatusKB reads a "Name:   123 kB" line of /proc/PID/status.
 func parseStatusKB(b []byte, name string) (int64, error) {
 	for line := range bytes.Lines(b) {

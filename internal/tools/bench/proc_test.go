@@ -54,4 +54,11 @@ func TestProcSelf(t *testing.T) {
 	if _, err := procRSS(1 << 30); err == nil {
 		t.Error("no such process: no error")
 	}
+	m, err := procMemory(os.Getpid())
+	if err != nil || m.PeakRSS < rss/2 || m.Anon <= 0 || m.File <= 0 || m.Anon+m.File > 2*m.PeakRSS {
+		t.Errorf("memory %+v, %v (VmRSS %d)", m, err, rss)
+	}
+	if _, err := procMemory(1 << 30); err == nil {
+		t.Error("no such process: no error")
+	}
 }

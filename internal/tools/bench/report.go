@@ -175,6 +175,7 @@ func PrintComparison(w io.Writer, c *Comparison) {
 		}
 	}
 	tw.Flush()
+	printMemory(w, c)
 	for _, r := range c.Rows {
 		if c.Mode == "load" && generatorBound(r.ClientCPU) {
 			fmt.Fprintf(w, "%s: %s\n", r.Target, generatorNote)
@@ -198,6 +199,25 @@ func PrintComparison(w io.Writer, c *Comparison) {
 		}
 		fmt.Fprintf(w, "%s  %s: %s\n", verdict, ck.Expr, ck.Detail)
 	}
+}
+
+// printMemory prints the servers' memory after the load, where it was read.
+func printMemory(w io.Writer, c *Comparison) {
+	var rows []CompareRow
+	for _, r := range c.Rows {
+		if r.Memory != nil {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "target\tpeak RSS\tanonymous\tfile-backed\t\n")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Target, fmtBytes(r.Memory.PeakRSS), fmtBytes(r.Memory.Anon), fmtBytes(r.Memory.File))
+	}
+	tw.Flush()
 }
 
 func spread(v []float64) string {
