@@ -76,12 +76,36 @@ func (s *Server) encodeResult(spec *protocol.Spec, m protocol.Method, id wire.ID
 		s.log.Error("handler returned no result and no error", "method", m.Name)
 		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
-	if a, ok := result.(appender); ok && !s.cfg.strict && !s.completes(spec, m) {
+	a, direct := result.(appender)
+	direct = direct && !s.completes(spec, m)
+	if direct && !s.cfg.strict {
 		if b, ok := jsonrpc.AppendResult(id, spec.Index, a.AppendJSON); ok {
 			return b
 		}
 	}
-	return s.encodeTree(spec, m, id, s.complete(spec, m, spec.Project(result)))
+	tree := s.complete(spec, m, spec.Project(result))
+	if direct { // strict: the tree is validated, the bytes written without it (they are the same)
+		if err := s.validResult(spec, m, tree); err != nil {
+			return jsonrpc.EncodeError(id, err)
+		}
+		if b, ok := jsonrpc.AppendResult(id, spec.Index, a.AppendJSON); ok {
+			return b
+		}
+	}
+	return s.encodeTree(spec, m, id, tree)
+}
+
+// validResult validates a result in strict mode: an invalid one is a bug
+// of the server, logged, and answered -32603.
+func (s *Server) validResult(spec *protocol.Spec, m protocol.Method, tree any) *wire.Error {
+	if !s.cfg.strict {
+		return nil
+	}
+	if err := spec.Validate(m.Result, tree); err != nil {
+		s.log.Error("strict: invalid result", "method", m.Name, "revision", spec.Revision, "err", err)
+		return &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"}
+	}
+	return nil
 }
 
 // appender is a result that encodes itself in a revision's shape without a
@@ -198,11 +222,8 @@ func (s *Server) complete(spec *protocol.Spec, m protocol.Method, tree any) any 
 
 // encodeTree validates a projected result in strict mode and encodes it.
 func (s *Server) encodeTree(spec *protocol.Spec, m protocol.Method, id wire.ID, tree any) []byte {
-	if s.cfg.strict {
-		if err := spec.Validate(m.Result, tree); err != nil {
-			s.log.Error("strict: invalid result", "method", m.Name, "revision", spec.Revision, "err", err)
-			return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server produced an invalid result"})
-		}
+	if err := s.validResult(spec, m, tree); err != nil {
+		return jsonrpc.EncodeError(id, err)
 	}
 	b, err := jsonrpc.EncodeResult(id, tree)
 	if err != nil {
