@@ -6,6 +6,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -54,11 +55,12 @@ func Parse(body []byte, lim Limits) (items []Item, batch bool, err *wire.Error) 
 	if max <= 0 {
 		max = 128
 	}
-	if d := depth(body); d > max {
-		return nil, false, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: JSON nests %d deep, more than %d", d, max)}
-	}
-	tree, perr := jsontree.Parse(body)
+	tree, perr := jsontree.ParseLimit(body, max) // a hostile body cannot make it recurse without bound
 	if perr != nil {
+		var deep *jsontree.DepthError
+		if errors.As(perr, &deep) {
+			return nil, false, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: " + perr.Error()}
+		}
 		return nil, false, &wire.Error{Code: wire.CodeParseError, Message: "Parse error: " + perr.Error()}
 	}
 	switch v := tree.(type) {
@@ -147,36 +149,6 @@ func decode(v any) Item {
 		return Item{Msg: m}
 	}
 	return Item{Err: invalid(`a message needs "method", "result" or "error"`), ID: id}
-}
-
-// depth measures the deepest nesting of a JSON text without decoding it, so
-// that a hostile body cannot make the decoder recurse without bound.
-func depth(b []byte) int {
-	d, max := 0, 0
-	inStr, esc := false, false
-	for _, c := range b {
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
-			d++
-			if d > max {
-				max = d
-			}
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return max
 }
 
 // appendID writes an id, or null for the zero id.

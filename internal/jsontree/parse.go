@@ -24,8 +24,19 @@ import (
 // message, a session's client name) keeps nothing else of the document.
 // The names and values of the protocol's envelope (vocabulary.go) cost no
 // allocation at all.
-func Parse(data []byte) (any, error) {
-	p := parser{data: data}
+func Parse(data []byte) (any, error) { return ParseLimit(data, maxParseDepth) }
+
+// DepthError is ParseLimit's answer to a document that nests arrays and
+// objects deeper than its limit.
+type DepthError struct{ Limit int }
+
+func (e *DepthError) Error() string { return fmt.Sprintf("JSON nests deeper than %d", e.Limit) }
+
+// ParseLimit is Parse with a bound on nesting: past maxDepth levels of
+// arrays and objects it stops with a *DepthError, before it recurses
+// further. Parse's bound is encoding/json's, 10,000.
+func ParseLimit(data []byte, maxDepth int) (any, error) {
+	p := parser{data: data, maxDepth: maxDepth}
 	p.space()
 	if p.i == len(p.data) {
 		return nil, io.EOF
@@ -45,8 +56,18 @@ func Parse(data []byte) (any, error) {
 const maxParseDepth = 10000
 
 type parser struct {
-	data []byte
-	i    int
+	data     []byte
+	i        int
+	maxDepth int
+}
+
+// tooDeep is the error past the parser's bound on nesting: encoding/json's
+// words at its own bound, a *DepthError at a caller's.
+func (p *parser) tooDeep() error {
+	if p.maxDepth == maxParseDepth {
+		return errors.New("exceeded max depth")
+	}
+	return &DepthError{Limit: p.maxDepth}
 }
 
 func (p *parser) space() {
@@ -85,13 +106,13 @@ func (p *parser) value(depth int) (any, error) {
 	}
 	switch c := p.data[p.i]; {
 	case c == '{':
-		if depth >= maxParseDepth {
-			return nil, errors.New("exceeded max depth")
+		if depth >= p.maxDepth {
+			return nil, p.tooDeep()
 		}
 		return p.object(depth + 1)
 	case c == '[':
-		if depth >= maxParseDepth {
-			return nil, errors.New("exceeded max depth")
+		if depth >= p.maxDepth {
+			return nil, p.tooDeep()
 		}
 		return p.array(depth + 1)
 	case c == '"':
@@ -234,7 +255,7 @@ func (p *parser) short() (word, bool) {
 	if !ok {
 		return word{}, false
 	}
-	if w, known := vocabulary[string(p.data[start:end])]; known {
+	if w, known := vocabulary.lookup(p.data[start:end]); known {
 		return w, true
 	}
 	return word{s: string(p.data[start:end])}, true

@@ -1,0 +1,58 @@
+package jsontree
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseLimit(t *testing.T) {
+	nest := func(n int, inner string) string { return strings.Repeat("[", n) + inner + strings.Repeat("]", n) }
+	tests := []struct {
+		name string
+		doc  string
+		deep bool
+	}{
+		{"at the limit", nest(4, "1"), false},
+		{"one past it", nest(5, "1"), true},
+		{"objects count too", `{"a":{"b":{"c":{"d":{"e":1}}}}}`, true},
+		{"brackets in strings do not", nest(3, `"[[[[[[{{{{{"`), false},
+		{"siblings do not add up", `[[1],[2],[3],[4],[5],[6]]`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseLimit([]byte(tt.doc), 4)
+			var deep *DepthError
+			if got := errors.As(err, &deep); got != tt.deep {
+				t.Fatalf("ParseLimit(%s, 4): %v; want a DepthError: %v", tt.doc, err, tt.deep)
+			}
+			if tt.deep && (deep.Limit != 4 || err.Error() != "JSON nests deeper than 4") {
+				t.Errorf("error %q (limit %d)", err, deep.Limit)
+			}
+		})
+	}
+}
+
+func TestVocabulary(t *testing.T) {
+	for _, s := range []string{"jsonrpc", "2.0", "tools/call", "_meta", "notifications/initialized"} {
+		w, ok := vocabulary.lookup([]byte(s))
+		if !ok || w.s != s || w.v != any(s) {
+			t.Errorf("%q: %+v, %v", s, w, ok)
+		}
+	}
+	for _, s := range []string{"", "echo", "jsonrp", "jsonrpcx", "2.1", "Tools/call"} {
+		if w, ok := vocabulary.lookup([]byte(s)); ok {
+			t.Errorf("%q found as %q", s, w.s)
+		}
+	}
+	tree, err := Parse([]byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tree.(map[string]any)["method"]; got != "tools/call" {
+		t.Errorf("method %v", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = Parse([]byte(`{"jsonrpc":"2.0","method":"ping"}`)) }); n > 3 {
+		t.Errorf("%v allocations for a message of vocabulary words only: want the map and its group", n)
+	}
+}
