@@ -209,6 +209,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer logBuf.Close() // last: every line is out before serve returns
+	stderr = logBuf      // what is written directly from here on keeps its place among the log's lines
 	if c.stdio && c.auth.Mode != auth.ModeOff {
 		log.Info("stdio needs no token: --auth applies to HTTP only")
 	}

@@ -71,19 +71,32 @@ func (g *vgen) required(d *definition) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", d.Path, err)
 	}
 	set := map[string]bool{}
-	var walk func(s any, depth int) error
-	walk = func(s any, depth int) error {
+	isDraft07 := func(doc any) bool {
+		m, _ := doc.(map[string]any)
+		return strings.Contains(fmt.Sprint(m["$schema"]), "draft-07")
+	}
+	var walk func(s any, depth int, draft07 bool) error
+	walk = func(s any, depth int, draft07 bool) error {
 		m, ok := s.(map[string]any)
 		if !ok || depth > 8 {
 			return nil
 		}
-		list, _ := m["required"].([]any)
-		for _, r := range list {
-			if name, ok := r.(string); ok {
-				set[name] = true
+		ref, hasRef := m["$ref"].(string)
+		if !hasRef || !draft07 { // draft-07 ignores the siblings of $ref, as v6 does
+			list, _ := m["required"].([]any)
+			for _, r := range list {
+				if name, ok := r.(string); ok {
+					set[name] = true
+				}
+			}
+			branches, _ := m["allOf"].([]any)
+			for _, b := range branches {
+				if err := walk(b, depth+1, draft07); err != nil {
+					return err
+				}
 			}
 		}
-		if ref, ok := m["$ref"].(string); ok {
+		if hasRef {
 			target, ok := g.rs.Defs[strings.TrimSuffix(path.Base(ref), ".json")]
 			if !ok {
 				return fmt.Errorf("%s: $ref %q names no definition of the revision", d.Path, ref)
@@ -92,19 +105,11 @@ func (g *vgen) required(d *definition) ([]string, error) {
 			if err := json.Unmarshal(target.Raw, &inner); err != nil {
 				return fmt.Errorf("%s: %w", target.Path, err)
 			}
-			if err := walk(inner, depth+1); err != nil {
-				return err
-			}
-		}
-		branches, _ := m["allOf"].([]any)
-		for _, b := range branches {
-			if err := walk(b, depth+1); err != nil {
-				return err
-			}
+			return walk(inner, depth+1, isDraft07(inner))
 		}
 		return nil
 	}
-	if err := walk(doc, 0); err != nil {
+	if err := walk(doc, 0, isDraft07(doc)); err != nil {
 		return nil, err
 	}
 	return sortedKeys(set), nil

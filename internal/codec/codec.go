@@ -44,16 +44,19 @@ func DecodeMap[T any](v any, rev int, elem func(any, int) (T, error)) (map[strin
 	return out, nil
 }
 
-// PlainObject is DecodeMap with DecodePlain, without the copy: the tree's
-// object itself, made plain in place (the tree is the decoder's to
-// consume; Plain already rewrites the members of nested objects).
+// PlainObject is DecodeMap with DecodePlain: a free-form object (_meta,
+// arguments) as a map of its own, which the handler may change; the values
+// are Plain's, which never writes the tree.
 func PlainObject(v any) (map[string]any, error) {
 	obj, err := Object(v)
 	if err != nil {
 		return nil, err
 	}
-	Plain(obj)
-	return obj, nil
+	out := make(map[string]any, len(obj))
+	for k, e := range obj {
+		out[k] = Plain(e)
+	}
+	return out, nil
 }
 
 // SliceOf is DecodeSlice as an element decoder, for nested arrays.

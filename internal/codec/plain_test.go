@@ -22,3 +22,31 @@ func TestPlainAndArrays(t *testing.T) {
 		t.Errorf("AnyArray = %#v", got)
 	}
 }
+
+// TestPlainLeavesTheTree: Plain and PlainObject never write the parsed
+// tree, which the observer may read (Served.Arguments) while a task's
+// handler decodes its params; what has no number is not copied.
+func TestPlainLeavesTheTree(t *testing.T) {
+	const doc = `{"n":1,"deep":{"m":[2,{"k":3}]},"s":"x","list":["a"]}`
+	tree, _ := jsontree.Parse([]byte(doc))
+	pristine, _ := jsontree.Parse([]byte(doc))
+	obj, err := codec.PlainObject(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(tree, pristine) {
+		t.Fatalf("the tree was written: %#v", tree)
+	}
+	want := map[string]any{"n": 1.0, "deep": map[string]any{"m": []any{2.0, map[string]any{"k": 3.0}}}, "s": "x", "list": []any{"a"}}
+	if !reflect.DeepEqual(obj, want) {
+		t.Fatalf("PlainObject = %#v", obj)
+	}
+	obj["added"] = true
+	if _, ok := tree.(map[string]any)["added"]; ok {
+		t.Error("the decoded object is the tree's: a handler's change shows in it")
+	}
+	list := tree.(map[string]any)["list"].([]any)
+	if got := codec.Plain(list).([]any); &got[0] != &list[0] {
+		t.Error("an array without numbers was copied")
+	}
+}

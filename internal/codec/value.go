@@ -3,6 +3,8 @@ package codec
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 )
@@ -73,38 +75,53 @@ func Float(v any) (float64, error) {
 // Plain turns a decoded tree into the shapes encoding/json produces for an
 // `any`: json.Number becomes float64. Handwritten code that reads free-form
 // values (tool arguments, _meta) sees what it would expect from encoding/json.
+// The tree itself is never written: an object or array holding a number is
+// copied, others are returned as they are. Others may read the tree while a
+// handler runs (the observer's Served.Arguments, with a task).
 func Plain(v any) any {
+	p, _ := plain(v)
+	return p
+}
+
+// plain is Plain, and whether the value returned is not v.
+func plain(v any) (any, bool) {
 	switch x := v.(type) {
 	case json.Number:
 		f, err := x.Float64()
 		if err != nil {
-			return string(x)
+			return string(x), true
 		}
-		return f
+		return f, true
 	case map[string]any:
+		var out map[string]any
 		for k, e := range x {
-			if p := Plain(e); !sameScalar(p, e) {
-				x[k] = p
+			if p, changed := plain(e); changed {
+				if out == nil {
+					out = maps.Clone(x)
+				}
+				out[k] = p
 			}
 		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = Plain(e)
+		if out == nil {
+			return x, false
 		}
-		return x
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range x {
+			if p, changed := plain(e); changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = p
+			}
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
 	}
-	return v
-}
-
-// sameScalar avoids rewriting map entries whose value did not change.
-func sameScalar(a, b any) bool {
-	switch a.(type) {
-	case map[string]any, []any:
-		return true
-	}
-	_, isNum := b.(json.Number)
-	return !isNum
+	return v, false
 }
 
 // Extra collects a member that the canonical type does not know, so that

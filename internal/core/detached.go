@@ -9,7 +9,9 @@ import (
 // request that carried it (the client may resume its stream), keeping the
 // request's values. The standard library's boxes its struct on every
 // Value lookup that passes through it, four allocations a call; this one
-// is a pointer.
+// is a pointer. One difference: context.Cause of it (not of contexts
+// derived with WithCancel) is its parent's cause once the parent ends,
+// where WithoutCancel's is nil; nothing here asks.
 func detach(parent context.Context) context.Context { return &detached{parent} }
 
 type detached struct{ parent context.Context }

@@ -115,24 +115,28 @@ type appender interface {
 }
 
 // completes reports whether complete may add to m's results in spec: then
-// the result takes the tree's path. Strict mode always does, to validate.
+// the result takes the tree's path. It depends on the result's definition
+// (a task's is CreateTaskResult under the same method), and server/discover
+// always completes (its versions).
 func (s *Server) completes(spec *protocol.Spec, m protocol.Method) bool {
-	key := completionKey{spec.Index, m.Name}
+	if m.Name == mcp.MethodDiscover {
+		return true
+	}
+	key := completionKey{spec.Index, m.Result}
 	s.completion.RLock()
-	need, known := s.completion.byMethod[key]
+	need, known := s.completion.byResult[key]
 	s.completion.RUnlock()
 	if known {
 		return need
 	}
-	need = m.Name == mcp.MethodDiscover
 	for _, d := range resultDefaults {
 		need = need || spec.Requires(m.Result, d.prop)
 	}
 	s.completion.Lock()
-	if s.completion.byMethod == nil {
-		s.completion.byMethod = map[completionKey]bool{}
+	if s.completion.byResult == nil {
+		s.completion.byResult = map[completionKey]bool{}
 	}
-	s.completion.byMethod[key] = need
+	s.completion.byResult[key] = need
 	s.completion.Unlock()
 	return need
 }
@@ -140,12 +144,12 @@ func (s *Server) completes(spec *protocol.Spec, m protocol.Method) bool {
 // completion caches completes: a revision's schemas decide it, once.
 type completion struct {
 	sync.RWMutex
-	byMethod map[completionKey]bool
+	byResult map[completionKey]bool
 }
 
 type completionKey struct {
 	rev    int
-	method string
+	result string // the result's definition
 }
 
 // encodeOutgoing encodes a request or notification the server sends,

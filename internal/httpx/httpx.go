@@ -41,8 +41,10 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 	defer rd.Close()
 	var body []byte
 	var err error
-	if n := r.ContentLength; n >= 0 && n <= max {
-		body = make([]byte, n) // the size is known: one allocation, no growing
+	if n := r.ContentLength; n >= 0 && n <= min(max, presize) {
+		// A small size the client announced: one allocation, no growing. A
+		// larger one grows with the bytes that come, not with the claim.
+		body = make([]byte, n)
 		_, err = io.ReadFull(rd, body)
 	} else {
 		body, err = io.ReadAll(rd)
@@ -58,6 +60,10 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 	}
 	return body, true
 }
+
+// presize bounds the body ReadJSON allocates on the word of Content-Length
+// alone.
+const presize = 64 << 10
 
 // isJSON reports whether a Content-Type is application/json, parameters
 // allowed; the usual bare value is matched without parsing.

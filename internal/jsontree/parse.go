@@ -24,7 +24,10 @@ import (
 // message, a session's client name) keeps nothing else of the document.
 // The names and values of the protocol's envelope (vocabulary.go) cost no
 // allocation at all.
-func Parse(data []byte) (any, error) { return ParseLimit(data, maxParseDepth) }
+func Parse(data []byte) (any, error) {
+	p := parser{data: data, maxDepth: maxParseDepth, stdDepth: true}
+	return p.document()
+}
 
 // DepthError is ParseLimit's answer to a document that nests arrays and
 // objects deeper than its limit.
@@ -37,6 +40,11 @@ func (e *DepthError) Error() string { return fmt.Sprintf("JSON nests deeper than
 // further. Parse's bound is encoding/json's, 10,000.
 func ParseLimit(data []byte, maxDepth int) (any, error) {
 	p := parser{data: data, maxDepth: maxDepth}
+	return p.document()
+}
+
+// document reads the one JSON value data holds.
+func (p *parser) document() (any, error) {
 	p.space()
 	if p.i == len(p.data) {
 		return nil, io.EOF
@@ -59,12 +67,13 @@ type parser struct {
 	data     []byte
 	i        int
 	maxDepth int
+	stdDepth bool // Parse: encoding/json's bound, in its words
 }
 
 // tooDeep is the error past the parser's bound on nesting: encoding/json's
-// words at its own bound, a *DepthError at a caller's.
+// words for Parse, a *DepthError for ParseLimit.
 func (p *parser) tooDeep() error {
-	if p.maxDepth == maxParseDepth {
+	if p.stdDepth {
 		return errors.New("exceeded max depth")
 	}
 	return &DepthError{Limit: p.maxDepth}

@@ -68,7 +68,7 @@ type CompareRow struct {
 	// how many times fewer CPU cycles this server spends on a call.
 	CPURatio float64   `json:"server_cpu_ratio,omitempty"`
 	Runs     []*Result `json:"runs,omitempty"`
-	// Memory is the server's after its last round (needs its PID).
+	// Memory is the server's right after its last round (needs its PID).
 	Memory *Memory `json:"memory,omitempty"`
 
 	// Idle mode.
@@ -171,6 +171,13 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 			}
 			rows[i].Runs = append(rows[i].Runs, r)
 			rows[i].PerRound = append(rows[i].PerRound, r.CallsPerSec)
+			if round == o.Rounds && t.PID > 0 {
+				// Right after its last round: a server read later has
+				// rested longer and given memory back.
+				if m, err := procMemory(t.PID); err == nil {
+					rows[i].Memory = &m
+				}
+			}
 			if o.Progress != nil {
 				fmt.Fprintf(o.Progress, "round %d/%d  %-16s %s\n", round, o.Rounds, t.Name, runLine(r))
 			}
@@ -178,11 +185,6 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 	}
 	for i := range rows {
 		rows[i].aggregate(o.Idle > 0)
-		if t := targets[i]; o.Idle == 0 && t.PID > 0 {
-			if m, err := procMemory(t.PID); err == nil {
-				rows[i].Memory = &m
-			}
-		}
 	}
 	for i := range rows {
 		if b := rows[base].Value; b > 0 {
