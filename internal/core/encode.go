@@ -83,8 +83,8 @@ func (s *Server) encodeResult(spec *protocol.Spec, m protocol.Method, id wire.ID
 			return b
 		}
 	}
-	tree := s.complete(spec, m, spec.Project(result))
-	if direct { // strict: the tree is validated, the bytes written without it (they are the same)
+	tree := spec.Project(result)
+	if direct { // strict: the tree is validated, the bytes written without it (they are the same; complete adds nothing)
 		if err := s.validResult(spec, m, tree); err != nil {
 			return jsonrpc.EncodeError(id, err)
 		}
@@ -92,7 +92,7 @@ func (s *Server) encodeResult(spec *protocol.Spec, m protocol.Method, id wire.ID
 			return b
 		}
 	}
-	return s.encodeTree(spec, m, id, tree)
+	return s.encodeTree(spec, m, id, s.complete(spec, m, tree))
 }
 
 // validResult validates a result in strict mode: an invalid one is a bug
