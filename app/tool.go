@@ -80,7 +80,8 @@ func AddTool[In, Out any](a *App, t Tool, h func(ctx context.Context, in In) (Ou
 	props := tl.def.InputSchema.Properties
 	tl.run = func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error) {
 		var v In
-		if err := decodeInto(onlyProperties(args, props), &v); err != nil {
+		// straight from the tree where it can, as json.Unmarshal would
+		if err := jsontree.Decode(onlyProperties(args, props), &v); err != nil {
 			return ToolError("Invalid arguments: " + err.Error()), nil
 		}
 		res, err := h(ctx, v)
@@ -410,11 +411,6 @@ func onlyProperties(args map[string]any, props map[string]map[string]any) map[st
 	}
 	return args
 }
-
-// decodeInto decodes validated arguments into v, the zero value of the
-// handler's input type: straight from the tree where jsontree.Decode can,
-// as json.Unmarshal would.
-func decodeInto(args map[string]any, v any) error { return jsontree.Decode(args, v) }
 
 // copyTree copies a schema's default, so that what one call's handler
 // changes the next call does not see.

@@ -468,10 +468,6 @@ func (c *canonical) decodeInto(f *file, t *goType, src, dst, wrap string, depth 
 		f.p("if err := codec.SetBool(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
 	case r.Kind == kID:
 		f.p("if err := codec.SetID(%s, &%s); err != nil {\n%s\n}", src, dst, errRet())
-	case r.Kind == kMap && c.decodeFn(r.Elem) == "codec.DecodePlain":
-		// A free-form object (_meta, arguments): a map of its own, the
-		// tree's values made plain without writing the tree.
-		f.p("if a, err := codec.PlainObject(%s); err != nil {\n%s\n} else {\n%s = a\n}", src, errRet(), dst)
 	case r.Kind == kArray || r.Kind == kMap:
 		fn := "codec.DecodeSlice"
 		if r.Kind == kMap {

@@ -235,7 +235,7 @@ func (x *AudioContent) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -384,7 +384,7 @@ func (x *BlobResourceContents) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -665,7 +665,7 @@ func (x *CallToolRequestParams) DecodeValue(v any, rev int) error {
 				x.Meta = &val
 			}
 		case "arguments":
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "arguments")
 			} else {
 				x.Arguments = a
@@ -1401,7 +1401,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 		switch k {
 		case "form":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "form")
 				} else {
 					x.Form = a
@@ -1415,7 +1415,7 @@ func (x *ClientCapabilitiesElicitation) DecodeValue(v any, rev int) error {
 			}
 		case "url":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "url")
 				} else {
 					x.URL = a
@@ -1511,7 +1511,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 		switch k {
 		case "context":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "context")
 				} else {
 					x.Context = a
@@ -1525,7 +1525,7 @@ func (x *ClientCapabilitiesSampling) DecodeValue(v any, rev int) error {
 			}
 		case "tools":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "tools")
 				} else {
 					x.Tools = a
@@ -1571,7 +1571,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		switch k {
 		case "cancel":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "cancel")
 				} else {
 					x.Cancel = a
@@ -1585,7 +1585,7 @@ func (x *ClientCapabilitiesTasks) DecodeValue(v any, rev int) error {
 			}
 		case "list":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "list")
 				} else {
 					x.List = a
@@ -1717,7 +1717,7 @@ func (x *ClientCapabilitiesTasksRequestsElicitation) DecodeValue(v any, rev int)
 		switch k {
 		case "create":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "create")
 				} else {
 					x.Create = a
@@ -1763,7 +1763,7 @@ func (x *ClientCapabilitiesTasksRequestsSampling) DecodeValue(v any, rev int) er
 		switch k {
 		case "createMessage":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "createMessage")
 				} else {
 					x.CreateMessage = a
@@ -2247,7 +2247,7 @@ func (x *CreateMessageRequestParams) DecodeValue(v any, rev int) error {
 				x.Messages = a
 			}
 		case "metadata":
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "metadata")
 			} else {
 				x.Metadata = a
@@ -2394,7 +2394,7 @@ func (x *CreateMessageResult) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -2760,7 +2760,7 @@ func (x *DetailedTask) DecodeValue(v any, rev int) error {
 			}
 		case "result":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "result")
 				} else {
 					x.Result = a
@@ -3343,7 +3343,7 @@ func (x *ElicitRequestFormParamsRequestedSchema) DecodeValue(v any, rev int) err
 			}
 		case "properties":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "properties")
 				} else {
 					x.Properties = a
@@ -3580,7 +3580,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -3606,7 +3606,7 @@ func (x *ElicitResult) DecodeValue(v any, rev int) error {
 			}
 		case "content":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "content")
 				} else {
 					x.Content = a
@@ -3743,7 +3743,7 @@ func (x *EmbeddedResource) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -4210,7 +4210,7 @@ func (x *GetTaskPayloadResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -4518,7 +4518,7 @@ func (x *GetTaskResult) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "result")
 				} else {
 					x.Result = a
@@ -4924,7 +4924,7 @@ func (x *ImageContent) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -5272,7 +5272,7 @@ func (x *InitializeResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -6013,7 +6013,7 @@ func (x *JSONRPCNotificationParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -7019,7 +7019,7 @@ func (x *ListRootsRequestParams) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -7066,7 +7066,7 @@ func (x *ListRootsResult) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -7175,7 +7175,7 @@ func (x *ListTasksResult) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -8560,7 +8560,7 @@ func (x *Prompt) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9314,7 +9314,7 @@ func (x *Resource) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9417,7 +9417,7 @@ func (x *ResourceContents) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -9471,7 +9471,7 @@ func (x *ResourceLink) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -9796,7 +9796,7 @@ func (x *ResourceTemplate) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -10116,7 +10116,7 @@ func (x *Root) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -10228,7 +10228,7 @@ func (x *SamplingMessage) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -10289,7 +10289,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "completions")
 			} else {
 				x.Completions = a
@@ -10311,7 +10311,7 @@ func (x *ServerCapabilities) DecodeValue(v any, rev int) error {
 				x.Extensions = a
 			}
 		case "logging":
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "logging")
 			} else {
 				x.Logging = a
@@ -10476,7 +10476,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 		switch k {
 		case "cancel":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "cancel")
 				} else {
 					x.Cancel = a
@@ -10490,7 +10490,7 @@ func (x *ServerCapabilitiesTasks) DecodeValue(v any, rev int) error {
 			}
 		case "list":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "list")
 				} else {
 					x.List = a
@@ -10604,7 +10604,7 @@ func (x *ServerCapabilitiesTasksRequestsTools) DecodeValue(v any, rev int) error
 		switch k {
 		case "call":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "call")
 				} else {
 					x.Call = a
@@ -12219,7 +12219,7 @@ func (x *TaskStatusNotificationParams) DecodeValue(v any, rev int) error {
 				continue
 			}
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "result")
 				} else {
 					x.Result = a
@@ -12349,7 +12349,7 @@ func (x *TextContent) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -12404,7 +12404,7 @@ func (x *TextResourceContents) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -12834,7 +12834,7 @@ func (x *Tool) DecodeValue(v any, rev int) error {
 				codec.Extra(&x.Extra, k, fv)
 				continue
 			}
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
@@ -13350,7 +13350,7 @@ func (x *ToolResultContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -13451,7 +13451,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 		switch k {
 		case "_meta":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "_meta")
 				} else {
 					x.Meta = a
@@ -13477,7 +13477,7 @@ func (x *ToolUseContent) DecodeValue(v any, rev int) error {
 			}
 		case "input":
 			if err := func() error {
-				if a, err := codec.PlainObject(fv); err != nil {
+				if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 					return jsontree.At(err, "input")
 				} else {
 					x.Input = a

@@ -139,7 +139,7 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	}
 	c := &call{o: o, method: method, revision: bounded(m.Revision, knownRevisions), start: time.Now()}
 	if o.log != nil {
-		c.logged, c.logging = m, true
+		c.logged = m
 	}
 	o.metrics.inflight.Add(1)
 	switch m.Method {
@@ -157,7 +157,7 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	if o.tracer != nil {
 		ctx, c.span = o.startSpan(ctx, m, method, c.tool, c.prompt, c.transport, c.session)
 	}
-	if c.logging {
+	if o.log != nil {
 		c.ctx = ctx
 	}
 	return ctx, c
@@ -172,8 +172,7 @@ type call struct {
 	session                 string          // the session id's digest ("" without one)
 	span                    trace.Span      // nil without tracing
 	ctx                     context.Context // for the access log's line
-	logged                  server.Served   // what the access line says, when logging
-	logging                 bool
+	logged                  server.Served   // what the access line says (with an access log)
 }
 
 // Finish records how the message was answered (server.Finisher).
@@ -203,7 +202,7 @@ func (c *call) Finish(a server.Answer) {
 		}
 		span.End()
 	}
-	if c.logging {
+	if o.log != nil {
 		o.access(c.ctx, &c.logged, c.session, a, errType, d)
 	}
 }

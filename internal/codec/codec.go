@@ -44,21 +44,6 @@ func DecodeMap[T any](v any, rev int, elem func(any, int) (T, error)) (map[strin
 	return out, nil
 }
 
-// PlainObject is DecodeMap with DecodePlain: a free-form object (_meta,
-// arguments) as a map of its own, which the handler may change; the values
-// are Plain's, which never writes the tree.
-func PlainObject(v any) (map[string]any, error) {
-	obj, err := Object(v)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]any, len(obj))
-	for k, e := range obj {
-		out[k] = Plain(e)
-	}
-	return out, nil
-}
-
 // SliceOf is DecodeSlice as an element decoder, for nested arrays.
 func SliceOf[T any](elem func(any, int) (T, error)) func(any, int) ([]T, error) {
 	return func(v any, rev int) ([]T, error) { return DecodeSlice(v, rev, elem) }

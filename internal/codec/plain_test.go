@@ -23,14 +23,14 @@ func TestPlainAndArrays(t *testing.T) {
 	}
 }
 
-// TestPlainLeavesTheTree: Plain and PlainObject never write the parsed
+// TestPlainLeavesTheTree: Plain, and DecodeMap with it, never write the parsed
 // tree, which the observer may read (Served.Arguments) while a task's
 // handler decodes its params; what has no number is not copied.
 func TestPlainLeavesTheTree(t *testing.T) {
 	const doc = `{"n":1,"deep":{"m":[2,{"k":3}]},"s":"x","list":["a"]}`
 	tree, _ := jsontree.Parse([]byte(doc))
 	pristine, _ := jsontree.Parse([]byte(doc))
-	obj, err := codec.PlainObject(tree)
+	obj, err := codec.DecodeMap(tree, 0, codec.DecodePlain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestPlainLeavesTheTree(t *testing.T) {
 	}
 	want := map[string]any{"n": 1.0, "deep": map[string]any{"m": []any{2.0, map[string]any{"k": 3.0}}}, "s": "x", "list": []any{"a"}}
 	if !reflect.DeepEqual(obj, want) {
-		t.Fatalf("PlainObject = %#v", obj)
+		t.Fatalf("DecodeMap = %#v", obj)
 	}
 	obj["added"] = true
 	if _, ok := tree.(map[string]any)["added"]; ok {

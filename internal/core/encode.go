@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 
 	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
@@ -84,7 +83,7 @@ func (s *Server) encodeResult(spec *protocol.Spec, m protocol.Method, id wire.ID
 		}
 	}
 	tree := spec.Project(result)
-	if direct { // strict: the tree is validated, the bytes written without it (they are the same; complete adds nothing)
+	if direct && s.cfg.strict { // strict: the tree is validated, the bytes written without it (they are the same; complete adds nothing)
 		if err := s.validResult(spec, m, tree); err != nil {
 			return jsonrpc.EncodeError(id, err)
 		}
@@ -122,34 +121,12 @@ func (s *Server) completes(spec *protocol.Spec, m protocol.Method) bool {
 	if m.Name == mcp.MethodDiscover {
 		return true
 	}
-	key := completionKey{spec.Index, m.Result}
-	s.completion.RLock()
-	need, known := s.completion.byResult[key]
-	s.completion.RUnlock()
-	if known {
-		return need
-	}
 	for _, d := range resultDefaults {
-		need = need || spec.Requires(m.Result, d.prop)
+		if spec.Requires(m.Result, d.prop) {
+			return true
+		}
 	}
-	s.completion.Lock()
-	if s.completion.byResult == nil {
-		s.completion.byResult = map[completionKey]bool{}
-	}
-	s.completion.byResult[key] = need
-	s.completion.Unlock()
-	return need
-}
-
-// completion caches completes: a revision's schemas decide it, once.
-type completion struct {
-	sync.RWMutex
-	byResult map[completionKey]bool
-}
-
-type completionKey struct {
-	rev    int
-	result string // the result's definition
+	return false
 }
 
 // encodeOutgoing encodes a request or notification the server sends,

@@ -215,6 +215,17 @@ func (c *Call) SessionID() string {
 	return c.sess.ID()
 }
 
+// Ended reports whether the call's session has ended since Route found it
+// (a DELETE, an expiry): its client must initialize again.
+func (c *Call) Ended() bool {
+	if c.kind != callSession {
+		return false
+	}
+	c.sess.mu.Lock()
+	defer c.sess.mu.Unlock()
+	return c.sess.closed
+}
+
 // Prime reports whether the call's event stream starts with a priming
 // event (an id, no data), as its revision's transport says.
 func (c *Call) Prime() bool { return c.kind == callSession && c.sess.Priming() }

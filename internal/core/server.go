@@ -31,7 +31,6 @@ type Server struct {
 	// (WithTaskRunner; nil: none do).
 	taskRunner TaskSupporter
 	cfg        config
-	completion completion // which results complete() may add to (encode.go)
 	log        *slog.Logger
 
 	// sessionSpecs are the revisions negotiated with initialize, oldest

@@ -61,6 +61,24 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 	return body, true
 }
 
+// Accepts reports whether one of r's Accept lines lists the media type t
+// or */*, compared without case and without parameters. It allocates
+// nothing: it runs on every POST and every stream.
+func Accepts(r *http.Request, t string) bool {
+	for _, line := range r.Header.Values("Accept") {
+		for line != "" {
+			var part string
+			part, line, _ = strings.Cut(line, ",")
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			if strings.EqualFold(mt, t) || mt == "*/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // presize bounds the body ReadJSON allocates on the word of Content-Length
 // alone.
 const presize = 64 << 10

@@ -67,3 +67,27 @@ func TestReadJSONTakesNoLengthOnTrust(t *testing.T) {
 		t.Errorf("8 bodies of 2 bytes, announced as 4 MiB each, allocated %d KiB", grew>>10)
 	}
 }
+
+func TestAccepts(t *testing.T) {
+	tests := []struct {
+		accept []string
+		want   bool
+	}{
+		{[]string{"text/event-stream"}, true},
+		{[]string{"application/json, Text/Event-Stream;q=0.9"}, true},
+		{[]string{"application/json", "text/event-stream"}, true},
+		{[]string{"*/*"}, true},
+		{[]string{"application/json"}, false},
+		{[]string{"text/event-streamx"}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		for _, a := range tt.accept {
+			r.Header.Add("Accept", a)
+		}
+		if got := httpx.Accepts(r, "text/event-stream"); got != tt.want {
+			t.Errorf("Accept %q: %v, want %v", tt.accept, got, tt.want)
+		}
+	}
+}

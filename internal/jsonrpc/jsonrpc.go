@@ -166,15 +166,14 @@ func appendID(b []byte, id wire.ID) []byte {
 
 // EncodeResult encodes a success response; result is a tree.
 func EncodeResult(id wire.ID, result any) ([]byte, error) {
-	r, err := jsontree.Marshal(result)
-	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
-	}
-	b := make([]byte, 0, len(r)+48)
+	b := make([]byte, 0, 256)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = appendID(b, id)
 	b = append(b, `,"result":`...)
-	b = append(b, r...)
+	b, err := jsontree.AppendMarshal(b, result)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
 	return append(b, '}'), nil
 }
 

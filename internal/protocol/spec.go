@@ -210,11 +210,7 @@ func (s *Spec) ErrorResponse() string {
 // The generated table answers without the reference validator, which a
 // revision then compiles only for a message that is not surely valid.
 func (s *Spec) Requires(definition, prop string) bool {
-	if s.required != nil {
-		return slices.Contains(s.required[definition], prop)
-	}
-	v, err := s.Validator()
-	return err == nil && v.Requires(definition, prop)
+	return slices.Contains(s.required[definition], prop)
 }
 
 // Stateless reports whether the revision has no initialize: each request

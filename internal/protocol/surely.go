@@ -114,7 +114,7 @@ func exact(s string) (float64, bool) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) || f == 0 && strings.ContainsAny(strings.SplitN(strings.ToLower(s), "e", 2)[0], "123456789") {
+	if err != nil || math.IsInf(f, 0) || f == 0 && strings.ContainsAny(mantissa(s), "123456789") {
 		return 0, false
 	}
 	if f != 0 && math.Abs(f) < 0x1p-1022 { // subnormal: fewer bits than the digits say
@@ -132,11 +132,17 @@ func intValue(n int64) float64 {
 
 var nanValue = math.NaN()
 
+// mantissa is a number's text without its exponent.
+func mantissa(s string) string {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
 // digits counts the digits of a number's text, exponent aside.
 func digits(s string) int {
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		s = s[:i]
-	}
+	s = mantissa(s)
 	n := 0
 	for i := 0; i < len(s); i++ {
 		if s[i] >= '0' && s[i] <= '9' {

@@ -279,7 +279,9 @@ func leafPointer(e *jsonschema.ValidationError) string {
 }
 
 // Requires reports whether definition name requires property prop (its own
-// required list, through $ref and allOf).
+// required list, through $ref and allOf), by the compiled schemas: the
+// reference TestRequiredMembersMatchTheReference holds Spec.Requires's
+// generated table to.
 func (v *Validator) Requires(name, prop string) bool {
 	s, ok := v.schemas[name]
 	if !ok {

@@ -34,7 +34,6 @@ package sse
 
 import (
 	"context"
-	"mime"
 	"net/http"
 	"path"
 	"strings"
@@ -139,25 +138,13 @@ func (h *Handler) Stream() http.Handler { return http.HandlerFunc(h.stream) }
 // announces.
 func (h *Handler) Messages() http.Handler { return http.HandlerFunc(h.messages) }
 
-func accepts(r *http.Request, t string) bool {
-	for _, line := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(line, ",") {
-			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err == nil && (mt == t || mt == "*/*") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
 		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: open the stream with GET")
 		return
 	}
-	if !accepts(r, "text/event-stream") {
+	if !httpx.Accepts(r, "text/event-stream") {
 		httpx.Error(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 		return
 	}

@@ -169,32 +169,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// accepts reports whether r's Accept lists every one of types.
 func accepts(r *http.Request, types ...string) bool {
-	accept := r.Header.Values("Accept")
 	for _, t := range types {
-		if !acceptsType(accept, t) {
+		if !httpx.Accepts(r, t) {
 			return false
 		}
 	}
 	return true
-}
-
-// acceptsType reports whether one of the Accept lines lists the media type
-// t or */*, compared without case and without parameters. It allocates
-// nothing: it runs on every POST.
-func acceptsType(accept []string, t string) bool {
-	for _, line := range accept {
-		for line != "" {
-			var part string
-			part, line, _ = strings.Cut(line, ",")
-			mt, _, _ := strings.Cut(part, ";")
-			mt = strings.TrimSpace(mt)
-			if strings.EqualFold(mt, t) || mt == "*/*" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // route is what the core needs of a request besides its body.
@@ -280,8 +262,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 	cs := &callStream{h: h, w: w, call: call, started: make(chan struct{})}
 	ended := false
 	if h.cfg.mode == Auto {
-		_, live := h.srv.Session(call.SessionID())
-		ended = !live
+		ended = call.Ended()
 	} else {
 		es, _ := cs.stream()
 		ended = es.ended()
@@ -324,15 +305,16 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 	es, sw := cs.stream()
 	if slow {
 		sw.Flush() // the headers and the priming event, so that the client can resume
+	} else {
+		// Headers and the priming event wait for the first message, unless
+		// the call takes longer than primeDelay: then they go out on their own.
+		primeTimer := time.AfterFunc(primeDelay, sw.Flush)
+		defer primeTimer.Stop()
 	}
 	closeReq := es.closeReq
 	if closeEarly == nil {
 		closeReq = nil
 	}
-	// Headers and the priming event wait for the first message, unless the
-	// call takes longer than primeDelay: then they go out on their own.
-	primeTimer := time.AfterFunc(primeDelay, sw.Flush)
-	defer primeTimer.Stop()
 	finish := func(reply core.Reply) {
 		if reply.Body != nil {
 			_ = es.Send(reply.Body)

@@ -169,7 +169,7 @@ func (x *EchoResult) DecodeValue(v any, rev int) error {
 	for k, fv := range obj {
 		switch k {
 		case "_meta":
-			if a, err := codec.PlainObject(fv); err != nil {
+			if a, err := codec.DecodeMap(fv, rev, codec.DecodePlain); err != nil {
 				return jsontree.At(err, "_meta")
 			} else {
 				x.Meta = a
