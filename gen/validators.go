@@ -71,10 +71,6 @@ func (g *vgen) required(d *definition) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", d.Path, err)
 	}
 	set := map[string]bool{}
-	isDraft07 := func(doc any) bool {
-		m, _ := doc.(map[string]any)
-		return strings.Contains(fmt.Sprint(m["$schema"]), "draft-07")
-	}
 	var walk func(s any, depth int, draft07 bool) error
 	walk = func(s any, depth int, draft07 bool) error {
 		m, ok := s.(map[string]any)
@@ -115,6 +111,13 @@ func (g *vgen) required(d *definition) ([]string, error) {
 	return sortedKeys(set), nil
 }
 
+// isDraft07 reports whether a schema document declares draft-07, whose $ref
+// hides its siblings (later drafts apply them too).
+func isDraft07(doc any) bool {
+	m, _ := doc.(map[string]any)
+	return strings.Contains(fmt.Sprint(m["$schema"]), "draft-07")
+}
+
 // quoteAll is a Go list of quoted strings.
 func quoteAll(list []string) string {
 	q := make([]string, len(list))
@@ -141,11 +144,7 @@ func (g *vgen) definition(d *definition) error {
 		return fmt.Errorf("%s: %w", d.Path, err)
 	}
 	g.def = d.Path
-	draft07 := false
-	if m, ok := doc.(map[string]any); ok {
-		draft07 = strings.Contains(fmt.Sprint(m["$schema"]), "draft-07")
-	}
-	body, err := g.checks(doc, draft07)
+	body, err := g.checks(doc, isDraft07(doc))
 	if err != nil {
 		return err
 	}
