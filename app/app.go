@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,11 +232,13 @@ func (h handler) Initialize(ctx context.Context, _ *mcp.InitializeRequestParams)
 	return &mcp.InitializeResult{Capabilities: a.capabilities(ctx), ServerInfo: a.info, Instructions: a.instructions}, nil
 }
 
-// Discover (2026-07-28) describes the same server as initialize.
+// Discover (2026-07-28) describes the same server as initialize, speaking
+// every revision mcpstack has.
 func (h handler) Discover(ctx context.Context, _ *mcp.RequestParams) (*mcp.DiscoverResult, error) {
 	a := h.app
 	info := a.info
-	res := &mcp.DiscoverResult{Meta: &mcp.ResultMetaObject{ServerInfo: &info}, Capabilities: a.capabilities(ctx), Instructions: a.instructions}
+	res := &mcp.DiscoverResult{Meta: &mcp.ResultMetaObject{ServerInfo: &info}, Capabilities: a.capabilities(ctx), Instructions: a.instructions,
+		SupportedVersions: slices.Clone(mcp.Revisions)}
 	if scope, ttl := a.cacheHint(mcp.MethodDiscover); ttl != nil {
 		res.CacheScope, res.TTLMs = scope, *ttl
 	}

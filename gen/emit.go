@@ -511,7 +511,7 @@ func (c *canonical) encode() *file {
 		if anyDrop {
 			f.p("\tdrop := dropMask(&drop%s, rev)", n)
 		}
-		if c.hasRememberedConst(d) {
+		if c.needsRequired(d) {
 			var parts []string
 			for r := range c.m.Revisions {
 				var m uint64
@@ -555,15 +555,6 @@ func (c *canonical) encode() *file {
 	return f
 }
 
-func (c *canonical) hasRememberedConst(d *decl) bool {
-	for _, fl := range d.Fields {
-		if c.constRemembered(fl) {
-			return true
-		}
-	}
-	return false
-}
-
 // allOf joins the non-empty Go conditions with &&.
 func allOf(conds ...string) string {
 	var out []string
@@ -587,6 +578,11 @@ func (c *canonical) encodeField(f *file, fl *field, dropCond string, bit int) {
 		} else {
 			f.p("\tobj[%q] = %q", fl.JSON, fl.Const)
 		}
+		return
+	}
+	if dm, ok := c.defaultedMember(fl, bit); ok {
+		emitDefaulted(f, dropCond, dm.has, fmt.Sprintf("\t\tobj[%q] = %s", fl.JSON, c.encodeExpr(dm.t, dm.value)),
+			defaultWhen(fl, bit), fmt.Sprintf("\t\tobj[%q] = %s", fl.JSON, defaultTree(fl, dm.t)))
 		return
 	}
 	expr := c.fieldExpr(fl)

@@ -68,6 +68,11 @@ func (c *canonical) appendField(f *file, fl *field, dropCond string, bit int) {
 		guard(cond, fmt.Sprintf("%s\n\tb = append(b, %q...)", member, jsonText(fl.Const)))
 		return
 	}
+	if dm, ok := c.defaultedMember(fl, bit); ok {
+		emitDefaulted(f, dropCond, dm.has, member+"\n"+c.appendValue(dm.t, dm.value, false),
+			defaultWhen(fl, bit), fmt.Sprintf("%s\n\tb = append(b, %q...)", member, defaultText(fl)))
+		return
+	}
 	expr := c.fieldExpr(fl)
 	x := "x." + fl.Go
 	r := c.resolved(fl.Type)

@@ -100,6 +100,9 @@ func (mg *merger) mergeDecl(old, cur *decl) *decl {
 			if f.Const != of.Const {
 				f.Const = ""
 			}
+			if f.Default == "" {
+				f.Default = of.Default
+			}
 			f.Type = mg.mergeType(of.Type, f.Type)
 		}
 		sort.Slice(cur.Fields, func(i, j int) bool { return cur.Fields[i].JSON < cur.Fields[j].JSON })

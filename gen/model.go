@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -85,6 +86,11 @@ type field struct {
 	Type     *goType
 	Const    string // the property is a constant in every revision that has it
 	Required bool   // required in every revision, so always present
+	// Default is the JSON text of the property's "default", written by the
+	// encoders where a revision requires the member and the value is
+	// absent (a result's resultType "complete"): the schema, not the
+	// handwritten code, says what an answer that leaves it out means.
+	Default  string
 	revs     []bool
 	required []bool
 	owner    string // the struct declaring it
@@ -276,6 +282,13 @@ func (b *builder) structDecl(dc *decl, t *schemas.Type, name string) {
 			}
 		}
 		goNames[f.Go] = prop
+		if p.Default != nil {
+			text, err := json.Marshal(p.Default)
+			if err != nil {
+				b.fail("%s.%s: default: %v", name, prop, err)
+			}
+			f.Default = string(text)
+		}
 		if c, ok := p.Const.(string); ok && p.Const != nil {
 			f.Const = c
 			f.Type = &goType{Kind: kString}

@@ -279,6 +279,72 @@ func TestProjectionDropsWhatRevisionLacks(t *testing.T) {
 	}
 }
 
+// TestSchemaDefaults: a result the handler left a required member out of
+// is written with the schema's default where the revision requires it, by
+// both encoders, and is valid there; the revisions that lack the member do
+// not get it; a value of its own wins.
+func TestSchemaDefaults(t *testing.T) {
+	ttl := int64(60000)
+	tests := []struct {
+		name   string
+		result wire.Encoder
+		def    string
+		rev    string
+		want   map[string]any // members and their values; nil: absent
+	}{
+		{"call, 2026-07-28", &mcp.CallToolResult{Content: []mcp.ContentBlock{}}, "CallToolResult", "2026-07-28",
+			map[string]any{"resultType": "complete"}},
+		{"call, 2025-11-25", &mcp.CallToolResult{Content: []mcp.ContentBlock{}}, "CallToolResult", "2025-11-25",
+			map[string]any{"resultType": nil}},
+		{"list, 2026-07-28", &mcp.ListToolsResult{}, "ListToolsResult", "2026-07-28",
+			map[string]any{"resultType": "complete", "ttlMs": int64(0), "cacheScope": "private"}},
+		{"list, its own values", &mcp.ListToolsResult{ResultType: "complete", TTLMs: &ttl, CacheScope: "public"}, "ListToolsResult", "2026-07-28",
+			map[string]any{"ttlMs": int64(60000), "cacheScope": "public"}},
+		{"list, 2024-11-05", &mcp.ListToolsResult{}, "ListToolsResult", "2024-11-05",
+			map[string]any{"resultType": nil, "ttlMs": nil, "cacheScope": nil}},
+		{"discover, every member required", &mcp.DiscoverResult{SupportedVersions: []string{"2026-07-28"}}, "DiscoverResult", "2026-07-28",
+			map[string]any{"resultType": "complete", "ttlMs": int64(0), "cacheScope": "private"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := generated.Lookup(tt.rev)
+			tree := spec.Project(tt.result).(map[string]any)
+			got, ok := tt.result.(interface {
+				AppendJSON([]byte, int) ([]byte, bool)
+			}).AppendJSON(nil, spec.Index)
+			if !ok {
+				t.Fatal("AppendJSON declined")
+			}
+			direct, err := jsontree.Parse(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, v := range map[string]any{"EncodeValue": tree, "AppendJSON": direct} {
+				obj := v.(map[string]any)
+				for k, want := range tt.want {
+					have, has := obj[k]
+					if want == nil && has || want != nil && !reflect.DeepEqual(numeric(have), want) {
+						t.Errorf("%s: %s = %#v (present %v), want %#v", name, k, have, has, want)
+					}
+				}
+				if err := spec.Validate(tt.def, obj); err != nil {
+					t.Errorf("%s: invalid in %s: %v", name, tt.rev, err)
+				}
+			}
+		})
+	}
+}
+
+// numeric is v with a parsed JSON number as an int64 where it is one.
+func numeric(v any) any {
+	if n, ok := v.(json.Number); ok {
+		if i, err := n.Int64(); err == nil {
+			return i
+		}
+	}
+	return v
+}
+
 // TestOneOrMany: sampling content is one block or an array; each form comes
 // back as it came, and a value built in Go with one block is written alone.
 func TestOneOrMany(t *testing.T) {

@@ -3,8 +3,10 @@ package core
 // The outbound path, one for session and stateless calls alike: the
 // dispatch to the handler (with the recovery of every dispatched call), the handler's
 // error as the error sent, and results, requests and notifications
-// projected onto the revision, completed, validated in strict mode and
-// encoded.
+// projected onto the revision, validated in strict mode and encoded. The
+// members a revision requires of every result (2026-07-28's resultType,
+// ttlMs, cacheScope) are the schemas' defaults, which the generated
+// encoders write where the handler left them out.
 
 import (
 	"context"
@@ -12,7 +14,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 
@@ -76,14 +77,13 @@ func (s *Server) encodeResult(spec *protocol.Spec, m protocol.Method, id wire.ID
 		return jsonrpc.EncodeError(id, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"})
 	}
 	a, direct := result.(appender)
-	direct = direct && !s.completes(spec, m)
 	if direct && !s.cfg.strict {
 		if b, ok := jsonrpc.AppendResult(id, spec.Index, a.AppendJSON); ok {
 			return b
 		}
 	}
 	tree := spec.Project(result)
-	if direct && s.cfg.strict { // strict: the tree is validated, the bytes written without it (they are the same; complete adds nothing)
+	if direct && s.cfg.strict { // strict: the tree is validated, the bytes written without it (they are the same)
 		if err := s.validResult(spec, m, tree); err != nil {
 			return jsonrpc.EncodeError(id, err)
 		}
@@ -91,7 +91,7 @@ func (s *Server) encodeResult(spec *protocol.Spec, m protocol.Method, id wire.ID
 			return b
 		}
 	}
-	return s.encodeTree(spec, m, id, s.complete(spec, m, tree))
+	return s.encodeTree(spec, m, id, tree)
 }
 
 // validResult validates a result in strict mode: an invalid one is a bug
@@ -111,22 +111,6 @@ func (s *Server) validResult(spec *protocol.Spec, m protocol.Method, tree any) *
 // tree (the generated types' AppendJSON), or declines (unknown members).
 type appender interface {
 	AppendJSON(b []byte, rev int) ([]byte, bool)
-}
-
-// completes reports whether complete may add to m's results in spec: then
-// the result takes the tree's path. It depends on the result's definition
-// (a task's is CreateTaskResult under the same method), and server/discover
-// always completes (its versions).
-func (s *Server) completes(spec *protocol.Spec, m protocol.Method) bool {
-	if m.Name == mcp.MethodDiscover {
-		return true
-	}
-	for _, d := range resultDefaults {
-		if spec.Requires(m.Result, d.prop) {
-			return true
-		}
-	}
-	return false
 }
 
 // encodeOutgoing encodes a request or notification the server sends,
@@ -166,39 +150,6 @@ func (s *Server) encodeMessage(spec *protocol.Spec, id wire.ID, method string, p
 		}
 	}
 	return jsontree.Marshal(tree)
-}
-
-// resultDefaults fill protocol members a revision requires of every result
-// when the handler left them out: a complete result, not to be cached.
-var resultDefaults = []struct {
-	prop  string
-	value any
-}{
-	{"resultType", "complete"},
-	{"ttlMs", int64(0)},
-	{"cacheScope", "private"},
-}
-
-// complete fills the members every result of the revision requires and the
-// handler left out, and the versions of server/discover.
-func (s *Server) complete(spec *protocol.Spec, m protocol.Method, tree any) any {
-	obj, ok := tree.(map[string]any)
-	if !ok {
-		return tree
-	}
-	for _, d := range resultDefaults {
-		// A required string the handler left empty (the canonical type's
-		// zero value) is as good as absent.
-		if v, has := obj[d.prop]; (!has || v == "") && spec.Requires(m.Result, d.prop) {
-			obj[d.prop] = d.value
-		}
-	}
-	if m.Name == mcp.MethodDiscover {
-		if v, _ := obj["supportedVersions"].([]any); len(v) == 0 {
-			obj["supportedVersions"] = codec.AnyArray(s.allRevisions())
-		}
-	}
-	return obj
 }
 
 // encodeTree validates a projected result in strict mode and encodes it.

@@ -69,15 +69,6 @@ func (s *Server) statelessSpec(version string) *protocol.Spec {
 	return nil
 }
 
-// allRevisions lists every revision the server speaks, for server/discover.
-func (s *Server) allRevisions() []string {
-	out := make([]string, 0, len(generated.Specs))
-	for _, sp := range generated.Specs {
-		out = append(out, sp.Revision)
-	}
-	return out
-}
-
 // ServeStateless answers a body of a stateless revision: one request that
 // names its revision in _meta, served without a session. Messages about the
 // call go to related. headers, when not nil, are checked against the body.

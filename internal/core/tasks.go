@@ -502,7 +502,7 @@ func (t *task) finish(srv *Server, m protocol.Method, result wire.Encoder, err e
 	case result == nil:
 		t.status, t.err = mcp.TaskStatusFailed, &wire.Error{Code: wire.CodeInternalError, Message: "Internal error"}
 	default:
-		tree := srv.complete(t.spec, m, t.spec.Project(result))
+		tree := t.spec.Project(result)
 		b, err := jsontree.Marshal(tree)
 		if err != nil {
 			srv.log.Error("task: encoding the result", "task", t.id, "err", err)

@@ -35,7 +35,7 @@ Compare mcpstack's schemas for one MCP revision with the official monolithic
 schema.json of that revision, and list every definition, property, type,
 required, enum, const, anyOf/allOf branch, items, additionalProperties,
 format, minimum/maximum/maxItems and $ref target that differs. Descriptions,
-titles, $schema and x-* annotations are ignored.
+titles, defaults, examples, $schema and x-* annotations are ignored.
 
 Differences listed with a reason in <REV>/differences.json, a JSON array of
 {"path": ..., "kind": ..., "reason": ...}, are accepted; a listed difference

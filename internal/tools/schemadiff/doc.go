@@ -8,8 +8,10 @@
 // Both sides are walked structurally from each definition. Before comparing,
 // every schema is normalised:
 //
-//   - annotations are dropped: description, title, $schema, $comment and every
-//     x-* keyword (such as x-mcp-result);
+//   - annotations are dropped: description, title, $schema, $comment,
+//     default, examples and every x-* keyword (such as x-mcp-result); our
+//     schemas give defaults the official ones lack (a result's resultType
+//     "complete"), which the generated encoders write and no validator reads;
 //   - $ref targets become definition names: our relative file refs
 //     ("../content/TextContent.json") and their fragment refs
 //     ("#/$defs/TextContent", "#/definitions/TextContent") both become

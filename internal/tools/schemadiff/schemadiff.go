@@ -527,7 +527,7 @@ var (
 // schemadiff compares.
 func isAnnotation(k string) bool {
 	switch k {
-	case "description", "title", "$schema", "$comment":
+	case "description", "title", "$schema", "$comment", "default", "examples":
 		return true
 	}
 	return strings.HasPrefix(k, "x-")
