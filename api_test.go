@@ -18,7 +18,7 @@ var updateAPI = flag.Bool("update-api", false, "rewrite testdata/api.txt")
 var libraryPackages = []string{
 	"app", "client", "mcphttp", "observe", "peer", "schema", "server",
 	"server/auth",
-	"server/stdio", "server/taskstore", "wire",
+	"server/redisstore", "server/stdio", "server/taskstore", "wire",
 }
 
 // TestPublicAPI holds the exported names of the library packages to

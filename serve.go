@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/generated"
@@ -31,6 +33,7 @@ import (
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
+	"github.com/mcpstack/mcpstack/server/redisstore"
 	"github.com/mcpstack/mcpstack/server/stdio"
 	"github.com/mcpstack/mcpstack/server/taskstore"
 )
@@ -63,6 +66,8 @@ type serveConfig struct {
 	obs           *observe.Observer // made before the profile, which may time its calls with it
 	taskStore     string
 	taskDelay     time.Duration
+	redisURL      string        // --redis-url: sessions and stream events shared by replicas
+	redis         *redis.Client // opened from redisURL
 	maxInflight   int
 	limits        limitsConfig
 }
@@ -157,6 +162,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
 	fl.DurationVar(&c.taskDelay, "task-delay", core.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
 	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL; a user keeps at most their newest 100 finished tasks and 64 MiB of results")
+	fl.StringVar(&c.redisURL, "redis-url", "", "keep sessions and the events of resumable streams in Redis at `URL` (redis://[user:password@]host:port/db, rediss:// for TLS), so that replicas behind a load balancer serve each other's sessions; give a password through MCPSTACK_REDIS_URL, not the command line, which ps shows")
 	fl.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at `ADDR`/metrics on a listener of their own (default: /metrics on the HTTP listener; stdio serves them only with this)")
 	fl.StringVar(&c.debugAddr, "debug-addr", "", "serve the Go runtime's profiles (pprof) at `ADDR`/debug/pprof/ on a listener of their own; loopback addresses only")
 	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, a digest of the session id); the session id and arguments at debug")
@@ -256,6 +262,18 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, server.WithTaskStore(ts))
 	}
 	opts = append(opts, server.WithTaskDelay(c.taskDelay))
+	if c.redisURL != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c.redis, err = openRedis(ctx, c.redisURL, log)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpstack serve: --redis-url:", err)
+			return 1
+		}
+		defer c.redis.Close() // after srv.Close
+		log.Info("sessions and stream events in Redis", "redis", redactRedisURL(c.redisURL))
+		opts = append(opts, server.WithSessionStore(redisstore.NewSessions(c.redis)))
+	}
 	rate, err := httpx.ParseRateLimit(c.limits.rateLimit)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack serve: --rate-limit:", err)
@@ -357,6 +375,9 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	}
 	if c.stateless {
 		opts = append(opts, mcphttp.WithStateless())
+	}
+	if c.redis != nil {
+		opts = append(opts, mcphttp.WithEventStore(redisstore.NewEvents(c.redis, redisstore.WithEventLimits(0, 0, lim.eventBytes))))
 	}
 	if guard.IsLoopbackAddr(c.httpAddr) {
 		opts = append(opts, mcphttp.WithLoopbackOnly())

@@ -213,3 +213,37 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// A Redis that does not answer stops serve at once, with the URL's
+// password left out of what it says.
+func TestServeRedisUnreachable(t *testing.T) {
+	for _, viaEnv := range []bool{false, true} {
+		var out, errb bytes.Buffer
+		args := []string{"serve", "--profile", "conformance", "--http", "127.0.0.1:0", "--log-level", "error"}
+		const url = "redis://:s3cret@127.0.0.1:1/0"
+		if viaEnv {
+			t.Setenv("MCPSTACK_REDIS_URL", url)
+		} else {
+			args = append(args, "--redis-url", url)
+		}
+		if code := run(args, &out, &errb); code != 1 {
+			t.Errorf("env %v: exit %d, want 1: %s", viaEnv, code, errb.String())
+		}
+		if msg := errb.String(); !strings.Contains(msg, "redis://:***@127.0.0.1:1/0") || strings.Contains(msg, "s3cret") {
+			t.Errorf("env %v: %q, want the URL without its password", viaEnv, msg)
+		}
+	}
+}
+
+func TestRedactRedisURL(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"},
+		{"redis://:s3cret@redis:6379/2", "redis://:***@redis:6379/2"},
+		{"rediss://app:s3cret@redis.example:6380", "rediss://app:***@redis.example:6380/0"},
+		{"://nope", "(an unparsable Redis URL)"},
+	} {
+		if got := redactRedisURL(tt.url); got != tt.want || strings.Contains(got, "s3cret") {
+			t.Errorf("redactRedisURL(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}

@@ -49,6 +49,7 @@ const (
 	RefusedUnknownSession                // ended, never existed, or another caller's
 	RefusedFull                          // no room for another session
 	RefusedOverShare                     // the client holds its share of sessions
+	RefusedUnavailable                   // the SessionStore cannot be reached: try again
 )
 
 // Call is a POSTed body routed to what serves it: a session, a session
@@ -120,7 +121,8 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 // refuses the request: RefusedMalformed for an unsupported MCP-Protocol-Version
 // or a missing Mcp-Session-Id, RefusedUnknownSession for a session that ended,
 // never existed or is another caller's, RefusedFull or RefusedOverShare for
-// a stored session this process has no room to serve now.
+// a stored session this process has no room to serve now, RefusedUnavailable
+// when the SessionStore cannot be reached.
 func (s *Server) SessionOf(ctx context.Context, r Route) (*Session, Reply, bool) {
 	if msg := s.unsupported(r.Headers.ProtocolVersion); msg != "" {
 		return nil, refusal(RefusedMalformed, msg), false
@@ -144,6 +146,8 @@ func (s *Server) sessionOf(ctx context.Context, r Route) (*Session, Reply) {
 		return nil, busy(ErrTooManySessions)
 	case RefusedOverShare:
 		return nil, busy(ErrQuota)
+	case RefusedUnavailable:
+		return nil, unavailable()
 	}
 	return nil, refusal(RefusedUnknownSession, "Session not found: it ended or never existed; initialize again")
 }
@@ -183,6 +187,14 @@ func busy(err error) Reply {
 	}
 	body := jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: " + strings.TrimPrefix(err.Error(), "server: ")})
 	return Reply{Body: body, Refused: why, RetryAfter: 5}
+}
+
+// unavailable is the reply to a request for a session the SessionStore
+// could not be asked about (it is unreachable): the session may well
+// exist, so the client is told to try again, not to initialize again.
+func unavailable() Reply {
+	body := jsonrpc.EncodeError(wire.ID{}, &wire.Error{Code: wire.CodeInternalError, Message: "Service unavailable: the session store cannot be reached; try again"})
+	return Reply{Body: body, Refused: RefusedUnavailable, RetryAfter: 2}
 }
 
 // Refused reports the reply of a body that cannot be served.

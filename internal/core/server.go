@@ -270,11 +270,12 @@ func (s *Server) restoreFor(ctx context.Context, id, transport, owner string) (*
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	st, err := s.sessionStore.Load(ctx, id)
-	if err != nil {
-		if !errors.Is(err, ErrSessionNotFound) {
-			s.log.Warn("session state not loaded", "session", id, "err", err)
-		}
+	if errors.Is(err, ErrSessionNotFound) {
 		return nil, RefusedUnknownSession
+	}
+	if err != nil {
+		s.log.Warn("session state not loaded", "session", id, "err", err)
+		return nil, RefusedUnavailable
 	}
 	if !st.Expires.IsZero() && time.Now().After(st.Expires) {
 		_ = s.sessionStore.Delete(ctx, id)

@@ -16,7 +16,7 @@ func status(r core.Reply) int {
 		return http.StatusBadRequest
 	case core.RefusedUnknownSession:
 		return http.StatusNotFound
-	case core.RefusedFull:
+	case core.RefusedFull, core.RefusedUnavailable:
 		return http.StatusServiceUnavailable
 	case core.RefusedOverShare:
 		return http.StatusTooManyRequests

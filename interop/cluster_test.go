@@ -1,0 +1,185 @@
+package interop_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// redisEnv names the Redis server of the tests (.ci/run sets it); without
+// it the cluster tests skip.
+const redisEnv = "MCPSTACK_TEST_REDIS_URL"
+
+// replicaProc is one `mcpstack serve --redis-url` process.
+type replicaProc struct {
+	cmd    *exec.Cmd
+	url    *url.URL
+	stderr *lockedBuffer
+}
+
+// startReplica starts a replica of the conformance profile on Redis; the
+// URL comes from the environment (MCPSTACK_REDIS_URL), as an operator
+// would give a password.
+func startReplica(t *testing.T, redisURL string) *replicaProc {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	r := &replicaProc{stderr: &lockedBuffer{}}
+	r.cmd = exec.Command(mcpstackBin, "serve", "--profile", "conformance", "--strict", "--http", "127.0.0.1:0",
+		"--addr-file", addrFile, "--shutdown-delay", "0", "--rate-limit", "0", "--rate-limit-bytes", "0")
+	r.cmd.Env = append(os.Environ(), "MCPSTACK_REDIS_URL="+redisURL)
+	r.cmd.Stderr = r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = r.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = r.cmd.Process.Kill()
+			t.Errorf("a replica did not stop on SIGTERM:\n%s", r.stderr)
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
+			r.url, _ = url.Parse("http://" + strings.TrimSpace(string(b)))
+			return r
+		}
+		if r.cmd.ProcessState != nil {
+			break
+		}
+	}
+	t.Fatalf("a replica did not start:\n%s", r.stderr)
+	return nil
+}
+
+// roundRobin is a load balancer that sends each request to the next
+// replica, and to the one after it when a replica refuses the connection
+// (it died), as HAProxy's redispatch does. It reports how many requests
+// it passed on.
+func roundRobin(t *testing.T, replicas []*replicaProc) (string, *atomic.Int64) {
+	var next, served atomic.Int64
+	proxies := make([]*httputil.ReverseProxy, len(replicas))
+	for i, r := range replicas {
+		proxies[i] = &httputil.ReverseProxy{
+			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(r.url) },
+			FlushInterval: -1,
+			ErrorLog:      log.New(io.Discard, "", 0), // a killed replica's streams break: that is the test
+			ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
+				var op *net.OpError
+				if errors.As(err, &op) && op.Op == "dial" {
+					req.Context().Value(attemptKey{}).(*attempt).refused = true // nothing written: the next replica answers
+					return
+				}
+				w.WriteHeader(http.StatusBadGateway)
+			},
+		}
+	}
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		for range replicas {
+			a := &attempt{}
+			r2 := r.Clone(context.WithValue(r.Context(), attemptKey{}, a))
+			r2.Body = io.NopCloser(bytes.NewReader(body))
+			proxies[int(next.Add(1)-1)%len(replicas)].ServeHTTP(w, r2)
+			if !a.refused {
+				served.Add(1)
+				return
+			}
+		}
+		http.Error(w, "no replica answers", http.StatusBadGateway)
+	}))
+	t.Cleanup(func() {
+		lb.CloseClientConnections()
+		lb.Close()
+	})
+	return lb.URL + "/mcp", &served
+}
+
+// attempt is one try of the balancer at one replica.
+type attempt struct{ refused bool }
+
+type attemptKey struct{}
+
+// The official go-sdk client, behind a round-robin balancer over three
+// replicas on Redis: every request reaches another replica than the one
+// before, and all succeed; a replica killed with SIGKILL loses nothing
+// the others cannot serve.
+func TestClusterOnRedis(t *testing.T) {
+	redisURL := os.Getenv(redisEnv)
+	if redisURL == "" {
+		t.Skipf("%s is unset: no Redis for the replicas (redis://127.0.0.1:6379/0 where one runs)", redisEnv)
+	}
+	replicas := []*replicaProc{startReplica(t, redisURL), startReplica(t, redisURL), startReplica(t, redisURL)}
+	endpoint, served := roundRobin(t, replicas)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	rec := newRecorder()
+	cs, err := newClient(rec).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	calls := func(round string) {
+		t.Helper()
+		for i := range 3 {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				t.Fatalf("%s: tools/call %d: %v %+v", round, i, err, res)
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatalf("%s: tools/list %d: %v", round, i, err)
+			}
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"}); err != nil {
+				t.Fatalf("%s: resources/read %d: %v", round, i, err)
+			}
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_simple_prompt"}); err != nil {
+				t.Fatalf("%s: prompts/get %d: %v", round, i, err)
+			}
+		}
+	}
+	calls("three replicas")
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// SIGKILL: no drain, no goodbye. The others serve the session from
+	// its state in Redis.
+	if err := replicas[0].cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = replicas[0].cmd.Wait()
+	calls("after a SIGKILL")
+	if n := served.Load(); n < 24 {
+		t.Errorf("the balancer passed %d requests on", n)
+	}
+	for i, r := range replicas[1:] {
+		if s := r.stderr.String(); strings.Contains(s, "level=ERROR") {
+			t.Errorf("replica %d logged an error:\n%s", i+1, s)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// openRedis connects to the Redis server url names (redis://[user:password@]host:port/db,
+// rediss:// for TLS) and checks that it answers; what it says of the URL
+// leaves the password out. go-redis's own messages (a pool that cannot
+// dial) go to log at warn: its logger is the package's, set here once.
+func openRedis(ctx context.Context, url string, log *slog.Logger) (*redis.Client, error) {
+	redis.SetLogger(redisLog{log})
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", redactRedisURL(url), err)
+	}
+	rdb := redis.NewClient(opts)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("%s: %w", redactRedisURL(url), err)
+	}
+	return rdb, nil
+}
+
+// redisLog is go-redis's logger on ours.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
+// redactRedisURL is url without its password, for logs and errors.
+func redactRedisURL(url string) string {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return "(an unparsable Redis URL)"
+	}
+	scheme := "redis"
+	if opts.TLSConfig != nil {
+		scheme = "rediss"
+	}
+	user := ""
+	if opts.Username != "" || opts.Password != "" {
+		user = opts.Username
+		if opts.Password != "" {
+			user += ":***"
+		}
+		user += "@"
+	}
+	return fmt.Sprintf("%s://%s%s/%d", scheme, user, opts.Addr, opts.DB)
+}

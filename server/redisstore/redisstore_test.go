@@ -1,0 +1,249 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpstack/mcpstack/mcphttp"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/redisstore"
+)
+
+// redisEnv names the Redis server of the tests (.ci/run sets it); without
+// it the tests that need one skip.
+const redisEnv = "MCPSTACK_TEST_REDIS_URL"
+
+// testRedis connects to the test Redis and gives the test a prefix of its
+// own, whose keys are deleted when it ends.
+func testRedis(t *testing.T) (*redis.Client, redisstore.Option) {
+	t.Helper()
+	url := os.Getenv(redisEnv)
+	if url == "" {
+		t.Skipf("%s is unset: no Redis to test against (redis://127.0.0.1:6379/0 where one runs)", redisEnv)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("%s: %v", redisEnv, err)
+	}
+	rdb := redis.NewClient(opts)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("%s: %v", redisEnv, err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	prefix := "mcpstack-test:" + hex.EncodeToString(b) + ":"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		keys, _ := rdb.Keys(ctx, prefix+"*").Result()
+		if len(keys) > 0 {
+			rdb.Del(ctx, keys...)
+		}
+		rdb.Close()
+	})
+	return rdb, redisstore.WithPrefix(prefix)
+}
+
+func TestSessions(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	ctx := context.Background()
+	s := redisstore.NewSessions(rdb, prefix)
+	st := server.SessionState{ID: "s1", Transport: "streamable", Owner: "alice", Revision: "2025-11-25",
+		Opened: time.Now().UTC().Truncate(time.Millisecond), Expires: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond)}
+	if err := s.Create(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, st); err == nil {
+		t.Error("a second Create of one id succeeded")
+	}
+	got, err := s.Load(ctx, "s1")
+	if err != nil || got.Owner != "alice" || got.Revision != "2025-11-25" || !got.Expires.Equal(st.Expires) {
+		t.Fatalf("Load = %+v, %v", got, err)
+	}
+	ttl := rdb.PTTL(ctx, keyOf(t, rdb, "s1")).Val()
+	if ttl <= 50*time.Second || ttl > time.Minute {
+		t.Errorf("the key expires in %v, want the state's Expires (a minute)", ttl)
+	}
+
+	// Update pushes the expiry on (a sliding expiry) and replaces the state.
+	st.LogLevel, st.Expires = "debug", time.Now().Add(time.Hour)
+	if err := s.Update(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Load(ctx, "s1"); got.LogLevel != "debug" {
+		t.Errorf("after Update: %+v", got)
+	}
+	if ttl := rdb.PTTL(ctx, keyOf(t, rdb, "s1")).Val(); ttl < 59*time.Minute {
+		t.Errorf("after Update the key expires in %v, want an hour", ttl)
+	}
+	if err := s.Update(ctx, server.SessionState{ID: "nope"}); !errors.Is(err, server.ErrSessionNotFound) {
+		t.Errorf("Update of an unknown session = %v, want ErrSessionNotFound", err)
+	}
+	if _, err := s.Load(ctx, "nope"); !errors.Is(err, server.ErrSessionNotFound) {
+		t.Errorf("Load of an unknown session = %v", err)
+	}
+
+	// Without an Expires the state is kept for the session TTL, not forever.
+	if err := redisstore.NewSessions(rdb, prefix, redisstore.WithSessionTTL(time.Minute)).Create(ctx, server.SessionState{ID: "forever"}); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := rdb.PTTL(ctx, keyOf(t, rdb, "forever")).Val(); ttl <= 0 || ttl > time.Minute {
+		t.Errorf("a state without Expires: the key expires in %v, want the session TTL", ttl)
+	}
+
+	if err := s.Delete(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, "s1"); !errors.Is(err, server.ErrSessionNotFound) {
+		t.Errorf("after Delete: %v", err)
+	}
+	if err := s.Delete(ctx, "s1"); err != nil {
+		t.Errorf("a second Delete: %v", err)
+	}
+}
+
+// keyOf finds the one key of the test's prefix that holds session id.
+func keyOf(t *testing.T, rdb *redis.Client, id string) string {
+	t.Helper()
+	keys := rdb.Keys(context.Background(), "mcpstack-test:*session:{"+id+"}").Val()
+	if len(keys) != 1 {
+		t.Fatalf("keys of session %s: %v", id, keys)
+	}
+	return keys[0]
+}
+
+// The Redis event store keeps what the in-memory one keeps: the same ids,
+// the same bounds, and "gone" told apart from "unknown".
+func TestEvents(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(4, time.Minute, 0))
+	for i := range 3 {
+		if id, err := m.Append("s", "a", []byte(fmt.Sprint(i))); err != nil || id != fmt.Sprintf("a-%d", i) {
+			t.Fatalf("Append = %q, %v", id, err)
+		}
+	}
+	var got []string
+	collect := func(id string, data []byte) error { got = append(got, id+"="+string(data)); return nil }
+	if stream, err := m.Replay("s", "a-0", collect); err != nil || stream != "a" || fmt.Sprint(got) != "[a-1=1 a-2=2]" {
+		t.Fatalf("replay: %v %q %v", got, stream, err)
+	}
+	got = nil
+	if _, err := m.Replay("s", "a-2", collect); err != nil || len(got) != 0 {
+		t.Fatalf("replay from the last: %v %v", got, err)
+	}
+	for _, bad := range []string{"b-0", "a-9", "nope", "a-x", "a--1", "-1"} {
+		if _, err := m.Replay("s", bad, collect); !errors.Is(err, mcphttp.ErrUnknownEvent) {
+			t.Errorf("Replay(%q) = %v, want ErrUnknownEvent", bad, err)
+		}
+	}
+	if _, err := m.Replay("other", "a-0", collect); !errors.Is(err, mcphttp.ErrUnknownEvent) {
+		t.Errorf("another session's id: %v, want ErrUnknownEvent", err)
+	}
+	// Bound by count: 4 events per session; a-0 and a-1 fall out, so a
+	// client that saw only a-0 has lost a-1.
+	for _, d := range []string{"x", "y", "z"} {
+		if _, err := m.Append("s", "b", []byte(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.Replay("s", "a-0", collect); !errors.Is(err, mcphttp.ErrEventsGone) {
+		t.Errorf("after eviction: %v, want ErrEventsGone", err)
+	}
+	got = nil
+	if _, err := m.Replay("s", "a-1", collect); err != nil || fmt.Sprint(got) != "[a-2=2]" {
+		t.Errorf("from the first kept: %v %v", got, err)
+	}
+	// A priming event (no data) keeps its place and replays as empty.
+	id, _ := m.Append("s", "c", nil)
+	m.Append("s", "c", []byte("after priming"))
+	got = nil
+	if _, err := m.Replay("s", id, collect); err != nil || fmt.Sprint(got) != "[c-1=after priming]" {
+		t.Errorf("after a priming event: %v %v", got, err)
+	}
+	m.Forget("s")
+	if _, err := m.Replay("s", "c-1", collect); !errors.Is(err, mcphttp.ErrUnknownEvent) {
+		t.Errorf("after Forget: %v", err)
+	}
+	if keys := rdb.Keys(context.Background(), "mcpstack-test:*{s}").Val(); len(keys) != 0 {
+		t.Errorf("Forget left %v", keys)
+	}
+}
+
+func TestEventBounds(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	ctx := context.Background()
+	t.Run("bytes", func(t *testing.T) {
+		m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(100, time.Minute, 10))
+		m.Append("s", "a", []byte("12345"))
+		m.Append("s", "a", []byte("67890"))
+		m.Append("s", "a", []byte("abcde")) // 15 bytes: the oldest goes
+		m.Append("s", "a", []byte("fghij")) // and the next: a client that saw a-0 lost a-1
+		if _, err := m.Replay("s", "a-0", func(string, []byte) error { return nil }); !errors.Is(err, mcphttp.ErrEventsGone) {
+			t.Errorf("past the byte bound: %v, want ErrEventsGone", err)
+		}
+		var got []string
+		if _, err := m.Replay("s", "a-1", func(id string, d []byte) error { got = append(got, string(d)); return nil }); err != nil || fmt.Sprint(got) != "[abcde fghij]" {
+			t.Errorf("replay: %v %v", got, err)
+		}
+		// The one event past the bound on its own is kept: the newest
+		// is never dropped on its way in.
+		m.Append("t", "a", []byte(strings.Repeat("x", 64)))
+		if _, err := m.Replay("t", "a-0", func(string, []byte) error { return nil }); err != nil {
+			t.Errorf("a big event alone: %v", err)
+		}
+	})
+	t.Run("age", func(t *testing.T) {
+		m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(100, 300*time.Millisecond, 0))
+		m.Append("u", "a", []byte("old"))
+		m.Append("u", "a", []byte("older"))
+		time.Sleep(400 * time.Millisecond)
+		if _, err := m.Replay("u", "a-0", func(string, []byte) error { return nil }); err == nil {
+			t.Error("events past their age replayed")
+		}
+		// every key of the session expires with its events
+		for _, k := range rdb.Keys(ctx, "mcpstack-test:*{u}").Val() {
+			if ttl := rdb.PTTL(ctx, k).Val(); ttl > 300*time.Millisecond {
+				t.Errorf("%s expires in %v", k, ttl)
+			}
+		}
+	})
+	t.Run("streams", func(t *testing.T) {
+		// A long session opens many streams: the counters of emptied
+		// ones are dropped beyond the event bound, not kept forever.
+		m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(4, time.Minute, 0))
+		for i := range 50 {
+			m.Append("v", fmt.Sprint("s", i), []byte("x"))
+			m.Append("v", fmt.Sprint("s", i), []byte("y"))
+		}
+		fields := rdb.HLen(ctx, keyLike(t, rdb, "counters:{v}")).Val()
+		if fields > 2*(4+4)+1 {
+			t.Errorf("the counters hash holds %d fields after 50 streams, bound 4 events", fields)
+		}
+		if _, err := m.Replay("v", "s0-0", func(string, []byte) error { return nil }); !errors.Is(err, mcphttp.ErrUnknownEvent) {
+			t.Errorf("a long-forgotten stream: %v, want ErrUnknownEvent", err)
+		}
+		if _, err := m.Replay("v", "s47-0", func(string, []byte) error { return nil }); !errors.Is(err, mcphttp.ErrEventsGone) {
+			t.Errorf("a recently emptied stream: %v, want ErrEventsGone", err)
+		}
+	})
+}
+
+func keyLike(t *testing.T, rdb *redis.Client, suffix string) string {
+	t.Helper()
+	keys := rdb.Keys(context.Background(), "mcpstack-test:*"+suffix).Val()
+	if len(keys) != 1 {
+		t.Fatalf("keys *%s: %v", suffix, keys)
+	}
+	return keys[0]
+}

@@ -1,0 +1,208 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/sse"
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcphttp"
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/redisstore"
+)
+
+// replica is one server of a service whose state is in Redis.
+type replica struct {
+	srv *server.Server
+	h   http.Handler
+}
+
+func newReplica(t *testing.T, rdb redis.UniversalClient, opts ...redisstore.Option) *replica {
+	t.Helper()
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true),
+		server.WithSessionStore(redisstore.NewSessions(rdb, opts...)))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0),
+		mcphttp.WithResponseMode(mcphttp.ResponseSSE), mcphttp.WithEventStore(redisstore.NewEvents(rdb, opts...)))
+	t.Cleanup(func() {
+		shutdown(context.Background())
+		srv.Close()
+	})
+	return &replica{srv: srv, h: h}
+}
+
+// roundRobin sends each request to the next replica: no two requests in
+// a row reach the same one.
+func roundRobin(t *testing.T, replicas ...*replica) *httptest.Server {
+	var next atomic.Int64
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		replicas[int(next.Add(1)-1)%len(replicas)].h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		lb.CloseClientConnections()
+		lb.Close()
+	})
+	return lb
+}
+
+// Behind a round-robin balancer every request of a session reaches
+// another replica than the one before, and each finds the session.
+func TestReplicasServeEachOthersSessions(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	lb := roundRobin(t, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess, err := client.New("lb-test", "1.0.0", client.WithProtocolVersion("2025-11-25")).
+		Connect(ctx, &client.StreamableHTTP{URL: lb.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if _, err := sess.ListTools(ctx, nil); err != nil {
+			t.Fatalf("tools/list %d: %v", i, err)
+		}
+		res, err := sess.CallTool(ctx, &mcp.CallToolRequestParams{Name: "test_simple_text"})
+		if err != nil || len(res.Content) == 0 {
+			t.Fatalf("tools/call %d: %v %v", i, res, err)
+		}
+	}
+	if a.srv.SessionCount() != 1 || b.srv.SessionCount() != 1 {
+		t.Errorf("sessions live: a %d, b %d; want the one session on both", a.srv.SessionCount(), b.srv.SessionCount())
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if keys := rdb.Keys(ctx, "mcpstack-test:*session:*").Val(); len(keys) != 0 {
+		t.Errorf("the client ended its session; Redis keeps %v", keys)
+	}
+}
+
+// A client whose stream broke resumes it at another replica, which
+// replays from Redis what the first one sent: the same events, same ids.
+func TestStreamResumesAtAnotherReplica(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	defer srvA.Close()
+	defer srvB.Close()
+
+	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	id := init.Header.Get("Mcp-Session-Id")
+	init.Body.Close()
+	if id == "" {
+		t.Fatal("no session id")
+	}
+	post(t, srvB.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	post(t, srvA.URL, id, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`).Body.Close()
+
+	// The whole stream, as replica a sent it.
+	resp := post(t, srvA.URL, id, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{}}}`)
+	sent := events(t, resp.Body)
+	resp.Body.Close()
+	if len(sent) < 2 {
+		t.Fatalf("replica a sent %d events; want log messages, then the answer", len(sent))
+	}
+
+	t.Logf("replica a sent %d events", len(sent))
+	// The client saw only the first; it resumes at replica b.
+	req, _ := http.NewRequest(http.MethodGet, srvB.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", sent[0].ID)
+	got, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Body.Close()
+	if got.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(got.Body)
+		t.Fatalf("resume at b: %s %s", got.Status, body)
+	}
+	replayed := events(t, got.Body)
+	if len(replayed) != len(sent)-1 {
+		t.Fatalf("b replayed %d events, want the %d after the first", len(replayed), len(sent)-1)
+	}
+	for i, e := range replayed {
+		if want := sent[i+1]; e.ID != want.ID || !bytes.Equal(e.Data, want.Data) {
+			t.Errorf("event %d: %s %s, want %s %s", i, e.ID, e.Data, want.ID, want.Data)
+		}
+	}
+	if !strings.Contains(string(replayed[len(replayed)-1].Data), `"id":3`) {
+		t.Errorf("the last event replayed is not the answer: %s", replayed[len(replayed)-1].Data)
+	}
+}
+
+func post(t *testing.T, url, session, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %s %s", body, resp.Status, b)
+	}
+	return resp
+}
+
+// events reads every event of a stream (with its id) to its end.
+func events(t *testing.T, body io.Reader) []sse.Event {
+	t.Helper()
+	r := sse.NewReader(body, 1<<20)
+	var out []sse.Event
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, sse.Event{ID: e.ID, Data: bytes.Clone(e.Data)})
+	}
+}
+
+// Without Redis a request for a session this replica does not hold is
+// answered 503 with Retry-After: the session may exist, so the client
+// must not start over.
+func TestUnreachableRedisIsUnavailable(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer rdb.Close()
+	r := newReplica(t, rdb)
+	ts := httptest.NewServer(r.h)
+	defer ts.Close()
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", "a-session-of-another-replica")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "session store") {
+		t.Errorf("got %s (Retry-After %q) %s; want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"), body)
+	}
+}

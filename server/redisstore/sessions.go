@@ -1,0 +1,104 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpstack/mcpstack/server"
+)
+
+// NewSessions is a server.SessionStore in rdb: one string key per session
+// holding its state as JSON, expiring when the state does (its Expires,
+// pushed on as the session is used: a sliding expiry), so that Redis
+// drops what no replica serves any more.
+func NewSessions(rdb redis.UniversalClient, opts ...Option) server.SessionStore {
+	return &sessions{rdb: rdb, cfg: newConfig(opts)}
+}
+
+type sessions struct {
+	rdb redis.UniversalClient
+	cfg config
+}
+
+// Create stores a new session; it fails when the id is taken.
+func (s *sessions) Create(ctx context.Context, st server.SessionState) error {
+	b, at, err := s.encode(st)
+	if err != nil {
+		return err
+	}
+	created, err := s.rdb.SetArgs(ctx, s.cfg.key("session", st.ID), b, redis.SetArgs{Mode: "NX", ExpireAt: at}).Result()
+	switch {
+	case errors.Is(err, redis.Nil) || err == nil && created != "OK":
+		return fmt.Errorf("redisstore: session %s exists", st.ID)
+	case err != nil:
+		return fmt.Errorf("redisstore: create session: %w", err)
+	}
+	return nil
+}
+
+// Load returns a session's state, server.ErrSessionNotFound when Redis
+// keeps none (it ended, expired or never existed).
+func (s *sessions) Load(ctx context.Context, id string) (server.SessionState, error) {
+	b, err := s.rdb.Get(ctx, s.cfg.key("session", id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return server.SessionState{}, server.ErrSessionNotFound
+	}
+	if err != nil {
+		return server.SessionState{}, fmt.Errorf("redisstore: load session: %w", err)
+	}
+	var st server.SessionState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return server.SessionState{}, fmt.Errorf("redisstore: session %s: %w", id, err)
+	}
+	if !st.Expires.IsZero() && time.Now().After(st.Expires) {
+		return server.SessionState{}, server.ErrSessionNotFound
+	}
+	return st, nil
+}
+
+// Update replaces a kept session's state and pushes its expiry on;
+// server.ErrSessionNotFound when Redis keeps none (it ended elsewhere).
+func (s *sessions) Update(ctx context.Context, st server.SessionState) error {
+	b, at, err := s.encode(st)
+	if err != nil {
+		return err
+	}
+	set, err := s.rdb.SetArgs(ctx, s.cfg.key("session", st.ID), b, redis.SetArgs{Mode: "XX", ExpireAt: at}).Result()
+	switch {
+	case errors.Is(err, redis.Nil) || err == nil && set != "OK":
+		return server.ErrSessionNotFound
+	case err != nil:
+		return fmt.Errorf("redisstore: update session: %w", err)
+	}
+	return nil
+}
+
+// Delete drops a session's state; one Redis does not keep is no error.
+func (s *sessions) Delete(ctx context.Context, id string) error {
+	if err := s.rdb.Del(ctx, s.cfg.key("session", id)).Err(); err != nil {
+		return fmt.Errorf("redisstore: delete session: %w", err)
+	}
+	return nil
+}
+
+// encode is the state as stored and when its key expires: at its Expires,
+// or the session TTL from now when it has none.
+func (s *sessions) encode(st server.SessionState) ([]byte, time.Time, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("redisstore: session %s: %w", st.ID, err)
+	}
+	at := st.Expires
+	if at.IsZero() {
+		at = time.Now().Add(s.cfg.maxIdle)
+	}
+	if !at.After(time.Now()) {
+		at = time.Now().Add(time.Millisecond) // expired already: gone at once, but SET needs a future time
+	}
+	return b, at, nil
+}
