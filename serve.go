@@ -67,6 +67,9 @@ type serveConfig struct {
 	taskStore     string
 	taskDelay     time.Duration
 	redisURL      string        // --redis-url: sessions and stream events shared by replicas
+	stateKeyFile  string        // --state-key-file: requestState's secret, shared by replicas
+	prevStateKey  string        // --state-key-previous-file: the secret a rotation replaced
+	proxies       prefixList    // --trusted-proxies
 	redis         *redis.Client // opened from redisURL
 	maxInflight   int
 	limits        limitsConfig
@@ -163,6 +166,9 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.DurationVar(&c.taskDelay, "task-delay", core.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
 	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL; a user keeps at most their newest 100 finished tasks and 64 MiB of results")
 	fl.StringVar(&c.redisURL, "redis-url", "", "keep sessions and the events of resumable streams in Redis at `URL` (redis://[user:password@]host:port/db, rediss:// for TLS), so that replicas behind a load balancer serve each other's sessions; give a password through MCPSTACK_REDIS_URL, not the command line, which ps shows")
+	fl.StringVar(&c.stateKeyFile, "state-key-file", "", "seal the requestState of 2026-07-28 input-required results with the secret in `FILE` (at least 32 bytes; or MCPSTACK_STATE_KEY holds it), the same on every replica; without it each process draws its own and refuses the others' states")
+	fl.StringVar(&c.prevStateKey, "state-key-previous-file", "", "also open states sealed with the secret in `FILE` (or MCPSTACK_STATE_KEY_PREVIOUS), the one --state-key-file replaced: keep it for an hour, the states' lifetime, after a rotation")
+	fl.Var(&c.proxies, "trusted-proxies", "believe the client address that a reverse proxy at these `CIDRS` (comma-separated; an address alone is one host) forwards in Forwarded or X-Forwarded-For, for the per-client quotas of clients without a token; from other addresses the headers are ignored")
 	fl.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at `ADDR`/metrics on a listener of their own (default: /metrics on the HTTP listener; stdio serves them only with this)")
 	fl.StringVar(&c.debugAddr, "debug-addr", "", "serve the Go runtime's profiles (pprof) at `ADDR`/debug/pprof/ on a listener of their own; loopback addresses only")
 	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, a digest of the session id); the session id and arguments at debug")
@@ -262,6 +268,14 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		opts = append(opts, server.WithTaskStore(ts))
 	}
 	opts = append(opts, server.WithTaskDelay(c.taskDelay))
+	key, previous, err := stateKeys(c.stateKeyFile, c.prevStateKey)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpstack serve: --state-key-file:", err)
+		return 2
+	}
+	if key != nil {
+		opts = append(opts, server.WithStateKey(key, previous...))
+	}
 	if c.redisURL != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c.redis, err = openRedis(ctx, c.redisURL, log)
@@ -375,6 +389,9 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	}
 	if c.stateless {
 		opts = append(opts, mcphttp.WithStateless())
+	}
+	if len(c.proxies) > 0 {
+		opts = append(opts, mcphttp.WithTrustedProxies(c.proxies...))
 	}
 	if c.redis != nil {
 		opts = append(opts, mcphttp.WithEventStore(redisstore.NewEvents(c.redis, redisstore.WithEventLimits(0, 0, lim.eventBytes))))

@@ -66,7 +66,7 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 	if c.loopback {
 		r.Use(guard.Loopback())
 	}
-	chain := []func(http.Handler) http.Handler{httpx.Identify, c.rate.Middleware(), c.bytes.BytesMiddleware(c.maxBody)}
+	chain := []func(http.Handler) http.Handler{httpx.Identify(httpx.NewTrustedProxies(c.proxies)), c.rate.Middleware(), c.bytes.BytesMiddleware(c.maxBody)}
 	if c.auth != nil {
 		c.auth.Mount(r)
 		chain = append([]func(http.Handler) http.Handler{c.auth.Middleware()}, chain...)

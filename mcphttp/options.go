@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"net/http"
+	"net/netip"
 	"reflect"
 	"time"
 
@@ -26,6 +27,7 @@ type config struct {
 	observer                    Observer
 	metrics                     http.Handler
 	ready                       func() error
+	proxies                     []netip.Prefix
 }
 
 // DefaultMaxBody is the largest HTTP body (or WebSocket message) Handler
@@ -117,3 +119,13 @@ func WithLoopbackOnly() Option { return func(c *config) { c.loopback = true } }
 // answers 503 with the error's text, so that a load balancer sends this
 // replica nothing new (mcpstack serve fails it from SIGTERM on).
 func WithReadiness(check func() error) Option { return func(c *config) { c.ready = check } }
+
+// WithTrustedProxies believes the client address that a reverse proxy in
+// prefixes forwards (Forwarded, or else X-Forwarded-For: the rightmost
+// address outside prefixes) for the per-client quotas of clients without a
+// token; from any other address the headers are ignored, so that a client
+// cannot pass for another. Without it, every client behind a load balancer
+// is one client, the balancer.
+func WithTrustedProxies(prefixes ...netip.Prefix) Option {
+	return func(c *config) { c.proxies = prefixes }
+}

@@ -41,10 +41,14 @@ func WithValidation(on bool) Option { return coreOption(core.WithValidation(on))
 func WithBatches(on bool) Option { return coreOption(core.WithBatches(on)) }
 
 // WithStateKey sets the secret the requestState of input-required results
-// is sealed with (the AES-256-GCM key is derived from it with HKDF).
-// Replicas behind one load balancer need the same secret; by default each
-// Server draws a random one.
-func WithStateKey(key []byte) Option { return coreOption(core.WithStateKey(key)) }
+// is sealed with (the AES-256-GCM key is derived from it with HKDF), and
+// the secrets it replaced, whose states are still opened: keep a previous
+// one for the state TTL (an hour by default) after a rotation. Replicas
+// behind one load balancer need the same secrets; by default each Server
+// draws a random one.
+func WithStateKey(key []byte, previous ...[]byte) Option {
+	return coreOption(core.WithStateKey(key, previous...))
+}
 
 // WithTaskDelay sets how long the server lets a tool call that may run as
 // a task of the 2026-07-28 tasks extension run before it answers with a

@@ -26,6 +26,8 @@ type config struct {
 	validate    bool
 	tap         Tap
 	stateKey    []byte
+	// previousStateKeys open states sealed before a rotation.
+	previousStateKeys [][]byte
 	stateTTL    time.Duration
 	maxInflight int
 
@@ -122,10 +124,13 @@ type Tap interface {
 func WithTap(t Tap) Option { return optionFunc(func(c *config) { c.tap = t }) }
 
 // WithStateKey sets the secret the requestState of input-required results
-// is sealed with (the AES-256-GCM key is derived from it with HKDF).
-// Replicas behind one load balancer need the same secret; by default each
-// Server draws a random one.
-func WithStateKey(key []byte) Option { return optionFunc(func(c *config) { c.stateKey = key }) }
+// is sealed with (the AES-256-GCM key is derived from it with HKDF), and
+// the secrets it replaced, whose states are still opened: keep a previous
+// one for the state TTL after a rotation. Replicas behind one load
+// balancer need the same secrets; by default each Server draws a random one.
+func WithStateKey(key []byte, previous ...[]byte) Option {
+	return optionFunc(func(c *config) { c.stateKey, c.previousStateKeys = key, previous })
+}
 
 // WithStateTTL sets how long a requestState may be given back (default
 // DefaultStateTTL; 0 keeps it); later it is refused with -32602.

@@ -67,7 +67,9 @@ func paramsDigest(params map[string]any) []byte {
 	return sum[:]
 }
 
-func (s *Server) stateAEAD() cipher.AEAD {
+// stateAEADs are the ciphers of requestState: the first, of the current
+// key, seals; each opens (the keys a rotation replaced).
+func (s *Server) stateAEADs() []cipher.AEAD {
 	s.keyOnce.Do(func() {
 		secret := s.cfg.stateKey
 		if len(secret) == 0 {
@@ -76,19 +78,30 @@ func (s *Server) stateAEAD() cipher.AEAD {
 				panic(fmt.Sprintf("crypto/rand: %v", err))
 			}
 		}
-		key, err := hkdf.Key(sha256.New, secret, nil, "mcpstack requestState AES-256-GCM", 32)
-		if err != nil {
-			panic(fmt.Sprintf("hkdf: %v", err))
-		}
-		block, err := aes.NewCipher(key)
-		if err != nil {
-			panic(fmt.Sprintf("aes: %v", err))
-		}
-		if s.aead, err = cipher.NewGCM(block); err != nil {
-			panic(fmt.Sprintf("gcm: %v", err))
+		for _, k := range append([][]byte{secret}, s.cfg.previousStateKeys...) {
+			if len(k) > 0 {
+				s.aeads = append(s.aeads, stateCipher(k))
+			}
 		}
 	})
-	return s.aead
+	return s.aeads
+}
+
+// stateCipher is AES-256-GCM under a key HKDF derives from secret.
+func stateCipher(secret []byte) cipher.AEAD {
+	key, err := hkdf.Key(sha256.New, secret, nil, "mcpstack requestState AES-256-GCM", 32)
+	if err != nil {
+		panic(fmt.Sprintf("hkdf: %v", err))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		panic(fmt.Sprintf("aes: %v", err))
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(fmt.Sprintf("gcm: %v", err))
+	}
+	return aead
 }
 
 // sealState seals the answers so far and the requests now asked.
@@ -103,7 +116,7 @@ func (s *Server) sealState(b stateBinding, answers map[string]any, asked map[str
 	if err != nil {
 		return "", err
 	}
-	aead := s.stateAEAD()
+	aead := s.stateAEADs()[0]
 	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
@@ -115,12 +128,19 @@ func (s *Server) sealState(b stateBinding, answers map[string]any, asked map[str
 // returns its answers and the keys of the requests it asked.
 func (s *Server) openState(b stateBinding, state string) (map[string]any, []string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(state)
-	aead := s.stateAEAD()
-	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
+	if err != nil {
 		return nil, nil, errBadState
 	}
-	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], stateAAD)
-	if err != nil {
+	var plain []byte
+	for _, aead := range s.stateAEADs() {
+		if len(raw) < aead.NonceSize()+aead.Overhead() {
+			return nil, nil, errBadState
+		}
+		if plain, err = aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], stateAAD); err == nil {
+			break
+		}
+	}
+	if plain == nil {
 		return nil, nil, errBadState
 	}
 	var st requestState

@@ -67,3 +67,56 @@ func TestRequestStateBinding(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestStateAcrossReplicas: a state issued by one server is opened
+// by another with the same secret (a replica), and after a rotation by
+// one that keeps the old secret as a previous one; a server without it
+// refuses the state.
+func TestRequestStateAcrossReplicas(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+	const answer = `"inputResponses":{"sampling/createMessage#1":{"role":"assistant","content":{"type":"text","text":"Four."},"model":"m"}}`
+	oldKey, newKey := []byte(strings.Repeat("o", 32)), []byte(strings.Repeat("n", 32))
+	call := func(srv *core.Server, extra string) map[string]any {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"},` + extra + meta + `}}`
+		reply, _ := srv.ServeStateless(context.Background(), srv.Parse([]byte(body)), nil, nil)
+		var msg map[string]any
+		if err := json.Unmarshal(reply, &msg); err != nil {
+			t.Fatalf("%s: %v", reply, err)
+		}
+		return msg
+	}
+	issuer := newServer(conformance.New(conformance.WithStepDelay(0)), core.WithStateKey(oldKey))
+	defer issuer.Close()
+	state, _ := call(issuer, "")["result"].(map[string]any)["requestState"].(string)
+	if state == "" {
+		t.Fatal("no requestState")
+	}
+	for _, tt := range []struct {
+		name string
+		opt  core.Option
+		ok   bool
+	}{
+		{"a replica with the same secret", core.WithStateKey(oldKey), true},
+		{"rotated, the old secret kept as previous", core.WithStateKey(newKey, oldKey), true},
+		{"rotated, the old secret dropped", core.WithStateKey(newKey), false},
+		{"a secret of its own", nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := []core.Option{}
+			if tt.opt != nil {
+				opts = append(opts, tt.opt)
+			}
+			srv := newServer(conformance.New(conformance.WithStepDelay(0)), opts...)
+			defer srv.Close()
+			got := call(srv, `"requestState":"`+state+`",`+answer+`,`)
+			if tt.ok != (got["result"] != nil) {
+				t.Fatalf("retry: %v, want opened %v", got, tt.ok)
+			}
+			if !tt.ok {
+				if e, _ := got["error"].(map[string]any); e == nil || !strings.Contains(e["message"].(string), "integrity") {
+					t.Errorf("refused with %v, want the integrity check's error", got)
+				}
+			}
+		})
+	}
+}

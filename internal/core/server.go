@@ -38,7 +38,7 @@ type Server struct {
 	sessionSpecs []*protocol.Spec
 
 	keyOnce sync.Once
-	aead    cipher.AEAD // seals requestState
+	aeads   []cipher.AEAD // the first seals requestState; all open it (previous keys)
 
 	extOnce sync.Once
 	ext     *protocol.Validator // schema/ext, for extension notifications

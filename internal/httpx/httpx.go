@@ -96,17 +96,23 @@ func isJSON(contentType string) bool {
 // Caller is who sent r: the principal that authentication put in its
 // context (the sessions it opens are bound to it), or, without one, the
 // client's address, which per-client quotas count instead. Behind a
-// reverse proxy every client has the proxy's address: authenticate there.
-func Caller(r *http.Request) core.Caller {
+// reverse proxy every client has the proxy's address unless Identify was
+// told to trust the proxy's word (TrustedProxies), or authentication is on.
+func Caller(r *http.Request) core.Caller { return callerOf(r, nil) }
+
+func callerOf(r *http.Request, proxies *TrustedProxies) core.Caller {
 	if c := core.CallerFrom(r.Context()); c.Key != "" {
 		return c // found once already (Identify)
 	}
 	if p := auth.PrincipalFrom(r.Context()); p != nil {
 		return core.Caller{Owner: p.Owner(), Key: "principal:" + p.Owner(), Expires: p.Deadline()}
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
+	host := proxies.clientIP(r)
+	if host == "" {
+		var err error
+		if host, _, err = net.SplitHostPort(r.RemoteAddr); err != nil {
+			host = r.RemoteAddr
+		}
 	}
 	// An IPv6 client usually has a /64 to itself: count the /64.
 	return core.Caller{Key: "addr:" + httprate.CanonicalizeIP(host)}
@@ -122,11 +128,18 @@ func WithCaller(r *http.Request) context.Context {
 }
 
 // Identify finds the caller of each request once, after authentication,
-// for the rate limits and the transports behind it.
-func Identify(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(WithCaller(r)))
-	})
+// for the rate limits and the transports behind it; the client address
+// of a request from one of proxies is the one it forwarded.
+func Identify(proxies *TrustedProxies) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			if core.CallerFrom(ctx).Key == "" {
+				ctx = core.WithCaller(ctx, callerOf(r, proxies))
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
 }
 
 // Busy answers a session or request over a limit: 429 with Retry-After

@@ -1,0 +1,50 @@
+package httpx
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/internal/core"
+)
+
+func TestIdentifyBehindTrustedProxies(t *testing.T) {
+	proxies := NewTrustedProxies([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")})
+	for _, tt := range []struct {
+		name    string
+		proxies *TrustedProxies
+		remote  string
+		header  map[string]string
+		want    string
+	}{
+		{"a proxy forwards", proxies, "10.1.2.3:4000", map[string]string{"X-Forwarded-For": "203.0.113.7"}, "addr:203.0.113.7"},
+		{"Forwarded before X-Forwarded-For", proxies, "10.1.2.3:4000",
+			map[string]string{"Forwarded": `for="198.51.100.9:1234"`, "X-Forwarded-For": "203.0.113.7"}, "addr:198.51.100.9"},
+		{"a client that forged the header behind the proxy", proxies, "10.1.2.3:4000",
+			map[string]string{"X-Forwarded-For": "192.0.2.66, 203.0.113.7, 10.9.9.9"}, "addr:203.0.113.7"},
+		{"a client that is no proxy: its header is ignored", proxies, "203.0.113.7:5000",
+			map[string]string{"X-Forwarded-For": "192.0.2.66"}, "addr:203.0.113.7"},
+		{"no proxies trusted: the header is ignored", nil, "10.1.2.3:4000",
+			map[string]string{"X-Forwarded-For": "203.0.113.7"}, "addr:10.1.2.3"},
+		{"a proxy that forwards nothing", proxies, "10.1.2.3:4000", nil, "addr:10.1.2.3"},
+		{"an IPv6 client counts by its /64", proxies, "[fd00::1]:4000",
+			map[string]string{"X-Forwarded-For": "2001:db8:1:2:3:4:5:6"}, "addr:2001:db8:1:2::"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			h := Identify(tt.proxies)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				got = core.CallerFrom(r.Context()).Key
+			}))
+			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			r.RemoteAddr = tt.remote
+			for k, v := range tt.header {
+				r.Header.Set(k, v)
+			}
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			if got != tt.want {
+				t.Errorf("caller %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
