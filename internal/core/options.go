@@ -28,8 +28,8 @@ type config struct {
 	stateKey    []byte
 	// previousStateKeys open states sealed before a rotation.
 	previousStateKeys [][]byte
-	stateTTL    time.Duration
-	maxInflight int
+	stateTTL          time.Duration
+	maxInflight       int
 
 	taskDelay  time.Duration
 	observer   Observer
