@@ -67,9 +67,29 @@ type SessionStore interface {
 
 // WithSessionStore keeps the sessions' state in st (default, and with
 // nil: in the process).
+//
+// A store that several processes share may also relay a client's
+// messages between them, with the methods
+//
+//	Publish(ctx context.Context, session string, msg []byte) error
+//	Subscribe(deliver func(session string, msg []byte)) (stop func())
+//
+// Then a response to a request another process sent (sampling,
+// elicitation, roots) and a cancellation of a call another process runs
+// reach the process that waits for them, whichever one the client sent
+// them to: Publish hands a message to every other process, Subscribe makes
+// deliver receive what the others publish. The ids of the requests each
+// process sends to clients then carry a number of the process's own, so
+// that copies of a session in two processes never send one id twice.
+// redisstore.NewSessions is such a store.
 func WithSessionStore(st SessionStore) Option {
 	if st == nil {
 		return optionFunc(func(*config) {})
+	}
+	if r, ok := st.(core.Relay); ok {
+		return optionFunc(func(c *config) {
+			c.core = append(c.core, core.WithSessionStore(sessionStore{st}), core.WithRelay(r))
+		})
 	}
 	return coreOption(core.WithSessionStore(sessionStore{st}))
 }

@@ -26,6 +26,7 @@ type config struct {
 	validate    bool
 	tap         Tap
 	stateKey    []byte
+	relay       Relay
 	// previousStateKeys open states sealed before a rotation.
 	previousStateKeys [][]byte
 	stateTTL          time.Duration

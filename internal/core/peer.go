@@ -185,7 +185,7 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		p.asking(true)
 		defer p.asking(false)
 	}
-	id := wire.IntID(sess.nextID.Add(1))
+	id := wire.IntID(srv.idBase + sess.nextID.Add(1))
 	tree := projectParams(p.spec, params)
 	answered := func(int) {}
 	if o := srv.cfg.observer; o != nil {

@@ -37,6 +37,11 @@ type Server struct {
 	// first: the ones whose method table has it.
 	sessionSpecs []*protocol.Spec
 
+	// idBase offsets the ids of this process's requests to clients, apart
+	// from other processes' (startRelay).
+	idBase    int64
+	stopRelay func() // ends the relay's subscription, at Close
+
 	keyOnce sync.Once
 	aeads   []cipher.AEAD // the first seals requestState; all open it (previous keys)
 
@@ -87,6 +92,7 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{},
 		stop: make(chan struct{}), draining: make(chan struct{}), output: newOutputBudget(cfg.outputPerStream, cfg.outputTotal)}
 	s.workers = newWorkers(s.stop)
+	s.startRelay()
 	if s.sessionStore = cfg.sessions; s.sessionStore == nil {
 		s.sessionStore = MemorySessions()
 	}
@@ -445,6 +451,9 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	for _, sess := range all {
 		sess.end(false) // the states stay in the store, for the processes that share it
+	}
+	if s.stopRelay != nil {
+		s.stopRelay()
 	}
 	s.wg.Wait()
 }

@@ -599,16 +599,8 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 		sess.mu.Unlock()
 		sess.save(ctx)
 	case mcp.MethodCancelled:
-		if raw, ok := msg.Params.(map[string]any)["requestId"]; ok {
-			if id, err := wire.IDFromValue(raw); err == nil {
-				sess.mu.Lock()
-				f := sess.inflight[id]
-				sess.mu.Unlock()
-				if f != nil {
-					f.cancelledByPeer.Store(true)
-					f.cancel()
-				}
-			}
+		if !sess.cancelHere(msg) {
+			sess.relayOut(msg) // the call may run in another process
 		}
 	}
 	p := &callPeer{srv: srv, sess: sess, spec: spec}
@@ -618,20 +610,27 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 }
 
 // deliver routes a client's response to the server-to-client request
-// waiting for it.
+// waiting for it, here or, through the relay, in another process.
 func (sess *Session) deliver(msg *jsonrpc.Message) {
+	if !sess.deliverHere(msg) {
+		sess.relayOut(msg)
+	}
+}
+
+// deliverHere hands a response to the request of this process that
+// waits for it; it reports whether there was one.
+func (sess *Session) deliverHere(msg *jsonrpc.Message) bool {
 	sess.mu.Lock()
 	pc := sess.pending[msg.ID]
 	delete(sess.pending, msg.ID)
 	sess.mu.Unlock()
-	if pc != nil {
-		sess.save(sess.ctx)
-	}
 	if pc == nil {
-		sess.srv.log.Debug("response to no request dropped", "id", msg.ID.String())
-		return
+		sess.srv.log.Debug("response to no request of this process", "id", msg.ID.String())
+		return false
 	}
+	sess.save(sess.ctx)
 	pc.reply <- msg
+	return true
 }
 
 // progressToken reads params._meta.progressToken.

@@ -1,8 +1,11 @@
 // Package redisstore keeps what replicas of one MCP service must share in
-// Redis: the sessions (a server.SessionStore) and the events of resumable
-// streams (an mcphttp.EventStore). With both, any replica behind a load
-// balancer serves a session another opened, and a client whose stream
-// broke resumes it at any replica with Last-Event-ID.
+// Redis: the sessions (a server.SessionStore, which also relays a
+// client's messages to the replica that waits for them) and the events of
+// resumable streams (an mcphttp.EventStore). With these, any
+// replica behind a load balancer serves a session another opened, a
+// client whose stream broke resumes it at any replica with Last-Event-ID,
+// and the answer to a server's request (sampling, elicitation) or a
+// cancellation reaches the call wherever the client sent it.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}) // github.com/redis/go-redis/v9
 //	srv := server.New(handler, server.WithSessionStore(redisstore.NewSessions(rdb)))

@@ -30,8 +30,13 @@ type replica struct {
 }
 
 func newReplica(t *testing.T, rdb redis.UniversalClient, opts ...redisstore.Option) *replica {
+	return newSlowReplica(t, rdb, 0, opts...)
+}
+
+// newSlowReplica's tools take step between their steps.
+func newSlowReplica(t *testing.T, rdb redis.UniversalClient, step time.Duration, opts ...redisstore.Option) *replica {
 	t.Helper()
-	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true),
+	srv := server.New(conformance.New(conformance.WithStepDelay(step)), server.WithStrict(true),
 		server.WithSessionStore(redisstore.NewSessions(rdb, opts...)))
 	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0),
 		mcphttp.WithResponseMode(mcphttp.ResponseSSE), mcphttp.WithEventStore(redisstore.NewEvents(rdb, opts...)))
@@ -204,5 +209,73 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "session store") {
 		t.Errorf("got %s (Retry-After %q) %s; want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"), body)
+	}
+}
+
+// Sampling across replicas: the call runs at one replica, which asks the
+// client on the call's stream; the client's answer, POSTed through the
+// balancer, reaches the other replica, which relays it to the first.
+func TestSamplingAnsweredThroughAnotherReplica(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	lb := roundRobin(t, a, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var asked atomic.Int64
+	c := client.New("lb-test", "1.0.0", client.WithProtocolVersion("2025-11-25"),
+		client.WithSampling(func(context.Context, *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
+			asked.Add(1)
+			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.SamplingMessageContentBlock{&mcp.TextContent{Text: "Four."}}}, nil
+		}))
+	sess, err := c.Connect(ctx, &client.StreamableHTTP{URL: lb.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	for i := range 4 { // the call lands on a and on b in turn; each answer on the other
+		res, err := sess.CallTool(ctx, &mcp.CallToolRequestParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "2+2?"}})
+		if err != nil || res.IsError != nil && *res.IsError {
+			t.Fatalf("call %d: %v %+v", i, err, res)
+		}
+		if text, _ := res.Content[0].(*mcp.TextContent); text == nil || !strings.Contains(text.Text, "Four.") {
+			t.Errorf("call %d: %+v, want the sampled answer", i, res.Content[0])
+		}
+	}
+	if asked.Load() != 4 {
+		t.Errorf("the client was asked %d times, want 4", asked.Load())
+	}
+}
+
+// A cancellation sent to another replica than the one running the call
+// reaches it: the call ends at once, not after its steps.
+func TestCancelThroughAnotherReplica(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	const step = 2 * time.Second // the logging tool takes two steps: 4s
+	a, b := newSlowReplica(t, rdb, step, prefix), newSlowReplica(t, rdb, step, prefix)
+	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	defer srvA.Close()
+	defer srvB.Close()
+	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	id := init.Header.Get("Mcp-Session-Id")
+	init.Body.Close()
+	post(t, srvA.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	started := time.Now()
+	ended := make(chan time.Duration, 1)
+	go func() {
+		resp := post(t, srvA.URL, id, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{}}}`)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ended <- time.Since(started)
+	}()
+	time.Sleep(300 * time.Millisecond) // the call runs at a
+	post(t, srvB.URL, id, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"changed my mind"}}`).Body.Close()
+	select {
+	case d := <-ended:
+		if d > step {
+			t.Errorf("the call ended %v after it started; cancelled at 300ms, it would have taken %v", d, 2*step)
+		}
+	case <-time.After(3 * step):
+		t.Fatal("the cancelled call did not end")
 	}
 }

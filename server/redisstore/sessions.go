@@ -15,14 +15,18 @@ import (
 // NewSessions is a server.SessionStore in rdb: one string key per session
 // holding its state as JSON, expiring when the state does (its Expires,
 // pushed on as the session is used: a sliding expiry), so that Redis
-// drops what no replica serves any more.
+// drops what no replica serves any more. It also relays a client's
+// messages to the replica that waits for them (see
+// server.WithSessionStore), on Redis Pub/Sub.
 func NewSessions(rdb redis.UniversalClient, opts ...Option) server.SessionStore {
-	return &sessions{rdb: rdb, cfg: newConfig(opts)}
+	c := newConfig(opts)
+	return &sessions{relay: newRelay(rdb, c), rdb: rdb, cfg: c}
 }
 
 type sessions struct {
-	rdb redis.UniversalClient
-	cfg config
+	relay // Publish and Subscribe
+	rdb   redis.UniversalClient
+	cfg   config
 }
 
 // Create stores a new session; it fails when the id is taken.
