@@ -23,10 +23,12 @@ check-generate:
 	$(GO) test ./internal/tools/schemadiff -run '^TestChangelogDoc$$' -count=1
 
 ## test: gofmt, vet, the pinned interop tools, every test with the race
-## detector, and the soak test (abusive clients beside a well-behaved one)
-## without it; about 5 minutes. The longer tests are test-long's.
+## detector, the Dockerfile's and the Kubernetes manifests' checks (deploy/,
+## a module of its own), and the soak test (abusive clients beside a
+## well-behaved one) without it; about 5 minutes. The longer tests are test-long's.
 test: fmt vet tools
 	$(GO) test $(GOFLAGS_TEST) ./...
+	cd deploy && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -run '^TestSoak$$' -v ./interop/
 
 ## test-long: the tests that take minutes on their own (adopting a revision
@@ -55,6 +57,7 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+	cd deploy && $(GO) vet ./...
 
 lint: fmt vet
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,6 +245,45 @@ func TestRedactRedisURL(t *testing.T) {
 	} {
 		if got := redactRedisURL(tt.url); got != tt.want || strings.Contains(got, "s3cret") {
 			t.Errorf("redactRedisURL(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}
+
+// The container and the Kubernetes manifests name flags and variables
+// that serve has: a renamed flag fails here, not in a rollout.
+func TestDeployNamesServeFlags(t *testing.T) {
+	var help, errb bytes.Buffer
+	if code := run([]string{"serve", "--help"}, &help, &errb); code != 0 {
+		t.Fatal(errb.String())
+	}
+	flags := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(help.String(), -1) {
+		flags[m[1]] = true
+	}
+	for _, file := range []string{"Dockerfile", "deploy/kubernetes/deployment.yaml"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string // serve's lines: not comments (kubectl's flags), not COPY --from
+		for line := range strings.Lines(string(b)) {
+			line := strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "#") && (!strings.HasSuffix(file, "Dockerfile") || strings.HasPrefix(line, "CMD") || strings.HasPrefix(line, "ENTRYPOINT")) {
+				lines = append(lines, line+"\n")
+			}
+		}
+		text := strings.Join(lines, "")
+		for _, m := range regexp.MustCompile(`"?--([a-z0-9-]+)[="]`).FindAllStringSubmatch(text, -1) {
+			if !flags[m[1]] {
+				t.Errorf("%s: --%s is no flag of mcpstack serve", file, m[1])
+			}
+		}
+		for _, m := range regexp.MustCompile(`name: (MCPSTACK_[A-Z0-9_]+)`).FindAllStringSubmatch(text, -1) {
+			name := m[1]
+			flag := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, "MCPSTACK_"), "_", "-"))
+			if !flags[flag] && !strings.Contains(help.String(), name) {
+				t.Errorf("%s: %s is neither MCPSTACK_<FLAG> nor a variable serve --help names", file, name)
+			}
 		}
 	}
 }
