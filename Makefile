@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: callgrind bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: cluster callgrind bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -92,6 +92,13 @@ fuzz:
 ## build: the mcpstack binary
 bin/mcpstack:
 	$(GO) build -o bin/mcpstack .
+
+## cluster: three replicas of the chat app on Redis and PostgreSQL behind
+## HAProxy's round robin on 127.0.0.1:8080 (installed from the distribution's
+## packages when missing); prints the URL and a token. CLUSTER_CHECK=1 sends
+## a few sessions through it and stops (CI does).
+cluster: bin/mcpstack
+	bash scripts/cluster.sh
 
 ## conformance: the official MCP conformance suite against bin/mcpstack
 ## (the first run installs Node 22 and the pinned suite into .tools/conformance/ with npm)
