@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1 -timeout 9m
 
-.PHONY: cluster callgrind bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: cluster bench-cluster callgrind bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -126,6 +126,12 @@ bench-observe:
 ## (BENCH_SUITES="sse json stdio idle validation" BENCH_DURATION=10s BENCH_ROUNDS=3 BENCH_IDLE=1000)
 bench:
 	bash scripts/bench.sh
+
+## bench-cluster: one replica in memory against one on Redis and three on
+## Redis behind HAProxy (needs Redis at 127.0.0.1:6379 or BENCH_REDIS_URL,
+## and haproxy: make cluster installs it)
+bench-cluster: bin/mcpstack
+	BENCH_SUITES=cluster bash scripts/bench.sh
 
 ## vet-peers: the benchmark-only peers module (its own go.mod; the root ./... skips it)
 vet-peers:

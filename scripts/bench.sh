@@ -247,6 +247,57 @@ validation_suite() {
 	stop_servers
 }
 
+# cluster (make bench-cluster): ours in memory against ours on Redis
+# (--redis-url: sessions and stream events there) and against three
+# replicas on Redis behind HAProxy's round robin, in auto and in SSE mode
+# (SSE stores every event in Redis). Target: Redis keeps >= 0.7x of the
+# in-memory calls/s (and adds at most 0.3 ms at p50: read the table). On
+# two cores the three replicas show the hop's cost, not scaling. Needs
+# BENCH_REDIS_URL (or Redis at 127.0.0.1:6379) and haproxy; skips without.
+cluster_suite() {
+	local redis_url=${BENCH_REDIS_URL:-redis://127.0.0.1:6379/2} mode
+	if [ "$have_ours" = 0 ] || ! command -v haproxy >/dev/null 2>&1 || ! redis-cli -u "$redis_url" ping >/dev/null 2>&1; then
+		say ""
+		say "== cluster: skipped (needs mcpstack, haproxy and Redis at $redis_url)"
+		return
+	fi
+	for mode in auto sse; do
+		local t=() p=() backends=""
+		start ours "${ours[@]}" --response-mode "$mode"
+		t+=(--target "memory=$url") p+=(--server-pid "memory=$pid")
+		start redis "${ours[@]}" --response-mode "$mode" --redis-url "$redis_url"
+		t+=(--target "redis=$url") p+=(--server-pid "redis=$pid")
+		for i in 1 2 3; do
+			start "replica$i" "${ours[@]}" --response-mode "$mode" --redis-url "$redis_url"
+			local addr=${url#http://}
+			backends+="    server r$i ${addr%/mcp}"$'\n'
+		done
+		local lb_port
+		lb_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+		cat >"$tmp/haproxy.cfg" <<CFG
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 60s
+    timeout server 60s
+frontend mcp
+    bind 127.0.0.1:$lb_port
+    default_backend replicas
+backend replicas
+    balance roundrobin
+$backends
+CFG
+		"${srv_pin[@]}" haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
+		pids+=($!)
+		sleep 0.5
+		t+=(--target "three=http://127.0.0.1:$lb_port/mcp")
+		say ""
+		say "== cluster, $mode: one replica in memory, one on Redis, three on Redis behind HAProxy (round robin); $sessions sessions, $rounds rounds of $duration; $pinned"
+		bench "${t[@]}" "${p[@]}" --check 'redis>=0.7*memory' --baseline memory --rounds "$rounds" --duration "$duration" --sessions "$sessions"
+		stop_servers
+	done
+}
+
 for s in $suites; do
 	case $s in
 	auto | sse | json) load_suite "$s" ;;
@@ -254,8 +305,9 @@ for s in $suites; do
 	stdio) stdio_suite ;;
 	idle) idle_suite ;;
 	validation) validation_suite ;;
+	cluster) cluster_suite ;;
 	*)
-		echo "bench: unknown suite $s (want auto sse json strict stdio idle validation)" >&2
+		echo "bench: unknown suite $s (want auto sse json strict stdio idle validation cluster)" >&2
 		exit 2
 		;;
 	esac

@@ -12,10 +12,14 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
-// Relay carries a client's messages between the processes that serve one
-// session (replicas behind a load balancer, sharing a SessionStore): a
-// response to a request another process sent, and a cancellation of a
-// call another process runs, reach the process that waits for them.
+// Relay carries messages between the processes that serve one service
+// (replicas behind a load balancer, sharing a SessionStore): a client's
+// response to a request another process sent, and its cancellation of a
+// call another process runs, reach the process that waits for them; a
+// notification for every session (Broadcast, ResourceUpdated) reaches the
+// processes that hold the sessions' streams (it travels with the session
+// ""); and a saved session state makes the other processes' copies of the
+// session refresh theirs.
 // Publish hands a message to every other process; Subscribe makes deliver
 // receive what the others publish, until stop. Implementations are safe
 // for concurrent use; a message may be lost when the relay is down (the
@@ -68,10 +72,18 @@ func (sess *Session) relayOut(msg *jsonrpc.Message) {
 // relayed places a message another process relayed, in the session it
 // names, when it is live here; nothing is relayed on from here.
 func (s *Server) relayed(session string, raw []byte) {
+	if session == "" {
+		s.fannedOut(raw)
+		return
+	}
 	s.mu.Lock()
 	sess := s.sessions[session]
 	s.mu.Unlock()
 	if sess == nil {
+		return
+	}
+	if string(raw) == stateChanged {
+		sess.refresh()
 		return
 	}
 	items, batch, e := jsonrpc.Parse(raw, jsonrpc.Limits{})
@@ -107,4 +119,68 @@ func (sess *Session) cancelHere(msg *jsonrpc.Message) bool {
 	f.cancelledByPeer.Store(true)
 	f.cancel()
 	return true
+}
+
+// relayFanOut hands a notification for every session to the other
+// processes: each gives it to the sessions whose stream it holds (a
+// session's copies in processes without its stream skip it, so it is
+// sent once).
+func (s *Server) relayFanOut(method string, params wire.Encoder) {
+	r := s.cfg.relay
+	if r == nil {
+		return
+	}
+	ev := map[string]any{"method": method}
+	if params != nil {
+		ev["params"] = params.EncodeValue(wire.AllRevisions)
+	}
+	b, err := jsontree.Marshal(ev)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
+	defer cancel()
+	if err := r.Publish(ctx, "", b); err != nil {
+		s.log.Warn("relay: a notification for the sessions of other processes is lost", "method", method, "err", err)
+	}
+}
+
+// fannedOut gives a notification another process relayed to the
+// sessions here that take it, as Broadcast and ResourceUpdated do.
+func (s *Server) fannedOut(raw []byte) {
+	v, err := jsontree.Parse(raw)
+	ev, _ := v.(map[string]any)
+	method, _ := ev["method"].(string)
+	if err != nil || method == "" {
+		return
+	}
+	var params wire.Encoder
+	if p, ok := ev["params"]; ok {
+		if params, err = mcp.DecodeParams(method, p, wire.AllRevisions); err != nil {
+			s.log.Debug("relay: a notification that does not decode", "method", method, "err", err)
+			return
+		}
+	}
+	to := (*Session).Initialized
+	if p, ok := params.(*mcp.ResourceUpdatedNotificationParams); ok && method == mcp.MethodResourceUpdated {
+		to = subscribedTo(p.URI)
+	}
+	s.fanOut(context.Background(), method, params, to)
+}
+
+// stateChanged is what a process relays when it saved a session's state:
+// the other processes' copies of the session refresh theirs.
+const stateChanged = "state"
+
+// relayState tells the other processes that session's state changed.
+func (s *Server) relayState(session string) {
+	r := s.cfg.relay
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
+	defer cancel()
+	if err := r.Publish(ctx, session, []byte(stateChanged)); err != nil {
+		s.log.Warn("relay: other processes' copies of a session are not told of its change", "session", session, "err", err)
+	}
 }

@@ -355,6 +355,7 @@ func (s *Server) remove(sess *Session) {
 // what does not fit); Broadcast does not wait for them.
 func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encoder) {
 	s.fanOut(ctx, method, params, (*Session).Initialized)
+	s.relayFanOut(method, params)
 }
 
 // ResourceUpdated tells the sessions subscribed to uri, and the listen
@@ -362,8 +363,14 @@ func (s *Server) Broadcast(ctx context.Context, method string, params wire.Encod
 // (notifications/resources/updated), through the same queues as
 // Broadcast.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) {
-	s.fanOut(ctx, mcp.MethodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri},
-		func(sess *Session) bool { return sess.subscribed(uri) })
+	params := &mcp.ResourceUpdatedNotificationParams{URI: uri}
+	s.fanOut(ctx, mcp.MethodResourceUpdated, params, subscribedTo(uri))
+	s.relayFanOut(mcp.MethodResourceUpdated, params)
+}
+
+// subscribedTo selects the sessions subscribed to uri.
+func subscribedTo(uri string) func(*Session) bool {
+	return func(sess *Session) bool { return sess.subscribed(uri) }
 }
 
 // fanOut queues a notification for the listen streams that ask for it and

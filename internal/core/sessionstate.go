@@ -169,7 +169,36 @@ func (sess *Session) save(ctx context.Context) {
 		sess.end(false)
 	case err != nil:
 		sess.srv.log.Warn("session state not saved", "session", sess.id, "err", err)
+	default:
+		sess.srv.relayState(sess.id) // the session's copies in other processes take it
 	}
+}
+
+// refresh takes the state another process saved for the session: what
+// the client changed there (initialized, the log level, subscriptions),
+// so that this copy serves it alike. The requests this process waits on,
+// and its own numbering, stay as they are.
+func (sess *Session) refresh() {
+	ctx, cancel := context.WithTimeout(sess.ctx, storeTimeout)
+	defer cancel()
+	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sess.end(false) // it ended elsewhere
+		return
+	case err != nil:
+		sess.srv.log.Warn("session state not refreshed", "session", sess.id, "err", err)
+		return
+	}
+	subs := map[string]struct{}{}
+	for _, uri := range st.Subscriptions[:min(len(st.Subscriptions), maxSubscriptions)] {
+		subs[uri] = struct{}{}
+	}
+	sess.mu.Lock()
+	sess.initialized = sess.initialized || st.Initialized
+	sess.logLevel = mcp.LoggingLevel(st.LogLevel)
+	sess.subscriptions = subs
+	sess.mu.Unlock()
 }
 
 // touch notes that the session is in use; its stored Expires is pushed

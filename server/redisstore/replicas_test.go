@@ -279,3 +279,65 @@ func TestCancelThroughAnotherReplica(t *testing.T) {
 		t.Fatal("the cancelled call did not end")
 	}
 }
+
+// A subscription made through one replica, a resource updated at another,
+// and the client's GET stream at a third place (the first replica): the
+// notification reaches the stream.
+func TestResourceUpdatedReachesTheStreamAnotherReplicaHolds(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	defer srvA.Close()
+	defer srvB.Close()
+	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	id := init.Header.Get("Mcp-Session-Id")
+	init.Body.Close()
+	post(t, srvB.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srvA.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET at a: %s", stream.Status)
+	}
+	const uri = "test://static-text"
+	post(t, srvB.URL, id, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+uri+`"}}`).Body.Close()
+
+	got := make(chan string, 1)
+	go func() {
+		r := sse.NewReader(stream.Body, 1<<20)
+		for {
+			e, err := r.Next()
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(e.Data), "notifications/resources/updated") {
+				got <- string(e.Data)
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		b.srv.ResourceUpdated(ctx, uri) // at b, which holds no stream of the session
+		select {
+		case data := <-got:
+			if !strings.Contains(data, uri) {
+				t.Errorf("the notification: %s", data)
+			}
+			return
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatal("the update at b never reached the stream at a")
+		}
+	}
+}
