@@ -146,10 +146,19 @@ func (s *Server) relayFanOut(method string, params wire.Encoder) {
 }
 
 // fannedOut gives a notification another process relayed to the
-// sessions here that take it, as Broadcast and ResourceUpdated do.
+// sessions here that take it, as Broadcast and ResourceUpdated do, or
+// does what another process asked of a task that runs here.
 func (s *Server) fannedOut(raw []byte) {
 	v, err := jsontree.Parse(raw)
 	ev, _ := v.(map[string]any)
+	if op, _ := ev["task"].(string); err == nil && op != "" {
+		s.taskRelayed(op, ev)
+		return
+	}
+	if session, _ := ev["session"].(string); err == nil && session != "" {
+		s.notifyRelayed(session, ev)
+		return
+	}
 	method, _ := ev["method"].(string)
 	if err != nil || method == "" {
 		return
@@ -182,5 +191,107 @@ func (s *Server) relayState(session string) {
 	defer cancel()
 	if err := r.Publish(ctx, session, []byte(stateChanged)); err != nil {
 		s.log.Warn("relay: other processes' copies of a session are not told of its change", "session", session, "err", err)
+	}
+}
+
+// What one process asks of a task another runs.
+const (
+	taskCancel = "cancel" // tasks/cancel
+	taskAnswer = "answer" // tasks/update: the answers to its input requests
+)
+
+// relayTaskWait bounds how long a tasks/cancel relayed to the process
+// running the task waits for its record to say it ended, read every
+// relayTaskPoll.
+const (
+	relayTaskWait = 3 * time.Second
+	relayTaskPoll = 50 * time.Millisecond
+)
+
+// relayTask asks the process that runs task id (of owner) to cancel it or
+// take answers; false without a relay or when the relay fails.
+func (s *Server) relayTask(op, id, owner string, responses map[string]any) bool {
+	r := s.cfg.relay
+	if r == nil {
+		return false
+	}
+	ev := map[string]any{"task": op, "id": id, "owner": owner}
+	if responses != nil {
+		ev["responses"] = responses
+	}
+	b, err := jsontree.Marshal(ev)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
+	defer cancel()
+	if err := r.Publish(ctx, "", b); err != nil {
+		s.log.Warn("relay: a task operation for another process is lost", "task", id, "op", op, "err", err)
+		return false
+	}
+	return true
+}
+
+// taskRelayed does what another process asked of a task that runs here,
+// when it is its owner's.
+func (s *Server) taskRelayed(op string, ev map[string]any) {
+	id, _ := ev["id"].(string)
+	owner, _ := ev["owner"].(string)
+	s.tasks.mu.Lock()
+	t := s.tasks.byID[id]
+	s.tasks.mu.Unlock()
+	if t == nil || !t.local || t.owner != owner {
+		return
+	}
+	switch op {
+	case taskCancel:
+		_, _ = s.cancelTask(context.Background(), t.spec, t)
+	case taskAnswer:
+		responses, _ := ev["responses"].(map[string]any)
+		t.answer(responses)
+	}
+}
+
+// relayNotify hands a notification for one session, which has no stream
+// here, to the other processes: the one that holds its stream sends it.
+func (s *Server) relayNotify(session, method string, params wire.Encoder) {
+	r := s.cfg.relay
+	if r == nil {
+		return
+	}
+	ev := map[string]any{"session": session, "method": method}
+	if params != nil {
+		ev["params"] = params.EncodeValue(wire.AllRevisions)
+	}
+	b, err := jsontree.Marshal(ev)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
+	defer cancel()
+	if err := r.Publish(ctx, "", b); err != nil {
+		s.log.Warn("relay: a notification for a session's stream elsewhere is lost", "session", session, "method", method, "err", err)
+	}
+}
+
+// notifyRelayed sends a notification another process relayed for one
+// session, when its stream is here.
+func (s *Server) notifyRelayed(session string, ev map[string]any) {
+	s.mu.Lock()
+	sess := s.sessions[session]
+	s.mu.Unlock()
+	method, _ := ev["method"].(string)
+	if sess == nil || method == "" || sess.stream() == nil {
+		return
+	}
+	var params wire.Encoder
+	if p, ok := ev["params"]; ok {
+		var err error
+		if params, err = mcp.DecodeParams(method, p, wire.AllRevisions); err != nil {
+			return
+		}
+	}
+	if err := sess.Notify(context.Background(), method, params); err != nil {
+		s.log.Debug("relay: a notification for a session", "session", session, "method", method, "err", err)
 	}
 }

@@ -141,7 +141,8 @@ func (s *Server) extensionTaskRequest(ctx context.Context, spec *protocol.Spec, 
 	case mcp.MethodGetTask:
 		result = t.state()
 	case mcp.MethodCancelTask:
-		if e := s.cancelTask(spec, t); e != nil {
+		t, e := s.cancelTask(ctx, spec, t)
+		if e != nil {
 			reply, code = reject(msg.ID, e)
 			return reply, code, true
 		}
@@ -150,14 +151,16 @@ func (s *Server) extensionTaskRequest(ctx context.Context, spec *protocol.Spec, 
 		t.mu.Lock()
 		waits := t.local || t.terminal()
 		t.mu.Unlock()
-		if !waits {
+		responses, _ := params["inputResponses"].(map[string]any)
+		switch {
+		case waits:
+			t.answer(responses)
+		case !s.relayTask(taskAnswer, id, t.owner, responses):
 			// Its record is here, its wait for input is in the process
 			// that runs it: an acknowledgement would lose the answers.
 			reply, code = reject(msg.ID, elsewhere(id))
 			return reply, code, true
 		}
-		responses, _ := params["inputResponses"].(map[string]any)
-		t.answer(responses)
 		result = &mcp.UpdateTaskResult{}
 	}
 	return s.encodeResult(spec, m, msg.ID, result), 0, true

@@ -540,7 +540,12 @@ func (t *task) tell() {
 		return
 	default:
 	}
-	if err := t.sess.Notify(context.Background(), mcp.MethodTaskStatus, t.statusParams()); err != nil && !errors.Is(err, ErrNoStream) {
+	params := t.statusParams()
+	err := t.sess.Notify(context.Background(), mcp.MethodTaskStatus, params)
+	switch {
+	case errors.Is(err, ErrNoStream):
+		t.sess.srv.relayNotify(t.sess.id, mcp.MethodTaskStatus, params) // the stream may be another process's
+	case err != nil:
 		t.sess.srv.log.Debug("task status", "task", t.id, "err", err)
 	}
 }
@@ -608,7 +613,7 @@ func (sess *Session) taskRequest(ctx context.Context, spec *protocol.Spec, m pro
 	case mcp.MethodGetTaskPayload:
 		t, found := srv.lookupTask(owner, "", id)
 		if found && !t.local {
-			t, found = srv.awaitStored(ctx, owner, t)
+			t, found = srv.awaitStored(ctx, owner, t, taskPollInterval)
 		}
 		if !found {
 			return unknown(), true
@@ -645,7 +650,8 @@ func (sess *Session) taskRequest(ctx context.Context, spec *protocol.Spec, m pro
 		if !found {
 			return unknown(), true
 		}
-		if e := srv.cancelTask(spec, t); e != nil {
+		t, e := srv.cancelTask(ctx, spec, t)
+		if e != nil {
 			return jsonrpc.EncodeError(msg.ID, e), true
 		}
 		return srv.encodeResult(spec, m, msg.ID, t.cancelledResult()), true
@@ -654,12 +660,11 @@ func (sess *Session) taskRequest(ctx context.Context, spec *protocol.Spec, m pro
 }
 
 // awaitStored waits for a task that another process runs to end: nothing
-// tells this one when it does, so its record is read again every poll
-// interval (a store that fails meanwhile is asked again). It returns as
+// tells this one when it does, so its record is read again every interval (a store that fails meanwhile is asked again). It returns as
 // soon as ctx ends too (the caller answers that); found is false when the
 // record is gone (expired).
-func (s *Server) awaitStored(ctx context.Context, owner string, t *task) (_ *task, found bool) {
-	tick := time.NewTicker(taskPollInterval)
+func (s *Server) awaitStored(ctx context.Context, owner string, t *task, every time.Duration) (_ *task, found bool) {
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -106,24 +107,26 @@ func elsewhere(id string) *wire.Error {
 		Data:    map[string]any{"taskId": id}}
 }
 
-// cancelTask cancels a task (tasks/cancel, both kinds). One that ended
-// already is acknowledged where the revision's task rules say so (the
-// extension), else it is -32602 (2025-11-25); one that another process
-// runs is an error, since only that one can stop it.
-func (s *Server) cancelTask(spec *protocol.Spec, t *task) *wire.Error {
+// cancelTask cancels a task (tasks/cancel, both kinds) and returns it as
+// it is then. One that ended already is acknowledged where the revision's
+// task rules say so (the extension), else it is -32602 (2025-11-25); one
+// that another process runs is cancelled there, through the relay, and
+// read back from the store once it says so (without a relay, or when the
+// other process does not answer in time, -32603 names the task).
+func (s *Server) cancelTask(ctx context.Context, spec *protocol.Spec, t *task) (*task, *wire.Error) {
 	t.mu.Lock()
 	switch {
 	case t.terminal():
 		status := t.status
 		t.mu.Unlock()
 		if spec.TaskRules().CancelEndedAcknowledged {
-			return nil
+			return t, nil
 		}
-		return &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: task %q is %s already", t.id, status),
+		return nil, &wire.Error{Code: wire.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: task %q is %s already", t.id, status),
 			Data: map[string]any{"field": "/params/taskId", "reason": "the task has ended"}}
 	case !t.local:
 		t.mu.Unlock()
-		return elsewhere(t.id)
+		return s.cancelElsewhere(ctx, t)
 	}
 	t.status, t.updated = mcp.TaskStatusCancelled, time.Now()
 	t.cancel()
@@ -131,7 +134,28 @@ func (s *Server) cancelTask(spec *protocol.Spec, t *task) *wire.Error {
 	close(t.done)
 	t.mu.Unlock()
 	s.changed(t, true)
-	return nil
+	return t, nil
+}
+
+// cancelElsewhere cancels a task another process runs: the relay carries
+// the cancellation there, and the task's record says when it is done.
+func (s *Server) cancelElsewhere(ctx context.Context, t *task) (*task, *wire.Error) {
+	if !s.relayTask(taskCancel, t.id, t.owner, nil) {
+		return nil, elsewhere(t.id)
+	}
+	ctx, cancel := context.WithTimeout(ctx, relayTaskWait)
+	defer cancel()
+	next, found := s.awaitStored(ctx, t.owner, t, relayTaskPoll)
+	if !found {
+		return nil, unknownTask(t.id)
+	}
+	next.mu.Lock()
+	ended := next.terminal()
+	next.mu.Unlock()
+	if !ended {
+		return nil, elsewhere(t.id)
+	}
+	return next, nil
 }
 
 // cancelledResult answers tasks/cancel: the task (2025-11-25), an empty

@@ -3,7 +3,9 @@ package redisstore_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,13 +16,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/internal/sse"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/redisstore"
+	"github.com/mcpstack/mcpstack/server/taskstore"
 )
 
 // replica is one server of a service whose state is in Redis.
@@ -338,6 +343,98 @@ func TestResourceUpdatedReachesTheStreamAnotherReplicaHolds(t *testing.T) {
 		case <-tick.C:
 		case <-ctx.Done():
 			t.Fatal("the update at b never reached the stream at a")
+		}
+	}
+}
+
+// A 2025-11-25 task runs at one replica; tasks/cancel at another cancels
+// it there (the relay carries it) and answers once the task's record says
+// so; the task's own context ends.
+func TestTaskCancelledThroughAnotherReplica(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	tasks := taskstore.Memory() // what PostgreSQL is to a cluster
+	stopped := make(chan struct{})
+	replica := func() func(method, params string) map[string]any {
+		a := app.New("replica", "1")
+		app.AddTool(a, app.Tool{Name: "slow", TaskSupport: "optional"}, func(ctx context.Context, _ struct{}) (string, error) {
+			<-ctx.Done()
+			close(stopped)
+			return "", ctx.Err()
+		})
+		srv := app.NewServer(a, server.WithStrict(true), server.WithTaskStore(tasks), server.WithSessionStore(redisstore.NewSessions(rdb, prefix)))
+		t.Cleanup(srv.Close)
+		sess, err := core.Of(srv).NewSession("", nil, core.OpenedBy(core.Caller{Owner: "alice", Key: "principal:alice"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		call := func(method, params string) map[string]any {
+			n++
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var m map[string]any
+			_ = json.Unmarshal(sess.Handle(ctx, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, n, method, params)), nil), &m)
+			return m
+		}
+		call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+		sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+		return call
+	}
+	runner, other := replica(), replica()
+	started := runner("tools/call", `{"name":"slow","task":{"ttl":60000}}`)
+	task, _ := started["result"].(map[string]any)["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if id == "" {
+		t.Fatalf("no task: %v", started)
+	}
+	got := other("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, id))
+	if res, _ := got["result"].(map[string]any); res == nil || res["status"] != "cancelled" {
+		t.Fatalf("tasks/cancel at the other replica: %v", got)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the task still runs at its replica")
+	}
+	if res, _ := runner("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))["result"].(map[string]any); res == nil || res["status"] != "cancelled" {
+		t.Errorf("tasks/get at the runner: %v", res)
+	}
+}
+
+// A task runs at one replica while the client's GET stream is at the
+// other: its status notifications reach the stream.
+func TestTaskStatusReachesTheStreamAnotherReplicaHolds(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	defer srvA.Close()
+	defer srvB.Close()
+	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	id := init.Header.Get("Mcp-Session-Id")
+	init.Body.Close()
+	post(t, srvA.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srvB.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET at b: %v %v", stream, err)
+	}
+	defer stream.Body.Close()
+	time.Sleep(100 * time.Millisecond) // the stream is attached at b
+	resp := post(t, srvA.URL, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0.2,"label":"x"},"task":{"ttl":60000}}}`)
+	resp.Body.Close()
+	r := sse.NewReader(stream.Body, 1<<20)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatalf("the stream at b ended without the task's completion: %v", err)
+		}
+		if s := string(e.Data); strings.Contains(s, "notifications/tasks/status") && strings.Contains(s, `"completed"`) {
+			return
 		}
 	}
 }

@@ -1,0 +1,116 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/server"
+	"github.com/mcpstack/mcpstack/server/taskstore"
+)
+
+// hub relays between the servers of one test, in the process: each
+// endpoint is one server's relay (the Publish and Subscribe that
+// server.WithSessionStore finds on a store).
+type hub struct {
+	mu     sync.Mutex
+	states map[string]server.SessionState
+	subs   map[*hubStore]func(string, []byte)
+}
+
+func newHub() *hub {
+	return &hub{states: map[string]server.SessionState{}, subs: map[*hubStore]func(string, []byte){}}
+}
+
+// hubStore is one server's view of the hub: a shared SessionStore that
+// relays.
+type hubStore struct{ h *hub }
+
+func (h *hub) store() *hubStore { return &hubStore{h: h} }
+
+func (s *hubStore) Create(_ context.Context, st server.SessionState) error {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	if _, ok := s.h.states[st.ID]; ok {
+		return errors.New("exists")
+	}
+	s.h.states[st.ID] = st
+	return nil
+}
+
+func (s *hubStore) Load(_ context.Context, id string) (server.SessionState, error) {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	st, ok := s.h.states[id]
+	if !ok {
+		return st, server.ErrSessionNotFound
+	}
+	return st, nil
+}
+
+func (s *hubStore) Update(_ context.Context, st server.SessionState) error {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	if _, ok := s.h.states[st.ID]; !ok {
+		return server.ErrSessionNotFound
+	}
+	s.h.states[st.ID] = st
+	return nil
+}
+
+func (s *hubStore) Delete(_ context.Context, id string) error {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	delete(s.h.states, id)
+	return nil
+}
+
+func (s *hubStore) Publish(_ context.Context, session string, msg []byte) error {
+	s.h.mu.Lock()
+	var to []func(string, []byte)
+	for other, deliver := range s.h.subs {
+		if other != s {
+			to = append(to, deliver)
+		}
+	}
+	s.h.mu.Unlock()
+	for _, deliver := range to {
+		go deliver(session, append([]byte(nil), msg...))
+	}
+	return nil
+}
+
+func (s *hubStore) Subscribe(deliver func(string, []byte)) func() {
+	s.h.mu.Lock()
+	s.h.subs[s] = deliver
+	s.h.mu.Unlock()
+	return func() {
+		s.h.mu.Lock()
+		delete(s.h.subs, s)
+		s.h.mu.Unlock()
+	}
+}
+
+// A task of the 2026-07-28 extension waits for input at the process that
+// runs it; the answers, sent with tasks/update to another process, reach
+// it there (through the relay), and the task completes.
+func TestExtensionTaskAnsweredThroughAnotherProcess(t *testing.T) {
+	h, tasks := newHub(), taskstore.Memory()
+	runner := newExtClient(t, newExtServer(t, server.WithTaskStore(tasks), server.WithSessionStore(h.store())), withTasks).as("alice")
+	other := newExtClient(t, newExtServer(t, server.WithTaskStore(tasks), server.WithSessionStore(h.store())), withTasks).as("alice")
+	id := runner.ok("tools/call", `{"name":"multi_input","arguments":{}}`)["taskId"].(string)
+	runner.until(id, "input_required")
+	other.ok("tasks/update", fmt.Sprintf(`{"taskId":%q,"inputResponses":{"first":{"action":"accept","content":{"name":"Ann"}},"second":{"action":"accept","content":{"name":"Bo"}}}}`, id))
+	if got := runner.until(id, "completed", "failed"); firstText(t, got["result"]) != "Got Ann and Bo." {
+		t.Errorf("answered through the other process: %v", got)
+	}
+	// And tasks/cancel at the other process cancels a task the runner runs.
+	id = runner.ok("tools/call", `{"name":"multi_input","arguments":{}}`)["taskId"].(string)
+	runner.until(id, "input_required")
+	other.ok("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, id))
+	if got := runner.until(id, "cancelled"); got["status"] != "cancelled" {
+		t.Errorf("cancelled through the other process: %v", got)
+	}
+}
