@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -16,7 +17,9 @@ func openRedis(ctx context.Context, url string, log *slog.Logger) (*redis.Client
 	redis.SetLogger(redisLog{log})
 	opts, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", redactRedisURL(url), err)
+		// Its text quotes the URL, or the part of it that did not parse,
+		// which may be the password: none of it is repeated.
+		return nil, errors.New("not a Redis URL (redis://[user:password@]host:port/db, rediss:// for TLS; a password with / or @ is percent-encoded)")
 	}
 	rdb := redis.NewClient(opts)
 	if err := rdb.Ping(ctx).Err(); err != nil {

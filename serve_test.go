@@ -218,6 +218,12 @@ func (l *lockedBuffer) String() string {
 // A Redis that does not answer stops serve at once, with the URL's
 // password left out of what it says.
 func TestServeRedisUnreachable(t *testing.T) {
+	// A password with a slash does not parse, and the parser's error
+	// quotes the URL: it must not reach the output either.
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "--profile", "conformance", "--redis-url", "redis://:s3c/ret@redis:6379/0"}, &out, &errb); code != 1 || strings.Contains(errb.String(), "s3c") {
+		t.Errorf("an unparsable URL: exit %d, %q", code, errb.String())
+	}
 	for _, viaEnv := range []bool{false, true} {
 		var out, errb bytes.Buffer
 		args := []string{"serve", "--profile", "conformance", "--http", "127.0.0.1:0", "--log-level", "error"}

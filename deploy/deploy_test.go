@@ -90,8 +90,11 @@ func TestManifests(t *testing.T) {
 	if !matches(d.Spec.Selector.MatchLabels) || !matches(m.service.Spec.Selector) || !matches(m.pdb.Spec.Selector.MatchLabels) {
 		t.Error("the Deployment's, the Service's and the PodDisruptionBudget's selectors must all select the pods")
 	}
-	if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 || m.hpa.Spec.MinReplicas == nil || *m.hpa.Spec.MinReplicas < 2 {
+	if m.hpa.Spec.MinReplicas == nil || *m.hpa.Spec.MinReplicas < 2 {
 		t.Error("fewer than two replicas: one that dies takes the service with it")
+	}
+	if d.Spec.Replicas != nil {
+		t.Error("the Deployment sets replicas: each kubectl apply would reset what the autoscaler chose")
 	}
 	if ref := m.hpa.Spec.ScaleTargetRef; ref.Kind != "Deployment" || ref.Name != d.Name {
 		t.Errorf("the autoscaler scales %s %s", ref.Kind, ref.Name)

@@ -100,8 +100,11 @@ func (mg *merger) mergeDecl(old, cur *decl) *decl {
 			if f.Const != of.Const {
 				f.Const = ""
 			}
-			if f.Default == "" {
+			switch {
+			case f.Default == "":
 				f.Default = of.Default
+			case of.Default != "" && of.Default != f.Default:
+				panic(fmt.Sprintf("%s.%s: the revisions give it different defaults (%s, %s): the encoders write one", cur.Name, f.JSON, of.Default, f.Default))
 			}
 			f.Type = mg.mergeType(of.Type, f.Type)
 		}

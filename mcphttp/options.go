@@ -121,8 +121,9 @@ func WithLoopbackOnly() Option { return func(c *config) { c.loopback = true } }
 func WithReadiness(check func() error) Option { return func(c *config) { c.ready = check } }
 
 // WithTrustedProxies believes the client address that a reverse proxy in
-// prefixes forwards (Forwarded, or else X-Forwarded-For: the rightmost
-// address outside prefixes) for the per-client quotas of clients without a
+// prefixes forwards in X-Forwarded-For (the rightmost address outside
+// prefixes; a Forwarded header is ignored: proxies pass the client's own
+// through) for the per-client quotas of clients without a
 // token; from any other address the headers are ignored, so that a client
 // cannot pass for another. Without it, every client behind a load balancer
 // is one client, the balancer.

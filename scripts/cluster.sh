@@ -26,7 +26,8 @@ need_haproxy() {
 	say "installing haproxy from the distribution's packages"
 	local sudo=()
 	[ "$(id -u)" = 0 ] || sudo=(sudo)
-	if ! command -v apt-get >/dev/null 2>&1 || ! "${sudo[@]}" apt-get install -y -q haproxy >/dev/null; then
+	if ! command -v apt-get >/dev/null 2>&1 || ! { "${sudo[@]}" apt-get install -y -q haproxy >/dev/null 2>&1 ||
+		{ "${sudo[@]}" apt-get update -q >/dev/null && "${sudo[@]}" apt-get install -y -q haproxy >/dev/null; }; }; then
 		say "haproxy is missing and could not be installed (apt-get install haproxy)"
 		exit 2
 	fi
@@ -67,7 +68,11 @@ fi
 # PostgreSQL.
 pg_dsn=${CLUSTER_POSTGRES_DSN:-}
 if [ -z "$pg_dsn" ] && command -v pg_isready >/dev/null 2>&1 && pg_isready -q -h 127.0.0.1 -p 5432; then
-	pg_dsn="postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	candidate="postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	# a server that answers may still want a password, or lack the database
+	if command -v psql >/dev/null 2>&1 && psql "$candidate" -qtAc 'select 1' >/dev/null 2>&1; then
+		pg_dsn=$candidate
+	fi
 fi
 
 # The secrets every replica shares: the tokens' and requestState's.

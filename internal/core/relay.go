@@ -51,15 +51,26 @@ func (s *Server) startRelay() {
 	s.stopRelay = s.cfg.relay.Subscribe(s.relayed)
 }
 
+// maxRelayed bounds a client message relayed to the other processes.
+const maxRelayed = 1 << 20
+
 // relayOut hands msg, which sess could not place here, to the other
-// processes.
+// processes: only what another process may wait for. A session that lives
+// on one stream or socket has no copies elsewhere; a response names the
+// process whose request it answers in its id (idBase), so one to a
+// request of no process, or of this one, goes nowhere.
 func (sess *Session) relayOut(msg *jsonrpc.Message) {
 	r := sess.srv.cfg.relay
-	if r == nil {
+	if r == nil || !sess.durable {
 		return
 	}
+	if msg.Kind == jsonrpc.Response {
+		if base := msg.ID.Int() >> 32; !msg.ID.IsInt() || base == 0 || base == sess.srv.idBase>>32 {
+			return
+		}
+	}
 	b, err := jsontree.Marshal(msg.Tree)
-	if err != nil {
+	if err != nil || len(b) > maxRelayed {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)

@@ -207,10 +207,19 @@ func (sess *Session) refresh() {
 func (sess *Session) touch() {
 	now := time.Now().UnixNano()
 	sess.lastUsed.Store(now)
-	if d := sess.srv.cfg.idleTimeout; sess.durable && d > 0 && time.Duration(now-sess.saved.Load()) > d/4 {
+	every := sess.srv.cfg.idleTimeout / 4
+	if every <= 0 {
+		every = resaveWithoutIdle // a store may still drop a state unsaved for long
+	}
+	if sess.durable && time.Duration(now-sess.saved.Load()) > every {
 		sess.save(sess.ctx)
 	}
 }
+
+// resaveWithoutIdle is how often a session in use is saved without an
+// idle timeout: a store keeps a state without an expiry for a while only
+// (redisstore: a day after its last save).
+const resaveWithoutIdle = time.Hour
 
 // expireIdle ends a session idle here for the idle timeout. Its state is
 // dropped only when the store says so too: another process may have served

@@ -10,10 +10,13 @@ import (
 
 // TrustedProxies believes the client address a reverse proxy forwards
 // only when the request comes from one of the proxies' ranges: then the
-// client is the rightmost address of Forwarded (or else X-Forwarded-For)
-// outside those ranges, so that a client cannot pass for another by
-// sending the header itself. The parsing is realclientip-go's, a library
-// that does only this and says why each strategy is or is not safe.
+// client is the rightmost address of X-Forwarded-For outside those ranges,
+// so that a client cannot pass for another by sending the header itself.
+// One header only, the one HAProxy, nginx, the ingress controllers and
+// cloud balancers append to: they pass a Forwarded header the client sent
+// through untouched, so reading it too would let the client choose its
+// address. The parsing is realclientip-go's, a library that does only
+// this and says why each strategy is or is not safe.
 type TrustedProxies struct {
 	ranges []net.IPNet
 	from   realclientip.Strategy
@@ -29,10 +32,7 @@ func NewTrustedProxies(prefixes []netip.Prefix) *TrustedProxies {
 		p = p.Masked()
 		t.ranges = append(t.ranges, net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())})
 	}
-	t.from = realclientip.NewChainStrategy(
-		realclientip.Must(realclientip.NewRightmostTrustedRangeStrategy("Forwarded", t.ranges)),
-		realclientip.Must(realclientip.NewRightmostTrustedRangeStrategy("X-Forwarded-For", t.ranges)),
-	)
+	t.from = realclientip.Must(realclientip.NewRightmostTrustedRangeStrategy("X-Forwarded-For", t.ranges))
 	return t
 }
 

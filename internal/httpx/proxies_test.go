@@ -19,8 +19,8 @@ func TestIdentifyBehindTrustedProxies(t *testing.T) {
 		want    string
 	}{
 		{"a proxy forwards", proxies, "10.1.2.3:4000", map[string]string{"X-Forwarded-For": "203.0.113.7"}, "addr:203.0.113.7"},
-		{"Forwarded before X-Forwarded-For", proxies, "10.1.2.3:4000",
-			map[string]string{"Forwarded": `for="198.51.100.9:1234"`, "X-Forwarded-For": "203.0.113.7"}, "addr:198.51.100.9"},
+		{"a Forwarded header the client sent, passed on by an X-Forwarded-For proxy", proxies, "10.1.2.3:4000",
+			map[string]string{"Forwarded": `for="198.51.100.9:1234"`, "X-Forwarded-For": "203.0.113.7"}, "addr:203.0.113.7"},
 		{"a client that forged the header behind the proxy", proxies, "10.1.2.3:4000",
 			map[string]string{"X-Forwarded-For": "192.0.2.66, 203.0.113.7, 10.9.9.9"}, "addr:203.0.113.7"},
 		{"a client that is no proxy: its header is ignored", proxies, "203.0.113.7:5000",

@@ -11,15 +11,20 @@ import (
 )
 
 // NewEvents is an mcphttp.EventStore in rdb, for the events of resumable
-// streams. A session's events are one
-// Redis stream (entries: the stream's name, the event's number in it, its
-// data) beside a hash of counters (the next number of each stream, the
-// events each still has, the bytes kept), so that the bounds (events,
-// bytes and age per session, oldest out first) and the difference between
-// events that fell out (ErrEventsGone) and ids never issued
-// (ErrUnknownEvent) are those of the in-memory store. Appends and replays
-// are Lua scripts: each is atomic, whichever replica runs it. Event ids
-// are "<stream>-<n>", as in memory.
+// streams, laid out as the in-memory store keeps them: each stream's events
+// are a Redis stream of their own (entries: the event's number, its data),
+// beside the session's order of events (a list of stream names, oldest
+// first, for the session's bounds), a hash of counters (each stream's next
+// number and events kept, the bytes kept) and the streams that lost their
+// last event. So the bounds (events, bytes and age per session, the oldest
+// out first), the ids ("<stream>-<n>") and the difference between events
+// that fell out (mcphttp.ErrEventsGone, 410) and ids never issued
+// (mcphttp.ErrUnknownEvent, 404) are those of the in-memory store, and a
+// replay reads only its own stream. Appends and replays are Lua scripts:
+// each is atomic, whichever replica runs it. The events expire with their
+// age; the counters a day after the session's last append or replay (the
+// session TTL), so that a stream resumed after a quiet spell is told
+// apart from one never issued.
 func NewEvents(rdb redis.UniversalClient, opts ...Option) mcphttp.EventStore {
 	return &events{rdb: rdb, cfg: newConfig(opts)}
 }
@@ -29,15 +34,16 @@ type events struct {
 	cfg config
 }
 
-// keys are a session's event keys: the entries, the counters, and the
-// streams that lost their last event, oldest first (their counters are
-// kept, so that a replay says "gone", up to the event bound).
+// keys are a session's keys: its order, its counters, its emptied
+// streams; a stream's events are at the prefix of its streams and the
+// stream's name (the same hash tag: one Cluster slot).
 func (e *events) keys(session string) []string {
-	return []string{e.cfg.key("events", session), e.cfg.key("counters", session), e.cfg.key("emptied", session)}
+	return []string{e.cfg.key("order", session), e.cfg.key("counters", session), e.cfg.key("emptied", session),
+		e.cfg.key("stream", session) + ":"}
 }
 
 func (e *events) limits() []any {
-	return []any{e.cfg.maxEvents, e.cfg.maxAge.Milliseconds(), e.cfg.maxBytes}
+	return []any{e.cfg.maxEvents, e.cfg.maxAge.Milliseconds(), e.cfg.maxBytes, e.cfg.maxIdle.Milliseconds()}
 }
 
 // Append stores the next event of a stream and returns its id.
@@ -91,7 +97,7 @@ func (e *events) Replay(session, lastID string, fn func(id string, data []byte) 
 func (e *events) Forget(session string) {
 	ctx, cancel := e.cfg.background()
 	defer cancel()
-	_ = e.rdb.Del(ctx, e.keys(session)...).Err() // what is left expires
+	_ = forgetScript.Run(ctx, e.rdb, e.keys(session)).Err() // what is left expires
 }
 
 // What the replay script answers first.
@@ -102,32 +108,34 @@ const (
 )
 
 // trimLua drops a session's oldest events while it holds more than the
-// bounds allow, keeping the newest keep. Counters: "n:<stream>" the next
-// number, "k:<stream>" the events kept, "bytes". A stream that loses its
-// last event joins the emptied list; past maxEvents such streams, the
-// oldest one's counters go (a replay from it is then unknown, not gone).
-// Every key expires maxAge after the last append: by then every event
-// has aged out.
+// bounds allow, keeping the newest keep. KEYS: order, counters, emptied,
+// the prefix of the streams. Counters: "n:<stream>" the next number,
+// "k:<stream>" the events kept, "bytes". A stream that loses its last
+// event joins the emptied list; past maxEvents such streams, the oldest
+// one's counters go (a replay from it is then unknown, not gone).
 const trimLua = `
 local function trim(keys, maxEvents, maxAge, maxBytes, keep)
   local t = redis.call('TIME')
   local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - maxAge
   local bytes = tonumber(redis.call('HGET', keys[2], 'bytes') or '0')
-  local len = redis.call('XLEN', keys[1])
+  local len = redis.call('LLEN', keys[1])
   local dropped = false
   while len > keep do
-    local e = redis.call('XRANGE', keys[1], '-', '+', 'COUNT', 1)[1]
-    local ms = tonumber(string.match(e[1], '^(%d+)'))
-    if len <= maxEvents and ms >= cutoff and (maxBytes <= 0 or bytes <= maxBytes) then
-      break
+    local name = redis.call('LINDEX', keys[1], 0)
+    local e = redis.call('XRANGE', keys[4] .. name, '-', '+', 'COUNT', 1)[1]
+    if e then
+      local ms = tonumber(string.match(e[1], '^(%d+)'))
+      if len <= maxEvents and ms >= cutoff and (maxBytes <= 0 or bytes <= maxBytes) then
+        break
+      end
+      redis.call('XDEL', keys[4] .. name, e[1])
+      bytes = bytes - string.len(e[2][4])
     end
-    local f = e[2]
-    local name, data = f[2], f[6]
-    redis.call('XDEL', keys[1], e[1])
+    redis.call('LPOP', keys[1])
     dropped = true
     len = len - 1
-    bytes = bytes - string.len(data)
     if redis.call('HINCRBY', keys[2], 'k:' .. name, -1) <= 0 then
+      redis.call('DEL', keys[4] .. name)
       redis.call('RPUSH', keys[3], name)
       if redis.call('LLEN', keys[3]) > maxEvents then
         local old = redis.call('LPOP', keys[3])
@@ -141,48 +149,61 @@ local function trim(keys, maxEvents, maxAge, maxBytes, keep)
     redis.call('HSET', keys[2], 'bytes', bytes)
   end
 end
+
+-- expire: the events and their order with their age, the counters and
+-- the emptied list a session TTL after the session was last used.
+local function expire(keys, name, maxAge, ttl)
+  for _, k in ipairs({keys[1], keys[4] .. name}) do
+    if redis.call('EXISTS', k) == 1 then
+      redis.call('PEXPIRE', k, maxAge)
+    end
+  end
+  for _, k in ipairs({keys[2], keys[3]}) do
+    if redis.call('EXISTS', k) == 1 then
+      redis.call('PEXPIRE', k, ttl)
+    end
+  end
+end
 `
 
-// appendScript: KEYS entries, counters, emptied; ARGV maxEvents, maxAge
-// (ms), maxBytes, stream, data. Answers the event's number.
+// appendScript: KEYS as trimLua's; ARGV maxEvents, maxAge (ms), maxBytes,
+// the session TTL (ms), stream, data. Answers the event's number.
 var appendScript = redis.NewScript(trimLua + `
-local maxEvents, maxAge, maxBytes = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local name, data = ARGV[4], ARGV[5]
+local maxEvents, maxAge, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local name, data = ARGV[5], ARGV[6]
 local n = redis.call('HINCRBY', KEYS[2], 'n:' .. name, 1) - 1
 redis.call('HINCRBY', KEYS[2], 'k:' .. name, 1)
 redis.call('HINCRBY', KEYS[2], 'bytes', string.len(data))
-redis.call('XADD', KEYS[1], '*', 's', name, 'n', n, 'd', data)
+redis.call('XADD', KEYS[4] .. name, '*', 'n', n, 'd', data)
+redis.call('RPUSH', KEYS[1], name)
 trim(KEYS, maxEvents, maxAge, maxBytes, 1)
-for _, k in ipairs(KEYS) do
-  redis.call('PEXPIRE', k, maxAge)
-end
+expire(KEYS, name, maxAge, ttl)
 return n
 `)
 
-// replayScript: KEYS as appendScript's; ARGV maxEvents, maxAge, maxBytes,
-// stream, the number of the last event seen. Answers {0, n, data, ...},
-// {1} for an id never issued, {2} when events after it fell out.
+// replayScript: KEYS as trimLua's; ARGV maxEvents, maxAge, maxBytes, the
+// session TTL, stream, the number of the last event seen. Answers {0, n,
+// data, ...} (the stream's events after it, only its own), {1} for an id
+// never issued, {2} when events after it fell out.
 var replayScript = redis.NewScript(trimLua + `
-local maxEvents, maxAge, maxBytes = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local name, seq = ARGV[4], tonumber(ARGV[5])
+local maxEvents, maxAge, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local name, seq = ARGV[5], tonumber(ARGV[6])
 trim(KEYS, maxEvents, maxAge, maxBytes, 0)
 local nxt = tonumber(redis.call('HGET', KEYS[2], 'n:' .. name) or '-1')
 if seq >= nxt then
   return {1}
 end
+expire(KEYS, name, maxAge, ttl)
 local out = {0}
 local first = nil
-for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+')) do
-  local f = e[2]
-  if f[2] == name then
-    local n = tonumber(f[4])
-    if first == nil then
-      first = n
-    end
-    if n > seq then
-      table.insert(out, n)
-      table.insert(out, f[6])
-    end
+for _, e in ipairs(redis.call('XRANGE', KEYS[4] .. name, '-', '+')) do
+  local n = tonumber(e[2][2])
+  if first == nil then
+    first = n
+  end
+  if n > seq then
+    table.insert(out, n)
+    table.insert(out, e[2][4])
   end
 end
 if first == nil then
@@ -192,4 +213,16 @@ if seq + 1 < first then
   return {2}
 end
 return out
+`)
+
+// forgetScript drops a session's keys, its streams' too. KEYS as
+// trimLua's.
+var forgetScript = redis.NewScript(`
+for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if string.sub(f, 1, 2) == 'n:' then
+    redis.call('DEL', KEYS[4] .. string.sub(f, 3))
+  end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+return 0
 `)

@@ -175,7 +175,7 @@ func TestEvents(t *testing.T) {
 	if _, err := m.Replay("s", "c-1", collect); !errors.Is(err, mcphttp.ErrUnknownEvent) {
 		t.Errorf("after Forget: %v", err)
 	}
-	if keys := rdb.Keys(context.Background(), "mcpstack-test:*{s}").Val(); len(keys) != 0 {
+	if keys := rdb.Keys(context.Background(), "mcpstack-test:*{s}*").Val(); len(keys) != 0 {
 		t.Errorf("Forget left %v", keys)
 	}
 }
@@ -204,17 +204,31 @@ func TestEventBounds(t *testing.T) {
 		}
 	})
 	t.Run("age", func(t *testing.T) {
-		m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(100, 300*time.Millisecond, 0))
+		m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(100, 300*time.Millisecond, 0), redisstore.WithSessionTTL(time.Minute))
 		m.Append("u", "a", []byte("old"))
 		m.Append("u", "a", []byte("older"))
+		m.Append("u", "b", nil) // a stream that sent only its priming event
 		time.Sleep(400 * time.Millisecond)
-		if _, err := m.Replay("u", "a-0", func(string, []byte) error { return nil }); err == nil {
-			t.Error("events past their age replayed")
+		// The events aged out; the counters are the session's: a client
+		// that lost events hears they are gone (410), one that saw all
+		// of them resumes with nothing to replay, not "unknown" (404, which
+		// would make it start the session over).
+		if _, err := m.Replay("u", "a-0", func(string, []byte) error { return nil }); !errors.Is(err, mcphttp.ErrEventsGone) {
+			t.Errorf("events past their age: %v, want ErrEventsGone", err)
 		}
-		// every key of the session expires with its events
-		for _, k := range rdb.Keys(ctx, "mcpstack-test:*{u}").Val() {
-			if ttl := rdb.PTTL(ctx, k).Val(); ttl > 300*time.Millisecond {
-				t.Errorf("%s expires in %v", k, ttl)
+		if _, err := m.Replay("u", "b-0", func(string, []byte) error { return nil }); err != nil {
+			t.Errorf("a quiet stream resumed after its events' age: %v, want nothing to replay", err)
+		}
+		// every key of the session expires: the events with their age,
+		// the counters with the session TTL
+		keys := rdb.Keys(ctx, "mcpstack-test:*{u}*").Val()
+		if len(keys) == 0 {
+			t.Fatal("no keys")
+		}
+		for _, k := range keys {
+			ttl := rdb.PTTL(ctx, k).Val()
+			if ttl <= 0 || ttl > time.Minute {
+				t.Errorf("%s expires in %v, want within the session TTL", k, ttl)
 			}
 		}
 	})

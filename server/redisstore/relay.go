@@ -6,13 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // relay carries a client's messages between the processes (the relay of
 // server.WithSessionStore), on Redis Pub/Sub: every process publishes on
-// one channel (the prefix and "relay") and receives what the others
+// one channel (the prefix, "relay" and the database) and receives what the others
 // publish; a process drops its own messages. Pub/Sub keeps nothing: a
 // process that is not subscribed when a message goes out does not get it,
 // which is right for a relay (the message is for a call that waits now).
@@ -28,7 +29,13 @@ type relay struct {
 func newRelay(rdb redis.UniversalClient, c config) relay {
 	var origin [8]byte
 	_, _ = rand.Read(origin[:])
-	return relay{rdb: rdb, channel: c.prefix + "relay", origin: hex.EncodeToString(origin[:])}
+	channel := c.prefix + "relay"
+	if cl, ok := rdb.(*redis.Client); ok {
+		// Pub/Sub ignores databases: services on one Redis in different
+		// databases must not hear each other.
+		channel += ":" + strconv.Itoa(cl.Options().DB)
+	}
+	return relay{rdb: rdb, channel: channel, origin: hex.EncodeToString(origin[:])}
 }
 
 // A message on the channel: origin, session, message, separated by

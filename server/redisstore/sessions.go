@@ -57,7 +57,10 @@ func (s *sessions) Load(ctx context.Context, id string) (server.SessionState, er
 	}
 	var st server.SessionState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return server.SessionState{}, fmt.Errorf("redisstore: session %s: %w", id, err)
+		// Not a state this version can serve (corrupt, or written by an
+		// incompatible one): the client starts over, rather than hearing
+		// "try again" until it expires.
+		return server.SessionState{}, fmt.Errorf("%w: its state does not decode: %v", server.ErrSessionNotFound, err)
 	}
 	if !st.Expires.IsZero() && time.Now().After(st.Expires) {
 		return server.SessionState{}, server.ErrSessionNotFound
