@@ -1,6 +1,7 @@
 package interop_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -37,12 +38,12 @@ type replicaProc struct {
 // startReplica starts a replica of the conformance profile on Redis; the
 // URL comes from the environment (MCPSTACK_REDIS_URL), as an operator
 // would give a password.
-func startReplica(t *testing.T, redisURL string) *replicaProc {
+func startReplica(t *testing.T, redisURL string, extra ...string) *replicaProc {
 	t.Helper()
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	r := &replicaProc{stderr: &lockedBuffer{}}
-	r.cmd = exec.Command(mcpstackBin, "serve", "--profile", "conformance", "--strict", "--http", "127.0.0.1:0",
-		"--addr-file", addrFile, "--shutdown-delay", "0", "--rate-limit", "0", "--rate-limit-bytes", "0")
+	r.cmd = exec.Command(mcpstackBin, append([]string{"serve", "--profile", "conformance", "--strict", "--http", "127.0.0.1:0",
+		"--addr-file", addrFile, "--shutdown-delay", "0", "--rate-limit", "0", "--rate-limit-bytes", "0"}, extra...)...)
 	r.cmd.Env = append(os.Environ(), "MCPSTACK_REDIS_URL="+redisURL)
 	r.cmd.Stderr = r.stderr
 	if err := r.cmd.Start(); err != nil {
@@ -182,4 +183,134 @@ func TestClusterOnRedis(t *testing.T) {
 			t.Errorf("replica %d logged an error:\n%s", i+1, s)
 		}
 	}
+}
+
+// A replica dies (SIGKILL) in the middle of a streamed call; the client
+// resumes the stream at another replica: it gets what it missed, nothing
+// twice, and, once the dead replica's lease on the stream has run out, an
+// explicit error for its request as the stream's last event, never a
+// stream that resumes forever.
+func TestClusterKilledMidStream(t *testing.T) {
+	redisURL := os.Getenv(redisEnv)
+	if redisURL == "" {
+		t.Skipf("%s is unset: no Redis for the replicas (redis://127.0.0.1:6379/0 where one runs)", redisEnv)
+	}
+	a, b := startReplica(t, redisURL, "--response-mode", "sse"), startReplica(t, redisURL, "--response-mode", "sse")
+	post := func(r *replicaProc, session, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, r.url.String()+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	init := post(a, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	session := init.Header.Get("Mcp-Session-Id")
+	init.Body.Close()
+	post(a, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	call := post(a, session, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":60,"label":"lost"}}}`)
+	defer call.Body.Close()
+	lastID := readPriming(t, call.Body)
+	if err := a.cmd.Process.Kill(); err != nil { // SIGKILL: no drain, no goodbye
+		t.Fatal(err)
+	}
+	_ = a.cmd.Wait()
+
+	// The client resumes at b until the stream ends with an answer.
+	deadline := time.Now().Add(30 * time.Second)
+	var answer string
+	for answer == "" && time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodGet, b.url.String()+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Last-Event-ID", lastID)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Fatalf("resume at b: %s %s", resp.Status, body)
+		}
+		events := readEvents(t, resp.Body)
+		resp.Body.Close()
+		for _, e := range events {
+			lastID = e.id
+			if answer != "" {
+				t.Errorf("an event after the answer: %s", e.data)
+			}
+			answer = e.data
+		}
+		if answer == "" {
+			time.Sleep(time.Second) // the client's retry interval
+		}
+	}
+	if !strings.Contains(answer, `"id":7`) || !strings.Contains(answer, `"error"`) || !strings.Contains(answer, "stopped") {
+		t.Fatalf("the stream of the killed call ended with %q, want an error for request 7", answer)
+	}
+	// Resumed once more, from the answer: nothing is sent twice.
+	req, _ := http.NewRequest(http.MethodGet, b.url.String()+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", lastID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if again := readEvents(t, resp.Body); len(again) > 0 {
+		t.Errorf("resumed after the answer: %d more events (%s)", len(again), again[0].data)
+	}
+}
+
+type sseEvent struct{ id, data string }
+
+// readPriming reads a stream until its first event id (the priming event).
+func readPriming(t *testing.T, body io.Reader) string {
+	t.Helper()
+	r := bufio.NewReader(body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no priming event: %v", err)
+		}
+		if id, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "id: "); ok {
+			return id
+		}
+	}
+}
+
+// readEvents reads a stream to its end: the events with data.
+func readEvents(t *testing.T, body io.Reader) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.data != "" {
+				out = append(out, cur)
+			}
+			cur = sseEvent{id: cur.id}
+		case strings.HasPrefix(line, "id: "):
+			cur.id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data += strings.TrimPrefix(line, "data: ")
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -236,6 +237,27 @@ func (c *Call) Ended() bool {
 	c.sess.mu.Lock()
 	defer c.sess.mu.Unlock()
 	return c.sess.closed
+}
+
+// Epitaph is what the call's client gets, on its event stream, if the
+// process running the call dies before answering: a -32603 for each of
+// its requests, saying so (a store that processes share keeps it, and
+// another process sends it when the client resumes the stream).
+func (c *Call) Epitaph() []byte {
+	e := &wire.Error{Code: wire.CodeInternalError, Message: "Internal error: the server that ran this request stopped before it answered; send the request again"}
+	var answers [][]byte
+	for _, it := range c.in.items {
+		if it.Msg != nil && it.Msg.Kind == jsonrpc.Request {
+			answers = append(answers, jsonrpc.EncodeError(it.Msg.ID, e))
+		}
+	}
+	if len(answers) == 1 || !c.in.batch {
+		if len(answers) == 0 {
+			return nil
+		}
+		return answers[0]
+	}
+	return append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']')
 }
 
 // Prime reports whether the call's event stream starts with a priming

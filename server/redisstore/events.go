@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -225,4 +227,82 @@ for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 return 0
+`)
+
+// leaseTTL is how long a stream's process may be silent before the stream
+// counts as orphaned: it renews the lease every third of it.
+const leaseTTL = 10 * time.Second
+
+// Hold keeps what the client of a stream this process carries gets if the
+// process dies before the stream ends (the epitaph, beside the stream's
+// counters), under a lease the process renews until release.
+func (e *events) Hold(session, stream string, epitaph []byte) (release func()) {
+	lease := e.cfg.key("lease", session) + ":" + stream
+	counters := e.cfg.key("counters", session)
+	ctx, cancel := e.cfg.background()
+	pipe := e.rdb.TxPipeline()
+	pipe.HSet(ctx, counters, "r:"+stream, epitaph)
+	pipe.PExpire(ctx, counters, e.cfg.maxIdle)
+	pipe.Set(ctx, lease, "1", leaseTTL)
+	_, err := pipe.Exec(ctx)
+	cancel()
+	if err != nil {
+		return func() {} // no epitaph: a resume elsewhere replays what was stored, and ends
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(leaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				ctx, cancel := e.cfg.background()
+				_ = e.rdb.PExpire(ctx, lease, leaseTTL).Err() // a failed renewal is retried at the next tick
+				cancel()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(stop)
+			<-done
+			ctx, cancel := e.cfg.background()
+			defer cancel()
+			pipe := e.rdb.TxPipeline()
+			pipe.HDel(ctx, counters, "r:"+stream)
+			pipe.Del(ctx, lease)
+			_, _ = pipe.Exec(ctx)
+		})
+	}
+}
+
+// Orphaned gives the epitaph of a stream whose process stopped renewing
+// its lease before the stream ended, once.
+func (e *events) Orphaned(session, stream string) ([]byte, bool) {
+	ctx, cancel := e.cfg.background()
+	defer cancel()
+	v, err := orphanScript.Run(ctx, e.rdb, []string{e.cfg.key("lease", session) + ":" + stream, e.cfg.key("counters", session)}, "r:"+stream).Text()
+	if err != nil || v == "" {
+		return nil, false
+	}
+	return []byte(v), true
+}
+
+// orphanScript: KEYS the lease, the counters; ARGV the epitaph's field.
+// Answers the epitaph when the lease is gone, and forgets it.
+var orphanScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return false
+end
+local v = redis.call('HGET', KEYS[2], ARGV[1])
+if not v then
+  return false
+end
+redis.call('HDEL', KEYS[2], ARGV[1])
+return v
 `)

@@ -23,6 +23,18 @@ type EventStore interface {
 	Forget(session string)
 }
 
+// StreamHolder is what an EventStore that processes share may also do:
+// keep, for each stream of a call a process carries, what its client is
+// to get if that process dies before the stream ends (Hold, until the
+// release it returns), and give it once to a process that finds the
+// stream orphaned when the client resumes it there (Orphaned), so that a
+// call lost with its process ends with an error, not with a client that
+// resumes forever.
+type StreamHolder interface {
+	Hold(session, stream string, epitaph []byte) (release func())
+	Orphaned(session, stream string) (epitaph []byte, ok bool)
+}
+
 // Errors of Replay.
 var (
 	ErrEventsGone   = errors.New("event store: the events after Last-Event-ID are no longer kept")

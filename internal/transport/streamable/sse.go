@@ -96,6 +96,7 @@ type eventStream struct {
 	closeOnce sync.Once
 	closeReq  chan struct{} // the method asked to end the response early
 	finished  chan struct{} // no more events will come
+	release   func()        // a StreamHolder's, when the store holds the stream
 }
 
 func (h *Handler) newEventStream(session string) *eventStream {
@@ -202,7 +203,11 @@ func (es *eventStream) finish() {
 	}
 	es.done = true
 	es.setWriter(nil)
+	release := es.release
 	es.mu.Unlock()
 	close(es.finished)
 	es.h.live.Delete(es.name)
+	if release != nil {
+		release()
+	}
 }

@@ -381,6 +381,18 @@ func (cs *callStream) stream() (*eventStream, *sseWriter) {
 	defer cs.mu.Unlock()
 	if cs.es == nil && !cs.json {
 		cs.es = cs.h.newEventStream(cs.call.SessionID())
+		if holder, ok := cs.h.cfg.store.(StreamHolder); ok && cs.call.SessionID() != "" {
+			if epitaph := cs.call.Epitaph(); len(epitaph) > 0 {
+				release := holder.Hold(cs.es.session, cs.es.name, epitaph)
+				cs.es.mu.Lock()
+				if cs.es.done { // the session ended at once
+					defer release()
+				} else {
+					cs.es.release = release
+				}
+				cs.es.mu.Unlock()
+			}
+		}
 		cs.sw = cs.h.newSSEWriter(cs.w)
 		cs.sw.Start()
 		cs.es.attach(cs.sw, int(cs.h.cfg.retry/time.Millisecond), cs.call.Prime())
@@ -600,11 +612,33 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Sess
 	if !started {
 		sw.Start()
 	}
+	if es == nil && ok {
+		h.bury(sess.ID(), name, sw)
+	}
 	sw.Flush()
 	if es == nil || !es.attached() {
-		return // the stream had ended: everything is replayed
+		return // the stream ended, or goes on in another process: everything stored is replayed
 	}
 	h.hold(r, sess, es, sw)
+}
+
+// bury ends a stream whose process died before its call answered: the
+// store's epitaph for it (an error for each request) is stored as its
+// last event and sent, once.
+func (h *Handler) bury(session, stream string, sw *sseWriter) {
+	holder, ok := h.cfg.store.(StreamHolder)
+	if !ok {
+		return
+	}
+	epitaph, orphaned := holder.Orphaned(session, stream)
+	if !orphaned {
+		return
+	}
+	id, err := h.cfg.store.Append(session, stream, epitaph)
+	if err != nil {
+		return
+	}
+	_ = sw.event(id, epitaph)
 }
 
 // streamOf is the stream name of an event id "<stream>-<seq>".
