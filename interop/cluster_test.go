@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -313,4 +315,121 @@ func readEvents(t *testing.T, body io.Reader) []sseEvent {
 		}
 	}
 	return out
+}
+
+// Redis goes away for 10 s under load and comes back: while it is away
+// the replicas answer with errors at once (no hangs), after it they serve
+// fully again by themselves, and their memory has not grown.
+func TestClusterRedisOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test takes half a minute")
+	}
+	if os.Getenv(redisEnv) == "" {
+		t.Skipf("%s is unset: the cluster tests need Redis", redisEnv)
+	}
+	server, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("no redis-server to start and stop: the outage test needs one of its own")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	startRedis := func() *exec.Cmd {
+		cmd := exec.Command(server, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+				c.Close()
+				return cmd
+			}
+		}
+		t.Fatal("redis-server did not start")
+		return nil
+	}
+	redis := startRedis()
+	t.Cleanup(func() { _ = redis.Process.Kill(); _ = redis.Wait() })
+	url := "redis://127.0.0.1:" + port + "/0"
+	replicas := []*replicaProc{startReplica(t, url), startReplica(t, url)}
+	endpoint, _ := roundRobin(t, replicas)
+
+	// One session after another, each through both replicas.
+	type outcome struct {
+		ok   bool
+		took time.Duration
+	}
+	attempt := func() outcome {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		defer cancel()
+		cs, err := newClient(newRecorder()).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err == nil {
+			var res *mcp.CallToolResult
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"})
+			if err == nil && res.IsError {
+				err = errors.New("tool error")
+			}
+			cs.Close()
+		}
+		return outcome{ok: err == nil, took: time.Since(start)}
+	}
+	phase := func(d time.Duration) (ok, failed int, slowest time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			o := attempt()
+			if o.ok {
+				ok++
+			} else {
+				failed++
+			}
+			slowest = max(slowest, o.took)
+		}
+		return
+	}
+	rss := func() (sum int64) {
+		for _, r := range replicas {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+			for line := range strings.Lines(string(b)) {
+				if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+					sum += kb
+				}
+			}
+		}
+		return sum
+	}
+	if ok, failed, _ := phase(2 * time.Second); failed > 0 || ok == 0 {
+		t.Fatalf("before the outage: %d sessions ok, %d failed", ok, failed)
+	}
+	before := rss()
+
+	_ = redis.Process.Kill()
+	_ = redis.Wait()
+	ok, failed, slowest := phase(10 * time.Second)
+	t.Logf("Redis away for 10s: %d sessions ok, %d failed; the slowest answer took %v", ok, failed, slowest)
+	if failed == 0 {
+		t.Error("no session failed while Redis was away: the test did not test an outage")
+	}
+	if slowest > 7*time.Second {
+		t.Errorf("an answer took %v while Redis was away: a client must hear an error, not wait", slowest)
+	}
+
+	redis = startRedis()
+	recovered := false
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && !recovered; time.Sleep(200 * time.Millisecond) {
+		recovered = attempt().ok
+	}
+	if !recovered {
+		t.Fatal("no session succeeded within 15s of Redis coming back")
+	}
+	if ok, failed, _ := phase(2 * time.Second); failed > 0 {
+		t.Errorf("after the outage: %d sessions ok, %d failed; want full service", ok, failed)
+	}
+	if after := rss(); after-before > 20<<10 {
+		t.Errorf("the replicas' RSS grew from %d to %d KiB through the outage", before, after)
+	}
 }

@@ -279,6 +279,9 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
 	}
 	if c.kind == callInitialize {
 		sess, err := c.srv.NewSession("", nil, Transport(c.transport), OpenedBy(CallerFrom(ctx)))
+		if errors.Is(err, errStoreUnavailable) {
+			return unavailable()
+		}
 		if err != nil {
 			return busy(err)
 		}

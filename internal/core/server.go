@@ -77,6 +77,10 @@ type Server struct {
 // ErrTooManySessions is returned by NewSession at the session cap.
 var ErrTooManySessions = errors.New("server: too many sessions")
 
+// errStoreUnavailable is NewSession's error when the SessionStore did not
+// take the new session's state: the client is told to try again.
+var errStoreUnavailable = errors.New("server: the session store cannot be reached")
+
 // ErrClosed is returned by NewSession after Close.
 var ErrClosed = errors.New("server: closed")
 
@@ -176,7 +180,8 @@ func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Sess
 		defer cancel()
 		if err := s.sessionStore.Create(ctx, st); err != nil {
 			s.remove(sess)
-			return nil, fmt.Errorf("server: session state: %w", err)
+			s.log.Warn("session state not created", "err", err)
+			return nil, fmt.Errorf("%w: %w", errStoreUnavailable, err)
 		}
 		sess.saved.Store(time.Now().UnixNano())
 	}
