@@ -78,13 +78,17 @@ func startReplica(t *testing.T, redisURL string, extra ...string) *replicaProc {
 // roundRobin is a load balancer that sends each request to the next
 // replica, and to the one after it when a replica refuses the connection
 // (it died), as HAProxy's redispatch does. It reports how many requests
-// it passed on.
-func roundRobin(t *testing.T, replicas []*replicaProc) (string, *atomic.Int64) {
-	var next, served atomic.Int64
+// it passed on; replace puts a new replica in a slot (a restart), or
+// with nil takes the slot out of rotation.
+func roundRobin(t *testing.T, replicas []*replicaProc) (endpoint string, served *atomic.Int64, replace func(i int, r *replicaProc)) {
+	var next atomic.Int64
+	served = new(atomic.Int64)
+	targets := make([]atomic.Pointer[url.URL], len(replicas))
 	proxies := make([]*httputil.ReverseProxy, len(replicas))
 	for i, r := range replicas {
+		targets[i].Store(r.url)
 		proxies[i] = &httputil.ReverseProxy{
-			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(r.url) },
+			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(targets[i].Load()) },
 			FlushInterval: -1,
 			ErrorLog:      log.New(io.Discard, "", 0), // a killed replica's streams break: that is the test
 			ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
@@ -107,7 +111,11 @@ func roundRobin(t *testing.T, replicas []*replicaProc) (string, *atomic.Int64) {
 			a := &attempt{}
 			r2 := r.Clone(context.WithValue(r.Context(), attemptKey{}, a))
 			r2.Body = io.NopCloser(bytes.NewReader(body))
-			proxies[int(next.Add(1)-1)%len(replicas)].ServeHTTP(w, r2)
+			i := int(next.Add(1)-1) % len(replicas)
+			if targets[i].Load() == nil { // out of rotation
+				continue
+			}
+			proxies[i].ServeHTTP(w, r2)
 			if !a.refused {
 				served.Add(1)
 				return
@@ -119,7 +127,13 @@ func roundRobin(t *testing.T, replicas []*replicaProc) (string, *atomic.Int64) {
 		lb.CloseClientConnections()
 		lb.Close()
 	})
-	return lb.URL + "/mcp", &served
+	return lb.URL + "/mcp", served, func(i int, r *replicaProc) {
+		if r == nil {
+			targets[i].Store(nil)
+			return
+		}
+		targets[i].Store(r.url)
+	}
 }
 
 // attempt is one try of the balancer at one replica.
@@ -137,7 +151,7 @@ func TestClusterOnRedis(t *testing.T) {
 		t.Skipf("%s is unset: no Redis for the replicas (redis://127.0.0.1:6379/0 where one runs)", redisEnv)
 	}
 	replicas := []*replicaProc{startReplica(t, redisURL), startReplica(t, redisURL), startReplica(t, redisURL)}
-	endpoint, served := roundRobin(t, replicas)
+	endpoint, served, _ := roundRobin(t, replicas)
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	rec := newRecorder()
@@ -355,7 +369,7 @@ func TestClusterRedisOutage(t *testing.T) {
 	t.Cleanup(func() { _ = redis.Process.Kill(); _ = redis.Wait() })
 	url := "redis://127.0.0.1:" + port + "/0"
 	replicas := []*replicaProc{startReplica(t, url), startReplica(t, url)}
-	endpoint, _ := roundRobin(t, replicas)
+	endpoint, _, _ := roundRobin(t, replicas)
 
 	// One session after another, each through both replicas.
 	type outcome struct {
@@ -431,5 +445,109 @@ func TestClusterRedisOutage(t *testing.T) {
 	}
 	if after := rss(); after-before > 20<<10 {
 		t.Errorf("the replicas' RSS grew from %d to %d KiB through the outage", before, after)
+	}
+}
+
+// A rolling restart of three replicas under steady load loses no call
+// (each replica drains on SIGTERM; the balancer sends around the one
+// that is gone), and after a restart of all three at once the client's
+// session goes on where it was: its state is in Redis.
+func TestClusterRollingRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test restarts six processes")
+	}
+	redisURL := os.Getenv(redisEnv)
+	if redisURL == "" {
+		t.Skipf("%s is unset: no Redis for the replicas (redis://127.0.0.1:6379/0 where one runs)", redisEnv)
+	}
+	replicas := []*replicaProc{startReplica(t, redisURL), startReplica(t, redisURL), startReplica(t, redisURL)}
+	endpoint, _, replace := roundRobin(t, replicas)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := newClient(newRecorder()).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(cs *mcp.ClientSession) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"})
+		if err == nil && res.IsError {
+			err = errors.New("the tool reported an error")
+		}
+		return err
+	}
+	stop := func(r *replicaProc) {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = r.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("a replica did not stop on SIGTERM:\n%s", r.stderr)
+		}
+	}
+
+	// Steady load: the long session calls, and a new session comes and
+	// goes every fifth call.
+	var calls, failures atomic.Int64
+	var firstFailure atomic.Value
+	loadDone := make(chan struct{})
+	stopLoad := make(chan struct{})
+	go func() {
+		defer close(loadDone)
+		for i := 0; ; i++ {
+			select {
+			case <-stopLoad:
+				return
+			default:
+			}
+			err := call(cs)
+			if i%5 == 0 && err == nil {
+				var fresh *mcp.ClientSession
+				if fresh, err = newClient(newRecorder()).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1},
+					&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}); err == nil {
+					err = call(fresh)
+					fresh.Close()
+				}
+			}
+			calls.Add(1)
+			if err != nil {
+				failures.Add(1)
+				firstFailure.CompareAndSwap(nil, err.Error())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	time.Sleep(time.Second)
+	for i := range replicas {
+		// As Kubernetes does: out of the Service first (preStop), then
+		// SIGTERM, which drains the calls in flight.
+		replace(i, nil)
+		time.Sleep(200 * time.Millisecond)
+		stop(replicas[i])
+		replicas[i] = startReplica(t, redisURL)
+		replace(i, replicas[i])
+		time.Sleep(time.Second)
+	}
+	close(stopLoad)
+	<-loadDone
+	t.Logf("rolling restart: %d calls, %d failed", calls.Load(), failures.Load())
+	if failures.Load() > 0 {
+		t.Errorf("%d of %d calls failed during the rolling restart; the first: %v", failures.Load(), calls.Load(), firstFailure.Load())
+	}
+
+	// All three at once: the session outlives every process.
+	for _, r := range replicas {
+		stop(r)
+	}
+	for i := range replicas {
+		replicas[i] = startReplica(t, redisURL)
+		replace(i, replicas[i])
+	}
+	if err := call(cs); err != nil {
+		t.Fatalf("the session after a restart of every replica: %v", err)
 	}
 }

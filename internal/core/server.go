@@ -68,7 +68,7 @@ type Server struct {
 	drainOnce sync.Once
 	draining  chan struct{}
 
-	closeHooks []func(session string) // under mu
+	closeHooks []func(session string, everywhere bool) // under mu
 
 	output *outputBudget
 	tasks  tasks // 2025-11-25 tasks, by id
@@ -107,7 +107,7 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	}
 	if cfg.taskRunner != nil {
 		s.taskRunner = cfg.taskRunner
-		s.closeHooks = append(s.closeHooks, s.dropSessionTasks) // a session's own tasks end with it
+		s.closeHooks = append(s.closeHooks, func(id string, _ bool) { s.dropSessionTasks(id) }) // a session's own tasks end with it
 	}
 	if cfg.idleTimeout > 0 {
 		s.wg.Add(1)
@@ -418,19 +418,28 @@ func notificationKey(method string, tree any) string {
 }
 
 // OnSessionClosed registers fn to be called with the id of every session
-// that ends (transports drop what they keep per session: events, streams).
+// that ends in this process (transports drop what they keep per session:
+// streams).
 func (s *Server) OnSessionClosed(fn func(session string)) {
+	s.OnSessionEnded(func(session string, _ bool) { fn(session) })
+}
+
+// OnSessionEnded is OnSessionClosed telling whether the session ended
+// everywhere (its client ended it, or it expired), or only here (this
+// process closes; another serves the session on): what processes share,
+// such as stored stream events, is dropped only in the first case.
+func (s *Server) OnSessionEnded(fn func(session string, everywhere bool)) {
 	s.mu.Lock()
 	s.closeHooks = append(s.closeHooks, fn)
 	s.mu.Unlock()
 }
 
-func (s *Server) sessionClosed(id string) {
+func (s *Server) sessionClosed(id string, everywhere bool) {
 	s.mu.Lock()
-	hooks := append([]func(string){}, s.closeHooks...)
+	hooks := append([]func(string, bool){}, s.closeHooks...)
 	s.mu.Unlock()
 	for _, fn := range hooks {
-		fn(id)
+		fn(id, everywhere)
 	}
 }
 

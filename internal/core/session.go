@@ -188,7 +188,7 @@ func (sess *Session) end(forget bool) {
 		sess.saveMu.Unlock()
 	}
 	sess.cancel()
-	sess.srv.sessionClosed(sess.id)
+	sess.srv.sessionClosed(sess.id, forget)
 	if o := sess.srv.cfg.observer; o != nil {
 		sess.mu.Lock()
 		revision := ""

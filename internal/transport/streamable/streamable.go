@@ -124,12 +124,14 @@ func New(srv *server.Server, opts ...Option) *Handler {
 		cfg.store = NewMemoryEventStore(DefaultEventsPerSession, DefaultEventAge)
 	}
 	h := &Handler{srv: core.Of(srv), cfg: cfg, shutdown: make(chan struct{}), epoch: newEpoch()}
-	srv.OnSessionClosed(h.sessionClosed)
+	h.srv.OnSessionEnded(h.sessionClosed)
 	return h
 }
 
-// sessionClosed drops what the handler keeps for an ended session.
-func (h *Handler) sessionClosed(session string) {
+// sessionClosed drops what the handler keeps for a session that ended
+// here, and its stored events when it ended everywhere: a process that
+// closes leaves them to the processes that serve the session on.
+func (h *Handler) sessionClosed(session string, everywhere bool) {
 	// The streams end first, so that no event of theirs is stored after
 	// the store forgot the session.
 	h.live.Range(func(_, v any) bool {
@@ -139,12 +141,24 @@ func (h *Handler) sessionClosed(session string) {
 		return true
 	})
 	h.listen.Delete(session)
-	h.cfg.store.Forget(session)
+	if everywhere {
+		h.cfg.store.Forget(session)
+	}
 }
 
 // Shutdown ends the GET streams, so that an http.Server can drain: POSTs in
 // flight still finish.
 func (h *Handler) Shutdown() { h.once.Do(func() { close(h.shutdown) }) }
+
+// closing reports whether Shutdown was called.
+func (h *Handler) closing() bool {
+	select {
+	case <-h.shutdown:
+		return true
+	default:
+		return false
+	}
+}
 
 // ServeHTTP dispatches on the method.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -484,6 +498,14 @@ func writeReply(w http.ResponseWriter, r core.Reply) {
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "text/event-stream") {
 		httpx.Error(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+		return
+	}
+	if h.closing() {
+		// This process is going away: the stream is another's to carry
+		// (a replica's, from the session's state), not this one's to
+		// refuse as unknown.
+		w.Header().Set("Retry-After", "1")
+		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: this server is shutting down; open the stream again")
 		return
 	}
 	sess, refusal, ok := h.srv.SessionOf(r.Context(), h.route(r))
