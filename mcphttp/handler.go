@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httprate"
 
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/guard"
@@ -47,6 +48,9 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 		o(&c)
 	}
 	events := c.events
+	if shared, ok := events.(interface{ RateCounter() httprate.LimitCounter }); ok {
+		c.rate.Counter, c.bytes.Counter = shared.RateCounter, shared.RateCounter
+	}
 	if events == nil {
 		events = streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge,
 			streamable.WithEventBytes(c.eventBytes, c.eventBytesTotal))

@@ -51,7 +51,11 @@ var (
 )
 
 // WithEventStore keeps stream events in s instead of in memory (then
-// WithEventLimits is s's to enforce).
+// WithEventLimits is s's to enforce). A store that replicas share may
+// also give the per-client rate limits a counter they share, with a
+// method RateCounter() httprate.LimitCounter (github.com/go-chi/httprate),
+// called once per limit, so that a client's rates hold for the service;
+// redisstore.NewEvents has one.
 func WithEventStore(s EventStore) Option { return func(c *config) { c.events = s } }
 
 // eventBytes reports what a store holds, for the observer's gauge, where

@@ -81,17 +81,33 @@ type SessionStore interface {
 // deliver receive what the others publish. The ids of the requests each
 // process sends to clients then carry a number of the process's own, so
 // that copies of a session in two processes never send one id twice.
-// redisstore.NewSessions is such a store.
+//
+// It may also count the sessions a client holds in all the processes,
+//
+//	ClientSessions(ctx context.Context, client string) (int, error)
+//
+// so that a client's share of sessions (WithLimits) holds for the whole
+// service; the client is SessionState.Client. redisstore.NewSessions is
+// such a store.
 func WithSessionStore(st SessionStore) Option {
 	if st == nil {
 		return optionFunc(func(*config) {})
 	}
-	if r, ok := st.(core.Relay); ok {
-		return optionFunc(func(c *config) {
-			c.core = append(c.core, core.WithSessionStore(sessionStore{st}), core.WithRelay(r))
-		})
+	var store core.SessionStore = sessionStore{st}
+	if c, ok := st.(core.ClientCounter); ok {
+		store = countingStore{sessionStore{st}, c}
 	}
-	return coreOption(core.WithSessionStore(sessionStore{st}))
+	opts := []core.Option{core.WithSessionStore(store)}
+	if r, ok := st.(core.Relay); ok {
+		opts = append(opts, core.WithRelay(r))
+	}
+	return optionFunc(func(c *config) { c.core = append(c.core, opts...) })
+}
+
+// countingStore is a sessionStore that counts a client's sessions.
+type countingStore struct {
+	sessionStore
+	core.ClientCounter
 }
 
 // sessionStore gives the core a SessionStore in its own types.

@@ -169,6 +169,11 @@ func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Sess
 	// Streamable HTTP client's): its state goes to the store, for any
 	// process to serve. One opened on a stream ends with it.
 	sess.durable = out == nil && !sess.ephemeral
+	if sess.durable {
+		if err := s.clusterShare(sess.caller.Key); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.admitSession(sess); err != nil {
 		return nil, err
 	}
@@ -186,6 +191,35 @@ func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Sess
 		sess.saved.Store(time.Now().UnixNano())
 	}
 	return sess, nil
+}
+
+// ClientCounter is what a SessionStore that processes share may also do:
+// count the live sessions a client holds in all of them, so that a
+// client's share of sessions holds for the whole service, not per process.
+type ClientCounter interface {
+	ClientSessions(ctx context.Context, client string) (int, error)
+}
+
+// clusterShare refuses a new session (ErrQuota) to a client that holds
+// its share of sessions across the processes that share the store, where
+// the store can count them; a store that cannot answer now leaves the
+// decision to this process's own count.
+func (s *Server) clusterShare(client string) error {
+	counter, ok := s.sessionStore.(ClientCounter)
+	if max := s.cfg.maxClientSessions; !ok || max <= 0 || client == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	n, err := counter.ClientSessions(ctx, client)
+	if err != nil {
+		s.log.Warn("sessions of a client not counted across processes", "err", err)
+		return nil
+	}
+	if n >= s.cfg.maxClientSessions {
+		return fmt.Errorf("%w: the client holds %d sessions across the service, its share", ErrQuota, n)
+	}
+	return nil
 }
 
 // admitSession lists sess as live in this process, within the session

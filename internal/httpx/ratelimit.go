@@ -17,6 +17,24 @@ import (
 type RateLimit struct {
 	Requests int
 	Window   time.Duration
+	// Counter, when set, gives the limiter its counter (one that replicas
+	// share); nil counts in memory.
+	Counter func() httprate.LimitCounter
+}
+
+// counted is the options of a limiter: its keys, and its counter when
+// RateLimit has one.
+func (l RateLimit) counted(opts ...httprate.Option) []httprate.Option {
+	opts = append(opts, httprate.WithKeyFuncs(func(r *http.Request) (string, error) {
+		if k := Caller(r).Key; k != "" {
+			return k, nil
+		}
+		return "", errors.New("no client key")
+	}))
+	if l.Counter != nil {
+		opts = append(opts, httprate.WithLimitCounter(l.Counter()))
+	}
+	return opts
 }
 
 // ParseRateLimit reads "N/DURATION" (e.g. "1000/10s"; "N/s" and "N/m"
@@ -64,17 +82,11 @@ func (l RateLimit) Middleware() func(http.Handler) http.Handler {
 	if l.Off() {
 		return func(next http.Handler) http.Handler { return next }
 	}
-	return httprate.Limit(l.Requests, l.Window,
-		httprate.WithKeyFuncs(func(r *http.Request) (string, error) {
-			if k := Caller(r).Key; k != "" {
-				return k, nil
-			}
-			return "", errors.New("no client key")
-		}),
+	return httprate.Limit(l.Requests, l.Window, l.counted(
 		httprate.WithLimitHandler(func(w http.ResponseWriter, _ *http.Request) {
 			Error(w, http.StatusTooManyRequests, wire.CodeServerBusy,
 				fmt.Sprintf("Too Many Requests: more than %d requests in %s; retry after the time in Retry-After", l.Requests, l.Window))
-		}))
+		}))...)
 }
 
 // BytesMiddleware limits the bytes each client sends (the same keys as
@@ -87,18 +99,12 @@ func (l RateLimit) BytesMiddleware(maxBody int64) func(http.Handler) http.Handle
 	if l.Off() {
 		return func(next http.Handler) http.Handler { return next }
 	}
-	limit := httprate.Limit(l.Requests, l.Window,
-		httprate.WithKeyFuncs(func(r *http.Request) (string, error) {
-			if k := Caller(r).Key; k != "" {
-				return k, nil
-			}
-			return "", errors.New("no client key")
-		}),
+	limit := httprate.Limit(l.Requests, l.Window, l.counted(
 		httprate.WithResponseHeaders(httprate.ResponseHeaders{RetryAfter: "Retry-After"}),
 		httprate.WithLimitHandler(func(w http.ResponseWriter, _ *http.Request) {
 			Error(w, http.StatusTooManyRequests, wire.CodeServerBusy,
 				fmt.Sprintf("Too Many Requests: more than %d bytes of requests in %s; retry after the time in Retry-After", l.Requests, l.Window))
-		}))
+		}))...)
 	return func(next http.Handler) http.Handler {
 		limited := limit(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

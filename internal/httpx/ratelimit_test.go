@@ -29,7 +29,7 @@ func TestParseRateLimit(t *testing.T) {
 		{"10/fortnight", httpx.RateLimit{}, true},
 	} {
 		got, err := httpx.ParseRateLimit(tt.in)
-		if (err != nil) != tt.bad || got != tt.want {
+		if (err != nil) != tt.bad || got.Requests != tt.want.Requests || got.Window != tt.want.Window {
 			t.Errorf("ParseRateLimit(%q) = %v, %v", tt.in, got, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,8 +33,9 @@ func NewEvents(rdb redis.UniversalClient, opts ...Option) mcphttp.EventStore {
 }
 
 type events struct {
-	rdb redis.UniversalClient
-	cfg config
+	rdb   redis.UniversalClient
+	cfg   config
+	rates atomic.Int64 // counters handed out (RateCounter), each with keys of its own
 }
 
 // keys are a session's keys: its order, its counters, its emptied

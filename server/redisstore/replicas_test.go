@@ -40,8 +40,12 @@ func newReplica(t *testing.T, rdb redis.UniversalClient, opts ...redisstore.Opti
 
 // newSlowReplica's tools take step between their steps.
 func newSlowReplica(t *testing.T, rdb redis.UniversalClient, step time.Duration, opts ...redisstore.Option) *replica {
+	return newReplicaWith(t, rdb, step, server.Limits{}, opts...)
+}
+
+func newReplicaWith(t *testing.T, rdb redis.UniversalClient, step time.Duration, limits server.Limits, opts ...redisstore.Option) *replica {
 	t.Helper()
-	srv := server.New(conformance.New(conformance.WithStepDelay(step)), server.WithStrict(true),
+	srv := server.New(conformance.New(conformance.WithStepDelay(step)), server.WithStrict(true), server.WithLimits(limits),
 		server.WithSessionStore(redisstore.NewSessions(rdb, opts...)))
 	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0),
 		mcphttp.WithResponseMode(mcphttp.ResponseSSE), mcphttp.WithEventStore(redisstore.NewEvents(rdb, opts...)))
@@ -436,5 +440,82 @@ func TestTaskStatusReachesTheStreamAnotherReplicaHolds(t *testing.T) {
 		if s := string(e.Data); strings.Contains(s, "notifications/tasks/status") && strings.Contains(s, `"completed"`) {
 			return
 		}
+	}
+}
+
+// A client's share of sessions holds for the service: opened through two
+// replicas in turn, its third session is refused (429) though each
+// replica holds fewer; once it ends one, it may open another.
+func TestClientShareAcrossReplicas(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	limits := server.Limits{Sessions: 100, SessionsPerClient: 2}
+	a, b := newReplicaWith(t, rdb, 0, limits, prefix), newReplicaWith(t, rdb, 0, limits, prefix)
+	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	defer srvA.Close()
+	defer srvB.Close()
+	open := func(url string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp, resp.Header.Get("Mcp-Session-Id")
+	}
+	first, id := open(srvA.URL)
+	second, _ := open(srvB.URL)
+	if first.StatusCode != http.StatusOK || second.StatusCode != http.StatusOK {
+		t.Fatalf("the first two sessions: %s, %s", first.Status, second.Status)
+	}
+	if third, _ := open(srvA.URL); third.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a third session through a: %s, want 429 (the client holds 2 across the service)", third.Status)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, srvB.URL+"/mcp", nil) // ended through the other replica
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	if again, _ := open(srvA.URL); again.StatusCode != http.StatusOK {
+		t.Errorf("after ending one: %s, want a new session", again.Status)
+	}
+}
+
+// A client's request rate holds for the service: requests spread over two
+// replicas count together (within the counters' 100 ms sync).
+func TestRateLimitAcrossReplicas(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	replica := func() *httptest.Server {
+		srv := server.New(conformance.New(conformance.WithStepDelay(0)))
+		h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(4, 10*time.Second), mcphttp.WithByteRateLimit(0, 0),
+			mcphttp.WithEventStore(redisstore.NewEvents(rdb, prefix)))
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() {
+			ts.Close()
+			shutdown(context.Background())
+			srv.Close()
+		})
+		return ts
+	}
+	a, b := replica(), replica()
+	status := func(ts *httptest.Server) int {
+		resp, err := http.Post(ts.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i, ts := range []*httptest.Server{a, a, b, b} {
+		if got := status(ts); got == http.StatusTooManyRequests {
+			t.Fatalf("request %d refused: the limit is 4", i+1)
+		}
+		time.Sleep(150 * time.Millisecond) // the counters sync every 100 ms
+	}
+	if got := status(a); got != http.StatusTooManyRequests {
+		t.Errorf("a fifth request (2 at a, 2 at b before it): %d, want 429", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,8 +17,9 @@ import (
 // holding its state as JSON, expiring when the state does (its Expires,
 // pushed on as the session is used: a sliding expiry), so that Redis
 // drops what no replica serves any more. It also relays a client's
-// messages to the replica that waits for them (see
-// server.WithSessionStore), on Redis Pub/Sub.
+// messages to the replica that waits for them, on Redis Pub/Sub, and
+// counts a client's sessions across the replicas (see
+// server.WithSessionStore).
 func NewSessions(rdb redis.UniversalClient, opts ...Option) server.SessionStore {
 	c := newConfig(opts)
 	return &sessions{relay: newRelay(rdb, c), rdb: rdb, cfg: c}
@@ -42,7 +44,38 @@ func (s *sessions) Create(ctx context.Context, st server.SessionState) error {
 	case err != nil:
 		return fmt.Errorf("redisstore: create session: %w", err)
 	}
+	return s.count(ctx, st.Client, st.ID, at)
+}
+
+// count keeps session id among client's, until at: a sorted set per
+// client whose scores are the sessions' expiries, so that a session whose
+// process died without a word leaves the count when it expires.
+func (s *sessions) count(ctx context.Context, client, id string, at time.Time) error {
+	if client == "" {
+		return nil
+	}
+	key := s.cfg.key("client", client)
+	pipe := s.rdb.Pipeline()
+	pipe.ZAdd(ctx, key, redis.Z{Score: float64(at.UnixMilli()), Member: id})
+	pipe.ExpireNX(ctx, key, time.Until(at)+time.Second)
+	pipe.ExpireGT(ctx, key, time.Until(at)+time.Second)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redisstore: count a client's session: %w", err)
+	}
 	return nil
+}
+
+// ClientSessions counts the live sessions client holds in every process
+// (server.WithSessionStore: a client's share holds for the service).
+func (s *sessions) ClientSessions(ctx context.Context, client string) (int, error) {
+	key := s.cfg.key("client", client)
+	pipe := s.rdb.Pipeline()
+	pipe.ZRemRangeByScore(ctx, key, "-inf", strconv.FormatInt(time.Now().UnixMilli(), 10))
+	n := pipe.ZCard(ctx, key)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("redisstore: count a client's sessions: %w", err)
+	}
+	return int(n.Val()), nil
 }
 
 // Load returns a session's state, server.ErrSessionNotFound when Redis
@@ -82,12 +115,20 @@ func (s *sessions) Update(ctx context.Context, st server.SessionState) error {
 	case err != nil:
 		return fmt.Errorf("redisstore: update session: %w", err)
 	}
-	return nil
+	return s.count(ctx, st.Client, st.ID, at)
 }
 
-// Delete drops a session's state; one Redis does not keep is no error.
+// Delete drops a session's state, and its place in its client's count;
+// one Redis does not keep is no error.
 func (s *sessions) Delete(ctx context.Context, id string) error {
-	if err := s.rdb.Del(ctx, s.cfg.key("session", id)).Err(); err != nil {
+	key := s.cfg.key("session", id)
+	if b, err := s.rdb.Get(ctx, key).Bytes(); err == nil {
+		var st server.SessionState
+		if json.Unmarshal(b, &st) == nil && st.Client != "" {
+			_ = s.rdb.ZRem(ctx, s.cfg.key("client", st.Client), id).Err() // else it leaves the count when it expires
+		}
+	}
+	if err := s.rdb.Del(ctx, key).Err(); err != nil {
 		return fmt.Errorf("redisstore: delete session: %w", err)
 	}
 	return nil
