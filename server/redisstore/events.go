@@ -29,13 +29,16 @@ import (
 // session TTL), so that a stream resumed after a quiet spell is told
 // apart from one never issued.
 func NewEvents(rdb redis.UniversalClient, opts ...Option) mcphttp.EventStore {
-	return &events{rdb: rdb, cfg: newConfig(opts)}
+	e := &events{rdb: rdb, cfg: newConfig(opts)}
+	e.wb.start(e)
+	return e
 }
 
 type events struct {
 	rdb   redis.UniversalClient
 	cfg   config
 	rates atomic.Int64 // counters handed out (RateCounter), each with keys of its own
+	wb    writeBehind
 }
 
 // keys are a session's keys: its order, its counters, its emptied
@@ -51,12 +54,27 @@ func (e *events) limits() []any {
 }
 
 // Append stores the next event of a stream and returns its id.
+//
+// The first event of a stream is written at once, and numbered by Redis;
+// when it is the stream's first (a stream this process opened, which only
+// it appends to), the process numbers the rest itself and writes them
+// behind (writebehind.go), so that an event costs no round trip of its
+// own.
 func (e *events) Append(session, stream string, data []byte) (string, error) {
+	if n, ok := e.wb.number(session, stream); ok {
+		if err := e.wb.push(session, stream, n, data); err != nil {
+			return "", err
+		}
+		return stream + "-" + strconv.FormatInt(n, 10), nil
+	}
 	ctx, cancel := e.cfg.background()
 	defer cancel()
 	n, err := appendScript.Run(ctx, e.rdb, e.keys(session), append(e.limits(), stream, data)...).Int64()
 	if err != nil {
 		return "", fmt.Errorf("redisstore: append an event: %w", err)
+	}
+	if n == 0 {
+		e.wb.own(session, stream)
 	}
 	return stream + "-" + strconv.FormatInt(n, 10), nil
 }
@@ -72,6 +90,7 @@ func (e *events) Replay(session, lastID string, fn func(id string, data []byte) 
 	if err != nil || seq < 0 {
 		return "", mcphttp.ErrUnknownEvent
 	}
+	e.wb.drain() // what this process wrote behind is in Redis before it is read
 	ctx, cancel := e.cfg.background()
 	defer cancel()
 	out, err := replayScript.Run(ctx, e.rdb, e.keys(session), append(e.limits(), stream, seq)...).Slice()
@@ -99,6 +118,8 @@ func (e *events) Replay(session, lastID string, fn func(id string, data []byte) 
 
 // Forget drops a session's events: it has ended.
 func (e *events) Forget(session string) {
+	e.wb.drain()
+	e.wb.disownSession(session)
 	ctx, cancel := e.cfg.background()
 	defer cancel()
 	_ = forgetScript.Run(ctx, e.rdb, e.keys(session)).Err() // what is left expires
@@ -171,11 +192,21 @@ end
 `
 
 // appendScript: KEYS as trimLua's; ARGV maxEvents, maxAge (ms), maxBytes,
-// the session TTL (ms), stream, data. Answers the event's number.
+// the session TTL (ms), stream, data, and the event's number when the
+// process that carries the stream numbered it (written behind), else
+// none. Answers the event's number.
 var appendScript = redis.NewScript(trimLua + `
 local maxEvents, maxAge, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local name, data = ARGV[5], ARGV[6]
-local n = redis.call('HINCRBY', KEYS[2], 'n:' .. name, 1) - 1
+local n
+if ARGV[7] then
+  n = tonumber(ARGV[7])
+  if n + 1 > tonumber(redis.call('HGET', KEYS[2], 'n:' .. name) or '0') then
+    redis.call('HSET', KEYS[2], 'n:' .. name, n + 1)
+  end
+else
+  n = redis.call('HINCRBY', KEYS[2], 'n:' .. name, 1) - 1
+end
 redis.call('HINCRBY', KEYS[2], 'k:' .. name, 1)
 redis.call('HINCRBY', KEYS[2], 'bytes', string.len(data))
 redis.call('XADD', KEYS[4] .. name, '*', 'n', n, 'd', data)
@@ -273,12 +304,8 @@ func (e *events) Hold(session, stream string, epitaph []byte) (release func()) {
 		once.Do(func() {
 			close(stop)
 			<-done
-			ctx, cancel := e.cfg.background()
-			defer cancel()
-			pipe := e.rdb.TxPipeline()
-			pipe.HDel(ctx, counters, "r:"+stream)
-			pipe.Del(ctx, lease)
-			_, _ = pipe.Exec(ctx)
+			e.wb.disown(session, stream)
+			e.wb.unhold(session, stream) // behind the stream's last events
 		})
 	}
 }

@@ -239,6 +239,9 @@ func TestEventBounds(t *testing.T) {
 		for i := range 50 {
 			m.Append("v", fmt.Sprint("s", i), []byte("x"))
 			m.Append("v", fmt.Sprint("s", i), []byte("y"))
+			// A replay waits for what the store writes behind: the
+			// events reach Redis in this order.
+			m.Replay("v", "none-0", func(string, []byte) error { return nil })
 		}
 		fields := rdb.HLen(ctx, keyLike(t, rdb, "counters:{v}")).Val()
 		if fields > 2*(4+4)+1 {
@@ -260,4 +263,33 @@ func keyLike(t *testing.T, rdb *redis.Client, suffix string) string {
 		t.Fatalf("keys *%s: %v", suffix, keys)
 	}
 	return keys[0]
+}
+
+// A replica writes a stream's events behind it (one round trip for many):
+// they reach Redis in order, numbered as it sent them, and another
+// replica replays them all.
+func TestEventsWrittenBehind(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	a, b := redisstore.NewEvents(rdb, prefix), redisstore.NewEvents(rdb, prefix)
+	var ids []string
+	for i := range 300 {
+		id, err := a.Append("w", "s", []byte(fmt.Sprint(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if ids[0] != "s-0" || ids[299] != "s-299" {
+		t.Fatalf("ids %s ... %s", ids[0], ids[299])
+	}
+	if _, err := a.Replay("w", "s-298", func(string, []byte) error { return nil }); err != nil { // waits for what a wrote behind
+		t.Fatal(err)
+	}
+	var got []string
+	if _, err := b.Replay("w", "s-0", func(id string, d []byte) error { got = append(got, id+"="+string(d)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 299 || got[0] != "s-1=1" || got[298] != "s-299=299" {
+		t.Errorf("b replayed %d events (%v ... ), want s-1 ... s-299 in order", len(got), got[:min(3, len(got))])
+	}
 }

@@ -1,0 +1,200 @@
+package redisstore
+
+import (
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Bounds of the write-behind queue: events waiting for Redis, events in
+// one round trip, and how long an append waits for room before it fails.
+const (
+	writeBehindQueue = 8192
+	writeBehindBatch = 128
+	writeBehindWait  = time.Second
+)
+
+var errBehind = errors.New("redisstore: the events written behind do not reach Redis fast enough")
+
+// writeBehind numbers the events of the streams this process carries and
+// writes them to Redis from one goroutine, in order, many per round trip.
+// The events are on their way to the client at once; what is queued when
+// the process dies (a round trip's worth) is not replayed elsewhere. A
+// replay or a Forget here waits for the queue first.
+type writeBehind struct {
+	mu    sync.Mutex
+	next  map[streamKey]int64 // the streams this process numbers, and their next number
+	queue chan pending        // made, with its writer, by start
+}
+
+// start makes the queue and its writer, which lives as long as the process.
+func (w *writeBehind) start(e *events) {
+	w.queue = make(chan pending, writeBehindQueue)
+	go w.write(e)
+}
+
+type streamKey struct{ session, stream string }
+
+// pending is an event on its way; or, with a barrier, a mark the writer
+// closes once everything before it is written; or, with unhold, the end
+// of a held stream (its epitaph and lease go), written after its events.
+type pending struct {
+	session, stream string
+	n               int64
+	data            []byte
+	barrier         chan struct{}
+	unhold          bool
+}
+
+// number gives the next number of a stream this process carries.
+func (w *writeBehind) number(session, stream string) (int64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, ok := w.next[streamKey{session, stream}]
+	if ok {
+		w.next[streamKey{session, stream}] = n + 1
+	}
+	return n, ok
+}
+
+// own makes the process number a stream it opened: its first event (0)
+// is written.
+func (w *writeBehind) own(session, stream string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next == nil {
+		w.next = map[streamKey]int64{}
+	}
+	w.next[streamKey{session, stream}] = 1
+}
+
+// disown forgets a stream that ended.
+func (w *writeBehind) disown(session, stream string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.next, streamKey{session, stream})
+}
+
+// disownSession forgets a session's streams.
+func (w *writeBehind) disownSession(session string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.next {
+		if k.session == session {
+			delete(w.next, k)
+		}
+	}
+}
+
+// push queues an event, waiting a while for room.
+func (w *writeBehind) push(session, stream string, n int64, data []byte) error {
+	p := pending{session: session, stream: stream, n: n, data: append([]byte(nil), data...)}
+	select {
+	case w.queue <- p:
+		return nil
+	default:
+	}
+	t := time.NewTimer(writeBehindWait)
+	defer t.Stop()
+	select {
+	case w.queue <- p:
+		return nil
+	case <-t.C:
+		return errBehind
+	}
+}
+
+// unhold queues the end of a held stream behind its events, so that a
+// process that dies meanwhile leaves the epitaph for the events it did
+// not write.
+func (w *writeBehind) unhold(session, stream string) {
+	t := time.NewTimer(writeBehindWait)
+	defer t.Stop()
+	select {
+	case w.queue <- pending{session: session, stream: stream, unhold: true}:
+	case <-t.C: // the lease runs out: another process sends the epitaph
+	}
+}
+
+// drain waits until what was queued before it is written (or a while).
+func (w *writeBehind) drain() {
+	mark := make(chan struct{})
+	t := time.NewTimer(2 * writeBehindWait)
+	defer t.Stop()
+	select {
+	case w.queue <- pending{barrier: mark}:
+	case <-t.C:
+		return
+	}
+	select {
+	case <-mark:
+	case <-t.C:
+	}
+}
+
+// write takes the queue in batches, each one pipeline of append scripts.
+func (w *writeBehind) write(e *events) {
+	batch := make([]pending, 0, writeBehindBatch)
+	for p := range w.queue {
+		batch = append(batch[:0], p)
+	more:
+		for len(batch) < writeBehindBatch && p.barrier == nil {
+			select {
+			case p = <-w.queue:
+				batch = append(batch, p)
+			default:
+				break more
+			}
+		}
+		w.flush(e, batch)
+	}
+}
+
+// flush writes a batch's events and then releases its barriers. A batch
+// Redis refuses is tried once more after the scripts are loaded again (a
+// Redis that restarted has none); one it does not answer is lost.
+func (w *writeBehind) flush(e *events, batch []pending) {
+	send := func() error {
+		ctx, cancel := e.cfg.background()
+		defer cancel()
+		pipe := e.rdb.Pipeline()
+		any := false
+		for _, p := range batch {
+			switch {
+			case p.barrier != nil:
+				continue
+			case p.unhold:
+				pipe.HDel(ctx, e.cfg.key("counters", p.session), "r:"+p.stream)
+				pipe.Del(ctx, e.cfg.key("lease", p.session)+":"+p.stream)
+			default:
+				args := append(e.limits(), p.stream, p.data, strconv.FormatInt(p.n, 10))
+				pipe.EvalSha(ctx, appendScript.Hash(), e.keys(p.session), args...)
+			}
+			any = true
+		}
+		if !any {
+			return nil
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	}
+	err := send()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		ctx, cancel := e.cfg.background()
+		_ = appendScript.Load(ctx, e.rdb).Err()
+		cancel()
+		err = send()
+	}
+	if err != nil {
+		slog.Default().Warn("redisstore: stream events lost on their way to Redis", "events", len(batch), "err", err)
+	}
+	for _, p := range batch {
+		if p.barrier != nil {
+			close(p.barrier)
+		}
+	}
+}
