@@ -551,3 +551,27 @@ func TestClusterRollingRestart(t *testing.T) {
 		t.Fatalf("the session after a restart of every replica: %v", err)
 	}
 }
+
+// The official TypeScript SDK client behind the round-robin balancer:
+// every request at another replica than the last, sampling and
+// elicitation answered through whichever replica the balancer picks.
+func TestClusterWithTypeScriptSDK(t *testing.T) {
+	redisURL := os.Getenv(redisEnv)
+	if redisURL == "" {
+		t.Skipf("%s is unset: no Redis for the replicas (redis://127.0.0.1:6379/0 where one runs)", redisEnv)
+	}
+	node, dir := tsNode(t)
+	replicas := []*replicaProc{startReplica(t, redisURL), startReplica(t, redisURL), startReplica(t, redisURL)}
+	endpoint, _, _ := roundRobin(t, replicas)
+	out := runTSScript(t, node, dir, "ts-cluster.mjs", endpoint)
+	calls, _ := out["calls"].([]any)
+	if len(calls) != 12 || out["sampled"] != 3.0 || out["elicited"] != 3.0 {
+		t.Fatalf("calls %d, sampled %v, elicited %v: %v", len(calls), out["sampled"], out["elicited"], out)
+	}
+	for i, c := range calls {
+		s, _ := c.(string)
+		if s == "" || i%4 == 1 && !strings.Contains(s, "Four.") || i%4 == 2 && !strings.Contains(s, "action=decline") {
+			t.Errorf("call %d: %q", i, s)
+		}
+	}
+}
