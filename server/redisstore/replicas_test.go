@@ -46,6 +46,7 @@ func newSlowReplica(t *testing.T, rdb redis.UniversalClient, step time.Duration,
 func newReplicaWith(t *testing.T, rdb redis.UniversalClient, step time.Duration, limits server.Limits, opts ...redisstore.Option) *replica {
 	t.Helper()
 	srv := server.New(conformance.New(conformance.WithStepDelay(step)), server.WithStrict(true), server.WithLimits(limits),
+		server.WithStateKey([]byte("the replicas' shared requestState secret")),
 		server.WithSessionStore(redisstore.NewSessions(rdb, opts...)))
 	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0),
 		mcphttp.WithResponseMode(mcphttp.ResponseSSE), mcphttp.WithEventStore(redisstore.NewEvents(rdb, opts...)))
@@ -517,5 +518,51 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 	}
 	if got := status(a); got != http.StatusTooManyRequests {
 		t.Errorf("a fifth request (2 at a, 2 at b before it): %d, want 429", got)
+	}
+}
+
+// A 2026-07-28 input-required round trip: the first round at one replica
+// issues a requestState, the second, with the client's answer, is served
+// by another, which opens it (the replicas share its secret).
+func TestInputRequiredAcrossReplicas(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	defer srvA.Close()
+	defer srvB.Close()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+	call := func(url, extra string) map[string]any {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"},` + extra + meta + `}}`
+		req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "test_sampling")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if i := bytes.Index(raw, []byte("data: ")); i >= 0 { // an event stream: its last event
+			raw = raw[bytes.LastIndex(raw, []byte("data: "))+len("data: "):]
+		}
+		var m map[string]any
+		if err := json.Unmarshal(bytes.TrimSpace(raw), &m); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return m
+	}
+	first, _ := call(srvA.URL, "")["result"].(map[string]any)
+	state, _ := first["requestState"].(string)
+	if first["resultType"] != "input_required" || state == "" {
+		t.Fatalf("round 1 at a: %v", first)
+	}
+	answer := `"requestState":"` + state + `","inputResponses":{"sampling/createMessage#1":{"role":"assistant","content":{"type":"text","text":"Four."},"model":"m"}},`
+	second := call(srvB.URL, answer)
+	res, _ := second["result"].(map[string]any)
+	if res == nil || res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), "Four.") {
+		t.Errorf("round 2 at b: %v", second)
 	}
 }
