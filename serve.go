@@ -164,7 +164,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.DurationVar(&c.notReadyDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, answer /readyz 503 and keep serving this long before draining, so that a load balancer stops sending first (Ctrl-C skips it)")
 	fl.BoolVar(&c.stateless, "stateless", false, "keep no sessions over Streamable HTTP: every POST stands alone; server-to-client requests (sampling, elicitation, roots) then fail with a clear error")
 	fl.DurationVar(&c.taskDelay, "task-delay", core.DefaultTaskDelay, "how long a tool call that may run as a task of the 2026-07-28 tasks extension runs before the server answers with a task (0: at once)")
-	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir) or postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN); a durable store keeps a finished task's result readable across restarts, until its TTL; a user keeps at most their newest 100 finished tasks and 64 MiB of results")
+	fl.StringVar(&c.taskStore, "task-store", "memory", "where tasks are kept (2025-11-25 tasks/*, the 2026-07-28 tasks extension): memory, sqlite (tasks.db in --data-dir), postgres (--postgres-dsn or MCPSTACK_POSTGRES_DSN) or redis (--redis-url); a durable store keeps a finished task's result readable across restarts, until its TTL; a user keeps at most their newest 100 finished tasks and 64 MiB of results")
 	fl.StringVar(&c.redisURL, "redis-url", "", "keep sessions and the events of resumable streams in Redis at `URL` (redis://[user:password@]host:port/db, rediss:// for TLS), so that replicas behind a load balancer serve each other's sessions; give a password through MCPSTACK_REDIS_URL, not the command line, which ps shows")
 	fl.StringVar(&c.stateKeyFile, "state-key-file", "", "seal the requestState of 2026-07-28 input-required results with the secret in `FILE` (at least 32 bytes; or MCPSTACK_STATE_KEY holds it), the same on every replica; without it each process draws its own and refuses the others' states")
 	fl.StringVar(&c.prevStateKey, "state-key-previous-file", "", "also open states sealed with the secret in `FILE` (or MCPSTACK_STATE_KEY_PREVIOUS), the one --state-key-file replaced: keep it for an hour, the states' lifetime, after a rotation")
@@ -250,20 +250,32 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpstack serve: --task-delay must not be negative:", c.taskDelay)
 		return 2
 	}
-	ts, err := openTaskStore(c)
+	if c.redisURL != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c.redis, err = openRedis(ctx, c.redisURL, log)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpstack serve: --redis-url:", err)
+			return 1
+		}
+		defer c.redis.Close() // after srv.Close
+		log.Info("sessions and stream events in Redis", "redis", redactRedisURL(c.redisURL))
+	}
+	ts, closeTasks, err := openTaskStore(c)
 	if err != nil {
 		fmt.Fprintln(stderr, "mcpstack serve: --task-store:", err)
 		return 2
 	}
-	if ts != nil {
-		defer ts.Close() // after srv.Close
-	}
+	defer closeTasks() // after srv.Close
 	opts := append([]server.Option{
 		server.WithLogger(log),
 		server.WithStrict(c.strict),
 		server.WithValidation(c.validate),
 		server.WithLimits(c.serverLimits()),
 	}, b.options...)
+	if c.redis != nil {
+		opts = append(opts, server.WithSessionStore(redisstore.NewSessions(c.redis)))
+	}
 	if ts != nil {
 		opts = append(opts, server.WithTaskStore(ts))
 	}
@@ -275,18 +287,6 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if key != nil {
 		opts = append(opts, server.WithStateKey(key, previous...))
-	}
-	if c.redisURL != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c.redis, err = openRedis(ctx, c.redisURL, log)
-		cancel()
-		if err != nil {
-			fmt.Fprintln(stderr, "mcpstack serve: --redis-url:", err)
-			return 1
-		}
-		defer c.redis.Close() // after srv.Close
-		log.Info("sessions and stream events in Redis", "redis", redactRedisURL(c.redisURL))
-		opts = append(opts, server.WithSessionStore(redisstore.NewSessions(c.redis)))
 	}
 	rate, err := httpx.ParseRateLimit(c.limits.rateLimit)
 	if err != nil {
@@ -451,29 +451,40 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 }
 
 // openTaskStore opens the durable task store --task-store names (nil for
-// memory).
-func openTaskStore(c serveConfig) (*taskstore.SQL, error) {
+// memory), and what closes it.
+func openTaskStore(c serveConfig) (server.TaskStore, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	sql := func(st *taskstore.SQL, err error) (server.TaskStore, func(), error) {
+		if err != nil {
+			return nil, func() {}, err
+		}
+		return st, func() { st.Close() }, nil
+	}
 	switch c.taskStore {
 	case "memory":
-		return nil, nil
+		return nil, func() {}, nil
 	case "sqlite":
 		if err := os.MkdirAll(c.chat.dataDir, 0o700); err != nil {
-			return nil, err
+			return nil, func() {}, err
 		}
-		return taskstore.OpenSQLite(ctx, filepath.Join(c.chat.dataDir, "tasks.db"))
+		return sql(taskstore.OpenSQLite(ctx, filepath.Join(c.chat.dataDir, "tasks.db")))
 	case "postgres":
 		dsn := c.chat.postgresDSN
 		if dsn == "" {
 			dsn = os.Getenv("MCPSTACK_POSTGRES_DSN")
 		}
 		if dsn == "" {
-			return nil, errors.New("postgres needs --postgres-dsn or MCPSTACK_POSTGRES_DSN")
+			return nil, func() {}, errors.New("postgres needs --postgres-dsn or MCPSTACK_POSTGRES_DSN")
 		}
-		return taskstore.OpenPostgres(ctx, dsn, "mcpstack")
+		return sql(taskstore.OpenPostgres(ctx, dsn, "mcpstack"))
+	case "redis":
+		if c.redis == nil {
+			return nil, func() {}, errors.New("redis needs --redis-url or MCPSTACK_REDIS_URL")
+		}
+		return taskstore.NewRedis(c.redis, ""), func() {}, nil
 	}
-	return nil, fmt.Errorf("%q is not memory, sqlite or postgres", c.taskStore)
+	return nil, func() {}, fmt.Errorf("%q is not memory, sqlite, postgres or redis", c.taskStore)
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, *logbuf.Writer, error) {

@@ -224,6 +224,9 @@ func TestServeRedisUnreachable(t *testing.T) {
 	if code := run([]string{"serve", "--profile", "conformance", "--redis-url", "redis://:s3c/ret@redis:6379/0"}, &out, &errb); code != 1 || strings.Contains(errb.String(), "s3c") {
 		t.Errorf("an unparsable URL: exit %d, %q", code, errb.String())
 	}
+	if code := run([]string{"serve", "--profile", "conformance", "--task-store", "redis"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "redis needs --redis-url") {
+		t.Errorf("--task-store redis without Redis: exit %d, %q", code, errb.String())
+	}
 	for _, viaEnv := range []bool{false, true} {
 		var out, errb bytes.Buffer
 		args := []string{"serve", "--profile", "conformance", "--http", "127.0.0.1:0", "--log-level", "error"}

@@ -53,11 +53,6 @@ const (
 // several services (or tests) share one Redis.
 func WithPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
-// WithSessionTTL keeps a session state without an expiry of its own (a
-// server without an idle timeout) for d after its last save (default 24h):
-// every key has a bound.
-func WithSessionTTL(d time.Duration) Option { return func(c *config) { c.maxIdle = d } }
-
 // WithEventLimits bounds the events kept per session: at most n events,
 // none older than age, at most bytes of data (0 keeps the default: 1024
 // events, 5 minutes, 8 MiB, the in-memory store's). What falls out cannot

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/taskstore"
+	"github.com/redis/go-redis/v9"
 )
 
 // postgresEnv names the PostgreSQL database of the tests (.ci/run sets
@@ -47,8 +48,28 @@ func stores(t *testing.T) map[string]server.TaskStore {
 	} else {
 		t.Logf("%s is unset: the PostgreSQL store is not tested here", postgresEnv)
 	}
+	if url := os.Getenv(redisEnv); url != "" {
+		opts, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := redis.NewClient(opts)
+		prefix := fmt.Sprintf("mcpstack-test:tasks-%d-%d:", os.Getpid(), time.Now().UnixNano())
+		t.Cleanup(func() {
+			if keys := rdb.Keys(context.Background(), prefix+"*").Val(); len(keys) > 0 {
+				rdb.Del(context.Background(), keys...)
+			}
+			rdb.Close()
+		})
+		out["redis"] = taskstore.NewRedis(rdb, prefix)
+	} else {
+		t.Logf("%s is unset: the Redis store is not tested here", redisEnv)
+	}
 	return out
 }
+
+// redisEnv names the Redis server of the tests (.ci/run sets it).
+const redisEnv = "MCPSTACK_TEST_REDIS_URL"
 
 // One suite for every store: what the server needs of one.
 func TestStores(t *testing.T) {
