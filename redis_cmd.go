@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -20,6 +21,11 @@ func openRedis(ctx context.Context, url string, log *slog.Logger) (*redis.Client
 		// Its text quotes the URL, or the part of it that did not parse,
 		// which may be the password: none of it is repeated.
 		return nil, errors.New("not a Redis URL (redis://[user:password@]host:port/db, rediss:// for TLS; a password with / or @ is percent-encoded)")
+	}
+	if opts.PoolSize == 0 {
+		// go-redis's default, ten per GOMAXPROCS, is ten on a pinned core:
+		// fewer than the calls in flight that write a stream's first event.
+		opts.PoolSize = max(10*runtime.GOMAXPROCS(0), 64)
 	}
 	rdb := redis.NewClient(opts)
 	if err := rdb.Ping(ctx).Err(); err != nil {

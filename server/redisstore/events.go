@@ -29,8 +29,9 @@ import (
 // session TTL), so that a stream resumed after a quiet spell is told
 // apart from one never issued.
 func NewEvents(rdb redis.UniversalClient, opts ...Option) mcphttp.EventStore {
-	e := &events{rdb: rdb, cfg: newConfig(opts)}
+	e := &events{rdb: rdb, cfg: newConfig(opts), held: map[streamKey]*hold{}}
 	e.wb.start(e)
+	go e.renewLeases() // lives as long as the process
 	return e
 }
 
@@ -39,6 +40,9 @@ type events struct {
 	cfg   config
 	rates atomic.Int64 // counters handed out (RateCounter), each with keys of its own
 	wb    writeBehind
+
+	holds sync.Mutex
+	held  map[streamKey]*hold // the streams this process holds (Hold)
 }
 
 // keys are a session's keys: its order, its counters, its emptied
@@ -69,7 +73,25 @@ func (e *events) Append(session, stream string, data []byte) (string, error) {
 	}
 	ctx, cancel := e.cfg.background()
 	defer cancel()
-	n, err := appendScript.Run(ctx, e.rdb, e.keys(session), append(e.limits(), stream, data)...).Int64()
+	var n int64
+	var err error
+	if epitaph := e.holding(session, stream); epitaph != nil {
+		// The stream's epitaph and lease go in the first event's round trip.
+		pipe := e.rdb.Pipeline()
+		pipe.HSet(ctx, e.cfg.key("counters", session), "r:"+stream, epitaph)
+		pipe.Set(ctx, e.cfg.key("lease", session)+":"+stream, "1", leaseTTL)
+		appended := pipe.EvalSha(ctx, appendScript.Hash(), e.keys(session), append(e.limits(), stream, data)...)
+		if _, err = pipe.Exec(ctx); redis.HasErrorPrefix(err, "NOSCRIPT") {
+			_ = appendScript.Load(ctx, e.rdb).Err()
+			appended = e.rdb.EvalSha(ctx, appendScript.Hash(), e.keys(session), append(e.limits(), stream, data)...)
+			err = appended.Err()
+		}
+		if err == nil {
+			n, err = appended.Int64()
+		}
+	} else {
+		n, err = appendScript.Run(ctx, e.rdb, e.keys(session), append(e.limits(), stream, data)...).Int64()
+	}
 	if err != nil {
 		return "", fmt.Errorf("redisstore: append an event: %w", err)
 	}
@@ -268,45 +290,73 @@ const leaseTTL = 10 * time.Second
 
 // Hold keeps what the client of a stream this process carries gets if the
 // process dies before the stream ends (the epitaph, beside the stream's
-// counters), under a lease the process renews until release.
+// counters), under a lease the process renews until release. Both are
+// written with the stream's first event, in its round trip; one goroutine
+// renews the leases of every stream the process holds.
 func (e *events) Hold(session, stream string, epitaph []byte) (release func()) {
-	lease := e.cfg.key("lease", session) + ":" + stream
-	counters := e.cfg.key("counters", session)
-	ctx, cancel := e.cfg.background()
-	pipe := e.rdb.TxPipeline()
-	pipe.HSet(ctx, counters, "r:"+stream, epitaph)
-	pipe.PExpire(ctx, counters, e.cfg.maxIdle)
-	pipe.Set(ctx, lease, "1", leaseTTL)
-	_, err := pipe.Exec(ctx)
-	cancel()
-	if err != nil {
-		return func() {} // no epitaph: a resume elsewhere replays what was stored, and ends
-	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(leaseTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				ctx, cancel := e.cfg.background()
-				_ = e.rdb.PExpire(ctx, lease, leaseTTL).Err() // a failed renewal is retried at the next tick
-				cancel()
-			}
-		}
-	}()
+	k := streamKey{session, stream}
+	e.holds.Lock()
+	e.held[k] = &hold{epitaph: epitaph}
+	e.holds.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			close(stop)
-			<-done
+			e.holds.Lock()
+			h := e.held[k]
+			delete(e.held, k)
+			e.holds.Unlock()
 			e.wb.disown(session, stream)
-			e.wb.unhold(session, stream) // behind the stream's last events
+			if h != nil && h.written {
+				e.wb.unhold(session, stream) // behind the stream's last events
+			}
 		})
+	}
+}
+
+// hold is a stream this process holds: its epitaph until the first event
+// wrote it, with its lease.
+type hold struct {
+	epitaph []byte
+	written bool
+}
+
+// holding takes the epitaph of a held stream whose first event is being
+// written, once.
+func (e *events) holding(session, stream string) []byte {
+	e.holds.Lock()
+	defer e.holds.Unlock()
+	h := e.held[streamKey{session, stream}]
+	if h == nil || h.written {
+		return nil
+	}
+	h.written = true
+	return h.epitaph
+}
+
+// renewLeases renews the leases of the held streams every third of their
+// TTL, in one pipeline; a failed renewal is tried again at the next tick.
+func (e *events) renewLeases() {
+	tick := time.NewTicker(leaseTTL / 3)
+	defer tick.Stop()
+	for range tick.C {
+		e.holds.Lock()
+		var leases []string
+		for k, h := range e.held {
+			if h.written {
+				leases = append(leases, e.cfg.key("lease", k.session)+":"+k.stream)
+			}
+		}
+		e.holds.Unlock()
+		if len(leases) == 0 {
+			continue
+		}
+		ctx, cancel := e.cfg.background()
+		pipe := e.rdb.Pipeline()
+		for _, l := range leases {
+			pipe.PExpire(ctx, l, leaseTTL)
+		}
+		_, _ = pipe.Exec(ctx)
+		cancel()
 	}
 }
 
