@@ -364,9 +364,10 @@ func TestResourceUpdatedReachesTheStreamAnotherReplicaHolds(t *testing.T) {
 	}
 }
 
-// A 2025-11-25 task runs at one replica; tasks/cancel at another cancels
-// it there (the relay carries it) and answers once the task's record says
-// so; the task's own context ends.
+// A 2025-11-25 task runs at one replica; another reads and lists it from
+// the shared store, and its tasks/cancel cancels it there (the relay
+// carries it) and answers once the task's record says so; the task's own
+// context ends.
 func TestTaskCancelledThroughAnotherReplica(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	tasks := taskstore.NewRedis(rdb, "mcpstack-test:"+t.Name()+":") // the replicas' shared task store
@@ -403,6 +404,13 @@ func TestTaskCancelledThroughAnotherReplica(t *testing.T) {
 	id, _ := task["taskId"].(string)
 	if id == "" {
 		t.Fatalf("no task: %v", started)
+	}
+	// Read and listed at the other replica, from the shared store.
+	if res, _ := other("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))["result"].(map[string]any); res == nil || res["status"] != "working" {
+		t.Errorf("tasks/get at the other replica: %v", res)
+	}
+	if res, _ := other("tasks/list", `{}`)["result"].(map[string]any); !strings.Contains(fmt.Sprint(res["tasks"]), id) {
+		t.Errorf("tasks/list at the other replica: %v", res)
 	}
 	got := other("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, id))
 	if res, _ := got["result"].(map[string]any); res == nil || res["status"] != "cancelled" {
