@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -460,7 +462,7 @@ func TestClusterRollingRestart(t *testing.T) {
 	if redisURL == "" {
 		t.Skipf("%s is unset: no Redis for the replicas (redis://127.0.0.1:6379/0 where one runs)", redisEnv)
 	}
-	replicas := []*replicaProc{startReplica(t, redisURL), startReplica(t, redisURL), startReplica(t, redisURL)}
+	replicas := []*replicaProc{startReplica(t, redisURL, "--task-store", "redis"), startReplica(t, redisURL, "--task-store", "redis"), startReplica(t, redisURL, "--task-store", "redis")}
 	endpoint, _, replace := roundRobin(t, replicas)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -528,7 +530,7 @@ func TestClusterRollingRestart(t *testing.T) {
 		replace(i, nil)
 		time.Sleep(200 * time.Millisecond)
 		stop(replicas[i])
-		replicas[i] = startReplica(t, redisURL)
+		replicas[i] = startReplica(t, redisURL, "--task-store", "redis")
 		replace(i, replicas[i])
 		time.Sleep(time.Second)
 	}
@@ -539,16 +541,66 @@ func TestClusterRollingRestart(t *testing.T) {
 		t.Errorf("%d of %d calls failed during the rolling restart; the first: %v", failures.Load(), calls.Load(), firstFailure.Load())
 	}
 
-	// All three at once: the session outlives every process.
+	// Before restarting all three at once: a streamed call, and a task.
+	raw := func(method, last, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if last != "" {
+			req.Header.Set("Last-Event-ID", last)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := raw(http.MethodPost, "", `{"jsonrpc":"2.0","id":"progressed","method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":"p"}}}`)
+	streamed := readEvents(t, resp.Body)
+	resp.Body.Close()
+	resp = raw(http.MethodPost, "", `{"jsonrpc":"2.0","id":"tasked","method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0.1,"label":"kept"},"task":{"ttl":600000}}}`)
+	created, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var createdMsg struct {
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(created, &createdMsg)
+	taskID := createdMsg.Result.Task.TaskID
+	if len(streamed) < 2 || taskID == "" {
+		t.Fatalf("before the restart: %d events streamed, task %q (%s)", len(streamed), taskID, created)
+	}
+	time.Sleep(300 * time.Millisecond) // the task ends, its events reach Redis
+
+	// All three at once: the session, its streams and its task outlive
+	// every process.
 	for _, r := range replicas {
 		stop(r)
 	}
 	for i := range replicas {
-		replicas[i] = startReplica(t, redisURL)
+		replicas[i] = startReplica(t, redisURL, "--task-store", "redis")
 		replace(i, replicas[i])
 	}
 	if err := call(cs); err != nil {
 		t.Fatalf("the session after a restart of every replica: %v", err)
+	}
+	resp = raw(http.MethodGet, streamed[0].id, "")
+	replayed := readEvents(t, resp.Body)
+	resp.Body.Close()
+	if len(replayed) != len(streamed)-1 || replayed[len(replayed)-1].data != streamed[len(streamed)-1].data {
+		t.Errorf("the stream after the restart: %d events replayed, want the %d after the first", len(replayed), len(streamed)-1)
+	}
+	resp = raw(http.MethodPost, "", `{"jsonrpc":"2.0","id":"get","method":"tasks/result","params":{"taskId":"`+taskID+`"}}`)
+	result, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(result), "Computed kept") {
+		t.Errorf("the task after the restart: %s", result)
 	}
 }
 
@@ -572,6 +624,48 @@ func TestClusterWithTypeScriptSDK(t *testing.T) {
 		s, _ := c.(string)
 		if s == "" || i%4 == 1 && !strings.Contains(s, "Four.") || i%4 == 2 && !strings.Contains(s, "action=decline") {
 			t.Errorf("call %d: %q", i, s)
+		}
+	}
+}
+
+// The chat app on two replicas, sessions in Redis and conversations in
+// PostgreSQL: after a restart of both, the client's session goes on at
+// either replica and its conversation is there.
+func TestClusterChatFullRestart(t *testing.T) {
+	redisURL, dsn := os.Getenv(redisEnv), os.Getenv("MCPSTACK_TEST_POSTGRES_DSN")
+	if redisURL == "" || dsn == "" {
+		t.Skipf("%s or MCPSTACK_TEST_POSTGRES_DSN is unset: the chat cluster needs Redis and PostgreSQL", redisEnv)
+	}
+	t.Setenv("MCPSTACK_REDIS_URL", redisURL)
+	t.Setenv("MCPSTACK_POSTGRES_DSN", dsn)
+	schemaName := fmt.Sprintf("mcpstack_cluster_test_%d", os.Getpid())
+	schema := "--postgres-schema=" + schemaName
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schemaName+" CASCADE")
+			conn.Close(ctx)
+		}
+	})
+	data := t.TempDir()
+	a, b := startChat(t, data, schema, "--task-store", "redis"), startChat(t, data, schema, "--task-store", "redis")
+	_, hdr, _ := a.post(t, a.token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1.0"}}}`)
+	sid := hdr.Get("Mcp-Session-Id")
+	b.post(t, b.token, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	_, _, chat := b.post(t, b.token, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chat","arguments":{"query":"Remember me"}}}`)
+	convID, _ := chat["result"].(map[string]any)["_meta"].(map[string]any)["conversation_id"].(string)
+	if !strings.HasPrefix(convID, "conv_") {
+		t.Fatalf("no conversation: %v", chat)
+	}
+
+	a.stop(t)
+	b.stop(t)
+	a2, b2 := startChat(t, data, schema, "--task-store", "redis"), startChat(t, data, schema, "--task-store", "redis")
+	for _, srv := range []*chatServer{a2, b2} {
+		code, _, got := srv.post(t, srv.token, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"conversation_get","arguments":{"conversation_id":"`+convID+`"}}}`)
+		if code != http.StatusOK || !strings.Contains(resultText(t, got), "Remember me") {
+			t.Errorf("after a restart of both replicas, the session at %s: %d %v", srv.url, code, got)
 		}
 	}
 }
