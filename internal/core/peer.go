@@ -102,6 +102,9 @@ func (p *callPeer) send(msg []byte) error {
 	if s := p.sess.stream(); s != nil {
 		return s.Send(msg)
 	}
+	if p.srv.relayToStream(p.sess, msg) { // the session's stream may be another process's
+		return nil
+	}
 	return ErrNoStream
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
@@ -263,46 +264,45 @@ func (s *Server) taskRelayed(op string, ev map[string]any) {
 	}
 }
 
-// relayNotify hands a notification for one session, which has no stream
-// here, to the other processes: the one that holds its stream sends it.
-func (s *Server) relayNotify(session, method string, params wire.Encoder) {
+// relayToStream hands a message for a session's stream (a notification,
+// or a request whose answer the relay brings back), which has no stream
+// here, to the other processes: the one that holds the stream sends it.
+// It reports whether it did; without a relay, or for a session with no
+// copies elsewhere, it does not.
+func (s *Server) relayToStream(sess *Session, msg []byte) bool {
 	r := s.cfg.relay
-	if r == nil {
-		return
+	if r == nil || !sess.durable {
+		return false
 	}
-	ev := map[string]any{"session": session, "method": method}
-	if params != nil {
-		ev["params"] = params.EncodeValue(wire.AllRevisions)
-	}
-	b, err := jsontree.Marshal(ev)
-	if err != nil {
-		return
+	b, err := jsontree.Marshal(map[string]any{"session": sess.id, "message": json.RawMessage(msg)})
+	if err != nil || len(b) > maxRelayed {
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
 	defer cancel()
 	if err := r.Publish(ctx, "", b); err != nil {
-		s.log.Warn("relay: a notification for a session's stream elsewhere is lost", "session", session, "method", method, "err", err)
+		s.log.Warn("relay: a message for a session's stream elsewhere is lost", "session", sess.id, "err", err)
+		return false
 	}
+	return true
 }
 
-// notifyRelayed sends a notification another process relayed for one
-// session, when its stream is here.
+// notifyRelayed sends a message another process relayed for one
+// session's stream, when the stream is here.
 func (s *Server) notifyRelayed(session string, ev map[string]any) {
 	s.mu.Lock()
 	sess := s.sessions[session]
 	s.mu.Unlock()
-	method, _ := ev["method"].(string)
-	if sess == nil || method == "" || sess.stream() == nil {
+	if sess == nil {
 		return
 	}
-	var params wire.Encoder
-	if p, ok := ev["params"]; ok {
-		var err error
-		if params, err = mcp.DecodeParams(method, p, wire.AllRevisions); err != nil {
-			return
-		}
+	out := sess.stream()
+	msg, err := jsontree.Marshal(ev["message"])
+	if out == nil || err != nil || len(msg) < 2 {
+		return
 	}
-	if err := sess.Notify(context.Background(), method, params); err != nil {
-		s.log.Debug("relay: a notification for a session", "session", session, "method", method, "err", err)
+	s.tap(session, ServerToClient, msg)
+	if err := out.Send(msg); err != nil {
+		s.log.Debug("relay: a message for a session's stream", "session", session, "err", err)
 	}
 }

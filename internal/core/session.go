@@ -221,6 +221,9 @@ func (sess *Session) Notify(ctx context.Context, method string, params wire.Enco
 	}
 	out := sess.stream()
 	if out == nil {
+		if sess.srv.relayToStream(sess, msg) { // the stream may be another process's
+			return nil
+		}
 		return ErrNoStream
 	}
 	sess.srv.tap(sess.id, ServerToClient, msg)

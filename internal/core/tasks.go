@@ -540,12 +540,7 @@ func (t *task) tell() {
 		return
 	default:
 	}
-	params := t.statusParams()
-	err := t.sess.Notify(context.Background(), mcp.MethodTaskStatus, params)
-	switch {
-	case errors.Is(err, ErrNoStream):
-		t.sess.srv.relayNotify(t.sess.id, mcp.MethodTaskStatus, params) // the stream may be another process's
-	case err != nil:
+	if err := t.sess.Notify(context.Background(), mcp.MethodTaskStatus, t.statusParams()); err != nil && !errors.Is(err, ErrNoStream) {
 		t.sess.srv.log.Debug("task status", "task", t.id, "err", err)
 	}
 }

@@ -586,3 +586,55 @@ func TestInputRequiredAcrossReplicas(t *testing.T) {
 		t.Errorf("round 2 at b: %v", second)
 	}
 }
+
+// With JSON answers, what a call sends before its answer goes to the
+// session's GET stream: held by another replica, it gets there (the
+// progress of a call at b reaches the stream at a).
+func TestProgressReachesTheStreamAnotherReplicaHolds(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	replica := func() *httptest.Server {
+		srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithSessionStore(redisstore.NewSessions(rdb, prefix)))
+		h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0),
+			mcphttp.WithResponseMode(mcphttp.ResponseJSON), mcphttp.WithEventStore(redisstore.NewEvents(rdb, prefix)))
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() {
+			ts.Close()
+			shutdown(context.Background())
+			srv.Close()
+		})
+		return ts
+	}
+	srvA, srvB := replica(), replica()
+	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	id := init.Header.Get("Mcp-Session-Id")
+	init.Body.Close()
+	post(t, srvA.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srvA.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET at a: %v %v", stream, err)
+	}
+	defer stream.Body.Close()
+	time.Sleep(100 * time.Millisecond) // the stream is attached at a
+	resp := post(t, srvB.URL, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":"p"}}}`)
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(answer), `"id":2`) {
+		t.Fatalf("the call at b: %s", answer)
+	}
+	r := sse.NewReader(stream.Body, 1<<20)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatalf("the stream at a ended without the call's progress: %v", err)
+		}
+		if s := string(e.Data); strings.Contains(s, "notifications/progress") && strings.Contains(s, `"progressToken":"p"`) {
+			return
+		}
+	}
+}
