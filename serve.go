@@ -393,8 +393,10 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	if len(c.proxies) > 0 {
 		opts = append(opts, mcphttp.WithTrustedProxies(c.proxies...))
 	}
+	var events mcphttp.EventStore
 	if c.redis != nil {
-		opts = append(opts, mcphttp.WithEventStore(redisstore.NewEvents(c.redis, redisstore.WithEventLimits(0, 0, lim.eventBytes))))
+		events = redisstore.NewEvents(c.redis, redisstore.WithEventLimits(0, 0, lim.eventBytes))
+		opts = append(opts, mcphttp.WithEventStore(events))
 	}
 	if guard.IsLoopbackAddr(c.httpAddr) {
 		opts = append(opts, mcphttp.WithLoopbackOnly())
@@ -447,6 +449,9 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 		_ = hs.Close()
 	}
 	drained.Wait()
+	if f, ok := events.(interface{ Flush() }); ok {
+		f.Flush() // the events written behind, the answers of the last calls among them, reach Redis
+	}
 	return nil
 }
 

@@ -21,6 +21,10 @@ func ListenAndServe(ctx context.Context, addr string, srv *server.Server, opts .
 	if !guard.IsLoopbackAddr(addr) {
 		return fmt.Errorf("mcphttp: ListenAndServe serves loopback addresses only (it has no authentication), not %q: serve Handler with WithAuth", addr)
 	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
 	h, shutdown := Handler(srv, append(opts[:len(opts):len(opts)], WithLoopbackOnly())...)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -42,5 +46,14 @@ func ListenAndServe(ctx context.Context, addr string, srv *server.Server, opts .
 		_ = hs.Close()
 	}
 	drained.Wait()
+	flushEvents(c.events)
 	return nil
+}
+
+// flushEvents waits until a store that writes events behind (redisstore's)
+// has written them, once the calls have ended.
+func flushEvents(store EventStore) {
+	if f, ok := store.(interface{ Flush() }); ok {
+		f.Flush()
+	}
 }

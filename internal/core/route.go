@@ -251,10 +251,10 @@ func (c *Call) Epitaph() []byte {
 			answers = append(answers, jsonrpc.EncodeError(it.Msg.ID, e))
 		}
 	}
-	if len(answers) == 1 || !c.in.batch {
-		if len(answers) == 0 {
-			return nil
-		}
+	switch {
+	case len(answers) == 0:
+		return nil
+	case !c.in.batch:
 		return answers[0]
 	}
 	return append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']')

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,21 +35,21 @@ func NewEvents(rdb redis.UniversalClient, opts ...Option) mcphttp.EventStore {
 }
 
 type events struct {
-	rdb   redis.UniversalClient
-	cfg   config
-	rates atomic.Int64 // counters handed out (RateCounter), each with keys of its own
-	wb    writeBehind
+	rdb redis.UniversalClient
+	cfg config
+	wb  writeBehind
 
 	holds sync.Mutex
 	held  map[streamKey]*hold // the streams this process holds (Hold)
 }
 
 // keys are a session's keys: its order, its counters, its emptied
-// streams; a stream's events are at the prefix of its streams and the
-// stream's name (the same hash tag: one Cluster slot).
+// streams; a stream's events, and its lease, are at the prefixes of
+// streams and leases and the stream's name (the same hash tag: one
+// Cluster slot).
 func (e *events) keys(session string) []string {
 	return []string{e.cfg.key("order", session), e.cfg.key("counters", session), e.cfg.key("emptied", session),
-		e.cfg.key("stream", session) + ":"}
+		e.cfg.key("stream", session) + ":", e.cfg.key("lease", session) + ":"}
 }
 
 func (e *events) limits() []any {
@@ -65,14 +64,20 @@ func (e *events) limits() []any {
 // behind (writebehind.go), so that an event costs no round trip of its
 // own.
 func (e *events) Append(session, stream string, data []byte) (string, error) {
+	return e.append(session, stream, data, false)
+}
+
+// append stores an event; last is a held stream's answer.
+func (e *events) append(session, stream string, data []byte, last bool) (string, error) {
 	if n, ok := e.wb.number(session, stream); ok {
-		if err := e.wb.push(session, stream, n, data); err != nil {
+		if err := e.wb.push(pending{session: session, stream: stream, n: n, data: data, last: last}); err != nil {
 			return "", err
 		}
 		return stream + "-" + strconv.FormatInt(n, 10), nil
 	}
 	ctx, cancel := e.cfg.background()
 	defer cancel()
+	args := append(e.limits(), stream, data, "", lastArg(last))
 	var n int64
 	var err error
 	if epitaph := e.holding(session, stream); epitaph != nil {
@@ -80,25 +85,33 @@ func (e *events) Append(session, stream string, data []byte) (string, error) {
 		pipe := e.rdb.Pipeline()
 		pipe.HSet(ctx, e.cfg.key("counters", session), "r:"+stream, epitaph)
 		pipe.Set(ctx, e.cfg.key("lease", session)+":"+stream, "1", leaseTTL)
-		appended := pipe.EvalSha(ctx, appendScript.Hash(), e.keys(session), append(e.limits(), stream, data)...)
+		appended := pipe.EvalSha(ctx, appendScript.Hash(), e.keys(session), args...)
 		if _, err = pipe.Exec(ctx); redis.HasErrorPrefix(err, "NOSCRIPT") {
 			_ = appendScript.Load(ctx, e.rdb).Err()
-			appended = e.rdb.EvalSha(ctx, appendScript.Hash(), e.keys(session), append(e.limits(), stream, data)...)
+			appended = e.rdb.EvalSha(ctx, appendScript.Hash(), e.keys(session), args...)
 			err = appended.Err()
 		}
 		if err == nil {
 			n, err = appended.Int64()
 		}
 	} else {
-		n, err = appendScript.Run(ctx, e.rdb, e.keys(session), append(e.limits(), stream, data)...).Int64()
+		n, err = appendScript.Run(ctx, e.rdb, e.keys(session), args...).Int64()
 	}
 	if err != nil {
 		return "", fmt.Errorf("redisstore: append an event: %w", err)
 	}
-	if n == 0 {
+	if n == 0 && !last {
 		e.wb.own(session, stream)
 	}
 	return stream + "-" + strconv.FormatInt(n, 10), nil
+}
+
+// lastArg is the append script's mark of a held stream's answer.
+func lastArg(last bool) string {
+	if last {
+		return "last"
+	}
+	return ""
 }
 
 // Replay calls fn for each event of lastID's stream after it, in order.
@@ -137,6 +150,10 @@ func (e *events) Replay(session, lastID string, fn func(id string, data []byte) 
 	}
 	return stream, nil
 }
+
+// Flush waits until the events this process writes behind are in Redis
+// (mcphttp's shutdown calls it, after the streams have ended).
+func (e *events) Flush() { e.wb.drain() }
 
 // Forget drops a session's events: it has ended.
 func (e *events) Forget(session string) {
@@ -213,42 +230,94 @@ local function expire(keys, name, maxAge, ttl)
 end
 `
 
-// appendScript: KEYS as trimLua's; ARGV maxEvents, maxAge (ms), maxBytes,
-// the session TTL (ms), stream, data, and the event's number when the
-// process that carries the stream numbered it (written behind), else
-// none. Answers the event's number.
-var appendScript = redis.NewScript(trimLua + `
-local maxEvents, maxAge, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local name, data = ARGV[5], ARGV[6]
-local n
-if ARGV[7] then
-  n = tonumber(ARGV[7])
-  if n + 1 > tonumber(redis.call('HGET', KEYS[2], 'n:' .. name) or '0') then
-    redis.call('HSET', KEYS[2], 'n:' .. name, n + 1)
+// appendLua stores the next event of a stream: numbered n when given
+// (the process that carries the stream numbered it: written behind), by
+// Redis otherwise; the stream's last (its answer) also lets go of its
+// epitaph and lease, in the same step.
+const appendLua = trimLua + `
+local function append(keys, name, data, n, last, maxEvents, maxAge, maxBytes, ttl)
+  if n then
+    -- numbered by the process that writes the stream in order: an n
+    -- below the next is stored already (a batch sent again)
+    if n < tonumber(redis.call('HGET', keys[2], 'n:' .. name) or '0') then
+      return n
+    end
+    redis.call('HSET', keys[2], 'n:' .. name, n + 1)
+  else
+    n = redis.call('HINCRBY', keys[2], 'n:' .. name, 1) - 1
   end
-else
-  n = redis.call('HINCRBY', KEYS[2], 'n:' .. name, 1) - 1
+  redis.call('HINCRBY', keys[2], 'k:' .. name, 1)
+  redis.call('HINCRBY', keys[2], 'bytes', string.len(data))
+  redis.call('XADD', keys[4] .. name, '*', 'n', n, 'd', data)
+  redis.call('RPUSH', keys[1], name)
+  if last then
+    redis.call('HDEL', keys[2], 'r:' .. name)
+    redis.call('DEL', keys[5] .. name)
+  end
+  trim(keys, maxEvents, maxAge, maxBytes, 1)
+  expire(keys, name, maxAge, ttl)
+  return n
 end
-redis.call('HINCRBY', KEYS[2], 'k:' .. name, 1)
-redis.call('HINCRBY', KEYS[2], 'bytes', string.len(data))
-redis.call('XADD', KEYS[4] .. name, '*', 'n', n, 'd', data)
-redis.call('RPUSH', KEYS[1], name)
-trim(KEYS, maxEvents, maxAge, maxBytes, 1)
-expire(KEYS, name, maxAge, ttl)
-return n
+`
+
+// appendScript: KEYS as keys gives them; ARGV maxEvents, maxAge (ms),
+// maxBytes, the session TTL (ms), stream, data, the event's number or
+// "", "last" or "". Answers the event's number.
+var appendScript = redis.NewScript(appendLua + `
+local n = nil
+if ARGV[7] and ARGV[7] ~= '' then
+  n = tonumber(ARGV[7])
+end
+return append(KEYS, ARGV[5], ARGV[6], n, ARGV[8] == 'last', tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+`)
+
+// buryScript: KEYS as keys gives them; ARGV the limits as appendScript's,
+// stream, the number of the last event the client saw. When the stream's
+// lease ran out before its answer, it stores the epitaph as the stream's
+// next event, numbered past what the client saw (events written behind
+// may have reached the client and not Redis), lets go of it, and answers
+// {n, epitaph}; else nothing.
+var buryScript = redis.NewScript(appendLua + `
+local name = ARGV[5]
+if redis.call('EXISTS', KEYS[5] .. name) == 1 then
+  return false
+end
+local epitaph = redis.call('HGET', KEYS[2], 'r:' .. name)
+if not epitaph then
+  return false
+end
+local n = math.max(tonumber(redis.call('HGET', KEYS[2], 'n:' .. name) or '0'), tonumber(ARGV[6]) + 1)
+append(KEYS, name, epitaph, n, true, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+return {n, epitaph}
+`)
+
+// renewScript keeps a held stream's lease while its epitaph is there:
+// KEYS the counters, the lease; ARGV the epitaph's field, the TTL (ms). A
+// lease that ran out (a stall) is taken again, unless the stream was
+// buried meanwhile.
+var renewScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+end
+return 0
 `)
 
 // replayScript: KEYS as trimLua's; ARGV maxEvents, maxAge, maxBytes, the
 // session TTL, stream, the number of the last event seen. Answers {0, n,
-// data, ...} (the stream's events after it, only its own), {1} for an id
-// never issued, {2} when events after it fell out.
+// data, ...} (the stream's events after it, only its own: none when the
+// client is ahead of what reached Redis), {1} for a stream never issued,
+// {2} when events after it fell out.
 var replayScript = redis.NewScript(trimLua + `
 local maxEvents, maxAge, maxBytes, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local name, seq = ARGV[5], tonumber(ARGV[6])
 trim(KEYS, maxEvents, maxAge, maxBytes, 0)
 local nxt = tonumber(redis.call('HGET', KEYS[2], 'n:' .. name) or '-1')
-if seq >= nxt then
+if nxt < 0 and redis.call('HEXISTS', KEYS[2], 'r:' .. name) == 0 then
   return {1}
+end
+if seq >= nxt then
+  -- the client saw events not written yet (behind): nothing to replay now
+  return {0}
 end
 expire(KEYS, name, maxAge, ttl)
 local out = {0}
@@ -289,28 +358,51 @@ return 0
 const leaseTTL = 10 * time.Second
 
 // Hold keeps what the client of a stream this process carries gets if the
-// process dies before the stream ends (the epitaph, beside the stream's
-// counters), under a lease the process renews until release. Both are
-// written with the stream's first event, in its round trip; one goroutine
-// renews the leases of every stream the process holds.
-func (e *events) Hold(session, stream string, epitaph []byte) (release func()) {
+// process dies before the stream's answer (the epitaph, beside the
+// stream's counters), under a lease the process renews until release.
+// Both are written with the stream's first event, in its round trip; the
+// answer (AppendLast) lets go of them in its own step; a stream released
+// unanswered (aborted) gives up its lease at once, so that another process
+// buries it without waiting. One goroutine renews the leases of every
+// stream the process holds.
+func (e *events) Hold(session, stream string, epitaph []byte) (release func(answered bool)) {
 	k := streamKey{session, stream}
 	e.holds.Lock()
 	e.held[k] = &hold{epitaph: epitaph}
 	e.holds.Unlock()
 	var once sync.Once
-	return func() {
+	return func(answered bool) {
 		once.Do(func() {
 			e.holds.Lock()
 			h := e.held[k]
 			delete(e.held, k)
 			e.holds.Unlock()
 			e.wb.disown(session, stream)
-			if h != nil && h.written {
-				e.wb.unhold(session, stream) // behind the stream's last events
+			if h != nil && h.written && !answered {
+				e.wb.letGo(session, stream) // behind the stream's last events
 			}
 		})
 	}
+}
+
+// AppendLast stores a held stream's answer, its last event, which lets go
+// of its epitaph and lease in the same step.
+func (e *events) AppendLast(session, stream string, data []byte) (string, error) {
+	return e.append(session, stream, data, true)
+}
+
+// Bury stores and gives the epitaph of a stream whose process died before
+// its answer (its lease ran out), numbered past lastSeen, once.
+func (e *events) Bury(session, stream string, lastSeen int64) (string, []byte, bool) {
+	ctx, cancel := e.cfg.background()
+	defer cancel()
+	out, err := buryScript.Run(ctx, e.rdb, e.keys(session), append(e.limits(), stream, lastSeen)...).Slice()
+	if err != nil || len(out) != 2 {
+		return "", nil, false
+	}
+	n, _ := out[0].(int64)
+	epitaph, _ := out[1].(string)
+	return stream + "-" + strconv.FormatInt(n, 10), []byte(epitaph), true
 }
 
 // hold is a stream this process holds: its epitaph until the first event
@@ -334,54 +426,35 @@ func (e *events) holding(session, stream string) []byte {
 }
 
 // renewLeases renews the leases of the held streams every third of their
-// TTL, in one pipeline; a failed renewal is tried again at the next tick.
+// TTL, in one pipeline (taking again one that ran out in a stall, unless
+// another process buried the stream meanwhile), and forgets the numbering
+// of streams idle for longer than their events live (a later event of one
+// is numbered by Redis again, which has all the earlier ones by then).
 func (e *events) renewLeases() {
 	tick := time.NewTicker(leaseTTL / 3)
 	defer tick.Stop()
 	for range tick.C {
+		e.wb.forgetIdle(e.cfg.maxAge)
 		e.holds.Lock()
-		var leases []string
+		var held []streamKey
 		for k, h := range e.held {
 			if h.written {
-				leases = append(leases, e.cfg.key("lease", k.session)+":"+k.stream)
+				held = append(held, k)
 			}
 		}
 		e.holds.Unlock()
-		if len(leases) == 0 {
+		if len(held) == 0 {
 			continue
 		}
 		ctx, cancel := e.cfg.background()
 		pipe := e.rdb.Pipeline()
-		for _, l := range leases {
-			pipe.PExpire(ctx, l, leaseTTL)
+		for _, k := range held {
+			pipe.EvalSha(ctx, renewScript.Hash(), []string{e.cfg.key("counters", k.session), e.cfg.key("lease", k.session) + ":" + k.stream},
+				"r:"+k.stream, leaseTTL.Milliseconds())
 		}
-		_, _ = pipe.Exec(ctx)
+		if _, err := pipe.Exec(ctx); redis.HasErrorPrefix(err, "NOSCRIPT") {
+			_ = renewScript.Load(ctx, e.rdb).Err() // the next tick renews
+		}
 		cancel()
 	}
 }
-
-// Orphaned gives the epitaph of a stream whose process stopped renewing
-// its lease before the stream ended, once.
-func (e *events) Orphaned(session, stream string) ([]byte, bool) {
-	ctx, cancel := e.cfg.background()
-	defer cancel()
-	v, err := orphanScript.Run(ctx, e.rdb, []string{e.cfg.key("lease", session) + ":" + stream, e.cfg.key("counters", session)}, "r:"+stream).Text()
-	if err != nil || v == "" {
-		return nil, false
-	}
-	return []byte(v), true
-}
-
-// orphanScript: KEYS the lease, the counters; ARGV the epitaph's field.
-// Answers the epitaph when the lease is gone, and forgets it.
-var orphanScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return false
-end
-local v = redis.call('HGET', KEYS[2], ARGV[1])
-if not v then
-  return false
-end
-redis.call('HDEL', KEYS[2], ARGV[1])
-return v
-`)

@@ -24,7 +24,7 @@ const rateSync = 100 * time.Millisecond
 // and reads the service's back (one pipeline for every client it saw).
 // Without Redis it goes on counting alone.
 func (e *events) RateCounter() httprate.LimitCounter {
-	return newRateCounter(e.rdb, e.cfg.prefix+"rate:"+strconv.FormatInt(e.rates.Add(1), 10)+":")
+	return newRateCounter(e.rdb, e.cfg.prefix+"rate:")
 }
 
 type rateCounter struct {
@@ -50,10 +50,14 @@ func newRateCounter(rdb redis.UniversalClient, prefix string) *rateCounter {
 	return &rateCounter{rdb: rdb, prefix: prefix, windows: map[rateKey]*rateWindow{}}
 }
 
-func (c *rateCounter) Config(_ int, window time.Duration) {
+// Config names the counter's keys by its limit and window, so that the
+// replicas' counters of one limit add up, and another limit's (the bytes
+// beside the requests, or a new setting during a rollout) stay apart.
+func (c *rateCounter) Config(limit int, window time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.window = window
+	c.prefix += strconv.Itoa(limit) + "/" + window.String() + ":"
 	if !c.started {
 		c.started = true
 		go c.sync() // lives as the process does: the limits are the handler's, which has no end
@@ -117,17 +121,16 @@ func (c *rateCounter) sync() {
 		totals := make([]*redis.IntCmd, len(items))
 		for i, it := range items {
 			key := c.prefix + strconv.FormatInt(it.k.start, 10) + ":" + it.k.key
-			totals[i] = pipe.IncrBy(ctx, key, int64(it.pending))
-			pipe.Expire(ctx, key, 3*window)
+			totals[i] = pipe.IncrBy(ctx, key, int64(it.pending)) // 0: the service's count, read
+			if it.pending > 0 {
+				pipe.Expire(ctx, key, 3*window)
+			}
 		}
-		_, err := pipe.Exec(ctx)
+		_, _ = pipe.Exec(ctx) // each command's own error counts below: what reached Redis is not added again
 		cancel()
-		if err != nil {
-			continue // Redis away: the counts stay pending here, and are added when it is back
-		}
 		c.mu.Lock()
 		for i, it := range items {
-			if rw := c.windows[it.k]; rw != nil {
+			if rw := c.windows[it.k]; rw != nil && totals[i].Err() == nil { // else the counts stay pending, added when Redis is back
 				rw.pending -= it.pending          // what came since stays pending
 				rw.service = int(totals[i].Val()) // the service's, this replica's counts included
 			}

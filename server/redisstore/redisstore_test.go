@@ -142,7 +142,14 @@ func TestEvents(t *testing.T) {
 	if _, err := m.Replay("s", "a-2", collect); err != nil || len(got) != 0 {
 		t.Fatalf("replay from the last: %v %v", got, err)
 	}
-	for _, bad := range []string{"b-0", "a-9", "nope", "a-x", "a--1", "-1"} {
+	// An id past a known stream's events is one the client got before
+	// they reached Redis (written behind): nothing to replay yet, not
+	// unknown (in memory it is unknown).
+	got = nil
+	if _, err := m.Replay("s", "a-9", collect); err != nil || len(got) != 0 {
+		t.Errorf("an id ahead of the stored events: %v %v, want nothing to replay", got, err)
+	}
+	for _, bad := range []string{"b-0", "nope", "a-x", "a--1", "-1"} {
 		if _, err := m.Replay("s", bad, collect); !errors.Is(err, mcphttp.ErrUnknownEvent) {
 			t.Errorf("Replay(%q) = %v, want ErrUnknownEvent", bad, err)
 		}
@@ -291,5 +298,63 @@ func TestEventsWrittenBehind(t *testing.T) {
 	}
 	if len(got) != 299 || got[0] != "s-1=1" || got[298] != "s-299=299" {
 		t.Errorf("b replayed %d events (%v ... ), want s-1 ... s-299 in order", len(got), got[:min(3, len(got))])
+	}
+}
+
+// holder is what the Redis event store does for held streams (the
+// transport's streamable.StreamHolder) and Flush.
+type holder interface {
+	Hold(session, stream string, epitaph []byte) func(answered bool)
+	AppendLast(session, stream string, data []byte) (string, error)
+	Bury(session, stream string, lastSeen int64) (string, []byte, bool)
+	Flush()
+}
+
+// A held stream's epitaph goes with its answer, in one step; a stream that
+// ends unanswered gives up its lease at once, and is buried once,
+// numbered past what the client saw.
+func TestHeldStreams(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	m := redisstore.NewEvents(rdb, prefix)
+	h := m.(holder)
+	ctx := context.Background()
+	epitaph := []byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"stopped"}}`)
+
+	release := h.Hold("h", "answered", epitaph)
+	if _, err := m.Append("h", "answered", nil); err != nil { // the priming event: with the epitaph and lease
+		t.Fatal(err)
+	}
+	if n := rdb.Exists(ctx, keyLike(t, rdb, "lease:{h}:answered")).Val(); n != 1 {
+		t.Fatal("no lease with the first event")
+	}
+	if _, err := h.AppendLast("h", "answered", []byte(`{"jsonrpc":"2.0","id":7,"result":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	release(true)
+	h.Flush()
+	if keys := rdb.Keys(ctx, "mcpstack-test:*lease:{h}:answered").Val(); len(keys) != 0 {
+		t.Errorf("the answer left the lease: %v", keys)
+	}
+	if _, _, buried := h.Bury("h", "answered", 1); buried {
+		t.Error("a stream whose answer is stored was buried")
+	}
+
+	release = h.Hold("h", "aborted", epitaph)
+	if _, err := m.Append("h", "aborted", nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Append("h", "aborted", []byte("progress")) // written behind
+	release(false)
+	h.Flush()
+	id, got, buried := h.Bury("h", "aborted", 5) // the client saw event 5
+	if !buried || string(got) != string(epitaph) || id != "aborted-6" {
+		t.Fatalf("Bury = %q %s %v, want the epitaph as aborted-6", id, got, buried)
+	}
+	if _, _, again := h.Bury("h", "aborted", 6); again {
+		t.Error("buried twice")
+	}
+	var replayed []string
+	if _, err := m.Replay("h", "aborted-0", func(id string, d []byte) error { replayed = append(replayed, id); return nil }); err != nil || fmt.Sprint(replayed) != "[aborted-1 aborted-6]" {
+		t.Errorf("replay after the burial: %v %v", replayed, err)
 	}
 }

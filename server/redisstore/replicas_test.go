@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -370,7 +371,7 @@ func TestResourceUpdatedReachesTheStreamAnotherReplicaHolds(t *testing.T) {
 // context ends.
 func TestTaskCancelledThroughAnotherReplica(t *testing.T) {
 	rdb, prefix := testRedis(t)
-	tasks := taskstore.NewRedis(rdb, "mcpstack-test:"+t.Name()+":") // the replicas' shared task store
+	tasks := taskstore.NewRedis(rdb, fmt.Sprintf("mcpstack-test:tasks-%d-%d:", os.Getpid(), time.Now().UnixNano())) // the replicas' shared task store
 	stopped := make(chan struct{})
 	replica := func() func(method, params string) map[string]any {
 		a := app.New("replica", "1")
@@ -506,12 +507,14 @@ func TestClientShareAcrossReplicas(t *testing.T) {
 }
 
 // A client's request rate holds for the service: requests spread over two
-// replicas count together (within the counters' 100 ms sync).
+// replicas count together (within the counters' 100 ms sync). The window
+// is an hour, so that the sliding window's weighting of the previous one
+// does not make the count depend on when the test runs.
 func TestRateLimitAcrossReplicas(t *testing.T) {
 	rdb, prefix := testRedis(t)
 	replica := func() *httptest.Server {
 		srv := server.New(conformance.New(conformance.WithStepDelay(0)))
-		h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(4, 10*time.Second), mcphttp.WithByteRateLimit(0, 0),
+		h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(4, time.Hour), mcphttp.WithByteRateLimit(0, 0),
 			mcphttp.WithEventStore(redisstore.NewEvents(rdb, prefix)))
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() {
@@ -534,7 +537,7 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 		if got := status(ts); got == http.StatusTooManyRequests {
 			t.Fatalf("request %d refused: the limit is 4", i+1)
 		}
-		time.Sleep(150 * time.Millisecond) // the counters sync every 100 ms
+		time.Sleep(250 * time.Millisecond) // the counters sync every 100 ms: two syncs, one at each replica
 	}
 	if got := status(a); got != http.StatusTooManyRequests {
 		t.Errorf("a fifth request (2 at a, 2 at b before it): %d, want 429", got)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcpstack/mcpstack/internal/redisx"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -57,8 +58,7 @@ func (s *sessions) count(ctx context.Context, client, id string, at time.Time) e
 	key := s.cfg.key("client", client)
 	pipe := s.rdb.Pipeline()
 	pipe.ZAdd(ctx, key, redis.Z{Score: float64(at.UnixMilli()), Member: id})
-	pipe.ExpireNX(ctx, key, time.Until(at)+time.Second)
-	pipe.ExpireGT(ctx, key, time.Until(at)+time.Second)
+	redisx.ExpireAtLeast(ctx, pipe, key, time.Until(at)+time.Second)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("redisstore: count a client's session: %w", err)
 	}

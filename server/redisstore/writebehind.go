@@ -27,8 +27,14 @@ var errBehind = errors.New("redisstore: the events written behind do not reach R
 // replay or a Forget here waits for the queue first.
 type writeBehind struct {
 	mu    sync.Mutex
-	next  map[streamKey]int64 // the streams this process numbers, and their next number
-	queue chan pending        // made, with its writer, by start
+	next  map[streamKey]*numbering // the streams this process numbers
+	queue chan pending             // made, with its writer, by start
+}
+
+// numbering is a stream's next number, and when it was last used.
+type numbering struct {
+	n    int64
+	used time.Time
 }
 
 // start makes the queue and its writer, which lives as long as the process.
@@ -39,26 +45,31 @@ func (w *writeBehind) start(e *events) {
 
 type streamKey struct{ session, stream string }
 
-// pending is an event on its way; or, with a barrier, a mark the writer
-// closes once everything before it is written; or, with unhold, the end
-// of a held stream (its epitaph and lease go), written after its events.
+// pending is an event on its way (last: a held stream's answer, which
+// lets go of its epitaph); or, with a barrier, a mark the writer closes
+// once everything before it is written; or, with letGo, a held stream
+// that ended unanswered giving up its lease, after its events.
 type pending struct {
 	session, stream string
 	n               int64
 	data            []byte
+	last            bool
 	barrier         chan struct{}
-	unhold          bool
+	letGo           bool
 }
 
 // number gives the next number of a stream this process carries.
 func (w *writeBehind) number(session, stream string) (int64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, ok := w.next[streamKey{session, stream}]
-	if ok {
-		w.next[streamKey{session, stream}] = n + 1
+	nb, ok := w.next[streamKey{session, stream}]
+	if !ok {
+		return 0, false
 	}
-	return n, ok
+	n := nb.n
+	nb.n++
+	nb.used = time.Now()
+	return n, true
 }
 
 // own makes the process number a stream it opened: its first event (0)
@@ -67,9 +78,22 @@ func (w *writeBehind) own(session, stream string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.next == nil {
-		w.next = map[streamKey]int64{}
+		w.next = map[streamKey]*numbering{}
 	}
-	w.next[streamKey{session, stream}] = 1
+	w.next[streamKey{session, stream}] = &numbering{n: 1, used: time.Now()}
+}
+
+// forgetIdle forgets the numbering of streams unused for longer than idle
+// (sessions that ended in another process leave theirs here).
+func (w *writeBehind) forgetIdle(idle time.Duration) {
+	cutoff := time.Now().Add(-idle)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, nb := range w.next {
+		if nb.used.Before(cutoff) {
+			delete(w.next, k)
+		}
+	}
 }
 
 // disown forgets a stream that ended.
@@ -91,8 +115,8 @@ func (w *writeBehind) disownSession(session string) {
 }
 
 // push queues an event, waiting a while for room.
-func (w *writeBehind) push(session, stream string, n int64, data []byte) error {
-	p := pending{session: session, stream: stream, n: n, data: append([]byte(nil), data...)}
+func (w *writeBehind) push(p pending) error {
+	p.data = append([]byte(nil), p.data...)
 	select {
 	case w.queue <- p:
 		return nil
@@ -108,15 +132,14 @@ func (w *writeBehind) push(session, stream string, n int64, data []byte) error {
 	}
 }
 
-// unhold queues the end of a held stream behind its events, so that a
-// process that dies meanwhile leaves the epitaph for the events it did
-// not write.
-func (w *writeBehind) unhold(session, stream string) {
+// letGo queues a held stream's giving up its lease, behind its events:
+// another process may then bury it at once.
+func (w *writeBehind) letGo(session, stream string) {
 	t := time.NewTimer(writeBehindWait)
 	defer t.Stop()
 	select {
-	case w.queue <- pending{session: session, stream: stream, unhold: true}:
-	case <-t.C: // the lease runs out: another process sends the epitaph
+	case w.queue <- pending{session: session, stream: stream, letGo: true}:
+	case <-t.C: // the lease runs out by itself
 	}
 }
 
@@ -167,11 +190,10 @@ func (w *writeBehind) flush(e *events, batch []pending) {
 			switch {
 			case p.barrier != nil:
 				continue
-			case p.unhold:
-				pipe.HDel(ctx, e.cfg.key("counters", p.session), "r:"+p.stream)
+			case p.letGo:
 				pipe.Del(ctx, e.cfg.key("lease", p.session)+":"+p.stream)
 			default:
-				args := append(e.limits(), p.stream, p.data, strconv.FormatInt(p.n, 10))
+				args := append(e.limits(), p.stream, p.data, strconv.FormatInt(p.n, 10), lastArg(p.last))
 				pipe.EvalSha(ctx, appendScript.Hash(), e.keys(p.session), args...)
 			}
 			any = true
@@ -183,10 +205,16 @@ func (w *writeBehind) flush(e *events, batch []pending) {
 		return err
 	}
 	err := send()
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		ctx, cancel := e.cfg.background()
-		_ = appendScript.Load(ctx, e.rdb).Err()
-		cancel()
+	for try := 1; err != nil && try <= 3; try++ {
+		// A Redis that restarted has no scripts; one that is away may be
+		// back in a moment. The batch's other commands are idempotent.
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			ctx, cancel := e.cfg.background()
+			_ = appendScript.Load(ctx, e.rdb).Err()
+			cancel()
+		} else {
+			time.Sleep(time.Duration(try*try) * 50 * time.Millisecond)
+		}
 		err = send()
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcpstack/mcpstack/internal/redisx"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -52,12 +53,10 @@ func (s *redisTasks) Save(ctx context.Context, r server.TaskRecord) error {
 	pipe.Set(ctx, s.record(r.ID), b, ttl)
 	for _, set := range []string{s.owner(r.Owner), s.share(shareOf(r))} {
 		pipe.ZAdd(ctx, set, redis.Z{Score: score, Member: r.ID})
-		pipe.ExpireNX(ctx, set, ttl)
-		pipe.ExpireGT(ctx, set, ttl)
+		redisx.ExpireAtLeast(ctx, pipe, set, ttl)
 	}
 	pipe.ZAdd(ctx, s.all(), redis.Z{Score: float64(expires.UnixMilli()), Member: r.ID})
-	pipe.ExpireNX(ctx, s.all(), ttl)
-	pipe.ExpireGT(ctx, s.all(), ttl)
+	redisx.ExpireAtLeast(ctx, pipe, s.all(), ttl)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("taskstore: save %s: %w", r.ID, err)
 	}

@@ -25,14 +25,17 @@ type EventStore interface {
 
 // StreamHolder is what an EventStore that processes share may also do:
 // keep, for each stream of a call a process carries, what its client is
-// to get if that process dies before the stream ends (Hold, until the
-// release it returns), and give it once to a process that finds the
-// stream orphaned when the client resumes it there (Orphaned), so that a
-// call lost with its process ends with an error, not with a client that
-// resumes forever.
+// to get if that process dies before the call answers (Hold, until the
+// release it returns, told whether the answer was stored), store the
+// answer as the stream's last event and let go of that in the same step
+// (AppendLast), and, in the process a client resumes the stream at once
+// the carrier's lease ran out, store and give that epitaph once, numbered
+// past the last event the client saw (Bury), so that a call lost with its
+// process ends with an error, not with a client that resumes forever.
 type StreamHolder interface {
-	Hold(session, stream string, epitaph []byte) (release func())
-	Orphaned(session, stream string) (epitaph []byte, ok bool)
+	Hold(session, stream string, epitaph []byte) (release func(answered bool))
+	AppendLast(session, stream string, data []byte) (id string, err error)
+	Bury(session, stream string, lastSeen int64) (id string, epitaph []byte, ok bool)
 }
 
 // Errors of Replay.

@@ -96,7 +96,8 @@ type eventStream struct {
 	closeOnce sync.Once
 	closeReq  chan struct{} // the method asked to end the response early
 	finished  chan struct{} // no more events will come
-	release   func()        // a StreamHolder's, when the store holds the stream
+	release   func(bool)    // a StreamHolder's, when the store holds the stream
+	answered  bool          // its last event, the answer, is stored
 }
 
 func (h *Handler) newEventStream(session string) *eventStream {
@@ -126,7 +127,14 @@ func (es *eventStream) send(msg []byte, last bool) error {
 	if es.done {
 		return errStreamClosed
 	}
-	id, err := es.h.cfg.store.Append(es.session, es.name, msg)
+	var id string
+	var err error
+	if holder, ok := es.h.cfg.store.(StreamHolder); ok && last && es.release != nil {
+		id, err = holder.AppendLast(es.session, es.name, msg)
+		es.answered = err == nil
+	} else {
+		id, err = es.h.cfg.store.Append(es.session, es.name, msg)
+	}
 	if err != nil {
 		return err
 	}
@@ -203,11 +211,11 @@ func (es *eventStream) finish() {
 	}
 	es.done = true
 	es.setWriter(nil)
-	release := es.release
+	release, answered := es.release, es.answered
 	es.mu.Unlock()
 	close(es.finished)
 	es.h.live.Delete(es.name)
 	if release != nil {
-		release()
+		release(answered)
 	}
 }

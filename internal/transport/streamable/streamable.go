@@ -129,8 +129,9 @@ func New(srv *server.Server, opts ...Option) *Handler {
 }
 
 // sessionClosed drops what the handler keeps for a session that ended
-// here, and its stored events when it ended everywhere: a process that
-// closes leaves them to the processes that serve the session on.
+// here, and its stored events when it ended everywhere or the store is
+// this process's own: a process that closes leaves the events of a store
+// that processes share to those that serve the session on.
 func (h *Handler) sessionClosed(session string, everywhere bool) {
 	// The streams end first, so that no event of theirs is stored after
 	// the store forgot the session.
@@ -141,7 +142,7 @@ func (h *Handler) sessionClosed(session string, everywhere bool) {
 		return true
 	})
 	h.listen.Delete(session)
-	if everywhere {
+	if _, shared := h.cfg.store.(StreamHolder); everywhere || !shared {
 		h.cfg.store.Forget(session)
 	}
 }
@@ -400,7 +401,7 @@ func (cs *callStream) stream() (*eventStream, *sseWriter) {
 				release := holder.Hold(cs.es.session, cs.es.name, epitaph)
 				cs.es.mu.Lock()
 				if cs.es.done { // the session ended at once
-					defer release()
+					defer release(false)
 				} else {
 					cs.es.release = release
 				}
@@ -635,7 +636,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Sess
 		sw.Start()
 	}
 	if es == nil && ok {
-		h.bury(sess.ID(), name, sw)
+		h.bury(sess.ID(), name, last, sw)
 	}
 	sw.Flush()
 	if es == nil || !es.attached() {
@@ -645,22 +646,20 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Sess
 }
 
 // bury ends a stream whose process died before its call answered: the
-// store's epitaph for it (an error for each request) is stored as its
-// last event and sent, once.
-func (h *Handler) bury(session, stream string, sw *sseWriter) {
+// store gives its epitaph (an error for each request), stored as its last
+// event past the last event the client saw, once.
+func (h *Handler) bury(session, stream, last string, sw *sseWriter) {
 	holder, ok := h.cfg.store.(StreamHolder)
 	if !ok {
 		return
 	}
-	epitaph, orphaned := holder.Orphaned(session, stream)
-	if !orphaned {
-		return
-	}
-	id, err := h.cfg.store.Append(session, stream, epitaph)
+	seq, err := strconv.ParseInt(last[strings.LastIndexByte(last, '-')+1:], 10, 64)
 	if err != nil {
 		return
 	}
-	_ = sw.event(id, epitaph)
+	if id, epitaph, buried := holder.Bury(session, stream, seq); buried {
+		_ = sw.event(id, epitaph)
+	}
 }
 
 // streamOf is the stream name of an event id "<stream>-<seq>".
