@@ -108,19 +108,10 @@ func TestReplicasServeEachOthersSessions(t *testing.T) {
 // A client whose stream broke resumes it at another replica, which
 // replays from Redis what the first one sent: the same events, same ids.
 func TestStreamResumesAtAnotherReplica(t *testing.T) {
-	rdb, prefix := testRedis(t)
-	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
-	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
-	defer srvA.Close()
-	defer srvB.Close()
+	_, _, srvA, srvB := twoReplicas(t)
 
-	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	id := init.Header.Get("Mcp-Session-Id")
-	init.Body.Close()
-	if id == "" {
-		t.Fatal("no session id")
-	}
-	post(t, srvB.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	id := initialize(t, srvA.URL)
+	initialized(t, srvB.URL, id)
 	post(t, srvA.URL, id, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`).Body.Close()
 
 	// The whole stream, as replica a sent it.
@@ -278,10 +269,8 @@ func TestCancelThroughAnotherReplica(t *testing.T) {
 	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
 	defer srvA.Close()
 	defer srvB.Close()
-	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	id := init.Header.Get("Mcp-Session-Id")
-	init.Body.Close()
-	post(t, srvA.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	id := initialize(t, srvA.URL)
+	initialized(t, srvA.URL, id)
 
 	started := time.Now()
 	ended := make(chan time.Duration, 1)
@@ -307,30 +296,14 @@ func TestCancelThroughAnotherReplica(t *testing.T) {
 // and the client's GET stream at a third place (the first replica): the
 // notification reaches the stream.
 func TestResourceUpdatedReachesTheStreamAnotherReplicaHolds(t *testing.T) {
-	rdb, prefix := testRedis(t)
-	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
-	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
-	defer srvA.Close()
-	defer srvB.Close()
-	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	id := init.Header.Get("Mcp-Session-Id")
-	init.Body.Close()
-	post(t, srvB.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	_, b, srvA, srvB := twoReplicas(t)
+	id := initialize(t, srvA.URL)
+	initialized(t, srvB.URL, id)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srvA.URL+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	stream, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := listen(t, ctx, srvA.URL, id)
 	defer stream.Body.Close()
-	if stream.StatusCode != http.StatusOK {
-		t.Fatalf("GET at a: %s", stream.Status)
-	}
 	const uri = "test://static-text"
 	post(t, srvB.URL, id, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+uri+`"}}`).Body.Close()
 
@@ -430,25 +403,12 @@ func TestTaskCancelledThroughAnotherReplica(t *testing.T) {
 // A task runs at one replica while the client's GET stream is at the
 // other: its status notifications reach the stream.
 func TestTaskStatusReachesTheStreamAnotherReplicaHolds(t *testing.T) {
-	rdb, prefix := testRedis(t)
-	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
-	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
-	defer srvA.Close()
-	defer srvB.Close()
-	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	id := init.Header.Get("Mcp-Session-Id")
-	init.Body.Close()
-	post(t, srvA.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	_, _, srvA, srvB := twoReplicas(t)
+	id := initialize(t, srvA.URL)
+	initialized(t, srvA.URL, id)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srvB.URL+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	stream, err := http.DefaultClient.Do(req)
-	if err != nil || stream.StatusCode != http.StatusOK {
-		t.Fatalf("GET at b: %v %v", stream, err)
-	}
+	stream := listen(t, ctx, srvB.URL, id)
 	defer stream.Body.Close()
 	time.Sleep(100 * time.Millisecond) // the stream is attached at b
 	resp := post(t, srvA.URL, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0.2,"label":"x"},"task":{"ttl":60000}}}`)
@@ -548,11 +508,7 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 // issues a requestState, the second, with the client's answer, is served
 // by another, which opens it (the replicas share its secret).
 func TestInputRequiredAcrossReplicas(t *testing.T) {
-	rdb, prefix := testRedis(t)
-	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
-	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
-	defer srvA.Close()
-	defer srvB.Close()
+	_, _, srvA, srvB := twoReplicas(t)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
 	call := func(url, extra string) map[string]any {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"2+2?"},` + extra + meta + `}}`
@@ -608,20 +564,11 @@ func TestProgressReachesTheStreamAnotherReplicaHolds(t *testing.T) {
 		return ts
 	}
 	srvA, srvB := replica(), replica()
-	init := post(t, srvA.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	id := init.Header.Get("Mcp-Session-Id")
-	init.Body.Close()
-	post(t, srvA.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	id := initialize(t, srvA.URL)
+	initialized(t, srvA.URL, id)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srvA.URL+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	stream, err := http.DefaultClient.Do(req)
-	if err != nil || stream.StatusCode != http.StatusOK {
-		t.Fatalf("GET at a: %v %v", stream, err)
-	}
+	stream := listen(t, ctx, srvA.URL, id)
 	defer stream.Body.Close()
 	time.Sleep(100 * time.Millisecond) // the stream is attached at a
 	resp := post(t, srvB.URL, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":"p"}}}`)
@@ -640,4 +587,48 @@ func TestProgressReachesTheStreamAnotherReplicaHolds(t *testing.T) {
 			return
 		}
 	}
+}
+
+// initialize opens a 2025-11-25 session at url and returns its id.
+func initialize(t *testing.T, url string) string {
+	t.Helper()
+	resp := post(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		t.Fatal("no session id")
+	}
+	return id
+}
+
+// initialized sends notifications/initialized for session id at url.
+func initialized(t *testing.T, url, id string) {
+	t.Helper()
+	post(t, url, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+}
+
+// listen opens session id's GET stream at url, until ctx ends.
+func listen(t *testing.T, ctx context.Context, url, id string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET at %s: %v %v", url, resp, err)
+	}
+	return resp
+}
+
+// twoReplicas starts two replicas on one Redis, each behind a server of
+// its own that the test's end closes.
+func twoReplicas(t *testing.T) (a, b *replica, srvA, srvB *httptest.Server) {
+	t.Helper()
+	rdb, prefix := testRedis(t)
+	a, b = newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	srvA, srvB = httptest.NewServer(a.h), httptest.NewServer(b.h)
+	t.Cleanup(srvA.Close)
+	t.Cleanup(srvB.Close)
+	return a, b, srvA, srvB
 }
