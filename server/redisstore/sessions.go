@@ -50,7 +50,9 @@ func (s *sessions) Create(ctx context.Context, st server.SessionState) error {
 
 // count keeps session id among client's, until at: a sorted set per
 // client whose scores are the sessions' expiries, so that a session whose
-// process died without a word leaves the count when it expires.
+// process died without a word leaves the count when it expires. A session
+// deleted meanwhile (Delete drops the state, then the count) is taken out
+// again: either this sees it gone, or Delete's removal comes after.
 func (s *sessions) count(ctx context.Context, client, id string, at time.Time) error {
 	if client == "" {
 		return nil
@@ -59,8 +61,12 @@ func (s *sessions) count(ctx context.Context, client, id string, at time.Time) e
 	pipe := s.rdb.Pipeline()
 	pipe.ZAdd(ctx, key, redis.Z{Score: float64(at.UnixMilli()), Member: id})
 	redisx.ExpireAtLeast(ctx, pipe, key, time.Until(at)+time.Second)
+	kept := pipe.Exists(ctx, s.cfg.key("session", id))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("redisstore: count a client's session: %w", err)
+	}
+	if kept.Val() == 0 {
+		_ = s.rdb.ZRem(ctx, key, id).Err() // else it leaves the count when it expires
 	}
 	return nil
 }
@@ -122,14 +128,15 @@ func (s *sessions) Update(ctx context.Context, st server.SessionState) error {
 // one Redis does not keep is no error.
 func (s *sessions) Delete(ctx context.Context, id string) error {
 	key := s.cfg.key("session", id)
+	var st server.SessionState
 	if b, err := s.rdb.Get(ctx, key).Bytes(); err == nil {
-		var st server.SessionState
-		if json.Unmarshal(b, &st) == nil && st.Client != "" {
-			_ = s.rdb.ZRem(ctx, s.cfg.key("client", st.Client), id).Err() // else it leaves the count when it expires
-		}
+		_ = json.Unmarshal(b, &st)
 	}
 	if err := s.rdb.Del(ctx, key).Err(); err != nil {
 		return fmt.Errorf("redisstore: delete session: %w", err)
+	}
+	if st.Client != "" { // after the state is gone: see count
+		_ = s.rdb.ZRem(ctx, s.cfg.key("client", st.Client), id).Err() // else it leaves the count when it expires
 	}
 	return nil
 }
