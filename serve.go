@@ -449,8 +449,8 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 		_ = hs.Close()
 	}
 	drained.Wait()
-	if f, ok := events.(interface{ Flush() }); ok {
-		f.Flush() // the events written behind, the answers of the last calls among them, reach Redis
+	if c, ok := events.(io.Closer); ok {
+		_ = c.Close() // the events written behind, the answers of the last calls among them, reach Redis
 	}
 	return nil
 }

@@ -28,9 +28,9 @@ import (
 // session TTL), so that a stream resumed after a quiet spell is told
 // apart from one never issued.
 func NewEvents(rdb redis.UniversalClient, opts ...Option) mcphttp.EventStore {
-	e := &events{rdb: rdb, cfg: newConfig(opts), held: map[streamKey]*hold{}}
-	e.wb.start(e)
-	go e.renewLeases() // lives as long as the process
+	e := &events{rdb: rdb, cfg: newConfig(opts), held: map[streamKey]*hold{}, stop: make(chan struct{})}
+	e.wb.start(e, e.stop, &e.running)
+	e.running.Go(e.renewLeases)
 	return e
 }
 
@@ -41,6 +41,22 @@ type events struct {
 
 	holds sync.Mutex
 	held  map[streamKey]*hold // the streams this process holds (Hold)
+
+	stop      chan struct{}  // Close: the goroutines below end
+	running   sync.WaitGroup // the writer, the lease renewer, the rate counters' syncs
+	closeOnce sync.Once
+}
+
+// Close writes what is queued, then ends the store's goroutines (the
+// writer, the lease renewer, the rate counters'); an append after it
+// fails. The Redis client is the caller's to close, after it.
+func (e *events) Close() error {
+	e.closeOnce.Do(func() {
+		e.wb.drain()
+		close(e.stop)
+		e.running.Wait()
+	})
+	return nil
 }
 
 // keys are a session's keys: its order, its counters, its emptied
@@ -433,7 +449,12 @@ func (e *events) holding(session, stream string) []byte {
 func (e *events) renewLeases() {
 	tick := time.NewTicker(leaseTTL / 3)
 	defer tick.Stop()
-	for range tick.C {
+	for {
+		select {
+		case <-tick.C:
+		case <-e.stop:
+			return
+		}
 		e.wb.forgetIdle(e.cfg.maxAge)
 		e.holds.Lock()
 		var held []streamKey

@@ -24,12 +24,16 @@ const rateSync = 100 * time.Millisecond
 // and reads the service's back (one pipeline for every client it saw).
 // Without Redis it goes on counting alone.
 func (e *events) RateCounter() httprate.LimitCounter {
-	return newRateCounter(e.rdb, e.cfg.prefix+"rate:")
+	c := newRateCounter(e.rdb, e.cfg.prefix+"rate:")
+	c.stop, c.running = e.stop, &e.running
+	return c
 }
 
 type rateCounter struct {
-	rdb    redis.UniversalClient
-	prefix string
+	rdb     redis.UniversalClient
+	prefix  string
+	stop    <-chan struct{} // the event store closed
+	running *sync.WaitGroup
 
 	mu      sync.Mutex
 	window  time.Duration
@@ -60,7 +64,7 @@ func (c *rateCounter) Config(limit int, window time.Duration) {
 	c.prefix += strconv.Itoa(limit) + "/" + window.String() + ":"
 	if !c.started {
 		c.started = true
-		go c.sync() // lives as the process does: the limits are the handler's, which has no end
+		c.running.Go(c.sync) // until the event store closes
 	}
 }
 
@@ -96,7 +100,12 @@ func (c *rateCounter) at(key string, w time.Time) *rateWindow {
 func (c *rateCounter) sync() {
 	tick := time.NewTicker(rateSync)
 	defer tick.Stop()
-	for range tick.C {
+	for {
+		select {
+		case <-tick.C:
+		case <-c.stop:
+			return
+		}
 		c.mu.Lock()
 		window := c.window
 		cutoff := time.Now().Add(-2 * window).Unix()

@@ -11,6 +11,10 @@
 //	srv := server.New(handler, server.WithSessionStore(redisstore.NewSessions(rdb)))
 //	err := mcphttp.ListenAndServe(ctx, addr, srv, mcphttp.WithEventStore(redisstore.NewEvents(rdb)))
 //
+// The event store writes behind and renews leases from goroutines of its
+// own: it is an io.Closer, to close after the server that uses it (Close
+// writes what is queued), before the Redis client.
+//
 // It is built on github.com/redis/go-redis/v9, the Redis project's own Go
 // client: a redis.UniversalClient is a single server, a Sentinel set or a
 // Cluster alike. Every key a store writes has an expiry and starts with

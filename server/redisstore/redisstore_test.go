@@ -6,11 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-chi/httprate"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcpstack/mcpstack/mcphttp"
@@ -356,5 +359,32 @@ func TestHeldStreams(t *testing.T) {
 	var replayed []string
 	if _, err := m.Replay("h", "aborted-0", func(id string, d []byte) error { replayed = append(replayed, id); return nil }); err != nil || fmt.Sprint(replayed) != "[aborted-1 aborted-6]" {
 		t.Errorf("replay after the burial: %v %v", replayed, err)
+	}
+}
+
+// Close writes what is queued and ends the store's goroutines.
+func TestEventsClose(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	before := runtime.NumGoroutine()
+	m := redisstore.NewEvents(rdb, prefix)
+	m.(interface{ RateCounter() httprate.LimitCounter }).RateCounter().Config(10, time.Second)
+	m.Append("c", "s", nil)
+	m.Append("c", "s", []byte("behind")) // written behind
+	if err := m.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	other := redisstore.NewEvents(rdb, prefix)
+	defer other.(io.Closer).Close()
+	if _, err := other.Replay("c", "s-0", func(id string, d []byte) error { got = append(got, id+"="+string(d)); return nil }); err != nil || fmt.Sprint(got) != "[s-1=behind]" {
+		t.Errorf("after Close, another store replays %v %v: the queue was not written", got, err)
+	}
+	if _, err := m.Append("c", "s", []byte("late")); err == nil {
+		t.Error("an append written behind after Close succeeded")
+	}
+	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before+2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	}
+	if n := runtime.NumGoroutine(); n > before+2 { // other's writer and renewer
+		t.Errorf("%d goroutines after Close, %d before the store", n, before)
 	}
 }

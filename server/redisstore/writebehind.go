@@ -29,7 +29,10 @@ type writeBehind struct {
 	mu    sync.Mutex
 	next  map[streamKey]*numbering // the streams this process numbers
 	queue chan pending             // made, with its writer, by start
+	stop  <-chan struct{}          // the store closed: nothing more is taken
 }
+
+var errClosed = errors.New("redisstore: the event store is closed")
 
 // numbering is a stream's next number, and when it was last used.
 type numbering struct {
@@ -37,10 +40,11 @@ type numbering struct {
 	used time.Time
 }
 
-// start makes the queue and its writer, which lives as long as the process.
-func (w *writeBehind) start(e *events) {
+// start makes the queue and its writer, which runs until stop closes.
+func (w *writeBehind) start(e *events, stop <-chan struct{}, wg *sync.WaitGroup) {
 	w.queue = make(chan pending, writeBehindQueue)
-	go w.write(e)
+	w.stop = stop
+	wg.Go(func() { w.write(e) })
 }
 
 type streamKey struct{ session, stream string }
@@ -118,6 +122,11 @@ func (w *writeBehind) disownSession(session string) {
 func (w *writeBehind) push(p pending) error {
 	p.data = append([]byte(nil), p.data...)
 	select {
+	case <-w.stop:
+		return errClosed
+	default:
+	}
+	select {
 	case w.queue <- p:
 		return nil
 	default:
@@ -125,6 +134,8 @@ func (w *writeBehind) push(p pending) error {
 	t := time.NewTimer(writeBehindWait)
 	defer t.Stop()
 	select {
+	case <-w.stop:
+		return errClosed
 	case w.queue <- p:
 		return nil
 	case <-t.C:
@@ -139,6 +150,7 @@ func (w *writeBehind) letGo(session, stream string) {
 	defer t.Stop()
 	select {
 	case w.queue <- pending{session: session, stream: stream, letGo: true}:
+	case <-w.stop: // the lease runs out by itself
 	case <-t.C: // the lease runs out by itself
 	}
 }
@@ -150,11 +162,14 @@ func (w *writeBehind) drain() {
 	defer t.Stop()
 	select {
 	case w.queue <- pending{barrier: mark}:
+	case <-w.stop:
+		return
 	case <-t.C:
 		return
 	}
 	select {
 	case <-mark:
+	case <-w.stop:
 	case <-t.C:
 	}
 }
@@ -162,7 +177,13 @@ func (w *writeBehind) drain() {
 // write takes the queue in batches, each one pipeline of append scripts.
 func (w *writeBehind) write(e *events) {
 	batch := make([]pending, 0, writeBehindBatch)
-	for p := range w.queue {
+	for {
+		var p pending
+		select {
+		case p = <-w.queue:
+		case <-w.stop:
+			return
+		}
 		batch = append(batch[:0], p)
 	more:
 		for len(batch) < writeBehindBatch && p.barrier == nil {
