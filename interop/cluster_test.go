@@ -26,6 +26,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpstack/mcpstack/internal/sse"
 )
 
 // redisEnv names the Redis server of the tests (.ci/run sets it); without
@@ -312,25 +314,18 @@ func readPriming(t *testing.T, body io.Reader) string {
 // readEvents reads a stream to its end: the events with data.
 func readEvents(t *testing.T, body io.Reader) []sseEvent {
 	t.Helper()
+	r := sse.NewReader(body, 1<<20)
 	var out []sseEvent
-	var cur sseEvent
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.data != "" {
-				out = append(out, cur)
-			}
-			cur = sseEvent{id: cur.id}
-		case strings.HasPrefix(line, "id: "):
-			cur.id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "data: "):
-			cur.data += strings.TrimPrefix(line, "data: ")
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
 		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, sseEvent{id: e.ID, data: string(e.Data)})
 	}
-	return out
 }
 
 // Redis goes away for 10 s under load and comes back: while it is away

@@ -33,6 +33,19 @@ var ErrNoSecret = errors.New("no HS256 secret: set $" + EnvSecret + " or name a 
 // usually written by a shell). It fails when the secret is missing or
 // shorter than MinSecretLen bytes.
 func LoadSecret(file string) ([]byte, error) {
+	secret, err := ReadSecret(file, EnvSecret, "HS256 secret")
+	if err == nil && secret == nil {
+		return nil, ErrNoSecret
+	}
+	return secret, err
+}
+
+// ReadSecret reads a secret (what names it in errors) from file, or when
+// file is "" from the environment variable env, without trailing line
+// breaks: nil when neither holds one, an error when it is shorter than
+// MinSecretLen bytes. The HS256 secret and serve's requestState secrets
+// are read with it.
+func ReadSecret(file, env, what string) ([]byte, error) {
 	var secret []byte
 	if file != "" {
 		b, err := os.ReadFile(file)
@@ -44,13 +57,13 @@ func LoadSecret(file string) ([]byte, error) {
 			return nil, fmt.Errorf("the secret file %s is empty", file)
 		}
 	} else {
-		secret = []byte(strings.TrimRight(os.Getenv(EnvSecret), "\r\n"))
+		secret = []byte(strings.TrimRight(os.Getenv(env), "\r\n"))
 		if len(secret) == 0 {
-			return nil, ErrNoSecret
+			return nil, nil
 		}
 	}
 	if len(secret) < MinSecretLen {
-		return nil, fmt.Errorf("the HS256 secret has %d bytes; it needs at least %d (make one with: head -c 32 /dev/urandom | base64)", len(secret), MinSecretLen)
+		return nil, fmt.Errorf("the %s has %d bytes; it needs at least %d (make one with: head -c 32 /dev/urandom | base64)", what, len(secret), MinSecretLen)
 	}
 	return secret, nil
 }
