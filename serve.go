@@ -27,6 +27,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/internal/logbuf"
+	"github.com/mcpstack/mcpstack/internal/logfmt"
 	"github.com/mcpstack/mcpstack/internal/record"
 	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/mcphttp"
@@ -504,7 +505,8 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, *logbuf.Writer,
 	var h slog.Handler
 	switch format {
 	case "text":
-		h = slog.NewTextHandler(buf, opts)
+		h = logfmt.New(buf, opts) // slog.TextHandler's lines, for less
+
 	case "json":
 		h = slog.NewJSONHandler(buf, opts)
 	default:

@@ -1,0 +1,230 @@
+// Package logfmt is a slog.Handler that writes the lines slog.TextHandler
+// writes, byte for byte, at a fraction of its cost for the lines a server
+// writes most: a message and flat attributes of the scalar kinds (the
+// access line of every request). Anything else (groups, LogValuers, Any
+// values, times, ReplaceAttr, AddSource) is handed to a slog.TextHandler
+// kept beside it, so the output never differs; FuzzSameAsTextHandler holds
+// the two to the same bytes.
+//
+// The saving is in what TextHandler does per line and this does once: the
+// attributes of With are formatted when they are added, the time's text
+// up to the second is kept for the second, and a line is built in a pooled
+// buffer without the handler state TextHandler allocates and walks.
+package logfmt
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// New returns a handler writing to w what slog.NewTextHandler(w, opts)
+// would. Each line is one Write, under a lock of the handler's (and of
+// the handlers derived from it), as TextHandler's are.
+func New(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
+	if opts == nil {
+		opts = &slog.HandlerOptions{}
+	}
+	lw := &lockedWriter{w: w}
+	text := slog.NewTextHandler(lw, opts)
+	if opts.ReplaceAttr != nil || opts.AddSource {
+		return text // what the fast path would have to repeat
+	}
+	level := opts.Level
+	if level == nil {
+		level = slog.LevelInfo
+	}
+	return &handler{text: text, level: level, w: lw, clock: new(atomic.Pointer[second]), fast: true}
+}
+
+type handler struct {
+	text  slog.Handler // the same handler as TextHandler, for what fast does not take
+	level slog.Leveler
+	w     *lockedWriter
+	clock *atomic.Pointer[second]
+	pre   []byte // " k=v" for the attributes of With, formatted once
+	fast  bool   // false once a group or an attribute the fast path does not write is added
+}
+
+func (h *handler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
+
+func (h *handler) Handle(ctx context.Context, r slog.Record) error {
+	if !h.fast {
+		return h.text.Handle(ctx, r)
+	}
+	bp := buffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooled {
+			buffers.Put(bp)
+		}
+	}()
+	b := (*bp)[:0]
+	if !r.Time.IsZero() {
+		b = append(b, "time="...)
+		b = h.appendTime(b, r.Time)
+		b = append(b, ' ')
+	}
+	b = append(b, "level="...)
+	b = appendString(b, r.Level.String())
+	b = append(b, " msg="...)
+	b = appendString(b, r.Message)
+	b = append(b, h.pre...)
+	ok := true
+	r.Attrs(func(a slog.Attr) bool {
+		b, ok = appendAttr(b, a)
+		return ok
+	})
+	if !ok {
+		*bp = b
+		return h.text.Handle(ctx, r)
+	}
+	b = append(b, '\n')
+	*bp = b
+	_, err := h.w.Write(b)
+	return err
+}
+
+func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h2 := *h
+	h2.text = h.text.WithAttrs(attrs)
+	if h.fast {
+		pre := append([]byte(nil), h.pre...)
+		for _, a := range attrs {
+			var ok bool
+			if pre, ok = appendAttr(pre, a); !ok {
+				h2.fast = false
+				break
+			}
+		}
+		h2.pre = pre
+	}
+	return &h2
+}
+
+func (h *handler) WithGroup(name string) slog.Handler {
+	h2 := *h
+	h2.text = h.text.WithGroup(name)
+	h2.fast = false // TextHandler prefixes keys even for an empty name
+	return &h2
+}
+
+// appendAttr appends " key=value" for a non-empty key and a value of a
+// scalar kind, the only attributes the fast path writes; ok is false for
+// any other (the caller hands the record to TextHandler).
+func appendAttr(b []byte, a slog.Attr) (_ []byte, ok bool) {
+	if a.Key == "" {
+		return b, false
+	}
+	v := a.Value
+	switch v.Kind() {
+	case slog.KindString, slog.KindInt64, slog.KindUint64, slog.KindFloat64, slog.KindBool, slog.KindDuration:
+	default:
+		return b, false
+	}
+	b = append(b, ' ')
+	b = appendString(b, a.Key)
+	b = append(b, '=')
+	switch v.Kind() {
+	case slog.KindString:
+		b = appendString(b, v.String())
+	case slog.KindInt64:
+		b = strconv.AppendInt(b, v.Int64(), 10)
+	case slog.KindUint64:
+		b = strconv.AppendUint(b, v.Uint64(), 10)
+	case slog.KindFloat64:
+		b = strconv.AppendFloat(b, v.Float64(), 'g', -1, 64)
+	case slog.KindBool:
+		b = strconv.AppendBool(b, v.Bool())
+	case slog.KindDuration:
+		b = append(b, v.Duration().String()...)
+	}
+	return b, true
+}
+
+// appendString writes s as TextHandler does: as it is, or quoted when it
+// is empty or holds a space, '=', '"', a control or non-printing character
+// or invalid UTF-8.
+func appendString(b []byte, s string) []byte {
+	if needsQuoting(s) {
+		return strconv.AppendQuote(b, s)
+	}
+	return append(b, s...)
+}
+
+func needsQuoting(s string) bool {
+	if s == "" {
+		return true
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c <= ' ' || c == '=' || c == '"' {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// second is the text of a time up to its second ("2006-01-02T15:04:05.")
+// and its zone ("Z", "+01:00"), kept while the clock is in that second.
+type second struct {
+	unix   int64
+	loc    *time.Location
+	prefix string
+	zone   string
+}
+
+// appendTime writes t in RFC 3339 with milliseconds, as TextHandler does.
+func (h *handler) appendTime(b []byte, t time.Time) []byte {
+	t = t.Round(0)
+	if y := t.Year(); y < 0 || y > 9999 { // not four digits: TextHandler's own way
+		const n = len("2006-01-02T15:04:05.000")
+		start := len(b)
+		b = t.Truncate(time.Millisecond).Add(time.Millisecond/10).AppendFormat(b, time.RFC3339Nano)
+		return append(b[:start+n], b[start+n+1:]...)
+	}
+	unix, loc := t.Unix(), t.Location()
+	s := h.clock.Load()
+	if s == nil || s.unix != unix || s.loc != loc {
+		text := t.Truncate(time.Second).Format("2006-01-02T15:04:05Z07:00")
+		const n = len("2006-01-02T15:04:05")
+		s = &second{unix: unix, loc: loc, prefix: text[:n] + ".", zone: text[n:]}
+		h.clock.Store(s)
+	}
+	ms := t.Nanosecond() / int(time.Millisecond)
+	b = append(b, s.prefix...)
+	b = append(b, byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	return append(b, s.zone...)
+}
+
+// A line is built in a pooled buffer; an unusually long one is not kept.
+const maxPooled = 16 << 10
+
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// lockedWriter makes each line one Write under one lock, shared by the
+// fast path and the TextHandler beside it.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,136 @@
+package logfmt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"testing"
+	"time"
+)
+
+// same logs r through ours and through slog.TextHandler, each with the
+// With attributes and groups of build, and fails where the lines differ.
+func same(t *testing.T, opts *slog.HandlerOptions, build func(slog.Handler) slog.Handler, r slog.Record) {
+	t.Helper()
+	var want, got bytes.Buffer
+	w := build(slog.NewTextHandler(&want, opts))
+	g := build(New(&got, opts))
+	ctx := context.Background()
+	if w.Enabled(ctx, r.Level) != g.Enabled(ctx, r.Level) {
+		t.Fatalf("Enabled(%v): TextHandler %v, ours %v", r.Level, w.Enabled(ctx, r.Level), g.Enabled(ctx, r.Level))
+	}
+	if err := w.Handle(ctx, r.Clone()); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Handle(ctx, r.Clone()); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("lines differ:\nTextHandler %q\nours        %q", want.String(), got.String())
+	}
+}
+
+type stringer struct{}
+
+func (stringer) LogValue() slog.Value { return slog.StringValue("resolved") }
+
+func TestSameAsTextHandler(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 44, 19, 123456789, time.UTC)
+	zone := time.FixedZone("X", -(3*3600 + 30*60))
+	none := func(h slog.Handler) slog.Handler { return h }
+	tests := []struct {
+		name  string
+		time  time.Time
+		level slog.Level
+		msg   string
+		attrs []slog.Attr
+		opts  *slog.HandlerOptions
+		build func(slog.Handler) slog.Handler
+	}{
+		{name: "access line", time: at, msg: "mcp request", attrs: []slog.Attr{
+			slog.String("method", "tools/call"), slog.Int64("id", 7), slog.Duration("duration", 1234567*time.Nanosecond),
+			slog.String("outcome", "ok"), slog.String("target", "echo"), slog.String("session", "a1b2")}},
+		{name: "no time", msg: "x"},
+		{name: "whole millisecond", time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), msg: "x"},
+		{name: "zone", time: at.In(zone), msg: "x"},
+		{name: "local", time: at.Local(), msg: "x"},
+		{name: "year past 9999", time: time.Date(12026, 1, 1, 0, 0, 0, 5e6, time.UTC), msg: "x"},
+		{name: "before 1970", time: time.Date(1969, 12, 31, 23, 59, 59, 999e6, time.UTC), msg: "x"},
+		{name: "levels", time: at, level: slog.LevelDebug - 2, msg: "x", opts: &slog.HandlerOptions{Level: slog.LevelDebug - 4}},
+		{name: "below the level", time: at, level: slog.LevelDebug, msg: "x"},
+		{name: "quoting", time: at, msg: "two words", attrs: []slog.Attr{
+			slog.String("empty", ""), slog.String("eq", "a=b"), slog.String("quote", `say "hi"`), slog.String("back", `a\b`),
+			slog.String("nl", "a\nb"), slog.String("tab", "a\tb"), slog.String("del", "a\x7fb"), slog.String("utf8", "héllo"),
+			slog.String("nbsp", "a\u00a0b"), slog.String("bad", "a\xffb"), slog.String("key with space", "v"), slog.String("k=", "v")}},
+		{name: "numbers", time: at, msg: "x", attrs: []slog.Attr{
+			slog.Int64("neg", -5), slog.Uint64("u", math.MaxUint64), slog.Float64("f", 1.5e-9), slog.Float64("inf", math.Inf(-1)),
+			slog.Float64("nan", math.NaN()), slog.Bool("b", true), slog.Duration("d", -time.Hour)}},
+		{name: "empty key", time: at, msg: "x", attrs: []slog.Attr{slog.String("", "v")}},
+		{name: "empty attr", time: at, msg: "x", attrs: []slog.Attr{{}}},
+		{name: "error", time: at, msg: "x", attrs: []slog.Attr{slog.Any("err", errors.New("it broke"))}},
+		{name: "time attr", time: at, msg: "x", attrs: []slog.Attr{slog.Time("when", at)}},
+		{name: "group attr", time: at, msg: "x", attrs: []slog.Attr{slog.Group("g", slog.Int("a", 1))}},
+		{name: "log valuer", time: at, msg: "x", attrs: []slog.Attr{slog.Any("v", stringer{})}},
+		{name: "with", time: at, msg: "x", attrs: []slog.Attr{slog.Int("b", 2)},
+			build: func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.String("a", "one two")}) }},
+		{name: "with a group value", time: at, msg: "x", attrs: []slog.Attr{slog.Int("b", 2)},
+			build: func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.Group("g", slog.Int("a", 1))}) }},
+		{name: "with group", time: at, msg: "x", attrs: []slog.Attr{slog.Int("b", 2)},
+			build: func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.Int("a", 1)}).WithGroup("g") }},
+		{name: "empty group name", time: at, msg: "x", attrs: []slog.Attr{slog.Int("b", 2)},
+			build: func(h slog.Handler) slog.Handler { return h.WithGroup("") }},
+		{name: "replace attr", time: at, msg: "x", attrs: []slog.Attr{slog.Int("b", 2)},
+			opts: &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr { a.Key += "!"; return a }}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			build := tt.build
+			if build == nil {
+				build = none
+			}
+			r := slog.NewRecord(tt.time, tt.level, tt.msg, 0)
+			r.AddAttrs(tt.attrs...)
+			same(t, tt.opts, build, r)
+		})
+	}
+}
+
+// FuzzSameAsTextHandler holds the fast path to TextHandler's bytes for any
+// message, key and string value, at any time.
+func FuzzSameAsTextHandler(f *testing.F) {
+	f.Add("mcp request", "method", "tools/call", int64(1764668659123456789), "with", "x y")
+	f.Add("", "", "", int64(0), "", "")
+	f.Add("a\u2028b", "k\x00", "é\xff", int64(-1), "w=", `"`)
+	f.Fuzz(func(t *testing.T, msg, key, value string, nanos int64, withKey, withValue string) {
+		r := slog.NewRecord(time.Unix(0, nanos).UTC(), slog.LevelWarn, msg, 0)
+		r.AddAttrs(slog.String(key, value), slog.Int("n", len(value)))
+		same(t, nil, func(h slog.Handler) slog.Handler {
+			return h.WithAttrs([]slog.Attr{slog.String(withKey, withValue)})
+		}, r)
+	})
+}
+
+// BenchmarkAccessLine compares the access line through ours and through
+// slog.TextHandler: the ratio is the saving.
+func BenchmarkAccessLine(b *testing.B) {
+	for _, bb := range []struct {
+		name string
+		h    slog.Handler
+	}{{"TextHandler", slog.NewTextHandler(discard{}, nil)}, {"logfmt", New(discard{}, nil)}} {
+		b.Run(bb.name, func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				r := slog.NewRecord(time.Now(), slog.LevelInfo, "mcp request", 0)
+				r.AddAttrs(slog.String("method", "tools/call"), slog.Int64("id", 7), slog.Duration("duration", 1234567), slog.String("outcome", "ok"), slog.String("target", "echo"), slog.String("session", "a1b2c3d4"))
+				_ = bb.h.Handle(ctx, r)
+			}
+		})
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
