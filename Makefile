@@ -88,6 +88,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/sse/
 	$(GO) test -run '^$$' -fuzz FuzzHAR -fuzztime $(FUZZTIME) ./internal/tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzEventSplitter -fuzztime $(FUZZTIME) ./internal/tools/proxy/
+	$(GO) test -run '^$$' -fuzz FuzzSameAsTextHandler -fuzztime $(FUZZTIME) ./internal/logfmt/
 
 ## build: the mcpstack binary
 bin/mcpstack:
