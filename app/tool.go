@@ -234,17 +234,15 @@ func (h handler) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*m
 	}
 	// Validation runs under the middleware too, so that a refusal there
 	// (authorization) comes before anything is said about the arguments.
-	res, err := a.wrap(Invocation{Method: mcp.MethodCallTool, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
-		args := p.Arguments
-		if args == nil {
-			args = map[string]any{}
-		}
-		args, _ = withDefaults(args, t.schema)
-		if err := t.input.Validate(args); err != nil {
-			return invalidArguments(err), nil
-		}
-		return a.runTool(ctx, t, args)
-	})(ctx)
+	var res any
+	var err error
+	if len(a.middleware) == 0 {
+		res, err = a.validateAndRun(ctx, t, p.Arguments)
+	} else {
+		res, err = a.wrap(Invocation{Method: mcp.MethodCallTool, Name: p.Name, Params: p}, func(ctx context.Context) (any, error) {
+			return a.validateAndRun(ctx, t, p.Arguments)
+		})(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -256,16 +254,30 @@ func (h handler) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*m
 	return out, nil
 }
 
+// validateAndRun fills the arguments' defaults, validates them against the
+// tool's input schema (a failure is a tool error naming the member, for the
+// model to fix) and runs the tool.
+func (a *App) validateAndRun(ctx context.Context, t *tool, args map[string]any) (*mcp.CallToolResult, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	args, _ = withDefaults(args, t.schema)
+	if err := t.input.Validate(args); err != nil {
+		return invalidArguments(err), nil
+	}
+	return a.runTool(ctx, t, args)
+}
+
 // runTool runs a tool's handler: a panic is -32603 (and a log line), an
 // error a tool error, structured content checked against the output
 // schema.
 func (a *App) runTool(ctx context.Context, t *tool, args map[string]any) (*mcp.CallToolResult, error) {
 	res, err := t.run(ctx, args) // a panic is the server core's: -32603 and a log line naming the tool
-	var we *wire.Error
 	switch {
-	case errors.As(err, &we):
-		return nil, we
 	case err != nil:
+		if we := (*wire.Error)(nil); errors.As(err, &we) {
+			return nil, we
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -331,7 +343,7 @@ func SchemaFor[T any]() map[string]any {
 // itself when it is a string).
 func Structured(v any) (*mcp.CallToolResult, error) {
 	if s, ok := v.(string); ok {
-		return &mcp.CallToolResult{Content: []mcp.ContentBlock{&mcp.TextContent{Text: s}}}, nil
+		return textResult(s), nil
 	}
 	tree, err := jsontree.TreeOf(v) // built from v itself where it can, as encoding and parsing would
 	if err != nil {
@@ -350,6 +362,20 @@ func Structured(v any) (*mcp.CallToolResult, error) {
 	}
 	res.Content = []mcp.ContentBlock{&mcp.TextContent{Text: string(text)}}
 	return res, nil
+}
+
+// textResult is a result of one text content, made in one allocation
+// rather than three (the result, its content slice and the text): a
+// string is what most tools answer.
+func textResult(s string) *mcp.CallToolResult {
+	x := &struct {
+		res     mcp.CallToolResult
+		content [1]mcp.ContentBlock
+		text    mcp.TextContent
+	}{text: mcp.TextContent{Text: s}}
+	x.content[0] = &x.text
+	x.res.Content = x.content[:]
+	return &x.res
 }
 
 // withDefaults fills the properties the client left out with their

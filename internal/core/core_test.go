@@ -120,6 +120,32 @@ func TestCancellation(t *testing.T) {
 	}
 }
 
+// TestSessionEndCancelsCalls: the session's end cancels the calls in
+// flight, and a call that reaches a session that has ended starts
+// cancelled.
+func TestSessionEndCancelsCalls(t *testing.T) {
+	h := &misbehaving{started: make(chan struct{}), cancelled: make(chan struct{})}
+	sess, out := newSession(t, h)
+	go sess.Handle(context.Background(), call("block"), out)
+	<-h.started
+	sess.Close()
+	select {
+	case <-h.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call in flight was not cancelled by the session's end")
+	}
+	late := &misbehaving{started: make(chan struct{}), cancelled: make(chan struct{})}
+	sess2, out2 := newSession(t, late)
+	sess2.Close()
+	done := make(chan struct{})
+	go func() { sess2.Handle(context.Background(), call("block"), out2); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call on an ended session was not cancelled")
+	}
+}
+
 // TestServerRequestTimeout: a client that never answers a server-to-client
 // request makes the call fail after the timeout, with a cancellation sent.
 func TestServerRequestTimeout(t *testing.T) {

@@ -278,32 +278,24 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related response, 
 		sess.active.Add(-1)
 		sess.touch()
 	}()
+	if !in.batch { // one message: nothing to gather
+		reply, serve := sess.screen(ctx, in.items[0], busy, false)
+		if serve {
+			reply = sess.request(ctx, in.items[0].Msg, related)
+		}
+		return reply
+	}
 	answers := make([][]byte, len(in.items))
 	var wg sync.WaitGroup
 	for i, it := range in.items {
-		switch {
-		case it.Err != nil:
-			answers[i] = jsonrpc.EncodeError(it.ID, it.Err)
-			sess.refused(ctx, Served{ID: it.ID}, answers[i])
-		case it.Msg.Kind == jsonrpc.Response:
-			sess.deliver(it.Msg)
-		case it.Msg.Kind == jsonrpc.Notification:
-			sess.notification(ctx, it.Msg)
-		case in.batch && it.Msg.Method == mcp.MethodInitialize:
-			answers[i] = jsonrpc.EncodeError(it.Msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: initialize must not be part of a batch"})
-			sess.refused(ctx, served(it.Msg, "", sess.id, sess.transport), answers[i])
-		case busy:
-			answers[i] = jsonrpc.EncodeError(it.Msg.ID, errBusy)
-			sess.refused(ctx, served(it.Msg, "", sess.id, sess.transport), answers[i])
-		case in.batch:
+		var serve bool
+		if answers[i], serve = sess.screen(ctx, it, busy, true); serve {
 			wg.Add(1)
 			m := it.Msg
 			sess.srv.Go(func() {
 				defer wg.Done()
 				answers[i] = sess.request(ctx, m, related)
 			})
-		default:
-			answers[i] = sess.request(ctx, it.Msg, related)
 		}
 	}
 	wg.Wait()
@@ -314,6 +306,30 @@ func (sess *Session) serve(ctx context.Context, in *Incoming, related response, 
 		}
 	}
 	return in.join(out)
+}
+
+// screen takes what a message of a body gets without being served: an
+// error for a malformed one, a client's response delivered, a
+// notification handled, a refusal; serve is true for a request to serve.
+func (sess *Session) screen(ctx context.Context, it jsonrpc.Item, busy, inBatch bool) (reply []byte, serve bool) {
+	switch {
+	case it.Err != nil:
+		reply = jsonrpc.EncodeError(it.ID, it.Err)
+		sess.refused(ctx, Served{ID: it.ID}, reply)
+	case it.Msg.Kind == jsonrpc.Response:
+		sess.deliver(it.Msg)
+	case it.Msg.Kind == jsonrpc.Notification:
+		sess.notification(ctx, it.Msg)
+	case inBatch && it.Msg.Method == mcp.MethodInitialize:
+		reply = jsonrpc.EncodeError(it.Msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: initialize must not be part of a batch"})
+		sess.refused(ctx, served(it.Msg, "", sess.id, sess.transport), reply)
+	case busy:
+		reply = jsonrpc.EncodeError(it.Msg.ID, errBusy)
+		sess.refused(ctx, served(it.Msg, "", sess.id, sess.transport), reply)
+	default:
+		return nil, true
+	}
+	return reply, false
 }
 
 // refused observes a message the session answered without serving it.
@@ -382,10 +398,8 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	if e != nil {
 		return jsonrpc.EncodeError(msg.ID, e)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(ctx) // the session's end cancels it (end, track)
 	defer cancel()
-	stop := context.AfterFunc(sess.ctx, cancel)
-	defer stop()
 	f, e := sess.track(msg.ID, cancel)
 	if e != nil {
 		return jsonrpc.EncodeError(msg.ID, e)
@@ -421,6 +435,9 @@ func (sess *Session) track(id wire.ID, cancel context.CancelFunc) (*inflight, *w
 	}
 	f := &inflight{cancel: cancel}
 	sess.inflight[id] = f
+	if sess.closed { // end has cancelled the others already
+		cancel()
+	}
 	return f, nil
 }
 

@@ -567,15 +567,21 @@ func (sess *Session) tasksOf(ctx context.Context, spec *protocol.Spec, m protoco
 	}
 	srv := sess.srv
 	support, declared := srv.taskSupport(msg)
+	if !declared {
+		return nil, false
+	}
+	params, _ := msg.Params.(map[string]any)
+	meta, augmented := params["task"].(map[string]any)
+	if m.TaskResult != "" && !augmented && support != taskRequired {
+		return nil, false // the handler's, as it comes: no owner to look for
+	}
 	owner, owned := taskOwner(ctx, sess)
-	if !declared || !owned {
+	if !owned {
 		return nil, false
 	}
 	if m.TaskResult == "" {
 		return sess.taskRequest(ctx, spec, m, msg, out, owner)
 	}
-	params, _ := msg.Params.(map[string]any)
-	meta, augmented := params["task"].(map[string]any)
 	switch {
 	case augmented && support != taskOptional && support != taskRequired:
 		return jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: this tool does not run as a task (taskSupport forbidden)"}), true

@@ -479,6 +479,15 @@ func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *core.
 }
 
 // writeReply writes the core's reply as JSON (202 without a body).
+// contentTypeJSON is the Content-Type of every JSON answer, one slice for
+// all (net/http reads header values and never writes them; Add appends
+// past its length, so into a new array).
+var contentTypeJSON = []string{"application/json"}
+
+// chunkingSize is net/http's buffer before it chunks a response: an answer
+// that fits is sent with a Content-Length net/http counts.
+const chunkingSize = 2048
+
 func writeReply(w http.ResponseWriter, r core.Reply) {
 	if r.SessionID != "" {
 		w.Header().Set("Mcp-Session-Id", r.SessionID)
@@ -490,8 +499,11 @@ func writeReply(w http.ResponseWriter, r core.Reply) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(r.Body)))
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON
+	if len(r.Body) > chunkingSize { // below it net/http sets the length itself, without allocating
+		h.Set("Content-Length", strconv.Itoa(len(r.Body)))
+	}
 	w.WriteHeader(status(r))
 	_, _ = w.Write(r.Body)
 }
