@@ -161,10 +161,14 @@ func needsQuoting(s string) bool {
 	if s == "" {
 		return true
 	}
-	for i := 0; i < len(s); {
+	i := 0
+	for i < len(s) && !special[s[i]] { // the common case: plain ASCII
+		i++
+	}
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c <= ' ' || c == '=' || c == '"' {
+			if special[c] {
 				return true
 			}
 			i++
@@ -178,6 +182,16 @@ func needsQuoting(s string) bool {
 	}
 	return false
 }
+
+// special marks the bytes needsQuoting looks at more closely: the ASCII
+// ones that make TextHandler quote (controls, space, '=', '"') and the
+// first bytes of multi-byte characters. It is never written.
+var special = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c <= ' ' || c == '=' || c == '"' || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
 // second is the text of a time up to its second ("2006-01-02T15:04:05.")
 // and its zone ("Z", "+01:00"), kept while the clock is in that second.
