@@ -13,9 +13,9 @@ import (
 	"github.com/mcpstack/mcpstack/observe"
 )
 
-// newObserver makes the observer of `mcpstack serve`: metrics always,
-// spans when the OTEL_* variables configure an exporter, the access log
-// unless --access-log=false. Its labels name the tools and prompts that
+// newObserver makes the observer of `mcpstack serve`: metrics unless
+// --metrics=false, spans when the OTEL_* variables configure an exporter,
+// the access log unless --access-log=false; nil when all three are off. Its labels name the tools and prompts that
 // *names reports registered: the profile's handler sets it once it exists
 // (until then, none is a label). stop flushes the spans.
 func newObserver(ctx context.Context, c serveConfig, log *slog.Logger) (_ *observe.Observer, names *func(method, name string) bool, stop func(), err error) {
@@ -35,12 +35,18 @@ func newObserver(ctx context.Context, c serveConfig, log *slog.Logger) (_ *obser
 	if c.accessLog {
 		opts = append(opts, observe.WithLogger(log))
 	}
+	if !c.metrics {
+		opts = append(opts, observe.WithRegisterer(nil))
+	}
 	stop = func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := shutdown(sctx); err != nil {
 			log.Warn("tracing: flushing the last spans", "err", err)
 		}
+	}
+	if tp == nil && !c.accessLog && !c.metrics {
+		return nil, names, stop, nil // nothing to observe: no observer on the request path
 	}
 	return observe.New(opts...), names, stop, nil
 }

@@ -62,6 +62,7 @@ type serveConfig struct {
 	stateless     bool
 	record        string
 	metricsAddr   string
+	metrics       bool
 	debugAddr     string // --debug-addr: pprof, loopback only
 	accessLog     bool
 	obs           *observe.Observer // made before the profile, which may time its calls with it
@@ -170,6 +171,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&c.stateKeyFile, "state-key-file", "", "seal the requestState of 2026-07-28 input-required results with the secret in `FILE` (at least 32 bytes; or MCPSTACK_STATE_KEY holds it), the same on every replica; without it each process draws its own and refuses the others' states")
 	fl.StringVar(&c.prevStateKey, "state-key-previous-file", "", "also open states sealed with the secret in `FILE` (or MCPSTACK_STATE_KEY_PREVIOUS), the one --state-key-file replaced: keep it for an hour, the states' lifetime, after a rotation")
 	fl.Var(&c.proxies, "trusted-proxies", "believe the client address that a reverse proxy at these `CIDRS` (comma-separated; an address alone is one host) forwards in X-Forwarded-For, for the per-client quotas of clients without a token; from other addresses the headers are ignored")
+	fl.BoolVar(&c.metrics, "metrics", true, "count Prometheus metrics and serve them (see --metrics-addr); false counts none")
 	fl.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at `ADDR`/metrics on a listener of their own (default: /metrics on the HTTP listener; stdio serves them only with this)")
 	fl.StringVar(&c.debugAddr, "debug-addr", "", "serve the Go runtime's profiles (pprof) at `ADDR`/debug/pprof/ on a listener of their own; loopback addresses only")
 	fl.BoolVar(&c.accessLog, "access-log", true, "log one line per request at info (method, target, duration, outcome, a digest of the session id); the session id and arguments at debug")
@@ -231,6 +233,10 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "mcpstack serve:", err)
 			return 2
 		}
+	}
+	if !c.metrics && c.metricsAddr != "" {
+		fmt.Fprintln(stderr, "mcpstack serve: --metrics-addr serves the metrics that --metrics=false turns off")
+		return 2
 	}
 	obs, labelNames, stopObserving, err := newObserver(context.Background(), c, log)
 	if err != nil {
@@ -318,9 +324,13 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	}); ok {
 		*labelNames = r.Registered // the labels: only registered tools and prompts
 	}
-	opts = append(opts, server.WithObserver(obs))
+	if obs != nil {
+		opts = append(opts, server.WithObserver(obs))
+	}
 	srv := server.New(b.handler, opts...)
-	obs.Watch(srv)
+	if obs != nil {
+		obs.Watch(srv)
+	}
 	if recorder != nil {
 		// A session's end is recorded too: nothing may follow it.
 		srv.OnSessionClosed(func(id string) { recorder.Shutdown(id, server.ServerToClient) })
@@ -382,7 +392,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 		mcphttp.WithRateLimit(rate.Requests, rate.Window), mcphttp.WithByteRateLimit(lim.bytes.Requests, lim.bytes.Window), mcphttp.WithMaxConcurrent(c.maxInflight), mcphttp.WithObserver(obs),
 	}
 	switch {
-	case c.metricsAddr != "":
+	case c.metricsAddr != "" || !c.metrics:
 	case az.Mode == auth.ModeOff:
 		opts = append(opts, mcphttp.WithMetrics(obs.Metrics()))
 	default: // /metrics is unauthenticated: not beside what the tokens guard

@@ -296,3 +296,46 @@ func TestDeployNamesServeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServeMetricsSwitch: /metrics is served beside /mcp by default and
+// not at all with --metrics=false, which --metrics-addr contradicts.
+func TestServeMetricsSwitch(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		addrFile := filepath.Join(t.TempDir(), "addr")
+		srv := server.New(conformance.New())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		cfg := serveConfig{httpAddr: "127.0.0.1:0", addrFile: addrFile, maxBody: 1 << 20, drain: time.Second, profile: "conformance", metrics: on}
+		obs := observe.New()
+		if !on {
+			obs = observe.New(observe.WithRegisterer(nil))
+		}
+		go func() {
+			done <- serveHTTP(ctx, cfg, srv, obs, mcphttp.ResponseJSON, httpx.RateLimit{}, slog.New(slog.DiscardHandler))
+		}()
+		var addr string
+		for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(addrFile); err == nil {
+				addr = strings.TrimSpace(string(b))
+			}
+		}
+		if addr == "" {
+			t.Fatal("server did not start")
+		}
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := map[bool]int{true: 200, false: 404}[on]; resp.StatusCode != want {
+			t.Errorf("--metrics=%v: GET /metrics %d, want %d", on, resp.StatusCode, want)
+		}
+		cancel()
+		<-done
+		srv.Close()
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve", "--metrics=false", "--metrics-addr", "127.0.0.1:0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--metrics=false") {
+		t.Errorf("--metrics=false --metrics-addr: exit %d, %q", code, errb.String())
+	}
+}

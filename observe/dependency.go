@@ -30,7 +30,9 @@ func (o *Observer) Dependency(ctx context.Context, kind, operation string) (cont
 		case err != nil:
 			outcome = "error"
 		}
-		o.metrics.dependency.WithLabelValues(kind, operation, outcome).Observe(time.Since(start).Seconds())
+		if o.metrics != nil {
+			o.metrics.dependency.WithLabelValues(kind, operation, outcome).Observe(time.Since(start).Seconds())
+		}
 		if span != nil {
 			if err != nil {
 				span.SetAttributes(attribute.String("error.type", outcome))

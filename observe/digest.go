@@ -15,11 +15,36 @@ import (
 type digests struct {
 	m atomic.Pointer[sync.Map] // session id -> digest
 	n atomic.Int64
+	// recent holds the last digests made or found, by two bytes of the
+	// id: hashing a whole id for the map costs more than the rest of a
+	// lookup. A digest is the id's alone, so an entry is never stale.
+	recent [256]atomic.Pointer[digestEntry]
+}
+
+type digestEntry struct{ id, digest string }
+
+// slot is where recent keeps id: ids are random, so two of their bytes
+// spread them.
+func (d *digests) slot(id string) *atomic.Pointer[digestEntry] {
+	return &d.recent[(uint(id[len(id)-1])*31+uint(id[len(id)/2]))&255]
 }
 
 const maxDigests = 1 << 16
 
 func (d *digests) of(id string) string {
+	if id == "" {
+		return tracemeta.SessionDigest(id)
+	}
+	slot := d.slot(id)
+	if e := slot.Load(); e != nil && e.id == id {
+		return e.digest
+	}
+	s := d.lookup(id)
+	slot.Store(&digestEntry{id: id, digest: s})
+	return s
+}
+
+func (d *digests) lookup(id string) string {
 	m := d.m.Load()
 	if m == nil {
 		d.m.CompareAndSwap(nil, new(sync.Map))

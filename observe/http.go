@@ -20,6 +20,10 @@ func (o *Observer) Middleware(next http.Handler) http.Handler {
 		if _, ok := r.Header["Traceparent"]; ok && r.Method == http.MethodPost {
 			r = r.WithContext(tracemeta.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
 		}
+		if o.metrics == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		code := sw.status

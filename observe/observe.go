@@ -51,6 +51,7 @@ var _ server.Observer = (*Observer)(nil)
 
 type config struct {
 	registerer prometheus.Registerer
+	noMetrics  bool // WithRegisterer(nil)
 	tp         trace.TracerProvider
 	log        *slog.Logger
 	names      func(method, name string) bool
@@ -60,8 +61,12 @@ type config struct {
 type Option func(*config)
 
 // WithRegisterer registers the metrics with r instead of a registry of
-// the Observer's own (whose Metrics serves them).
-func WithRegisterer(r prometheus.Registerer) Option { return func(c *config) { c.registerer = r } }
+// the Observer's own (whose Metrics serves them); WithRegisterer(nil)
+// counts no metrics at all (Metrics serves 404), for a server that keeps
+// only the access log or spans.
+func WithRegisterer(r prometheus.Registerer) Option {
+	return func(c *config) { c.registerer, c.noMetrics = r, r == nil }
+}
 
 // WithTracerProvider makes spans with tp (default: none).
 func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config) { c.tp = tp } }
@@ -85,12 +90,14 @@ func New(opts ...Option) *Observer {
 	}
 	o := &Observer{log: c.log, names: c.names}
 	reg := c.registerer
-	if reg == nil {
+	if reg == nil && !c.noMetrics {
 		o.reg = prometheus.NewRegistry()
 		o.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		reg = o.reg
 	}
-	o.metrics = newMetrics(reg)
+	if reg != nil {
+		o.metrics = newMetrics(reg)
+	}
 	if c.tp != nil {
 		o.tracer = c.tp.Tracer("github.com/mcpstack/mcpstack/observe")
 	}
@@ -109,14 +116,18 @@ func (o *Observer) Metrics() http.Handler {
 // Watch adds the sessions srv holds open to the metrics (once: a second
 // server is not added).
 func (o *Observer) Watch(srv *server.Server) {
-	o.metrics.watch(srv)
+	if o.metrics != nil {
+		o.metrics.watch(srv)
+	}
 }
 
 // WatchStreams adds an HTTP transport's open event streams and the bytes
 // of events it keeps for resumption to the metrics (mcphttp.WithObserver
 // does it for Streamable HTTP).
 func (o *Observer) WatchStreams(open func() int, eventBytes func() int64) {
-	o.metrics.watchStreams(open, eventBytes)
+	if o.metrics != nil {
+		o.metrics.watchStreams(open, eventBytes)
+	}
 }
 
 // label is a tool or prompt name as a label or span name part: only a
@@ -141,7 +152,9 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	if o.log != nil {
 		c.logged = m
 	}
-	o.metrics.inflight.Add(1)
+	if o.metrics != nil {
+		o.metrics.inflight.Add(1)
+	}
 	switch m.Method {
 	case mcp.MethodCallTool:
 		c.tool = o.label(m.Method, m.Target)
@@ -178,16 +191,19 @@ type call struct {
 // Finish records how the message was answered (server.Finisher).
 func (c *call) Finish(a server.Answer) {
 	o := c.o
-	d := time.Since(c.start)
-	o.metrics.inflight.Add(-1)
+	now := time.Now()
+	d := now.Sub(c.start)
 	errType := errorType(a)
 	revision := bounded(a.Revision, knownRevisions)
 	if revision == "" {
 		revision = c.revision
 	}
-	o.metrics.operationFor(operationLabels{c.method, c.tool, c.prompt, errType, revision, c.transport}).Observe(d.Seconds())
-	if a.Refused != "" {
-		o.metrics.refused.WithLabelValues(revision, a.Refused, a.RefusedBy).Inc()
+	if m := o.metrics; m != nil {
+		m.inflight.Add(-1)
+		m.operationFor(operationLabels{c.method, c.tool, c.prompt, errType, revision, c.transport}).Observe(d.Seconds())
+		if a.Refused != "" {
+			m.refused.WithLabelValues(revision, a.Refused, a.RefusedBy).Inc()
+		}
 	}
 	if span := c.span; span != nil {
 		if revision != "" {
@@ -203,13 +219,16 @@ func (c *call) Finish(a server.Answer) {
 		span.End()
 	}
 	if o.log != nil {
-		o.access(c.ctx, &c.logged, c.session, a, errType, d)
+		o.access(c.ctx, &c.logged, c.session, a, errType, now, d)
 	}
 }
 
 // SessionEnded observes a session's end (server.Observer).
 func (o *Observer) SessionEnded(s server.EndedSession) {
 	o.digests.forget(s.ID)
+	if o.metrics == nil {
+		return
+	}
 	o.metrics.session.WithLabelValues(s.Revision, networkTransport(s.Transport)).Observe(s.Lasted.Seconds())
 }
 
@@ -268,7 +287,7 @@ func networkTransport(t string) string {
 }
 
 // access writes the request's access line (requests only).
-func (o *Observer) access(ctx context.Context, m *server.Served, session string, a server.Answer, errType string, d time.Duration) {
+func (o *Observer) access(ctx context.Context, m *server.Served, session string, a server.Answer, errType string, at time.Time, d time.Duration) {
 	if o.log == nil || m.ID.IsZero() {
 		return
 	}
@@ -285,16 +304,19 @@ func (o *Observer) access(ctx context.Context, m *server.Served, session string,
 			id = slog.String("id", clip(m.ID.String()))
 		}
 		// The handler itself: Logger.LogAttrs would walk the stack for a
-		// source position the line does not print. The record holds five
-		// attributes in place; target and session are the sixth and seventh.
-		r := slog.NewRecord(time.Now(), slog.LevelInfo, "mcp request", 0)
-		r.AddAttrs(slog.String("method", clip(m.Method)), id, slog.Duration("duration", d), slog.String("outcome", outcome))
+		// source position the line does not print.
+		attrs := [6]slog.Attr{slog.String("method", clip(m.Method)), id, slog.Duration("duration", d), slog.String("outcome", outcome)}
+		n := 4
 		if m.Target != "" {
-			r.AddAttrs(slog.String("target", clip(m.Target)))
+			attrs[n] = slog.String("target", clip(m.Target))
+			n++
 		}
 		if session != "" { // the digest; debug lines carry the id itself
-			r.AddAttrs(slog.String("session", session))
+			attrs[n] = slog.String("session", session)
+			n++
 		}
+		r := slog.NewRecord(at, slog.LevelInfo, "mcp request", 0)
+		r.AddAttrs(attrs[:n]...)
 		_ = h.Handle(ctx, r)
 	}
 	if o.log.Enabled(ctx, slog.LevelDebug) {

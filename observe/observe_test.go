@@ -459,3 +459,36 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // digest is the digest of a session id that logs and spans carry.
 func digest(id string) string { return tracemeta.SessionDigest(id) }
+
+// WithRegisterer(nil) counts no metrics (Metrics serves 404) and keeps the
+// access log, with nothing on the request path that needs them.
+func TestWithoutMetrics(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	o := observe.New(observe.WithRegisterer(nil), observe.WithLogger(log))
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithObserver(o))
+	t.Cleanup(srv.Close)
+	o.Watch(srv)
+	sess, err := core.Of(srv).NewSession("s1", &stream{}, core.Transport("streamable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), nil)
+	sess.Close()
+	rec := httptest.NewRecorder()
+	o.Middleware(o.Metrics()).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("GET /metrics without metrics: %d, want 404", rec.Code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "method=ping id=2") {
+		t.Errorf("no access line for the ping:\n%s", logs.String())
+	}
+}

@@ -26,7 +26,12 @@
 # When `mcpstack serve --profile bench` is not available yet, the peers are
 # compared with each other and the checks that name ours are skipped.
 #
-# Environment: BENCH_SUITES ("auto sse json strict stdio idle validation"),
+# The observe suite counts, under valgrind's callgrind, what the access log
+# and metrics add to an HTTP tools/call (scripts/callgrind.sh MODE=observe:
+# at most 1.10x a call without them).
+#
+# Environment: BENCH_SUITES ("auto sse json strict stdio idle validation
+# observe"),
 # BENCH_DURATION (10s), BENCH_WARMUP (1s), BENCH_ROUNDS (3),
 # BENCH_SESSIONS (16), BENCH_INFLIGHT (32), BENCH_IDLE (1000),
 # BENCH_TEXT_SIZE (64), BENCH_NOVALIDATE_FLAG (--validate=false),
@@ -39,7 +44,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 GO=${GO:-go}
-suites=${BENCH_SUITES:-"auto sse json strict stdio idle validation"}
+suites=${BENCH_SUITES:-"auto sse json strict stdio idle validation observe"}
 duration=${BENCH_DURATION:-10s}
 warmup=${BENCH_WARMUP:-1s}
 rounds=${BENCH_ROUNDS:-3}
@@ -298,6 +303,23 @@ CFG
 	done
 }
 
+observe_suite() {
+	if ! command -v valgrind >/dev/null 2>&1; then
+		say ""
+		say "== observe: skipped (valgrind is not installed: apt-get install valgrind)"
+		return
+	fi
+	say ""
+	say "== observe: instructions the access log and metrics add to an HTTP tools/call (callgrind, GOGC=off)"
+	if ! MODE=observe N=500 GO="$GO" bash scripts/callgrind.sh 2>&1 | grep '^callgrind:' | tee -a "$out"; then
+		failed=1
+	fi
+	if grep -q "observation is over its budget" "$out"; then
+		say "FAIL observe: observation costs more than 1.10x a call"
+		failed=1
+	fi
+}
+
 for s in $suites; do
 	case $s in
 	auto | sse | json) load_suite "$s" ;;
@@ -306,8 +328,9 @@ for s in $suites; do
 	idle) idle_suite ;;
 	validation) validation_suite ;;
 	cluster) cluster_suite ;;
+	observe) observe_suite ;;
 	*)
-		echo "bench: unknown suite $s (want auto sse json strict stdio idle validation cluster)" >&2
+		echo "bench: unknown suite $s (want auto sse json strict stdio idle validation observe cluster)" >&2
 		exit 2
 		;;
 	esac

@@ -12,6 +12,13 @@
 #   MODE=http N=300 scripts/callgrind.sh
 #   MODE=http SERVER="bin/mcpgo-echo --response-mode json" scripts/callgrind.sh
 #
+# MODE=observe counts HTTP calls twice, GOGC=off (the GC's timing would
+# move the count by more than the budget): with serve's defaults (access
+# log and metrics on) and with --access-log=false --metrics=false, and
+# fails when observation costs more than BUDGET (default 1.10) of a call.
+#
+#   MODE=observe N=300 scripts/callgrind.sh
+#
 # KEEP=FILE (http only) keeps the callgrind profile of the 3N calls, for
 # callgrind_annotate --inclusive=yes FILE.
 # SERVER (http only) is another server to count: it takes --http ADDR and
@@ -49,6 +56,7 @@ http_counts() {
   local addr_file="$work/addr" pid url n k=0 totals=()
   local server=("$work/mcpstack" serve --profile bench --rate-limit 0 --rate-limit-bytes 0 --max-client-sessions 0 --max-client-inflight 0)
   if [ -n "${SERVER:-}" ]; then read -r -a server <<<"$SERVER"; fi
+  rm -f "$addr_file" "$work"/out*
   GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out" \
     "${server[@]}" --http 127.0.0.1:0 --addr-file "$addr_file" 2>"$work/serve" &
   pid=$!
@@ -68,9 +76,25 @@ http_counts() {
   if [ -n "${KEEP:-}" ]; then cp "$work/out.3" "$KEEP"; fi
   echo "${totals[1]} ${totals[2]}"
 }
+per_call() { echo $(( ($2 - $1) / (2 * N) )); }
 case $MODE in
 stdio) a=$(count "$N"); b=$(count "$((3 * N))") ;;
 http) read -r a b < <(http_counts "$N") ;;
+observe)
+  budget=${BUDGET:-1.10}
+  export GOGC=off
+  read -r a b < <(http_counts "$N")
+  on=$(per_call "$a" "$b")
+  read -r a b < <(SERVER="$work/mcpstack serve --profile bench --rate-limit 0 --rate-limit-bytes 0 --max-client-sessions 0 --max-client-inflight 0 --access-log=false --metrics=false" http_counts "$N")
+  off=$(per_call "$a" "$b")
+  echo "callgrind: $on instructions per HTTP tools/call with the access log and metrics, $off without (GOGC=off, $N and $((3 * N)) calls)"
+  awk -v on="$on" -v off="$off" -v budget="$budget" 'BEGIN {
+    r = on / off
+    printf "callgrind: observation costs %.3fx a call (budget %.2fx)\n", r, budget
+    exit !(r <= budget)
+  }' || { echo "callgrind: observation is over its budget" >&2; exit 1; }
+  exit 0
+  ;;
 *) echo "callgrind: MODE must be stdio or http, not $MODE" >&2; exit 2 ;;
 esac
 echo "callgrind: $(( (b - a) / (2 * N) )) instructions per $MODE tools/call${SERVER:+ of $SERVER} ($N calls: $a, $((3 * N)): $b)"

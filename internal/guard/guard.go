@@ -32,7 +32,8 @@ func Loopback(extra ...string) func(http.Handler) http.Handler {
 				Forbid(w, "Host "+r.Host+" is not allowed")
 				return
 			}
-			if o := r.Header.Get("Origin"); o != "" {
+			if o := r.Header["Origin"]; len(o) > 0 && o[0] != "" { // canonical: no key to canonicalize
+				o := o[0]
 				u, err := url.Parse(o)
 				if err != nil || u.Host == "" || !ok(hostOnly(u.Host)) {
 					Forbid(w, "Origin "+o+" is not allowed")

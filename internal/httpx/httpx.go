@@ -22,6 +22,26 @@ import (
 	"github.com/mcpstack/mcpstack/wire"
 )
 
+// The request headers read on every request, in the canonical form
+// net/http keeps them under (TestHeaderNamesAreCanonical).
+const (
+	HeaderContentType     = "Content-Type"
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+	HeaderLastEventID     = "Last-Event-Id"
+)
+
+// Get is h.Get(key) for a key in canonical form: without canonicalizing
+// it again, which costs more than the lookup on every request.
+func Get(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // Error answers with a status and a JSON-RPC error body without id.
 func Error(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
@@ -33,7 +53,7 @@ func Error(w http.ResponseWriter, status, code int, msg string) {
 // it has answered already (415 for another media type, 413 above max, 400
 // for a broken read) and returns false.
 func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) {
-	if !isJSON(r.Header.Get("Content-Type")) {
+	if !isJSON(Get(r.Header, HeaderContentType)) {
 		Error(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return nil, false
 	}

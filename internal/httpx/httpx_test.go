@@ -91,3 +91,16 @@ func TestAccepts(t *testing.T) {
 		}
 	}
 }
+
+func TestHeaderNamesAreCanonical(t *testing.T) {
+	for _, k := range []string{httpx.HeaderContentType, httpx.HeaderSessionID, httpx.HeaderProtocolVersion, httpx.HeaderMethod, httpx.HeaderName, httpx.HeaderLastEventID} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("%q is kept by net/http as %q: Get would not find it", k, c)
+		}
+	}
+	h := http.Header{}
+	h.Set("mcp-session-id", "abc")
+	if got := httpx.Get(h, httpx.HeaderSessionID); got != "abc" {
+		t.Errorf("Get(%q) = %q after Set(\"mcp-session-id\")", httpx.HeaderSessionID, got)
+	}
+}

@@ -40,7 +40,7 @@ func New(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
 	if level == nil {
 		level = slog.LevelInfo
 	}
-	return &handler{text: text, level: level, w: lw, clock: new(atomic.Pointer[second]), fast: true}
+	return &handler{text: text, level: level, w: lw, clock: new(atomic.Pointer[second]), msg: new(atomic.Pointer[message]), fast: true}
 }
 
 type handler struct {
@@ -48,8 +48,9 @@ type handler struct {
 	level slog.Leveler
 	w     *lockedWriter
 	clock *atomic.Pointer[second]
-	pre   []byte // " k=v" for the attributes of With, formatted once
-	fast  bool   // false once a group or an attribute the fast path does not write is added
+	msg   *atomic.Pointer[message] // the last message written, as written
+	pre   []byte                   // " k=v" for the attributes of With, formatted once
+	fast  bool                     // false once a group or an attribute the fast path does not write is added
 }
 
 func (h *handler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
@@ -73,7 +74,7 @@ func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 	b = append(b, "level="...)
 	b = appendString(b, r.Level.String())
 	b = append(b, " msg="...)
-	b = appendString(b, r.Message)
+	b = h.appendMessage(b, r.Message)
 	b = append(b, h.pre...)
 	ok := true
 	r.Attrs(func(a slog.Attr) bool {
@@ -192,6 +193,29 @@ var special = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// message is a message as a line writes it (quoted where it must be):
+// most lines of a busy server say the same thing ("mcp request").
+type message struct {
+	text    string
+	written []byte
+}
+
+func (h *handler) appendMessage(b []byte, msg string) []byte {
+	if m := h.msg.Load(); m != nil && m.text == msg {
+		return append(b, m.written...)
+	}
+	start := len(b)
+	b = appendString(b, msg)
+	if len(msg) <= maxCachedMessage {
+		h.msg.Store(&message{text: msg, written: append([]byte(nil), b[start:]...)})
+	}
+	return b
+}
+
+// maxCachedMessage bounds the message kept: a message is a constant in
+// the code, not data.
+const maxCachedMessage = 64
 
 // second is the text of a time up to its second ("2006-01-02T15:04:05.")
 // and its zone ("Z", "+01:00"), kept while the clock is in that second.

@@ -198,11 +198,11 @@ func accepts(r *http.Request, types ...string) bool {
 func (h *Handler) route(r *http.Request) core.Route {
 	return core.Route{
 		Transport: transportName,
-		SessionID: r.Header.Get("Mcp-Session-Id"),
+		SessionID: httpx.Get(r.Header, httpx.HeaderSessionID),
 		Headers: core.RequestHeaders{
-			ProtocolVersion: strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")),
-			Method:          strings.TrimSpace(r.Header.Get("Mcp-Method")),
-			Name:            strings.TrimSpace(r.Header.Get("Mcp-Name")),
+			ProtocolVersion: strings.TrimSpace(httpx.Get(r.Header, httpx.HeaderProtocolVersion)),
+			Method:          strings.TrimSpace(httpx.Get(r.Header, httpx.HeaderMethod)),
+			Name:            strings.TrimSpace(httpx.Get(r.Header, httpx.HeaderName)),
 			Params:          paramHeaders(r.Header),
 			Repeated:        repeated(r.Header),
 		},
@@ -526,7 +526,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		writeReply(w, refusal)
 		return
 	}
-	if last := r.Header.Get("Last-Event-ID"); last != "" {
+	if last := httpx.Get(r.Header, httpx.HeaderLastEventID); last != "" {
 		h.resume(w, r, sess, last)
 		return
 	}
