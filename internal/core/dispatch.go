@@ -22,7 +22,14 @@ type call struct {
 	peer *callPeer
 	// release gives back the client's call slot; a task that the request
 	// starts takes it over (and sets it to nil).
-	release *func()
+	release func()
+}
+
+// releaseSlot gives back the client's call slot, unless a task took it.
+func (c *call) releaseSlot() {
+	if c.release != nil {
+		c.release()
+	}
 }
 
 // dispatch serves an admitted request: the tasks the revision's rules
@@ -49,7 +56,7 @@ func (s *Server) dispatch(ctx context.Context, c *call) (reply []byte, code int)
 // is false for an ordinary call.
 func (s *Server) serveTasks(ctx context.Context, c *call) (reply []byte, code int, ok bool) {
 	if c.sess != nil {
-		reply, ok := c.sess.tasksOf(ctx, c.spec, c.m, c.msg, c.peer.out, c.release)
+		reply, ok := c.sess.tasksOf(ctx, c.spec, c.m, c.msg, c.peer.out, &c.release)
 		return reply, 0, ok
 	}
 	if reply, code, ok := s.extensionTaskRequest(ctx, c.spec, c.m, c.msg); ok {

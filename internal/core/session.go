@@ -409,15 +409,10 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	if e != nil {
 		return jsonrpc.EncodeError(msg.ID, e)
 	}
-	release := done // a task keeps the slot until it ends
-	defer func() {
-		if release != nil {
-			release()
-		}
-	}()
-
 	p := &callPeer{srv: srv, sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
-	reply, _ = srv.dispatch(ctx, &call{spec: spec, m: m, msg: msg, sess: sess, peer: p, release: &release})
+	c := &call{spec: spec, m: m, msg: msg, sess: sess, peer: p, release: done}
+	defer c.releaseSlot()
+	reply, _ = srv.dispatch(ctx, c)
 	return reply
 }
 

@@ -153,11 +153,8 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if e != nil {
 		return reject(msg.ID, e)
 	}
-	defer func() {
-		if release != nil { // a task took it over
-			release()
-		}
-	}()
+	c := &call{spec: spec, m: m, msg: msg, release: release}
+	defer c.releaseSlot()
 	p := &callPeer{srv: s, spec: spec, out: related, token: progressToken(msg.Params), rounds: &inputRounds{method: msg.Method,
 		binding: stateBinding{owner: CallerFrom(ctx).Owner, method: msg.Method, digest: paramsDigest(params)}}}
 	if level, ok := meta[wire.MetaLogLevel].(string); ok {
@@ -176,7 +173,8 @@ func (s *Server) statelessRequest(ctx context.Context, msg *jsonrpc.Message, rel
 	if m.Extension != "" && !declares(p.caps, m.Extension) {
 		return reject(msg.ID, missingExtension(m.Extension))
 	}
-	return s.dispatch(ctx, &call{spec: spec, m: m, msg: msg, peer: p, release: &release})
+	c.peer = p
+	return s.dispatch(ctx, c)
 }
 
 // reject encodes an error answer and gives its code.

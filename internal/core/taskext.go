@@ -54,7 +54,7 @@ func missingExtension(ext string) *wire.Error {
 // task, or the client did not declare the extension and the tool does not
 // need it). release is the request's in-flight slot; a task takes it over.
 func (s *Server) serverDirected(ctx context.Context, c *call) (reply []byte, code int, ok bool) {
-	spec, m, msg, p, release := c.spec, c.m, c.msg, c.peer, c.release
+	spec, m, msg, p, release := c.spec, c.m, c.msg, c.peer, &c.release
 	support, declared := s.taskSupport(msg)
 	if !declared || (support != taskOptional && support != taskRequired) {
 		return nil, 0, false
