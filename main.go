@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/generated"
 	benchtool "github.com/mcpstack/mcpstack/internal/tools/bench"
+	"github.com/mcpstack/mcpstack/internal/tools/check"
 	"github.com/mcpstack/mcpstack/internal/tools/clientcmd"
 	"github.com/mcpstack/mcpstack/internal/tools/proxy"
 	"github.com/mcpstack/mcpstack/internal/tools/revision"
@@ -38,6 +39,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"bench":      {"load an MCP server (HTTP URL or stdio command): calls/s, latency, errors", benchtool.Command},
+		"check":      {"test a live MCP server against the schemas of every revision it accepts: lists, resources, prompts, its tools with arguments made from their schemas, the transport", check.Command},
 		"client":     {"send one request to an MCP server and check everything it answers against the protocol", clientcmd.Command},
 		"proxy":      {"record and check the messages between any MCP client and server (stdio or HTTP)", proxy.Command},
 		"revision":   {"start adopting a new MCP revision: revision new REV copies the newest schemas to schema/REV", revision.Command},

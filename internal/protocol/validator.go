@@ -318,10 +318,25 @@ type Schema struct {
 	surely surelyCheck // nil: the document uses a keyword it does not know
 }
 
+// SchemaOption changes how CompileSchema reads a document.
+type SchemaOption func(*schemaConfig)
+
+type schemaConfig struct{ formatAnnotation bool }
+
+// FormatAsAnnotation takes "format" as the annotation JSON Schema 2020-12
+// makes it by default, not as an assertion: for judging another's schema
+// by the letter (mcpstack check), where asserting it would find faults
+// the specification does not.
+func FormatAsAnnotation() SchemaOption { return func(c *schemaConfig) { c.formatAnnotation = true } }
+
 // CompileSchema compiles doc (a JSON value: a map as encoding/json or Parse
 // gives it) under name, which errors name. References must stay inside
 // doc; the dialect is the document's $schema, 2020-12 when it has none.
-func CompileSchema(name string, doc any) (*Schema, error) {
+func CompileSchema(name string, doc any, opts ...SchemaOption) (*Schema, error) {
+	var cfg schemaConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	b, err := jsontree.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
@@ -332,7 +347,9 @@ func CompileSchema(name string, doc any) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat() // a tool's "format": "date" is a promise to its handler, not a note
+	if !cfg.formatAnnotation {
+		c.AssertFormat() // a tool's "format": "date" is a promise to its handler, not a note
+	}
 	c.RegisterFormat(uriTemplateFormat)
 	url := schemaBase + "compiled/" + neturl.PathEscape(name) + ".json"
 	if err := c.AddResource(url, parsed); err != nil {
@@ -342,6 +359,8 @@ func CompileSchema(name string, doc any) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
+	// The compiled check may assert formats either way: what it finds
+	// surely valid is valid without the assertion too.
 	return &Schema{name: name, s: s, surely: compileSurely(parsed)}, nil
 }
 

@@ -1,0 +1,490 @@
+package check
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/mcpstack/mcpstack/internal/protocol"
+	"github.com/mcpstack/mcpstack/internal/sse"
+	"github.com/mcpstack/mcpstack/internal/tools/validate"
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// A probe is one message the check sends outside the client, to see what
+// the server does with what a client should not send (or sends rarely),
+// and what the revision says it must do with it.
+type probe struct {
+	name string
+	body string // what is sent: a JSON message, a batch, or bytes that are not JSON
+	// what the revision expects of the answer
+	want expect
+	// HTTP only: the headers to change (a value of "" removes the header)
+	headers map[string]string
+}
+
+// expect is what an answer must be: one of the error codes (or, with
+// status4xx, an HTTP 4xx status, with or without a body), or, with batch,
+// an array of that many responses; spec says where the revision says so.
+type expect struct {
+	codes     []int
+	status4xx bool
+	status    int // an exact status the revision gives (its transport facts), 0: any
+	batch     int
+	any       bool // any answer will do (an HTTP status or a message), but none
+	warn      bool // a SHOULD, or what JSON-RPC leaves open: a warning
+	spec      string
+}
+
+// probes are the probes of a revision: what differs between revisions
+// comes from its tables (a batch definition, the transport facts), not
+// from its name.
+func probes(rev *protocol.Spec, http bool) []probe {
+	meta := ""
+	if rev.Stateless() {
+		meta = fmt.Sprintf(`,"params":{"_meta":{%q:%q,%q:{}}}`, wire.MetaProtocolVersion, rev.Revision, wire.MetaClientCapabilities)
+	}
+	live := liveMethod(rev)
+	ps := []probe{
+		{name: "unknown method", body: `{"jsonrpc":"2.0","id":"check-unknown","method":"mcpstack/check-unknown"` + meta + `}`,
+			want: expect{codes: []int{wire.CodeMethodNotFound}, status: rev.Transport.ErrorStatus[wire.CodeMethodNotFound],
+				spec: "JSON-RPC 2.0: a method that does not exist is answered -32601 Method not found"}},
+		{name: "malformed JSON", body: `{"jsonrpc":"2.0","id":"check-malformed","method":"ping"`,
+			want: expect{codes: []int{wire.CodeParseError}, status4xx: http, warn: !http,
+				spec: "JSON-RPC 2.0: invalid JSON is answered -32700 Parse error (id null); Streamable HTTP: a message the server cannot accept gets an HTTP error status such as 400"}},
+		{name: "invalid request", body: `{"jsonrpc":"2.0","id":"check-invalid"}`,
+			want: expect{codes: []int{wire.CodeInvalidRequest}, status4xx: http, warn: true,
+				spec: "JSON-RPC 2.0: a message that is not a valid Request object (no method) is answered -32600 Invalid Request"}},
+	}
+	batch := `[{"jsonrpc":"2.0","id":"check-batch-1","method":"` + live + `"` + meta + `},{"jsonrpc":"2.0","id":"check-batch-2","method":"` + live + `"` + meta + `}]`
+	if rev.Has("JSONRPCBatchRequest") {
+		ps = append(ps, probe{name: "batch", body: batch, want: expect{batch: 2,
+			spec: "this revision's JSON-RPC messages include batches: implementations MUST support receiving them (basic: Batching)"}})
+	} else {
+		// An array is not one of this revision's messages, but nothing
+		// says a server MUST refuse it: any answer but none will do.
+		ps = append(ps, probe{name: "batch", body: batch, want: expect{any: true, warn: true,
+			spec: "this revision has no batches; whatever a server does with an array, it answers (JSON-RPC 2.0: the Server MUST reply to a Request)"}})
+	}
+	if http && rev.Transport.VersionHeader && !rev.Stateless() {
+		ps = append(ps, probe{name: "unsupported MCP-Protocol-Version", body: `{"jsonrpc":"2.0","id":"check-version","method":"ping"}`,
+			headers: map[string]string{"MCP-Protocol-Version": "1999-01-01"},
+			want: expect{status: http400, spec: "Streamable HTTP: a request with an invalid or unsupported MCP-Protocol-Version MUST be answered 400 Bad Request (basic/transports: Protocol Version Header)"}})
+	}
+	if http && rev.Transport.MethodHeaders {
+		ps = append(ps, probe{name: "Mcp-Method that differs from the body", body: `{"jsonrpc":"2.0","id":"check-mismatch","method":"tools/list"` + meta + `}`,
+			headers: map[string]string{"Mcp-Method": "prompts/list"},
+			want: expect{codes: []int{wire.CodeHeaderMismatch}, status: rev.Transport.ErrorStatus[wire.CodeHeaderMismatch],
+				spec: "Streamable HTTP: a request whose Mcp-Method header differs from its body is answered -32020 with 400 (basic/transports: Standard Headers)"}})
+	}
+	return ps
+}
+
+const http400 = http.StatusBadRequest
+
+// liveMethod is a request every server of the revision answers, to see
+// that it still does: ping where the revision has it.
+func liveMethod(rev *protocol.Spec) string {
+	if _, ok := rev.Method(mcp.MethodPing); ok {
+		return mcp.MethodPing
+	}
+	return mcp.MethodListTools
+}
+
+// answer is what came back for a probe: the HTTP status (0 over stdio)
+// and the JSON-RPC messages of the body.
+type answer struct {
+	status   int
+	messages []json.RawMessage
+	array    bool // the body was a JSON array
+	none     bool // nothing came (stdio: within the wait)
+}
+
+// judge says what is wrong with an answer, "" when nothing.
+func (e expect) judge(a answer) string {
+	if e.any {
+		switch {
+		case a.status >= 500:
+			return fmt.Sprintf("HTTP %d", a.status)
+		case a.status == 0 && (a.none || len(a.messages) == 0):
+			return "no answer"
+		}
+		return ""
+	}
+	if e.batch > 0 {
+		switch {
+		case a.status >= 400:
+			return fmt.Sprintf("refused with HTTP %d", a.status)
+		case len(a.messages) != e.batch:
+			return fmt.Sprintf("answered %d messages, want %d responses", len(a.messages), e.batch)
+		}
+		return ""
+	}
+	if e.status != 0 && a.status != 0 && a.status != e.status {
+		return fmt.Sprintf("HTTP %d, want %d", a.status, e.status)
+	}
+	if e.status4xx && a.status >= 400 && a.status < 500 {
+		return ""
+	}
+	if a.status >= 500 {
+		return fmt.Sprintf("HTTP %d", a.status)
+	}
+	if a.none || len(a.messages) == 0 {
+		if e.status != 0 && a.status == e.status && len(e.codes) == 0 {
+			return ""
+		}
+		return "no answer"
+	}
+	var m struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(a.messages[0], &m) != nil {
+		return "an answer that is not a JSON-RPC message"
+	}
+	if m.Error == nil {
+		return "answered with a result"
+	}
+	if len(e.codes) == 0 {
+		return ""
+	}
+	for _, c := range e.codes {
+		if m.Error.Code == c {
+			return ""
+		}
+	}
+	return fmt.Sprintf("answered error %d, want %v", m.Error.Code, e.codes)
+}
+
+// probeHTTP opens a session of its own (initialize, unless the revision
+// has none) and sends the revision's probes, then checks the session
+// id's life: a request without it, with one the server never gave, and
+// after DELETE.
+func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
+	session := "probe " + rev.Revision
+	hc := &http.Client{Timeout: c.cfg.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	post := func(body string, headers map[string]string, sid string) (answer, error) {
+		if err := c.rec.wait(ctx); err != nil {
+			return answer{}, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, strings.NewReader(body))
+		if err != nil {
+			return answer{}, err
+		}
+		for k, vs := range c.cfg.Header {
+			req.Header[k] = vs
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if rev.Transport.VersionHeader || rev.Stateless() {
+			req.Header.Set("MCP-Protocol-Version", rev.Revision)
+		}
+		if rev.Transport.MethodHeaders {
+			var m struct {
+				Method string `json:"method"`
+			}
+			if json.Unmarshal([]byte(body), &m) == nil && m.Method != "" {
+				req.Header.Set("Mcp-Method", m.Method)
+			}
+		}
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		for k, v := range headers {
+			if v == "" {
+				req.Header.Del(k)
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return answer{}, err
+		}
+		defer resp.Body.Close()
+		a := answer{status: resp.StatusCode}
+		a.messages, a.array = readBody(resp)
+		if sid == "" && resp.Header.Get("Mcp-Session-Id") != "" {
+			a.messages = append(a.messages, json.RawMessage(`{"sessionId":`+mustQuote(resp.Header.Get("Mcp-Session-Id"))+`}`))
+		}
+		return a, nil
+	}
+	sid := ""
+	if !rev.Stateless() {
+		init := fmt.Sprintf(`{"jsonrpc":"2.0","id":"check-init","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcpstack-check","version":"1"}}}`, rev.Revision)
+		a, err := post(init, nil, "")
+		if err != nil || a.status != http.StatusOK {
+			c.logf("%s: probes skipped: initialize failed (%v, HTTP %d)", session, err, a.status)
+			return
+		}
+		if n := len(a.messages); n > 0 {
+			var s struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(a.messages[n-1], &s) == nil {
+				sid = s.SessionID
+			}
+		}
+		_, _ = post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, sid)
+	}
+	for _, p := range probes(rev, true) {
+		a, err := post(p.body, p.headers, sid)
+		if err != nil {
+			c.findProbe(session, p.name, p.want, "no answer: "+err.Error())
+			continue
+		}
+		if why := p.want.judge(a); why != "" {
+			c.findProbe(session, p.name, p.want, why)
+		}
+	}
+	if sid == "" {
+		return // the server keeps no sessions: nothing to probe of their life
+	}
+	ping := `{"jsonrpc":"2.0","id":"check-session","method":"ping"}`
+	if a, err := post(ping, map[string]string{"Mcp-Session-Id": ""}, ""); err == nil && a.status < 400 {
+		c.findProbe(session, "request without Mcp-Session-Id", expect{warn: true,
+			spec: "Streamable HTTP: a server that gave a session id SHOULD answer a request without it (other than initialize) with 400 Bad Request (basic/transports: Session Management)"},
+			fmt.Sprintf("HTTP %d", a.status))
+	}
+	if a, err := post(ping, nil, "mcpstack-check-unknown-session"); err == nil && a.status != http.StatusNotFound {
+		c.findProbe(session, "unknown Mcp-Session-Id", expect{warn: a.status >= 400,
+			spec: "Streamable HTTP: a request with a session id the server does not know (ended, or never given) is answered 404 Not Found (basic/transports: Session Management)"},
+			fmt.Sprintf("HTTP %d, want 404", a.status))
+	}
+	del, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.cfg.URL, nil)
+	if err != nil {
+		return
+	}
+	for k, vs := range c.cfg.Header {
+		del.Header[k] = vs
+	}
+	del.Header.Set("Mcp-Session-Id", sid)
+	if rev.Transport.VersionHeader {
+		del.Header.Set("MCP-Protocol-Version", rev.Revision)
+	}
+	resp, err := hc.Do(del)
+	if err != nil {
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return // 405: the server does not let clients end sessions
+	}
+	if a, err := post(ping, nil, sid); err == nil && a.status != http.StatusNotFound {
+		c.findProbe(session, "request after DELETE", expect{
+			spec: "Streamable HTTP: once a session is ended, the server MUST answer requests with its id with 404 Not Found (basic/transports: Session Management)"},
+			fmt.Sprintf("HTTP %d, want 404", a.status))
+	}
+}
+
+// readBody reads the JSON-RPC messages of an answer: a JSON body (an
+// object or an array), or the data of an event stream's events.
+func readBody(resp *http.Response) ([]json.RawMessage, bool) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var out []json.RawMessage
+		r := sse.NewReader(bytes.NewReader(body), 4<<20)
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				return out, false
+			}
+			if d := bytes.TrimSpace(ev.Data); len(d) > 0 && json.Valid(d) {
+				out = append(out, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
+			}
+		}
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var arr []json.RawMessage
+		if json.Unmarshal(body, &arr) == nil {
+			return arr, true
+		}
+	}
+	if len(body) > 0 && json.Valid(body) {
+		return []json.RawMessage{body}, false
+	}
+	return nil, false
+}
+
+func mustQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// probeStdio starts the server once more and speaks to it line by line:
+// a request before initialize (it must be answered, whatever the answer),
+// then the revision's probes, then a ping that must still be answered.
+func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
+	session := "probe " + rev.Revision
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.cfg.Command[0], c.cfg.Command[1:]...)
+	cmd.Stderr = c.cfg.ServerLog
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return
+	}
+	if err := cmd.Start(); err != nil {
+		c.logf("%s: probes skipped: %v", session, err)
+		return
+	}
+	defer func() {
+		stdin.Close()
+		cancel()
+		_ = cmd.Wait()
+	}()
+	lines := make(chan []byte, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			select {
+			case lines <- append([]byte(nil), sc.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	send := func(line string) bool {
+		if c.rec.wait(ctx) != nil {
+			return false
+		}
+		_, err := io.WriteString(stdin, line+"\n")
+		return err == nil
+	}
+	// await reads until an answer to id (a parse error's id is null) or
+	// the wait ends; gone is true when the server's output ended.
+	await := func(ids []string, wait time.Duration) (a answer, gone bool) {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					return answer{none: true}, true
+				}
+				line = bytes.TrimSpace(line)
+				if len(line) > 0 && line[0] == '[' {
+					var arr []json.RawMessage
+					if json.Unmarshal(line, &arr) == nil {
+						return answer{messages: arr, array: true}, false
+					}
+				}
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				if json.Unmarshal(line, &m) != nil || m.Method != "" {
+					continue // a notification or the server's own request: not the answer
+				}
+				got := string(m.ID)
+				if got == "" {
+					got = "null" // MCP leaves out the id JSON-RPC makes null
+				}
+				for _, id := range ids {
+					if got == id {
+						return answer{messages: []json.RawMessage{line}}, false
+					}
+				}
+			case <-timer.C:
+				return answer{none: true}, false
+			}
+		}
+	}
+	short := min(c.cfg.Timeout, 2*time.Second) // for what a server may leave unanswered
+	if !rev.Stateless() {
+		if !send(`{"jsonrpc":"2.0","id":"check-early","method":"tools/list"}`) {
+			return
+		}
+		if a, gone := await([]string{`"check-early"`}, c.cfg.Timeout); gone || a.none {
+			what := "no answer"
+			if gone {
+				what = "the server exited"
+			}
+			c.findProbe(session, "request before initialize", expect{
+				spec: "JSON-RPC 2.0: every request is answered (the lifecycle leaves the answer to a request before initialize to the server: an error or a result, not silence)"}, what)
+			if gone {
+				return
+			}
+		}
+		init := fmt.Sprintf(`{"jsonrpc":"2.0","id":"check-init","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcpstack-check","version":"1"}}}`, rev.Revision)
+		if !send(init) {
+			return
+		}
+		if a, _ := await([]string{`"check-init"`}, c.cfg.Timeout); a.none {
+			c.logf("%s: probes skipped: no answer to initialize", session)
+			return
+		}
+		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+	for _, p := range probes(rev, false) {
+		if !send(p.body) {
+			c.findProbe(session, p.name, expect{spec: ruleCrash.Spec}, "the server stopped reading")
+			return
+		}
+		ids := []string{"null"}
+		var id struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal([]byte(p.body), &id) == nil && len(id.ID) > 0 {
+			ids = append(ids, string(id.ID))
+		}
+		wait := c.cfg.Timeout
+		if p.want.warn {
+			wait = short
+		}
+		if p.want.batch > 0 || strings.HasPrefix(p.body, "[") {
+			ids = append(ids, `"check-batch-1"`)
+		}
+		a, gone := await(ids, wait)
+		if gone {
+			c.findProbe(session, p.name, expect{spec: ruleCrash.Spec}, "the server exited")
+			return
+		}
+		if p.want.batch > 0 && !a.array && len(a.messages) == 1 {
+			if b, _ := await([]string{`"check-batch-2"`}, wait); !b.none {
+				a.messages = append(a.messages, b.messages...) // answered one by one: still answered
+			}
+		}
+		if why := p.want.judge(a); why != "" {
+			c.findProbe(session, p.name, p.want, why)
+		}
+	}
+	ping := `{"jsonrpc":"2.0","id":"check-after","method":"` + liveMethod(rev) + `"}`
+	if rev.Stateless() {
+		ping = fmt.Sprintf(`{"jsonrpc":"2.0","id":"check-after","method":%q,"params":{"_meta":{%q:%q,%q:{}}}}`, liveMethod(rev), wire.MetaProtocolVersion, rev.Revision, wire.MetaClientCapabilities)
+	}
+	if !send(ping) {
+		return
+	}
+	if a, gone := await([]string{`"check-after"`}, c.cfg.Timeout); gone || a.none {
+		c.findProbe(session, "ping after the probes", expect{spec: ruleCrash.Spec}, "no answer: the probes broke the server")
+	}
+}
+
+// findProbe records a probe's finding: check-protocol, an error or (for
+// what the revision only recommends) a warning.
+func (c *checker) findProbe(session, name string, e expect, why string) {
+	r := ruleProtocol
+	if e.warn {
+		r.Severity = validate.Warning
+	}
+	c.findings = append(c.findings, validate.Finding{File: c.file, Session: session, Side: "server", Rule: r.ID, Severity: r.Severity,
+		Reason: name + ": " + why + " [spec: " + e.spec + "]"})
+}

@@ -1,0 +1,301 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/internal/generated"
+	"github.com/mcpstack/mcpstack/internal/protocol"
+	"github.com/mcpstack/mcpstack/internal/tools/validate"
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// Config is what a check does; the command fills it from its flags.
+type Config struct {
+	URL       string   // a Streamable HTTP endpoint, or
+	Command   []string // a stdio server to start (once per revision and probe)
+	Header    http.Header
+	Revisions []string // the revisions to try (default: every one mcpstack knows)
+	Call      []string // tools to call whatever their hints
+	CallAll   bool     // call every tool but the destructive ones
+	DryRun    bool     // print the tool calls instead of making them
+	Timeout   time.Duration
+	Rate      float64 // requests per second
+	MaxItems  int     // per revision: tools, resources, templates and prompts tried
+	MaxPages  int     // pages of one list
+	Log       io.Writer
+	ServerLog io.Writer // a stdio server's stderr
+}
+
+// checker runs the check of one server.
+type checker struct {
+	cfg      Config
+	rec      *recording
+	file     string // the recording's name, which findings point into
+	findings []validate.Finding
+	statuses []string // what became of each revision
+	ran      int      // revisions checked
+}
+
+// abort ends a revision's walk: the server is gone (crash) or the time is up.
+var errAbort = errors.New("check: the revision's walk ended")
+
+func (c *checker) logf(format string, a ...any) {
+	if c.cfg.Log != nil {
+		fmt.Fprintf(c.cfg.Log, format+"\n", a...)
+	}
+}
+
+// find records a finding about the last exchange of session.
+func (c *checker) find(r rule, session, pointer, reason, spec string) {
+	if spec == "" {
+		spec = r.Spec
+	}
+	c.findings = append(c.findings, validate.Finding{File: c.file, Line: c.rec.at(session), Session: session, Side: "server",
+		Rule: r.ID, Severity: r.Severity, Pointer: pointer, Reason: reason + " [spec: " + spec + "]"})
+}
+
+func (c *checker) transport(session string) client.Transport {
+	var t client.Transport
+	if c.cfg.URL != "" {
+		t = &client.StreamableHTTP{URL: c.cfg.URL, Header: c.cfg.Header.Clone()}
+	} else {
+		cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
+		t = &client.Command{Cmd: cmd, Stderr: c.cfg.ServerLog}
+	}
+	return &tapped{Transport: t, rec: c.rec, session: session}
+}
+
+// revision checks the server under one revision: negotiate it, then walk
+// what the server declares, call its tools, and probe the transport.
+func (c *checker) revision(ctx context.Context, rev string) {
+	session := "check " + rev
+	// The client declares what a server may ask of it, and answers
+	// harmlessly: no roots, every elicitation declined, no sampling.
+	cl := client.New("mcpstack-check", "1", client.WithProtocolVersion(rev), client.WithRequestTimeout(c.cfg.Timeout),
+		client.WithViolationHandler(func(*client.Violation) {}), // the recording's validation reports them
+		client.WithLogHandler(func(context.Context, *mcp.LoggingMessageNotificationParams) {}),
+		client.WithRoots(func(context.Context) ([]*mcp.Root, error) { return []*mcp.Root{}, nil }),
+		client.WithElicitation(func(context.Context, mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}),
+		client.WithSampling(func(context.Context, *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
+			return nil, wire.NewError(wire.CodeInvalidRequest, "mcpstack check does not sample")
+		}))
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	s, err := cl.Connect(cctx, c.transport(session))
+	cancel()
+	if err != nil {
+		c.statuses = append(c.statuses, fmt.Sprintf("%s: not negotiated: %v", rev, err))
+		return
+	}
+	defer s.Close()
+	if got := s.Revision(); got != rev {
+		c.statuses = append(c.statuses, fmt.Sprintf("%s: not accepted (the server answered %s)", rev, got))
+		return
+	}
+	c.ran++
+	start := time.Now()
+	before := len(c.findings)
+	w := &walk{c: c, s: s, session: session, rev: generated.Lookup(rev)}
+	err = w.run(ctx)
+	status := fmt.Sprintf("%s: checked in %v, %d findings", rev, time.Since(start).Round(time.Millisecond), len(c.findings)-before)
+	if err != nil && !errors.Is(err, errAbort) {
+		status += " (" + err.Error() + ")"
+	}
+	c.statuses = append(c.statuses, status)
+}
+
+// walk is one revision's session and what was learnt of it.
+type walk struct {
+	c       *checker
+	s       *client.Session
+	session string
+	rev     *protocol.Spec
+	caps    *mcp.ServerCapabilities
+	abort   bool
+}
+
+func (w *walk) run(ctx context.Context) error {
+	w.caps = w.s.ServerCapabilities()
+	if w.caps == nil {
+		w.caps = &mcp.ServerCapabilities{}
+	}
+	steps := []func(context.Context) error{w.ping, w.tools, w.resources, w.prompts, w.logging, w.ping}
+	if !w.has(mcp.MethodPing) {
+		steps = []func(context.Context) error{w.tools, w.resources, w.prompts, w.logging}
+	}
+	for _, step := range steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("--max-time: %w", err)
+		}
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outcome classifies a request's error: nil and a JSON-RPC error are the
+// step's to judge; no answer in time is a hang, a connection gone a
+// crash (and the walk ends); a violation is the recording's to report.
+func (w *walk) outcome(err error) (rpc *wire.Error, judged bool, abort error) {
+	var we *wire.Error
+	var v *client.Violation
+	switch {
+	case err == nil:
+		return nil, false, nil
+	case errors.As(err, &we) && we.Code == wire.CodeMissingRequiredClientCapability:
+		return we, true, nil // what the check's client does not do (sampling): not the server's fault
+	case errors.As(err, &we):
+		return we, false, nil
+	case errors.As(err, &v):
+		return nil, true, nil
+	case errors.Is(err, context.DeadlineExceeded):
+		w.c.find(ruleHang, w.session, "", fmt.Sprintf("no answer within %v", w.c.cfg.Timeout), "")
+		return nil, true, nil
+	case errors.Is(err, client.ErrClosed) || errors.Is(err, client.ErrSessionEnded) || w.s.Err() != nil:
+		w.c.find(ruleCrash, w.session, "", "the connection ended: "+err.Error(), "")
+		return nil, true, errAbort
+	}
+	return nil, false, nil // another failure (a transport error): the step says what it was
+}
+
+// has reports whether the revision has a request method: the walk asks
+// only what the revision's table lists.
+func (w *walk) has(method string) bool {
+	_, ok := w.rev.Method(method)
+	return ok
+}
+
+func (w *walk) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, w.c.cfg.Timeout)
+}
+
+func (w *walk) ping(ctx context.Context) error {
+	rctx, cancel := w.ctx(ctx)
+	defer cancel()
+	_, err := w.s.Ping(rctx, &mcp.RequestParams{})
+	we, judged, abort := w.outcome(err)
+	if abort != nil {
+		return abort
+	}
+	if !judged && err != nil {
+		w.c.find(rulePing, w.session, "", "ping failed: "+errText(we, err), "")
+	}
+	return nil
+}
+
+func (w *walk) logging(ctx context.Context) error {
+	if w.caps.Logging == nil || !w.has(mcp.MethodSetLevel) {
+		return nil
+	}
+	rctx, cancel := w.ctx(ctx)
+	defer cancel()
+	_, err := w.s.SetLevel(rctx, &mcp.SetLevelRequestParams{Level: mcp.LoggingLevel("info")})
+	we, judged, abort := w.outcome(err)
+	if abort != nil {
+		return abort
+	}
+	if !judged && err != nil {
+		w.c.find(ruleSetLevel, w.session, "", "logging/setLevel info failed: "+errText(we, err), "")
+	}
+	return nil
+}
+
+func errText(we *wire.Error, err error) string {
+	if we != nil {
+		return fmt.Sprintf("error %d %q", we.Code, we.Message)
+	}
+	return err.Error()
+}
+
+// pages walks a list to its last page, with what each page gave (its
+// items' keys and the next cursor); a cursor given twice, an item listed
+// twice or more than --max-pages pages is a finding. ok is false when a
+// page failed (the step has said why) or the walk must end.
+func (w *walk) pages(ctx context.Context, method string, page func(ctx context.Context, cursor string) (keys []string, next string, err error)) (ok bool, abort error) {
+	cursors := map[string]bool{}
+	keys := map[string]bool{}
+	cursor := ""
+	for n := 1; ; n++ {
+		if n > w.c.cfg.MaxPages {
+			w.c.find(rulePagination, w.session, "/result/nextCursor", fmt.Sprintf("%s gave more than %d pages (--max-pages): it does not end", method, w.c.cfg.MaxPages), "")
+			return true, nil
+		}
+		rctx, cancel := w.ctx(ctx)
+		got, next, err := page(rctx, cursor)
+		cancel()
+		we, judged, abort := w.outcome(err)
+		if abort != nil {
+			return false, abort
+		}
+		if err != nil {
+			if !judged {
+				w.c.find(ruleList, w.session, "", fmt.Sprintf("%s (page %d) failed: %s", method, n, errText(we, err)), "")
+			}
+			return false, nil
+		}
+		for _, k := range got {
+			if keys[k] {
+				w.c.find(rulePagination, w.session, "/result", fmt.Sprintf("%s listed %q again on page %d", method, k, n), "")
+				return true, nil
+			}
+			keys[k] = true
+		}
+		if next == "" {
+			return true, nil
+		}
+		if cursors[next] || next == cursor {
+			w.c.find(rulePagination, w.session, "/result/nextCursor", fmt.Sprintf("%s gave the cursor %q again on page %d: the walk would loop", method, clip(next), n), "")
+			return true, nil
+		}
+		cursors[next] = true
+		cursor = next
+	}
+}
+
+// plain is v as encoding/json gives a JSON value (float64 numbers, maps).
+func plain(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// revisions is the revisions a check tries: those named, or every one.
+func revisions(names []string) ([]string, error) {
+	var all []string
+	for _, s := range generated.Specs {
+		all = append(all, s.Revision)
+	}
+	if len(names) == 0 {
+		return all, nil
+	}
+	for _, n := range names {
+		if !slices.Contains(all, n) {
+			return nil, fmt.Errorf("unknown revision %q (known: %s)", n, strings.Join(all, ", "))
+		}
+	}
+	return names, nil
+}

@@ -1,0 +1,170 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/mcpstack/mcpstack/internal/protocol"
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/wire"
+)
+
+// tools lists the tools, then calls those it may with argument sets made
+// from their input schemas.
+func (w *walk) tools(ctx context.Context) error {
+	if w.caps.Tools == nil {
+		return nil
+	}
+	var tools []*mcp.Tool
+	ok, abort := w.pages(ctx, "tools/list", func(ctx context.Context, cursor string) ([]string, string, error) {
+		res, err := w.s.ListTools(ctx, &mcp.PaginatedRequestParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		keys := make([]string, 0, len(res.Tools))
+		for _, t := range res.Tools {
+			keys = append(keys, t.Name)
+			tools = append(tools, t)
+		}
+		return keys, res.NextCursor, nil
+	})
+	if abort != nil || !ok {
+		return abort
+	}
+	for i, t := range tools {
+		if i >= w.c.cfg.MaxItems {
+			w.c.logf("%s: %d tools more not called (--max-items %d)", w.session, len(tools)-i, w.c.cfg.MaxItems)
+			break
+		}
+		if why := w.c.mayCall(t); why != "" {
+			w.c.logf("%s: tool %q not called: %s", w.session, t.Name, why)
+			continue
+		}
+		if err := w.tool(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mayCall says why a tool is not called ("" when it is): by default only
+// the tools that declare readOnlyHint; --call-all widens it to every tool
+// but the destructive ones; --call NAME to that tool, whatever it says.
+func (c *checker) mayCall(t *mcp.Tool) string {
+	if slices.Contains(c.cfg.Call, t.Name) {
+		return ""
+	}
+	a := t.Annotations
+	destructive := a != nil && a.DestructiveHint != nil && *a.DestructiveHint
+	readOnly := a != nil && a.ReadOnlyHint != nil && *a.ReadOnlyHint
+	switch {
+	case readOnly:
+		return "" // readOnlyHint makes destructiveHint meaningless
+	case destructive:
+		return "it declares destructiveHint (name it with --call to call it)"
+	case c.cfg.CallAll:
+		return ""
+	}
+	return "it does not declare readOnlyHint (--call NAME or --call-all to call it)"
+}
+
+// tool calls one tool with each argument set made from its input schema
+// and judges the answers.
+func (w *walk) tool(ctx context.Context, t *mcp.Tool) error {
+	schema, err := schemaMap(t.InputSchema)
+	if err != nil {
+		return nil
+	}
+	sets, note := argSets(t.Name, schema)
+	if note != "" {
+		w.c.logf("%s: tool %q: %s", w.session, t.Name, note)
+	}
+	var output *protocol.Schema
+	if t.OutputSchema != nil {
+		doc, err := schemaMap(*t.OutputSchema)
+		if err == nil {
+			output, err = protocol.CompileSchema("tool "+t.Name+" outputSchema", doc, protocol.FormatAsAnnotation())
+		}
+		if err != nil {
+			w.c.logf("%s: tool %q: its outputSchema does not compile (%v): structured content not checked", w.session, t.Name, err)
+		}
+	}
+	for _, set := range sets {
+		if w.c.cfg.DryRun {
+			b, _ := json.Marshal(map[string]any{"method": "tools/call", "params": map[string]any{"name": t.Name, "arguments": set.args}})
+			what := "valid"
+			if !set.valid {
+				what = "invalid: " + set.broke
+			}
+			fmt.Fprintf(w.c.cfg.Log, "%s: would send (%s): %s\n", w.session, what, b)
+			continue
+		}
+		rctx, cancel := w.ctx(ctx)
+		res, err := w.s.CallTool(rctx, &mcp.CallToolRequestParams{Name: t.Name, Arguments: set.args})
+		cancel()
+		we, judged, abort := w.outcome(err)
+		if abort != nil {
+			return abort
+		}
+		if judged {
+			continue
+		}
+		if set.valid {
+			w.judgeValid(t, output, res, we, err)
+		} else {
+			w.judgeInvalid(t, set, res, we, err)
+		}
+	}
+	return nil
+}
+
+func (w *walk) judgeValid(t *mcp.Tool, output *protocol.Schema, res *mcp.CallToolResult, we *wire.Error, err error) {
+	switch {
+	case we != nil && we.Code == wire.CodeInvalidParams:
+		w.c.find(ruleValidRefused, w.session, "", fmt.Sprintf("tool %q refused arguments its inputSchema accepts: %s", t.Name, errText(we, err)), "")
+	case err != nil, res == nil:
+		// A tool may fail for reasons of its own (a file that is not
+		// there): not a finding.
+	case res.IsError != nil && *res.IsError:
+	case output != nil && res.StructuredContent == nil:
+		w.c.find(ruleOutputSchema, w.session, "/result/structuredContent", fmt.Sprintf("tool %q declares an outputSchema but its result has no structuredContent", t.Name), "")
+	case output != nil:
+		v, perr := plain(res.StructuredContent)
+		if perr != nil {
+			return
+		}
+		if verr := output.Validate(v); verr != nil {
+			w.c.find(ruleOutputSchema, w.session, "/result/structuredContent", fmt.Sprintf("tool %q: structuredContent does not match its outputSchema: %v", t.Name, verr), "")
+		}
+	}
+}
+
+func (w *walk) judgeInvalid(t *mcp.Tool, set argSet, res *mcp.CallToolResult, we *wire.Error, err error) {
+	switch {
+	case we != nil && we.Code == wire.CodeInvalidParams:
+	case we != nil:
+		w.c.find(ruleErrorCode, w.session, "/error/code", fmt.Sprintf("tool %q, arguments that break %s: answered %s, want a tool error or -32602", t.Name, set.broke, errText(we, err)), "")
+	case err != nil, res == nil:
+	case res.IsError != nil && *res.IsError:
+	default:
+		w.c.find(ruleInvalidAccepted, w.session, "/result", fmt.Sprintf("tool %q answered a success to arguments that break %s", t.Name, set.broke), "")
+	}
+}
+
+// schemaMap is a tool's schema as a plain JSON object, with its "type".
+func schemaMap(s any) (map[string]any, error) {
+	v, err := plain(s)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not an object")
+	}
+	if _, ok := m["type"]; !ok {
+		m["type"] = "object"
+	}
+	return m, nil
+}
