@@ -77,7 +77,7 @@ func probes(rev *protocol.Spec, http bool) []probe {
 	if http && rev.Transport.VersionHeader && !rev.Stateless() {
 		ps = append(ps, probe{name: "unsupported MCP-Protocol-Version", body: `{"jsonrpc":"2.0","id":"check-version","method":"ping"}`,
 			headers: map[string]string{"MCP-Protocol-Version": "1999-01-01"},
-			want: expect{status: http400, spec: "Streamable HTTP: a request with an invalid or unsupported MCP-Protocol-Version MUST be answered 400 Bad Request (basic/transports: Protocol Version Header)"}})
+			want:    expect{status: http400, spec: "Streamable HTTP: a request with an invalid or unsupported MCP-Protocol-Version MUST be answered 400 Bad Request (basic/transports: Protocol Version Header)"}})
 	}
 	if http && rev.Transport.MethodHeaders {
 		ps = append(ps, probe{name: "Mcp-Method that differs from the body", body: `{"jsonrpc":"2.0","id":"check-mismatch","method":"tools/list"` + meta + `}`,
