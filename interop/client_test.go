@@ -34,6 +34,10 @@ var everythingServer = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// EverythingServer is everythingServer for the external test package
+// (mcpstack check's tests).
+func EverythingServer() (string, error) { return everythingServer() }
+
 // builtDir holds what the in-package tests built (RemoveBuilds).
 var builtDir string
 

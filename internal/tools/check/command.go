@@ -57,8 +57,8 @@ For each revision (--revision narrows them) it negotiates the revision
 
 Safety: only the tools that declare readOnlyHint are called, unless
 --call-all (every tool but those that declare destructiveHint) or
---call NAME,... (those tools, whatever they declare). --dry-run prints the
-tool calls instead of making them.
+--call NAME,... (those tools, whatever they declare); --skip NAME,... never
+calls those. --dry-run prints the tool calls instead of making them.
 
 Every message is recorded (--record FILE keeps the recording) and validated
 against the negotiated revision as 'mcpstack validate' would; the findings of
@@ -87,6 +87,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		cfg       Config
 		revs      = fl.String("revision", "", "check only these revisions (`LIST`, comma-separated; default: every one)")
 		call      = fl.String("call", "", "call these tools (`NAMES`, comma-separated) whatever their hints say")
+		skip      = fl.String("skip", "", "never call these tools (`NAMES`, comma-separated): slow ones, or any you would rather not")
 		headers   multi
 		output    = fl.String("output", "text", "findings as `text`, json, github (workflow annotations), junit or html (a page with the check's recording as the timeline)")
 		recPath   = fl.String("record", "", "keep the recording of the check in `FILE` (what 'mcpstack validate' reads)")
@@ -157,6 +158,9 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	}
 	if *call != "" {
 		cfg.Call = strings.Split(*call, ",")
+	}
+	if *skip != "" {
+		cfg.Skip = strings.Split(*skip, ",")
 	}
 	out, err := validate.ParseOutput(*output)
 	if err != nil {

@@ -56,24 +56,22 @@ func probes(rev *protocol.Spec, http bool) []probe {
 	ps := []probe{
 		{name: "unknown method", body: `{"jsonrpc":"2.0","id":"check-unknown","method":"mcpstack/check-unknown"` + meta + `}`,
 			want: expect{codes: []int{wire.CodeMethodNotFound}, status: rev.Transport.ErrorStatus[wire.CodeMethodNotFound],
-				spec: "JSON-RPC 2.0: a method that does not exist is answered -32601 Method not found"}},
+				status4xx: http && rev.Transport.ErrorStatus[wire.CodeMethodNotFound] == 0,
+				spec: "JSON-RPC 2.0: a method that does not exist is answered -32601 Method not found; Streamable HTTP: a message the server cannot accept may instead get an HTTP error status such as 400"}},
 		{name: "malformed JSON", body: `{"jsonrpc":"2.0","id":"check-malformed","method":"ping"`,
 			want: expect{codes: []int{wire.CodeParseError}, status4xx: http, warn: !http,
 				spec: "JSON-RPC 2.0: invalid JSON is answered -32700 Parse error (id null); Streamable HTTP: a message the server cannot accept gets an HTTP error status such as 400"}},
-		{name: "invalid request", body: `{"jsonrpc":"2.0","id":"check-invalid"}`,
+		{name: "invalid request", body: `{"jsonrpc":"2.0","id":"check-invalid","method":42}`,
 			want: expect{codes: []int{wire.CodeInvalidRequest}, status4xx: http, warn: true,
-				spec: "JSON-RPC 2.0: a message that is not a valid Request object (no method) is answered -32600 Invalid Request"}},
+				spec: "JSON-RPC 2.0: a Request whose method is not a string is not a valid Request object: it is answered -32600 Invalid Request"}},
 	}
 	batch := `[{"jsonrpc":"2.0","id":"check-batch-1","method":"` + live + `"` + meta + `},{"jsonrpc":"2.0","id":"check-batch-2","method":"` + live + `"` + meta + `}]`
 	if rev.Has("JSONRPCBatchRequest") {
 		ps = append(ps, probe{name: "batch", body: batch, want: expect{batch: 2,
 			spec: "this revision's JSON-RPC messages include batches: implementations MUST support receiving them (basic: Batching)"}})
-	} else {
-		// An array is not one of this revision's messages, but nothing
-		// says a server MUST refuse it: any answer but none will do.
-		ps = append(ps, probe{name: "batch", body: batch, want: expect{any: true, warn: true,
-			spec: "this revision has no batches; whatever a server does with an array, it answers (JSON-RPC 2.0: the Server MUST reply to a Request)"}})
 	}
+	// Where the revision has no batches, an array is none of its messages
+	// and nothing says what a server does with one: not probed.
 	if http && rev.Transport.VersionHeader && !rev.Stateless() {
 		ps = append(ps, probe{name: "unsupported MCP-Protocol-Version", body: `{"jsonrpc":"2.0","id":"check-version","method":"ping"}`,
 			headers: map[string]string{"MCP-Protocol-Version": "1999-01-01"},
@@ -140,6 +138,9 @@ func (e expect) judge(a answer) string {
 	if a.none || len(a.messages) == 0 {
 		if e.status != 0 && a.status == e.status && len(e.codes) == 0 {
 			return ""
+		}
+		if a.status != 0 {
+			return fmt.Sprintf("HTTP %d and no JSON-RPC answer", a.status)
 		}
 		return "no answer"
 	}

@@ -17,18 +17,18 @@ var (
 		"a list ends where a page has no nextCursor, and a cursor is the server's to mean the next page: a cursor given again, an item listed twice or a list that does not end is one a client walks forever (basic/utilities/pagination)"}
 	ruleList = rule{"check-list", validate.Error,
 		"a server that declares a capability serves its list request (server/tools, server/resources, server/prompts: Listing)"}
-	ruleRead = rule{"check-read", validate.Warning,
-		"resources/read of a URI the server listed answers its contents (server/resources: Reading Resources)"}
-	rulePrompt = rule{"check-prompt", validate.Warning,
-		"prompts/get of a listed prompt, with the arguments it declares as required, answers its messages (server/prompts: Getting a Prompt)"}
-	ruleComplete = rule{"check-complete", validate.Warning,
-		"a server that declares completions answers completion/complete for the arguments of its prompts and templates (server/utilities/completion)"}
+	ruleRead = rule{"check-read", validate.Error,
+		"a server that declares resources serves resources/read (server/resources: Capabilities): it answered -32601 Method not found"}
+	rulePrompt = rule{"check-prompt", validate.Error,
+		"a server that declares prompts serves prompts/get (server/prompts: Capabilities): it answered -32601 Method not found"}
+	ruleComplete = rule{"check-complete", validate.Error,
+		"a server that declares completions serves completion/complete (server/utilities/completion: Capabilities): it answered -32601 Method not found"}
 	rulePing = rule{"check-ping", validate.Error,
 		"the receiver of a ping MUST respond promptly with an empty response (basic/utilities/ping)"}
 	ruleSetLevel = rule{"check-set-level", validate.Error,
 		"a server that declares logging accepts logging/setLevel with a valid level (server/utilities/logging)"}
-	ruleSubscribe = rule{"check-subscribe", validate.Warning,
-		"a server that declares resources.subscribe accepts resources/subscribe and resources/unsubscribe of a URI it listed (server/resources: Subscriptions)"}
+	ruleSubscribe = rule{"check-subscribe", validate.Error,
+		"a server that declares resources.subscribe serves resources/subscribe and resources/unsubscribe (server/resources: Subscriptions): it answered -32601 Method not found"}
 	ruleOutputSchema = rule{"check-output-schema", validate.Error,
 		"if an output schema is provided, servers MUST provide structured results that conform to this schema (server/tools: Output Schema)"}
 	ruleInvalidAccepted = rule{"check-invalid-accepted", validate.Error,

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/client"
@@ -27,6 +28,7 @@ type Config struct {
 	Header    http.Header
 	Revisions []string // the revisions to try (default: every one mcpstack knows)
 	Call      []string // tools to call whatever their hints
+	Skip      []string // tools never to call
 	CallAll   bool     // call every tool but the destructive ones
 	DryRun    bool     // print the tool calls instead of making them
 	Timeout   time.Duration
@@ -82,7 +84,13 @@ func (c *checker) revision(ctx context.Context, rev string) {
 	session := "check " + rev
 	// The client declares what a server may ask of it, and answers
 	// harmlessly: no roots, every elicitation declined, no sampling.
-	cl := client.New("mcpstack-check", "1", client.WithProtocolVersion(rev), client.WithRequestTimeout(c.cfg.Timeout),
+	changed := new(atomic.Int64) // notifications/tools/list_changed seen
+	cl := client.New("mcpstack-check", "1", client.WithProtocolVersion(rev),
+		client.WithNotificationHandler(func(_ context.Context, method string, _ wire.Encoder) {
+			if method == mcp.MethodToolListChanged {
+				changed.Add(1)
+			}
+		}),
 		client.WithViolationHandler(func(*client.Violation) {}), // the recording's validation reports them
 		client.WithLogHandler(func(context.Context, *mcp.LoggingMessageNotificationParams) {}),
 		client.WithRoots(func(context.Context) ([]*mcp.Root, error) { return []*mcp.Root{}, nil }),
@@ -107,7 +115,7 @@ func (c *checker) revision(ctx context.Context, rev string) {
 	c.ran++
 	start := time.Now()
 	before := len(c.findings)
-	w := &walk{c: c, s: s, session: session, rev: generated.Lookup(rev)}
+	w := &walk{c: c, s: s, session: session, rev: generated.Lookup(rev), toolsChanged: changed}
 	err = w.run(ctx)
 	status := fmt.Sprintf("%s: checked in %v, %d findings", rev, time.Since(start).Round(time.Millisecond), len(c.findings)-before)
 	if err != nil && !errors.Is(err, errAbort) {
@@ -123,10 +131,16 @@ type walk struct {
 	session string
 	rev     *protocol.Spec
 	caps    *mcp.ServerCapabilities
-	abort   bool
+	parent  context.Context // the check's: its end is no finding
+	hung    atomic.Bool     // the last request's wait ran out
+	// toolsChanged counts notifications/tools/list_changed: a tool
+	// refused after the list changed may just be gone.
+	toolsChanged *atomic.Int64
+	listed       int64 // toolsChanged when the tools were listed
 }
 
 func (w *walk) run(ctx context.Context) error {
+	w.parent = ctx
 	w.caps = w.s.ServerCapabilities()
 	if w.caps == nil {
 		w.caps = &mcp.ServerCapabilities{}
@@ -161,7 +175,9 @@ func (w *walk) outcome(err error) (rpc *wire.Error, judged bool, abort error) {
 		return we, false, nil
 	case errors.As(err, &v):
 		return nil, true, nil
-	case errors.Is(err, context.DeadlineExceeded):
+	case w.parent.Err() != nil:
+		return nil, true, errAbort // --max-time or an interrupt: no finding
+	case errors.Is(err, context.Canceled) && w.hung.Load():
 		w.c.find(ruleHang, w.session, "", fmt.Sprintf("no answer within %v", w.c.cfg.Timeout), "")
 		return nil, true, nil
 	case errors.Is(err, client.ErrClosed) || errors.Is(err, client.ErrSessionEnded) || w.s.Err() != nil:
@@ -178,8 +194,22 @@ func (w *walk) has(method string) bool {
 	return ok
 }
 
+// ctx is a request's context: it ends after --timeout without a word
+// from the server about the request. Each progress notification of the
+// request starts the wait again: a long call that says how it goes is
+// slow, not hung.
 func (w *walk) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, w.c.cfg.Timeout)
+	ctx, cancel := context.WithCancel(ctx)
+	w.hung.Store(false)
+	timer := time.AfterFunc(w.c.cfg.Timeout, func() {
+		w.hung.Store(true)
+		cancel()
+	})
+	ctx = client.WithProgress(ctx, func(*mcp.ProgressNotificationParams) { timer.Reset(w.c.cfg.Timeout) })
+	return ctx, func() {
+		timer.Stop()
+		cancel()
+	}
 }
 
 func (w *walk) ping(ctx context.Context) error {

@@ -33,6 +33,7 @@ func (w *walk) tools(ctx context.Context) error {
 	if abort != nil || !ok {
 		return abort
 	}
+	w.listed = w.toolsChanged.Load()
 	for i, t := range tools {
 		if i >= w.c.cfg.MaxItems {
 			w.c.logf("%s: %d tools more not called (--max-items %d)", w.session, len(tools)-i, w.c.cfg.MaxItems)
@@ -53,6 +54,9 @@ func (w *walk) tools(ctx context.Context) error {
 // the tools that declare readOnlyHint; --call-all widens it to every tool
 // but the destructive ones; --call NAME to that tool, whatever it says.
 func (c *checker) mayCall(t *mcp.Tool) string {
+	if slices.Contains(c.cfg.Skip, t.Name) {
+		return "--skip names it"
+	}
 	if slices.Contains(c.cfg.Call, t.Name) {
 		return ""
 	}
@@ -122,6 +126,8 @@ func (w *walk) tool(ctx context.Context, t *mcp.Tool) error {
 
 func (w *walk) judgeValid(t *mcp.Tool, output *protocol.Schema, res *mcp.CallToolResult, we *wire.Error, err error) {
 	switch {
+	case we != nil && we.Code == wire.CodeInvalidParams && w.gone(t.Name):
+		// The list changed since it was read, and the tool left it.
 	case we != nil && we.Code == wire.CodeInvalidParams:
 		w.c.find(ruleValidRefused, w.session, "", fmt.Sprintf("tool %q refused arguments its inputSchema accepts: %s", t.Name, errText(we, err)), "")
 	case err != nil, res == nil:
@@ -151,6 +157,25 @@ func (w *walk) judgeInvalid(t *mcp.Tool, set argSet, res *mcp.CallToolResult, we
 	default:
 		w.c.find(ruleInvalidAccepted, w.session, "/result", fmt.Sprintf("tool %q answered a success to arguments that break %s", t.Name, set.broke), "")
 	}
+}
+
+// gone reports whether a tool has left the list since the walk read it
+// (a notifications/tools/list_changed came, and the list now lacks it).
+func (w *walk) gone(name string) bool {
+	if w.toolsChanged.Load() == w.listed {
+		return false
+	}
+	ctx, cancel := w.ctx(w.parent)
+	defer cancel()
+	for t, err := range w.s.Tools(ctx) {
+		if err != nil {
+			return false
+		}
+		if t.Name == name {
+			return false
+		}
+	}
+	return true
 }
 
 // schemaMap is a tool's schema as a plain JSON object, with its "type".

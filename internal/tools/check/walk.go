@@ -83,7 +83,7 @@ func (w *walk) read(ctx context.Context, uri, how string) error {
 	if abort != nil {
 		return abort
 	}
-	if err != nil && !judged {
+	if missing(we) && !judged {
 		w.c.find(ruleRead, w.session, "", fmt.Sprintf("resources/read of the %s URI %q failed: %s", how, clip(uri), errText(we, err)), "")
 	}
 	return nil
@@ -130,7 +130,7 @@ func (w *walk) complete(ctx context.Context, ref mcp.CompleteRequestParamsRef, n
 		return "", abort
 	}
 	if err != nil {
-		if !judged {
+		if missing(we) && !judged {
 			w.c.find(ruleComplete, w.session, "", fmt.Sprintf("completion/complete of %q failed: %s", name, errText(we, err)), "")
 		}
 		return "", nil
@@ -157,12 +157,18 @@ func (w *walk) subscribe(ctx context.Context, uri string) error {
 		if abort != nil {
 			return abort
 		}
-		if err != nil && !judged {
+		if missing(we) && !judged {
 			w.c.find(ruleSubscribe, w.session, "", fmt.Sprintf("%s of %q failed: %s", method, clip(uri), errText(we, err)), "")
 		}
 	}
 	return nil
 }
+
+// missing reports whether an error says the method is not there: a
+// server that declares a capability serves its methods. Any other error
+// is the server's to give (a resource gone, a value it does not know, a
+// capability the check's client lacks): no finding.
+func missing(we *wire.Error) bool { return we != nil && we.Code == wire.CodeMethodNotFound }
 
 // prompts lists the prompts and gets each with the arguments it requires,
 // filled from completion/complete where the server declares completions.
@@ -191,22 +197,20 @@ func (w *walk) prompts(ctx context.Context) error {
 			break
 		}
 		args := map[string]string{}
-		invented := false // a value the server did not suggest: -32602 is its right
 		for _, a := range p.Arguments {
 			if a.Required == nil || !*a.Required {
 				continue
 			}
-			v, made := "example", true
+			v := "example"
 			if w.caps.Completions != nil {
 				got, err := w.complete(ctx, &mcp.PromptReference{Name: p.Name}, a.Name)
 				if err != nil {
 					return err
 				}
 				if got != "" {
-					v, made = got, false
+					v = got
 				}
 			}
-			invented = invented || made
 			args[a.Name] = v
 		}
 		rctx, cancel := w.ctx(ctx)
@@ -216,7 +220,7 @@ func (w *walk) prompts(ctx context.Context) error {
 		if abort != nil {
 			return abort
 		}
-		if err != nil && !judged && !(invented && we != nil && we.Code == wire.CodeInvalidParams) {
+		if missing(we) && !judged {
 			w.c.find(rulePrompt, w.session, "", fmt.Sprintf("prompts/get %q with its required arguments failed: %s", p.Name, errText(we, err)), "")
 		}
 	}
