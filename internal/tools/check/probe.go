@@ -57,7 +57,7 @@ func probes(rev *protocol.Spec, http bool) []probe {
 		{name: "unknown method", body: `{"jsonrpc":"2.0","id":"check-unknown","method":"mcpstack/check-unknown"` + meta + `}`,
 			want: expect{codes: []int{wire.CodeMethodNotFound}, status: rev.Transport.ErrorStatus[wire.CodeMethodNotFound],
 				status4xx: http && rev.Transport.ErrorStatus[wire.CodeMethodNotFound] == 0,
-				spec: "JSON-RPC 2.0: a method that does not exist is answered -32601 Method not found; Streamable HTTP: a message the server cannot accept may instead get an HTTP error status such as 400"}},
+				spec:      "JSON-RPC 2.0: a method that does not exist is answered -32601 Method not found; Streamable HTTP: a message the server cannot accept may instead get an HTTP error status such as 400"}},
 		{name: "malformed JSON", body: `{"jsonrpc":"2.0","id":"check-malformed","method":"ping"`,
 			want: expect{codes: []int{wire.CodeParseError}, status4xx: http, warn: !http,
 				spec: "JSON-RPC 2.0: invalid JSON is answered -32700 Parse error (id null); Streamable HTTP: a message the server cannot accept gets an HTTP error status such as 400"}},
