@@ -6,6 +6,7 @@
 //	mcpstack token --sub NAME --scope "..."
 //	mcpstack bench --url URL | --stdio "CMD ARGS"
 //	mcpstack validate [--output text|json|github|junit] LOG...
+//	mcpstack check [flags] URL | mcpstack check [flags] -- CMD ARGS
 //	mcpstack schemadiff --official FILE --revision REV
 //	mcpstack version
 package main
