@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
@@ -249,12 +250,15 @@ func (g *generator) array(s map[string]any, depth int) (any, bool) {
 
 // formats are values of the common string formats.
 var formats = map[string]string{
-	"date-time": "2026-01-02T03:04:05Z", "date": "2026-01-02", "time": "03:04:05Z", "duration": "PT1M",
+	"date-time": "2026-01-02T03:04:05Z", "date": sampleTime.Format(time.DateOnly), "time": "03:04:05Z", "duration": "PT1M",
 	"email": "user@example.com", "idn-email": "user@example.com", "hostname": "example.com", "idn-hostname": "example.com",
 	"ipv4": "192.0.2.1", "ipv6": "2001:db8::1", "uri": "https://example.com/", "uri-reference": "https://example.com/",
 	"iri": "https://example.com/", "iri-reference": "https://example.com/", "uuid": "00000000-0000-4000-8000-000000000000",
 	"uri-template": "https://example.com/{id}", "json-pointer": "/a", "relative-json-pointer": "0", "regex": "^a$",
 }
+
+// sampleTime is the instant of the date and time formats' values.
+var sampleTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // str makes a string within the length bounds that matches the pattern,
 // from a few candidates; ok is false when none does.

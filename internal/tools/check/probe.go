@@ -74,7 +74,7 @@ func probes(rev *protocol.Spec, http bool) []probe {
 	// and nothing says what a server does with one: not probed.
 	if http && rev.Transport.VersionHeader && !rev.Stateless() {
 		ps = append(ps, probe{name: "unsupported MCP-Protocol-Version", body: `{"jsonrpc":"2.0","id":"check-version","method":"ping"}`,
-			headers: map[string]string{"MCP-Protocol-Version": "1999-01-01"},
+			headers: map[string]string{"MCP-Protocol-Version": unsupportedRevision},
 			want:    expect{status: http400, spec: "Streamable HTTP: a request with an invalid or unsupported MCP-Protocol-Version MUST be answered 400 Bad Request (basic/transports: Protocol Version Header)"}})
 	}
 	if http && rev.Transport.MethodHeaders {
@@ -87,6 +87,9 @@ func probes(rev *protocol.Spec, http bool) []probe {
 }
 
 const http400 = http.StatusBadRequest
+
+// unsupportedRevision is a revision no server speaks: a date before MCP.
+var unsupportedRevision = time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
 
 // liveMethod is a request every server of the revision answers, to see
 // that it still does: ping where the revision has it.
