@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
@@ -37,6 +38,7 @@ func argSets(name string, schema map[string]any) (sets []argSet, note string) {
 	g := &generator{root: schema}
 	var bases []map[string]any
 	for _, all := range []bool{false, true} {
+		g.nodes = 0
 		v, ok := g.object(schema, all, 0)
 		if !ok {
 			continue
@@ -68,7 +70,19 @@ func argSets(name string, schema map[string]any) (sets []argSet, note string) {
 
 // generator makes values a schema accepts, from what the schema says of
 // them: const, default, examples, enum, then the type and its bounds.
-type generator struct{ root map[string]any }
+// nodes bounds the values it makes for one set (a schema of nested
+// arrays of required objects would otherwise grow without end).
+type generator struct {
+	root  map[string]any
+	nodes int
+}
+
+// Bounds of what a generated set may hold: values, and the length of a
+// string or an array (a schema's minLength of a billion is not made).
+const (
+	maxNodes  = 4096
+	maxLength = 4096
+)
 
 // maxDepth bounds the nesting of generated values (a recursive schema).
 const maxDepth = 8
@@ -112,7 +126,7 @@ func pointer(doc any, ptr string) (any, bool) {
 }
 
 func (g *generator) value(s any, depth int) (any, bool) {
-	if depth > maxDepth {
+	if g.nodes++; depth > maxDepth || g.nodes > maxNodes {
 		return nil, false
 	}
 	switch s := s.(type) {
@@ -250,7 +264,7 @@ func (g *generator) array(s map[string]any, depth int) (any, bool) {
 
 // formats are values of the common string formats.
 var formats = map[string]string{
-	"date-time": "2026-01-02T03:04:05Z", "date": sampleTime.Format(time.DateOnly), "time": "03:04:05Z", "duration": "PT1M",
+	"date-time": sampleTime.Format(time.RFC3339), "date": sampleTime.Format(time.DateOnly), "time": sampleTime.Format("15:04:05Z07:00"), "duration": "PT1M",
 	"email": "user@example.com", "idn-email": "user@example.com", "hostname": "example.com", "idn-hostname": "example.com",
 	"ipv4": "192.0.2.1", "ipv6": "2001:db8::1", "uri": "https://example.com/", "uri-reference": "https://example.com/",
 	"iri": "https://example.com/", "iri-reference": "https://example.com/", "uuid": "00000000-0000-4000-8000-000000000000",
@@ -265,6 +279,9 @@ var sampleTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func str(s map[string]any) (any, bool) {
 	minLen, _ := intOf(s["minLength"])
 	maxLen, hasMax := intOf(s["maxLength"])
+	if minLen > maxLength {
+		return nil, false
+	}
 	var re *regexp.Regexp
 	if p, ok := s["pattern"].(string); ok {
 		var err error
@@ -280,7 +297,7 @@ func str(s map[string]any) (any, bool) {
 		candidates = append(candidates, strings.Repeat("a", minLen))
 	}
 	for _, c := range candidates {
-		n := len([]rune(c))
+		n := utf8.RuneCountInString(c)
 		if n < minLen || hasMax && n > maxLen {
 			continue
 		}
@@ -453,10 +470,10 @@ func pastBounds(s map[string]any) []bound {
 	if x, ok := floatOf(s["exclusiveMinimum"]); ok {
 		out = append(out, bound{"exclusiveMinimum", jsonNumber(x)})
 	}
-	if n, ok := intOf(s["maxLength"]); ok && n < 1<<16 {
+	if n, ok := intOf(s["maxLength"]); ok && n < maxLength {
 		out = append(out, bound{"maxLength", strings.Repeat("a", n+1)})
 	}
-	if n, ok := intOf(s["minLength"]); ok && n > 0 {
+	if n, ok := intOf(s["minLength"]); ok && n > 0 && n <= maxLength {
 		out = append(out, bound{"minLength", strings.Repeat("a", n-1)})
 	}
 	if n, ok := intOf(s["maxItems"]); ok && n < 1<<10 {

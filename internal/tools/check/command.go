@@ -151,17 +151,12 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	var err error
 	var names []string
 	if *revs != "" {
-		names = strings.Split(*revs, ",")
+		names = list(*revs)
 	}
 	if cfg.Revisions, err = revisions(names); err != nil {
 		return fail("--revision: %v", err)
 	}
-	if *call != "" {
-		cfg.Call = strings.Split(*call, ",")
-	}
-	if *skip != "" {
-		cfg.Skip = strings.Split(*skip, ",")
-	}
+	cfg.Call, cfg.Skip = list(*call), list(*skip)
 	out, err := validate.ParseOutput(*output)
 	if err != nil {
 		return fail("--output: %v", err)
@@ -203,24 +198,22 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, *maxTime)
 	defer cancel()
 	start := time.Now()
-	c := &checker{cfg: cfg, rec: newRecording(rec, cfg.Rate), file: path}
 	if cfg.DryRun {
-		cfg.Log = stdout
-		c.cfg.Log = stdout
+		cfg.DryRunOut = stdout
 	}
+	c := &checker{cfg: cfg, rec: newRecording(rec, cfg.Rate), file: path}
 	for _, rev := range cfg.Revisions {
 		if ctx.Err() != nil {
 			c.statuses = append(c.statuses, rev+": not checked: --max-time")
 			continue
 		}
-		c.revision(ctx, rev)
-		if c.ran > 0 && len(c.statuses) > 0 && strings.Contains(c.statuses[len(c.statuses)-1], "checked in") && !cfg.DryRun {
-			spec := generated.Lookup(rev)
-			if cfg.URL != "" {
-				c.probeHTTP(ctx, spec)
-			} else {
-				c.probeStdio(ctx, spec)
-			}
+		if !c.revision(ctx, rev) || cfg.DryRun {
+			continue
+		}
+		if spec := generated.Lookup(rev); cfg.URL != "" {
+			c.probeHTTP(ctx, spec)
+		} else {
+			c.probeStdio(ctx, spec)
 		}
 	}
 	closeErr := rec.Close()
@@ -235,6 +228,9 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	}
 	if c.ran == 0 {
 		return fail("no revision could be checked: the server accepted none of %s", strings.Join(cfg.Revisions, ", "))
+	}
+	if cfg.DryRun {
+		return 0 // what would be sent is on stdout; nothing was judged
 	}
 	// The check's own findings, then the recording's validation.
 	rep := validate.NewReporter(out, stdout)
@@ -269,6 +265,17 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// list splits a comma-separated flag value, without blanks.
+func list(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func writeRules(w io.Writer) {

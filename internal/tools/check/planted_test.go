@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,7 +158,7 @@ func findings(t *testing.T, h http.Handler, extra ...string) (rules []string, co
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	var out, errb bytes.Buffer
-	args := append([]string{"--revision", "2025-11-25", "--output", "json", "--rate", "0", "--timeout", "1s"}, extra...)
+	args := append([]string{"--revision", "2025-11-25", "--output", "json", "--rate", "0", "--timeout", "1s", "--fail-on", "warning"}, extra...)
 	code = check.Command(append(args, srv.URL), &out, &errb)
 	var doc struct {
 		Findings []struct {
@@ -222,25 +223,31 @@ func TestPlantedDefects(t *testing.T) {
 // Only tools that declare readOnlyHint are called by default; one that
 // declares destructiveHint only when named; --dry-run calls none.
 func TestSafety(t *testing.T) {
-	calls := 0
-	destructive := &callCounter{planted: &planted{}, calls: &calls, annotations: map[string]any{"destructiveHint": true}}
-	if _, code, stderr := findings(t, destructive, "--call-all"); code != 0 || calls != 0 || !strings.Contains(stderr, "declares destructiveHint") {
-		t.Fatalf("--call-all called a destructive tool %d times (exit %d)\n%s", calls, code, stderr)
+	var calls atomic.Int64
+	both := map[string]any{"destructiveHint": true, "readOnlyHint": true} // contradictory: the worse counts
+	for _, annotations := range []map[string]any{{"destructiveHint": true}, both} {
+		destructive := &callCounter{planted: &planted{}, calls: &calls, annotations: annotations}
+		if _, code, stderr := findings(t, destructive, "--call-all"); code != 0 || calls.Load() != 0 || !strings.Contains(stderr, "declares destructiveHint") {
+			t.Fatalf("%v, --call-all: called %d times (exit %d)\n%s", annotations, calls.Load(), code, stderr)
+		}
+		if _, code, _ := findings(t, destructive, "--call", " echo "); code != 0 || calls.Load() == 0 {
+			t.Fatalf("%v, --call echo: %d calls (exit %d), want some", annotations, calls.Load(), code)
+		}
+		calls.Store(0)
+		if _, _, stderr := findings(t, destructive, "--call", "echo", "--skip", "x, echo"); calls.Load() != 0 || !strings.Contains(stderr, "--skip names it") {
+			t.Fatalf("%v, --skip echo: called %d times\n%s", annotations, calls.Load(), stderr)
+		}
 	}
-	if _, code, _ := findings(t, destructive, "--call", "echo"); code != 0 || calls == 0 {
-		t.Fatalf("--call echo: %d calls (exit %d), want some", calls, code)
-	}
-	calls = 0
 	plain := &callCounter{planted: &planted{}, calls: &calls, annotations: map[string]any{}}
-	if _, _, stderr := findings(t, plain); calls != 0 || !strings.Contains(stderr, "does not declare readOnlyHint") {
-		t.Fatalf("a tool without hints was called %d times by default\n%s", calls, stderr)
+	if _, _, stderr := findings(t, plain); calls.Load() != 0 || !strings.Contains(stderr, "does not declare readOnlyHint") {
+		t.Fatalf("a tool without hints was called %d times by default\n%s", calls.Load(), stderr)
 	}
 	readOnly := &callCounter{planted: &planted{}, calls: &calls, annotations: map[string]any{"readOnlyHint": true}}
 	var out, errb bytes.Buffer
 	srv := httptest.NewServer(readOnly)
 	defer srv.Close()
-	if code := check.Command([]string{"--revision", "2025-11-25", "--dry-run", "--rate", "0", srv.URL}, &out, &errb); code != 0 || calls != 0 {
-		t.Fatalf("--dry-run: exit %d, %d calls\n%s", code, calls, errb.String())
+	if code := check.Command([]string{"--revision", "2025-11-25", "--dry-run", "--rate", "0", srv.URL}, &out, &errb); code != 0 || calls.Load() != 0 {
+		t.Fatalf("--dry-run: exit %d, %d calls\n%s", code, calls.Load(), errb.String())
 	}
 	if !strings.Contains(out.String(), `would send (valid): {"method":"tools/call","params":{"arguments":{"text":`) {
 		t.Errorf("--dry-run printed:\n%s", out.String())
@@ -251,14 +258,14 @@ func TestSafety(t *testing.T) {
 // counting the calls.
 type callCounter struct {
 	*planted
-	calls       *int
+	calls       *atomic.Int64
 	annotations map[string]any
 }
 
 func (c *callCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	if bytes.Contains(body, []byte(`"tools/call"`)) {
-		*c.calls++
+		c.calls.Add(1)
 	}
 	if bytes.Contains(body, []byte(`"tools/list"`)) {
 		tool := map[string]any{}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,10 +49,7 @@ type expect struct {
 // comes from its tables (a batch definition, the transport facts), not
 // from its name.
 func probes(rev *protocol.Spec, http bool) []probe {
-	meta := ""
-	if rev.Stateless() {
-		meta = fmt.Sprintf(`,"params":{"_meta":{%q:%q,%q:{}}}`, wire.MetaProtocolVersion, rev.Revision, wire.MetaClientCapabilities)
-	}
+	meta := paramsOf(rev)
 	live := liveMethod(rev)
 	ps := []probe{
 		{name: "unknown method", body: `{"jsonrpc":"2.0","id":"check-unknown","method":"mcpstack/check-unknown"` + meta + `}`,
@@ -73,6 +71,9 @@ func probes(rev *protocol.Spec, http bool) []probe {
 	// Where the revision has no batches, an array is none of its messages
 	// and nothing says what a server does with one: not probed.
 	if http && rev.Transport.VersionHeader && !rev.Stateless() {
+		ps = append(ps, probe{name: "request without MCP-Protocol-Version", body: `{"jsonrpc":"2.0","id":"check-no-version","method":"ping"}`,
+			headers: map[string]string{"MCP-Protocol-Version": ""},
+			want:    expect{any: true, warn: true, spec: "Streamable HTTP: a server that gets no MCP-Protocol-Version SHOULD assume 2025-03-26, and answers 400 Bad Request if it does not speak it (basic/transports: Protocol Version Header)"}})
 		ps = append(ps, probe{name: "unsupported MCP-Protocol-Version", body: `{"jsonrpc":"2.0","id":"check-version","method":"ping"}`,
 			headers: map[string]string{"MCP-Protocol-Version": unsupportedRevision},
 			want:    expect{status: http400, spec: "Streamable HTTP: a request with an invalid or unsupported MCP-Protocol-Version MUST be answered 400 Bad Request (basic/transports: Protocol Version Header)"}})
@@ -88,6 +89,20 @@ func probes(rev *protocol.Spec, http bool) []probe {
 
 const http400 = http.StatusBadRequest
 
+// paramsOf is the params member a probe of a revision without sessions
+// carries: its version and capabilities in _meta ("" for the others).
+func paramsOf(rev *protocol.Spec) string {
+	if !rev.Stateless() {
+		return ""
+	}
+	return fmt.Sprintf(`,"params":{"_meta":{%q:%q,%q:{}}}`, wire.MetaProtocolVersion, rev.Revision, wire.MetaClientCapabilities)
+}
+
+// initialize is the initialize request a probe session opens with.
+func initialize(rev *protocol.Spec) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"check-init","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcpstack-check","version":"1"}}}`, rev.Revision)
+}
+
 // unsupportedRevision is a revision no server speaks: a date before MCP.
 var unsupportedRevision = time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
 
@@ -101,12 +116,22 @@ func liveMethod(rev *protocol.Spec) string {
 }
 
 // answer is what came back for a probe: the HTTP status (0 over stdio)
-// and the JSON-RPC messages of the body.
+// and the JSON-RPC responses of the body (notifications and the server's
+// own requests left out).
 type answer struct {
-	status   int
-	messages []json.RawMessage
-	array    bool // the body was a JSON array
-	none     bool // nothing came (stdio: within the wait)
+	status    int
+	messages  []json.RawMessage
+	array     bool   // the body was a JSON array
+	none      bool   // nothing came (stdio: within the wait)
+	sessionID string // HTTP: the Mcp-Session-Id the answer gave
+}
+
+// isResponse reports whether msg is a response (no method member).
+func isResponse(msg json.RawMessage) bool {
+	var m struct {
+		Method *string `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method == nil
 }
 
 // judge says what is wrong with an answer, "" when nothing.
@@ -216,29 +241,18 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 			return answer{}, err
 		}
 		defer resp.Body.Close()
-		a := answer{status: resp.StatusCode}
+		a := answer{status: resp.StatusCode, sessionID: resp.Header.Get("Mcp-Session-Id")}
 		a.messages, a.array = readBody(resp)
-		if sid == "" && resp.Header.Get("Mcp-Session-Id") != "" {
-			a.messages = append(a.messages, json.RawMessage(`{"sessionId":`+mustQuote(resp.Header.Get("Mcp-Session-Id"))+`}`))
-		}
 		return a, nil
 	}
 	sid := ""
 	if !rev.Stateless() {
-		init := fmt.Sprintf(`{"jsonrpc":"2.0","id":"check-init","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcpstack-check","version":"1"}}}`, rev.Revision)
-		a, err := post(init, nil, "")
+		a, err := post(initialize(rev), nil, "")
 		if err != nil || a.status != http.StatusOK {
 			c.logf("%s: probes skipped: initialize failed (%v, HTTP %d)", session, err, a.status)
 			return
 		}
-		if n := len(a.messages); n > 0 {
-			var s struct {
-				SessionID string `json:"sessionId"`
-			}
-			if json.Unmarshal(a.messages[n-1], &s) == nil {
-				sid = s.SessionID
-			}
-		}
+		sid = a.sessionID
 		_, _ = post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, sid)
 	}
 	for _, p := range probes(rev, true) {
@@ -251,8 +265,8 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 			c.findProbe(session, p.name, p.want, why)
 		}
 	}
-	if sid == "" {
-		return // the server keeps no sessions: nothing to probe of their life
+	if sid == "" || !rev.Transport.StreamableHTTP {
+		return // no sessions kept, or a revision without Streamable HTTP: nothing to probe of their life
 	}
 	ping := `{"jsonrpc":"2.0","id":"check-session","method":"ping"}`
 	if a, err := post(ping, map[string]string{"Mcp-Session-Id": ""}, ""); err == nil && a.status < 400 {
@@ -261,7 +275,9 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 			fmt.Sprintf("HTTP %d", a.status))
 	}
 	if a, err := post(ping, nil, "mcpstack-check-unknown-session"); err == nil && a.status != http.StatusNotFound {
-		c.findProbe(session, "unknown Mcp-Session-Id", expect{warn: a.status >= 400,
+		// The specification says 404 for a session that ended; for an id
+		// never given it says nothing: a warning.
+		c.findProbe(session, "unknown Mcp-Session-Id", expect{warn: true,
 			spec: "Streamable HTTP: a request with a session id the server does not know (ended, or never given) is answered 404 Not Found (basic/transports: Session Management)"},
 			fmt.Sprintf("HTTP %d, want 404", a.status))
 	}
@@ -303,7 +319,7 @@ func readBody(resp *http.Response) ([]json.RawMessage, bool) {
 			if err != nil {
 				return out, false
 			}
-			if d := bytes.TrimSpace(ev.Data); len(d) > 0 && json.Valid(d) {
+			if d := bytes.TrimSpace(ev.Data); len(d) > 0 && json.Valid(d) && isResponse(d) {
 				out = append(out, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
 			}
 		}
@@ -312,18 +328,13 @@ func readBody(resp *http.Response) ([]json.RawMessage, bool) {
 	if len(body) > 0 && body[0] == '[' {
 		var arr []json.RawMessage
 		if json.Unmarshal(body, &arr) == nil {
-			return arr, true
+			return slices.DeleteFunc(arr, func(m json.RawMessage) bool { return !isResponse(m) }), true
 		}
 	}
-	if len(body) > 0 && json.Valid(body) {
+	if len(body) > 0 && json.Valid(body) && isResponse(body) {
 		return []json.RawMessage{body}, false
 	}
 	return nil, false
-}
-
-func mustQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // probeStdio starts the server once more and speaks to it line by line:
@@ -335,6 +346,7 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.cfg.Command[0], c.cfg.Command[1:]...)
 	cmd.Stderr = c.cfg.ServerLog
+	cmd.WaitDelay = 2 * time.Second // a child that keeps the pipes open does not hold the check
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return
@@ -421,14 +433,13 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			if gone {
 				what = "the server exited"
 			}
-			c.findProbe(session, "request before initialize", expect{
+			c.findProbe(session, "request before initialize", expect{warn: !gone,
 				spec: "JSON-RPC 2.0: every request is answered (the lifecycle leaves the answer to a request before initialize to the server: an error or a result, not silence)"}, what)
 			if gone {
 				return
 			}
 		}
-		init := fmt.Sprintf(`{"jsonrpc":"2.0","id":"check-init","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"mcpstack-check","version":"1"}}}`, rev.Revision)
-		if !send(init) {
+		if !send(initialize(rev)) {
 			return
 		}
 		if a, _ := await([]string{`"check-init"`}, c.cfg.Timeout); a.none {
@@ -453,8 +464,8 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		if p.want.warn {
 			wait = short
 		}
-		if p.want.batch > 0 || strings.HasPrefix(p.body, "[") {
-			ids = append(ids, `"check-batch-1"`)
+		if p.want.batch > 0 {
+			ids = append(ids, `"check-batch-1"`, `"check-batch-2"`)
 		}
 		a, gone := await(ids, wait)
 		if gone {
@@ -462,18 +473,20 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			return
 		}
 		if p.want.batch > 0 && !a.array && len(a.messages) == 1 {
-			if b, _ := await([]string{`"check-batch-2"`}, wait); !b.none {
-				a.messages = append(a.messages, b.messages...) // answered one by one: still answered
+			// Answered one by one, in any order: still answered.
+			other := `"check-batch-2"`
+			if bytes.Contains(a.messages[0], []byte(other)) {
+				other = `"check-batch-1"`
+			}
+			if b, _ := await([]string{other}, wait); !b.none {
+				a.messages = append(a.messages, b.messages...)
 			}
 		}
 		if why := p.want.judge(a); why != "" {
 			c.findProbe(session, p.name, p.want, why)
 		}
 	}
-	ping := `{"jsonrpc":"2.0","id":"check-after","method":"` + liveMethod(rev) + `"}`
-	if rev.Stateless() {
-		ping = fmt.Sprintf(`{"jsonrpc":"2.0","id":"check-after","method":%q,"params":{"_meta":{%q:%q,%q:{}}}}`, liveMethod(rev), wire.MetaProtocolVersion, rev.Revision, wire.MetaClientCapabilities)
-	}
+	ping := `{"jsonrpc":"2.0","id":"check-after","method":"` + liveMethod(rev) + `"` + paramsOf(rev) + `}`
 	if !send(ping) {
 		return
 	}

@@ -15,6 +15,8 @@ type rule struct {
 var (
 	rulePagination = rule{"check-pagination", validate.Error,
 		"a list ends where a page has no nextCursor, and a cursor is the server's to mean the next page: a cursor given again, an item listed twice or a list that does not end is one a client walks forever (basic/utilities/pagination)"}
+	ruleLongList = rule{"check-long-list", validate.Warning,
+		"a list ends where a page has no nextCursor (basic/utilities/pagination): this one did not end within --max-pages"}
 	ruleList = rule{"check-list", validate.Error,
 		"a server that declares a capability serves its list request (server/tools, server/resources, server/prompts: Listing)"}
 	ruleRead = rule{"check-read", validate.Error,
@@ -33,7 +35,7 @@ var (
 		"if an output schema is provided, servers MUST provide structured results that conform to this schema (server/tools: Output Schema)"}
 	ruleInvalidAccepted = rule{"check-invalid-accepted", validate.Error,
 		"arguments that break the tool's inputSchema are an error: a tool error (isError: true) or -32602 Invalid params, never a success (server/tools: Error Handling; basic: Invalid params -32602)"}
-	ruleErrorCode = rule{"check-error-code", validate.Error,
+	ruleErrorCode = rule{"check-error-code", validate.Warning,
 		"invalid arguments are answered with a tool error (isError: true) or the JSON-RPC error -32602 Invalid params (server/tools: Error Handling)"}
 	ruleValidRefused = rule{"check-valid-refused", validate.Warning,
 		"arguments that satisfy the tool's inputSchema are the tool's to serve: -32602 says they are not valid (server/tools: Error Handling)"}
@@ -45,5 +47,5 @@ var (
 )
 
 // rules lists check's rules for --list-rules and the documentation.
-var rules = []rule{rulePagination, ruleList, ruleRead, rulePrompt, ruleComplete, rulePing, ruleSetLevel, ruleSubscribe,
+var rules = []rule{rulePagination, ruleLongList, ruleList, ruleRead, rulePrompt, ruleComplete, rulePing, ruleSetLevel, ruleSubscribe,
 	ruleOutputSchema, ruleInvalidAccepted, ruleErrorCode, ruleValidRefused, ruleHang, ruleCrash, ruleProtocol}

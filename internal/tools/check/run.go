@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/internal/generated"
@@ -32,10 +33,11 @@ type Config struct {
 	CallAll   bool     // call every tool but the destructive ones
 	DryRun    bool     // print the tool calls instead of making them
 	Timeout   time.Duration
-	Rate      float64 // requests per second
-	MaxItems  int     // per revision: tools, resources, templates and prompts tried
-	MaxPages  int     // pages of one list
-	Log       io.Writer
+	Rate      float64   // requests per second
+	MaxItems  int       // per revision: tools, resources, templates and prompts tried
+	MaxPages  int       // pages of one list
+	Log       io.Writer // progress and statuses
+	DryRunOut io.Writer // --dry-run: the tool calls that would be made
 	ServerLog io.Writer // a stdio server's stderr
 }
 
@@ -49,7 +51,7 @@ type checker struct {
 	ran      int      // revisions checked
 }
 
-// abort ends a revision's walk: the server is gone (crash) or the time is up.
+// errAbort ends a revision's walk: the server is gone (crash) or the time is up.
 var errAbort = errors.New("check: the revision's walk ended")
 
 func (c *checker) logf(format string, a ...any) {
@@ -79,19 +81,26 @@ func (c *checker) transport(session string) client.Transport {
 }
 
 // revision checks the server under one revision: negotiate it, then walk
-// what the server declares, call its tools, and probe the transport.
-func (c *checker) revision(ctx context.Context, rev string) {
+// what the server declares and call its tools; ok is false when the
+// server did not accept the revision.
+func (c *checker) revision(ctx context.Context, rev string) (ok bool) {
 	session := "check " + rev
 	// The client declares what a server may ask of it, and answers
 	// harmlessly: no roots, every elicitation declined, no sampling.
-	changed := new(atomic.Int64) // notifications/tools/list_changed seen
+	w := &walk{c: c, session: session, rev: generated.Lookup(rev)}
 	cl := client.New("mcpstack-check", "1", client.WithProtocolVersion(rev),
 		client.WithNotificationHandler(func(_ context.Context, method string, _ wire.Encoder) {
-			if method == mcp.MethodToolListChanged {
-				changed.Add(1)
+			switch method {
+			case mcp.MethodToolListChanged:
+				w.toolsChanged.Add(1)
+				w.listsChanged.Add(1)
+			case mcp.MethodResourceListChanged, mcp.MethodPromptListChanged:
+				w.listsChanged.Add(1)
 			}
 		}),
-		client.WithViolationHandler(func(*client.Violation) {}), // the recording's validation reports them
+		// The recording's validation reports what broke the protocol; a
+		// result that did is not judged again (it may be half decoded).
+		client.WithViolationHandler(func(*client.Violation) { w.violated.Store(true) }),
 		client.WithLogHandler(func(context.Context, *mcp.LoggingMessageNotificationParams) {}),
 		client.WithRoots(func(context.Context) ([]*mcp.Root, error) { return []*mcp.Root{}, nil }),
 		client.WithElicitation(func(context.Context, mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
@@ -105,23 +114,24 @@ func (c *checker) revision(ctx context.Context, rev string) {
 	cancel()
 	if err != nil {
 		c.statuses = append(c.statuses, fmt.Sprintf("%s: not negotiated: %v", rev, err))
-		return
+		return false
 	}
 	defer s.Close()
 	if got := s.Revision(); got != rev {
 		c.statuses = append(c.statuses, fmt.Sprintf("%s: not accepted (the server answered %s)", rev, got))
-		return
+		return false
 	}
 	c.ran++
 	start := time.Now()
 	before := len(c.findings)
-	w := &walk{c: c, s: s, session: session, rev: generated.Lookup(rev), toolsChanged: changed}
+	w.s = s
 	err = w.run(ctx)
 	status := fmt.Sprintf("%s: checked in %v, %d findings", rev, time.Since(start).Round(time.Millisecond), len(c.findings)-before)
 	if err != nil && !errors.Is(err, errAbort) {
 		status += " (" + err.Error() + ")"
 	}
 	c.statuses = append(c.statuses, status)
+	return true
 }
 
 // walk is one revision's session and what was learnt of it.
@@ -132,11 +142,23 @@ type walk struct {
 	rev     *protocol.Spec
 	caps    *mcp.ServerCapabilities
 	parent  context.Context // the check's: its end is no finding
-	hung    atomic.Bool     // the last request's wait ran out
+	wait    *wait           // the request in flight's
+	// violated is set when a message broke the protocol since the
+	// request in flight was sent.
+	violated atomic.Bool
 	// toolsChanged counts notifications/tools/list_changed: a tool
-	// refused after the list changed may just be gone.
-	toolsChanged *atomic.Int64
-	listed       int64 // toolsChanged when the tools were listed
+	// refused after the list changed may just be gone; listsChanged
+	// counts every list's, so that an item listed again while a list
+	// changed is no loop.
+	toolsChanged, listsChanged atomic.Int64
+	listed                     int64 // toolsChanged when the tools were listed
+}
+
+// wait is a request's wait for its answer.
+type wait struct {
+	timer *time.Timer
+	hung  atomic.Bool // the wait ran out
+	done  atomic.Bool // the request is over: progress no longer counts
 }
 
 func (w *walk) run(ctx context.Context) error {
@@ -145,9 +167,9 @@ func (w *walk) run(ctx context.Context) error {
 	if w.caps == nil {
 		w.caps = &mcp.ServerCapabilities{}
 	}
-	steps := []func(context.Context) error{w.ping, w.tools, w.resources, w.prompts, w.logging, w.ping}
-	if !w.has(mcp.MethodPing) {
-		steps = []func(context.Context) error{w.tools, w.resources, w.prompts, w.logging}
+	steps := []func(context.Context) error{w.tools, w.resources, w.prompts, w.logging}
+	if w.has(mcp.MethodPing) { // first, and last: the walk left the server answering
+		steps = append(append([]func(context.Context) error{w.ping}, steps...), w.ping)
 	}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
@@ -166,23 +188,33 @@ func (w *walk) run(ctx context.Context) error {
 func (w *walk) outcome(err error) (rpc *wire.Error, judged bool, abort error) {
 	var we *wire.Error
 	var v *client.Violation
+	var he *client.HTTPError
 	switch {
+	case err == nil && w.violated.Load():
+		return nil, true, nil // the answer broke the protocol: validate's to report
 	case err == nil:
 		return nil, false, nil
 	case errors.As(err, &we) && we.Code == wire.CodeMissingRequiredClientCapability:
 		return we, true, nil // what the check's client does not do (sampling): not the server's fault
-	case errors.As(err, &we):
-		return we, false, nil
 	case errors.As(err, &v):
 		return nil, true, nil
+	case errors.As(err, &we):
+		return we, false, nil
 	case w.parent.Err() != nil:
 		return nil, true, errAbort // --max-time or an interrupt: no finding
-	case errors.Is(err, context.Canceled) && w.hung.Load():
+	case errors.Is(err, context.Canceled) && w.wait != nil && w.wait.hung.Load():
 		w.c.find(ruleHang, w.session, "", fmt.Sprintf("no answer within %v", w.c.cfg.Timeout), "")
 		return nil, true, nil
-	case errors.Is(err, client.ErrClosed) || errors.Is(err, client.ErrSessionEnded) || w.s.Err() != nil:
+	case errors.Is(err, client.ErrSessionEnded):
+		// A server MAY end a session (404): the walk ends, no finding.
+		w.c.logf("%s: the server ended the session: the walk stops", w.session)
+		return nil, true, errAbort
+	case errors.Is(err, client.ErrClosed) || w.s.Err() != nil:
 		w.c.find(ruleCrash, w.session, "", "the connection ended: "+err.Error(), "")
 		return nil, true, errAbort
+	case errors.As(err, &he) && he.Status >= 500:
+		w.c.find(ruleCrash, w.session, "", fmt.Sprintf("answered HTTP %d and no JSON-RPC answer", he.Status), "")
+		return nil, true, nil
 	}
 	return nil, false, nil // another failure (a transport error): the step says what it was
 }
@@ -200,14 +232,21 @@ func (w *walk) has(method string) bool {
 // slow, not hung.
 func (w *walk) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	w.hung.Store(false)
-	timer := time.AfterFunc(w.c.cfg.Timeout, func() {
-		w.hung.Store(true)
+	wt := &wait{}
+	wt.timer = time.AfterFunc(w.c.cfg.Timeout, func() {
+		wt.hung.Store(true)
 		cancel()
 	})
-	ctx = client.WithProgress(ctx, func(*mcp.ProgressNotificationParams) { timer.Reset(w.c.cfg.Timeout) })
+	w.wait = wt
+	w.violated.Store(false)
+	ctx = client.WithProgress(ctx, func(*mcp.ProgressNotificationParams) {
+		if !wt.done.Load() {
+			wt.timer.Reset(w.c.cfg.Timeout)
+		}
+	})
 	return ctx, func() {
-		timer.Stop()
+		wt.done.Store(true)
+		wt.timer.Stop()
 		cancel()
 	}
 }
@@ -258,9 +297,10 @@ func (w *walk) pages(ctx context.Context, method string, page func(ctx context.C
 	cursors := map[string]bool{}
 	keys := map[string]bool{}
 	cursor := ""
+	changes := w.listsChanged.Load()
 	for n := 1; ; n++ {
-		if n > w.c.cfg.MaxPages {
-			w.c.find(rulePagination, w.session, "/result/nextCursor", fmt.Sprintf("%s gave more than %d pages (--max-pages): it does not end", method, w.c.cfg.MaxPages), "")
+		if n > w.c.cfg.MaxPages || len(keys) > maxKeys {
+			w.c.find(ruleLongList, w.session, "/result/nextCursor", fmt.Sprintf("%s did not end within %d pages (--max-pages) or %d items", method, w.c.cfg.MaxPages, maxKeys), "")
 			return true, nil
 		}
 		rctx, cancel := w.ctx(ctx)
@@ -277,7 +317,7 @@ func (w *walk) pages(ctx context.Context, method string, page func(ctx context.C
 			return false, nil
 		}
 		for _, k := range got {
-			if keys[k] {
+			if keys[k] && w.listsChanged.Load() == changes { // a list that changed may list an item again
 				w.c.find(rulePagination, w.session, "/result", fmt.Sprintf("%s listed %q again on page %d", method, k, n), "")
 				return true, nil
 			}
@@ -295,6 +335,9 @@ func (w *walk) pages(ctx context.Context, method string, page func(ctx context.C
 	}
 }
 
+// maxKeys bounds the items of one list the walk remembers.
+const maxKeys = 100_000
+
 // plain is v as encoding/json gives a JSON value (float64 numbers, maps).
 func plain(v any) (any, error) {
 	b, err := json.Marshal(v)
@@ -306,11 +349,16 @@ func plain(v any) (any, error) {
 	return out, err
 }
 
+// clip shortens s for a finding, on a character boundary.
 func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
+	if len(s) <= 80 {
+		return s
 	}
-	return s
+	i := 80
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // revisions is the revisions a check tries: those named, or every one.

@@ -18,6 +18,8 @@ func (w *walk) tools(ctx context.Context) error {
 		return nil
 	}
 	var tools []*mcp.Tool
+	refused := map[string]string{} // a name's reason not to call it, from any of its listings
+	more := 0
 	ok, abort := w.pages(ctx, "tools/list", func(ctx context.Context, cursor string) ([]string, string, error) {
 		res, err := w.s.ListTools(ctx, &mcp.PaginatedRequestParams{Cursor: cursor})
 		if err != nil {
@@ -25,21 +27,30 @@ func (w *walk) tools(ctx context.Context) error {
 		}
 		keys := make([]string, 0, len(res.Tools))
 		for _, t := range res.Tools {
+			if t == nil {
+				continue // the recording's validation reports it
+			}
 			keys = append(keys, t.Name)
-			tools = append(tools, t)
+			if why := w.c.mayCall(t); why != "" {
+				refused[t.Name] = why // a name listed twice counts as its most dangerous listing
+			}
+			if len(tools) < w.c.cfg.MaxItems {
+				tools = append(tools, t)
+			} else {
+				more++
+			}
 		}
 		return keys, res.NextCursor, nil
 	})
 	if abort != nil || !ok {
 		return abort
 	}
+	if more > 0 {
+		w.c.logf("%s: %d tools more not called (--max-items %d)", w.session, more, w.c.cfg.MaxItems)
+	}
 	w.listed = w.toolsChanged.Load()
-	for i, t := range tools {
-		if i >= w.c.cfg.MaxItems {
-			w.c.logf("%s: %d tools more not called (--max-items %d)", w.session, len(tools)-i, w.c.cfg.MaxItems)
-			break
-		}
-		if why := w.c.mayCall(t); why != "" {
+	for _, t := range tools {
+		if why := refused[t.Name]; why != "" {
 			w.c.logf("%s: tool %q not called: %s", w.session, t.Name, why)
 			continue
 		}
@@ -64,11 +75,9 @@ func (c *checker) mayCall(t *mcp.Tool) string {
 	destructive := a != nil && a.DestructiveHint != nil && *a.DestructiveHint
 	readOnly := a != nil && a.ReadOnlyHint != nil && *a.ReadOnlyHint
 	switch {
-	case readOnly:
-		return "" // readOnlyHint makes destructiveHint meaningless
-	case destructive:
+	case destructive: // even beside readOnlyHint: the two contradict, the worse counts
 		return "it declares destructiveHint (name it with --call to call it)"
-	case c.cfg.CallAll:
+	case readOnly, c.cfg.CallAll:
 		return ""
 	}
 	return "it does not declare readOnlyHint (--call NAME or --call-all to call it)"
@@ -79,6 +88,7 @@ func (c *checker) mayCall(t *mcp.Tool) string {
 func (w *walk) tool(ctx context.Context, t *mcp.Tool) error {
 	schema, err := schemaMap(t.InputSchema)
 	if err != nil {
+		w.c.logf("%s: tool %q not called: its inputSchema: %v", w.session, t.Name, err)
 		return nil
 	}
 	sets, note := argSets(t.Name, schema)
@@ -102,7 +112,7 @@ func (w *walk) tool(ctx context.Context, t *mcp.Tool) error {
 			if !set.valid {
 				what = "invalid: " + set.broke
 			}
-			fmt.Fprintf(w.c.cfg.Log, "%s: would send (%s): %s\n", w.session, what, b)
+			fmt.Fprintf(w.c.cfg.DryRunOut, "%s: would send (%s): %s\n", w.session, what, b)
 			continue
 		}
 		rctx, cancel := w.ctx(ctx)
@@ -167,8 +177,9 @@ func (w *walk) gone(name string) bool {
 	}
 	ctx, cancel := w.ctx(w.parent)
 	defer cancel()
+	n := 0
 	for t, err := range w.s.Tools(ctx) {
-		if err != nil {
+		if n++; err != nil || n > maxKeys {
 			return false
 		}
 		if t.Name == name {

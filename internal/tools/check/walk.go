@@ -25,9 +25,14 @@ func (w *walk) resources(ctx context.Context) error {
 		}
 		keys := make([]string, 0, len(res.Resources))
 		for _, r := range res.Resources {
+			if r == nil {
+				continue
+			}
 			keys = append(keys, r.URI)
+			if len(uris) < w.c.cfg.MaxItems {
+				uris = append(uris, r.URI)
+			}
 		}
-		uris = append(uris, keys...)
 		return keys, res.NextCursor, nil
 	})
 	if abort != nil {
@@ -51,8 +56,13 @@ func (w *walk) resources(ctx context.Context) error {
 		}
 		keys := make([]string, 0, len(res.ResourceTemplates))
 		for _, t := range res.ResourceTemplates {
+			if t == nil {
+				continue
+			}
 			keys = append(keys, t.URITemplate)
-			templates = append(templates, t)
+			if len(templates) < w.c.cfg.MaxItems {
+				templates = append(templates, t)
+			}
 		}
 		return keys, res.NextCursor, nil
 	})
@@ -184,8 +194,13 @@ func (w *walk) prompts(ctx context.Context) error {
 		}
 		keys := make([]string, 0, len(res.Prompts))
 		for _, p := range res.Prompts {
+			if p == nil {
+				continue
+			}
 			keys = append(keys, p.Name)
-			prompts = append(prompts, p)
+			if len(prompts) < w.c.cfg.MaxItems {
+				prompts = append(prompts, p)
+			}
 		}
 		return keys, res.NextCursor, nil
 	})
@@ -198,7 +213,7 @@ func (w *walk) prompts(ctx context.Context) error {
 		}
 		args := map[string]string{}
 		for _, a := range p.Arguments {
-			if a.Required == nil || !*a.Required {
+			if a == nil || a.Required == nil || !*a.Required {
 				continue
 			}
 			v := "example"
