@@ -54,17 +54,7 @@ func TestServeDrains(t *testing.T) {
 	cfg := serveConfig{httpAddr: "127.0.0.1:0", addrFile: addrFile, maxBody: 1 << 20, drain: 10 * time.Second, profile: "conformance"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	go func() { done <- serveHTTP(ctx, cfg, srv, observe.New(), mcphttp.ResponseJSON, httpx.RateLimit{}, log) }()
-	var addr string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(addrFile); err == nil {
-			addr = strings.TrimSpace(string(b))
-			break
-		}
-	}
-	if addr == "" {
-		t.Fatal("server did not start")
-	}
-	base := "http://" + addr
+	base := "http://" + waitAddr(t, addrFile)
 	for _, p := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get(base + p)
 		if err != nil || resp.StatusCode != 200 {
@@ -129,15 +119,7 @@ func TestServeNotReadyOnSIGTERM(t *testing.T) {
 	cfg := serveConfig{httpAddr: "127.0.0.1:0", addrFile: addrFile, maxBody: 1 << 20, drain: 5 * time.Second, notReadyDelay: delay, profile: "conformance"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	go func() { done <- serveHTTP(ctx, cfg, srv, observe.New(), mcphttp.ResponseJSON, httpx.RateLimit{}, log) }()
-	var addr string
-	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(addrFile); err == nil {
-			addr = strings.TrimSpace(string(b))
-		}
-	}
-	if addr == "" {
-		t.Fatal("server did not start")
-	}
+	addr := waitAddr(t, addrFile)
 	status := func(path string) int {
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
@@ -313,15 +295,7 @@ func TestServeMetricsSwitch(t *testing.T) {
 		go func() {
 			done <- serveHTTP(ctx, cfg, srv, obs, mcphttp.ResponseJSON, httpx.RateLimit{}, slog.New(slog.DiscardHandler))
 		}()
-		var addr string
-		for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if b, err := os.ReadFile(addrFile); err == nil {
-				addr = strings.TrimSpace(string(b))
-			}
-		}
-		if addr == "" {
-			t.Fatal("server did not start")
-		}
+		addr := waitAddr(t, addrFile)
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -338,4 +312,17 @@ func TestServeMetricsSwitch(t *testing.T) {
 	if code := run([]string{"serve", "--metrics=false", "--metrics-addr", "127.0.0.1:0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--metrics=false") {
 		t.Errorf("--metrics=false --metrics-addr: exit %d, %q", code, errb.String())
 	}
+}
+
+// waitAddr waits for a server started with --addr-file to write its
+// address there.
+func waitAddr(t *testing.T, addrFile string) string {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(addrFile); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	t.Fatal("server did not start")
+	return ""
 }

@@ -132,20 +132,7 @@ func startServe(t *testing.T, args ...string) string {
 	t.Helper()
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	cmd := exec.Command(mcpstackBin, append([]string{"serve", "--http", "127.0.0.1:0", "--addr-file", addrFile, "--data-dir", t.TempDir()}, args...)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(addrFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			return "http://" + strings.TrimSpace(string(b)) + "/mcp"
-		}
-	}
-	t.Fatal("mcpstack serve did not listen in 10s")
-	return ""
+	return startPeer(t, cmd, addrFile)
 }
 
 // mcpgoEcho builds the benchmark's mcp-go server (its own module, beside
@@ -194,12 +181,7 @@ func TestCheckOthers(t *testing.T) {
 	t.Run("server-everything http", func(t *testing.T) {
 		t.Parallel()
 		node, dir := tsNode(t)
-		js := everythingJS(t, dir)
-		addr := freeAddr(t)
-		_, port, _ := strings.Cut(addr, ":")
-		srv := exec.Command(node, js, "streamableHttp")
-		srv.Env = append(os.Environ(), "PORT="+port)
-		startUntilListening(t, srv, addr)
+		addr := startEverythingHTTP(t, node, everythingJS(t, dir))
 		got, _ := runCheck(t, "--revision", "2025-11-25", "--skip", "trigger-long-running-operation", "http://"+addr+"/mcp")
 		expectFindings(t, got, tsUnknownSession, tsAfterDelete)
 	})
@@ -223,8 +205,9 @@ func TestCheckOthers(t *testing.T) {
 	})
 }
 
-// startPeer starts a benchmark peer that writes its address to addrFile
-// and returns its MCP endpoint.
+// startPeer starts a server that writes its address to addrFile (serve,
+// the benchmark peers) and returns its MCP endpoint; it stops with the
+// test.
 func startPeer(t *testing.T, cmd *exec.Cmd, addrFile string) string {
 	t.Helper()
 	if err := cmd.Start(); err != nil {
@@ -243,7 +226,7 @@ func startPeer(t *testing.T, cmd *exec.Cmd, addrFile string) string {
 			return addr
 		}
 	}
-	t.Fatal("the peer did not listen in 10s")
+	t.Fatalf("%s did not listen in 10s", filepath.Base(cmd.Path))
 	return ""
 }
 

@@ -119,12 +119,7 @@ func TestServerEverythingStdioThroughProxy(t *testing.T) {
 // server-everything over Streamable HTTP, behind the HTTP proxy.
 func TestServerEverythingHTTPThroughProxy(t *testing.T) {
 	node, dir := tsNode(t)
-	js := everythingJS(t, dir)
-	addr := freeAddr(t)
-	_, port, _ := strings.Cut(addr, ":")
-	srv := exec.Command(node, js, "streamableHttp")
-	srv.Env = append(os.Environ(), "PORT="+port)
-	startUntilListening(t, srv, addr)
+	addr := startEverythingHTTP(t, node, everythingJS(t, dir))
 	rec := filepath.Join(t.TempDir(), "everything-http.jsonl")
 	front, stop := startProxyHTTP(t, "http://"+addr+"/mcp", rec)
 	out := driveEverything(t, node, dir, "http", front+"/mcp")
@@ -142,6 +137,18 @@ func TestServerEverythingHTTPThroughProxy(t *testing.T) {
 		known = append(known, staleVersionHeader)
 	}
 	t.Log(validateRecording(t, rec, 80, known...))
+}
+
+// startEverythingHTTP starts server-everything over Streamable HTTP on a
+// free port and returns its address; it stops with the test.
+func startEverythingHTTP(t *testing.T, node, js string) (addr string) {
+	t.Helper()
+	addr = freeAddr(t)
+	_, port, _ := strings.Cut(addr, ":")
+	srv := exec.Command(node, js, "streamableHttp")
+	srv.Env = append(os.Environ(), "PORT="+port)
+	startUntilListening(t, srv, addr)
+	return addr
 }
 
 // staleVersionHeader is the conformance suite's server-sse-multiple-streams
