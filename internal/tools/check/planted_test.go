@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -301,6 +303,34 @@ func TestUsage(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := check.Command(tt.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
+		}
+	}
+}
+
+// --output html is validate's page over the check's recording, each
+// session with findings a timeline; --record keeps the recording, the
+// probes' session in it too.
+func TestHTMLAndRecording(t *testing.T) {
+	srv := httptest.NewServer(&planted{defect: "wrong error code"})
+	defer srv.Close()
+	rec := filepath.Join(t.TempDir(), "check.jsonl")
+	var out, errb bytes.Buffer
+	code := check.Command([]string{"--revision", "2025-11-25", "--output", "html", "--record", rec, "--rate", "0", "--fail-on", "warning", srv.URL}, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errb.String())
+	}
+	for _, want := range []string{"<html", "check-error-code", "check 2025-11-25"} { // a session with findings has its timeline
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"session":"check 2025-11-25"`, `"session":"probe 2025-11-25"`, `"method":"tools/call"`, `"mcpstack/check-unknown"`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the recording lacks %s", want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/sse"
 	"github.com/mcpstack/mcpstack/internal/tools/validate"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -88,6 +89,9 @@ func probes(rev *protocol.Spec, http bool) []probe {
 }
 
 const http400 = http.StatusBadRequest
+
+// probeSession starts the recording's name of a revision's probe session.
+const probeSession = "probe "
 
 // paramsOf is the params member a probe of a revision without sessions
 // carries: its version and capabilities in _meta ("" for the others).
@@ -200,7 +204,7 @@ func (e expect) judge(a answer) string {
 // id's life: a request without it, with one the server never gave, and
 // after DELETE.
 func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
-	session := "probe " + rev.Revision
+	session := probeSession + rev.Revision
 	hc := &http.Client{Timeout: c.cfg.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	post := func(body string, headers map[string]string, sid string) (answer, error) {
 		if err := c.rec.wait(ctx); err != nil {
@@ -236,13 +240,16 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 				req.Header.Set(k, v)
 			}
 		}
+		c.rec.message(session, server.ClientToServer, []byte(body))
 		resp, err := hc.Do(req)
 		if err != nil {
 			return answer{}, err
 		}
 		defer resp.Body.Close()
 		a := answer{status: resp.StatusCode, sessionID: resp.Header.Get("Mcp-Session-Id")}
-		a.messages, a.array = readBody(resp)
+		var all []json.RawMessage
+		all, a.array = readBody(resp)
+		a.messages = c.recordAnswer(session, all, a.array)
 		return a, nil
 	}
 	sid := ""
@@ -319,7 +326,7 @@ func readBody(resp *http.Response) ([]json.RawMessage, bool) {
 			if err != nil {
 				return out, false
 			}
-			if d := bytes.TrimSpace(ev.Data); len(d) > 0 && json.Valid(d) && isResponse(d) {
+			if d := bytes.TrimSpace(ev.Data); len(d) > 0 && json.Valid(d) {
 				out = append(out, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
 			}
 		}
@@ -328,20 +335,36 @@ func readBody(resp *http.Response) ([]json.RawMessage, bool) {
 	if len(body) > 0 && body[0] == '[' {
 		var arr []json.RawMessage
 		if json.Unmarshal(body, &arr) == nil {
-			return slices.DeleteFunc(arr, func(m json.RawMessage) bool { return !isResponse(m) }), true
+			return arr, true
 		}
 	}
-	if len(body) > 0 && json.Valid(body) && isResponse(body) {
+	if len(body) > 0 && json.Valid(body) {
 		return []json.RawMessage{body}, false
 	}
 	return nil, false
+}
+
+// recordAnswer records what a probe got (an array as the one message it
+// is) and returns its responses, the server's notifications and requests
+// left out.
+func (c *checker) recordAnswer(session string, msgs []json.RawMessage, array bool) []json.RawMessage {
+	if array {
+		if b, err := json.Marshal(msgs); err == nil {
+			c.rec.message(session, server.ServerToClient, b)
+		}
+	} else {
+		for _, m := range msgs {
+			c.rec.message(session, server.ServerToClient, m)
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(msgs), func(m json.RawMessage) bool { return !isResponse(m) })
 }
 
 // probeStdio starts the server once more and speaks to it line by line:
 // a request before initialize (it must be answered, whatever the answer),
 // then the revision's probes, then a ping that must still be answered.
 func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
-	session := "probe " + rev.Revision
+	session := probeSession + rev.Revision
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.cfg.Command[0], c.cfg.Command[1:]...)
@@ -381,6 +404,7 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		if c.rec.wait(ctx) != nil {
 			return false
 		}
+		c.rec.message(session, server.ClientToServer, []byte(line))
 		_, err := io.WriteString(stdin, line+"\n")
 		return err == nil
 	}
@@ -396,7 +420,11 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 					return answer{none: true}, true
 				}
 				line = bytes.TrimSpace(line)
-				if len(line) > 0 && line[0] == '[' {
+				if len(line) == 0 {
+					continue
+				}
+				c.rec.message(session, server.ServerToClient, line)
+				if line[0] == '[' {
 					var arr []json.RawMessage
 					if json.Unmarshal(line, &arr) == nil {
 						return answer{messages: arr, array: true}, false
@@ -502,6 +530,6 @@ func (c *checker) findProbe(session, name string, e expect, why string) {
 	if e.warn {
 		r.Severity = validate.Warning
 	}
-	c.findings = append(c.findings, validate.Finding{File: c.file, Session: session, Side: "server", Rule: r.ID, Severity: r.Severity,
+	c.findings = append(c.findings, validate.Finding{File: c.file, Line: c.rec.at(session), Session: session, Side: "server", Rule: r.ID, Severity: r.Severity,
 		Reason: name + ": " + why + " [spec: " + e.spec + "]"})
 }

@@ -52,14 +52,20 @@ func (r *recording) message(session string, dir server.Direction, msg []byte) in
 	defer r.mu.Unlock()
 	r.rec.Message(session, dir, msg)
 	r.line++
-	var e envelope
-	if json.Unmarshal(msg, &e) != nil || len(e.ID) == 0 || string(e.ID) == "null" {
-		return r.line
-	}
 	x := r.calls[session]
 	if x == nil {
 		x = &exchange{}
 		r.calls[session] = x
+	}
+	var e envelope
+	if json.Unmarshal(msg, &e) != nil {
+		if dir == server.ClientToServer {
+			*x = exchange{request: r.line} // bytes that are not JSON: a probe's, its own exchange
+		}
+		return r.line
+	}
+	if len(e.ID) == 0 || string(e.ID) == "null" {
+		return r.line
 	}
 	switch {
 	case dir == server.ClientToServer && e.Method != "":
