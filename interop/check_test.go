@@ -176,7 +176,7 @@ func TestCheckOthers(t *testing.T) {
 		node, dir := tsNode(t)
 		js := everythingJS(t, dir)
 		got, _ := runCheck(t, "--revision", "2025-03-26,2025-11-25", "--skip", "trigger-long-running-operation", "--", node, js, "stdio")
-		expectFindings(t, got, append(tsStdio("2025-03-26", "2025-11-25"), tsResourceLink, tsNoBatch)...)
+		expectFindings(t, got, append(tsStdio, tsResourceLink, tsNoBatch)...)
 	})
 	t.Run("server-everything http", func(t *testing.T) {
 		t.Parallel()
@@ -197,7 +197,7 @@ func TestCheckOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, _ := runCheck(t, "--revision", "2025-11-25", "--", node, js, root)
-		expectFindings(t, got, tsStdio("2025-11-25")...)
+		expectFindings(t, got, tsStdio...)
 		entries, _ := os.ReadDir(root)
 		if len(entries) != 1 {
 			t.Errorf("the folder holds %d entries after the check, want 1: only read-only tools are called", len(entries))
@@ -254,7 +254,10 @@ var (
 	tsAfterDelete    = violation{"check-protocol", "request after DELETE: HTTP 400, want 404"}
 )
 
-// tsStdio is what the TypeScript SDK's stdio transport leaves unanswered.
-func tsStdio(revisions ...string) []violation {
-	return []violation{{"check-protocol", "malformed JSON: no answer"}, {"check-protocol", "invalid request: no answer"}}
+// tsStdio is what the TypeScript SDK's stdio transport leaves unanswered
+// (warnings: JSON-RPC answers them, MCP says nothing more).
+var tsStdio = []violation{
+	{"check-protocol", "malformed JSON: no answer"},
+	{"check-protocol", "invalid request: no answer"},
+	{"check-protocol", "batch where the revision has none: no answer"},
 }

@@ -51,8 +51,8 @@ For each revision (--revision narrows them) it negotiates the revision
     enum, an extra member where additionalProperties is false) must answer
     a tool error (isError) or -32602, never a success, a crash or a hang;
   - probes the transport: an unknown method, malformed JSON, an invalid
-    request, a batch (answered where the revision has batches, refused where
-    it has none), and over HTTP an unsupported MCP-Protocol-Version, a
+    request, a batch (answered where the revision has batches; elsewhere any
+    answer will do), and over HTTP an unsupported MCP-Protocol-Version, a
     request without its session id, with an unknown one, and after DELETE.
 
 Safety: only the tools that declare readOnlyHint are called, unless

@@ -68,9 +68,13 @@ func probes(rev *protocol.Spec, http bool) []probe {
 	if rev.Has("JSONRPCBatchRequest") {
 		ps = append(ps, probe{name: "batch", body: batch, want: expect{batch: 2,
 			spec: "this revision's JSON-RPC messages include batches: implementations MUST support receiving them (basic: Batching)"}})
+	} else {
+		// An array is none of this revision's messages, and the revision
+		// says nothing of what a server does with one: any answer (an
+		// error, the answers, an HTTP status) will do; silence is a warning.
+		ps = append(ps, probe{name: "batch where the revision has none", body: batch, want: expect{any: true, warn: true,
+			spec: "JSON-RPC 2.0: an array is answered, with its responses or -32600 Invalid Request; this revision has no batches, so any answer will do"}})
 	}
-	// Where the revision has no batches, an array is none of its messages
-	// and nothing says what a server does with one: not probed.
 	if http && rev.Transport.VersionHeader && !rev.Stateless() {
 		ps = append(ps, probe{name: "request without MCP-Protocol-Version", body: `{"jsonrpc":"2.0","id":"check-no-version","method":"ping"}`,
 			headers: map[string]string{"MCP-Protocol-Version": ""},
