@@ -25,7 +25,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/record"
 	"github.com/mcpstack/mcpstack/internal/tools/validate"
 )
@@ -202,20 +201,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		cfg.DryRunOut = stdout
 	}
 	c := &checker{cfg: cfg, rec: newRecording(rec, cfg.Rate), file: path}
-	for _, rev := range cfg.Revisions {
-		if ctx.Err() != nil {
-			c.statuses = append(c.statuses, rev+": not checked: --max-time")
-			continue
-		}
-		if !c.revision(ctx, rev) || cfg.DryRun {
-			continue
-		}
-		if spec := generated.Lookup(rev); cfg.URL != "" {
-			c.probeHTTP(ctx, spec)
-		} else {
-			c.probeStdio(ctx, spec)
-		}
-	}
+	c.run(ctx)
 	closeErr := rec.Close()
 	if err := f.Close(); closeErr == nil {
 		closeErr = err
@@ -232,40 +218,9 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	if cfg.DryRun {
 		return 0 // what would be sent is on stdout; nothing was judged
 	}
-	// The check's own findings, then the recording's validation.
-	rep := validate.NewReporter(out, stdout)
-	var errs, warns int
-	for _, f := range c.findings {
-		rep.Finding(f)
-		if f.Severity == validate.Error {
-			errs++
-		} else {
-			warns++
-		}
-	}
-	// The probes' sessions are in the recording for the timeline; what
-	// the server did with them is the probes' to judge (validate would
-	// see a session that breaks the lifecycle on purpose).
-	var dropped validate.Report
-	v, err := validate.New(validate.WithSide("server"), validate.WithFindingHandler(func(f validate.Finding) {
-		if strings.HasPrefix(f.Session, probeSession) {
-			if f.Severity == validate.Error {
-				dropped.Errors++
-			} else {
-				dropped.Warnings++
-			}
-			return
-		}
-		rep.Finding(f)
-	}))
+	report, err := c.report(validate.NewReporter(out, stdout))
 	if err != nil {
 		return fail("%v", err)
-	}
-	report := v.Check(context.Background(), []validate.Input{validate.FileInput(path)})
-	report.Errors += errs - dropped.Errors
-	report.Warnings += warns - dropped.Warnings
-	if err := rep.Finish(&report, []string{path}); err != nil {
-		return fail("writing the report: %v", err)
 	}
 	fmt.Fprintf(cfg.Log, "mcpstack check: %d of %d revisions checked in %v: %d errors, %d warnings\n",
 		c.ran, len(cfg.Revisions), time.Since(start).Round(time.Millisecond), report.Errors, report.Warnings)

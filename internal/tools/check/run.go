@@ -80,6 +80,25 @@ func (c *checker) transport(session string) client.Transport {
 	return &tapped{Transport: t, rec: c.rec, session: session}
 }
 
+// run checks every revision of the configuration, one after the other:
+// the walk, then (for a revision the server accepted) the probes.
+func (c *checker) run(ctx context.Context) {
+	for _, rev := range c.cfg.Revisions {
+		if ctx.Err() != nil {
+			c.statuses = append(c.statuses, rev+": not checked: --max-time")
+			continue
+		}
+		if !c.revision(ctx, rev) || c.cfg.DryRun {
+			continue
+		}
+		if spec := generated.Lookup(rev); c.cfg.URL != "" {
+			c.probeHTTP(ctx, spec)
+		} else {
+			c.probeStdio(ctx, spec)
+		}
+	}
+}
+
 // revision checks the server under one revision: negotiate it, then walk
 // what the server declares and call its tools; ok is false when the
 // server did not accept the revision.
