@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -325,4 +326,28 @@ func waitAddr(t *testing.T, addrFile string) string {
 	}
 	t.Fatal("server did not start")
 	return ""
+}
+
+// newObserver follows --metrics and --access-log: metrics off serve 404;
+// with both off (and no OTEL exporter) there is no observer at all.
+func TestNewObserverSwitches(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	obs, _, stop, err := newObserver(context.Background(), serveConfig{metrics: false, accessLog: false}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if obs != nil {
+		t.Error("--metrics=false --access-log=false made an observer")
+	}
+	obs, _, stop, err = newObserver(context.Background(), serveConfig{metrics: false, accessLog: true}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	rec := httptest.NewRecorder()
+	obs.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("--metrics=false: /metrics answers %d, want 404", rec.Code)
+	}
 }

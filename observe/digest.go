@@ -17,7 +17,8 @@ type digests struct {
 	n atomic.Int64
 	// recent holds the last digests made or found, by two bytes of the
 	// id: hashing a whole id for the map costs more than the rest of a
-	// lookup. A digest is the id's alone, so an entry is never stale.
+	// lookup. A digest is the id's alone, so an entry is never stale;
+	// forget clears an ended session's.
 	recent [256]atomic.Pointer[digestEntry]
 }
 
@@ -62,6 +63,12 @@ func (d *digests) lookup(id string) string {
 }
 
 func (d *digests) forget(id string) {
+	if id != "" { // an ended session's id, a bearer secret, is not kept
+		slot := d.slot(id)
+		if e := slot.Load(); e != nil && e.id == id {
+			slot.CompareAndSwap(e, nil)
+		}
+	}
 	if m := d.m.Load(); m != nil {
 		if _, ok := m.LoadAndDelete(id); ok {
 			d.n.Add(-1)

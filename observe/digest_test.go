@@ -29,3 +29,18 @@ func TestDigests(t *testing.T) {
 		t.Errorf("%d remembered, want at most %d", n, maxDigests)
 	}
 }
+
+// An ended session's id is not kept, in the map or the recent slots.
+func TestDigestsForget(t *testing.T) {
+	var d digests
+	d.of("session-1")
+	d.forget("session-1")
+	if e := d.slot("session-1").Load(); e != nil {
+		t.Errorf("the recent slot still holds %q after forget", e.id)
+	}
+	if m := d.m.Load(); m != nil {
+		if _, ok := m.Load("session-1"); ok {
+			t.Error("the map still holds the id after forget")
+		}
+	}
+}

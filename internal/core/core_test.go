@@ -127,7 +127,11 @@ func TestSessionEndCancelsCalls(t *testing.T) {
 	h := &misbehaving{started: make(chan struct{}), cancelled: make(chan struct{})}
 	sess, out := newSession(t, h)
 	go sess.Handle(context.Background(), call("block"), out)
-	<-h.started
+	select {
+	case <-h.started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not start")
+	}
 	sess.Close()
 	select {
 	case <-h.cancelled:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"sync"
 	"testing"
 	"time"
 )
@@ -134,3 +135,59 @@ func BenchmarkAccessLine(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// One handler over a sequence of records, as a server logs them: its
+// kept second, zone and message are used, and refreshed, exactly when
+// TextHandler would write other bytes; concurrent use stays line by line.
+func TestCachesAcrossRecords(t *testing.T) {
+	var want, got bytes.Buffer
+	text := slog.NewTextHandler(&want, nil).WithAttrs([]slog.Attr{slog.String("app", "x")})
+	fast := New(&got, nil).WithAttrs([]slog.Attr{slog.String("app", "x")})
+	base := time.Date(2026, 12, 2, 9, 44, 19, 0, time.UTC)
+	zone := time.FixedZone("Y", 2*3600)
+	times := []time.Time{base, base.Add(5 * time.Millisecond), base.In(zone), base.Add(999 * time.Millisecond), base.Add(time.Second), base.Add(time.Second).Local(), base}
+	msgs := []string{"mcp request", "mcp request", "other thing", "mcp request", "a=b", "mcp request", ""}
+	ctx := context.Background()
+	for i, at := range times {
+		r := slog.NewRecord(at, slog.LevelInfo, msgs[i], 0)
+		r.AddAttrs(slog.Int("i", i))
+		if err := text.Handle(ctx, r.Clone()); err != nil {
+			t.Fatal(err)
+		}
+		if err := fast.Handle(ctx, r.Clone()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got.String() != want.String() {
+		t.Fatalf("lines differ:\nTextHandler\n%s\nours\n%s", want.String(), got.String())
+	}
+	var mu sync.Mutex
+	lines := 0
+	h := New(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if bytes.Count(p, []byte("\n")) != 1 {
+			t.Errorf("a write of %d lines: %q", bytes.Count(p, []byte("\n")), p)
+		}
+		lines++
+		return len(p), nil
+	}), nil)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				r := slog.NewRecord(time.Now(), slog.LevelInfo, "mcp request", 0)
+				r.AddAttrs(slog.Int("g", g), slog.Int("i", i))
+				_ = h.Handle(ctx, r)
+			}
+		})
+	}
+	wg.Wait()
+	if lines != 800 {
+		t.Errorf("%d lines written, want 800", lines)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

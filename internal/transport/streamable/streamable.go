@@ -478,7 +478,6 @@ func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *core.
 	stream.close()
 }
 
-// writeReply writes the core's reply as JSON (202 without a body).
 // contentTypeJSON is the Content-Type of every JSON answer, one slice for
 // all (net/http reads header values and never writes them; Add appends
 // past its length, so into a new array).
@@ -488,6 +487,9 @@ var contentTypeJSON = []string{"application/json"}
 // that fits is sent with a Content-Length net/http counts.
 const chunkingSize = 2048
 
+// writeReply writes the core's reply as JSON (202 without a body). A
+// body up to chunkingSize gets its Content-Length from net/http when the
+// handler returns (a middleware that flushes after it makes it chunked).
 func writeReply(w http.ResponseWriter, r core.Reply) {
 	if r.SessionID != "" {
 		w.Header().Set("Mcp-Session-Id", r.SessionID)
