@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpstack/mcpstack/internal/codec"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
@@ -537,18 +538,8 @@ func required(s map[string]any) []string {
 func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 func floatOf(v any) (float64, bool) {
-	switch v := v.(type) {
-	case float64:
-		return v, true
-	case int64:
-		return float64(v), true
-	case int:
-		return float64(v), true
-	case interface{ Float64() (float64, error) }: // json.Number
-		f, err := v.Float64()
-		return f, err == nil
-	}
-	return 0, false
+	f, err := codec.Float(v)
+	return f, err == nil
 }
 
 func intOf(v any) (int, bool) {

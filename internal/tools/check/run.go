@@ -271,34 +271,20 @@ func (w *walk) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 func (w *walk) ping(ctx context.Context) error {
-	rctx, cancel := w.ctx(ctx)
-	defer cancel()
-	_, err := w.s.Ping(rctx, &mcp.RequestParams{})
-	we, judged, abort := w.outcome(err)
-	if abort != nil {
-		return abort
-	}
-	if !judged && err != nil {
-		w.c.find(rulePing, w.session, "", "ping failed: "+errText(we, err), "")
-	}
-	return nil
+	return w.request(ctx, rulePing, "ping", anyError, func(ctx context.Context) error {
+		_, err := w.s.Ping(ctx, &mcp.RequestParams{})
+		return err
+	})
 }
 
 func (w *walk) logging(ctx context.Context) error {
 	if w.caps.Logging == nil || !w.has(mcp.MethodSetLevel) {
 		return nil
 	}
-	rctx, cancel := w.ctx(ctx)
-	defer cancel()
-	_, err := w.s.SetLevel(rctx, &mcp.SetLevelRequestParams{Level: mcp.LoggingLevel("info")})
-	we, judged, abort := w.outcome(err)
-	if abort != nil {
-		return abort
-	}
-	if !judged && err != nil {
-		w.c.find(ruleSetLevel, w.session, "", "logging/setLevel info failed: "+errText(we, err), "")
-	}
-	return nil
+	return w.request(ctx, ruleSetLevel, "logging/setLevel info", anyError, func(ctx context.Context) error {
+		_, err := w.s.SetLevel(ctx, &mcp.SetLevelRequestParams{Level: mcp.LoggingLevel("info")})
+		return err
+	})
 }
 
 func errText(we *wire.Error, err error) string {

@@ -17,30 +17,17 @@ func (w *walk) tools(ctx context.Context) error {
 	if w.caps.Tools == nil {
 		return nil
 	}
-	var tools []*mcp.Tool
 	refused := map[string]string{} // a name's reason not to call it, from any of its listings
-	more := 0
-	ok, abort := w.pages(ctx, "tools/list", func(ctx context.Context, cursor string) ([]string, string, error) {
+	tools, more, ok, abort := listed(ctx, w, mcp.MethodListTools, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		res, err := w.s.ListTools(ctx, &mcp.PaginatedRequestParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
-		keys := make([]string, 0, len(res.Tools))
-		for _, t := range res.Tools {
-			if t == nil {
-				continue // the recording's validation reports it
-			}
-			keys = append(keys, t.Name)
-			if why := w.c.mayCall(t); why != "" {
-				refused[t.Name] = why // a name listed twice counts as its most dangerous listing
-			}
-			if len(tools) < w.c.cfg.MaxItems {
-				tools = append(tools, t)
-			} else {
-				more++
-			}
+		return res.Tools, res.NextCursor, nil
+	}, func(t *mcp.Tool) string { return t.Name }, func(t *mcp.Tool) {
+		if why := w.c.mayCall(t); why != "" {
+			refused[t.Name] = why // a name listed twice counts as its most dangerous listing
 		}
-		return keys, res.NextCursor, nil
 	})
 	if abort != nil || !ok {
 		return abort

@@ -17,86 +17,51 @@ func (w *walk) resources(ctx context.Context) error {
 	if w.caps.Resources == nil {
 		return nil
 	}
-	var uris []string
-	ok, abort := w.pages(ctx, "resources/list", func(ctx context.Context, cursor string) ([]string, string, error) {
+	resources, _, ok, abort := listed(ctx, w, mcp.MethodListResources, func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 		res, err := w.s.ListResources(ctx, &mcp.PaginatedRequestParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
-		keys := make([]string, 0, len(res.Resources))
-		for _, r := range res.Resources {
-			if r == nil {
-				continue
-			}
-			keys = append(keys, r.URI)
-			if len(uris) < w.c.cfg.MaxItems {
-				uris = append(uris, r.URI)
-			}
-		}
-		return keys, res.NextCursor, nil
-	})
+		return res.Resources, res.NextCursor, nil
+	}, func(r *mcp.Resource) string { return r.URI }, nil)
 	if abort != nil {
 		return abort
 	}
 	if ok {
-		for i, uri := range uris {
-			if i >= w.c.cfg.MaxItems {
-				break
-			}
-			if err := w.read(ctx, uri, "listed"); err != nil {
+		for _, r := range resources {
+			if err := w.read(ctx, r.URI, "listed"); err != nil {
 				return err
 			}
 		}
 	}
-	var templates []*mcp.ResourceTemplate
-	ok, abort = w.pages(ctx, "resources/templates/list", func(ctx context.Context, cursor string) ([]string, string, error) {
+	templates, _, ok, abort := listed(ctx, w, mcp.MethodListResourceTemplates, func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 		res, err := w.s.ListResourceTemplates(ctx, &mcp.PaginatedRequestParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
-		keys := make([]string, 0, len(res.ResourceTemplates))
-		for _, t := range res.ResourceTemplates {
-			if t == nil {
-				continue
-			}
-			keys = append(keys, t.URITemplate)
-			if len(templates) < w.c.cfg.MaxItems {
-				templates = append(templates, t)
-			}
-		}
-		return keys, res.NextCursor, nil
-	})
+		return res.ResourceTemplates, res.NextCursor, nil
+	}, func(t *mcp.ResourceTemplate) string { return t.URITemplate }, nil)
 	if abort != nil {
 		return abort
 	}
 	if ok {
-		for i, t := range templates {
-			if i >= w.c.cfg.MaxItems {
-				break
-			}
+		for _, t := range templates {
 			if err := w.template(ctx, t); err != nil {
 				return err
 			}
 		}
 	}
-	if w.caps.Resources.Subscribe != nil && *w.caps.Resources.Subscribe && len(uris) > 0 && w.has(mcp.MethodSubscribe) {
-		return w.subscribe(ctx, uris[0])
+	if w.caps.Resources.Subscribe != nil && *w.caps.Resources.Subscribe && len(resources) > 0 && w.has(mcp.MethodSubscribe) {
+		return w.subscribe(ctx, resources[0].URI)
 	}
 	return nil
 }
 
 func (w *walk) read(ctx context.Context, uri, how string) error {
-	rctx, cancel := w.ctx(ctx)
-	defer cancel()
-	_, err := w.s.ReadResource(rctx, &mcp.ReadResourceRequestParams{URI: uri})
-	we, judged, abort := w.outcome(err)
-	if abort != nil {
-		return abort
-	}
-	if missing(we) && !judged {
-		w.c.find(ruleRead, w.session, "", fmt.Sprintf("resources/read of the %s URI %q failed: %s", how, clip(uri), errText(we, err)), "")
-	}
-	return nil
+	return w.request(ctx, ruleRead, fmt.Sprintf("resources/read of the %s URI %q", how, clip(uri)), missingOnly, func(ctx context.Context) error {
+		_, err := w.s.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: uri})
+		return err
+	})
 }
 
 // template reads a template's resource with its variables filled from
@@ -152,26 +117,17 @@ func (w *walk) complete(ctx context.Context, ref mcp.CompleteRequestParamsRef, n
 }
 
 func (w *walk) subscribe(ctx context.Context, uri string) error {
-	for _, sub := range []bool{true, false} {
-		rctx, cancel := w.ctx(ctx)
-		var err error
-		method := "resources/subscribe"
-		if sub {
-			_, err = w.s.Subscribe(rctx, &mcp.SubscribeRequestParams{URI: uri})
-		} else {
-			method = "resources/unsubscribe"
-			_, err = w.s.Unsubscribe(rctx, &mcp.UnsubscribeRequestParams{URI: uri})
-		}
-		cancel()
-		we, judged, abort := w.outcome(err)
-		if abort != nil {
-			return abort
-		}
-		if missing(we) && !judged {
-			w.c.find(ruleSubscribe, w.session, "", fmt.Sprintf("%s of %q failed: %s", method, clip(uri), errText(we, err)), "")
-		}
+	err := w.request(ctx, ruleSubscribe, fmt.Sprintf("resources/subscribe of %q", clip(uri)), missingOnly, func(ctx context.Context) error {
+		_, err := w.s.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri})
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	return nil
+	return w.request(ctx, ruleSubscribe, fmt.Sprintf("resources/unsubscribe of %q", clip(uri)), missingOnly, func(ctx context.Context) error {
+		_, err := w.s.Unsubscribe(ctx, &mcp.UnsubscribeRequestParams{URI: uri})
+		return err
+	})
 }
 
 // missing reports whether an error says the method is not there: a
@@ -180,37 +136,27 @@ func (w *walk) subscribe(ctx context.Context, uri string) error {
 // capability the check's client lacks): no finding.
 func missing(we *wire.Error) bool { return we != nil && we.Code == wire.CodeMethodNotFound }
 
+// missingOnly and anyError say which failures of a request are findings.
+func missingOnly(we *wire.Error) bool { return missing(we) }
+func anyError(*wire.Error) bool       { return true }
+
 // prompts lists the prompts and gets each with the arguments it requires,
 // filled from completion/complete where the server declares completions.
 func (w *walk) prompts(ctx context.Context) error {
 	if w.caps.Prompts == nil {
 		return nil
 	}
-	var prompts []*mcp.Prompt
-	ok, abort := w.pages(ctx, "prompts/list", func(ctx context.Context, cursor string) ([]string, string, error) {
+	prompts, _, ok, abort := listed(ctx, w, mcp.MethodListPrompts, func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 		res, err := w.s.ListPrompts(ctx, &mcp.PaginatedRequestParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
-		keys := make([]string, 0, len(res.Prompts))
-		for _, p := range res.Prompts {
-			if p == nil {
-				continue
-			}
-			keys = append(keys, p.Name)
-			if len(prompts) < w.c.cfg.MaxItems {
-				prompts = append(prompts, p)
-			}
-		}
-		return keys, res.NextCursor, nil
-	})
+		return res.Prompts, res.NextCursor, nil
+	}, func(p *mcp.Prompt) string { return p.Name }, nil)
 	if abort != nil || !ok {
 		return abort
 	}
-	for i, p := range prompts {
-		if i >= w.c.cfg.MaxItems {
-			break
-		}
+	for _, p := range prompts {
 		args := map[string]string{}
 		for _, a := range p.Arguments {
 			if a == nil || a.Required == nil || !*a.Required {
@@ -228,16 +174,61 @@ func (w *walk) prompts(ctx context.Context) error {
 			}
 			args[a.Name] = v
 		}
-		rctx, cancel := w.ctx(ctx)
-		_, err := w.s.GetPrompt(rctx, &mcp.GetPromptRequestParams{Name: p.Name, Arguments: args})
-		cancel()
-		we, judged, abort := w.outcome(err)
-		if abort != nil {
-			return abort
-		}
-		if missing(we) && !judged {
-			w.c.find(rulePrompt, w.session, "", fmt.Sprintf("prompts/get %q with its required arguments failed: %s", p.Name, errText(we, err)), "")
+		err := w.request(ctx, rulePrompt, fmt.Sprintf("prompts/get %q with its required arguments", p.Name), missingOnly, func(ctx context.Context) error {
+			_, err := w.s.GetPrompt(ctx, &mcp.GetPromptRequestParams{Name: p.Name, Arguments: args})
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// request sends one request within its wait and makes a finding of r
+// when it fails in a way finding says is one (a hang, a crash and a
+// protocol violation are outcome's to judge).
+func (w *walk) request(ctx context.Context, r rule, what string, finding func(*wire.Error) bool, send func(context.Context) error) error {
+	rctx, cancel := w.ctx(ctx)
+	err := send(rctx)
+	cancel()
+	we, judged, abort := w.outcome(err)
+	if abort != nil {
+		return abort
+	}
+	if err != nil && !judged && finding(we) {
+		w.c.find(r, w.session, "", what+" failed: "+errText(we, err), "")
+	}
+	return nil
+}
+
+// listed walks a list to its end (pages) and keeps its first --max-items
+// items, leaving out the null ones the recording's validation reports;
+// each, when not nil, sees every item listed; more counts those not kept.
+func listed[T comparable](ctx context.Context, w *walk, method string, page func(context.Context, string) ([]T, string, error),
+	key func(T) string, each func(T)) (kept []T, more int, ok bool, abort error) {
+	var zero T
+	ok, abort = w.pages(ctx, method, func(ctx context.Context, cursor string) ([]string, string, error) {
+		items, next, err := page(ctx, cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		keys := make([]string, 0, len(items))
+		for _, it := range items {
+			if it == zero {
+				continue
+			}
+			keys = append(keys, key(it))
+			if each != nil {
+				each(it)
+			}
+			if len(kept) < w.c.cfg.MaxItems {
+				kept = append(kept, it)
+			} else {
+				more++
+			}
+		}
+		return keys, next, nil
+	})
+	return kept, more, ok, abort
 }
