@@ -398,13 +398,7 @@ func TestLabelsStayBounded(t *testing.T) {
 func TestClientStringsAreBounded(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	var logs strings.Builder
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return logs.Write(p)
-	}), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, logs := textLog()
 	f := conformance.New(conformance.WithStepDelay(0))
 	o := observe.New(observe.WithTracerProvider(tp), observe.WithNames(f.Registered), observe.WithLogger(log))
 	srv := server.New(f, server.WithObserver(o))
@@ -437,9 +431,7 @@ func TestClientStringsAreBounded(t *testing.T) {
 			}
 		}
 	}
-	mu.Lock()
-	text := logs.String()
-	mu.Unlock()
+	text := logs()
 	for _, line := range strings.Split(text, "\n") {
 		if len(line) > 2048 {
 			t.Errorf("a log line of %d bytes, want at most 2048: %.200s", len(line), line)
@@ -453,6 +445,23 @@ func TestClientStringsAreBounded(t *testing.T) {
 	}
 }
 
+// textLog is a text logger at info whose lines logs returns, safe for
+// the server's goroutines.
+func textLog() (log *slog.Logger, logs func() string) {
+	var b strings.Builder
+	var mu sync.Mutex
+	log = slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return b.Write(p)
+	}), nil))
+	return log, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return b.String()
+	}
+}
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
@@ -463,13 +472,7 @@ func digest(id string) string { return tracemeta.SessionDigest(id) }
 // WithRegisterer(nil) counts no metrics (Metrics serves 404) and keeps the
 // access log, with nothing on the request path that needs them.
 func TestWithoutMetrics(t *testing.T) {
-	var logs strings.Builder
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return logs.Write(p)
-	}), nil))
+	log, logs := textLog()
 	o := observe.New(observe.WithRegisterer(nil), observe.WithLogger(log))
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithObserver(o))
 	t.Cleanup(srv.Close)
@@ -486,9 +489,7 @@ func TestWithoutMetrics(t *testing.T) {
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("GET /metrics without metrics: %d, want 404", rec.Code)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !strings.Contains(logs.String(), "method=ping id=2") {
-		t.Errorf("no access line for the ping:\n%s", logs.String())
+	if text := logs(); !strings.Contains(text, "method=ping id=2") {
+		t.Errorf("no access line for the ping:\n%s", text)
 	}
 }
