@@ -185,3 +185,52 @@ func TestResumeGetStream(t *testing.T) {
 		t.Fatalf("replayed %v", evs)
 	}
 }
+
+// TestCloseStreamEarly: a method that ends its response early (SEP-1699
+// polling) has the response end while it runs on, with only the priming
+// event; the client resumes with that event's id and gets the answer.
+func TestCloseStreamEarly(t *testing.T) {
+	for _, mode := range []streamable.ResponseMode{streamable.Auto, streamable.SSE} {
+		t.Run(string(mode), func(t *testing.T) {
+			const step = 150 * time.Millisecond // the tool sleeps a step, closes the stream, sleeps a step
+			srv := server.New(conformance.New(conformance.WithStepDelay(step)))
+			h := streamable.New(srv, streamable.WithResponseMode(mode))
+			ts := httptest.NewServer(h)
+			defer func() { h.Shutdown(); ts.Close(); srv.Close() }()
+			e := &env{t: t, url: ts.URL, srv: srv}
+			sid := e.initialize()
+			e.do(req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+
+			start := time.Now()
+			resp, body := e.do(req{body: `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test_reconnection","arguments":{}}}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+			if took := time.Since(start); took >= 2*step {
+				t.Errorf("the response lasted %v: it did not end before the call (%v)", took.Round(time.Millisecond), 2*step)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || strings.Contains(body, conformance.ReconnectionDoneText) {
+				t.Fatalf("%s response held the answer, or no stream: %q", ct, body)
+			}
+			id := ""
+			for _, line := range strings.Split(body, "\n") {
+				if v, ok := strings.CutPrefix(line, "id: "); ok {
+					id = v
+				}
+			}
+			if id == "" {
+				t.Fatalf("no priming event id in %q", body)
+			}
+			get, _ := http.NewRequest("GET", ts.URL, nil)
+			get.Header.Set("Accept", "text/event-stream")
+			get.Header.Set("Mcp-Session-Id", sid)
+			get.Header.Set("Last-Event-ID", id)
+			resp2, err := http.DefaultClient.Do(get)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp2.Body.Close()
+			events := readEvents(t, bufio.NewScanner(resp2.Body), 1)
+			if len(events) != 1 || !strings.Contains(events[0].data, `"id":9,"result"`) || !strings.Contains(events[0].data, conformance.ReconnectionDoneText) {
+				t.Errorf("resumed: %v, want the answer", events)
+			}
+		})
+	}
+}

@@ -111,7 +111,6 @@ type Handler struct {
 	listen   sync.Map // session id -> its GET *eventStream
 	shutdown chan struct{}
 	once     sync.Once
-	waits    sync.Pool // *time.Timer, stopped: each auto-mode call waits on one
 }
 
 // New returns the endpoint handler; mount it at the MCP path (e.g. /mcp).
@@ -268,13 +267,18 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveCall answers a call of a session on a resumable event stream. The
-// call runs on by itself: when the client drops the response, or the
-// method ends it early (CloseStream), its events wait in the event store
-// for a GET with Last-Event-ID. In Auto mode the stream starts with the
-// call's first message, its request to end the response, or primeDelay;
-// a call that ends before all three is answered as JSON.
+// call runs on a worker by itself: when the client drops the response, or
+// the method ends it early (CloseStream), its events wait in the event
+// store for a GET with Last-Event-ID. In Auto mode the stream starts with
+// the call's first message, its request to end the response, or
+// primeDelay; a call that ends before all three is answered as JSON.
+//
+// Until then the handler waits on one channel (cs.wake), not on the
+// request's context or the credential's expiry: a quick call, the common
+// one, pays for no select, and a client that left, or a credential that
+// expired, is seen at most primeDelay late.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.Call) {
-	cs := &callStream{h: h, w: w, call: call, started: make(chan struct{})}
+	cs := &callStream{h: h, w: w, call: call, wake: make(chan struct{}, 1)}
 	ended := false
 	if h.cfg.mode == Auto {
 		ended = call.Ended()
@@ -290,103 +294,127 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 	if call.Prime() {
 		closeEarly = cs.CloseStream
 	} // else without an event id the client could not resume: keep the response
-	expired, stop := core.CallerFrom(r.Context()).Expiry()
-	defer stop()
-	done := make(chan core.Reply, 1)
-	h.srv.Go(func() { done <- call.Run(r.Context(), cs, closeEarly) })
-	var early *core.Reply // the call's reply, when it came before the stream started
-	slow := false         // the call ran primeDelay without a message
+	ctx := r.Context()
+	h.srv.Go(func() { cs.end(call.Run(ctx, cs, closeEarly)) })
+	// The headers and the priming event go out with the first message, or
+	// alone once the call has run primeDelay, so that the client can resume.
+	prime := time.AfterFunc(primeDelay, cs.prime)
+	defer prime.Stop()
 	if h.cfg.mode == Auto {
-		wait := h.startWait()
-		defer h.waits.Put(wait)
-		defer wait.Stop()
-		select {
-		case reply := <-done:
-			if cs.answerAsJSON() {
-				writeReply(w, reply)
-				return
-			}
-			early = &reply // the stream started meanwhile
-		case <-cs.started:
-		case <-wait.C:
-			slow = true
-		case <-r.Context().Done():
-		case <-expired:
-			gone := make(chan time.Time) // the timer fires once: the loop below must still see it
-			close(gone)
-			expired = gone
+		<-cs.wake
+		if reply, ok := cs.answerAsJSON(); ok {
+			writeReply(w, reply)
+			return
 		}
 	}
+	expired, stop := core.CallerFrom(ctx).Expiry()
+	defer stop()
 	es, sw := cs.stream()
-	if slow {
-		sw.Flush() // the headers and the priming event, so that the client can resume
-	} else {
-		// Headers and the priming event wait for the first message, unless
-		// the call takes longer than primeDelay: then they go out on their own.
-		primeTimer := time.AfterFunc(primeDelay, sw.Flush)
-		defer primeTimer.Stop()
-	}
+	defer sw.close()
 	closeReq := es.closeReq
 	if closeEarly == nil {
 		closeReq = nil
 	}
-	finish := func(reply core.Reply) {
-		if reply.Body != nil {
-			_ = es.Send(reply.Body)
+	for {
+		if reply, ok := cs.ended(); ok {
+			// The response still carries the stream: its last event goes
+			// out with the end of the response, in one write.
+			if reply.Body != nil {
+				_ = es.sendLast(reply.Body)
+			}
+			es.finish()
+			return
 		}
-		es.finish()
-	}
-	if early != nil {
-		done <- *early
-	}
-	select {
-	case reply := <-done:
-		// The response still carries the stream: its last event goes out
-		// with the end of the response, in one write.
-		if reply.Body != nil {
-			_ = es.sendLast(reply.Body)
+		select {
+		case <-cs.wake: // the call ended, or its stream started, or primeDelay passed
+			continue
+		case <-closeReq:
+		case <-ctx.Done():
+		case <-sw.Dead(): // the client does not read: it can resume with Last-Event-ID
+		case <-expired: // the response ends with its token; the call goes on, resumable with a fresh one
 		}
-		es.finish()
-	case <-closeReq:
-		es.detach(sw)
-		go func() { finish(<-done) }()
-	case <-r.Context().Done():
-		es.detach(sw)
-		go func() { finish(<-done) }()
-	case <-sw.Dead(): // the client does not read: it can resume with Last-Event-ID
-		es.detach(sw)
-		go func() { finish(<-done) }()
-	case <-expired: // the response ends with its token; the call goes on, resumable with a fresh one
-		es.detach(sw)
-		go func() { finish(<-done) }()
+		cs.orphan(es, sw)
+		return
 	}
-	sw.close()
-}
-
-// startWait returns a timer that fires after primeDelay, reused from an
-// earlier call: stop it and put it back in h.waits when done (since Go
-// 1.23 a stopped timer delivers nothing stale).
-func (h *Handler) startWait() *time.Timer {
-	if t, ok := h.waits.Get().(*time.Timer); ok {
-		t.Reset(primeDelay)
-		return t
-	}
-	return time.NewTimer(primeDelay)
 }
 
 // callStream is what a session's call sends its messages to: the
 // response's resumable event stream, started on first use (at once in SSE
-// mode), unless the call was answered as JSON first (Auto mode).
+// mode), unless the call was answered as JSON first (Auto mode). It is
+// also where the call's worker leaves its reply for the handler.
 type callStream struct {
-	h       *Handler
-	w       http.ResponseWriter
-	call    *core.Call
-	started chan struct{} // closed when the stream starts
+	h    *Handler
+	w    http.ResponseWriter
+	call *core.Call
+	wake chan struct{} // one token: the call ended, its stream started, or primeDelay passed
 
-	mu   sync.Mutex
-	es   *eventStream
-	sw   *sseWriter
-	json bool // answered as JSON: there is no stream
+	mu       sync.Mutex
+	es       *eventStream
+	sw       *sseWriter
+	json     bool       // answered as JSON: there is no stream
+	reply    core.Reply // the call's, once done
+	done     bool
+	orphaned bool // the response ended first: the worker stores the reply
+}
+
+// signal wakes the handler, without waiting: one token is enough, the
+// handler reads the state under mu.
+func (cs *callStream) signal() {
+	select {
+	case cs.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end is the worker's last step: the reply goes to the handler, or, when
+// the response has ended meanwhile, to the event store.
+func (cs *callStream) end(reply core.Reply) {
+	cs.mu.Lock()
+	cs.reply, cs.done = reply, true
+	orphaned, es := cs.orphaned, cs.es
+	cs.mu.Unlock()
+	if orphaned {
+		finish(es, reply)
+		return
+	}
+	cs.signal()
+}
+
+// ended returns the call's reply, once it has one.
+func (cs *callStream) ended() (core.Reply, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.reply, cs.done
+}
+
+// orphan ends the response before the call: the stream goes on without
+// it, and its last event waits in the event store.
+func (cs *callStream) orphan(es *eventStream, sw *sseWriter) {
+	es.detach(sw)
+	cs.mu.Lock()
+	done, reply := cs.done, cs.reply
+	cs.orphaned = !done
+	cs.mu.Unlock()
+	if done {
+		finish(es, reply)
+	}
+}
+
+// finish stores a call's last message on its stream and ends the stream.
+func finish(es *eventStream, reply core.Reply) {
+	if reply.Body != nil {
+		_ = es.Send(reply.Body)
+	}
+	es.finish()
+}
+
+// prime runs primeDelay into the call: its stream starts, unless it was
+// answered as JSON, and its headers and priming event go out now.
+func (cs *callStream) prime() {
+	if _, sw := cs.stream(); sw != nil {
+		sw.Flush()
+	}
+	cs.signal()
 }
 
 // stream starts the event stream, once, and returns it with the writer of
@@ -411,21 +439,22 @@ func (cs *callStream) stream() (*eventStream, *sseWriter) {
 		cs.sw = cs.h.newSSEWriter(cs.w)
 		cs.sw.Start()
 		cs.es.attach(cs.sw, int(cs.h.cfg.retry/time.Millisecond), cs.call.Prime())
-		close(cs.started)
+		cs.signal()
 	}
 	return cs.es, cs.sw
 }
 
-// answerAsJSON reports whether the call's reply may be its response's
-// JSON body: the stream has not started, and now never will.
-func (cs *callStream) answerAsJSON() bool {
+// answerAsJSON returns the call's reply when it may be its response's
+// JSON body: the call has ended and its stream has not started, and now
+// never will.
+func (cs *callStream) answerAsJSON() (core.Reply, bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if cs.es != nil {
-		return false
+	if cs.es != nil || !cs.done {
+		return core.Reply{}, false
 	}
 	cs.json = true
-	return true
+	return cs.reply, true
 }
 
 // Send stores a message of the call and writes it to the response.
