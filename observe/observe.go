@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,7 +45,8 @@ type Observer struct {
 	log     *slog.Logger
 	names   func(method, name string) bool
 	metrics *metrics
-	digests digests // of the live sessions' ids
+	digests digests   // of the live sessions' ids
+	calls   sync.Pool // *call, given back by Finish: one per message served
 }
 
 var _ server.Observer = (*Observer)(nil)
@@ -148,7 +150,11 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	if !knownMethods[method] {
 		method = other
 	}
-	c := &call{o: o, method: method, revision: bounded(m.Revision, knownRevisions), start: time.Now()}
+	c, _ := o.calls.Get().(*call)
+	if c == nil {
+		c = new(call)
+	}
+	*c = call{o: o, method: method, revision: bounded(m.Revision, knownRevisions), start: time.Now()}
 	if o.log != nil {
 		c.logged = m
 	}
@@ -176,7 +182,8 @@ func (o *Observer) Serve(ctx context.Context, m server.Served) (context.Context,
 	return ctx, c
 }
 
-// call is one message being observed (kept small: one per call).
+// call is one message being observed, from Serve to Finish (the core
+// calls Finish once), then reused.
 type call struct {
 	o                       *Observer
 	method, revision        string
@@ -221,6 +228,8 @@ func (c *call) Finish(a server.Answer) {
 	if o.log != nil {
 		o.access(c.ctx, &c.logged, c.session, a, errType, now, d)
 	}
+	*c = call{} // nothing of this message stays reachable from the pool
+	o.calls.Put(c)
 }
 
 // SessionEnded observes a session's end (server.Observer).

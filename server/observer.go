@@ -28,7 +28,8 @@ type Observer interface {
 	SessionEnded(s EndedSession)
 }
 
-// Finisher is told how a message an Observer saw was answered.
+// Finisher is told how a message an Observer saw was answered. The server
+// calls Finish once, after which the Observer may reuse the Finisher.
 type Finisher interface {
 	Finish(Answer)
 }

@@ -87,7 +87,8 @@ func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
 	}
 	version := r.Headers.ProtocolVersion
 	if r.SessionID == "" && (s.statelessSpec(version) != nil || !c.in.IsInitialize() && c.in.metaVersion() != "") {
-		c.kind, c.headers, c.transport = callStateless, &r.Headers, r.Transport
+		headers := r.Headers // a copy of its own: r stays on the stack of every other call
+		c.kind, c.headers, c.transport = callStateless, &headers, r.Transport
 		return c
 	}
 	if msg := s.unsupported(version); msg != "" && (r.Stateless || !c.in.IsInitialize()) {
