@@ -276,19 +276,20 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // Until then the handler waits on one channel (cs.wake), not on the
 // request's context or the credential's expiry: a quick call, the common
 // one, pays for no select, and a client that left, or a credential that
-// expired, is seen at most primeDelay late.
+// expired, is seen at most primeDelay late. A call that has ended is
+// answered, on its stream too, whatever ended the response meanwhile: it
+// was authorized when it came, and the answer is ready.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.Call) {
 	cs := &callStream{h: h, w: w, call: call, wake: make(chan struct{}, 1)}
-	ended := false
-	if h.cfg.mode == Auto {
-		ended = call.Ended()
-	} else {
-		es, _ := cs.stream()
-		ended = es.ended()
-	}
-	if ended { // ended between the lookup and now (DELETE, expiry): the client must initialize again
+	if call.Ended() { // ended between the lookup and now (DELETE, expiry): the client must initialize again
 		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 		return
+	}
+	if h.cfg.mode != Auto {
+		if es, sw := cs.stream(); es.ended() { // ended since, with the stream's headers sent: the stream ends empty
+			sw.close()
+			return
+		}
 	}
 	var closeEarly func()
 	if call.Prime() {
