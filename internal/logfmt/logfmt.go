@@ -143,9 +143,39 @@ func appendAttr(b []byte, a slog.Attr) (_ []byte, ok bool) {
 	case slog.KindBool:
 		b = strconv.AppendBool(b, v.Bool())
 	case slog.KindDuration:
-		b = append(b, v.Duration().String()...)
+		b = appendDuration(b, v.Duration())
 	}
 	return b, true
+}
+
+// appendDuration appends d as time.Duration.String writes it. A duration
+// under a second (an access line's, nearly always) is written here, into
+// b; Duration.String makes a string of it first.
+func appendDuration(b []byte, d time.Duration) []byte {
+	if d <= 0 || d >= time.Second {
+		return append(b, d.String()...)
+	}
+	u := uint64(d)
+	unit, digits, scale := "ms", 6, uint64(1e6)
+	switch {
+	case u < 1e3:
+		return append(strconv.AppendUint(b, u, 10), "ns"...)
+	case u < 1e6:
+		unit, digits, scale = "µs", 3, 1e3
+	}
+	b = strconv.AppendUint(b, u/scale, 10)
+	if frac := u % scale; frac != 0 {
+		var text [6]byte // the fraction's digits, trailing zeros dropped
+		for i := digits - 1; i >= 0; i-- {
+			text[i] = byte('0' + frac%10)
+			frac /= 10
+		}
+		for digits > 0 && text[digits-1] == '0' {
+			digits--
+		}
+		b = append(append(b, '.'), text[:digits]...)
+	}
+	return append(b, unit...)
 }
 
 // appendString writes s as TextHandler does: as it is, or quoted when it

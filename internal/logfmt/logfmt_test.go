@@ -106,11 +106,22 @@ func FuzzSameAsTextHandler(f *testing.F) {
 	f.Add("a\u2028b", "k\x00", "é\xff", int64(-1), "w=", `"`)
 	f.Fuzz(func(t *testing.T, msg, key, value string, nanos int64, withKey, withValue string) {
 		r := slog.NewRecord(time.Unix(0, nanos).UTC(), slog.LevelWarn, msg, 0)
-		r.AddAttrs(slog.String(key, value), slog.Int("n", len(value)))
+		r.AddAttrs(slog.String(key, value), slog.Int("n", len(value)), slog.Duration("d", time.Duration(nanos%int64(3*time.Second))))
 		same(t, nil, func(h slog.Handler) slog.Handler {
 			return h.WithAttrs([]slog.Attr{slog.String(withKey, withValue)})
 		}, r)
 	})
+}
+
+// TestDurations: durations are written as time.Duration.String writes
+// them, at each unit's edges and with the fraction's zeros dropped.
+func TestDurations(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 999, 1000, 1001, 1500, 12345, 999999, 1e6, 1000001, 1234567, 1200000, 999999999,
+		time.Second, 1500 * time.Millisecond, time.Hour + time.Nanosecond, -1, -1500} {
+		if got, want := string(appendDuration(nil, d)), d.String(); got != want {
+			t.Errorf("appendDuration(%d) = %q, want %q", int64(d), got, want)
+		}
+	}
 }
 
 // BenchmarkAccessLine compares the access line through ours and through
