@@ -89,6 +89,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzHAR -fuzztime $(FUZZTIME) ./internal/tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzEventSplitter -fuzztime $(FUZZTIME) ./internal/tools/proxy/
 	$(GO) test -run '^$$' -fuzz FuzzSameAsTextHandler -fuzztime $(FUZZTIME) ./internal/logfmt/
+	$(GO) test -run '^$$' -fuzz FuzzSpecialIn -fuzztime $(FUZZTIME) ./internal/logfmt/
 	$(GO) test -run '^$$' -fuzz FuzzArgSets -fuzztime $(FUZZTIME) ./internal/tools/check/
 
 ## build: the mcpstack binary

@@ -23,7 +23,11 @@ type metrics struct {
 	// write: a lock-free map lookup on the hot path instead of the
 	// vector's hashing and locking.
 	mu         sync.Mutex // orders the writers
-	operations atomic.Pointer[map[operationLabels]prometheus.Observer]
+	operations atomic.Pointer[map[operationLabels]*operation]
+	// last is the operation observed last: a server mostly answers the
+	// same call again, and comparing six strings (most the same pointers)
+	// is cheaper than hashing them for the map.
+	last       atomic.Pointer[operation]
 	session    *prometheus.HistogramVec
 	inflight   atomic.Int64 // read by the mcpstack_calls_in_flight gauge
 	refused    *prometheus.CounterVec
@@ -77,27 +81,42 @@ type operationLabels struct {
 	method, tool, prompt, errType, revision, transport string
 }
 
+// operation is one child of the operation histogram, with its labels.
+type operation struct {
+	labels operationLabels
+	obs    prometheus.Observer
+}
+
 // operationFor is the operation histogram of a label set.
 func (m *metrics) operationFor(l operationLabels) prometheus.Observer {
+	if op := m.last.Load(); op != nil && op.labels == l {
+		return op.obs
+	}
+	op := m.operationOf(l)
+	m.last.Store(op)
+	return op.obs
+}
+
+func (m *metrics) operationOf(l operationLabels) *operation {
 	if cur := m.operations.Load(); cur != nil {
-		if h, ok := (*cur)[l]; ok {
-			return h
+		if op, ok := (*cur)[l]; ok {
+			return op
 		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cur := m.operations.Load()
-	next := map[operationLabels]prometheus.Observer{}
+	next := map[operationLabels]*operation{}
 	if cur != nil {
-		if h, ok := (*cur)[l]; ok {
-			return h
+		if op, ok := (*cur)[l]; ok {
+			return op
 		}
 		maps.Copy(next, *cur)
 	}
-	h := m.operation.WithLabelValues(l.method, l.tool, l.prompt, l.errType, l.revision, l.transport)
-	next[l] = h
+	op := &operation{labels: l, obs: m.operation.WithLabelValues(l.method, l.tool, l.prompt, l.errType, l.revision, l.transport)}
+	next[l] = op
 	m.operations.Store(&next)
-	return h
+	return op
 }
 
 // httpAnswer counts an HTTP answer of status code.

@@ -202,3 +202,27 @@ func TestCachesAcrossRecords(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// FuzzSpecialIn holds the 8-bytes-at-once test to the table, byte by byte.
+func FuzzSpecialIn(f *testing.F) {
+	f.Add("abcdefgh")
+	f.Add("abc=defg")
+	f.Add("a\"cdefgh")
+	f.Add("abcdefg\x80")
+	f.Add("\x00bcdefgh")
+	f.Add("!!!!!!!!")
+	f.Add("        ")
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) < 8 {
+			return
+		}
+		s = s[:8]
+		want := false
+		for i := 0; i < 8; i++ {
+			want = want || special[s[i]]
+		}
+		if got := specialIn(s); got != want {
+			t.Errorf("specialIn(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
