@@ -29,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpstack/mcpstack/internal/logfmt"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
 )
@@ -40,13 +41,14 @@ const other = "_OTHER"
 // Observer is a server.Observer with Prometheus metrics, OpenTelemetry
 // spans and an access log. It is safe for concurrent use.
 type Observer struct {
-	reg     *prometheus.Registry // nil when the caller registers elsewhere
-	tracer  trace.Tracer         // nil: no spans
-	log     *slog.Logger
-	names   func(method, name string) bool
-	metrics *metrics
-	digests digests   // of the live sessions' ids
-	calls   sync.Pool // *call, given back by Finish: one per message served
+	reg       *prometheus.Registry // nil when the caller registers elsewhere
+	tracer    trace.Tracer         // nil: no spans
+	log       *slog.Logger
+	names     func(method, name string) bool
+	metrics   *metrics
+	digests   digests     // of the live sessions' ids
+	calls     sync.Pool   // *call, given back by Finish: one per message served
+	accessLog logfmt.Sink // log's handler, for the access line
 }
 
 var _ server.Observer = (*Observer)(nil)
@@ -91,6 +93,9 @@ func New(opts ...Option) *Observer {
 		opt(&c)
 	}
 	o := &Observer{log: c.log, names: c.names}
+	if c.log != nil {
+		o.accessLog = logfmt.SinkOf(c.log.Handler())
+	}
 	reg := c.registerer
 	if reg == nil && !c.noMetrics {
 		o.reg = prometheus.NewRegistry()
@@ -300,7 +305,7 @@ func (o *Observer) access(ctx context.Context, m *server.Served, session string,
 	if o.log == nil || m.ID.IsZero() {
 		return
 	}
-	if h := o.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+	if o.accessLog.Enabled(ctx, slog.LevelInfo) {
 		outcome := "ok"
 		switch {
 		case a.Refused != "":
@@ -324,9 +329,7 @@ func (o *Observer) access(ctx context.Context, m *server.Served, session string,
 			attrs[n] = slog.String("session", session)
 			n++
 		}
-		r := slog.NewRecord(at, slog.LevelInfo, "mcp request", 0)
-		r.AddAttrs(attrs[:n]...)
-		_ = h.Handle(ctx, r)
+		_ = o.accessLog.Log(ctx, at, slog.LevelInfo, "mcp request", attrs[:n])
 	}
 	if o.log.Enabled(ctx, slog.LevelDebug) {
 		debug := []slog.Attr{slog.String("id", m.ID.String())}

@@ -14,7 +14,7 @@
 #
 # MODE=observe counts HTTP calls, GOGC=off (the GC's timing would move the
 # count by more than the budget): with serve's defaults (access log and
-# metrics on) and with --access-log=false --metrics=false, ROUNDS (3)
+# metrics on) and with --access-log=false --metrics=false, ROUNDS (5)
 # times each, interleaved, keeping each side's least count, and fails
 # when observation costs more than BUDGET (default 1.10) of a call.
 #
@@ -84,17 +84,17 @@ http) read -r a b < <(http_counts "$N") ;;
 observe)
   budget=${BUDGET:-1.10}
   export GOGC=off
-  # Each side ROUNDS times (3), interleaved, its least count kept: what
+  # Each side ROUNDS times (5), interleaved, its least count kept: what
   # disturbs a count (a scheduler pass, a timer, the kernel's timing of
   # the load) only adds instructions, by up to 1% a run.
   on=0 off=0
-  for _ in $(seq "${ROUNDS:-3}"); do
+  for _ in $(seq "${ROUNDS:-5}"); do
     read -r a b < <(http_counts "$N")
     n=$(per_call "$a" "$b"); if [ "$on" -eq 0 ] || [ "$n" -lt "$on" ]; then on=$n; fi
     read -r a b < <(SERVER="$work/mcpstack serve --profile bench --rate-limit 0 --rate-limit-bytes 0 --max-client-sessions 0 --max-client-inflight 0 --access-log=false --metrics=false" http_counts "$N")
     n=$(per_call "$a" "$b"); if [ "$off" -eq 0 ] || [ "$n" -lt "$off" ]; then off=$n; fi
   done
-  echo "callgrind: $on instructions per HTTP tools/call with the access log and metrics, $off without (GOGC=off, $N and $((3 * N)) calls, the least of ${ROUNDS:-3} rounds)"
+  echo "callgrind: $on instructions per HTTP tools/call with the access log and metrics, $off without (GOGC=off, $N and $((3 * N)) calls, the least of ${ROUNDS:-5} rounds)"
   awk -v on="$on" -v off="$off" -v budget="$budget" 'BEGIN {
     r = on / off
     printf "callgrind: observation costs %.3fx a call (budget %.2fx)\n", r, budget

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/logfmt"
 )
 
 // Writer buffers what is written to it, up to a bound, and writes it on to
@@ -90,11 +92,11 @@ func (b *Writer) Close() error {
 // FlushAt wraps h so that a record at level or above is flushed from b at
 // once, with every line before it: warnings and errors never wait.
 func FlushAt(h slog.Handler, b *Writer, level slog.Leveler) slog.Handler {
-	return flushing{Handler: h, b: b, level: level}
+	return flushing{Sink: logfmt.SinkOf(h), b: b, level: level}
 }
 
 type flushing struct {
-	slog.Handler
+	logfmt.Sink
 	b     *Writer
 	level slog.Leveler
 }
@@ -107,10 +109,19 @@ func (f flushing) Handle(ctx context.Context, r slog.Record) error {
 	return err
 }
 
+// HandleAttrs is Handle for the parts of a line (logfmt.AttrsHandler).
+func (f flushing) HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
+	err := f.Sink.Log(ctx, t, level, msg, attrs)
+	if level >= f.level.Level() {
+		_ = f.b.Flush()
+	}
+	return err
+}
+
 func (f flushing) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return flushing{Handler: f.Handler.WithAttrs(attrs), b: f.b, level: f.level}
+	return flushing{Sink: logfmt.SinkOf(f.Handler.WithAttrs(attrs)), b: f.b, level: f.level}
 }
 
 func (f flushing) WithGroup(name string) slog.Handler {
-	return flushing{Handler: f.Handler.WithGroup(name), b: f.b, level: f.level}
+	return flushing{Sink: logfmt.SinkOf(f.Handler.WithGroup(name)), b: f.b, level: f.level}
 }

@@ -2,6 +2,8 @@ package logbuf_test
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/logbuf"
+	"github.com/mcpstack/mcpstack/internal/logfmt"
 )
 
 // sink is an io.Writer that records each write it is given.
@@ -92,23 +95,46 @@ func TestWriterCloseLetsLinesThrough(t *testing.T) {
 	}
 }
 
+// TestFlushAtWarn: a warning flushes itself and every line before it,
+// logged as a record or from its parts (logfmt.Log, the access line's
+// way), over serve's handler and over TextHandler.
 func TestFlushAtWarn(t *testing.T) {
-	var out bytes.Buffer
-	var mu sync.Mutex
-	s := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
-	w := logbuf.New(s, 1<<10, time.Hour)
-	log := slog.New(logbuf.FlushAt(slog.NewTextHandler(w, nil), w, slog.LevelWarn)).With("app", "x")
-	log.Info("first")
-	mu.Lock()
-	if out.Len() != 0 {
-		t.Fatalf("an info line went out at once: %q", out.String())
-	}
-	mu.Unlock()
-	log.Warn("second")
-	mu.Lock()
-	defer mu.Unlock()
-	if got := out.String(); !strings.Contains(got, "msg=first app=x") || !strings.Contains(got, "msg=second app=x") || strings.Index(got, "first") > strings.Index(got, "second") {
-		t.Fatalf("a warning must flush itself and every line before it, in order: %q", got)
+	for _, tc := range []struct {
+		name  string
+		inner func(io.Writer) slog.Handler
+		parts bool
+	}{
+		{"TextHandler", func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }, false},
+		{"logfmt", func(w io.Writer) slog.Handler { return logfmt.New(w, nil) }, false},
+		{"logfmt from parts", func(w io.Writer) slog.Handler { return logfmt.New(w, nil) }, true},
+		{"TextHandler from parts", func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			var mu sync.Mutex
+			s := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
+			w := logbuf.New(s, 1<<10, time.Hour)
+			h := logbuf.FlushAt(tc.inner(w), w, slog.LevelWarn).WithAttrs([]slog.Attr{slog.String("app", "x")})
+			logAt := func(level slog.Level, msg string) {
+				if tc.parts {
+					_ = logfmt.SinkOf(h).Log(context.Background(), time.Now(), level, msg, nil)
+					return
+				}
+				slog.New(h).Log(context.Background(), level, msg)
+			}
+			logAt(slog.LevelInfo, "first")
+			mu.Lock()
+			if out.Len() != 0 {
+				t.Fatalf("an info line went out at once: %q", out.String())
+			}
+			mu.Unlock()
+			logAt(slog.LevelWarn, "second")
+			mu.Lock()
+			defer mu.Unlock()
+			if got := out.String(); !strings.Contains(got, "msg=first app=x") || !strings.Contains(got, "msg=second app=x") || strings.Index(got, "first") > strings.Index(got, "second") {
+				t.Fatalf("a warning must flush itself and every line before it, in order: %q", got)
+			}
+		})
 	}
 }
 

@@ -59,23 +59,8 @@ func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 	if !h.fast {
 		return h.text.Handle(ctx, r)
 	}
-	bp := buffers.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxPooled {
-			buffers.Put(bp)
-		}
-	}()
-	b := (*bp)[:0]
-	if !r.Time.IsZero() {
-		b = append(b, "time="...)
-		b = h.appendTime(b, r.Time)
-		b = append(b, ' ')
-	}
-	b = append(b, "level="...)
-	b = appendString(b, r.Level.String())
-	b = append(b, " msg="...)
-	b = h.appendMessage(b, r.Message)
-	b = append(b, h.pre...)
+	bp, b := h.start(r.Time, r.Level, r.Message)
+	defer release(bp)
 	ok := true
 	r.Attrs(func(a slog.Attr) bool {
 		b, ok = appendAttr(b, a)
@@ -85,10 +70,92 @@ func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 		*bp = b
 		return h.text.Handle(ctx, r)
 	}
+	return h.end(bp, b)
+}
+
+// HandleAttrs writes the line a record of these parts would make (AttrsHandler).
+func (h *handler) HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
+	if !h.fast {
+		return h.text.Handle(ctx, record(t, level, msg, attrs))
+	}
+	bp, b := h.start(t, level, msg)
+	defer release(bp)
+	for _, a := range attrs {
+		var ok bool
+		if b, ok = appendAttr(b, a); !ok {
+			*bp = b
+			return h.text.Handle(ctx, record(t, level, msg, attrs))
+		}
+	}
+	return h.end(bp, b)
+}
+
+// start begins a line in a pooled buffer: time, level, message and the
+// attributes of With.
+func (h *handler) start(t time.Time, level slog.Level, msg string) (*[]byte, []byte) {
+	bp := buffers.Get().(*[]byte)
+	b := (*bp)[:0]
+	if !t.IsZero() {
+		b = append(b, "time="...)
+		b = h.appendTime(b, t)
+		b = append(b, ' ')
+	}
+	b = append(b, "level="...)
+	b = appendString(b, level.String())
+	b = append(b, " msg="...)
+	b = h.appendMessage(b, msg)
+	return bp, append(b, h.pre...)
+}
+
+// end writes the line, in one Write.
+func (h *handler) end(bp *[]byte, b []byte) error {
 	b = append(b, '\n')
 	*bp = b
 	_, err := h.w.Write(b)
 	return err
+}
+
+func release(bp *[]byte) {
+	if cap(*bp) <= maxPooled {
+		buffers.Put(bp)
+	}
+}
+
+// AttrsHandler is a slog.Handler that also takes a line's parts without
+// a slog.Record: a record keeps five attributes before it allocates, and
+// every handler it passes through copies it. serve's handlers (this
+// package's, logbuf's and observe's) have it.
+type AttrsHandler interface {
+	slog.Handler
+	HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error
+}
+
+// Sink is a handler and how a line's parts reach it, decided once (a
+// type assertion a line would cost more than the rest of its way).
+type Sink struct {
+	slog.Handler
+	parts AttrsHandler // the handler itself, where it takes parts
+}
+
+// SinkOf returns the Sink of h.
+func SinkOf(h slog.Handler) Sink {
+	parts, _ := h.(AttrsHandler)
+	return Sink{Handler: h, parts: parts}
+}
+
+// Log hands a line to the handler: its parts where it takes them, else a
+// record. The caller has asked Enabled.
+func (s Sink) Log(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
+	if s.parts != nil {
+		return s.parts.HandleAttrs(ctx, t, level, msg, attrs)
+	}
+	return s.Handler.Handle(ctx, record(t, level, msg, attrs))
+}
+
+func record(t time.Time, level slog.Level, msg string, attrs []slog.Attr) slog.Record {
+	r := slog.NewRecord(t, level, msg, 0)
+	r.AddAttrs(attrs...)
+	return r
 }
 
 func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {

@@ -31,6 +31,16 @@ func same(t *testing.T, opts *slog.HandlerOptions, build func(slog.Handler) slog
 	if got.String() != want.String() {
 		t.Errorf("lines differ:\nTextHandler %q\nours        %q", want.String(), got.String())
 	}
+	// The same line from its parts, through HandleAttrs (Log).
+	var parts bytes.Buffer
+	var attrs []slog.Attr
+	r.Attrs(func(a slog.Attr) bool { attrs = append(attrs, a); return true })
+	if err := SinkOf(build(New(&parts, opts))).Log(ctx, r.Time, r.Level, r.Message, attrs); err != nil {
+		t.Fatal(err)
+	}
+	if parts.String() != want.String() {
+		t.Errorf("lines from parts differ:\nTextHandler %q\nours        %q", want.String(), parts.String())
+	}
 }
 
 type stringer struct{}
