@@ -274,8 +274,9 @@ func (p *parser) short() (word, bool) {
 // p.i, and returns where its text ends; false, p.i unmoved, for any other
 // string.
 func (p *parser) plain() (end int, ok bool) {
-	for i := p.i + 1; i < len(p.data); i++ {
-		switch c := p.data[i]; {
+	data := p.data // a local: p.data would be loaded again each byte
+	for i := p.i + 1; i < len(data); i++ {
+		switch c := data[i]; {
 		case c == '"':
 			p.i = i + 1
 			return i, true
