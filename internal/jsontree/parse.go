@@ -1,6 +1,7 @@
 package jsontree
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -275,7 +276,11 @@ func (p *parser) short() (word, bool) {
 // string.
 func (p *parser) plain() (end int, ok bool) {
 	data := p.data // a local: p.data would be loaded again each byte
-	for i := p.i + 1; i < len(data); i++ {
+	i := p.i + 1
+	for i+8 <= len(data) && plainBits(binary.LittleEndian.Uint64(data[i:])) {
+		i += 8
+	}
+	for ; i < len(data); i++ {
 		switch c := data[i]; {
 		case c == '"':
 			p.i = i + 1

@@ -18,14 +18,17 @@ func plainRun(s string) int {
 }
 
 // plainWord reports whether none of the 8 bytes of s is at or above 0x80,
-// below 0x20, or '"' or '\\'. (The parser's strings are mostly a few
-// bytes long: it tests them a byte at a time, without the call.)
+// below 0x20, or '"' or '\\'.
 func plainWord(s string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	_ = s[7]
-	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	// below(v, n): a byte of v below n, for n <= 128.
-	below := func(v, n uint64) uint64 { return (v - ones*n) &^ v & highs }
-	return w&highs|below(w, 0x20)|below(w^(ones*'"'), 1)|below(w^(ones*'\\'), 1) == 0
+	return plainBits(uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56)
+}
+
+// plainBits is plainWord of the 8 bytes of w, the first in its low byte.
+func plainBits(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// A byte of w below 0x20, or equal to '"' or '\\' (a zero byte of w^c:
+	// below 1); (v - ones*n) &^ v & highs finds a byte of v below n <= 128.
+	return w&highs|(w-ones*0x20)&^w&highs|(w^(ones*'"')-ones)&^(w^(ones*'"'))&highs|(w^(ones*'\\')-ones)&^(w^(ones*'\\'))&highs == 0
 }

@@ -1,6 +1,9 @@
 package jsontree
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 // FuzzPlainRun holds the 8-bytes-at-once scan to the byte-by-byte rule.
 func FuzzPlainRun(f *testing.F) {
@@ -24,4 +27,42 @@ func FuzzPlainRun(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParsePlainStrings: strings of every length around the 8-byte step,
+// with a byte the scan must stop at in every place, parse to themselves.
+func TestParsePlainStrings(t *testing.T) {
+	for n := 0; n <= 20; n++ {
+		for at := -1; at < n; at++ {
+			for _, c := range []string{`\"`, `\\`, `\n`, "é", "\u2028"} {
+				b := []byte(`["`)
+				for i := 0; i < n; i++ {
+					if i == at {
+						b = append(b, c...)
+					} else {
+						b = append(b, 'a'+byte(i%26))
+					}
+				}
+				b = append(b, `"]`...)
+				got, err := Parse(b)
+				if err != nil {
+					t.Fatalf("%s: %v", b, err)
+				}
+				want, _ := json.Marshal(got)
+				var back []any
+				if err := json.Unmarshal(b, &back); err != nil || string(mustJSON(t, back)) != string(want) {
+					t.Errorf("%s parsed to %s", b, want)
+				}
+			}
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
