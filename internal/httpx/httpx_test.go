@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpstack/mcpstack/internal/httpx"
 )
@@ -102,5 +103,24 @@ func TestHeaderNamesAreCanonical(t *testing.T) {
 	h.Set("mcp-session-id", "abc")
 	if got := httpx.Get(h, httpx.HeaderSessionID); got != "abc" {
 		t.Errorf("Get(%q) = %q after Set(\"mcp-session-id\")", httpx.HeaderSessionID, got)
+	}
+}
+
+// TestDates: the Date header made once a second is the one net/http
+// would write, at most a second old.
+func TestDates(t *testing.T) {
+	var d httpx.Dates
+	for i := 0; i < 3; i++ {
+		before := time.Now().Truncate(time.Second)
+		got := d.Now()
+		after := time.Now()
+		at, err := http.ParseTime(got[0])
+		if len(got) != 1 || err != nil || at.Before(before) || at.After(after) {
+			t.Fatalf("Date %q (%v), want a time between %v and %v", got, err, before, after)
+		}
+		if again := d.Now(); &again[0] != &got[0] && time.Now().Unix() == at.Unix() {
+			t.Error("the value was made again within its second")
+		}
+		time.Sleep(600 * time.Millisecond)
 	}
 }

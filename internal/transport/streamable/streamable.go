@@ -111,6 +111,7 @@ type Handler struct {
 	listen   sync.Map // session id -> its GET *eventStream
 	shutdown chan struct{}
 	once     sync.Once
+	dates    httpx.Dates // the Date header of JSON answers
 }
 
 // New returns the endpoint handler; mount it at the MCP path (e.g. /mcp).
@@ -253,12 +254,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	call := h.srv.Route(r.Context(), body, h.route(r))
 	if reply, refused := call.Refused(); refused {
-		writeReply(w, reply)
+		h.writeReply(w, reply)
 		return
 	}
 	switch {
 	case !call.Streams() || h.cfg.mode == JSON:
-		writeReply(w, call.Run(r.Context(), nil, nil))
+		h.writeReply(w, call.Run(r.Context(), nil, nil))
 	case call.SessionID() != "":
 		h.serveCall(w, r, call)
 	default:
@@ -304,7 +305,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 	if h.cfg.mode == Auto {
 		<-cs.wake
 		if reply, ok := cs.answerAsJSON(); ok {
-			writeReply(w, reply)
+			h.writeReply(w, reply)
 			return
 		}
 	}
@@ -499,7 +500,7 @@ func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *core.
 	}
 	reply := call.Run(r.Context(), stream, nil)
 	if !stream.started() {
-		writeReply(w, reply)
+		h.writeReply(w, reply)
 		return
 	}
 	if reply.Body != nil {
@@ -520,7 +521,7 @@ const chunkingSize = 2048
 // writeReply writes the core's reply as JSON (202 without a body). A
 // body up to chunkingSize gets its Content-Length from net/http when the
 // handler returns (a middleware that flushes after it makes it chunked).
-func writeReply(w http.ResponseWriter, r core.Reply) {
+func (h *Handler) writeReply(w http.ResponseWriter, r core.Reply) {
 	if r.SessionID != "" {
 		w.Header().Set("Mcp-Session-Id", r.SessionID)
 	}
@@ -531,10 +532,11 @@ func writeReply(w http.ResponseWriter, r core.Reply) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h := w.Header()
-	h["Content-Type"] = contentTypeJSON
+	hdr := w.Header()
+	hdr["Content-Type"] = contentTypeJSON
+	hdr["Date"] = h.dates.Now()
 	if len(r.Body) > chunkingSize { // below it net/http sets the length itself, without allocating
-		h.Set("Content-Length", strconv.Itoa(len(r.Body)))
+		hdr.Set("Content-Length", strconv.Itoa(len(r.Body)))
 	}
 	w.WriteHeader(status(r))
 	_, _ = w.Write(r.Body)
@@ -555,7 +557,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, refusal, ok := h.srv.SessionOf(r.Context(), h.route(r))
 	if !ok {
-		writeReply(w, refusal)
+		h.writeReply(w, refusal)
 		return
 	}
 	if last := httpx.Get(r.Header, httpx.HeaderLastEventID); last != "" {
@@ -718,7 +720,7 @@ func streamOf(id string) (string, bool) {
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	sess, refusal, ok := h.srv.SessionOf(r.Context(), h.route(r))
 	if !ok {
-		writeReply(w, refusal)
+		h.writeReply(w, refusal)
 		return
 	}
 	sess.Close()

@@ -360,6 +360,10 @@ func TestAutoMode(t *testing.T) {
 				if body != tc.last {
 					t.Errorf("body %q, want %q", body, tc.last)
 				}
+				// The Date header is set by the handler (made once a second).
+				if at, err := http.ParseTime(resp.Header.Get("Date")); err != nil || time.Since(at) > 2*time.Second || len(resp.Header.Values("Date")) != 1 {
+					t.Errorf("Date %q (%v), want one of now", resp.Header.Values("Date"), err)
+				}
 				return
 			}
 			events := strings.Split(strings.TrimSpace(body), "\n\n")
