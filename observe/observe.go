@@ -198,11 +198,15 @@ type call struct {
 	span                    trace.Span      // nil without tracing
 	ctx                     context.Context // for the access log's line
 	logged                  server.Served   // what the access line says (with an access log)
+	attrs                   [6]slog.Attr    // the access line's attributes
 }
 
 // Finish records how the message was answered (server.Finisher).
 func (c *call) Finish(a server.Answer) {
 	o := c.o
+	if o == nil { // finished already, and not reused yet: a second Finish is the caller's mistake
+		return
+	}
 	now := time.Now()
 	d := now.Sub(c.start)
 	errType := errorType(a)
@@ -231,7 +235,7 @@ func (c *call) Finish(a server.Answer) {
 		span.End()
 	}
 	if o.log != nil {
-		o.access(c.ctx, &c.logged, c.session, a, errType, now, d)
+		o.access(c.ctx, &c.logged, c.session, a, errType, now, d, &c.attrs)
 	}
 	*c = call{} // nothing of this message stays reachable from the pool
 	o.calls.Put(c)
@@ -301,7 +305,9 @@ func networkTransport(t string) string {
 }
 
 // access writes the request's access line (requests only).
-func (o *Observer) access(ctx context.Context, m *server.Served, session string, a server.Answer, errType string, at time.Time, d time.Duration) {
+// attrs is room for the line's attributes: the pooled call's, since a
+// slice handed to a handler through an interface escapes.
+func (o *Observer) access(ctx context.Context, m *server.Served, session string, a server.Answer, errType string, at time.Time, d time.Duration, attrs *[6]slog.Attr) {
 	if o.log == nil || m.ID.IsZero() {
 		return
 	}
@@ -319,7 +325,7 @@ func (o *Observer) access(ctx context.Context, m *server.Served, session string,
 		}
 		// The handler itself: Logger.LogAttrs would walk the stack for a
 		// source position the line does not print.
-		attrs := [6]slog.Attr{slog.String("method", clip(m.Method)), id, slog.Duration("duration", d), slog.String("outcome", outcome)}
+		*attrs = [6]slog.Attr{slog.String("method", clip(m.Method)), id, slog.Duration("duration", d), slog.String("outcome", outcome)}
 		n := 4
 		if m.Target != "" {
 			attrs[n] = slog.String("target", clip(m.Target))

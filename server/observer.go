@@ -29,7 +29,8 @@ type Observer interface {
 }
 
 // Finisher is told how a message an Observer saw was answered. The server
-// calls Finish once, after which the Observer may reuse the Finisher.
+// calls Finish once, after which the Observer may reuse the Finisher: an
+// Observer that wraps another must not use it after Finish either.
 type Finisher interface {
 	Finish(Answer)
 }

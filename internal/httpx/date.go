@@ -16,7 +16,7 @@ type Dates struct {
 
 type date struct {
 	unix  int64
-	value []string // shared by every answer of that second: net/http only reads it
+	value []string // shared by every answer of that second: net/http only reads it, and nothing may write it
 }
 
 // Now returns the Date header of now, to be set as h["Date"].

@@ -127,6 +127,8 @@ func release(bp *[]byte) {
 // package's, logbuf's and observe's) have it.
 type AttrsHandler interface {
 	slog.Handler
+	// HandleAttrs handles a line as Handle would a record of these parts;
+	// it keeps nothing of attrs once it returns (the caller reuses them).
 	HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error
 }
 
