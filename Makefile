@@ -79,6 +79,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/jsontree/
 	$(GO) test -run '^$$' -fuzz FuzzTreeOf -fuzztime $(FUZZTIME) ./internal/jsontree/
 	$(GO) test -run '^$$' -fuzz FuzzPlainRun -fuzztime $(FUZZTIME) ./internal/jsontree/
+	$(GO) test -run '^$$' -fuzz FuzzWord -fuzztime $(FUZZTIME) ./internal/swar/
 	$(GO) test -run '^$$' -fuzz FuzzSchemaSurely -fuzztime $(FUZZTIME) ./internal/protocol/
 	$(GO) test -run '^$$' -fuzz FuzzHTTPHandler -fuzztime $(FUZZTIME) ./internal/transport/streamable/
 	$(GO) test -run '^$$' -fuzz FuzzStdio -fuzztime $(FUZZTIME) ./server/stdio/

@@ -18,9 +18,9 @@ func LogHandler(h slog.Handler) slog.Handler { return traceHandler{logfmt.SinkOf
 type traceHandler struct{ logfmt.Sink }
 
 func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+	if ids, ok := traceIDs(ctx); ok {
 		r = r.Clone()
-		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		r.AddAttrs(ids[:]...)
 	}
 	return h.Handler.Handle(ctx, r)
 }
@@ -28,13 +28,19 @@ func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
 // HandleAttrs is Handle for the parts of a line (logfmt.AttrsHandler):
 // the access line of every request takes it.
 func (h traceHandler) HandleAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		r := slog.NewRecord(t, level, msg, 0)
-		r.AddAttrs(attrs...)
-		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
-		return h.Handler.Handle(ctx, r)
+	if ids, ok := traceIDs(ctx); ok {
+		attrs = append(attrs[:len(attrs):len(attrs)], ids[:]...) // a copy: the caller's slice stays as it was
 	}
 	return h.Sink.Log(ctx, t, level, msg, attrs)
+}
+
+// traceIDs are the attributes that join a line to the trace of ctx's span.
+func traceIDs(ctx context.Context) ([2]slog.Attr, bool) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return [2]slog.Attr{}, false
+	}
+	return [2]slog.Attr{slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String())}, true
 }
 
 func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {

@@ -102,6 +102,6 @@ observe)
   }' || { echo "callgrind: observation is over its budget" >&2; exit 1; }
   exit 0
   ;;
-*) echo "callgrind: MODE must be stdio or http, not $MODE" >&2; exit 2 ;;
+*) echo "callgrind: MODE must be stdio, http or observe, not $MODE" >&2; exit 2 ;;
 esac
 echo "callgrind: $(( (b - a) / (2 * N) )) instructions per $MODE tools/call${SERVER:+ of $SERVER} ($N calls: $a, $((3 * N)): $b)"

@@ -144,11 +144,7 @@ func appendString(b []byte, s string) []byte {
 		if i += plainRun(s[i:]); i == len(s) {
 			break
 		}
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
+		if c := s[i]; c < utf8.RuneSelf { // after plainRun: a control byte, '"' or '\\'
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':

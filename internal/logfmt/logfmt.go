@@ -22,6 +22,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpstack/mcpstack/internal/swar"
 )
 
 // New returns a handler writing to w what slog.NewTextHandler(w, opts)
@@ -289,11 +291,8 @@ func needsQuoting(s string) bool {
 // control or space (below 0x21), '=', '"' or a byte of a multi-byte
 // character (0x80 and above), tested on the 8 bytes at once.
 func specialIn(s string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	below := func(v uint64, n uint64) uint64 { return (v - ones*n) &^ v & highs } // a byte of v below n (n <= 128)
-	return w&highs|below(w, 0x21)|below(w^(ones*'='), 1)|below(w^(ones*'"'), 1) != 0
+	w := swar.Word(s)
+	return swar.High(w)|swar.Below(w, 0x21)|swar.Has(w, '=')|swar.Has(w, '"') != 0
 }
 
 // special marks the bytes needsQuoting looks at more closely: the ASCII

@@ -11,35 +11,38 @@ import (
 	"time"
 )
 
-// same logs r through ours and through slog.TextHandler, each with the
-// With attributes and groups of build, and fails where the lines differ.
-func same(t *testing.T, opts *slog.HandlerOptions, build func(slog.Handler) slog.Handler, r slog.Record) {
+// same logs the records through ours, as records and from their parts
+// (Sink.Log), and through slog.TextHandler, each handler built once by
+// build (With attributes and groups) and kept across the records, and
+// fails where the lines differ.
+func same(t *testing.T, opts *slog.HandlerOptions, build func(slog.Handler) slog.Handler, records ...slog.Record) {
 	t.Helper()
-	var want, got bytes.Buffer
+	var want, got, fromParts bytes.Buffer
 	w := build(slog.NewTextHandler(&want, opts))
 	g := build(New(&got, opts))
+	p := SinkOf(build(New(&fromParts, opts)))
 	ctx := context.Background()
-	if w.Enabled(ctx, r.Level) != g.Enabled(ctx, r.Level) {
-		t.Fatalf("Enabled(%v): TextHandler %v, ours %v", r.Level, w.Enabled(ctx, r.Level), g.Enabled(ctx, r.Level))
-	}
-	if err := w.Handle(ctx, r.Clone()); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Handle(ctx, r.Clone()); err != nil {
-		t.Fatal(err)
+	for _, r := range records {
+		if w.Enabled(ctx, r.Level) != g.Enabled(ctx, r.Level) {
+			t.Fatalf("Enabled(%v): TextHandler %v, ours %v", r.Level, w.Enabled(ctx, r.Level), g.Enabled(ctx, r.Level))
+		}
+		if err := w.Handle(ctx, r.Clone()); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Handle(ctx, r.Clone()); err != nil {
+			t.Fatal(err)
+		}
+		var attrs []slog.Attr
+		r.Attrs(func(a slog.Attr) bool { attrs = append(attrs, a); return true })
+		if err := p.Log(ctx, r.Time, r.Level, r.Message, attrs); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got.String() != want.String() {
 		t.Errorf("lines differ:\nTextHandler %q\nours        %q", want.String(), got.String())
 	}
-	// The same line from its parts, through HandleAttrs (Log).
-	var parts bytes.Buffer
-	var attrs []slog.Attr
-	r.Attrs(func(a slog.Attr) bool { attrs = append(attrs, a); return true })
-	if err := SinkOf(build(New(&parts, opts))).Log(ctx, r.Time, r.Level, r.Message, attrs); err != nil {
-		t.Fatal(err)
-	}
-	if parts.String() != want.String() {
-		t.Errorf("lines from parts differ:\nTextHandler %q\nours        %q", want.String(), parts.String())
+	if fromParts.String() != want.String() {
+		t.Errorf("lines from parts differ:\nTextHandler %q\nours        %q", want.String(), fromParts.String())
 	}
 }
 
@@ -161,27 +164,17 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // kept second, zone and message are used, and refreshed, exactly when
 // TextHandler would write other bytes; concurrent use stays line by line.
 func TestCachesAcrossRecords(t *testing.T) {
-	var want, got bytes.Buffer
-	text := slog.NewTextHandler(&want, nil).WithAttrs([]slog.Attr{slog.String("app", "x")})
-	fast := New(&got, nil).WithAttrs([]slog.Attr{slog.String("app", "x")})
 	base := time.Date(2026, 12, 2, 9, 44, 19, 0, time.UTC)
 	zone := time.FixedZone("Y", 2*3600)
 	times := []time.Time{base, base.Add(5 * time.Millisecond), base.In(zone), base.Add(999 * time.Millisecond), base.Add(time.Second), base.Add(time.Second).Local(), base}
 	msgs := []string{"mcp request", "mcp request", "other thing", "mcp request", "a=b", "mcp request", ""}
-	ctx := context.Background()
+	var records []slog.Record
 	for i, at := range times {
 		r := slog.NewRecord(at, slog.LevelInfo, msgs[i], 0)
 		r.AddAttrs(slog.Int("i", i))
-		if err := text.Handle(ctx, r.Clone()); err != nil {
-			t.Fatal(err)
-		}
-		if err := fast.Handle(ctx, r.Clone()); err != nil {
-			t.Fatal(err)
-		}
+		records = append(records, r)
 	}
-	if got.String() != want.String() {
-		t.Fatalf("lines differ:\nTextHandler\n%s\nours\n%s", want.String(), got.String())
-	}
+	same(t, nil, func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.String("app", "x")}) }, records...)
 	var mu sync.Mutex
 	lines := 0
 	h := New(writerFunc(func(p []byte) (int, error) {
@@ -199,7 +192,7 @@ func TestCachesAcrossRecords(t *testing.T) {
 			for i := range 200 {
 				r := slog.NewRecord(time.Now(), slog.LevelInfo, "mcp request", 0)
 				r.AddAttrs(slog.Int("g", g), slog.Int("i", i))
-				_ = h.Handle(ctx, r)
+				_ = h.Handle(context.Background(), r)
 			}
 		})
 	}

@@ -51,17 +51,19 @@ For each revision (--revision narrows them) it negotiates the revision
     a tool error (isError) or -32602, never a success, a crash or a hang;
   - probes the transport: an unknown method, malformed JSON, an invalid
     request, a batch (answered where the revision has batches; elsewhere any
-    answer will do), and over HTTP an unsupported MCP-Protocol-Version, a
-    request without its session id, with an unknown one, and after DELETE.
+    answer will do, silence is a warning), and over HTTP an unsupported
+    MCP-Protocol-Version, a request without its session id, with an unknown
+    one, and after DELETE.
 
 Safety: only the tools that declare readOnlyHint are called, unless
 --call-all (every tool but those that declare destructiveHint) or
 --call NAME,... (those tools, whatever they declare); --skip NAME,... never
 calls those. --dry-run prints the tool calls instead of making them.
 
-Every message is recorded (--record FILE keeps the recording) and validated
-against the negotiated revision as 'mcpstack validate' would; the findings of
-both are written as --output says. Exit status: 0 nothing found, 1 findings
+Every message is recorded (--record FILE keeps the recording); those of the
+walk are validated against the negotiated revision as 'mcpstack validate'
+would, the probes' answers are judged by the probes (a probe sends what is
+invalid on purpose); the findings of both are written as --output says. Exit status: 0 nothing found, 1 findings
 (of --fail-on severity or worse), 2 the check could not run (no revision
 could be negotiated, a usage error).
 

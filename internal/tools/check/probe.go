@@ -361,7 +361,7 @@ func (c *checker) recordAnswer(session string, msgs []json.RawMessage, array boo
 			c.rec.message(session, server.ServerToClient, m)
 		}
 	}
-	return slices.DeleteFunc(slices.Clone(msgs), func(m json.RawMessage) bool { return !isResponse(m) })
+	return slices.DeleteFunc(msgs, func(m json.RawMessage) bool { return !isResponse(m) }) // msgs is not used after
 }
 
 // probeStdio starts the server once more and speaks to it line by line:

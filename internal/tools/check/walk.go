@@ -58,7 +58,7 @@ func (w *walk) resources(ctx context.Context) error {
 }
 
 func (w *walk) read(ctx context.Context, uri, how string) error {
-	return w.request(ctx, ruleRead, fmt.Sprintf("resources/read of the %s URI %q", how, clip(uri)), missingOnly, func(ctx context.Context) error {
+	return w.request(ctx, ruleRead, fmt.Sprintf("resources/read of the %s URI %q", how, clip(uri)), missing, func(ctx context.Context) error {
 		_, err := w.s.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: uri})
 		return err
 	})
@@ -117,14 +117,14 @@ func (w *walk) complete(ctx context.Context, ref mcp.CompleteRequestParamsRef, n
 }
 
 func (w *walk) subscribe(ctx context.Context, uri string) error {
-	err := w.request(ctx, ruleSubscribe, fmt.Sprintf("resources/subscribe of %q", clip(uri)), missingOnly, func(ctx context.Context) error {
+	err := w.request(ctx, ruleSubscribe, fmt.Sprintf("resources/subscribe of %q", clip(uri)), missing, func(ctx context.Context) error {
 		_, err := w.s.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri})
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return w.request(ctx, ruleSubscribe, fmt.Sprintf("resources/unsubscribe of %q", clip(uri)), missingOnly, func(ctx context.Context) error {
+	return w.request(ctx, ruleSubscribe, fmt.Sprintf("resources/unsubscribe of %q", clip(uri)), missing, func(ctx context.Context) error {
 		_, err := w.s.Unsubscribe(ctx, &mcp.UnsubscribeRequestParams{URI: uri})
 		return err
 	})
@@ -136,9 +136,9 @@ func (w *walk) subscribe(ctx context.Context, uri string) error {
 // capability the check's client lacks): no finding.
 func missing(we *wire.Error) bool { return we != nil && we.Code == wire.CodeMethodNotFound }
 
-// missingOnly and anyError say which failures of a request are findings.
-func missingOnly(we *wire.Error) bool { return missing(we) }
-func anyError(*wire.Error) bool       { return true }
+// anyError makes every failure of a request a finding (missing: only a
+// method not found).
+func anyError(*wire.Error) bool { return true }
 
 // prompts lists the prompts and gets each with the arguments it requires,
 // filled from completion/complete where the server declares completions.
@@ -174,7 +174,7 @@ func (w *walk) prompts(ctx context.Context) error {
 			}
 			args[a.Name] = v
 		}
-		err := w.request(ctx, rulePrompt, fmt.Sprintf("prompts/get %q with its required arguments", p.Name), missingOnly, func(ctx context.Context) error {
+		err := w.request(ctx, rulePrompt, fmt.Sprintf("prompts/get %q with its required arguments", p.Name), missing, func(ctx context.Context) error {
 			_, err := w.s.GetPrompt(ctx, &mcp.GetPromptRequestParams{Name: p.Name, Arguments: args})
 			return err
 		})
