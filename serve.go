@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -345,6 +346,13 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer stopMetrics()
+	}
+	if c.debugAddr == "" {
+		// Only --debug-addr serves the heap profile: without it, sampling
+		// allocations is work and memory (stacks kept per sample) for
+		// nobody. A program that links no profiler gets this from the
+		// linker; serve links net/http/pprof for --debug-addr.
+		runtime.MemProfileRate = 0
 	}
 	if c.debugAddr != "" {
 		stopDebug, err := serveDebug(c.debugAddr, log)

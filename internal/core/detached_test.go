@@ -10,7 +10,7 @@ import (
 func TestDetachOutlivesItsParent(t *testing.T) {
 	type key struct{}
 	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
-	d := detach(parent)
+	d := &detached{parent}
 	child, stop := context.WithCancel(d)
 	defer stop()
 	cancel()

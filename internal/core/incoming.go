@@ -12,17 +12,25 @@ type Incoming struct {
 	items []jsonrpc.Item
 	batch bool
 	err   *wire.Error
+	one   jsonrpc.Single // items, for a body of one message
 }
 
 // Parse splits a body into messages. It needs no session, so that a
 // transport can see whether a body opens one (initialize) or needs an
 // answer at all.
 func (s *Server) Parse(body []byte) *Incoming {
-	items, batch, err := jsonrpc.Parse(body, jsonrpc.Limits{MaxDepth: s.cfg.maxDepth})
+	in := new(Incoming)
+	s.parseInto(in, body)
+	return in
+}
+
+// parseInto is Parse into an Incoming the caller holds (Route's Call).
+func (s *Server) parseInto(in *Incoming, body []byte) {
+	items, batch, err := jsonrpc.ParseInto(body, jsonrpc.Limits{MaxDepth: s.cfg.maxDepth}, &in.one)
 	if err == nil && batch && !s.cfg.batches {
 		err = &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: batches are not accepted"}
 	}
-	return &Incoming{body: body, items: items, batch: batch, err: err}
+	in.body, in.items, in.batch, in.err = body, items, batch, err
 }
 
 // Err is the error that answers the whole body (not JSON, empty batch).

@@ -59,7 +59,9 @@ const (
 // what Call reports, and runs it.
 type Call struct {
 	srv       *Server
-	in        *Incoming
+	in        *Incoming // &incoming
+	incoming  Incoming  // kept here: one allocation for the call and its body
+	detached  detached  // the context the call runs in (Run)
 	kind      callKind
 	refusal   *Reply
 	sess      *Session
@@ -81,7 +83,9 @@ const (
 // an unsupported MCP-Protocol-Version, a missing or unknown session, a
 // server full of sessions) is refused: Refused gives the reply.
 func (s *Server) Route(ctx context.Context, body []byte, r Route) *Call {
-	c := &Call{srv: s, in: s.Parse(body)}
+	c := &Call{srv: s}
+	c.in = &c.incoming
+	s.parseInto(c.in, body)
 	if e := c.in.Err(); e != nil {
 		return c.refuse(RefusedMalformed, c.in.ErrorReply())
 	}
@@ -305,7 +309,8 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
 		}
 		return r
 	}
-	body := c.sess.serve(detach(ctx), c.in, response{out: out, closeEarly: closeEarly}, false)
+	c.detached = detached{ctx}
+	body := c.sess.serve(&c.detached, c.in, response{out: out, closeEarly: closeEarly}, false)
 	if !hasRequests {
 		return Reply{} // notifications and responses: answered 202 whatever the core made of them (it logs what it refuses)
 	}

@@ -400,8 +400,8 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	}
 	ctx, cancel := context.WithCancel(ctx) // the session's end cancels it (end, track)
 	defer cancel()
-	f, e := sess.track(msg.ID, cancel)
-	if e != nil {
+	r := &sessionRequest{flight: inflight{cancel: cancel}}
+	if e := sess.track(msg.ID, &r.flight); e != nil {
 		return jsonrpc.EncodeError(msg.ID, e)
 	}
 	defer sess.untrack(msg.ID)
@@ -409,31 +409,39 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 	if e != nil {
 		return jsonrpc.EncodeError(msg.ID, e)
 	}
-	p := &callPeer{srv: srv, sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &f.cancelledByPeer}
-	c := &call{spec: spec, m: m, msg: msg, sess: sess, peer: p, release: done}
+	r.peer = callPeer{srv: srv, sess: sess, spec: spec, out: related.out, closeEarly: related.closeEarly, token: progressToken(msg.Params), peerCancelled: &r.flight.cancelledByPeer}
+	r.call = call{spec: spec, m: m, msg: msg, sess: sess, peer: &r.peer, release: done}
+	c := &r.call
 	defer c.releaseSlot()
 	reply, _ = srv.dispatch(ctx, c)
 	return reply
 }
 
+// sessionRequest is what serving one request of a session keeps, in one
+// allocation rather than three.
+type sessionRequest struct {
+	flight inflight
+	peer   callPeer
+	call   call
+}
+
 // track lists a request as in flight (notifications/cancelled finds it
 // there), within the session's cap and under an id no request in flight
 // has; untrack takes it off.
-func (sess *Session) track(id wire.ID, cancel context.CancelFunc) (*inflight, *wire.Error) {
+func (sess *Session) track(id wire.ID, f *inflight) *wire.Error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if max := sess.srv.cfg.maxInflight; max > 0 && len(sess.inflight) >= max {
-		return nil, &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this session already has %d requests in flight", max)}
+		return &wire.Error{Code: wire.CodeServerBusy, Message: fmt.Sprintf("Server busy: this session already has %d requests in flight", max)}
 	}
 	if _, dup := sess.inflight[id]; dup {
-		return nil, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: id %s is already in use by a request in flight", id)}
+		return &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: id %s is already in use by a request in flight", id)}
 	}
-	f := &inflight{cancel: cancel}
 	sess.inflight[id] = f
 	if sess.closed { // end has cancelled the others already
-		cancel()
+		f.cancel()
 	}
-	return f, nil
+	return nil
 }
 
 func (sess *Session) untrack(id wire.ID) {

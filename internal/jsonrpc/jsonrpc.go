@@ -51,6 +51,21 @@ type Limits struct {
 // -32700 error; an empty batch is a -32600 error. Each element of a batch is
 // checked on its own, so one bad element does not lose the others.
 func Parse(body []byte, lim Limits) (items []Item, batch bool, err *wire.Error) {
+	return ParseInto(body, lim, nil)
+}
+
+// Single is room for a body of one message, the usual body: ParseInto
+// decodes into it rather than allocate the item and the message. A caller
+// that keeps it beside what it makes of the body (core's Call does) spares
+// two allocations a call; the items ParseInto returns point into it.
+type Single struct {
+	item [1]Item
+	msg  Message
+}
+
+// ParseInto is Parse, decoding a body of one message into one when it is
+// not nil.
+func ParseInto(body []byte, lim Limits, one *Single) (items []Item, batch bool, err *wire.Error) {
 	max := lim.MaxDepth
 	if max <= 0 {
 		max = 128
@@ -70,11 +85,15 @@ func Parse(body []byte, lim Limits) (items []Item, batch bool, err *wire.Error) 
 		}
 		items = make([]Item, len(v))
 		for i, e := range v {
-			items[i] = decode(e)
+			items[i] = decode(e, new(Message))
 		}
 		return items, true, nil
 	default:
-		return []Item{decode(v)}, false, nil
+		if one == nil {
+			one = new(Single)
+		}
+		one.item[0] = decode(v, &one.msg)
+		return one.item[:], false, nil
 	}
 }
 
@@ -82,13 +101,13 @@ func invalid(format string, args ...any) *wire.Error {
 	return &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: " + fmt.Sprintf(format, args...)}
 }
 
-// decode checks the envelope of one message.
-func decode(v any) Item {
+// decode checks the envelope of one message, decoded into m.
+func decode(v any, m *Message) Item {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return Item{Err: invalid("a message must be an object, got %s", jsontree.KindOf(v))}
 	}
-	m := &Message{Tree: obj}
+	*m = Message{Tree: obj}
 	var id wire.ID
 	rawID, hasID := obj["id"]
 	if hasID && rawID != nil {
