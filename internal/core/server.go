@@ -95,7 +95,7 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	}
 	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{},
 		stop: make(chan struct{}), draining: make(chan struct{}), output: newOutputBudget(cfg.outputPerStream, cfg.outputTotal)}
-	s.workers = newWorkers(s.stop)
+	s.workers = newWorkers()
 	s.startRelay()
 	if s.sessionStore = cfg.sessions; s.sessionStore == nil {
 		s.sessionStore = MemorySessions()
@@ -499,6 +499,7 @@ func (s *Server) Close() {
 	}
 	s.closed = true
 	close(s.stop)
+	s.workers.close()
 	all := make([]*Session, 0, len(s.sessions))
 	for _, sess := range s.sessions {
 		all = append(all, sess)

@@ -1,6 +1,9 @@
 package core
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // workers runs calls on goroutines that outlive them. A fresh goroutine
 // starts on a small stack that grows, by copying, as the call descends
@@ -13,8 +16,9 @@ import "sync/atomic"
 // most maxIdle workers wait for work; the others end, and all end when the
 // server closes.
 type workers struct {
+	mu      sync.RWMutex // Go hands a call over under it; close closes tasks under it
+	closed  bool
 	tasks   chan func()
-	stop    <-chan struct{}
 	idle    atomic.Int32
 	maxIdle int32
 }
@@ -22,19 +26,30 @@ type workers struct {
 // maxIdleWorkers bounds the goroutines kept for calls to come.
 const maxIdleWorkers = 128
 
-func newWorkers(stop <-chan struct{}) *workers {
-	return &workers{tasks: make(chan func()), stop: stop, maxIdle: maxIdleWorkers}
+func newWorkers() *workers {
+	return &workers{tasks: make(chan func()), maxIdle: maxIdleWorkers}
 }
 
 // Go runs fn on an idle worker, or on a new one.
 func (w *workers) Go(fn func()) {
-	select {
-	case w.tasks <- fn:
-	default:
+	handed := false
+	w.mu.RLock()
+	if !w.closed {
+		select {
+		case w.tasks <- fn:
+			handed = true
+		default:
+		}
+	}
+	w.mu.RUnlock()
+	if !handed {
 		go w.run(fn)
 	}
 }
 
+// run runs fn, then the calls handed to it while it is idle. An idle
+// worker waits on tasks alone, not in a select with the server's end: a
+// select costs a call a thousand instructions more. close ends the wait.
 func (w *workers) run(fn func()) {
 	for {
 		fn()
@@ -43,12 +58,21 @@ func (w *workers) run(fn func()) {
 			w.idle.Add(-1)
 			return
 		}
-		select {
-		case fn = <-w.tasks:
-			w.idle.Add(-1)
-		case <-w.stop:
-			w.idle.Add(-1)
+		fn = <-w.tasks // nil once closed
+		w.idle.Add(-1)
+		if fn == nil {
 			return
 		}
+	}
+}
+
+// close ends the idle workers; calls handed over later get goroutines of
+// their own.
+func (w *workers) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		close(w.tasks)
 	}
 }

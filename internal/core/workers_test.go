@@ -9,8 +9,7 @@ import (
 // A call that waits (on its client, say) holds up no other call, idle
 // workers are bounded, and they all end with the server.
 func TestWorkers(t *testing.T) {
-	stop := make(chan struct{})
-	w := newWorkers(stop)
+	w := newWorkers()
 	w.maxIdle = 4
 
 	release := make(chan struct{})
@@ -42,7 +41,7 @@ func TestWorkers(t *testing.T) {
 	w.Go(func() { close(again) })
 	<-again
 
-	close(stop)
+	w.close()
 	for w.idle.Load() != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}

@@ -112,6 +112,7 @@ type Handler struct {
 	shutdown chan struct{}
 	once     sync.Once
 	dates    httpx.Dates // the Date header of JSON answers
+	primer   primer      // starts the streams of calls that run primeDelay
 }
 
 // New returns the endpoint handler; mount it at the MCP path (e.g. /mcp).
@@ -124,6 +125,7 @@ func New(srv *server.Server, opts ...Option) *Handler {
 		cfg.store = NewMemoryEventStore(DefaultEventsPerSession, DefaultEventAge)
 	}
 	h := &Handler{srv: core.Of(srv), cfg: cfg, shutdown: make(chan struct{}), epoch: newEpoch()}
+	h.primer.fire = (*callStream).prime
 	h.srv.OnSessionEnded(h.sessionClosed)
 	return h
 }
@@ -184,8 +186,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// accepts reports whether r's Accept lists every one of types.
+// bothTypes is the Accept line the specification has clients send; the
+// types accepts is asked for are both in it, so it needs no parsing.
+const bothTypes = "application/json, text/event-stream"
+
+// accepts reports whether r's Accept lists every one of types
+// (application/json, text/event-stream or both).
 func accepts(r *http.Request, types ...string) bool {
+	if vs := r.Header["Accept"]; len(vs) == 1 && vs[0] == bothTypes {
+		return true // what clients send, whole: every type asked for here is in it
+	}
 	for _, t := range types {
 		if !httpx.Accepts(r, t) {
 			return false
@@ -196,28 +206,41 @@ func accepts(r *http.Request, types ...string) bool {
 
 // route is what the core needs of a request besides its body.
 func (h *Handler) route(r *http.Request) core.Route {
-	return core.Route{
+	route := core.Route{
 		Transport: transportName,
 		SessionID: httpx.Get(r.Header, httpx.HeaderSessionID),
 		Headers: core.RequestHeaders{
 			ProtocolVersion: strings.TrimSpace(httpx.Get(r.Header, httpx.HeaderProtocolVersion)),
 			Method:          strings.TrimSpace(httpx.Get(r.Header, httpx.HeaderMethod)),
 			Name:            strings.TrimSpace(httpx.Get(r.Header, httpx.HeaderName)),
-			Params:          paramHeaders(r.Header),
-			Repeated:        repeated(r.Header),
 		},
 		Stateless: h.cfg.stateless,
 	}
+	route.Headers.Params, route.Headers.Repeated = mcpHeaders(r.Header)
+	return route
 }
 
-// repeated names an MCP header that came more than once ("": none).
-func repeated(h http.Header) string {
+// mcpHeaders goes once over a request's headers for the
+// Mcp-Param-{Name} ones, by Name in lower case (nil when there are none),
+// and for an MCP header that came more than once (repeated; "": none).
+func mcpHeaders(h http.Header) (params map[string]string, repeated string) {
 	for k, vs := range h {
-		if len(vs) > 1 && (strings.EqualFold(k, "mcp-protocol-version") || strings.EqualFold(k, "mcp-method") || strings.EqualFold(k, "mcp-name") || isParamHeader(k)) {
-			return k
+		if len(k) < len("mcp-") || k[0]|0x20 != 'm' || k[1]|0x20 != 'c' || k[2]|0x20 != 'p' || k[3] != '-' {
+			continue // most headers, told at their first byte
 		}
+		param := isParamHeader(k)
+		if len(vs) > 1 && (param || strings.EqualFold(k, "mcp-protocol-version") || strings.EqualFold(k, "mcp-method") || strings.EqualFold(k, "mcp-name")) {
+			repeated = k
+		}
+		if !param || len(vs) == 0 {
+			continue
+		}
+		if params == nil {
+			params = map[string]string{}
+		}
+		params[strings.ToLower(k[len(paramPrefix):])] = strings.TrimSpace(vs[0])
 	}
-	return ""
+	return params, repeated
 }
 
 // paramPrefix starts the name of an Mcp-Param-{Name} header.
@@ -225,22 +248,6 @@ const paramPrefix = "mcp-param-"
 
 func isParamHeader(k string) bool {
 	return len(k) > len(paramPrefix) && strings.EqualFold(k[:len(paramPrefix)], paramPrefix)
-}
-
-// paramHeaders collects the Mcp-Param-{Name} headers, by Name in lower
-// case (nil when there are none).
-func paramHeaders(h http.Header) map[string]string {
-	var out map[string]string
-	for k, vs := range h {
-		if !isParamHeader(k) || len(vs) == 0 {
-			continue
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[strings.ToLower(k[len(paramPrefix):])] = strings.TrimSpace(vs[0])
-	}
-	return out
 }
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
@@ -281,7 +288,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // answered, on its stream too, whatever ended the response meanwhile: it
 // was authorized when it came, and the answer is ready.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.Call) {
-	cs := &callStream{h: h, w: w, call: call, wake: make(chan struct{}, 1)}
+	cs := &callStream{h: h, w: w, call: call, wake: make(chan struct{}, 1), primeSlot: -1}
 	if call.Ended() { // ended between the lookup and now (DELETE, expiry): the client must initialize again
 		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 		return
@@ -300,8 +307,8 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 	h.srv.Go(func() { cs.end(call.Run(ctx, cs, closeEarly)) })
 	// The headers and the priming event go out with the first message, or
 	// alone once the call has run primeDelay, so that the client can resume.
-	prime := time.AfterFunc(primeDelay, cs.prime)
-	defer prime.Stop()
+	h.primer.add(cs)
+	defer h.primer.remove(cs)
 	if h.cfg.mode == Auto {
 		<-cs.wake
 		if reply, ok := cs.answerAsJSON(); ok {
@@ -349,6 +356,9 @@ type callStream struct {
 	w    http.ResponseWriter
 	call *core.Call
 	wake chan struct{} // one token: the call ended, its stream started, or primeDelay passed
+
+	primeSlot int    // index in h.primer's list, -1 when off it; guarded by the primer
+	primeTick uint64 // the primer's tick when it listed the call; guarded by the primer
 
 	mu       sync.Mutex
 	es       *eventStream
