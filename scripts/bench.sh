@@ -26,12 +26,18 @@
 # When `mcpstack serve --profile bench` is not available yet, the peers are
 # compared with each other and the checks that name ours are skipped.
 #
+# The instructions suite counts a stdio tools/call of ours and of mcp-go
+# under callgrind: ours <= 0.5x mcp-go's (scripts/callgrind.sh
+# MODE=stdio-peer). The ingress suite runs gen's BenchmarkIngress: our
+# decode of a tools/call, validated, <= 1.3x a plain encoding/json decode
+# into structs, in time and in allocations.
+#
 # The observe suite counts, under valgrind's callgrind, what the access log
 # and metrics add to an HTTP tools/call (scripts/callgrind.sh MODE=observe:
 # at most 1.10x a call without them).
 #
 # Environment: BENCH_SUITES ("auto sse json strict stdio idle validation
-# observe"),
+# observe instructions ingress"),
 # BENCH_DURATION (10s), BENCH_WARMUP (1s), BENCH_ROUNDS (3),
 # BENCH_SESSIONS (16), BENCH_INFLIGHT (32), BENCH_IDLE (1000),
 # BENCH_TEXT_SIZE (64), BENCH_NOVALIDATE_FLAG (--validate=false),
@@ -44,7 +50,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 
 GO=${GO:-go}
-suites=${BENCH_SUITES:-"auto sse json strict stdio idle validation observe"}
+suites=${BENCH_SUITES:-"auto sse json strict stdio idle validation observe instructions ingress"}
 duration=${BENCH_DURATION:-10s}
 warmup=${BENCH_WARMUP:-1s}
 rounds=${BENCH_ROUNDS:-3}
@@ -320,6 +326,40 @@ observe_suite() {
 	fi
 }
 
+instructions_suite() {
+	if ! command -v valgrind >/dev/null 2>&1; then
+		say ""
+		say "== instructions: skipped (valgrind is not installed: apt-get install valgrind)"
+		return
+	fi
+	say ""
+	say "== instructions: a stdio tools/call, ours (access log and metrics on) against mcp-go's, under callgrind"
+	if ! MODE=stdio-peer N=2000 PEER="bin/mcpgo-echo --stdio" GO="$GO" bash scripts/callgrind.sh 2>&1 | grep '^callgrind:' | tee -a "$out"; then
+		say "FAIL instructions: ours costs more than 0.5x mcp-go's instructions a call"
+		failed=1
+	fi
+}
+
+# BenchmarkIngress (gen/) reports our decode of a tools/call, validation
+# included, as ratios to a plain encoding/json decode into structs: at most
+# 1.3x in time and in allocations (the highest of three runs).
+ingress_suite() {
+	say ""
+	say "== ingress: BenchmarkIngress, ours against encoding/json into plain structs"
+	local res
+	if ! res=$($GO test -run '^$' -bench '^BenchmarkIngress$' -count 3 ./gen/ 2>&1); then
+		echo "$res" | tail -5 | tee -a "$out"
+		failed=1
+		return
+	fi
+	echo "$res" | grep '^BenchmarkIngress-' | tee -a "$out"
+	if ! echo "$res" | awk '/^BenchmarkIngress-/ { for (i = 1; i < NF; i++) { if ($(i+1) == "time-ratio" && $i > t) t = $i; if ($(i+1) == "alloc-ratio" && $i > a) a = $i } n++ }
+		END { printf "ingress: time %.2fx, allocations %.2fx the plain decode (target at most 1.30x)\n", t, a; exit !(n > 0 && t <= 1.3 && a <= 1.3) }' | tee -a "$out"; then
+		say "FAIL ingress: over 1.3x the plain decode"
+		failed=1
+	fi
+}
+
 for s in $suites; do
 	case $s in
 	auto | sse | json) load_suite "$s" ;;
@@ -329,8 +369,10 @@ for s in $suites; do
 	validation) validation_suite ;;
 	cluster) cluster_suite ;;
 	observe) observe_suite ;;
+	instructions) instructions_suite ;;
+	ingress) ingress_suite ;;
 	*)
-		echo "bench: unknown suite $s (want auto sse json strict stdio idle validation observe cluster)" >&2
+		echo "bench: unknown suite $s (want auto sse json strict stdio idle validation observe instructions ingress cluster)" >&2
 		exit 2
 		;;
 	esac

@@ -12,6 +12,12 @@
 #   MODE=http N=300 scripts/callgrind.sh
 #   MODE=http SERVER="bin/mcpgo-echo --response-mode json" scripts/callgrind.sh
 #
+# MODE=stdio-peer counts stdio calls of ours and of PEER (default
+# "bin/mcpgo-echo --stdio", built by make bench) and fails when ours cost
+# more than RATIO (0.5) of the peer's.
+#
+#   MODE=stdio-peer N=2000 scripts/callgrind.sh
+#
 # MODE=observe counts HTTP calls, GOGC=off (the GC's timing would move the
 # count by more than the budget): with serve's defaults (access log and
 # metrics on) and with --access-log=false --metrics=false, ROUNDS (5)
@@ -22,8 +28,9 @@
 #
 # KEEP=FILE (http only) keeps the callgrind profile of the 3N calls, for
 # callgrind_annotate --inclusive=yes FILE.
-# SERVER (http only) is another server to count: it takes --http ADDR and
-# --addr-file FILE as `mcpstack serve` does (the benchmark peers do).
+# SERVER is another server to count: over HTTP it takes --http ADDR and
+# --addr-file FILE as `mcpstack serve` does (the benchmark peers do); over
+# stdio it is the whole command (bin/mcpgo-echo --stdio).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
@@ -42,9 +49,20 @@ calls() {
   done
 }
 count() {
+  local server=("$work/mcpstack" serve --stdio --profile bench)
+  if [ -n "${SERVER:-}" ]; then read -r -a server <<<"$SERVER"; fi
   calls "$1" > "$work/in.$1"
-  GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out.$1" \
-    "$work/mcpstack" serve --stdio --profile bench < "$work/in.$1" > "$work/answers.$1" 2>/dev/null
+  : > "$work/answers.$1"
+  # stdin stays open until every call is answered (at most 5 minutes): a
+  # server may stop at end of input with calls still running (mcp-go does).
+  {
+    cat "$work/in.$1"
+    for _ in $(seq 3000); do
+      [ "$(wc -l < "$work/answers.$1")" -ge "$(($1 + 1))" ] && break
+      sleep 0.1
+    done
+  } | GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out.$1" \
+    "${server[@]}" > "$work/answers.$1" 2>/dev/null
   got=$(wc -l < "$work/answers.$1")
   [ "$got" -eq "$(($1 + 1))" ] || { echo "callgrind: $got answers to $1 calls" >&2; exit 1; }
   sed -n 's/^totals: //p' "$work/out.$1"
@@ -80,6 +98,20 @@ http_counts() {
 per_call() { echo $(( ($2 - $1) / (2 * N) )); }
 case $MODE in
 stdio) a=$(count "$N"); b=$(count "$((3 * N))") ;;
+stdio-peer)
+  # Ours against PEER (default: the mcp-go echo server) over stdio, and the
+  # issue's target: at most RATIO (0.5) of the peer's instructions a call.
+  ratio=${RATIO:-0.5}
+  peer=${PEER:-bin/mcpgo-echo --stdio}
+  a=$(count "$N"); b=$(count "$((3 * N))"); ours=$(per_call "$a" "$b")
+  a=$(SERVER=$peer count "$N"); b=$(SERVER=$peer count "$((3 * N))"); theirs=$(per_call "$a" "$b")
+  echo "callgrind: $ours instructions per stdio tools/call, $theirs of $peer ($N and $((3 * N)) calls)"
+  awk -v a="$ours" -v b="$theirs" -v ratio="$ratio" 'BEGIN {
+    printf "callgrind: ours costs %.2fx the peer (target at most %.2fx)\n", a / b, ratio
+    exit !(a <= ratio * b)
+  }' || { echo "callgrind: over the target" >&2; exit 1; }
+  exit 0
+  ;;
 http) read -r a b < <(http_counts "$N") ;;
 observe)
   budget=${BUDGET:-1.10}
@@ -102,6 +134,6 @@ observe)
   }' || { echo "callgrind: observation is over its budget" >&2; exit 1; }
   exit 0
   ;;
-*) echo "callgrind: MODE must be stdio, http or observe, not $MODE" >&2; exit 2 ;;
+*) echo "callgrind: MODE must be stdio, stdio-peer, http or observe, not $MODE" >&2; exit 2 ;;
 esac
 echo "callgrind: $(( (b - a) / (2 * N) )) instructions per $MODE tools/call${SERVER:+ of $SERVER} ($N calls: $a, $((3 * N)): $b)"
