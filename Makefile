@@ -1,8 +1,10 @@
 # mcpstack: the two commands a newcomer needs are `make run` and `make test`.
 GO ?= go
-GOFLAGS_TEST ?= -race -count=1 -timeout 9m
+# -pgo=off: default.pgo optimizes the mcpstack binary; the tests of the
+# main package would otherwise build every package a second time with it.
+GOFLAGS_TEST ?= -race -count=1 -timeout 9m -pgo=off
 
-.PHONY: cluster bench-cluster callgrind bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
+.PHONY: pgo cluster bench-cluster callgrind bench-observe soak validate-bench bench bench-client vet-peers run all generate check-generate test test-long tools test-short lint fmt vet bench-ingress fuzz conformance bin/mcpstack
 
 all: generate test
 
@@ -49,7 +51,12 @@ soak:
 	MCPSTACK_SOAK=$(SOAK) $(GO) test -count=1 -run '^TestSoak$$' -v ./interop/
 
 test-short:
-	$(GO) test -short ./...
+	$(GO) test -short -pgo=off ./...
+
+## pgo: profile serve under the HTTP benchmark load and write default.pgo,
+## which go build applies to the mcpstack binary (profile-guided optimization)
+pgo:
+	bash scripts/pgo.sh
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
