@@ -526,7 +526,19 @@ func TestNestedDefaults(t *testing.T) {
 		v.Options.Mode = "changed by the handler"
 		return fmt.Sprintf("limit=%d depth=%d", v.Limit, v.Options.Depth), nil
 	})
+	// Only a nested property has a default here.
+	app.AddTool(a, app.Tool{Name: "inner"}, func(_ context.Context, v struct {
+		Options *options `json:"options,omitempty"`
+	}) (string, error) {
+		if v.Options == nil {
+			return "options=none", nil
+		}
+		return fmt.Sprintf("depth=%d", v.Options.Depth), nil
+	})
 	c := connect(t, a, "2025-11-25")
+	if got := text(t, c.call("tools/call", `{"name":"inner","arguments":{"options":{}}}`)); got != "depth=2" {
+		t.Errorf("a default only inside an object: %q, want depth=2", got)
+	}
 	for _, tc := range []struct{ args, want string }{
 		{`{"query":"q"}`, "limit=10 options=none"},
 		{`{"query":"q","options":{}}`, "limit=10 depth=2"},

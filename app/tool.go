@@ -42,9 +42,12 @@ type tool struct {
 	def     mcp.Tool
 	headers []paramHeader  // arguments mirrored in Mcp-Param headers
 	schema  map[string]any // the input schema, for its defaults
-	input   *protocol.Schema
-	output  *protocol.Schema // nil: no structured output
-	run     func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
+	// defaults says whether the input schema gives any property a
+	// default: most give none, and their calls skip looking.
+	defaults bool
+	input    *protocol.Schema
+	output   *protocol.Schema // nil: no structured output
+	run      func(ctx context.Context, args map[string]any) (*mcp.CallToolResult, error)
 	// decoded: run's structured content, when it has any, is a decoded
 	// tree already (it comes from Structured), validated as it is.
 	decoded bool
@@ -151,7 +154,7 @@ func mustTool(t Tool, in, out any) *tool {
 	}
 	tl.def.InputSchema = mcp.ToolInputSchema{Properties: properties(inTree), Required: required(inTree), Extra: rest(inTree)}
 	tl.def.InputSchema.Schema, _ = inTree["$schema"].(string)
-	tl.schema = inTree
+	tl.schema, tl.defaults = inTree, hasDefaults(inTree)
 	if tl.input, err = protocol.CompileSchema(t.Name+".inputSchema", inTree); err != nil {
 		panic(fmt.Sprintf("app: tool %q: %v", t.Name, err))
 	}
@@ -261,7 +264,9 @@ func (a *App) validateAndRun(ctx context.Context, t *tool, args map[string]any) 
 	if args == nil {
 		args = map[string]any{}
 	}
-	args, _ = withDefaults(args, t.schema)
+	if t.defaults {
+		args, _ = withDefaults(args, t.schema)
+	}
 	if err := t.input.Validate(args); err != nil {
 		return invalidArguments(err), nil
 	}
@@ -417,6 +422,23 @@ func withDefaults(args, schema map[string]any) (filled map[string]any, changed b
 		return args, false
 	}
 	return out, true
+}
+
+// hasDefaults reports whether withDefaults could fill anything in from
+// schema: a property with a default, at the top level or inside a
+// property that has properties of its own.
+func hasDefaults(schema map[string]any) bool {
+	props, _ := schema["properties"].(map[string]any)
+	for _, p := range props {
+		ps, _ := p.(map[string]any)
+		if _, ok := ps["default"]; ok {
+			return true
+		}
+		if ps["properties"] != nil && hasDefaults(ps) {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyProperties drops the arguments the schema does not name exactly:
