@@ -205,6 +205,14 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcpstack serve: unexpected arguments %q\n", fl.Args())
 		return 2
 	}
+	if c.debugAddr == "" {
+		// Only --debug-addr serves the heap profile: without it, sampling
+		// allocations is work and memory (stacks kept per sample) for
+		// nobody, so it stops before serve allocates much. A program that
+		// links no profiler gets this from the linker; serve links
+		// net/http/pprof for --debug-addr.
+		runtime.MemProfileRate = 0
+	}
 	if q := c.chat.quota; q.Conversations <= 0 || q.Bytes <= 0 {
 		fmt.Fprintf(stderr, "mcpstack serve: --user-max-conversations and --user-max-bytes must be positive (got %d and %d)\n", q.Conversations, q.Bytes)
 		return 2
@@ -346,13 +354,6 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer stopMetrics()
-	}
-	if c.debugAddr == "" {
-		// Only --debug-addr serves the heap profile: without it, sampling
-		// allocations is work and memory (stacks kept per sample) for
-		// nobody. A program that links no profiler gets this from the
-		// linker; serve links net/http/pprof for --debug-addr.
-		runtime.MemProfileRate = 0
 	}
 	if c.debugAddr != "" {
 		stopDebug, err := serveDebug(c.debugAddr, log)

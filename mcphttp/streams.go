@@ -11,8 +11,8 @@ const (
 	// ResponseAuto, the default, answers with one JSON body when the call
 	// ends quickly without sending anything else, and as ResponseSSE's
 	// resumable event stream from its first notification or server
-	// request on (or once it has run 10ms, so that a long call can be
-	// resumed).
+	// request on (or once it has run 10 to 15 ms, so that a long call can
+	// be resumed).
 	ResponseAuto ResponseMode = "auto"
 	// ResponseSSE answers with an event stream: notifications and server
 	// requests about the call come first, the answer last; the stream has

@@ -28,9 +28,8 @@
 #
 # KEEP=FILE (http only) keeps the callgrind profile of the 3N calls, for
 # callgrind_annotate --inclusive=yes FILE.
-# SERVER is another server to count: over HTTP it takes --http ADDR and
-# --addr-file FILE as `mcpstack serve` does (the benchmark peers do); over
-# stdio it is the whole command (bin/mcpgo-echo --stdio).
+# SERVER (http only) is another server to count: it takes --http ADDR and
+# --addr-file FILE as `mcpstack serve` does (the benchmark peers do).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
@@ -49,20 +48,27 @@ calls() {
   done
 }
 count() {
-  local server=("$work/mcpstack" serve --stdio --profile bench)
-  if [ -n "${SERVER:-}" ]; then read -r -a server <<<"$SERVER"; fi
+  local server=("$work/mcpstack" serve --stdio --profile bench) vg
+  if [ -n "${STDIO_SERVER:-}" ]; then read -r -a server <<<"$STDIO_SERVER"; fi
   calls "$1" > "$work/in.$1"
   : > "$work/answers.$1"
-  # stdin stays open until every call is answered (at most 5 minutes): a
-  # server may stop at end of input with calls still running (mcp-go does).
+  rm -f "$work/stdin.$1"
+  mkfifo "$work/stdin.$1"
+  GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out.$1" \
+    "${server[@]}" < "$work/stdin.$1" > "$work/answers.$1" 2>/dev/null &
+  vg=$!
+  # stdin stays open until every call is answered, the server has ended, or
+  # a second for each 20 calls has passed (and a minute): a server may stop
+  # at end of input with calls still running (mcp-go does).
   {
     cat "$work/in.$1"
-    for _ in $(seq 3000); do
+    for _ in $(seq $((10 * (60 + $1 / 20)))); do
       [ "$(wc -l < "$work/answers.$1")" -ge "$(($1 + 1))" ] && break
+      kill -0 "$vg" 2>/dev/null || break
       sleep 0.1
     done
-  } | GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out.$1" \
-    "${server[@]}" > "$work/answers.$1" 2>/dev/null
+  } > "$work/stdin.$1"
+  wait "$vg" || true
   got=$(wc -l < "$work/answers.$1")
   [ "$got" -eq "$(($1 + 1))" ] || { echo "callgrind: $got answers to $1 calls" >&2; exit 1; }
   sed -n 's/^totals: //p' "$work/out.$1"
@@ -104,7 +110,7 @@ stdio-peer)
   ratio=${RATIO:-0.5}
   peer=${PEER:-bin/mcpgo-echo --stdio}
   a=$(count "$N"); b=$(count "$((3 * N))"); ours=$(per_call "$a" "$b")
-  a=$(SERVER=$peer count "$N"); b=$(SERVER=$peer count "$((3 * N))"); theirs=$(per_call "$a" "$b")
+  a=$(STDIO_SERVER=$peer count "$N"); b=$(STDIO_SERVER=$peer count "$((3 * N))"); theirs=$(per_call "$a" "$b")
   echo "callgrind: $ours instructions per stdio tools/call, $theirs of $peer ($N and $((3 * N)) calls)"
   awk -v a="$ours" -v b="$theirs" -v ratio="$ratio" 'BEGIN {
     printf "callgrind: ours costs %.2fx the peer (target at most %.2fx)\n", a / b, ratio

@@ -4,7 +4,7 @@
 # main package's default.pgo by itself): `mcpstack serve --profile bench`
 # (default flags: validation, access log and metrics on, response mode
 # auto) answering Streamable HTTP tools/call from 16 sessions, profiled for
-# SECONDS (20) through --debug-addr. Everything listens on 127.0.0.1.
+# SECONDS_PROFILED (20) seconds through --debug-addr. Everything listens on 127.0.0.1.
 # Refresh it when the request path changes much; a stale profile still
 # builds, it just optimizes less.
 set -euo pipefail

@@ -81,7 +81,10 @@ func (p *primer) run() {
 		}
 		p.mu.Unlock()
 		for i, cs := range due {
-			p.fire(cs)
+			// Each on its own goroutine, as a timer's would run: priming
+			// flushes the response, which waits while its client does not
+			// read, and one such client must not hold up the others.
+			go p.fire(cs)
 			due[i] = nil
 		}
 		if idle {

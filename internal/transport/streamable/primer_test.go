@@ -7,10 +7,10 @@ import (
 )
 
 // TestPrimer: a call still listed primeDelay after it started is primed,
-// once, and not much before (the ticks' delays may differ by a little; a
-// scheduler that delays one by primeDelay/2 more than the next would fail
-// this); a call taken off the list first never is; the goroutine ends once
-// nothing waits, and starts again for the next call.
+// once, and not long before (a tick that fired before the call was listed
+// but ran after counts for it: the bound here allows for 8 ms of that); a
+// call taken off the list first never is; the goroutine ends once nothing
+// waits, and starts again for the next call.
 func TestPrimer(t *testing.T) {
 	var mu sync.Mutex
 	primed := map[*callStream]time.Duration{}
@@ -51,12 +51,12 @@ func TestPrimer(t *testing.T) {
 			took, ok := primed[cs]
 			if !ok {
 				t.Errorf("round %d: a call listed for %v was not primed", round, 2*primeDelay)
-			} else if took < primeDelay/2 {
+			} else if took < primeDelay/5 {
 				t.Errorf("round %d: a call primed %v in, long before primeDelay (%v)", round, took, primeDelay)
 			}
 		}
 		for _, cs := range quick {
-			if took, ok := primed[cs]; ok && took < primeDelay/2 {
+			if took, ok := primed[cs]; ok && took < primeDelay/5 {
 				t.Errorf("round %d: a call primed %v in, long before primeDelay", round, took)
 			}
 		}

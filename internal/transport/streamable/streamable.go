@@ -95,7 +95,8 @@ func WithKeepAlive(d time.Duration) Option { return optionFunc(func(c *config) {
 const transportName = "streamable"
 
 // primeDelay is how long the headers and priming event of a call's stream
-// may wait for its first message before they are sent alone.
+// wait at least for its first message before they are sent alone (the
+// primer sends them at its next tick but one, up to 1.5 primeDelay in).
 const primeDelay = 10 * time.Millisecond
 
 // Handler serves the MCP endpoint.
@@ -284,7 +285,8 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // Until then the handler waits on one channel (cs.wake), not on the
 // request's context or the credential's expiry: a quick call, the common
 // one, pays for no select, and a client that left, or a credential that
-// expired, is seen at most primeDelay late. A call that has ended is
+// expired, is seen once the call streams, from primeDelay to 1.5 primeDelay
+// in. A call that has ended is
 // answered, on its stream too, whatever ended the response meanwhile: it
 // was authorized when it came, and the answer is ready.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.Call) {
