@@ -257,8 +257,10 @@ func command(dir, name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	// -trimpath: the copy's builds share the cache with the next run's,
-	// whose copy is elsewhere; the user's GOFLAGS stay.
-	cmd.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod -trimpath"))
+	// whose copy is elsewhere; -pgo=off: the copy's default.pgo would make
+	// the main package's build compile every package a second time; the
+	// user's GOFLAGS stay.
+	cmd.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod -trimpath -pgo=off"))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
