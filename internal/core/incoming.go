@@ -33,6 +33,15 @@ func (s *Server) parseInto(in *Incoming, body []byte) {
 	in.body, in.items, in.batch, in.err = body, items, batch, err
 }
 
+// takeBody returns the body, for the tap, and lets go of it: a message of
+// the body lives in the Incoming (one), and one that outlives its call (a
+// task's, a listen's) keeps the parsed tree, not the bytes too.
+func (in *Incoming) takeBody() []byte {
+	body := in.body
+	in.body = nil
+	return body
+}
+
 // Err is the error that answers the whole body (not JSON, empty batch).
 func (in *Incoming) Err() *wire.Error { return in.err }
 

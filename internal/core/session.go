@@ -267,7 +267,7 @@ var errBusy = &wire.Error{Code: wire.CodeServerBusy, Message: "Server busy: too 
 // serve serves a body between the taps; busy answers its requests -32000
 // (ServeBusy).
 func (sess *Session) serve(ctx context.Context, in *Incoming, related response, busy bool) (reply []byte) {
-	sess.srv.tap(sess.id, ClientToServer, in.body)
+	sess.srv.tap(sess.id, ClientToServer, in.takeBody())
 	defer func() { sess.srv.tap(sess.id, ServerToClient, reply) }()
 	if in.err != nil {
 		return in.ErrorReply()

@@ -75,7 +75,7 @@ func (s *Server) statelessSpec(version string) *protocol.Spec {
 // code is the JSON-RPC error code of an error answer (0 otherwise), so that
 // a transport can give it its status without reading the answer again.
 func (s *Server) ServeStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) (reply []byte, code int) {
-	s.tap("", ClientToServer, in.body)
+	s.tap("", ClientToServer, in.takeBody())
 	defer func() { s.tap("", ServerToClient, reply) }()
 	if in.err != nil {
 		return in.ErrorReply(), in.err.Code

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
@@ -380,4 +382,26 @@ func TestExtensionTaskIsNotASessionTask(t *testing.T) {
 		t.Errorf("tasks/list lists the extension's task: %v", got)
 	}
 	c.ok("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, id))
+}
+
+// A task that runs on after its request was answered keeps the request's
+// parsed message, not the bytes it came in (the regression: the message
+// lived beside the body, and a task kept a large body for its life).
+func TestTaskKeepsNoBody(t *testing.T) {
+	srv := newExtServer(t)
+	meta := fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}`, withTasks)
+	body := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{%s,"name":"slow_compute","arguments":{"seconds":5,"label":%q}}}`,
+		meta, strings.Repeat("x", 1<<20)))
+	kept := weak.Make(&body[0])
+	reply, _ := srv.ServeStateless(core.WithCaller(context.Background(), core.Caller{Key: "addr:test"}), srv.Parse(body), nil, nil)
+	if !strings.Contains(string(reply), `"resultType":"task"`) {
+		t.Fatalf("reply %.200s, want a task", reply)
+	}
+	body = nil
+	for range 3 {
+		runtime.GC()
+	}
+	if kept.Value() != nil {
+		t.Error("the task, still running, keeps the 1 MiB body its request came in")
+	}
 }
