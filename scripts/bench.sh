@@ -309,35 +309,32 @@ CFG
 	done
 }
 
-observe_suite() {
+# callgrind_suite NAME TITLE FAIL VAR=VALUE...: scripts/callgrind.sh with
+# the variables given, its lines into the results, "FAIL NAME: FAIL" when
+# it fails; skipped without valgrind.
+callgrind_suite() {
+	local name=$1 title=$2 fail=$3
+	shift 3
+	say ""
 	if ! command -v valgrind >/dev/null 2>&1; then
-		say ""
-		say "== observe: skipped (valgrind is not installed: apt-get install valgrind)"
+		say "== $name: skipped (valgrind is not installed: apt-get install valgrind)"
 		return
 	fi
-	say ""
-	say "== observe: instructions the access log and metrics add to an HTTP tools/call (callgrind, GOGC=off)"
-	if ! MODE=observe N=500 GO="$GO" bash scripts/callgrind.sh 2>&1 | grep '^callgrind:' | tee -a "$out"; then
-		failed=1
-	fi
-	if grep -q "observation is over its budget" "$out"; then
-		say "FAIL observe: observation costs more than 1.10x a call"
+	say "== $name: $title"
+	if ! env "$@" GO="$GO" bash scripts/callgrind.sh 2>&1 | grep '^callgrind:' | tee -a "$out"; then
+		say "FAIL $name: $fail"
 		failed=1
 	fi
 }
 
+observe_suite() {
+	callgrind_suite observe "instructions the access log and metrics add to an HTTP tools/call (callgrind, GOGC=off)" \
+		"the count failed, or observation costs more than 1.10x a call (see above)" MODE=observe N=500
+}
+
 instructions_suite() {
-	if ! command -v valgrind >/dev/null 2>&1; then
-		say ""
-		say "== instructions: skipped (valgrind is not installed: apt-get install valgrind)"
-		return
-	fi
-	say ""
-	say "== instructions: a stdio tools/call, ours (access log and metrics on) against mcp-go's, under callgrind"
-	if ! MODE=stdio-peer N=2000 PEER="bin/mcpgo-echo --stdio" GO="$GO" bash scripts/callgrind.sh 2>&1 | grep '^callgrind:' | tee -a "$out"; then
-		say "FAIL instructions: the count failed, or ours costs more than 0.5x mcp-go's instructions a call (see above)"
-		failed=1
-	fi
+	callgrind_suite instructions "a stdio tools/call, ours (access log and metrics on) against mcp-go's, under callgrind" \
+		"the count failed, or ours costs more than 0.5x mcp-go's instructions a call (see above)" MODE=stdio-peer N=2000 PEER="bin/mcpgo-echo --stdio"
 }
 
 # BenchmarkIngress (gen/) reports our decode of a tools/call, validation

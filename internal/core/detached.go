@@ -9,7 +9,7 @@ import (
 // the request that carried it (the client may resume its stream), keeping
 // the request's values. The standard library's boxes its struct on every
 // Value lookup that passes through it, four allocations a call; this one
-// is a pointer. One difference: context.Cause
+// is a pointer into the Call, which holds it. One difference: context.Cause
 // of it (not of contexts derived with WithCancel) is its parent's cause
 // once the parent ends, where WithoutCancel's is nil; nothing here asks.
 type detached struct{ parent context.Context }

@@ -34,8 +34,9 @@ func (s *Server) parseInto(in *Incoming, body []byte) {
 }
 
 // takeBody returns the body, for the tap, and lets go of it: a message of
-// the body lives in the Incoming (one), and one that outlives its call (a
-// task's, a listen's) keeps the parsed tree, not the bytes too.
+// the body lives in the Incoming (one), often inside a Call, and one that
+// outlives its call (a task's, a listen's) keeps them and the parsed tree,
+// not the bytes too.
 func (in *Incoming) takeBody() []byte {
 	body := in.body
 	in.body = nil

@@ -61,6 +61,7 @@ type Call struct {
 	srv       *Server
 	in        *Incoming // &incoming
 	incoming  Incoming  // kept here: one allocation for the call and its body
+	detached  detached  // the context the call runs in (Run)
 	kind      callKind
 	refusal   *Reply
 	sess      *Session
@@ -308,9 +309,10 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
 		}
 		return r
 	}
-	// Not a field of c: a task the call starts keeps its context for the
-	// task's life, and should not keep the body with it.
-	body := c.sess.serve(&detached{ctx}, c.in, response{out: out, closeEarly: closeEarly}, false)
+	// A task the call starts keeps this context, and so the Call, for its
+	// life: the serve paths let go of the body (Incoming.takeBody).
+	c.detached = detached{ctx}
+	body := c.sess.serve(&c.detached, c.in, response{out: out, closeEarly: closeEarly}, false)
 	if !hasRequests {
 		return Reply{} // notifications and responses: answered 202 whatever the core made of them (it logs what it refuses)
 	}

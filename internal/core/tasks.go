@@ -363,8 +363,6 @@ func (sess *Session) startTask(ctx context.Context, spec *protocol.Spec, m proto
 	if n, err := jsontree.Int(meta["ttl"]); err == nil && n > 0 && time.Duration(n)*time.Millisecond < ttl {
 		ttl = time.Duration(n) * time.Millisecond
 	}
-	own := *msg // the task's copy: msg lives in the request's Call, with its body
-	msg = &own
 	now := time.Now()
 	t := &task{id: newTaskID(), owner: owner, client: CallerFrom(ctx).Key, method: msg.Method, spec: spec, created: now, updated: now, ttl: ttl,
 		srv: srv, sess: sess, local: true, status: mcp.TaskStatusWorking, done: make(chan struct{})}
