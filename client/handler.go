@@ -64,7 +64,7 @@ func (s *Session) serve(ctx context.Context, msg *jsonrpc.Message, body []byte) 
 		s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: " + msg.Method}))
 		return
 	}
-	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+	if err := spec.ValidateMessage(m.Request, msg); err != nil {
 		s.report(schemaViolation(msg.Method, "", err, body))
 		if s.c.violations == nil {
 			s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err)))

@@ -506,7 +506,7 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 	spec := s.currentSpec()
 	if msg.Error != nil {
 		if def := spec.ErrorResponse(); def != "" {
-			if err := spec.Validate(def, msg.Tree); err != nil {
+			if err := spec.ValidateMessage(def, msg); err != nil {
 				v := schemaViolation(c.method, "", err, body)
 				s.report(v)
 				if s.c.violations == nil {
@@ -528,7 +528,7 @@ func (s *Session) response(msg *jsonrpc.Message, body []byte) {
 	case task:
 		err, at = spec.Validate(c.task, msg.Result), "/result"
 	case c.response != "":
-		err = spec.Validate(c.response, msg.Tree)
+		err = spec.ValidateMessage(c.response, msg)
 	default:
 		err, at = spec.Validate(c.result, msg.Result), "/result"
 	}
@@ -554,7 +554,7 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 		s.report(&Violation{Rule: RuleUnknownMethod, Method: msg.Method, Pointer: "/method", Reason: fmt.Sprintf("revision %s has no notification %q from server to client", spec.Revision, excerpt(msg.Method)), Message: body})
 		return
 	}
-	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+	if err := spec.ValidateMessage(m.Request, msg); err != nil {
 		s.report(schemaViolation(msg.Method, "", err, body))
 		if s.c.violations == nil {
 			return

@@ -33,7 +33,7 @@ func (c *canonical) revision(rs *revisionSchema) *file {
 		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskResult: %q, TaskExtension: %q, Extension: %q, NameParam: %q},",
 			me.Name, me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskResult, rm.TaskExtension, rm.Extension, rm.NameParam)
 	}
-	f.p("}, protocol.Checks{Surely: surelyValid, Required: requiredMembers}, %s%s)", c.transport.goTransport(rs.Name), extensionArgs(rs))
+	f.p("}, protocol.Checks{Surely: surelyValid, Required: requiredMembers, Envelopes: envelopes}, %s%s)", c.transport.goTransport(rs.Name), extensionArgs(rs))
 	return f
 }
 

@@ -58,8 +58,130 @@ func (c *canonical) validators(rs *revisionSchema) (*file, error) {
 		out.p("\t%q: %s,", name, g.names[name])
 	}
 	out.p("}\n")
+	var envelopes []string
+	for _, name := range defs {
+		e, ok, err := g.envelope(rs.Defs[name])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			envelopes = append(envelopes, fmt.Sprintf("\t%q: %s,", name, e))
+		}
+	}
+	out.p("// envelopes holds, for the definitions whose object is JSON-RPC's")
+	out.p("// envelope and nothing else, what they ask of a message's parts.")
+	out.p("var envelopes = map[string]protocol.Envelope{")
+	for _, e := range envelopes {
+		out.p("%s", e)
+	}
+	out.p("}\n")
 	out.Write(g.f.Bytes())
 	return out, nil
+}
+
+// envelope is the protocol.Envelope literal of a request or notification
+// definition whose object holds JSON-RPC's members alone: "id" a
+// RequestId (a string or an integer), "jsonrpc" the constant "2.0",
+// "method" a constant, "params" any schema, a "required" among them and
+// annotations. The reader of messages already holds a message's id and
+// jsonrpc to that, so the core checks such a definition on the message's
+// method and params, without the message's object. Any other definition
+// has none (false).
+func (g *vgen) envelope(d *definition) (string, bool, error) {
+	g.def = d.Path
+	dec := json.NewDecoder(bytes.NewReader(d.Raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return "", false, fmt.Errorf("%s: %w", d.Path, err)
+	}
+	props, _ := doc["properties"].(map[string]any)
+	if doc["type"] != "object" || props["method"] == nil {
+		return "", false, nil
+	}
+	for k := range doc {
+		if k != "type" && k != "properties" && k != "required" && !annotation[k] {
+			return "", false, nil
+		}
+	}
+	var method string
+	for name, p := range props {
+		schema, _ := p.(map[string]any)
+		switch name {
+		case "id":
+			if !g.isRequestID(schema) {
+				return "", false, nil
+			}
+		case "jsonrpc":
+			if !onlyConst(schema, "2.0") {
+				return "", false, nil
+			}
+		case "method":
+			m, ok := schema["const"].(string)
+			if !ok || !onlyConst(schema, m) {
+				return "", false, nil
+			}
+			method = m
+		case "params":
+		default:
+			return "", false, nil
+		}
+	}
+	required := map[string]bool{}
+	list, _ := doc["required"].([]any)
+	for _, r := range list {
+		name, _ := r.(string)
+		if props[name] == nil && name != "id" && name != "jsonrpc" && name != "method" && name != "params" {
+			return "", false, nil
+		}
+		required[name] = true
+	}
+	params := "nil"
+	if fn := g.props[d.Name]["params"]; fn != "" { // the function the definition's own check calls
+		params = fn
+	}
+	return fmt.Sprintf("{Method: %q, Params: %s, IDRequired: %v, ParamsRequired: %v}", method, params, required["id"], required["params"]), true, nil
+}
+
+// onlyConst reports whether a schema is the string constant c (with its
+// type, and annotations), nothing else.
+func onlyConst(s map[string]any, c string) bool {
+	for k, v := range s {
+		switch {
+		case k == "const" && v == c, k == "type" && v == "string", annotation[k]:
+		default:
+			return false
+		}
+	}
+	return s["const"] == c
+}
+
+// isRequestID reports whether a schema is a $ref to a definition that is
+// a string or an integer and nothing else: what the reader of messages
+// holds every id to.
+func (g *vgen) isRequestID(s map[string]any) bool {
+	ref, _ := s["$ref"].(string)
+	if ref == "" || len(s) != 1 {
+		return false
+	}
+	target, ok := g.rs.Defs[strings.TrimSuffix(path.Base(ref), ".json")]
+	if !ok {
+		return false
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(target.Raw, &doc); err != nil {
+		return false
+	}
+	for k, v := range doc {
+		if k == "type" {
+			if fmt.Sprint(v) != "[string integer]" {
+				return false
+			}
+		} else if !annotation[k] {
+			return false
+		}
+	}
+	return doc["type"] != nil
 }
 
 // required lists the members definition d requires: its "required", and
@@ -134,6 +256,11 @@ type vgen struct {
 	names map[string]string // definition -> its function
 	n     int               // functions emitted for inner schemas
 	def   string            // the definition being emitted, for errors
+	// top is set while a definition's own object is emitted; props keeps,
+	// by definition, the function of each of its properties (the
+	// envelope checks reuse the one of params).
+	top   bool
+	props map[string]map[string]string
 }
 
 func (g *vgen) definition(d *definition) error {
@@ -144,6 +271,11 @@ func (g *vgen) definition(d *definition) error {
 		return fmt.Errorf("%s: %w", d.Path, err)
 	}
 	g.def = d.Path
+	g.top = true
+	if g.props == nil {
+		g.props = map[string]map[string]string{}
+	}
+	g.props[d.Name] = map[string]string{}
 	body, err := g.checks(doc, isDraft07(doc))
 	if err != nil {
 		return err
@@ -187,6 +319,8 @@ func (g *vgen) checks(s any, draft07 bool) (string, error) {
 }
 
 func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
+	top := g.top
+	g.top = false
 	var b strings.Builder
 	keys := make([]string, 0, len(s))
 	for k := range s {
@@ -267,6 +401,9 @@ func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
 				fn, err := g.fn(props[p], draft07)
 				if err != nil {
 					return "", err
+				}
+				if top {
+					g.props[strings.TrimSuffix(path.Base(g.def), ".json")][p] = fn
 				}
 				if fn != "" {
 					fmt.Fprintf(&object, "\t\tif x, ok := o[%q]; ok && !%s(x) {\n\t\t\treturn false\n\t\t}\n", p, fn)

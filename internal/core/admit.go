@@ -32,7 +32,7 @@ func (s *Server) admitRequest(ctx context.Context, spec *protocol.Spec, msg *jso
 		return m, e
 	}
 	if s.cfg.validate {
-		if err := spec.Validate(m.Request, msg.Tree); err != nil {
+		if err := spec.ValidateMessage(m.Request, msg); err != nil {
 			noteRefused(ctx, err)
 			return m, wire.InvalidParams(err)
 		}

@@ -70,7 +70,7 @@ func (sess *Session) relayOut(msg *jsonrpc.Message) {
 			return
 		}
 	}
-	b, err := jsontree.Marshal(msg.Tree)
+	b, err := jsontree.Marshal(msg.Root())
 	if err != nil || len(b) > maxRelayed {
 		return
 	}

@@ -545,7 +545,7 @@ func (sess *Session) initialize(ctx context.Context, msg *jsonrpc.Message) []byt
 	}
 	spec := srv.negotiate(requested)
 	m, _ := spec.Method(mcp.MethodInitialize)
-	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+	if err := spec.ValidateMessage(m.Request, msg); err != nil {
 		return jsonrpc.EncodeError(msg.ID, wire.InvalidParams(err))
 	}
 	sess.mu.Lock()
@@ -610,7 +610,7 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 		srv.log.Debug("unknown notification dropped", "method", msg.Method, "revision", spec.Revision)
 		return
 	}
-	if err := spec.Validate(m.Request, msg.Tree); err != nil {
+	if err := spec.ValidateMessage(m.Request, msg); err != nil {
 		noteRefused(ctx, err)
 		srv.log.Warn("invalid notification dropped", "method", msg.Method, "err", err)
 		return

@@ -5,13 +5,16 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/internal/generated"
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 )
 
 // FuzzSurelyValid holds the generated validators to the reference: a
 // message they call valid against a definition of a revision is valid by
 // santhosh-tekuri v6 over the same schemas. Each input is judged against
-// every request, notification and result definition of every revision.
+// every request, notification and result definition of every revision,
+// as a tree (SurelyValid) and, when it is one JSON-RPC message, as the
+// server reads it (SurelyValidMessage: the envelope checks).
 func FuzzSurelyValid(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
@@ -51,9 +54,13 @@ func FuzzSurelyValid(f *testing.F) {
 		if err != nil {
 			return
 		}
+		var msg *jsonrpc.Message
+		if items, batch, perr := jsonrpc.Parse(data, jsonrpc.Limits{MaxDepth: 10000}); perr == nil && !batch {
+			msg = items[0].Msg
+		}
 		for _, tg := range targets {
 			spec := generated.Lookup(tg.rev)
-			if !spec.SurelyValid(tg.def, tree) {
+			if !spec.SurelyValid(tg.def, tree) && (msg == nil || !spec.SurelyValidMessage(tg.def, msg)) {
 				continue
 			}
 			ref, err := spec.Validator()

@@ -26,12 +26,45 @@ const (
 // Message is one decoded JSON-RPC message.
 type Message struct {
 	Kind   Kind
-	Tree   map[string]any // the whole message, as validated against the schema
-	ID     wire.ID        // zero for notifications (and error responses without id)
-	Method string         // requests and notifications
-	Params any            // nil when absent
-	Result any            // responses: the result member
-	Error  *wire.Error    // responses: the error member
+	ID     wire.ID     // zero for notifications (and error responses without id)
+	Method string      // requests and notifications
+	Params any         // nil when absent
+	Result any         // responses: the result member
+	Error  *wire.Error // responses: the error member
+
+	// What Root needs besides: the members as sent that the fields above
+	// do not keep.
+	rawID  any               // the id as sent (1.0 stays 1.0)
+	rawErr any               // the error member as sent
+	has    uint8             // which members of the envelope are present
+	extra  []jsontree.Member // the members the envelope does not name, or a kind does not use
+}
+
+// Root is the message as the object it came as, for what needs all of it:
+// the reference validator, a relay. The reader takes the envelope apart
+// without making this map, so Root makes one on each call.
+func (m *Message) Root() map[string]any {
+	obj := make(map[string]any, 4+len(m.extra))
+	for _, e := range m.extra {
+		obj[e.Name] = e.Value
+	}
+	obj["jsonrpc"] = "2.0"
+	if m.has&hasID != 0 {
+		obj["id"] = m.rawID
+	}
+	if m.Kind == Response {
+		if m.has&hasError != 0 {
+			obj["error"] = m.rawErr
+		} else {
+			obj["result"] = m.Result
+		}
+		return obj
+	}
+	obj["method"] = m.Method
+	if m.Params != nil {
+		obj["params"] = m.Params
+	}
+	return obj
 }
 
 // Item is one element of a body: a message, or the error that answers an
@@ -70,7 +103,11 @@ func ParseInto(body []byte, lim Limits, one *Single) (items []Item, batch bool, 
 	if max <= 0 {
 		max = 128
 	}
-	tree, perr := jsontree.ParseLimit(body, max) // a hostile body cannot make it recurse without bound
+	// The envelope is read as its members, not as a map: the message's
+	// fields take them (a hostile body cannot make the parser recurse
+	// without bound).
+	var room [6]jsontree.Member
+	members, tree, object, perr := jsontree.ParseMembers(body, max, room[:0])
 	if perr != nil {
 		var deep *jsontree.DepthError
 		if errors.As(perr, &deep) {
@@ -78,96 +115,160 @@ func ParseInto(body []byte, lim Limits, one *Single) (items []Item, batch bool, 
 		}
 		return nil, false, &wire.Error{Code: wire.CodeParseError, Message: "Parse error: " + perr.Error()}
 	}
-	switch v := tree.(type) {
-	case []any:
-		if len(v) == 0 {
-			return nil, true, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: empty batch"}
-		}
-		items = make([]Item, len(v))
-		for i, e := range v {
-			items[i] = decode(e, new(Message))
-		}
-		return items, true, nil
-	default:
+	if object {
 		if one == nil {
 			one = new(Single)
 		}
-		one.item[0] = decode(v, &one.msg)
+		one.item[0] = decode(members, &one.msg)
 		return one.item[:], false, nil
 	}
+	v, isBatch := tree.([]any)
+	if !isBatch {
+		return []Item{{Err: invalid("a message must be an object, got %s", jsontree.KindOf(tree))}}, false, nil
+	}
+	if len(v) == 0 {
+		return nil, true, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: empty batch"}
+	}
+	items = make([]Item, len(v))
+	for i, e := range v {
+		obj, ok := e.(map[string]any)
+		if !ok {
+			items[i] = Item{Err: invalid("a message must be an object, got %s", jsontree.KindOf(e))}
+			continue
+		}
+		members := make([]jsontree.Member, 0, len(obj))
+		for k, x := range obj {
+			members = append(members, jsontree.Member{Name: k, Value: x})
+		}
+		items[i] = decode(members, new(Message))
+	}
+	return items, true, nil
 }
 
 func invalid(format string, args ...any) *wire.Error {
 	return &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: " + fmt.Sprintf(format, args...)}
 }
 
-// decode checks the envelope of one message, decoded into m.
-func decode(v any, m *Message) Item {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return Item{Err: invalid("a message must be an object, got %s", jsontree.KindOf(v))}
+// The members of the envelope, as bits of Message.has.
+const (
+	hasJSONRPC uint8 = 1 << iota
+	hasID
+	hasMethod
+	hasParams
+	hasResult
+	hasError
+)
+
+// envelopeBit is the bit of a member the envelope names, 0 for another.
+func envelopeBit(name string) uint8 {
+	switch name {
+	case "jsonrpc":
+		return hasJSONRPC
+	case "id":
+		return hasID
+	case "method":
+		return hasMethod
+	case "params":
+		return hasParams
+	case "result":
+		return hasResult
+	case "error":
+		return hasError
 	}
-	*m = Message{Tree: obj}
+	return 0
+}
+
+// decode checks the envelope of one message, given as its members (the
+// last of a duplicate name wins, as in a map), decoded into m.
+func decode(members []jsontree.Member, m *Message) Item {
+	*m = Message{}
+	var rawJSONRPC, rawID, rawMethod, params, res, errv any
+	for _, mb := range members {
+		bit := envelopeBit(mb.Name)
+		m.has |= bit
+		switch bit {
+		case hasJSONRPC:
+			rawJSONRPC = mb.Value
+		case hasID:
+			rawID = mb.Value
+		case hasMethod:
+			rawMethod = mb.Value
+		case hasParams:
+			params = mb.Value
+		case hasResult:
+			res = mb.Value
+		case hasError:
+			errv = mb.Value
+		}
+	}
 	var id wire.ID
-	rawID, hasID := obj["id"]
-	if hasID && rawID != nil {
+	withID := m.has&hasID != 0
+	if withID && rawID != nil {
 		x, err := wire.IDFromValue(rawID)
 		if err != nil {
 			return Item{Err: invalid("id %v", err)}
 		}
 		id = x
 	}
-	if jv, _ := obj["jsonrpc"].(string); jv != "2.0" {
+	if jv, _ := rawJSONRPC.(string); jv != "2.0" {
 		return Item{Err: invalid(`"jsonrpc" must be "2.0"`), ID: id}
 	}
-	m.ID = id
-	if rawMethod, isCall := obj["method"]; isCall {
+	m.ID, m.rawID = id, rawID
+	used := hasJSONRPC | hasID // the members this message's fields keep; Root gives back the others
+	if m.has&hasMethod != 0 {
 		method, ok := rawMethod.(string)
 		if !ok || method == "" {
 			return Item{Err: invalid(`"method" must be a non-empty string`), ID: id}
 		}
-		if _, both := obj["result"]; both {
+		if m.has&hasResult != 0 {
 			return Item{Err: invalid(`a message has "method" or "result", not both`), ID: id}
 		}
-		m.Method = method
-		m.Params = obj["params"]
-		if p, has := obj["params"]; has {
-			switch p.(type) {
-			case map[string]any:
-			default:
+		if m.has&hasParams != 0 {
+			if _, ok := params.(map[string]any); !ok {
 				return Item{Err: invalid(`"params" must be an object`), ID: id}
 			}
 		}
 		switch {
-		case !hasID:
+		case !withID:
 			m.Kind = Notification
 		case rawID == nil:
 			return Item{Err: invalid(`"id" must be a string or an integer, not null`)}
 		default:
 			m.Kind = Request
 		}
+		m.Method, m.Params = method, params
+		m.keepOthers(members, used|hasMethod|hasParams)
 		return Item{Msg: m}
 	}
-	res, hasResult := obj["result"]
-	errv, hasError := obj["error"]
 	switch {
-	case hasResult && hasError:
+	case m.has&hasResult != 0 && m.has&hasError != 0:
 		return Item{Err: invalid(`a response has "result" or "error", not both`), ID: id}
-	case hasResult:
+	case m.has&hasResult != 0:
 		if id.IsZero() {
 			return Item{Err: invalid(`a result must carry the id of its request`)}
 		}
 		m.Kind, m.Result = Response, res
+		m.keepOthers(members, used|hasResult)
 		return Item{Msg: m}
-	case hasError:
+	case m.has&hasError != 0:
 		e, err := wire.ErrorOf(errv)
 		if err != nil {
 			return Item{Err: invalid("error member: %v", err), ID: id}
 		}
-		m.Kind, m.Error = Response, e
+		m.Kind, m.Error, m.rawErr = Response, e, errv
+		m.keepOthers(members, used|hasError)
 		return Item{Msg: m}
 	}
 	return Item{Err: invalid(`a message needs "method", "result" or "error"`), ID: id}
+}
+
+// keepOthers keeps, for Root, the members outside used.
+func (m *Message) keepOthers(members []jsontree.Member, used uint8) {
+	for _, mb := range members {
+		if bit := envelopeBit(mb.Name); bit == 0 || bit&used == 0 {
+			m.extra = append(m.extra, mb)
+		}
+	}
 }
 
 // appendID writes an id, or null for the zero id.

@@ -44,6 +44,45 @@ func ParseLimit(data []byte, maxDepth int) (any, error) {
 	return p.document()
 }
 
+// Member is one name and value of an object, as the document gives it.
+type Member struct {
+	Name  string
+	Value any
+}
+
+// ParseMembers is ParseLimit for a document whose top-level object is
+// read as its members, appended to members in the document's order
+// (duplicate names too: the last is the one a map would keep), rather
+// than as a map: a JSON-RPC message's envelope, which its reader takes
+// apart at once. Any other document is returned as ParseLimit returns it,
+// with object false.
+func ParseMembers(data []byte, maxDepth int, members []Member) (_ []Member, v any, object bool, err error) {
+	p := parser{data: data, maxDepth: maxDepth}
+	p.space()
+	if p.i == len(p.data) {
+		return members, nil, false, io.EOF
+	}
+	if p.data[p.i] != '{' || maxDepth < 1 {
+		v, err := p.document()
+		return members, v, false, err
+	}
+	for more, err := p.open(); more || err != nil; more, err = p.next() {
+		if err != nil {
+			return members, nil, false, err
+		}
+		key, v, err := p.member(1)
+		if err != nil {
+			return members, nil, false, err
+		}
+		members = append(members, Member{key, v})
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return members, nil, false, errors.New("invalid character after top-level value")
+	}
+	return members, nil, true, nil
+}
+
 // document reads the one JSON value data holds.
 func (p *parser) document() (any, error) {
 	p.space()
@@ -153,53 +192,72 @@ func (p *parser) literal(word string) error {
 }
 
 func (p *parser) object(depth int) (any, error) {
-	p.i++ // {
 	obj := map[string]any{}
-	p.space()
-	if p.i < len(p.data) && p.data[p.i] == '}' {
-		p.i++
-		return obj, nil
-	}
-	for {
-		if p.i >= len(p.data) {
-			return nil, io.ErrUnexpectedEOF
-		}
-		if p.data[p.i] != '"' {
-			return nil, p.syntax("looking for beginning of object key string")
-		}
-		key, err := p.key()
+	for more, err := p.open(); more || err != nil; more, err = p.next() {
 		if err != nil {
 			return nil, err
 		}
-		p.space()
-		if p.i >= len(p.data) {
-			return nil, io.ErrUnexpectedEOF
-		}
-		if p.data[p.i] != ':' {
-			return nil, p.syntax("after object key")
-		}
-		p.i++
-		p.space()
-		v, err := p.value(depth)
+		key, v, err := p.member(depth)
 		if err != nil {
 			return nil, err
 		}
 		obj[key] = v
-		p.space()
-		if p.i >= len(p.data) {
-			return nil, io.ErrUnexpectedEOF
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-			p.space()
-		case '}':
-			p.i++
-			return obj, nil
-		default:
-			return nil, p.syntax("after object key:value pair")
-		}
 	}
+	return obj, nil
+}
+
+// open steps over an object's '{' and reports whether a member follows.
+func (p *parser) open() (bool, error) {
+	p.i++ // {
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return false, nil
+	}
+	return true, nil
+}
+
+// member reads one name and value of an object.
+func (p *parser) member(depth int) (string, any, error) {
+	if p.i >= len(p.data) {
+		return "", nil, io.ErrUnexpectedEOF
+	}
+	if p.data[p.i] != '"' {
+		return "", nil, p.syntax("looking for beginning of object key string")
+	}
+	key, err := p.key()
+	if err != nil {
+		return "", nil, err
+	}
+	p.space()
+	if p.i >= len(p.data) {
+		return "", nil, io.ErrUnexpectedEOF
+	}
+	if p.data[p.i] != ':' {
+		return "", nil, p.syntax("after object key")
+	}
+	p.i++
+	p.space()
+	v, err := p.value(depth)
+	return key, v, err
+}
+
+// next steps over what follows a member and reports whether another does.
+func (p *parser) next() (bool, error) {
+	p.space()
+	if p.i >= len(p.data) {
+		return false, io.ErrUnexpectedEOF
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		p.space()
+		return true, nil
+	case '}':
+		p.i++
+		return false, nil
+	}
+	return false, p.syntax("after object key:value pair")
 }
 
 func (p *parser) array(depth int) (any, error) {

@@ -2,6 +2,7 @@ package jsontree
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,10 @@ func TestParseLimit(t *testing.T) {
 			if tt.deep && (deep.Limit != 4 || err.Error() != "JSON nests deeper than 4") {
 				t.Errorf("error %q (limit %d)", err, deep.Limit)
 			}
+			_, _, _, merr := ParseMembers([]byte(tt.doc), 4, nil)
+			if got := errors.As(merr, &deep); got != tt.deep {
+				t.Fatalf("ParseMembers(%s, 4): %v; want a DepthError: %v", tt.doc, merr, tt.deep)
+			}
 		})
 	}
 }
@@ -55,4 +60,41 @@ func TestVocabulary(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _, _ = Parse([]byte(`{"jsonrpc":"2.0","method":"ping"}`)) }); n > 3 {
 		t.Errorf("%v allocations for a message of vocabulary words only: want the map and its group", n)
 	}
+}
+
+// FuzzParseMembers holds ParseMembers to ParseLimit: the same verdict, the
+// same error, and an object's members make the map ParseLimit gives (the
+// last of a duplicate name winning); any other document is the same value.
+func FuzzParseMembers(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`{"a":1,"a":2}`, `{}`, ` { } `, `{"a":{"b":{}}}`, `[{"a":1}]`, `"x"`, `1`, `null`, `{"a":1}x`, `{"a":1,}`, `{"a" 1}`,
+		`{"a":1`, `{`, ``, ` `, `{"a":[[[[]]]]}`,
+	} {
+		f.Add([]byte(seed), 3)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, depth int) {
+		depth %= 8
+		want, wantErr := ParseLimit(data, depth)
+		members, v, object, err := ParseMembers(data, depth, make([]Member, 0, 2))
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("%q at depth %d: ParseMembers says %v, ParseLimit %v", data, depth, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if !object {
+			if len(members) != 0 || !reflect.DeepEqual(v, want) {
+				t.Fatalf("%q: ParseMembers gives %#v (members %v), ParseLimit %#v", data, v, members, want)
+			}
+			return
+		}
+		got := map[string]any{}
+		for _, m := range members {
+			got[m.Name] = m.Value
+		}
+		if v != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: ParseMembers gives %#v, ParseLimit %#v", data, got, want)
+		}
+	})
 }

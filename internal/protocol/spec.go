@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -58,6 +59,7 @@ type Spec struct {
 	validator func() (*Validator, error)
 	surely    map[string]func(any) bool // the generated validators, by definition
 	required  map[string][]string       // the generated required members, by definition
+	envelopes map[string]Envelope       // the generated envelope checks, by definition
 }
 
 // Transport holds the facts of a revision that are the transports' and no
@@ -114,7 +116,7 @@ type TaskRules struct {
 // the reference validator decides). The schemas are compiled on first
 // use, once.
 func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, checks Checks, transport Transport, extensions ...Extension) *Spec {
-	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys, surely: checks.Surely, required: checks.Required}
+	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys, surely: checks.Surely, required: checks.Required, envelopes: checks.Envelopes}
 	layers := make([]string, len(extensions))
 	for i, e := range extensions {
 		layers[i] = e.Dir
@@ -170,6 +172,55 @@ type Checks struct {
 	// Required holds, by definition, the members it requires, those of the
 	// definitions it refers to or is allOf included.
 	Required map[string][]string
+	// Envelopes holds, for the request and notification definitions whose
+	// object is JSON-RPC's envelope and nothing else, what they ask of a
+	// message's parts.
+	Envelopes map[string]Envelope
+}
+
+// Envelope is what a definition whose object holds JSON-RPC's members
+// alone asks of a message: its method, its params, and whether it
+// requires an id and params. Its id and "jsonrpc" the reader of messages
+// (jsonrpc.Parse) holds to what such a definition asks (a string or an
+// integer; "2.0"), so a message is checked on its parts, without its
+// object.
+type Envelope struct {
+	Method         string
+	Params         func(any) bool // whether params are surely valid; nil: any are
+	IDRequired     bool
+	ParamsRequired bool
+}
+
+// surely reports whether a request or notification is surely valid
+// against the envelope.
+func (e *Envelope) surely(m *jsonrpc.Message) bool {
+	switch {
+	case m.Kind == jsonrpc.Response, m.Method != e.Method, e.IDRequired && m.Kind != jsonrpc.Request:
+		return false
+	case m.Params == nil:
+		return !e.ParamsRequired
+	}
+	return e.Params == nil || e.Params(m.Params)
+}
+
+// ValidateMessage is Validate for a message as jsonrpc.Parse gives it. A
+// definition that is JSON-RPC's envelope alone (every request and
+// notification of the protocol) is checked on the message's method and
+// params; a message that check is not sure of, and any other definition,
+// on the message's object (Message.Root), as Validate does.
+func (s *Spec) ValidateMessage(definition string, m *jsonrpc.Message) error {
+	if s.SurelyValidMessage(definition, m) {
+		return nil
+	}
+	return s.Validate(definition, m.Root())
+}
+
+// SurelyValidMessage reports whether the generated envelope check of
+// definition is sure that m is valid (false also where the definition has
+// none).
+func (s *Spec) SurelyValidMessage(definition string, m *jsonrpc.Message) bool {
+	e, ok := s.envelopes[definition]
+	return ok && e.surely(m)
 }
 
 // SurelyValid reports whether the generated validator of definition is

@@ -156,6 +156,35 @@ var surelyValid = map[string]func(any) bool{
 	"UnsubscribeRequest":              validUnsubscribeRequest,
 }
 
+// envelopes holds, for the definitions whose object is JSON-RPC's
+// envelope and nothing else, what they ask of a message's parts.
+var envelopes = map[string]protocol.Envelope{
+	"CallToolRequest":                 {Method: "tools/call", Params: validCallToolRequest_11, IDRequired: false, ParamsRequired: true},
+	"CancelledNotification":           {Method: "notifications/cancelled", Params: validCancelledNotification_22, IDRequired: false, ParamsRequired: true},
+	"CompleteRequest":                 {Method: "completion/complete", Params: validCompleteRequest_55, IDRequired: false, ParamsRequired: true},
+	"CreateMessageRequest":            {Method: "sampling/createMessage", Params: validCreateMessageRequest_73, IDRequired: false, ParamsRequired: true},
+	"GetPromptRequest":                {Method: "prompts/get", Params: validGetPromptRequest_93, IDRequired: false, ParamsRequired: true},
+	"InitializeRequest":               {Method: "initialize", Params: validInitializeRequest_111, IDRequired: false, ParamsRequired: true},
+	"InitializedNotification":         {Method: "notifications/initialized", Params: validInitializedNotification_119, IDRequired: false, ParamsRequired: false},
+	"ListPromptsRequest":              {Method: "prompts/list", Params: validListPromptsRequest_144, IDRequired: false, ParamsRequired: false},
+	"ListResourceTemplatesRequest":    {Method: "resources/templates/list", Params: validListResourceTemplatesRequest_151, IDRequired: false, ParamsRequired: false},
+	"ListResourcesRequest":            {Method: "resources/list", Params: validListResourcesRequest_158, IDRequired: false, ParamsRequired: false},
+	"ListRootsRequest":                {Method: "roots/list", Params: validListRootsRequest_166, IDRequired: false, ParamsRequired: false},
+	"ListToolsRequest":                {Method: "tools/list", Params: validListToolsRequest_172, IDRequired: false, ParamsRequired: false},
+	"LoggingMessageNotification":      {Method: "notifications/message", Params: validLoggingMessageNotification_180, IDRequired: false, ParamsRequired: true},
+	"PingRequest":                     {Method: "ping", Params: validPingRequest_198, IDRequired: false, ParamsRequired: false},
+	"ProgressNotification":            {Method: "notifications/progress", Params: validProgressNotification_203, IDRequired: false, ParamsRequired: true},
+	"PromptListChangedNotification":   {Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_213, IDRequired: false, ParamsRequired: false},
+	"ReadResourceRequest":             {Method: "resources/read", Params: validReadResourceRequest_223, IDRequired: false, ParamsRequired: true},
+	"ResourceListChangedNotification": {Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_246, IDRequired: false, ParamsRequired: false},
+	"ResourceUpdatedNotification":     {Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_259, IDRequired: false, ParamsRequired: true},
+	"RootsListChangedNotification":    {Method: "notifications/roots/list_changed", Params: validRootsListChangedNotification_265, IDRequired: false, ParamsRequired: false},
+	"SetLevelRequest":                 {Method: "logging/setLevel", Params: validSetLevelRequest_302, IDRequired: false, ParamsRequired: true},
+	"SubscribeRequest":                {Method: "resources/subscribe", Params: validSubscribeRequest_305, IDRequired: false, ParamsRequired: true},
+	"ToolListChangedNotification":     {Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_325, IDRequired: false, ParamsRequired: false},
+	"UnsubscribeRequest":              {Method: "resources/unsubscribe", Params: validUnsubscribeRequest_328, IDRequired: false, ParamsRequired: true},
+}
+
 func validAnnotated_1(v any) bool {
 	if !validRole(v) {
 		return false

@@ -161,6 +161,35 @@ var surelyValid = map[string]func(any) bool{
 	"UnsubscribeRequest":              validUnsubscribeRequest,
 }
 
+// envelopes holds, for the definitions whose object is JSON-RPC's
+// envelope and nothing else, what they ask of a message's parts.
+var envelopes = map[string]protocol.Envelope{
+	"CallToolRequest":                 {Method: "tools/call", Params: validCallToolRequest_14, IDRequired: false, ParamsRequired: true},
+	"CancelledNotification":           {Method: "notifications/cancelled", Params: validCancelledNotification_26, IDRequired: false, ParamsRequired: true},
+	"CompleteRequest":                 {Method: "completion/complete", Params: validCompleteRequest_59, IDRequired: false, ParamsRequired: true},
+	"CreateMessageRequest":            {Method: "sampling/createMessage", Params: validCreateMessageRequest_77, IDRequired: false, ParamsRequired: true},
+	"GetPromptRequest":                {Method: "prompts/get", Params: validGetPromptRequest_95, IDRequired: false, ParamsRequired: true},
+	"InitializeRequest":               {Method: "initialize", Params: validInitializeRequest_110, IDRequired: false, ParamsRequired: true},
+	"InitializedNotification":         {Method: "notifications/initialized", Params: validInitializedNotification_118, IDRequired: false, ParamsRequired: false},
+	"ListPromptsRequest":              {Method: "prompts/list", Params: validListPromptsRequest_157, IDRequired: false, ParamsRequired: false},
+	"ListResourceTemplatesRequest":    {Method: "resources/templates/list", Params: validListResourceTemplatesRequest_164, IDRequired: false, ParamsRequired: false},
+	"ListResourcesRequest":            {Method: "resources/list", Params: validListResourcesRequest_171, IDRequired: false, ParamsRequired: false},
+	"ListRootsRequest":                {Method: "roots/list", Params: validListRootsRequest_179, IDRequired: false, ParamsRequired: false},
+	"ListToolsRequest":                {Method: "tools/list", Params: validListToolsRequest_185, IDRequired: false, ParamsRequired: false},
+	"LoggingMessageNotification":      {Method: "notifications/message", Params: validLoggingMessageNotification_193, IDRequired: false, ParamsRequired: true},
+	"PingRequest":                     {Method: "ping", Params: validPingRequest_211, IDRequired: false, ParamsRequired: false},
+	"ProgressNotification":            {Method: "notifications/progress", Params: validProgressNotification_217, IDRequired: false, ParamsRequired: true},
+	"PromptListChangedNotification":   {Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_227, IDRequired: false, ParamsRequired: false},
+	"ReadResourceRequest":             {Method: "resources/read", Params: validReadResourceRequest_238, IDRequired: false, ParamsRequired: true},
+	"ResourceListChangedNotification": {Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_258, IDRequired: false, ParamsRequired: false},
+	"ResourceUpdatedNotification":     {Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_268, IDRequired: false, ParamsRequired: true},
+	"RootsListChangedNotification":    {Method: "notifications/roots/list_changed", Params: validRootsListChangedNotification_274, IDRequired: false, ParamsRequired: false},
+	"SetLevelRequest":                 {Method: "logging/setLevel", Params: validSetLevelRequest_313, IDRequired: false, ParamsRequired: true},
+	"SubscribeRequest":                {Method: "resources/subscribe", Params: validSubscribeRequest_316, IDRequired: false, ParamsRequired: true},
+	"ToolListChangedNotification":     {Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_339, IDRequired: false, ParamsRequired: false},
+	"UnsubscribeRequest":              {Method: "resources/unsubscribe", Params: validUnsubscribeRequest_342, IDRequired: false, ParamsRequired: true},
+}
+
 func validAnnotations_1(v any) bool {
 	if !validRole(v) {
 		return false

@@ -177,6 +177,36 @@ var surelyValid = map[string]func(any) bool{
 	"UnsubscribeRequest":              validUnsubscribeRequest,
 }
 
+// envelopes holds, for the definitions whose object is JSON-RPC's
+// envelope and nothing else, what they ask of a message's parts.
+var envelopes = map[string]protocol.Envelope{
+	"CallToolRequest":                 {Method: "tools/call", Params: validCallToolRequest_23, IDRequired: false, ParamsRequired: true},
+	"CancelledNotification":           {Method: "notifications/cancelled", Params: validCancelledNotification_32, IDRequired: false, ParamsRequired: true},
+	"CompleteRequest":                 {Method: "completion/complete", Params: validCompleteRequest_70, IDRequired: false, ParamsRequired: true},
+	"CreateMessageRequest":            {Method: "sampling/createMessage", Params: validCreateMessageRequest_93, IDRequired: false, ParamsRequired: true},
+	"ElicitRequest":                   {Method: "elicitation/create", Params: validElicitRequest_110, IDRequired: false, ParamsRequired: true},
+	"GetPromptRequest":                {Method: "prompts/get", Params: validGetPromptRequest_132, IDRequired: false, ParamsRequired: true},
+	"InitializeRequest":               {Method: "initialize", Params: validInitializeRequest_149, IDRequired: false, ParamsRequired: true},
+	"InitializedNotification":         {Method: "notifications/initialized", Params: validInitializedNotification_157, IDRequired: false, ParamsRequired: false},
+	"ListPromptsRequest":              {Method: "prompts/list", Params: validListPromptsRequest_182, IDRequired: false, ParamsRequired: false},
+	"ListResourceTemplatesRequest":    {Method: "resources/templates/list", Params: validListResourceTemplatesRequest_189, IDRequired: false, ParamsRequired: false},
+	"ListResourcesRequest":            {Method: "resources/list", Params: validListResourcesRequest_196, IDRequired: false, ParamsRequired: false},
+	"ListRootsRequest":                {Method: "roots/list", Params: validListRootsRequest_204, IDRequired: false, ParamsRequired: false},
+	"ListToolsRequest":                {Method: "tools/list", Params: validListToolsRequest_210, IDRequired: false, ParamsRequired: false},
+	"LoggingMessageNotification":      {Method: "notifications/message", Params: validLoggingMessageNotification_218, IDRequired: false, ParamsRequired: true},
+	"PingRequest":                     {Method: "ping", Params: validPingRequest_241, IDRequired: false, ParamsRequired: false},
+	"ProgressNotification":            {Method: "notifications/progress", Params: validProgressNotification_251, IDRequired: false, ParamsRequired: true},
+	"PromptListChangedNotification":   {Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_264, IDRequired: false, ParamsRequired: false},
+	"ReadResourceRequest":             {Method: "resources/read", Params: validReadResourceRequest_272, IDRequired: false, ParamsRequired: true},
+	"ResourceListChangedNotification": {Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_304, IDRequired: false, ParamsRequired: false},
+	"ResourceUpdatedNotification":     {Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_316, IDRequired: false, ParamsRequired: true},
+	"RootsListChangedNotification":    {Method: "notifications/roots/list_changed", Params: validRootsListChangedNotification_323, IDRequired: false, ParamsRequired: false},
+	"SetLevelRequest":                 {Method: "logging/setLevel", Params: validSetLevelRequest_363, IDRequired: false, ParamsRequired: true},
+	"SubscribeRequest":                {Method: "resources/subscribe", Params: validSubscribeRequest_372, IDRequired: false, ParamsRequired: true},
+	"ToolListChangedNotification":     {Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_405, IDRequired: false, ParamsRequired: false},
+	"UnsubscribeRequest":              {Method: "resources/unsubscribe", Params: validUnsubscribeRequest_408, IDRequired: false, ParamsRequired: true},
+}
+
 func validAnnotations_1(v any) bool {
 	if !validRole(v) {
 		return false

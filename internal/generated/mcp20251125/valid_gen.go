@@ -268,6 +268,42 @@ var surelyValid = map[string]func(any) bool{
 	"UntitledSingleSelectEnumSchema":    validUntitledSingleSelectEnumSchema,
 }
 
+// envelopes holds, for the definitions whose object is JSON-RPC's
+// envelope and nothing else, what they ask of a message's parts.
+var envelopes = map[string]protocol.Envelope{
+	"CallToolRequest":                 {Method: "tools/call", Params: validCallToolRequest_23, IDRequired: true, ParamsRequired: true},
+	"CancelTaskRequest":               {Method: "tasks/cancel", Params: validCancelTaskRequest_38, IDRequired: true, ParamsRequired: true},
+	"CancelledNotification":           {Method: "notifications/cancelled", Params: validCancelledNotification_43, IDRequired: false, ParamsRequired: true},
+	"CompleteRequest":                 {Method: "completion/complete", Params: validCompleteRequest_98, IDRequired: true, ParamsRequired: true},
+	"CreateMessageRequest":            {Method: "sampling/createMessage", Params: validCreateMessageRequest_124, IDRequired: true, ParamsRequired: true},
+	"ElicitRequest":                   {Method: "elicitation/create", Params: validElicitRequest_158, IDRequired: true, ParamsRequired: true},
+	"ElicitationCompleteNotification": {Method: "notifications/elicitation/complete", Params: validElicitationCompleteNotification_190, IDRequired: false, ParamsRequired: true},
+	"GetPromptRequest":                {Method: "prompts/get", Params: validGetPromptRequest_207, IDRequired: true, ParamsRequired: true},
+	"GetTaskPayloadRequest":           {Method: "tasks/result", Params: validGetTaskPayloadRequest_221, IDRequired: true, ParamsRequired: true},
+	"GetTaskRequest":                  {Method: "tasks/get", Params: validGetTaskRequest_227, IDRequired: true, ParamsRequired: true},
+	"InitializeRequest":               {Method: "initialize", Params: validInitializeRequest_252, IDRequired: true, ParamsRequired: true},
+	"InitializedNotification":         {Method: "notifications/initialized", Params: validInitializedNotification_265, IDRequired: false, ParamsRequired: false},
+	"ListPromptsRequest":              {Method: "prompts/list", Params: validListPromptsRequest_296, IDRequired: true, ParamsRequired: false},
+	"ListResourceTemplatesRequest":    {Method: "resources/templates/list", Params: validListResourceTemplatesRequest_304, IDRequired: true, ParamsRequired: false},
+	"ListResourcesRequest":            {Method: "resources/list", Params: validListResourcesRequest_312, IDRequired: true, ParamsRequired: false},
+	"ListRootsRequest":                {Method: "roots/list", Params: validListRootsRequest_320, IDRequired: true, ParamsRequired: false},
+	"ListTasksRequest":                {Method: "tasks/list", Params: validListTasksRequest_327, IDRequired: true, ParamsRequired: false},
+	"ListToolsRequest":                {Method: "tools/list", Params: validListToolsRequest_335, IDRequired: true, ParamsRequired: false},
+	"LoggingMessageNotification":      {Method: "notifications/message", Params: validLoggingMessageNotification_342, IDRequired: false, ParamsRequired: true},
+	"PingRequest":                     {Method: "ping", Params: validPingRequest_375, IDRequired: true, ParamsRequired: false},
+	"ProgressNotification":            {Method: "notifications/progress", Params: validProgressNotification_386, IDRequired: false, ParamsRequired: true},
+	"PromptListChangedNotification":   {Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_406, IDRequired: false, ParamsRequired: false},
+	"ReadResourceRequest":             {Method: "resources/read", Params: validReadResourceRequest_415, IDRequired: true, ParamsRequired: true},
+	"ResourceListChangedNotification": {Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_455, IDRequired: false, ParamsRequired: false},
+	"ResourceUpdatedNotification":     {Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_472, IDRequired: false, ParamsRequired: true},
+	"RootsListChangedNotification":    {Method: "notifications/roots/list_changed", Params: validRootsListChangedNotification_481, IDRequired: false, ParamsRequired: false},
+	"SetLevelRequest":                 {Method: "logging/setLevel", Params: validSetLevelRequest_548, IDRequired: true, ParamsRequired: true},
+	"SubscribeRequest":                {Method: "resources/subscribe", Params: validSubscribeRequest_564, IDRequired: true, ParamsRequired: true},
+	"TaskStatusNotification":          {Method: "notifications/tasks/status", Params: validTaskStatusNotification_581, IDRequired: false, ParamsRequired: true},
+	"ToolListChangedNotification":     {Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_643, IDRequired: false, ParamsRequired: false},
+	"UnsubscribeRequest":              {Method: "resources/unsubscribe", Params: validUnsubscribeRequest_668, IDRequired: true, ParamsRequired: true},
+}
+
 func validAnnotations_1(v any) bool {
 	if !validRole(v) {
 		return false

@@ -313,6 +313,37 @@ var surelyValid = map[string]func(any) bool{
 	"UpdateTaskResult":                            validUpdateTaskResult,
 }
 
+// envelopes holds, for the definitions whose object is JSON-RPC's
+// envelope and nothing else, what they ask of a message's parts.
+var envelopes = map[string]protocol.Envelope{
+	"CallToolRequest":                       {Method: "tools/call", Params: validCallToolRequest_27, IDRequired: true, ParamsRequired: true},
+	"CancelTaskRequest":                     {Method: "tasks/cancel", Params: validCancelTaskRequest_48, IDRequired: true, ParamsRequired: true},
+	"CancelledNotification":                 {Method: "notifications/cancelled", Params: validCancelledNotification_52, IDRequired: false, ParamsRequired: true},
+	"ClientNotification":                    {Method: "notifications/cancelled", Params: validClientNotification_69, IDRequired: false, ParamsRequired: true},
+	"CompleteRequest":                       {Method: "completion/complete", Params: validCompleteRequest_83, IDRequired: true, ParamsRequired: true},
+	"CreateMessageRequest":                  {Method: "sampling/createMessage", Params: validCreateMessageRequest_110, IDRequired: false, ParamsRequired: true},
+	"DiscoverRequest":                       {Method: "server/discover", Params: validDiscoverRequest_148, IDRequired: true, ParamsRequired: true},
+	"ElicitRequest":                         {Method: "elicitation/create", Params: validElicitRequest_161, IDRequired: false, ParamsRequired: true},
+	"GetPromptRequest":                      {Method: "prompts/get", Params: validGetPromptRequest_198, IDRequired: true, ParamsRequired: true},
+	"GetTaskRequest":                        {Method: "tasks/get", Params: validGetTaskRequest_220, IDRequired: true, ParamsRequired: true},
+	"ListPromptsRequest":                    {Method: "prompts/list", Params: validListPromptsRequest_305, IDRequired: true, ParamsRequired: true},
+	"ListResourceTemplatesRequest":          {Method: "resources/templates/list", Params: validListResourceTemplatesRequest_319, IDRequired: true, ParamsRequired: true},
+	"ListResourcesRequest":                  {Method: "resources/list", Params: validListResourcesRequest_333, IDRequired: true, ParamsRequired: true},
+	"ListRootsRequest":                      {Method: "roots/list", Params: validListRootsRequest_346, IDRequired: false, ParamsRequired: false},
+	"ListToolsRequest":                      {Method: "tools/list", Params: validListToolsRequest_352, IDRequired: true, ParamsRequired: true},
+	"LoggingMessageNotification":            {Method: "notifications/message", Params: validLoggingMessageNotification_365, IDRequired: false, ParamsRequired: true},
+	"ProgressNotification":                  {Method: "notifications/progress", Params: validProgressNotification_418, IDRequired: false, ParamsRequired: true},
+	"PromptListChangedNotification":         {Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_438, IDRequired: false, ParamsRequired: false},
+	"ReadResourceRequest":                   {Method: "resources/read", Params: validReadResourceRequest_447, IDRequired: true, ParamsRequired: true},
+	"ResourceListChangedNotification":       {Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_499, IDRequired: false, ParamsRequired: false},
+	"ResourceUpdatedNotification":           {Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_515, IDRequired: false, ParamsRequired: true},
+	"SubscriptionsAcknowledgedNotification": {Method: "notifications/subscriptions/acknowledged", Params: validSubscriptionsAcknowledgedNotification_588, IDRequired: false, ParamsRequired: true},
+	"SubscriptionsListenRequest":            {Method: "subscriptions/listen", Params: validSubscriptionsListenRequest_594, IDRequired: true, ParamsRequired: true},
+	"TaskStatusNotification":                {Method: "notifications/tasks/status", Params: validTaskStatusNotification_613, IDRequired: false, ParamsRequired: true},
+	"ToolListChangedNotification":           {Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_664, IDRequired: false, ParamsRequired: false},
+	"UpdateTaskRequest":                     {Method: "tasks/update", Params: validUpdateTaskRequest_710, IDRequired: true, ParamsRequired: true},
+}
+
 func validAnnotations_1(v any) bool {
 	if !validRole(v) {
 		return false

@@ -18,4 +18,4 @@ const SchemaHash = "a22a4f861d976eda"
 var Spec = protocol.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]protocol.Method{
 	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
 	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-}, protocol.Checks{Surely: surelyValid, Required: requiredMembers}, protocol.Transport{PrimingEvent: false, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil})
+}, protocol.Checks{Surely: surelyValid, Required: requiredMembers, Envelopes: envelopes}, protocol.Transport{PrimingEvent: false, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil})

@@ -32,6 +32,13 @@ var surelyValid = map[string]func(any) bool{
 	"TextContent":        validTextContent,
 }
 
+// envelopes holds, for the definitions whose object is JSON-RPC's
+// envelope and nothing else, what they ask of a message's parts.
+var envelopes = map[string]protocol.Envelope{
+	"EchoRequest":      {Method: "echo", Params: validEchoRequest_9, IDRequired: false, ParamsRequired: true},
+	"PokeNotification": {Method: "notifications/poke", Params: validPokeNotification_18, IDRequired: false, ParamsRequired: false},
+}
+
 func validClientNotification_1(v any) bool {
 	if !validPokeNotification(v) {
 		return false

@@ -40,6 +40,14 @@ var surelyValid = map[string]func(any) bool{
 	"TextResourceContents": validTextResourceContents,
 }
 
+// envelopes holds, for the definitions whose object is JSON-RPC's
+// envelope and nothing else, what they ask of a message's parts.
+var envelopes = map[string]protocol.Envelope{
+	"EchoRequest":      {Method: "echo", Params: validEchoRequest_12, IDRequired: false, ParamsRequired: true},
+	"PokeNotification": {Method: "notifications/poke", Params: validPokeNotification_30, IDRequired: false, ParamsRequired: false},
+	"ProbeRequest":     {Method: "probe/get", Params: validProbeRequest_33, IDRequired: false, ParamsRequired: true},
+}
+
 func validBlobResourceContents_1(v any) bool {
 	if !(protocol.IsString(v)) {
 		return false
