@@ -64,6 +64,10 @@ func OpenedBy(c Caller) SessionOption { return func(s *Session) { s.caller = c }
 type clientUsage struct {
 	sessions int // under Server.mu
 	inflight atomic.Int64
+	// leave and leaveIdle give back a call in flight (leaveIdle also
+	// forgets a client that holds nothing then): made once with the
+	// usage, so that a call's quota check allocates nothing.
+	leave, leaveIdle func()
 }
 
 // enter counts a request in flight, unless the client is at max.
@@ -103,6 +107,13 @@ func (s *Server) usageLocked(key string) *clientUsage {
 	u := s.clients[key]
 	if u == nil {
 		u = &clientUsage{}
+		u.leave = func() { u.inflight.Add(-1) }
+		u.leaveIdle = func() {
+			u.inflight.Add(-1)
+			s.mu.Lock()
+			s.dropIdleClientLocked(key, u)
+			s.mu.Unlock()
+		}
 		s.clients[key] = u
 	}
 	return u
@@ -138,7 +149,7 @@ func (s *Server) startCall(u *clientUsage, key string) (done func(), ok bool) {
 		if !u.enter(max) {
 			return nil, false
 		}
-		return func() { u.inflight.Add(-1) }, true
+		return u.leave, true
 	}
 	if key == "" {
 		return func() {}, true
@@ -153,10 +164,5 @@ func (s *Server) startCall(u *clientUsage, key string) (done func(), ok bool) {
 	if !ok {
 		return nil, false
 	}
-	return func() {
-		u.inflight.Add(-1)
-		s.mu.Lock()
-		s.dropIdleClientLocked(key, u)
-		s.mu.Unlock()
-	}, true
+	return u.leaveIdle, true
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/methods/bench"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/mcp"
 )
@@ -182,5 +183,33 @@ func TestBroadcastPastAStalledStream(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine() - before; n > 10 {
 		t.Errorf("%d more goroutines after 200 broadcasts past a stalled stream", n)
+	}
+}
+
+// TestQuotaChecksDoNotAllocate: counting a client's calls in flight costs
+// a call no allocation, with a session (whose count it keeps) and with a
+// caller the server counts by key (issue 22: quotas that cost little).
+// A call with the quota on allocates what it allocates with it off.
+func TestQuotaChecksDoNotAllocate(t *testing.T) {
+	allocs := func(t *testing.T, quota int) float64 {
+		srv := core.New(bench.New().Handler(), core.WithMaxClientInflight(quota), core.WithMaxClientSessions(0))
+		defer srv.Close()
+		sess, err := srv.NewSession("", nil, core.OpenedBy(core.Caller{Key: "addr:127.0.0.1"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := core.WithCaller(context.Background(), core.Caller{Key: "addr:127.0.0.1"})
+		sess.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`), nil)
+		sess.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+		return testing.AllocsPerRun(200, func() {
+			if reply := sess.Handle(ctx, body, nil); !strings.Contains(string(reply), `"hi"`) {
+				t.Fatalf("answer %s", reply)
+			}
+		})
+	}
+	off, on := allocs(t, 0), allocs(t, 8)
+	if on > off {
+		t.Errorf("a call allocates %.0f times with the client's quota of calls in flight, %.0f without", on, off)
 	}
 }
