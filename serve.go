@@ -435,6 +435,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:       httpx.ConnCaller, // a connection's address is found once, not once a request
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

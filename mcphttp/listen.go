@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/guard"
+	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -30,7 +31,7 @@ func ListenAndServe(ctx context.Context, addr string, srv *server.Server, opts .
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpx.ConnCaller}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

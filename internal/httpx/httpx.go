@@ -118,21 +118,30 @@ func isJSON(contentType string) bool {
 // client's address, which per-client quotas count instead. Behind a
 // reverse proxy every client has the proxy's address unless Identify was
 // told to trust the proxy's word (TrustedProxies), or authentication is on.
-func Caller(r *http.Request) core.Caller { return callerOf(r, nil) }
-
-func callerOf(r *http.Request, proxies *TrustedProxies) core.Caller {
+func Caller(r *http.Request) core.Caller {
 	if c := core.CallerFrom(r.Context()); c.Key != "" {
 		return c // found once already (Identify)
 	}
+	return identify(r, nil)
+}
+
+// identify finds r's caller.
+func identify(r *http.Request, proxies *TrustedProxies) core.Caller {
 	if p := auth.PrincipalFrom(r.Context()); p != nil {
 		return core.Caller{Owner: p.Owner(), Key: "principal:" + p.Owner(), Expires: p.Deadline()}
 	}
 	host := proxies.clientIP(r)
 	if host == "" {
-		var err error
-		if host, _, err = net.SplitHostPort(r.RemoteAddr); err != nil {
-			host = r.RemoteAddr
-		}
+		return addressCaller(r.RemoteAddr)
+	}
+	return core.Caller{Key: "addr:" + httprate.CanonicalizeIP(host)}
+}
+
+// addressCaller is the caller of a client known by its address alone.
+func addressCaller(remoteAddr string) core.Caller {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
 	}
 	// An IPv6 client usually has a /64 to itself: count the /64.
 	return core.Caller{Key: "addr:" + httprate.CanonicalizeIP(host)}
@@ -147,6 +156,21 @@ func WithCaller(r *http.Request) context.Context {
 	return core.WithCaller(r.Context(), Caller(r))
 }
 
+type connCallerKey struct{}
+
+// ConnCaller is an http.Server's ConnContext: a connection's requests
+// carry the caller its address makes, found once for the connection. A
+// request that nothing else names a caller for (no principal, no trusted
+// proxy's word) keeps it, and Identify copies no request for it.
+func ConnCaller(ctx context.Context, c net.Conn) context.Context {
+	return connContext(ctx, c.RemoteAddr().String())
+}
+
+func connContext(ctx context.Context, remoteAddr string) context.Context {
+	caller := addressCaller(remoteAddr)
+	return core.WithCaller(context.WithValue(ctx, connCallerKey{}, caller), caller)
+}
+
 // Identify finds the caller of each request once, after authentication,
 // for the rate limits and the transports behind it; the client address
 // of a request from one of proxies is the one it forwarded.
@@ -154,10 +178,16 @@ func Identify(proxies *TrustedProxies) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
-			if core.CallerFrom(ctx).Key == "" {
-				ctx = core.WithCaller(ctx, callerOf(r, proxies))
+			if c := core.CallerFrom(ctx); c.Key != "" {
+				conn, fromConn := ctx.Value(connCallerKey{}).(core.Caller)
+				if !fromConn || c != conn || auth.PrincipalFrom(ctx) == nil && proxies.clientIP(r) == "" {
+					// Found already (an Identify before this one), or the
+					// connection's address is the caller.
+					next.ServeHTTP(w, r)
+					return
+				}
 			}
-			next.ServeHTTP(w, r.WithContext(ctx))
+			next.ServeHTTP(w, r.WithContext(core.WithCaller(ctx, identify(r, proxies))))
 		})
 	}
 }
