@@ -151,6 +151,28 @@ func TestStalledStreamStallsOnlyItself(t *testing.T) {
 	})
 }
 
+// TestStalledJSONAnswerTimesOut: a JSON answer larger than net/http's
+// buffers, to a client that does not read it, counts against the output
+// budget while it waits, and its write ends at the write timeout: the
+// handler returns and the bytes are given back (the regression: the
+// handler blocked in Write for as long as the client kept the connection
+// open, holding the 16 MB answer, outside the budget).
+func TestStalledJSONAnswerTimesOut(t *testing.T) {
+	e := newEchoEnv(t, nil, streamable.WithResponseMode(streamable.JSON), streamable.WithWriteTimeout(300*time.Millisecond))
+	stall(t, e, strings.TrimPrefix(e.url, "http://"))
+	for deadline := time.Now().Add(3 * time.Second); core.Of(e.srv).OutputHeld() != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled answer still holds %d bytes 3s after its 300ms write timeout", core.Of(e.srv).OutputHeld())
+		}
+	}
+	// The connection serves no one else meanwhile; a new one is served.
+	sid := e.initialize()
+	resp, body := e.do(req{body: echoCall(2, "after"), headers: map[string]string{"Mcp-Session-Id": sid}})
+	if resp.StatusCode != 200 || !strings.Contains(body, `"after"`) {
+		t.Fatalf("a call after the stall: %d %.200s", resp.StatusCode, body)
+	}
+}
+
 // TestClientQuotaOverHTTP: a client over its share of the sessions gets
 // 429 with Retry-After; the server's own cap stays 503.
 func TestClientQuotaOverHTTP(t *testing.T) {

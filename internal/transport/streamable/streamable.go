@@ -80,9 +80,10 @@ func WithEventStore(es EventStore) Option { return optionFunc(func(c *config) { 
 // WithRetry sets the reconnection delay announced to clients (default 2s).
 func WithRetry(d time.Duration) Option { return optionFunc(func(c *config) { c.retry = d }) }
 
-// WithWriteTimeout bounds one write to an event stream (default 10s): a
-// client that takes nothing for that long loses its response, and resumes
-// with Last-Event-ID.
+// WithWriteTimeout bounds one write to an event stream, and the write of
+// a JSON answer larger than net/http's buffers (default 10s): a client
+// that takes nothing for that long loses its response, and resumes a
+// stream with Last-Event-ID.
 func WithWriteTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.writeTimeout = d })
 }
@@ -124,6 +125,9 @@ func New(srv *server.Server, opts ...Option) *Handler {
 	}
 	if cfg.store == nil {
 		cfg.store = NewMemoryEventStore(DefaultEventsPerSession, DefaultEventAge)
+	}
+	if cfg.writeTimeout <= 0 {
+		cfg.writeTimeout = httpx.DefaultWriteTimeout
 	}
 	h := &Handler{srv: core.Of(srv), cfg: cfg, shutdown: make(chan struct{}), epoch: newEpoch()}
 	h.primer.fire = (*callStream).prime
@@ -547,11 +551,36 @@ func (h *Handler) writeReply(w http.ResponseWriter, r core.Reply) {
 	hdr := w.Header()
 	hdr["Content-Type"] = contentTypeJSON
 	hdr["Date"] = h.dates.Now()
-	if len(r.Body) > chunkingSize { // below it net/http sets the length itself, without allocating
-		hdr.Set("Content-Length", strconv.Itoa(len(r.Body)))
+	if len(r.Body) <= chunkingSize { // net/http sets the length itself, without allocating
+		w.WriteHeader(status(r))
+		_, _ = w.Write(r.Body)
+		return
 	}
+	hdr.Set("Content-Length", strconv.Itoa(len(r.Body)))
 	w.WriteHeader(status(r))
-	_, _ = w.Write(r.Body)
+	h.writeLarge(w, r.Body)
+}
+
+// writeLarge writes a JSON answer larger than net/http's buffers, which
+// the handler waits on while the client reads it: like a stream's
+// message, it counts against the server's output budget (past its total,
+// the largest holders are cut off) and has the write timeout, so that a
+// client that does not read holds neither the handler nor the bytes for
+// longer. The deadline is lifted once the answer is out, for the next
+// request on the connection.
+func (h *Handler) writeLarge(w http.ResponseWriter, body []byte) {
+	rc := http.NewResponseController(w)
+	out := h.srv.NewOutput(func() { _ = rc.SetWriteDeadline(time.Now()) }) // the pending write fails at once
+	defer out.Close()
+	_ = rc.SetWriteDeadline(time.Now().Add(h.cfg.writeTimeout))
+	defer rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // a writer without deadlines had none to lift
+	if !out.Take(len(body), h.cfg.writeTimeout, nil) {
+		return
+	}
+	defer out.Give(len(body))
+	if _, err := w.Write(body); err == nil {
+		_ = rc.Flush()
+	}
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
