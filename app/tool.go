@@ -95,6 +95,9 @@ func AddTool[In, Out any](a *App, t Tool, h func(ctx context.Context, in In) (Ou
 			r, _ := any(res).(*mcp.CallToolResult)
 			return r, nil
 		}
+		if s, ok := any(res).(string); ok { // what most tools answer: Structured's first case, without boxing res
+			return textResult(s), nil
+		}
 		if rv := reflect.ValueOf(&res).Elem(); rv.Kind() == reflect.Pointer && rv.IsNil() {
 			rv.Set(reflect.New(rv.Type().Elem())) // a nil *Out is its zero value, as the schema describes
 		}

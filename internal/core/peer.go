@@ -35,7 +35,7 @@ type callPeer struct {
 	out  Outbox
 	// closeEarly ends the response carrying the call before the call ends
 	// (nil: the transport cannot resume it).
-	closeEarly func()
+	closeEarly StreamCloser
 	token      wire.ID
 	// related is the task the call runs as ("": none); asking is told
 	// when it waits for the client and when it stops (input_required).
@@ -323,6 +323,6 @@ func (p *callPeer) SessionID() string {
 // where the transport can resume it (Streamable HTTP with Last-Event-ID).
 func (p *callPeer) CloseStream() {
 	if p.closeEarly != nil {
-		p.closeEarly()
+		p.closeEarly.CloseStream()
 	}
 }

@@ -269,16 +269,20 @@ func (c *Call) Epitaph() []byte {
 // event (an id, no data), as its revision's transport says.
 func (c *Call) Prime() bool { return c.kind == callSession && c.sess.Priming() }
 
+// StreamCloser ends the response that carries a call before the call
+// ends, where the transport can resume it (a method's CloseStream).
+type StreamCloser interface{ CloseStream() }
+
 // Run serves the call; messages about it go to out (nil: the session's
 // stream, if any). closeEarly, when not nil, ends the response before the
-// call ends, where the transport can resume it (a method's CloseStream).
+// call ends.
 //
 // The protocol decides what ends a call: over a session a client's
 // disconnect is not a cancellation (it sends notifications/cancelled for
 // that), so the call goes on without the request's context until it ends
 // or the session does; a stateless call is its request, and ends with it
 // or with the caller's credential.
-func (c *Call) Run(ctx context.Context, out Outbox, closeEarly func()) Reply {
+func (c *Call) Run(ctx context.Context, out Outbox, closeEarly StreamCloser) Reply {
 	if c.refusal != nil {
 		return *c.refusal
 	}

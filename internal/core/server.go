@@ -484,7 +484,10 @@ func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
 
 // Go runs fn, a call a transport serves, on a goroutine whose stack has
 // grown already where one is idle, on a new one otherwise: it never waits.
-func (s *Server) Go(fn func()) { s.workers.Go(fn) }
+func (s *Server) Go(fn func()) { s.workers.Go(funcTask(fn)) }
+
+// GoTask is Go for a Task.
+func (s *Server) GoTask(t Task) { s.workers.Go(t) }
 
 // Done is closed when the server closes.
 func (s *Server) Done() <-chan struct{} { return s.stop }

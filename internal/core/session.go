@@ -249,7 +249,7 @@ func (sess *Session) Serve(ctx context.Context, in *Incoming, related Outbox) []
 // how their response ends early where the transport can resume it.
 type response struct {
 	out        Outbox
-	closeEarly func() // nil: the response cannot end before the call
+	closeEarly StreamCloser // nil: the response cannot end before the call
 }
 
 // ServeBusy serves a body whose requests the transport cannot take now (it

@@ -18,7 +18,7 @@ import (
 type workers struct {
 	mu      sync.RWMutex // Go hands a call over under it; close closes tasks under it
 	closed  bool
-	tasks   chan func()
+	tasks   chan Task
 	idle    atomic.Int32
 	maxIdle int32
 }
@@ -27,11 +27,22 @@ type workers struct {
 const maxIdleWorkers = 128
 
 func newWorkers() *workers {
-	return &workers{tasks: make(chan func()), maxIdle: maxIdleWorkers}
+	return &workers{tasks: make(chan Task), maxIdle: maxIdleWorkers}
 }
 
+// A Task is work for a worker: a value that runs itself, such as a
+// transport's call, which then needs no closure of its own (Server.GoTask),
+// or a function (Server.Go).
+type Task interface{ RunTask() }
+
+// funcTask is a function as a Task; a function is a pointer, so making
+// one a Task allocates nothing.
+type funcTask func()
+
+func (f funcTask) RunTask() { f() }
+
 // Go runs fn on an idle worker, or on a new one.
-func (w *workers) Go(fn func()) {
+func (w *workers) Go(fn Task) {
 	handed := false
 	w.mu.RLock()
 	if !w.closed {
@@ -50,9 +61,9 @@ func (w *workers) Go(fn func()) {
 // run runs fn, then the calls handed to it while it is idle. An idle
 // worker waits on tasks alone, not in a select with the server's end: a
 // select costs a call a thousand instructions more. close ends the wait.
-func (w *workers) run(fn func()) {
+func (w *workers) run(fn Task) {
 	for {
-		fn()
+		fn.RunTask()
 		fn = nil // an idle worker keeps nothing of its last call alive
 		if w.idle.Add(1) > w.maxIdle {
 			w.idle.Add(-1)

@@ -17,11 +17,11 @@ func TestWorkers(t *testing.T) {
 	const blocked = 10
 	started.Add(blocked)
 	for range blocked {
-		w.Go(func() { started.Done(); <-release })
+		w.Go(funcTask(func() { started.Done(); <-release }))
 	}
 	started.Wait() // every blocked call got a goroutine: none waited for another
 	ran := make(chan struct{})
-	w.Go(func() { close(ran) })
+	w.Go(funcTask(func() { close(ran) }))
 	select {
 	case <-ran:
 	case <-time.After(5 * time.Second):
@@ -38,7 +38,7 @@ func TestWorkers(t *testing.T) {
 	}
 	// An idle worker takes the next call.
 	again := make(chan struct{})
-	w.Go(func() { close(again) })
+	w.Go(funcTask(func() { close(again) }))
 	<-again
 
 	w.close()

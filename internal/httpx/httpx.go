@@ -57,16 +57,17 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 		Error(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return nil, false
 	}
-	rd := http.MaxBytesReader(w, r.Body, max)
-	defer rd.Close()
 	var body []byte
 	var err error
 	if n := r.ContentLength; n >= 0 && n <= min(max, presize) {
-		// A small size the client announced: one allocation, no growing. A
+		// A small size the client announced: one allocation, no growing,
+		// and no bound to add (net/http's body ends at the length). A
 		// larger one grows with the bytes that come, not with the claim.
 		body = make([]byte, n)
-		_, err = io.ReadFull(rd, body)
+		_, err = io.ReadFull(r.Body, body)
 	} else {
+		rd := http.MaxBytesReader(w, r.Body, max)
+		defer rd.Close()
 		body, err = io.ReadAll(rd)
 	}
 	if err != nil {

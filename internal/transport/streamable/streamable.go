@@ -305,12 +305,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 			return
 		}
 	}
-	var closeEarly func()
 	if call.Prime() {
-		closeEarly = cs.CloseStream
+		cs.closeEarly = cs
 	} // else without an event id the client could not resume: keep the response
 	ctx := r.Context()
-	h.srv.Go(func() { cs.end(call.Run(ctx, cs, closeEarly)) })
+	cs.ctx = ctx
+	h.srv.GoTask(cs)
 	// The headers and the priming event go out with the first message, or
 	// alone once the call has run primeDelay, so that the client can resume.
 	h.primer.add(cs)
@@ -327,7 +327,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 	es, sw := cs.stream()
 	defer sw.close()
 	closeReq := es.closeReq
-	if closeEarly == nil {
+	if cs.closeEarly == nil {
 		closeReq = nil
 	}
 	for {
@@ -363,6 +363,11 @@ type callStream struct {
 	call *core.Call
 	wake chan struct{} // one token: the call ended, its stream started, or primeDelay passed
 
+	// What the worker runs the call with (RunTask): the request's
+	// context, and the stream itself when the call may end it early.
+	ctx        context.Context
+	closeEarly core.StreamCloser
+
 	primeSlot int    // index in h.primer's list, -1 when off it; guarded by the primer
 	primeTick uint64 // the primer's tick when it listed the call; guarded by the primer
 
@@ -374,6 +379,10 @@ type callStream struct {
 	done     bool
 	orphaned bool // the response ended first: the worker stores the reply
 }
+
+// RunTask runs the call on a worker of the core (Server.GoTask): the
+// stream is the task, so the hand-over allocates nothing more.
+func (cs *callStream) RunTask() { cs.end(cs.call.Run(cs.ctx, cs, cs.closeEarly)) }
 
 // signal wakes the handler, without waiting: one token is enough, the
 // handler reads the state under mu.
