@@ -13,7 +13,9 @@ import (
 // from primeDelay to 1.5 primeDelay in, less the difference between the
 // ticks' delays (a tick is counted when the goroutine runs, not when it
 // fires): reading the clock for each call would cost what the timer did.
-// The goroutine ends at the first tick with no call waiting.
+// The goroutine ends after primeLinger ticks in a row with no call
+// waiting: a client that calls one after another, each quicker than a
+// tick, would otherwise start a goroutine and a ticker for every call.
 type primer struct {
 	fire func(*callStream) // (*callStream).prime; set once, before use
 
@@ -25,6 +27,10 @@ type primer struct {
 
 // primeTicks is how many ticks a call waits: the first can come at once.
 const primeTicks = 3
+
+// primeLinger is how many ticks in a row with no call waiting end the
+// goroutine: 100 ms.
+const primeLinger = 20
 
 // add lists a call that starts now.
 func (p *primer) add(cs *callStream) {
@@ -62,6 +68,7 @@ func (p *primer) run() {
 	t := time.NewTicker(primeDelay / 2)
 	defer t.Stop()
 	var due []*callStream
+	empty := 0 // ticks in a row with no call waiting
 	for range t.C {
 		p.mu.Lock()
 		p.tick++
@@ -75,7 +82,12 @@ func (p *primer) run() {
 			p.removeLocked(cs) // the last call moves to i
 			due = append(due, cs)
 		}
-		idle := len(p.calls) == 0
+		if len(p.calls) == 0 && len(due) == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		idle := empty >= primeLinger
 		if idle {
 			p.running = false
 		}
