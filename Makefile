@@ -81,7 +81,9 @@ FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMessage -fuzztime $(FUZZTIME) ./gen/
 	$(GO) test -run '^$$' -fuzz FuzzSurelyValid -fuzztime $(FUZZTIME) ./internal/generated/
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/jsontree/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/jsontree/
+	$(GO) test -run '^$$' -fuzz FuzzParseMembers -fuzztime $(FUZZTIME) ./internal/jsontree/
+	$(GO) test -run '^$$' -fuzz FuzzRoot -fuzztime $(FUZZTIME) ./internal/jsonrpc/
 	$(GO) test -run '^$$' -fuzz FuzzMarshal -fuzztime $(FUZZTIME) ./internal/jsontree/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./internal/jsontree/
 	$(GO) test -run '^$$' -fuzz FuzzTreeOf -fuzztime $(FUZZTIME) ./internal/jsontree/
