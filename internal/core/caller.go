@@ -64,10 +64,11 @@ func OpenedBy(c Caller) SessionOption { return func(s *Session) { s.caller = c }
 type clientUsage struct {
 	sessions int // under Server.mu
 	inflight atomic.Int64
-	// leave and leaveIdle give back a call in flight (leaveIdle also
-	// forgets a client that holds nothing then): made once with the
-	// usage, so that a call's quota check allocates nothing.
-	leave, leaveIdle func()
+	// leave gives back a call in flight of one of the client's sessions:
+	// made once, with the client's first session (under Server.mu,
+	// before the session is served), so that a call's quota check
+	// allocates nothing.
+	leave func()
 }
 
 // enter counts a request in flight, unless the client is at max.
@@ -100,6 +101,9 @@ func (s *Server) reserveSessionLocked(key string, open int) (*clientUsage, error
 		return nil, fmt.Errorf("%w: this client already has %d sessions open", ErrQuota, max)
 	}
 	u.sessions++
+	if u.leave == nil {
+		u.leave = func() { u.inflight.Add(-1) }
+	}
 	return u, nil
 }
 
@@ -107,13 +111,6 @@ func (s *Server) usageLocked(key string) *clientUsage {
 	u := s.clients[key]
 	if u == nil {
 		u = &clientUsage{}
-		u.leave = func() { u.inflight.Add(-1) }
-		u.leaveIdle = func() {
-			u.inflight.Add(-1)
-			s.mu.Lock()
-			s.dropIdleClientLocked(key, u)
-			s.mu.Unlock()
-		}
 		s.clients[key] = u
 	}
 	return u
@@ -164,5 +161,10 @@ func (s *Server) startCall(u *clientUsage, key string) (done func(), ok bool) {
 	if !ok {
 		return nil, false
 	}
-	return u.leaveIdle, true
+	return func() { // a request without a session: its client may hold nothing after it
+		u.inflight.Add(-1)
+		s.mu.Lock()
+		s.dropIdleClientLocked(key, u)
+		s.mu.Unlock()
+	}, true
 }

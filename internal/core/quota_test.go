@@ -187,9 +187,10 @@ func TestBroadcastPastAStalledStream(t *testing.T) {
 }
 
 // TestQuotaChecksDoNotAllocate: counting a client's calls in flight costs
-// a call no allocation, with a session (whose count it keeps) and with a
-// caller the server counts by key (issue 22: quotas that cost little).
-// A call with the quota on allocates what it allocates with it off.
+// a session's call no allocation (issue 22: quotas that cost little): a
+// call with the quota on allocates what it allocates with it off. (A
+// request without a session, whose client may hold nothing after it,
+// makes the one function that gives its call back.)
 func TestQuotaChecksDoNotAllocate(t *testing.T) {
 	allocs := func(t *testing.T, quota int) float64 {
 		srv := core.New(bench.New().Handler(), core.WithMaxClientInflight(quota), core.WithMaxClientSessions(0))

@@ -120,8 +120,13 @@ func isJSON(contentType string) bool {
 // reverse proxy every client has the proxy's address unless Identify was
 // told to trust the proxy's word (TrustedProxies), or authentication is on.
 func Caller(r *http.Request) core.Caller {
-	if c := core.CallerFrom(r.Context()); c.Key != "" {
-		return c // found once already (Identify)
+	ctx := r.Context()
+	if c := core.CallerFrom(ctx); c.Key != "" {
+		// Found once already (Identify), or the connection's address,
+		// which is the caller unless authentication found a principal.
+		if conn, fromConn := ctx.Value(connCallerKey{}).(core.Caller); !fromConn || c != conn || auth.PrincipalFrom(ctx) == nil {
+			return c
+		}
 	}
 	return identify(r, nil)
 }

@@ -75,6 +75,9 @@ func TestIdentifyPrincipalOverConnection(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	r.RemoteAddr = "192.0.2.1:5000"
 	r = r.WithContext(auth.WithPrincipal(connContext(r.Context(), r.RemoteAddr), &auth.Principal{Subject: "alice"}))
+	if c := Caller(r); c.Owner == "" || c.Key != "principal:"+c.Owner {
+		t.Errorf("Caller before Identify: %+v, want alice's principal", c)
+	}
 	h.ServeHTTP(httptest.NewRecorder(), r)
 	if got.Owner == "" || got.Key != "principal:"+got.Owner {
 		t.Errorf("caller %+v, want alice's principal", got)

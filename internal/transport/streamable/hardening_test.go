@@ -1,11 +1,14 @@
 package streamable_test
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +185,111 @@ func TestClientQuotaOverHTTP(t *testing.T) {
 	resp, body := e.do(req{body: initBody})
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "-32000") {
 		t.Errorf("third session of one client: %d %q %s, want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+}
+
+// TestLargeJSONAnswerOverBudget: a JSON answer the server's output
+// budget has no room for is refused before its headers, 503 with
+// Retry-After, not cut off after a Content-Length it promised.
+func TestLargeJSONAnswerOverBudget(t *testing.T) {
+	e := newEchoEnv(t, []server.Option{server.WithLimits(server.Limits{Output: 1 << 20})}, streamable.WithResponseMode(streamable.JSON))
+	sid := e.initialize()
+	resp, body := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"mib":2}}}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "-32000") {
+		t.Fatalf("an answer over the budget: %d, Retry-After %q, %.200s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	resp, body = e.do(req{body: echoCall(2, "small"), headers: map[string]string{"Mcp-Session-Id": sid}})
+	if resp.StatusCode != 200 || !strings.Contains(body, `"small"`) {
+		t.Fatalf("a small answer after it: %d %.200s", resp.StatusCode, body)
+	}
+}
+
+// TestSlowReaderGetsLargeJSONAnswer: a client that reads a large JSON
+// answer steadily gets all of it, though that takes over twice the write
+// timeout: the timeout is for a client that stops taking it. (The kernel
+// wakes a blocked write once half the send buffer drained, up to 2 MB
+// here: the client reads at several MB/s so that this takes less than
+// the timeout.)
+func TestSlowReaderGetsLargeJSONAnswer(t *testing.T) {
+	const timeout = 700 * time.Millisecond
+	e := newEchoEnv(t, nil, streamable.WithResponseMode(streamable.JSON), streamable.WithWriteTimeout(timeout))
+	sid := e.initialize()
+	host := strings.TrimPrefix(e.url, "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(64 << 10)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"mib":24}}}`
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
+		host, sid, len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 4096), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start, got := time.Now(), 0
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		got += n
+		if err != nil {
+			if err != io.EOF {
+				t.Fatalf("after %d of %d bytes in %v: %v", got, resp.ContentLength, time.Since(start), err)
+			}
+			break
+		}
+		time.Sleep(3 * time.Millisecond) // about 10 MB/s: the answer takes over two timeouts
+	}
+	if took := time.Since(start); got != int(resp.ContentLength) || took < 2*timeout {
+		t.Fatalf("read %d of %d bytes in %v; want all of it, over more than %v", got, resp.ContentLength, took, 2*timeout)
+	}
+}
+
+// TestKeepAliveAfterWriteDeadline: a response whose writes had deadlines
+// (an event stream, a large JSON answer) leaves none behind on its
+// connection: the next request on it, after the deadline would have
+// passed, is answered (the regression: its answer failed to write, and
+// the client saw EOF for a call that ran).
+func TestKeepAliveAfterWriteDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		mode streamable.ResponseMode
+		text string
+	}{
+		{"event stream", streamable.SSE, "short"},
+		{"large JSON answer", streamable.JSON, strings.Repeat("x", 64<<10)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEchoEnv(t, nil, streamable.WithResponseMode(tt.mode), streamable.WithWriteTimeout(100*time.Millisecond))
+			sid := e.initialize()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			defer client.CloseIdleConnections()
+			reused := false
+			call := func(id int) {
+				hr, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(echoCall(id, tt.text)))
+				hr.Header.Set("Content-Type", "application/json")
+				hr.Header.Set("Accept", "application/json, text/event-stream")
+				hr.Header.Set("Mcp-Session-Id", sid)
+				hr.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				hr = hr.WithContext(httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}))
+				resp, err := client.Do(hr)
+				if err != nil {
+					t.Fatalf("call %d: %v", id, err)
+				}
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				if err != nil || !strings.Contains(string(body), `"result"`) {
+					t.Fatalf("call %d: %d %v %.200s", id, resp.StatusCode, err, body)
+				}
+			}
+			call(1)
+			time.Sleep(500 * time.Millisecond) // past any deadline the first response set
+			call(2)
+			if !reused {
+				t.Fatal("the second call took a new connection: the test proves nothing")
+			}
+		})
 	}
 }

@@ -81,9 +81,9 @@ func WithEventStore(es EventStore) Option { return optionFunc(func(c *config) { 
 func WithRetry(d time.Duration) Option { return optionFunc(func(c *config) { c.retry = d }) }
 
 // WithWriteTimeout bounds one write to an event stream, and the write of
-// a JSON answer larger than net/http's buffers (default 10s): a client
-// that takes nothing for that long loses its response, and resumes a
-// stream with Last-Event-ID.
+// each 64 KB of a JSON answer over 2 KB (default 10s): a client that takes
+// nothing for that long loses its response, and resumes a stream with
+// Last-Event-ID.
 func WithWriteTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.writeTimeout = d })
 }
@@ -560,36 +560,61 @@ func (h *Handler) writeReply(w http.ResponseWriter, r core.Reply) {
 	hdr := w.Header()
 	hdr["Content-Type"] = contentTypeJSON
 	hdr["Date"] = h.dates.Now()
-	if len(r.Body) <= chunkingSize { // net/http sets the length itself, without allocating
-		w.WriteHeader(status(r))
-		_, _ = w.Write(r.Body)
+	if len(r.Body) > chunkingSize {
+		h.writeLarge(w, r)
 		return
 	}
-	hdr.Set("Content-Length", strconv.Itoa(len(r.Body)))
-	w.WriteHeader(status(r))
-	h.writeLarge(w, r.Body)
+	w.WriteHeader(status(r)) // net/http sets the length itself, without allocating
+	_, _ = w.Write(r.Body)
 }
 
-// writeLarge writes a JSON answer larger than net/http's buffers, which
-// the handler waits on while the client reads it: like a stream's
-// message, it counts against the server's output budget (past its total,
-// the largest holders are cut off) and has the write timeout, so that a
-// client that does not read holds neither the handler nor the bytes for
-// longer. The deadline is lifted once the answer is out, for the next
-// request on the connection.
-func (h *Handler) writeLarge(w http.ResponseWriter, body []byte) {
+// largeChunk is how much of a large JSON answer one write deadline covers.
+const largeChunk = 64 << 10
+
+// writeLarge writes a JSON answer larger than net/http's buffer, which
+// the handler waits on while the client reads it. Like a stream's
+// message it counts against the server's output budget, from before its
+// headers (a server over its total answers 503 rather than a truncated
+// body), and a client that takes nothing of it for the write timeout
+// loses it: each chunk of largeChunk has the timeout (net/http lifts the
+// deadline when the response ends).
+func (h *Handler) writeLarge(w http.ResponseWriter, r core.Reply) {
 	rc := http.NewResponseController(w)
-	out := h.srv.NewOutput(func() { _ = rc.SetWriteDeadline(time.Now()) }) // the pending write fails at once
+	var life sync.Mutex // orders the writes' deadlines, the budget's abort and the end
+	aborted, ended := false, false
+	out := h.srv.NewOutput(func() {
+		go func() { // it must not block, and a deadline can wait on an HTTP/2 connection
+			life.Lock()
+			defer life.Unlock()
+			if !ended { // after the end the deadline would be the next response's
+				aborted = true
+				_ = rc.SetWriteDeadline(time.Now())
+			}
+		}()
+	})
 	defer out.Close()
-	_ = rc.SetWriteDeadline(time.Now().Add(h.cfg.writeTimeout))
-	defer rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // a writer without deadlines had none to lift
-	if !out.Take(len(body), h.cfg.writeTimeout, nil) {
+	defer func() { life.Lock(); ended = true; life.Unlock() }()
+	if !out.Take(len(r.Body), h.cfg.writeTimeout, nil) {
+		w.Header().Set("Retry-After", "1")
+		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeServerBusy, "Service Unavailable: the server holds too much output for clients that read slowly; try again")
 		return
 	}
-	defer out.Give(len(body))
-	if _, err := w.Write(body); err == nil {
-		_ = rc.Flush()
+	defer out.Give(len(r.Body))
+	w.Header().Set("Content-Length", strconv.Itoa(len(r.Body)))
+	w.WriteHeader(status(r))
+	for b := r.Body; len(b) > 0; {
+		n := min(len(b), largeChunk)
+		life.Lock()
+		if !aborted {
+			_ = rc.SetWriteDeadline(time.Now().Add(h.cfg.writeTimeout))
+		}
+		life.Unlock()
+		if _, err := w.Write(b[:n]); err != nil {
+			return
+		}
+		b = b[n:]
 	}
+	_ = rc.Flush()
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
