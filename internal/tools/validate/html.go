@@ -10,6 +10,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -197,7 +198,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 		}
 	}
 	sort.SliceStable(rules, func(i, j int) bool { return rules[i].Rule.Severity == Error && rules[j].Rule.Severity != Error })
-	err := htmlPage.Execute(r.w, map[string]any{
+	err := htmlPage().Execute(r.w, map[string]any{
 		"Summary": Summary(rep), "Rules": rules, "Timelines": timelines, "Inputs": inputs,
 		"Failed": rep.Errors > 0, "Unreadable": rep.InputErrors, "Dropped": r.dropped, "MaxLines": maxTimelineLines,
 		"MaxLeftCounted": maxLeftCounted,
@@ -330,7 +331,11 @@ func hash(s string) uint32 {
 	return h
 }
 
-var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+// htmlPage is parsed on first use: a process that writes no report (every
+// serve) keeps no parse tree on its heap.
+var htmlPage = sync.OnceValue(func() *template.Template { return template.Must(template.New("report").Parse(htmlReport)) })
+
+const htmlReport = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>mcpstack validate: {{.Summary}}</title>
 <style>
@@ -363,4 +368,4 @@ summary{cursor:pointer}
 {{end}}</table>{{if .Cut}}<p>… the report's bound on timeline lines stopped here.</p>{{end}}
 {{end}}{{end}}
 </body></html>
-`))
+`
