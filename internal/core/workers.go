@@ -41,37 +41,37 @@ type funcTask func()
 
 func (f funcTask) RunTask() { f() }
 
-// Go runs fn on an idle worker, or on a new one.
-func (w *workers) Go(fn Task) {
+// Go runs t on an idle worker, or on a new one.
+func (w *workers) Go(t Task) {
 	handed := false
 	w.mu.RLock()
 	if !w.closed {
 		select {
-		case w.tasks <- fn:
+		case w.tasks <- t:
 			handed = true
 		default:
 		}
 	}
 	w.mu.RUnlock()
 	if !handed {
-		go w.run(fn)
+		go w.run(t)
 	}
 }
 
-// run runs fn, then the calls handed to it while it is idle. An idle
+// run runs t, then the calls handed to it while it is idle. An idle
 // worker waits on tasks alone, not in a select with the server's end: a
 // select costs a call a thousand instructions more. close ends the wait.
-func (w *workers) run(fn Task) {
+func (w *workers) run(t Task) {
 	for {
-		fn.RunTask()
-		fn = nil // an idle worker keeps nothing of its last call alive
+		t.RunTask()
+		t = nil // an idle worker keeps nothing of its last call alive
 		if w.idle.Add(1) > w.maxIdle {
 			w.idle.Add(-1)
 			return
 		}
-		fn = <-w.tasks // nil once closed
+		t = <-w.tasks // nil once closed
 		w.idle.Add(-1)
-		if fn == nil {
+		if t == nil {
 			return
 		}
 	}

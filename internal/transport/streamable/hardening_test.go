@@ -208,10 +208,10 @@ func TestLargeJSONAnswerOverBudget(t *testing.T) {
 // answer steadily gets all of it, though that takes over twice the write
 // timeout: the timeout is for a client that stops taking it. (The kernel
 // wakes a blocked write once half the send buffer drained, up to 2 MB
-// here: the client reads at several MB/s so that this takes less than
-// the timeout.)
+// here: the client reads at up to 10 MB/s, so that this takes a fraction
+// of the timeout, and 24 MB take at least 2.3 s, over twice it.)
 func TestSlowReaderGetsLargeJSONAnswer(t *testing.T) {
-	const timeout = 700 * time.Millisecond
+	const timeout = time.Second
 	e := newEchoEnv(t, nil, streamable.WithResponseMode(streamable.JSON), streamable.WithWriteTimeout(timeout))
 	sid := e.initialize()
 	host := strings.TrimPrefix(e.url, "http://")
@@ -240,7 +240,7 @@ func TestSlowReaderGetsLargeJSONAnswer(t *testing.T) {
 			}
 			break
 		}
-		time.Sleep(3 * time.Millisecond) // about 10 MB/s: the answer takes over two timeouts
+		time.Sleep(3 * time.Millisecond) // 32 KB per 3 ms at most: the answer takes over two timeouts
 	}
 	if took := time.Since(start); got != int(resp.ContentLength) || took < 2*timeout {
 		t.Fatalf("read %d of %d bytes in %v; want all of it, over more than %v", got, resp.ContentLength, took, 2*timeout)
