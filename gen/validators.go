@@ -22,7 +22,7 @@ import (
 // The schemas use a small set of keywords; any other makes generation
 // fail, so that a new one is taught here before it is relied on.
 func (c *canonical) validators(rs *revisionSchema) (*file, error) {
-	g := &vgen{rs: rs, f: newFile(), names: map[string]string{}}
+	g := &vgen{rs: rs, f: newFile(), names: map[string]string{}, envelopes: map[string]string{}}
 	defs := make([]string, 0, len(rs.Defs))
 	for name := range rs.Defs {
 		defs = append(defs, name)
@@ -58,21 +58,13 @@ func (c *canonical) validators(rs *revisionSchema) (*file, error) {
 		out.p("\t%q: %s,", name, g.names[name])
 	}
 	out.p("}\n")
-	var envelopes []string
-	for _, name := range defs {
-		e, ok, err := g.envelope(rs.Defs[name])
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			envelopes = append(envelopes, fmt.Sprintf("\t%q: %s,", name, e))
-		}
-	}
 	out.p("// envelopes holds, for the definitions whose object is JSON-RPC's")
 	out.p("// envelope and nothing else, what they ask of a message's parts.")
 	out.p("var envelopes = map[string]protocol.Envelope{")
-	for _, e := range envelopes {
-		out.p("%s", e)
+	for _, name := range defs {
+		if e, ok := g.envelopes[name]; ok {
+			out.p("\t%q: %s,", name, e)
+		}
 	}
 	out.p("}\n")
 	out.Write(g.f.Bytes())
@@ -86,22 +78,18 @@ func (c *canonical) validators(rs *revisionSchema) (*file, error) {
 // annotations. The reader of messages already holds a message's id and
 // jsonrpc to that, so the core checks such a definition on the message's
 // method and params, without the message's object. Any other definition
-// has none (false).
-func (g *vgen) envelope(d *definition) (string, bool, error) {
-	g.def = d.Path
-	dec := json.NewDecoder(bytes.NewReader(d.Raw))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return "", false, fmt.Errorf("%s: %w", d.Path, err)
-	}
+// has none (false). params is the function the definition's own check
+// calls for its params ("" for none, or for params every value
+// satisfies).
+func (g *vgen) envelope(schema any, params string) (string, bool) {
+	doc, _ := schema.(map[string]any)
 	props, _ := doc["properties"].(map[string]any)
 	if doc["type"] != "object" || props["method"] == nil {
-		return "", false, nil
+		return "", false
 	}
 	for k := range doc {
 		if k != "type" && k != "properties" && k != "required" && !annotation[k] {
-			return "", false, nil
+			return "", false
 		}
 	}
 	var method string
@@ -110,21 +98,21 @@ func (g *vgen) envelope(d *definition) (string, bool, error) {
 		switch name {
 		case "id":
 			if !g.isRequestID(schema) {
-				return "", false, nil
+				return "", false
 			}
 		case "jsonrpc":
 			if !onlyConst(schema, "2.0") {
-				return "", false, nil
+				return "", false
 			}
 		case "method":
 			m, ok := schema["const"].(string)
 			if !ok || !onlyConst(schema, m) {
-				return "", false, nil
+				return "", false
 			}
 			method = m
 		case "params":
 		default:
-			return "", false, nil
+			return "", false
 		}
 	}
 	required := map[string]bool{}
@@ -132,15 +120,14 @@ func (g *vgen) envelope(d *definition) (string, bool, error) {
 	for _, r := range list {
 		name, _ := r.(string)
 		if props[name] == nil && name != "id" && name != "jsonrpc" && name != "method" && name != "params" {
-			return "", false, nil
+			return "", false
 		}
 		required[name] = true
 	}
-	params := "nil"
-	if fn := g.props[d.Name]["params"]; fn != "" { // the function the definition's own check calls
-		params = fn
+	if params == "" {
+		params = "nil"
 	}
-	return fmt.Sprintf("{Method: %q, Params: %s, IDRequired: %v, ParamsRequired: %v}", method, params, required["id"], required["params"]), true, nil
+	return fmt.Sprintf("{Method: %q, Params: %s, IDRequired: %v, ParamsRequired: %v}", method, params, required["id"], required["params"]), true
 }
 
 // onlyConst reports whether a schema is the string constant c (with its
@@ -256,11 +243,12 @@ type vgen struct {
 	names map[string]string // definition -> its function
 	n     int               // functions emitted for inner schemas
 	def   string            // the definition being emitted, for errors
-	// top is set while a definition's own object is emitted; props keeps,
-	// by definition, the function of each of its properties (the
-	// envelope checks reuse the one of params).
-	top   bool
-	props map[string]map[string]string
+	// top is set while a definition's own object is emitted; params is
+	// the function its check calls for its params, which its envelope
+	// check reuses.
+	top       bool
+	params    string
+	envelopes map[string]string // definition -> its protocol.Envelope literal
 }
 
 func (g *vgen) definition(d *definition) error {
@@ -271,14 +259,13 @@ func (g *vgen) definition(d *definition) error {
 		return fmt.Errorf("%s: %w", d.Path, err)
 	}
 	g.def = d.Path
-	g.top = true
-	if g.props == nil {
-		g.props = map[string]map[string]string{}
-	}
-	g.props[d.Name] = map[string]string{}
+	g.top, g.params = true, ""
 	body, err := g.checks(doc, isDraft07(doc))
 	if err != nil {
 		return err
+	}
+	if e, ok := g.envelope(doc, g.params); ok {
+		g.envelopes[d.Name] = e
 	}
 	g.f.p("func %s(v any) bool {", g.names[d.Name])
 	g.f.p("%s\treturn true\n}\n", body)
@@ -402,8 +389,8 @@ func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
 				if err != nil {
 					return "", err
 				}
-				if top {
-					g.props[strings.TrimSuffix(path.Base(g.def), ".json")][p] = fn
+				if top && p == "params" {
+					g.params = fn
 				}
 				if fn != "" {
 					fmt.Fprintf(&object, "\t\tif x, ok := o[%q]; ok && !%s(x) {\n\t\t\treturn false\n\t\t}\n", p, fn)

@@ -120,15 +120,25 @@ func isJSON(contentType string) bool {
 // reverse proxy every client has the proxy's address unless Identify was
 // told to trust the proxy's word (TrustedProxies), or authentication is on.
 func Caller(r *http.Request) core.Caller {
-	ctx := r.Context()
-	if c := core.CallerFrom(ctx); c.Key != "" {
-		// Found once already (Identify), or the connection's address,
-		// which is the caller unless authentication found a principal.
-		if conn, fromConn := ctx.Value(connCallerKey{}).(core.Caller); !fromConn || c != conn || auth.PrincipalFrom(ctx) == nil {
-			return c
-		}
+	if c, ok := known(r, nil); ok {
+		return c
 	}
 	return identify(r, nil)
+}
+
+// known returns the caller r's context holds, when it stands: one an
+// Identify found before, or the connection's address (ConnCaller) where
+// no principal and no word of one of proxies names another.
+func known(r *http.Request, proxies *TrustedProxies) (core.Caller, bool) {
+	ctx := r.Context()
+	c := core.CallerFrom(ctx)
+	if c.Key == "" {
+		return c, false
+	}
+	if conn, fromConn := ctx.Value(connCallerKey{}).(core.Caller); fromConn && c == conn {
+		return c, auth.PrincipalFrom(ctx) == nil && proxies.clientIP(r) == ""
+	}
+	return c, true
 }
 
 // identify finds r's caller.
@@ -183,17 +193,11 @@ func connContext(ctx context.Context, remoteAddr string) context.Context {
 func Identify(proxies *TrustedProxies) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := r.Context()
-			if c := core.CallerFrom(ctx); c.Key != "" {
-				conn, fromConn := ctx.Value(connCallerKey{}).(core.Caller)
-				if !fromConn || c != conn || auth.PrincipalFrom(ctx) == nil && proxies.clientIP(r) == "" {
-					// Found already (an Identify before this one), or the
-					// connection's address is the caller.
-					next.ServeHTTP(w, r)
-					return
-				}
+			if _, ok := known(r, proxies); ok {
+				next.ServeHTTP(w, r) // no copy of the request
+				return
 			}
-			next.ServeHTTP(w, r.WithContext(core.WithCaller(ctx, identify(r, proxies))))
+			next.ServeHTTP(w, r.WithContext(core.WithCaller(r.Context(), identify(r, proxies))))
 		})
 	}
 }

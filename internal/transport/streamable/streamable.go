@@ -568,6 +568,9 @@ func (h *Handler) writeReply(w http.ResponseWriter, r core.Reply) {
 	_, _ = w.Write(r.Body)
 }
 
+// errOutputFull refuses a large JSON answer the output budget has no room for.
+var errOutputFull = errors.New("the server holds too much output for clients that read slowly; try again")
+
 // largeChunk is how much of a large JSON answer one write deadline covers.
 const largeChunk = 64 << 10
 
@@ -595,8 +598,7 @@ func (h *Handler) writeLarge(w http.ResponseWriter, r core.Reply) {
 	defer out.Close()
 	defer func() { life.Lock(); ended = true; life.Unlock() }()
 	if !out.Take(len(r.Body), h.cfg.writeTimeout, nil) {
-		w.Header().Set("Retry-After", "1")
-		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeServerBusy, "Service Unavailable: the server holds too much output for clients that read slowly; try again")
+		httpx.Busy(w, errOutputFull)
 		return
 	}
 	defer out.Give(len(r.Body))
