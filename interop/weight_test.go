@@ -43,3 +43,23 @@ func TestHelloLinksOnlyWhatItUses(t *testing.T) {
 		}
 	}
 }
+
+// The library's packages link neither net/http/pprof nor expvar, whose
+// inits register the runtime's profiles, command line and memory
+// statistics on http.DefaultServeMux: a program that serves the default
+// mux beside mcphttp.Handler would expose them. (chi's middleware package,
+// linked for its Recoverer, did. Package observe links expvar through the
+// Prometheus client, which imports it.)
+func TestLibraryRegistersNothingOnDefaultServeMux(t *testing.T) {
+	for _, pkg := range []string{"../mcphttp", "../server/...", "../app", "../client", "../mcp", "../peer", "../wire"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, d := range strings.Fields(string(out)) {
+			if d == "net/http/pprof" || d == "expvar" {
+				t.Errorf("%s links %s, which registers handlers on http.DefaultServeMux", pkg, d)
+			}
+		}
+	}
+}

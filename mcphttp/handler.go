@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
 
 	"github.com/mcpstack/mcpstack/internal/core"
@@ -66,7 +65,7 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 		ws.WithRateLimit(c.rate.Requests, c.rate.Window), ws.WithByteRateLimit(c.bytes.Requests, c.bytes.Window))
 
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer)
+	r.Use(httpx.Recover(core.Of(srv).Logger()))
 	if c.loopback {
 		r.Use(guard.Loopback())
 	}

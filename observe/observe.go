@@ -12,6 +12,10 @@
 // Without a tracer provider there are no spans, and nothing is paid for
 // them; labels are bounded: tool and prompt names only from what is
 // registered (WithNames), never from the client's input.
+//
+// The Prometheus client imports expvar, whose init registers /debug/vars
+// (the command line and memory statistics) on http.DefaultServeMux: serve
+// a mux of your own, as above, not the default one.
 package observe
 
 import (
