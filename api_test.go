@@ -16,7 +16,7 @@ var updateAPI = flag.Bool("update-api", false, "rewrite testdata/api.txt")
 // libraryPackages are the packages a library user imports: their exported
 // names are the public API that issue 21 shrinks.
 var libraryPackages = []string{
-	"app", "client", "mcphttp", "observe", "peer", "schema", "server",
+	"app", "client", "mcphttp", "observe", "observe/otelenv", "peer", "schema", "server",
 	"server/auth",
 	"server/redisstore", "server/stdio", "server/taskstore", "wire",
 }

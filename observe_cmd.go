@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/observe"
+	"github.com/mcpstack/mcpstack/observe/otelenv"
 )
 
 // newObserver makes the observer of `mcpstack serve`: metrics unless
@@ -22,7 +23,7 @@ func newObserver(ctx context.Context, c serveConfig, log *slog.Logger) (_ *obser
 	if c.stdio && os.Getenv("OTEL_TRACES_EXPORTER") == "console" {
 		return nil, nil, nil, errors.New("OTEL_TRACES_EXPORTER=console writes to stdout, which the stdio transport owns: use otlp, or serve over HTTP")
 	}
-	tp, shutdown, err := observe.TracerProviderFromEnv(ctx)
+	tp, shutdown, err := otelenv.TracerProvider(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}

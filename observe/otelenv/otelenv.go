@@ -1,4 +1,10 @@
-package observe
+// Package otelenv makes an OpenTelemetry tracer provider from the standard
+// OTEL_* environment variables, for observe.WithTracerProvider. It is a
+// package of its own because the exporters it may pick (OTLP over HTTP or
+// gRPC, the console) link gRPC and protobuf: a program that wants metrics
+// and the access log of package observe, or a tracer provider of its own,
+// links none of them.
+package otelenv
 
 import (
 	"context"
@@ -10,19 +16,19 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TracerProviderFromEnv makes a tracer provider from the standard OTEL_*
+// TracerProvider makes a tracer provider from the standard OTEL_*
 // variables (OTEL_TRACES_EXPORTER: otlp over HTTP or gRPC, console, none;
 // OTEL_EXPORTER_OTLP_*; OTEL_SERVICE_NAME; OTEL_TRACES_SAMPLER...), or
 // none (nil) when they configure no exporter: then there are no spans.
 // shutdown flushes what is left.
-func TracerProviderFromEnv(ctx context.Context) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
+func TracerProvider(ctx context.Context) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
 	none := func(context.Context) error { return nil }
 	if !tracingConfigured() {
 		return nil, none, nil
 	}
 	exp, err := autoexport.NewSpanExporter(ctx)
 	if err != nil {
-		return nil, none, fmt.Errorf("observe: trace exporter: %w", err)
+		return nil, none, fmt.Errorf("otelenv: trace exporter: %w", err)
 	}
 	if autoexport.IsNoneSpanExporter(exp) {
 		return nil, none, nil
