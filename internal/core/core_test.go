@@ -227,3 +227,16 @@ func TestMaxInflight(t *testing.T) {
 		t.Errorf("after the cap: %s", reply)
 	}
 }
+
+// A body of millions of batch elements is one error, read no further:
+// each element of a batch is answered, so without a bound one request of
+// 4 MiB would make two million answers (and log lines).
+func TestBatchBound(t *testing.T) {
+	sess, _ := newSession(t, &misbehaving{})
+	body := []byte("[" + strings.Repeat("0,", 2<<20) + "0]")
+	reply := sess.Handle(context.Background(), body, nil)
+	want := `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: a batch of more than 256 messages"}}`
+	if string(reply) != want {
+		t.Errorf("reply %.300s, want %s", reply, want)
+	}
+}

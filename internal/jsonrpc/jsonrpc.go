@@ -78,7 +78,13 @@ type Item struct {
 // Limits bound what Parse accepts.
 type Limits struct {
 	MaxDepth int // deepest nesting of arrays and objects; 0 means 128
+	MaxBatch int // most messages in a batch; 0 means DefaultMaxBatch
 }
+
+// DefaultMaxBatch bounds a batch where Limits does not: each element of a
+// batch is answered, so a body of 4 MiB of [0,0,0,...] would otherwise be
+// two million error responses and as many log lines from one request.
+const DefaultMaxBatch = 256
 
 // Parse splits a body into items. A body that is not JSON at all is a
 // -32700 error; an empty batch is a -32600 error. Each element of a batch is
@@ -99,17 +105,24 @@ type Single struct {
 // ParseInto is Parse, decoding a body of one message into one when it is
 // not nil.
 func ParseInto(body []byte, lim Limits, one *Single) (items []Item, batch bool, err *wire.Error) {
-	max := lim.MaxDepth
+	max, maxBatch := lim.MaxDepth, lim.MaxBatch
 	if max <= 0 {
 		max = 128
+	}
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
 	}
 	// The envelope is read as its members, not as a map: the message's
 	// fields take them (a hostile body cannot make the parser recurse
 	// without bound).
 	var room [6]jsontree.Member
-	members, tree, object, perr := jsontree.ParseMembers(body, max, room[:0])
+	members, tree, object, perr := jsontree.ParseMembers(body, max, maxBatch, room[:0])
 	if perr != nil {
 		var deep *jsontree.DepthError
+		var long *jsontree.LengthError
+		if errors.As(perr, &long) {
+			return nil, true, &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: a batch of more than %d messages", long.Limit)}
+		}
 		if errors.As(perr, &deep) {
 			return nil, false, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: " + perr.Error()}
 		}

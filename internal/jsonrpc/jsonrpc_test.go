@@ -1,7 +1,10 @@
 package jsonrpc
 
 import (
+	"cmp"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcpstack/mcpstack/internal/jsontree"
@@ -93,4 +96,44 @@ func FuzzRoot(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A batch is bounded: past Limits.MaxBatch messages (DefaultMaxBatch when
+// it is 0) the body is one Invalid Request, read no further, whatever its
+// elements are; up to the bound each element is answered on its own.
+func TestParseBatchBound(t *testing.T) {
+	batch := func(n int, elem string) []byte {
+		return []byte("[" + strings.TrimSuffix(strings.Repeat(elem+",", n), ",") + "]")
+	}
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	tests := []struct {
+		name  string
+		body  []byte
+		lim   Limits
+		items int // 0: refused whole
+	}{
+		{"at the default bound", batch(DefaultMaxBatch, ping), Limits{}, DefaultMaxBatch},
+		{"one past it", batch(DefaultMaxBatch+1, ping), Limits{}, 0},
+		{"numbers count as messages", batch(DefaultMaxBatch+1, "0"), Limits{}, 0},
+		{"a body of two million zeros", batch(2<<20, "0"), Limits{}, 0},
+		{"a bound of its own", batch(3, ping), Limits{MaxBatch: 2}, 0},
+		{"within it", batch(2, "0"), Limits{MaxBatch: 2}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			items, isBatch, err := Parse(tt.body, tt.lim)
+			if tt.items > 0 {
+				if err != nil || !isBatch || len(items) != tt.items {
+					t.Fatalf("%d items, batch %v, error %v; want %d items", len(items), isBatch, err, tt.items)
+				}
+				return
+			}
+			if err == nil || items != nil {
+				t.Fatalf("%d items, error %v; want the batch refused", len(items), err)
+			}
+			if max := cmp.Or(tt.lim.MaxBatch, DefaultMaxBatch); err.Code != wire.CodeInvalidRequest || err.Message != fmt.Sprintf("Invalid Request: a batch of more than %d messages", max) {
+				t.Errorf("error %+v", err)
+			}
+		})
+	}
 }

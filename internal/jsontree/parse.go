@@ -36,6 +36,14 @@ type DepthError struct{ Limit int }
 
 func (e *DepthError) Error() string { return fmt.Sprintf("JSON nests deeper than %d", e.Limit) }
 
+// LengthError is ParseMembers' answer to a top-level array longer than its
+// limit: a JSON-RPC batch, each of whose elements would be answered.
+type LengthError struct{ Limit int }
+
+func (e *LengthError) Error() string {
+	return fmt.Sprintf("a top-level array of more than %d elements", e.Limit)
+}
+
 // ParseLimit is Parse with a bound on nesting: past maxDepth levels of
 // arrays and objects it stops with a *DepthError, before it recurses
 // further. Parse's bound is encoding/json's, 10,000.
@@ -55,9 +63,11 @@ type Member struct {
 // (duplicate names too: the last is the one a map would keep), rather
 // than as a map: a JSON-RPC message's envelope, which its reader takes
 // apart at once. Any other document is returned as ParseLimit returns it,
-// with object false.
-func ParseMembers(data []byte, maxDepth int, members []Member) (_ []Member, v any, object bool, err error) {
-	p := parser{data: data, maxDepth: maxDepth}
+// with object false; a top-level array of more than maxTop elements (0: no
+// bound) stops the parser there with a *LengthError, before it reads the
+// rest.
+func ParseMembers(data []byte, maxDepth, maxTop int, members []Member) (_ []Member, v any, object bool, err error) {
+	p := parser{data: data, maxDepth: maxDepth, maxTop: maxTop}
 	p.space()
 	if p.i == len(p.data) {
 		return members, nil, false, io.EOF
@@ -107,6 +117,7 @@ type parser struct {
 	data     []byte
 	i        int
 	maxDepth int
+	maxTop   int  // the most elements of a top-level array; 0: no bound
 	stdDepth bool // Parse: encoding/json's bound, in its words
 }
 
@@ -269,6 +280,9 @@ func (p *parser) array(depth int) (any, error) {
 		return arr, nil
 	}
 	for {
+		if depth == 1 && p.maxTop > 0 && len(arr) == p.maxTop {
+			return nil, &LengthError{Limit: p.maxTop}
+		}
 		v, err := p.value(depth)
 		if err != nil {
 			return nil, err

@@ -30,7 +30,7 @@ func TestParseLimit(t *testing.T) {
 			if tt.deep && (deep.Limit != 4 || err.Error() != "JSON nests deeper than 4") {
 				t.Errorf("error %q (limit %d)", err, deep.Limit)
 			}
-			_, _, _, merr := ParseMembers([]byte(tt.doc), 4, nil)
+			_, _, _, merr := ParseMembers([]byte(tt.doc), 4, 0, nil)
 			if got := errors.As(merr, &deep); got != tt.deep {
 				t.Fatalf("ParseMembers(%s, 4): %v; want a DepthError: %v", tt.doc, merr, tt.deep)
 			}
@@ -65,20 +65,36 @@ func TestVocabulary(t *testing.T) {
 // FuzzParseMembers holds ParseMembers to ParseLimit: the same verdict, the
 // same error, and an object's members make the map ParseLimit gives (the
 // last of a duplicate name winning); any other document is the same value.
+// With a bound on the top-level array, it refuses exactly the arrays
+// longer than the bound (and a document whose error comes after the
+// bound's element is refused for its length first).
 func FuzzParseMembers(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
 		`{"a":1,"a":2}`, `{}`, ` { } `, `{"a":{"b":{}}}`, `[{"a":1}]`, `"x"`, `1`, `null`, `{"a":1}x`, `{"a":1,}`, `{"a" 1}`,
-		`{"a":1`, `{`, ``, ` `, `{"a":[[[[]]]]}`,
+		`{"a":1`, `{`, ``, ` `, `{"a":[[[[]]]]}`, `[1,2,3,4]`, `[1,2,3]`, `[[1,2,3,4]]`, `[1,2,3,4,x`,
 	} {
 		f.Add([]byte(seed), 3)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, depth int) {
 		depth %= 8
 		want, wantErr := ParseLimit(data, depth)
-		members, v, object, err := ParseMembers(data, depth, make([]Member, 0, 2))
+		members, v, object, err := ParseMembers(data, depth, 0, make([]Member, 0, 2))
 		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
 			t.Fatalf("%q at depth %d: ParseMembers says %v, ParseLimit %v", data, depth, err, wantErr)
+		}
+		if _, _, _, lerr := ParseMembers(data, depth, 3, nil); lerr != nil {
+			var long *LengthError
+			switch arr, _ := want.([]any); {
+			case errors.As(lerr, &long):
+				if wantErr == nil && len(arr) <= 3 {
+					t.Fatalf("%q: refused as longer than 3, ParseLimit gives %#v", data, want)
+				}
+			case wantErr == nil || lerr.Error() != wantErr.Error():
+				t.Fatalf("%q at depth %d: with a bound of 3, ParseMembers says %v, ParseLimit %v", data, depth, lerr, wantErr)
+			}
+		} else if arr, ok := want.([]any); ok && len(arr) > 3 {
+			t.Fatalf("%q: an array of %d accepted under a bound of 3", data, len(arr))
 		}
 		if err != nil {
 			return
