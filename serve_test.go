@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/syncbuf"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
@@ -181,22 +181,7 @@ func TestServeLoggerBatches(t *testing.T) {
 	}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // A Redis that does not answer stops serve at once, with the URL's
 // password left out of what it says.

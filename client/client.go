@@ -66,7 +66,9 @@ func WithRoots(fn func(context.Context) ([]*mcp.Root, error)) Option {
 
 // WithLogHandler receives the server's log messages
 // (notifications/message), in order, on a goroutine of the session's (it
-// may call the session).
+// may call the session). At most 256 wait for it: past that, the newest
+// are dropped and logged (WithLogger), so that a handler that is behind
+// never stops the session from reading its answers.
 func WithLogHandler(fn func(context.Context, *mcp.LoggingMessageNotificationParams)) Option {
 	return func(c *Client) { c.onLog = fn }
 }
@@ -75,7 +77,7 @@ func WithLogHandler(fn func(context.Context, *mcp.LoggingMessageNotificationPara
 // (list changes, resource updates, ...), decoded, in order, on a goroutine
 // of the session's (it may call the session: list the tools again on
 // list_changed); progress goes to the call that asked for it
-// (WithProgress).
+// (WithProgress). It shares WithLogHandler's queue and its bound.
 func WithNotificationHandler(fn func(ctx context.Context, method string, params wire.Encoder)) Option {
 	return func(c *Client) { c.onNotify = fn }
 }

@@ -23,10 +23,15 @@ import (
 )
 
 // TestMain lets the test binary be the stdio server of the stdio tests
-// (stdio: ours; endless-line: one that writes a line without end).
+// (stdio: ours; endless-line: one that writes a line without end; deaf:
+// one that never reads its stdin).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("MCPSTACK_CLIENT_TEST_SERVER"); strings.HasPrefix(mode, "endless-line") {
 		endlessLine(mode == "endless-line-after-initialize")
+	}
+	if os.Getenv("MCPSTACK_CLIENT_TEST_SERVER") == "deaf" { // reads nothing; Close kills it
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	}
 	if os.Getenv("MCPSTACK_CLIENT_TEST_SERVER") == "stdio" {
 		srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))

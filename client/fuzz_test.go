@@ -1,80 +1,13 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpstack/mcpstack/client"
 )
-
-// scriptConn is a server in memory: it answers initialize, and answers a
-// ping with the fuzzed body (%ID% is the ping's id).
-type scriptConn struct {
-	body   []byte
-	mu     sync.Mutex
-	queue  [][]byte
-	wake   chan struct{}
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (c *scriptConn) Connect(context.Context) (client.Conn, error) { return c, nil }
-
-func (c *scriptConn) Send(_ context.Context, msg []byte) error {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	_ = json.Unmarshal(msg, &m)
-	var out []byte
-	switch m.Method {
-	case "initialize":
-		out = []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`)
-	case "ping":
-		out = bytes.ReplaceAll(c.body, []byte("%ID%"), m.ID)
-	default:
-		return nil
-	}
-	c.mu.Lock()
-	c.queue = append(c.queue, out)
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-func (c *scriptConn) Read(ctx context.Context) ([]byte, error) {
-	for {
-		c.mu.Lock()
-		if len(c.queue) > 0 {
-			m := c.queue[0]
-			c.queue = c.queue[1:]
-			c.mu.Unlock()
-			return m, nil
-		}
-		c.mu.Unlock()
-		select {
-		case <-c.wake:
-		case <-c.closed:
-			return nil, client.ErrClosed
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-func (c *scriptConn) Negotiated(string) {}
-
-func (c *scriptConn) Close() error {
-	c.once.Do(func() { close(c.closed) })
-	return nil
-}
 
 // FuzzReceive: whatever a server answers, the client neither panics nor
 // hangs: the call ends with a result, an error or a violation, and the
@@ -94,7 +27,12 @@ func FuzzReceive(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		conn := &scriptConn{body: body, wake: make(chan struct{}, 1), closed: make(chan struct{})}
+		conn := newHostile(func(method, id string) []string {
+			if method != "ping" {
+				return nil
+			}
+			return []string{strings.ReplaceAll(string(body), "%ID%", id)}
+		})
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		s, err := client.New("fuzz", "1", client.WithViolationHandler(func(*client.Violation) {})).Connect(ctx, conn)

@@ -18,7 +18,7 @@ func (s *Session) startServing(msg *jsonrpc.Message, body []byte) {
 	select {
 	case s.slots <- struct{}{}:
 	default:
-		s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeServerBusy, Message: "Client busy: too many requests of the server in flight"}))
+		s.refuse(msg, &wire.Error{Code: wire.CodeServerBusy, Message: "Client busy: too many requests of the server in flight"})
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -27,7 +27,7 @@ func (s *Session) startServing(msg *jsonrpc.Message, body []byte) {
 		s.mu.Unlock()
 		cancel()
 		<-s.slots
-		s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: the id of a request still in flight"}))
+		s.refuse(msg, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: the id of a request still in flight"})
 		return
 	}
 	s.serving[msg.ID] = cancel
@@ -41,6 +41,24 @@ func (s *Session) startServing(msg *jsonrpc.Message, body []byte) {
 			<-s.slots
 		}()
 		s.serve(ctx, msg, body)
+	}()
+}
+
+// refuse answers a request of the server that the client does not serve,
+// off the read loop: sending may wait on the server, and the server on the
+// read loop. At most maxServing refusals are on their way at once; past
+// that the request is left unanswered, and logged.
+func (s *Session) refuse(msg *jsonrpc.Message, e *wire.Error) {
+	select {
+	case s.refusing <- struct{}{}:
+	default:
+		s.c.log.Warn("client: request of the server left unanswered: too many refusals on their way", "method", msg.Method)
+		return
+	}
+	b := jsonrpc.EncodeError(msg.ID, e)
+	go func() {
+		defer func() { <-s.refusing }()
+		s.answer(msg.Method, b)
 	}()
 }
 

@@ -2,32 +2,53 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"iter"
 
 	"github.com/mcpstack/mcpstack/mcp"
+)
+
+// The bounds of a paginated list: a server that never ends its list (a
+// fresh cursor every time, or cursors in a cycle, with empty pages or
+// full ones) ends the loop with an error, not with an endless one or
+// memory that grows without bound.
+const (
+	maxPages     = 1000
+	maxListItems = 100_000
 )
 
 // pages walks a paginated list: fetch gets the page after cursor ("" for
 // the first) and returns its items and the next cursor.
 func pages[T any](ctx context.Context, fetch func(ctx context.Context, cursor string) ([]T, string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		cursor := ""
-		for {
-			items, next, err := fetch(ctx, cursor)
+		var zero T
+		cursor, seen, items := "", map[string]bool{}, 0
+		for n := 1; ; n++ {
+			page, next, err := fetch(ctx, cursor)
 			if err != nil {
-				var zero T
 				yield(zero, err)
 				return
 			}
-			for _, it := range items {
+			for _, it := range page {
+				if items++; items > maxListItems {
+					yield(zero, fmt.Errorf("client: the list has more than %d items; stopped", maxListItems))
+					return
+				}
 				if !yield(it, nil) {
 					return
 				}
 			}
-			if next == "" || next == cursor {
-				return // the end (a cursor given twice would loop forever)
+			switch {
+			case next == "":
+				return
+			case seen[next] || next == cursor:
+				yield(zero, fmt.Errorf("client: the server gave the cursor %q twice: its list goes round in a cycle", excerpt(next)))
+				return
+			case n == maxPages:
+				yield(zero, fmt.Errorf("client: the list has more than %d pages; stopped", maxPages))
+				return
 			}
-			cursor = next
+			seen[cursor], cursor = true, next
 		}
 	}
 }

@@ -27,8 +27,10 @@ type Session struct {
 	// events runs the user's notification callbacks in order, off the
 	// read loop (a callback may call the session).
 	events chan func()
-	// slots bounds the server's requests served at once.
-	slots chan struct{}
+	// slots bounds the server's requests served at once, refusing the
+	// refusals of the others on their way.
+	slots    chan struct{}
+	refusing chan struct{}
 
 	mu       sync.Mutex
 	spec     *protocol.Spec
@@ -71,8 +73,9 @@ func newSession(c *Client, conn Conn, spec *protocol.Spec) *Session {
 		progress: map[wire.ID]func(*mcp.ProgressNotificationParams){},
 		serving:  map[wire.ID]context.CancelFunc{},
 		done:     make(chan struct{}),
-		events:   make(chan func(), 256),
+		events:   make(chan func(), maxEvents),
 		slots:    make(chan struct{}, maxServing),
+		refusing: make(chan struct{}, maxServing),
 	}
 	go s.readLoop()
 	go s.runEvents()
@@ -82,6 +85,9 @@ func newSession(c *Client, conn Conn, spec *protocol.Spec) *Session {
 // maxServing is how many requests of the server the client serves at
 // once; more are answered -32000.
 const maxServing = 32
+
+// maxEvents is how many notifications may wait for their callback.
+const maxEvents = 256
 
 // maxGivenUp is how many calls given up are remembered.
 const maxGivenUp = 256
@@ -98,12 +104,16 @@ func (s *Session) runEvents() {
 	}
 }
 
-// event queues a callback; the read loop waits when the queue is full
-// (a callback that takes long slows the session, it loses nothing).
-func (s *Session) event(fn func()) {
+// event queues a callback without waiting: when maxEvents are queued
+// already, the notification is dropped and logged. Waiting would let a
+// callback that calls the session (as WithNotificationHandler allows)
+// stall the read loop that must read its answer, behind a server that
+// sends notifications faster than the callbacks take them.
+func (s *Session) event(method string, fn func()) {
 	select {
 	case s.events <- fn:
-	case <-s.done:
+	default:
+		s.c.log.Warn("client: notification dropped: its handler is behind", "method", method, "queued", maxEvents)
 	}
 }
 
@@ -576,7 +586,7 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 		}
 	case *mcp.LoggingMessageNotificationParams:
 		if s.c.onLog != nil {
-			s.event(func() { s.c.onLog(ctx, p) })
+			s.event(msg.Method, func() { s.c.onLog(ctx, p) })
 		}
 	case *mcp.CancelledNotificationParams:
 		s.mu.Lock()
@@ -587,7 +597,7 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 		}
 	default:
 		if s.c.onNotify != nil {
-			s.event(func() { s.c.onNotify(ctx, msg.Method, params) })
+			s.event(msg.Method, func() { s.c.onNotify(ctx, msg.Method, params) })
 		}
 	}
 }

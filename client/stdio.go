@@ -29,14 +29,23 @@ func (t *Command) Connect(ctx context.Context) (Conn, error) {
 	if cmd == nil {
 		return nil, errors.New("client: Command has no Cmd")
 	}
-	stdin, err := cmd.StdinPipe()
+	if cmd.Stdin != nil {
+		return nil, errors.New("client: Command's Cmd has a Stdin already: the session writes to it")
+	}
+	// A pipe of our own rather than StdinPipe's: its *os.File takes write
+	// deadlines, so that Send ends with its context even when the server
+	// does not read.
+	pr, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		pr.Close()
+		stdin.Close()
 		return nil, err
 	}
+	cmd.Stdin = pr
 	cmd.Stderr = t.Stderr
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
@@ -44,12 +53,15 @@ func (t *Command) Connect(ctx context.Context) (Conn, error) {
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second // a grandchild holding stderr cannot hold Close
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pr.Close() // the child has its copy
+	if err != nil {
+		stdin.Close()
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	max := messageLimit(t.MaxMessage)
 	r := bufio.NewReaderSize(stdout, 64<<10)
-	return &stdioConn{cmd: cmd, stdin: stdin, out: r, max: max, exited: make(chan struct{}), stopped: make(chan struct{})}, nil
+	return &stdioConn{cmd: cmd, stdin: stdin, writing: make(chan struct{}, 1), out: r, max: max, exited: make(chan struct{}), stopped: make(chan struct{})}, nil
 }
 
 // closeGrace is how long Close lets the server exit on its own, once its
@@ -58,11 +70,12 @@ const closeGrace = 2 * time.Second
 
 type stdioConn struct {
 	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	stdin *os.File
 	out   *bufio.Reader
 	max   int
 
-	writeMu   sync.Mutex
+	writing   chan struct{} // one token: the writer's
+	broken    error         // a write cut short, after which the stream cannot go on; held with writing
 	once      sync.Once
 	exited    chan struct{}
 	waitErr   error
@@ -72,16 +85,48 @@ type stdioConn struct {
 	readErr   error         // why reading stopped, other than the end of stdout (set before stopped closes)
 }
 
-func (c *stdioConn) Send(_ context.Context, msg []byte) error {
+// Send writes one line, within ctx: a server that does not read its stdin
+// holds the call until ctx ends, not forever, and not the other calls
+// beyond theirs. A line cut short by ctx leaves half a message on the
+// server's stdin: the connection is closed then, as nothing written after
+// it could be read.
+func (c *stdioConn) Send(ctx context.Context, msg []byte) error {
 	if bytes.ContainsAny(msg, "\r\n") {
 		return errors.New("client: a stdio message must not contain a newline")
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	if _, err := c.stdin.Write(append(msg, '\n')); err != nil {
-		return fmt.Errorf("write to the server: %w", err)
+	select {
+	case c.writing <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("write to the server: %w", context.Cause(ctx))
 	}
-	return nil
+	defer func() { <-c.writing }()
+	if c.broken != nil {
+		return c.broken
+	}
+	deadline, _ := ctx.Deadline() // zero: none
+	_ = c.stdin.SetWriteDeadline(deadline)
+	expired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(expired)
+		_ = c.stdin.SetWriteDeadline(time.Unix(1, 0))
+	})
+	n, err := c.stdin.Write(append(msg, '\n'))
+	if !stop() {
+		<-expired // its deadline is set before the next Send sets its own
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		<-ctx.Done() // both deadlines are ctx's: it ends at the same time
+		err = context.Cause(ctx)
+	}
+	err = fmt.Errorf("write to the server: %w", err)
+	if n > 0 {
+		c.broken = fmt.Errorf("client: the connection is broken: a message was cut short (%w)", err)
+		_ = c.stdin.Close()
+	}
+	return err
 }
 
 // Read returns the next line of the server. Its first error is its last:

@@ -109,3 +109,28 @@ func within(t *testing.T, d time.Duration, what string, fn func() error) error {
 		return nil
 	}
 }
+
+// A server that does not read its stdin holds a Send until the Send's
+// context ends, not for ever; the message cut short breaks the
+// connection, and the next Send says so rather than write after half a
+// line.
+func TestStdioSendEndsWithItsContext(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MCPSTACK_CLIENT_TEST_SERVER=deaf")
+	conn, err := (&client.Command{Cmd: cmd, Stderr: io.Discard}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = within(t, 10*time.Second, "Close", conn.Close) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	big := []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"` + strings.Repeat("x", 1<<20) + `"}}`)
+	err = within(t, 5*time.Second, "Send", func() error { return conn.Send(ctx, big) })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Send to a server that does not read: %v, want the context's deadline", err)
+	}
+	err = within(t, 5*time.Second, "the next Send", func() error { return conn.Send(context.Background(), []byte(`{}`)) })
+	if err == nil || !strings.Contains(err.Error(), "cut short") {
+		t.Errorf("the next Send: %v, want the connection broken", err)
+	}
+}

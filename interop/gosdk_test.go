@@ -1,7 +1,6 @@
 package interop_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/syncbuf"
 	"github.com/mcpstack/mcpstack/internal/transport/sse"
 	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/interop"
@@ -283,22 +283,7 @@ func connectStdio(t *testing.T, rev string, rec *recorder) *mcp.ClientSession {
 	return cs
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // observed is the conformance fixtures with tools/call watched from the
 // server side: every call's end (its error, how long it ran) is reported.

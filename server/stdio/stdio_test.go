@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/syncbuf"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/stdio"
 )
@@ -137,20 +137,4 @@ func TestEOFWaitsForCalls(t *testing.T) {
 	}
 }
 
-// syncBuffer is a strings.Builder safe for the concurrent writes of Serve.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer

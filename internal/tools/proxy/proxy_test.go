@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/syncbuf"
 	"github.com/mcpstack/mcpstack/internal/tools/validate"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/stdio"
@@ -179,20 +180,4 @@ func TestCheckIsLive(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/internal/record"
+	"github.com/mcpstack/mcpstack/internal/syncbuf"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -385,22 +386,7 @@ func recordSessions(t testing.TB) []byte {
 	return buf.Bytes()
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]byte(nil), b.b.Bytes()...)
-}
+type syncBuffer = syncbuf.Buffer
 
 // TestRecordedSessionsValidate records full sessions of the conformance
 // fixtures, one per revision with initialize, and validates the log: a

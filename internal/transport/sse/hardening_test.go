@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/heap"
 	"github.com/mcpstack/mcpstack/internal/methods/bench"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/syncbuf"
 	"github.com/mcpstack/mcpstack/internal/transport/sse"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
@@ -175,22 +175,7 @@ func TestSessionIDNotLogged(t *testing.T) {
 	}
 }
 
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedLog = syncbuf.Buffer
 
 // TestReadingClientKeepsItsStream: a client that reads gets every one of
 // several large answers at once, more than one stream may have in
