@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"fmt"
 	"maps"
 	"strconv"
 	"sync"
@@ -35,6 +36,14 @@ type metrics struct {
 	byStatus   [600]atomic.Pointer[prometheus.Counter] // http's children by status, made once
 	authFails  *prometheus.CounterVec
 	dependency *prometheus.HistogramVec
+
+	// What the gauges read, summed: every server Watch was given and every
+	// transport WatchStreams was (a list each, one entry a server or
+	// transport an application makes, so bounded by the program).
+	watchMu    sync.Mutex
+	sessions   []func() int
+	streams    []func() int
+	eventBytes []func() int64
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -68,13 +77,64 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help:    "How long the calls of handlers to what they depend on took: the chat app's store and model providers.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 4, 11), // 0.5 ms to ~9 min
 	}, []string{"kind", "operation", "outcome"})
-	inflight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	m.operation = shared(reg, m.operation)
+	m.session = shared(reg, m.session)
+	m.refused = shared(reg, m.refused)
+	m.http = shared(reg, m.http)
+	m.authFails = shared(reg, m.authFails)
+	m.dependency = shared(reg, m.dependency)
+	// The gauges read this Observer's state: on a registry another
+	// Observer has registered them with, they stay that one's.
+	shared(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mcpstack_calls_in_flight",
 		Help: "Requests and notifications being served.",
-	}, func() float64 { return float64(m.inflight.Load()) })
-	reg.MustRegister(m.operation, m.session, inflight, m.refused, m.http, m.authFails, m.dependency)
+	}, func() float64 { return float64(m.inflight.Load()) }))
+	shared(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcpstack_sessions_open",
+		Help: "Sessions the servers hold open.",
+	}, func() float64 { return float64(sum(&m.watchMu, m.sessionsNow)) }))
+	shared(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcpstack_sse_streams_open",
+		Help: "Server-sent event streams open (Streamable HTTP).",
+	}, func() float64 { return float64(sum(&m.watchMu, m.streamsNow)) }))
+	shared(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcpstack_sse_event_bytes",
+		Help: "Bytes of stream events kept for resumption (Last-Event-ID).",
+	}, func() float64 { return float64(sum(&m.watchMu, m.eventBytesNow)) }))
 	return m
 }
+
+// shared registers c with reg, or, where an equal collector is registered
+// already (a second Observer on the same registry), returns that one, so
+// that the two count together rather than panic.
+func shared[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	err := reg.Register(c)
+	if err == nil {
+		return c
+	}
+	if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	panic(fmt.Sprintf("observe: registering a metric: %v", err)) // a programming error, as MustRegister's
+}
+
+// sum adds up what fns give, under mu.
+func sum[N int | int64](mu *sync.Mutex, fns func() []func() N) N {
+	mu.Lock()
+	list := fns()
+	mu.Unlock()
+	var n N
+	for _, f := range list {
+		n += f()
+	}
+	return n
+}
+
+func (m *metrics) sessionsNow() []func() int     { return m.sessions }
+func (m *metrics) streamsNow() []func() int      { return m.streams }
+func (m *metrics) eventBytesNow() []func() int64 { return m.eventBytes }
 
 // operationLabels are the labels of mcp_server_operation_duration_seconds.
 type operationLabels struct {
@@ -136,20 +196,15 @@ func (m *metrics) httpAnswer(code int) {
 
 // watchStreams adds the event streams of an HTTP transport.
 func (m *metrics) watchStreams(open func() int, eventBytes func() int64) {
-	_ = m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mcpstack_sse_streams_open",
-		Help: "Server-sent event streams open (Streamable HTTP).",
-	}, func() float64 { return float64(open()) }))
-	_ = m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mcpstack_sse_event_bytes",
-		Help: "Bytes of stream events kept for resumption (Last-Event-ID).",
-	}, func() float64 { return float64(eventBytes()) }))
+	m.watchMu.Lock()
+	defer m.watchMu.Unlock()
+	m.streams = append(m.streams, open)
+	m.eventBytes = append(m.eventBytes, eventBytes)
 }
 
 // watch adds the server's open sessions.
 func (m *metrics) watch(srv *server.Server) {
-	_ = m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mcpstack_sessions_open",
-		Help: "Sessions the server holds open.",
-	}, func() float64 { return float64(srv.SessionCount()) })) // a second is AlreadyRegistered: the first stays
+	m.watchMu.Lock()
+	defer m.watchMu.Unlock()
+	m.sessions = append(m.sessions, srv.SessionCount)
 }

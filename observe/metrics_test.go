@@ -52,3 +52,36 @@ func TestFinishTwice(t *testing.T) {
 		t.Errorf("counted %d times, want 1", n)
 	}
 }
+
+// Two Observers on one registry count together rather than panic, and
+// the gauges sum every server and transport an Observer watches.
+func TestSharedRegistryAndSummedGauges(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a, b := New(WithRegisterer(reg)), New(WithRegisterer(reg))
+	for _, o := range []*Observer{a, b} {
+		_, f := o.Serve(context.Background(), server.Served{Method: "ping"})
+		f.Finish(server.Answer{})
+	}
+	var out dto.Metric
+	if err := a.metrics.operation.WithLabelValues("ping", "", "", "", "", "").(prometheus.Histogram).Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if n := out.GetHistogram().GetSampleCount(); n != 2 {
+		t.Errorf("two Observers on one registry counted %d pings, want 2", n)
+	}
+	a.WatchStreams(func() int { return 2 }, func() int64 { return 10 })
+	a.WatchStreams(func() int { return 3 }, func() int64 { return 5 })
+	gauges := map[string]float64{}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetType() == dto.MetricType_GAUGE {
+			gauges[f.GetName()] = f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	if gauges["mcpstack_sse_streams_open"] != 5 || gauges["mcpstack_sse_event_bytes"] != 15 {
+		t.Errorf("gauges %v, want the sums of both transports (5 streams, 15 bytes)", gauges)
+	}
+}

@@ -69,7 +69,8 @@ type config struct {
 type Option func(*config)
 
 // WithRegisterer registers the metrics with r instead of a registry of
-// the Observer's own (whose Metrics serves them); WithRegisterer(nil)
+// the Observer's own (whose Metrics serves them). Observers that share r
+// count together; the gauges stay the first one's. WithRegisterer(nil)
 // counts no metrics at all (Metrics serves 404), for a server that keeps
 // only the access log or spans.
 func WithRegisterer(r prometheus.Registerer) Option {
@@ -124,8 +125,9 @@ func (o *Observer) Metrics() http.Handler {
 	return promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{})
 }
 
-// Watch adds the sessions srv holds open to the metrics (once: a second
-// server is not added).
+// Watch adds the sessions srv holds open to the metrics: the gauge is the
+// sum over every server watched. A server stays watched for the
+// Observer's life: watch the servers an application keeps.
 func (o *Observer) Watch(srv *server.Server) {
 	if o.metrics != nil {
 		o.metrics.watch(srv)

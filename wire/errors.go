@@ -70,7 +70,9 @@ func ResourceNotFound(uri string) *Error {
 	return &Error{Code: CodeResourceNotFound, Message: "Resource not found", Data: map[string]any{"uri": uri}}
 }
 
-// ErrMethodNotFound is returned by unimplemented handler methods.
+// ErrMethodNotFound is returned by unimplemented handler methods. It is a
+// sentinel, shared by every server of the process: compare with
+// errors.Is, and return a NewError of your own rather than change it.
 var ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
 
 // HeaderMismatch is -32020 (2026-07-28): an HTTP header that disagrees

@@ -37,7 +37,7 @@ func Open(ctx context.Context, dsn, schema string, maxConns int) (*sql.DB, error
 	if !validSchemaName(schema) {
 		return nil, fmt.Errorf("PostgreSQL schema %q: use lower-case letters, digits and _", schema)
 	}
-	db, err := sql.Open("pgx", dsn)
+	db, err := sql.Open("pgx/v5", dsn) // "pgx" is pgx v4's too, where a program links both
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

@@ -3,7 +3,10 @@
 // package of its own because the exporters it may pick (OTLP over HTTP or
 // gRPC, the console) link gRPC and protobuf: a program that wants metrics
 // and the access log of package observe, or a tracer provider of its own,
-// links none of them.
+// links none of them. gRPC links golang.org/x/net/trace, whose init
+// registers /debug/requests and /debug/events on http.DefaultServeMux
+// (for loopback clients only): a program that imports this package should
+// serve a mux of its own.
 package otelenv
 
 import (
