@@ -293,3 +293,19 @@ func TestKeepAliveAfterWriteDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchOfMillionsIsOneError: a body of two million batch elements is
+// one 400 with -32600, in milliseconds. Each element used to be answered:
+// one such request held 1.5 GB of answers for five seconds, then 503.
+func TestBatchOfMillionsIsOneError(t *testing.T) {
+	e := newEchoEnv(t, nil, streamable.WithMaxBody(5<<20))
+	sid := e.initialize()
+	start := time.Now()
+	resp, body := e.do(req{body: "[" + strings.Repeat("0,", 2<<20) + "0]", headers: map[string]string{"Mcp-Session-Id": sid}})
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"code":-32600`) || !strings.Contains(body, "a batch of more than 256 messages") {
+		t.Errorf("%d %.200s, want 400 with -32600 naming the bound", resp.StatusCode, body)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
