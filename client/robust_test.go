@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 
 // scripted is a Streamable HTTP server that negotiates, then answers ping
 // with fn.
-func scripted(t *testing.T, fn func(w http.ResponseWriter, id string)) string {
+func scripted(t *testing.T, fn func(w http.ResponseWriter, r *http.Request, id string)) string {
 	t.Helper()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -38,7 +39,7 @@ func scripted(t *testing.T, fn func(w http.ResponseWriter, id string)) string {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, msg.ID)
 		case msg.Method == "ping":
-			fn(w, string(msg.ID))
+			fn(w, r, string(msg.ID))
 		default:
 			w.WriteHeader(http.StatusAccepted)
 		}
@@ -53,20 +54,20 @@ func scripted(t *testing.T, fn func(w http.ResponseWriter, id string)) string {
 func TestCallsFailRatherThanHang(t *testing.T) {
 	tests := []struct {
 		name  string
-		serve func(w http.ResponseWriter, id string)
+		serve func(w http.ResponseWriter, r *http.Request, id string)
 		check func(error) bool
 	}{
-		{"a stream that ends without the answer", func(w http.ResponseWriter, _ string) {
+		{"a stream that ends without the answer", func(w http.ResponseWriter, _ *http.Request, _ string) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
 			fmt.Fprint(w, ": nothing\n\n")
 		}, func(err error) bool { var ae *client.AnswerError; return errors.As(err, &ae) }},
-		{"an HTTP error with an id-less JSON-RPC error", func(w http.ResponseWriter, _ string) {
+		{"an HTTP error with an id-less JSON-RPC error", func(w http.ResponseWriter, _ *http.Request, _ string) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprint(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`)
 		}, func(err error) bool { var we *wire.Error; return errors.As(err, &we) && we.Code == -32000 }},
-		{"an HTTP error without a body", func(w http.ResponseWriter, _ string) {
+		{"an HTTP error without a body", func(w http.ResponseWriter, _ *http.Request, _ string) {
 			w.WriteHeader(http.StatusInternalServerError)
 		}, func(err error) bool { var he *client.HTTPError; return errors.As(err, &he) && he.Status == 500 }},
 	}
@@ -85,6 +86,38 @@ func TestCallsFailRatherThanHang(t *testing.T) {
 				t.Errorf("after %v: %v (%T)", time.Since(start).Round(time.Millisecond), err, err)
 			}
 		})
+	}
+}
+
+// A response stream that the server keeps open after the answer is closed
+// by the client once the answer is in: each call would otherwise hold a
+// connection and a goroutine until the session ends.
+func TestStreamClosedAfterItsAnswer(t *testing.T) {
+	closed := make(chan bool, 1)
+	url := scripted(t, func(w http.ResponseWriter, r *http.Request, id string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", id)
+		w.(http.Flusher).Flush()
+		select { // and then nothing, for as long as the client stays
+		case <-r.Context().Done():
+			closed <- true
+		case <-time.After(5 * time.Second):
+			closed <- false
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: url, NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !<-closed {
+		t.Error("the client kept the response stream open after its answer")
 	}
 }
 
@@ -218,5 +251,80 @@ func TestCloseDeletesTheSession(t *testing.T) {
 	}
 	if !errors.Is(s.Err(), client.ErrClosed) {
 		t.Errorf("Err after Close: %v", s.Err())
+	}
+}
+
+// A server that ends the response stream and then, on every resumption,
+// gives the same event id again and ends at once, with "retry: 1", makes
+// no progress: the call fails after the few attempts that allows, at
+// least 100 ms apart, rather than resuming a thousand times a second until
+// its context ends.
+func TestResumptionWithoutProgressEnds(t *testing.T) {
+	var gets atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "id: 1\nretry: 1\ndata: \n\n")
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(b, &msg)
+		switch msg.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "s")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, msg.ID)
+		case "ping":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "id: 1\nretry: 1\ndata: \n\n")
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: hs.URL, NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now()
+	_, err = s.Ping(ctx, nil)
+	var ae *client.AnswerError
+	if !errors.As(err, &ae) {
+		t.Fatalf("after %v: %v, want an AnswerError", time.Since(start).Round(time.Millisecond), err)
+	}
+	if n := gets.Load(); n > 6 {
+		t.Errorf("%d resumptions without progress", n)
+	}
+	if d := time.Since(start); d < 400*time.Millisecond || d > 5*time.Second {
+		t.Errorf("gave up after %v: want the attempts at least 100 ms apart, and an end", d)
+	}
+}
+
+// An event over the message bound on a call's stream fails the call with
+// an error that says so, not with "could not be resumed".
+func TestOversizedEventFailsTheCall(t *testing.T) {
+	url := scripted(t, func(w http.ResponseWriter, _ *http.Request, id string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"x\":\"%s\"}}\n\n", id, strings.Repeat("x", 2<<20))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: url, NoListen: true, MaxMessage: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Ping(ctx, nil)
+	var ae *client.AnswerError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "more than 1048576 bytes") {
+		t.Errorf("%v, want an AnswerError naming the bound", err)
 	}
 }

@@ -264,6 +264,8 @@ func (c *httpConn) readStream(rctx context.Context, body io.ReadCloser, id json.
 		case <-time.After(retry):
 		case <-c.ctx.Done():
 			return
+		case <-rctx.Done(): // the call gave up: a long retry must not hold this
+			return
 		}
 		resp, err := c.get(last)
 		if err != nil || resp.StatusCode != http.StatusOK {
@@ -274,11 +276,16 @@ func (c *httpConn) readStream(rctx context.Context, body io.ReadCloser, id json.
 		}
 		var more string
 		answered, more, retry = c.drain(resp.Body, id)
-		if more != "" {
+		if more != "" && more != last {
 			last, attempt = more, -1 // progress: the attempts start again
 		}
 	}
 }
+
+// minRetry is the least delay before a stream is opened again, whatever
+// the server's retry field says: a server that ends its streams at once
+// with "retry: 1" would have the client open a thousand a second.
+const minRetry = 100 * time.Millisecond
 
 // drain pushes the events of a stream until it ends; it reports whether
 // the answer to id came, the last event id and the retry delay.
@@ -290,9 +297,20 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 		if retry <= 0 {
 			retry = time.Second
 		}
+		retry = max(retry, minRetry)
 	}()
 	for {
 		ev, err := r.Next()
+		if errors.Is(err, sse.ErrTooLarge) {
+			// Not resumed: the event's id may have come before its data
+			// overflowed, and resuming after it would skip it unsaid.
+			err = fmt.Errorf("client: an event of more than %d bytes on the stream: %w", c.max, err)
+			if len(id) > 0 && !answered {
+				_ = c.push(inbound{err: &AnswerError{RequestID: id, Reason: err.Error()}})
+				return true, "", 0
+			}
+			return answered, "", 0 // a GET stream: listen opens it again
+		}
 		if err != nil {
 			return answered, "", 0
 		}
@@ -303,6 +321,12 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 			answered = true
 		}
 		if c.answer(id, bytes.Clone(ev.Data)) != nil {
+			return true, "", 0
+		}
+		if answered {
+			// The response is a stream's last message: a server that
+			// keeps the stream open after it would hold a connection
+			// and this goroutine for as long as the session lasts.
 			return true, "", 0
 		}
 	}
