@@ -2,6 +2,8 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +240,65 @@ func TestBatchBound(t *testing.T) {
 	want := `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: a batch of more than 256 messages"}}`
 	if string(reply) != want {
 		t.Errorf("reply %.300s, want %s", reply, want)
+	}
+}
+
+// askingHandler's tool asks the client for its roots with a _meta map the
+// handler shares between its calls.
+type askingHandler struct {
+	misbehaving
+	meta map[string]any
+}
+
+func (h *askingHandler) CallTool(ctx context.Context, _ *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	params := &mcp.ListRootsRequestParams{Meta: h.meta}
+	if _, err := peer.Ask(ctx, map[string]peer.Input{"r": {Method: mcp.MethodListRoots, Params: params}}); err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.ContentBlock{}}, nil
+}
+
+// metaWriter is an observer that puts a trace context in the _meta of
+// what the server asks the client, as package observe does.
+type metaWriter struct{}
+
+func (metaWriter) Serve(ctx context.Context, _ core.Served) (context.Context, any) { return ctx, nil }
+func (metaWriter) Finish(any, core.Answer)                                         {}
+func (metaWriter) SessionEnded(core.EndedSession)                                  {}
+func (metaWriter) Ask(_ context.Context, _ core.Asked, meta map[string]any) func(int) {
+	meta["traceparent"] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	return func(int) {}
+}
+
+// The observer writes the trace context into a copy of the request's
+// _meta, never into a map of the handler's: one the handler shares
+// between concurrent calls would be written concurrently.
+func TestAskLeavesTheCallersMetaAlone(t *testing.T) {
+	h := &askingHandler{meta: map[string]any{"a": "b"}}
+	sess, out := newSession(t, h, core.WithObserver(metaWriter{}))
+	done := make(chan []byte, 1)
+	go func() { done <- sess.Handle(context.Background(), call("ask"), out) }()
+	var asked map[string]any
+	for deadline := time.Now().Add(5 * time.Second); asked == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, m := range out.take() {
+			var msg map[string]any
+			if json.Unmarshal(m, &msg) == nil && msg["method"] == mcp.MethodListRoots {
+				asked = msg
+			}
+		}
+	}
+	if asked == nil {
+		t.Fatal("no roots/list request")
+	}
+	meta, _ := asked["params"].(map[string]any)["_meta"].(map[string]any)
+	if meta["traceparent"] == nil || meta["a"] != "b" {
+		t.Errorf("the request's _meta %v, want the handler's members and the trace context", meta)
+	}
+	sess.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"roots":[]}}`, asked["id"])), nil)
+	if reply := <-done; !strings.Contains(string(reply), `"result"`) {
+		t.Errorf("the call: %s", reply)
+	}
+	if len(h.meta) != 1 {
+		t.Errorf("the handler's map is now %v: the observer wrote into it", h.meta)
 	}
 }

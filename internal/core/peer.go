@@ -192,7 +192,10 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	tree := projectParams(p.spec, params)
 	answered := func(int) {}
 	if o := srv.cfg.observer; o != nil {
+		// A copy: the tree may hold the caller's own _meta map (an
+		// Extra member, a map-typed Meta), which the observer writes to.
 		meta, _ := tree["_meta"].(map[string]any)
+		meta = maps.Clone(meta)
 		if meta == nil {
 			meta = map[string]any{}
 		}
