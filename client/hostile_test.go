@@ -200,6 +200,7 @@ type lockedBuffer = syncbuf.Buffer
 // once, and fresh cursors every time after the bound on pages, whether
 // its pages are empty (the loop's body never runs to break it) or not.
 func TestEndlessListsEnd(t *testing.T) {
+	defer client.SetListBounds(100, 1000)()
 	tests := []struct {
 		name  string
 		next  func(page int) string
@@ -209,7 +210,7 @@ func TestEndlessListsEnd(t *testing.T) {
 		{"a cycle", func(page int) string { return []string{"a", "b"}[page%2] }, 1, "twice"},
 		{"the same cursor again", func(int) string { return "a" }, 0, "twice"},
 		{"fresh cursors, empty pages", func(page int) string { return fmt.Sprint("c", page) }, 0, "pages"},
-		{"fresh cursors, full pages", func(page int) string { return fmt.Sprint("c", page) }, 200, "items"},
+		{"fresh cursors, full pages", func(page int) string { return fmt.Sprint("c", page) }, 20, "items"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 // fresh cursor every time, or cursors in a cycle, with empty pages or
 // full ones) ends the loop with an error, not with an endless one or
 // memory that grows without bound.
-const (
-	maxPages     = 1000
-	maxListItems = 100_000
+var (
+	maxPages     = 10_000    // a variable for the tests alone (export_test.go)
+	maxListItems = 1_000_000 // likewise
 )
 
 // pages walks a paginated list: fetch gets the page after cursor ("" for
@@ -57,7 +57,9 @@ func page(cursor string) *mcp.PaginatedRequestParams {
 	return &mcp.PaginatedRequestParams{Cursor: cursor}
 }
 
-// Tools lists every tool of the server, page by page as the loop goes.
+// Tools lists every tool of the server, page by page as the loop goes. Like
+// every list of the session, it ends with an error where the server gives
+// a cursor twice, or more than 10,000 pages or 1,000,000 items.
 func (s *Session) Tools(ctx context.Context) iter.Seq2[*mcp.Tool, error] {
 	return pages(ctx, func(ctx context.Context, cursor string) ([]*mcp.Tool, string, error) {
 		r, err := s.ListTools(ctx, page(cursor))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -27,10 +28,12 @@ type Session struct {
 	// events runs the user's notification callbacks in order, off the
 	// read loop (a callback may call the session).
 	events chan func()
-	// slots bounds the server's requests served at once, refusing the
-	// refusals of the others on their way.
-	slots    chan struct{}
+	// slots bounds the server's requests served at once.
+	slots chan struct{}
+	// refusing bounds the refusals of the others on their way.
 	refusing chan struct{}
+	// drops logs what the session drops, without a line for each.
+	drops dropLog
 
 	mu       sync.Mutex
 	spec     *protocol.Spec
@@ -113,7 +116,7 @@ func (s *Session) event(method string, fn func()) {
 	select {
 	case s.events <- fn:
 	default:
-		s.c.log.Warn("client: notification dropped: its handler is behind", "method", method, "queued", maxEvents)
+		s.drops.warn(s.c.log, "client: notification dropped: its handler is behind", "method", method, "queued", maxEvents)
 	}
 }
 
@@ -624,4 +627,27 @@ func progressFrom(ctx context.Context) func(*mcp.ProgressNotificationParams) {
 		return h.fn
 	}
 	return nil
+}
+
+// dropLog logs what a session drops: the first at once, then at most a
+// line a second, with the count of those not logged since, so that a
+// server's flood is not a flood of log lines.
+type dropLog struct {
+	mu       sync.Mutex
+	next     time.Time
+	unlogged int
+}
+
+func (d *dropLog) warn(l *slog.Logger, msg string, args ...any) {
+	d.mu.Lock()
+	now := time.Now()
+	if now.Before(d.next) {
+		d.unlogged++
+		d.mu.Unlock()
+		return
+	}
+	unlogged := d.unlogged
+	d.unlogged, d.next = 0, now.Add(time.Second)
+	d.mu.Unlock()
+	l.Warn(msg, append(args, "dropped_unlogged_before", unlogged)...)
 }

@@ -87,9 +87,10 @@ type stdioConn struct {
 
 // Send writes one line, within ctx: a server that does not read its stdin
 // holds the call until ctx ends, not forever, and not the other calls
-// beyond theirs. A line cut short by ctx leaves half a message on the
-// server's stdin: the connection is closed then, as nothing written after
-// it could be read.
+// beyond theirs. A line cut short by ctx is finished within finishLine
+// (the call has failed, the connection goes on); when even that cannot
+// be written, the connection is closed, as nothing written after half a
+// message could be read.
 func (c *stdioConn) Send(ctx context.Context, msg []byte) error {
 	if bytes.ContainsAny(msg, "\r\n") {
 		return errors.New("client: a stdio message must not contain a newline")
@@ -99,7 +100,12 @@ func (c *stdioConn) Send(ctx context.Context, msg []byte) error {
 	case <-ctx.Done():
 		return fmt.Errorf("write to the server: %w", context.Cause(ctx))
 	}
-	defer func() { <-c.writing }()
+	release := true
+	defer func() {
+		if release {
+			<-c.writing
+		}
+	}()
 	if c.broken != nil {
 		return c.broken
 	}
@@ -110,7 +116,8 @@ func (c *stdioConn) Send(ctx context.Context, msg []byte) error {
 		defer close(expired)
 		_ = c.stdin.SetWriteDeadline(time.Unix(1, 0))
 	})
-	n, err := c.stdin.Write(append(msg, '\n'))
+	line := append(msg, '\n')
+	n, err := c.stdin.Write(line)
 	if !stop() {
 		<-expired // its deadline is set before the next Send sets its own
 	}
@@ -122,12 +129,27 @@ func (c *stdioConn) Send(ctx context.Context, msg []byte) error {
 		err = context.Cause(ctx)
 	}
 	err = fmt.Errorf("write to the server: %w", err)
-	if n > 0 {
-		c.broken = fmt.Errorf("client: the connection is broken: a message was cut short (%w)", err)
-		_ = c.stdin.Close()
+	if n > 0 && n < len(line) {
+		// Half a line is on the server's stdin: it is finished in the
+		// background, within a bound of the connection's, not the
+		// call's, holding the writer's token; or the connection is over
+		// (nothing written after half a line could be read).
+		release = false
+		go func() {
+			defer func() { <-c.writing }()
+			_ = c.stdin.SetWriteDeadline(time.Now().Add(finishLine))
+			if _, ferr := c.stdin.Write(line[n:]); ferr != nil {
+				c.broken = fmt.Errorf("client: the connection is broken: a message was cut short (%w)", ferr)
+				go c.Close() // the session ends with the error
+			}
+		}()
 	}
 	return err
 }
+
+// finishLine bounds the write of the rest of a line whose Send's context
+// ended midway.
+const finishLine = 10 * time.Second
 
 // Read returns the next line of the server. Its first error is its last:
 // a line over the bound leaves stdout mid-line, where nothing more can be

@@ -249,7 +249,9 @@ func (c *httpConn) answer(id json.RawMessage, body []byte) error {
 
 // readStream reads a POST's event stream; when it ends before the answer
 // to request id came, it resumes with Last-Event-ID on a GET, as long as
-// the server gave event ids.
+// the server gave event ids: a few attempts, started again whenever a
+// resumption brings a new event id (a polling server sends a fresh
+// priming event each time, as 2025-11-25 asks).
 func (c *httpConn) readStream(rctx context.Context, body io.ReadCloser, id json.RawMessage) {
 	answered, last, retry := c.drain(body, id)
 	defer func() {
@@ -282,6 +284,10 @@ func (c *httpConn) readStream(rctx context.Context, body io.ReadCloser, id json.
 	}
 }
 
+// afterAnswer is how long a call's stream is read after its answer, for
+// the server to end it and the connection to be reused.
+const afterAnswer = 250 * time.Millisecond
+
 // minRetry is the least delay before a stream is opened again, whatever
 // the server's retry field says: a server that ends its streams at once
 // with "retry: 1" would have the client open a thousand a second.
@@ -292,8 +298,12 @@ const minRetry = 100 * time.Millisecond
 func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool, last string, retry time.Duration) {
 	defer body.Close()
 	r := sse.NewReader(body, c.max)
+	tooLarge := false
 	defer func() {
 		last, retry = r.LastID(), r.Retry()
+		if tooLarge {
+			last = ""
+		}
 		if retry <= 0 {
 			retry = time.Second
 		}
@@ -309,7 +319,8 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 				_ = c.push(inbound{err: &AnswerError{RequestID: id, Reason: err.Error()}})
 				return true, "", 0
 			}
-			return answered, "", 0 // a GET stream: listen opens it again
+			tooLarge = true // a GET stream: listen opens a fresh one, without Last-Event-ID
+			return answered, "", 0
 		}
 		if err != nil {
 			return answered, "", 0
@@ -324,9 +335,14 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 			return true, "", 0
 		}
 		if answered {
-			// The response is a stream's last message: a server that
-			// keeps the stream open after it would hold a connection
-			// and this goroutine for as long as the session lasts.
+			// The response is a stream's last message. What follows is
+			// read for a moment, so that the connection is reused when
+			// the server ends the stream; one that keeps it open after
+			// the response would hold the connection and this goroutine
+			// for as long as the session lasts.
+			t := time.AfterFunc(afterAnswer, func() { _ = body.Close() })
+			_ = r.Drain()
+			t.Stop()
 			return true, "", 0
 		}
 	}

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -37,13 +38,7 @@ type metrics struct {
 	authFails  *prometheus.CounterVec
 	dependency *prometheus.HistogramVec
 
-	// What the gauges read, summed: every server Watch was given and every
-	// transport WatchStreams was (a list each, one entry a server or
-	// transport an application makes, so bounded by the program).
-	watchMu    sync.Mutex
-	sessions   []func() int
-	streams    []func() int
-	eventBytes []func() int64
+	gauges *gauges
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -83,24 +78,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.http = shared(reg, m.http)
 	m.authFails = shared(reg, m.authFails)
 	m.dependency = shared(reg, m.dependency)
-	// The gauges read this Observer's state: on a registry another
-	// Observer has registered them with, they stay that one's.
-	shared(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mcpstack_calls_in_flight",
-		Help: "Requests and notifications being served.",
-	}, func() float64 { return float64(m.inflight.Load()) }))
-	shared(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mcpstack_sessions_open",
-		Help: "Sessions the servers hold open.",
-	}, func() float64 { return float64(sum(&m.watchMu, m.sessionsNow)) }))
-	shared(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mcpstack_sse_streams_open",
-		Help: "Server-sent event streams open (Streamable HTTP).",
-	}, func() float64 { return float64(sum(&m.watchMu, m.streamsNow)) }))
-	shared(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mcpstack_sse_event_bytes",
-		Help: "Bytes of stream events kept for resumption (Last-Event-ID).",
-	}, func() float64 { return float64(sum(&m.watchMu, m.eventBytesNow)) }))
+	m.gauges = shared(reg, &gauges{})
+	m.gauges.add(&m.inflight)
 	return m
 }
 
@@ -112,29 +91,13 @@ func shared[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if err == nil {
 		return c
 	}
-	if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
+	if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
 		if existing, ok := are.ExistingCollector.(C); ok {
 			return existing
 		}
 	}
 	panic(fmt.Sprintf("observe: registering a metric: %v", err)) // a programming error, as MustRegister's
 }
-
-// sum adds up what fns give, under mu.
-func sum[N int | int64](mu *sync.Mutex, fns func() []func() N) N {
-	mu.Lock()
-	list := fns()
-	mu.Unlock()
-	var n N
-	for _, f := range list {
-		n += f()
-	}
-	return n
-}
-
-func (m *metrics) sessionsNow() []func() int     { return m.sessions }
-func (m *metrics) streamsNow() []func() int      { return m.streams }
-func (m *metrics) eventBytesNow() []func() int64 { return m.eventBytes }
 
 // operationLabels are the labels of mcp_server_operation_duration_seconds.
 type operationLabels struct {
@@ -196,15 +159,75 @@ func (m *metrics) httpAnswer(code int) {
 
 // watchStreams adds the event streams of an HTTP transport.
 func (m *metrics) watchStreams(open func() int, eventBytes func() int64) {
-	m.watchMu.Lock()
-	defer m.watchMu.Unlock()
-	m.streams = append(m.streams, open)
-	m.eventBytes = append(m.eventBytes, eventBytes)
+	g := m.gauges
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.streams = append(g.streams, open)
+	g.eventBytes = append(g.eventBytes, eventBytes)
 }
 
 // watch adds the server's open sessions.
 func (m *metrics) watch(srv *server.Server) {
-	m.watchMu.Lock()
-	defer m.watchMu.Unlock()
-	m.sessions = append(m.sessions, srv.SessionCount)
+	g := m.gauges
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sessions = append(g.sessions, srv.SessionCount)
+}
+
+// The gauges' descriptions.
+var (
+	inflightDesc   = prometheus.NewDesc("mcpstack_calls_in_flight", "Requests and notifications being served.", nil, nil)
+	sessionsDesc   = prometheus.NewDesc("mcpstack_sessions_open", "Sessions the servers hold open.", nil, nil)
+	streamsDesc    = prometheus.NewDesc("mcpstack_sse_streams_open", "Server-sent event streams open (Streamable HTTP).", nil, nil)
+	eventBytesDesc = prometheus.NewDesc("mcpstack_sse_event_bytes", "Bytes of stream events kept for resumption (Last-Event-ID).", nil, nil)
+)
+
+// gauges collects the gauges, each the sum of what it reads: the calls in
+// flight of every Observer on the registry (a second one gets the first
+// one's gauges from shared, and adds its own), the sessions of every
+// server watched, the streams of every transport. The lists hold an entry
+// per Observer, server or transport a program makes.
+type gauges struct {
+	mu         sync.Mutex
+	inflight   []*atomic.Int64
+	sessions   []func() int
+	streams    []func() int
+	eventBytes []func() int64
+}
+
+func (g *gauges) add(inflight *atomic.Int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inflight = append(g.inflight, inflight)
+}
+
+// Describe is prometheus.Collector's.
+func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{inflightDesc, sessionsDesc, streamsDesc, eventBytesDesc} {
+		ch <- d
+	}
+}
+
+// Collect is prometheus.Collector's: it reads the lists under the lock
+// and calls what they hold without it.
+func (g *gauges) Collect(ch chan<- prometheus.Metric) {
+	g.mu.Lock()
+	inflight, sessions, streams, eventBytes := g.inflight, g.sessions, g.streams, g.eventBytes
+	g.mu.Unlock()
+	var n [4]float64
+	for _, c := range inflight {
+		n[0] += float64(c.Load())
+	}
+	for _, f := range sessions {
+		n[1] += float64(f())
+	}
+	for _, f := range streams {
+		n[2] += float64(f())
+	}
+	for _, f := range eventBytes {
+		n[3] += float64(f())
+	}
+	for i, d := range []*prometheus.Desc{inflightDesc, sessionsDesc, streamsDesc, eventBytesDesc} {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n[i])
+	}
 }

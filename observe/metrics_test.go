@@ -53,8 +53,9 @@ func TestFinishTwice(t *testing.T) {
 	}
 }
 
-// Two Observers on one registry count together rather than panic, and
-// the gauges sum every server and transport an Observer watches.
+// Two Observers on one registry count together rather than panic, the
+// gauges too: they sum every server and transport either watches, and the
+// calls in flight of both.
 func TestSharedRegistryAndSummedGauges(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	a, b := New(WithRegisterer(reg)), New(WithRegisterer(reg))
@@ -70,7 +71,9 @@ func TestSharedRegistryAndSummedGauges(t *testing.T) {
 		t.Errorf("two Observers on one registry counted %d pings, want 2", n)
 	}
 	a.WatchStreams(func() int { return 2 }, func() int64 { return 10 })
-	a.WatchStreams(func() int { return 3 }, func() int64 { return 5 })
+	b.WatchStreams(func() int { return 3 }, func() int64 { return 5 })
+	a.metrics.inflight.Add(1)
+	b.metrics.inflight.Add(2)
 	gauges := map[string]float64{}
 	families, err := reg.Gather()
 	if err != nil {
@@ -81,7 +84,7 @@ func TestSharedRegistryAndSummedGauges(t *testing.T) {
 			gauges[f.GetName()] = f.GetMetric()[0].GetGauge().GetValue()
 		}
 	}
-	if gauges["mcpstack_sse_streams_open"] != 5 || gauges["mcpstack_sse_event_bytes"] != 15 {
-		t.Errorf("gauges %v, want the sums of both transports (5 streams, 15 bytes)", gauges)
+	if gauges["mcpstack_sse_streams_open"] != 5 || gauges["mcpstack_sse_event_bytes"] != 15 || gauges["mcpstack_calls_in_flight"] != 3 {
+		t.Errorf("gauges %v, want the sums of both Observers' transports and calls (5 streams, 15 bytes, 3 calls)", gauges)
 	}
 }

@@ -70,7 +70,7 @@ type Option func(*config)
 
 // WithRegisterer registers the metrics with r instead of a registry of
 // the Observer's own (whose Metrics serves them). Observers that share r
-// count together; the gauges stay the first one's. WithRegisterer(nil)
+// count together, gauges included. WithRegisterer(nil)
 // counts no metrics at all (Metrics serves 404), for a server that keeps
 // only the access log or spans.
 func WithRegisterer(r prometheus.Registerer) Option {

@@ -201,6 +201,7 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		}
 		answered = o.Ask(ctx, Asked{Method: method, Revision: p.spec.Revision, Session: sess.id, ID: id}, meta)
 		if len(meta) > 0 {
+			tree = maps.Clone(tree) // a custom Encoder's tree may be its own map too
 			if tree == nil {
 				tree = map[string]any{}
 			}

@@ -15,22 +15,23 @@ func TestRecover(t *testing.T) {
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
-		upgrade bool
+		upgrade string // the Connection header
 		status  int    // what the client gets
 		logged  string // in the log line; "" for none
 	}{
-		{"no panic", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }, false, http.StatusTeapot, ""},
-		{"panic", func(http.ResponseWriter, *http.Request) { panic("boom") }, false, http.StatusInternalServerError, "panic=boom"},
-		{"panic with an error", func(http.ResponseWriter, *http.Request) { panic(bytes.ErrTooLarge) }, false, http.StatusInternalServerError, "too large"},
-		{"panic on an upgrade writes no status", func(http.ResponseWriter, *http.Request) { panic("boom") }, true, http.StatusOK, "panic=boom"},
+		{"no panic", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }, "", http.StatusTeapot, ""},
+		{"panic", func(http.ResponseWriter, *http.Request) { panic("boom") }, "", http.StatusInternalServerError, "panic=boom"},
+		{"panic with an error", func(http.ResponseWriter, *http.Request) { panic(bytes.ErrTooLarge) }, "keep-alive", http.StatusInternalServerError, "too large"},
+		{"panic on an upgrade writes no status", func(http.ResponseWriter, *http.Request) { panic("boom") }, "Upgrade", http.StatusOK, "panic=boom"},
+		{"panic on an upgrade among other tokens", func(http.ResponseWriter, *http.Request) { panic("boom") }, "keep-alive, upgrade", http.StatusOK, "panic=boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var log bytes.Buffer
 			h := httpx.Recover(slog.New(slog.NewTextHandler(&log, nil)))(tt.handler)
 			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-			if tt.upgrade {
-				r.Header.Set("Connection", "Upgrade")
+			if tt.upgrade != "" {
+				r.Header.Set("Connection", tt.upgrade)
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)

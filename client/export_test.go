@@ -1,0 +1,9 @@
+package client
+
+// SetListBounds lowers the bounds of a paginated list for a test, which
+// then need not fetch ten thousand pages; restore puts them back.
+func SetListBounds(pages, items int) (restore func()) {
+	p, i := maxPages, maxListItems
+	maxPages, maxListItems = pages, items
+	return func() { maxPages, maxListItems = p, i }
+}
