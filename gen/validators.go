@@ -325,7 +325,8 @@ func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
 			return b.String(), nil
 		}
 	}
-	var object, array, str, num strings.Builder // checks that apply to one kind of value
+	var array, str, num strings.Builder // checks that apply to one kind of value
+	var members objectMembers
 	for _, k := range keys {
 		val := s[k]
 		switch k {
@@ -383,8 +384,7 @@ func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
 			}
 		case "properties":
 			props, _ := val.(map[string]any)
-			names := sortedKeys(props)
-			for _, p := range names {
+			for _, p := range sortedKeys(props) {
 				fn, err := g.fn(props[p], draft07)
 				if err != nil {
 					return "", err
@@ -392,41 +392,21 @@ func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
 				if top && p == "params" {
 					g.params = fn
 				}
-				if fn != "" {
-					fmt.Fprintf(&object, "\t\tif x, ok := o[%q]; ok && !%s(x) {\n\t\t\treturn false\n\t\t}\n", p, fn)
-				}
+				members.props = append(members.props, property{p, fn})
 			}
 		case "required":
 			list, _ := val.([]any)
 			for _, r := range list {
-				fmt.Fprintf(&object, "\t\tif _, ok := o[%q]; !ok {\n\t\t\treturn false\n\t\t}\n", r)
+				members.required = append(members.required, fmt.Sprint(r))
 			}
 		case "additionalProperties":
-			props, _ := s["properties"].(map[string]any)
-			known := sortedKeys(props)
-			quoted := make([]string, len(known))
-			for i, p := range known {
-				quoted[i] = strconv.Quote(p)
-			}
-			if val == false {
-				if len(known) == 0 {
-					object.WriteString("\t\tif len(o) != 0 {\n\t\t\treturn false\n\t\t}\n")
-				} else {
-					fmt.Fprintf(&object, "\t\tfor k := range o {\n\t\t\tswitch k {\n\t\t\tcase %s:\n\t\t\tdefault:\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n", strings.Join(quoted, ", "))
+			members.closed = val == false
+			if !members.closed {
+				fn, err := g.fn(val, draft07)
+				if err != nil {
+					return "", err
 				}
-				continue
-			}
-			fn, err := g.fn(val, draft07)
-			if err != nil {
-				return "", err
-			}
-			if fn == "" {
-				continue
-			}
-			if len(known) == 0 {
-				fmt.Fprintf(&object, "\t\tfor _, x := range o {\n\t\t\tif !%s(x) {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n", fn)
-			} else {
-				fmt.Fprintf(&object, "\t\tfor k, x := range o {\n\t\t\tswitch k {\n\t\t\tcase %s:\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\tif !%s(x) {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n", strings.Join(quoted, ", "), fn)
+				members.additional = fn
 			}
 		case "items":
 			if _, tuple := val.([]any); tuple {
@@ -473,8 +453,11 @@ func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
 			}
 		}
 	}
-	if object.Len() > 0 {
-		fmt.Fprintf(&b, "\tif o, ok := v.(map[string]any); ok {\n%s\t}\n", &object)
+	if len(members.required) > 64 {
+		return "", fmt.Errorf("%s: more than 64 required members is not taught to the validator generator", g.def)
+	}
+	if object := members.checks(); object != "" {
+		fmt.Fprintf(&b, "\tif o, ok := v.(map[string]any); ok {\n%s\t}\n", object)
 	}
 	if array.Len() > 0 {
 		fmt.Fprintf(&b, "\tif a, ok := v.([]any); ok {\n%s\t}\n", &array)
@@ -484,6 +467,113 @@ func (g *vgen) object(s map[string]any, draft07 bool) (string, error) {
 	}
 	b.WriteString(num.String())
 	return b.String(), nil
+}
+
+// objectMembers is what a schema asks of an object's members: its
+// properties' checks, the members it requires, and what it says of the
+// others (additionalProperties).
+type objectMembers struct {
+	props      []property // sorted by name
+	required   []string
+	closed     bool   // additionalProperties: false
+	additional string // the check of the others ("": none)
+}
+
+// property is a property's name and its check ("": none).
+type property struct{ name, fn string }
+
+// checks is the Go code that checks an object o's members, "" for none.
+// A lookup in a small Go map hashes its key, about 140 instructions: an
+// object with more than two lookups to make is gone over once instead,
+// its members told apart by a switch (the required ones marked in a bit
+// set), which costs about one lookup and a few dozen instructions a
+// member.
+func (m objectMembers) checks() string {
+	lookups := len(m.required)
+	for _, p := range m.props {
+		if p.fn != "" {
+			lookups++
+		}
+	}
+	if !m.closed && m.additional == "" && lookups <= 2 {
+		var b strings.Builder
+		for _, p := range m.props {
+			if p.fn != "" {
+				fmt.Fprintf(&b, "\t\tif x, ok := o[%q]; ok && !%s(x) {\n\t\t\treturn false\n\t\t}\n", p.name, p.fn)
+			}
+		}
+		for _, r := range m.required {
+			fmt.Fprintf(&b, "\t\tif _, ok := o[%q]; !ok {\n\t\t\treturn false\n\t\t}\n", r)
+		}
+		return b.String()
+	}
+	if m.closed && len(m.props) == 0 && len(m.required) == 0 {
+		return "\t\tif len(o) != 0 {\n\t\t\treturn false\n\t\t}\n"
+	}
+	// One case a member the schema names: its check, its bit when it is
+	// required; the others get the additionalProperties check.
+	other := ""
+	switch {
+	case m.closed:
+		other = "\t\t\t\treturn false\n"
+	case m.additional != "":
+		other = fmt.Sprintf("\t\t\t\tif !%s(x) {\n\t\t\t\t\treturn false\n\t\t\t\t}\n", m.additional)
+	}
+	bit := map[string]int{}
+	for i, r := range m.required {
+		if _, dup := bit[r]; !dup {
+			bit[r] = i
+		}
+	}
+	fns := map[string]string{}
+	named := map[string]bool{}
+	for _, p := range m.props {
+		fns[p.name], named[p.name] = p.fn, true
+	}
+	for _, r := range m.required {
+		named[r] = true
+	}
+	var cases strings.Builder
+	usesX := false
+	for _, name := range sortedKeys(named) {
+		var body strings.Builder
+		if i, ok := bit[name]; ok {
+			fmt.Fprintf(&body, "\t\t\t\tseen |= 1 << %d\n", i)
+		}
+		switch fn, known := fns[name]; {
+		case known && fn != "":
+			fmt.Fprintf(&body, "\t\t\t\tif !%s(x) {\n\t\t\t\t\treturn false\n\t\t\t\t}\n", fn)
+			usesX = true
+		case !known && other != "": // required, not a property: one of the others
+			body.WriteString(other)
+			usesX = usesX || m.additional != ""
+		}
+		if body.Len() == 0 && other == "" {
+			continue // nothing to do for it, and nothing for the others either
+		}
+		fmt.Fprintf(&cases, "\t\t\tcase %q:\n%s", name, &body)
+	}
+	if other != "" {
+		fmt.Fprintf(&cases, "\t\t\tdefault:\n%s", other)
+		usesX = usesX || m.additional != ""
+	}
+	var b strings.Builder
+	if len(m.required) > 0 {
+		b.WriteString("\t\tvar seen uint64\n")
+	}
+	member := "k"
+	if usesX {
+		member = "k, x"
+	}
+	fmt.Fprintf(&b, "\t\tfor %s := range o {\n\t\t\tswitch k {\n%s\t\t\t}\n\t\t}\n", member, &cases)
+	if len(m.required) > 0 {
+		all := uint64(0)
+		for _, i := range bit {
+			all |= 1 << i
+		}
+		fmt.Fprintf(&b, "\t\tif seen != %#x {\n\t\t\treturn false\n\t\t}\n", all)
+	}
+	return b.String()
 }
 
 // typeCheck is the expression that v has one of the types.

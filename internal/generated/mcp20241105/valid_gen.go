@@ -277,19 +277,26 @@ func validBlobResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["blob"]; ok && !validBlobResourceContents_5(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "blob":
+				seen |= 1 << 0
+				if !validBlobResourceContents_5(x) {
+					return false
+				}
+			case "mimeType":
+				if !validBlobResourceContents_6(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validBlobResourceContents_7(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validBlobResourceContents_6(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validBlobResourceContents_7(x) {
-			return false
-		}
-		if _, ok := o["blob"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -325,13 +332,21 @@ func validCallToolRequest_11(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["arguments"]; ok && !validCallToolRequest_9(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "arguments":
+				if !validCallToolRequest_9(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validCallToolRequest_10(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validCallToolRequest_10(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -343,16 +358,22 @@ func validCallToolRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCallToolRequest_8(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCallToolRequest_8(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCallToolRequest_11(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCallToolRequest_11(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -420,16 +441,25 @@ func validCallToolResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCallToolResult_12(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCallToolResult_12(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCallToolResult_17(x) {
+					return false
+				}
+			case "isError":
+				if !validCallToolResult_18(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCallToolResult_17(x) {
-			return false
-		}
-		if x, ok := o["isError"]; ok && !validCallToolResult_18(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -465,13 +495,21 @@ func validCancelledNotification_22(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["reason"]; ok && !validCancelledNotification_20(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "reason":
+				if !validCancelledNotification_20(x) {
+					return false
+				}
+			case "requestId":
+				seen |= 1 << 0
+				if !validCancelledNotification_21(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["requestId"]; ok && !validCancelledNotification_21(x) {
-			return false
-		}
-		if _, ok := o["requestId"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -483,16 +521,22 @@ func validCancelledNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCancelledNotification_19(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCancelledNotification_19(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCancelledNotification_22(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCancelledNotification_22(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -511,9 +555,12 @@ func validClientCapabilities_24(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validClientCapabilities_23(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validClientCapabilities_23(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -551,14 +598,21 @@ func validClientCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["experimental"]; ok && !validClientCapabilities_24(x) {
-			return false
-		}
-		if x, ok := o["roots"]; ok && !validClientCapabilities_26(x) {
-			return false
-		}
-		if x, ok := o["sampling"]; ok && !validClientCapabilities_27(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "experimental":
+				if !validClientCapabilities_24(x) {
+					return false
+				}
+			case "roots":
+				if !validClientCapabilities_26(x) {
+					return false
+				}
+			case "sampling":
+				if !validClientCapabilities_27(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -754,16 +808,22 @@ func validCompleteRequest_51(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validCompleteRequest_49(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validCompleteRequest_49(x) {
+					return false
+				}
+			case "value":
+				seen |= 1 << 1
+				if !validCompleteRequest_50(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["value"]; ok && !validCompleteRequest_50(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["value"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -796,16 +856,22 @@ func validCompleteRequest_55(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["argument"]; ok && !validCompleteRequest_51(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "argument":
+				seen |= 1 << 0
+				if !validCompleteRequest_51(x) {
+					return false
+				}
+			case "ref":
+				seen |= 1 << 1
+				if !validCompleteRequest_54(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["ref"]; ok && !validCompleteRequest_54(x) {
-			return false
-		}
-		if _, ok := o["argument"]; !ok {
-			return false
-		}
-		if _, ok := o["ref"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -817,16 +883,22 @@ func validCompleteRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCompleteRequest_48(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCompleteRequest_48(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCompleteRequest_55(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCompleteRequest_55(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -880,16 +952,25 @@ func validCompleteResult_61(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["hasMore"]; ok && !validCompleteResult_57(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "hasMore":
+				if !validCompleteResult_57(x) {
+					return false
+				}
+			case "total":
+				if !validCompleteResult_58(x) {
+					return false
+				}
+			case "values":
+				seen |= 1 << 0
+				if !validCompleteResult_60(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["total"]; ok && !validCompleteResult_58(x) {
-			return false
-		}
-		if x, ok := o["values"]; ok && !validCompleteResult_60(x) {
-			return false
-		}
-		if _, ok := o["values"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -901,13 +982,21 @@ func validCompleteResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCompleteResult_56(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCompleteResult_56(x) {
+					return false
+				}
+			case "completion":
+				seen |= 1 << 0
+				if !validCompleteResult_61(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["completion"]; ok && !validCompleteResult_61(x) {
-			return false
-		}
-		if _, ok := o["completion"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1016,34 +1105,46 @@ func validCreateMessageRequest_73(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["includeContext"]; ok && !validCreateMessageRequest_63(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "includeContext":
+				if !validCreateMessageRequest_63(x) {
+					return false
+				}
+			case "maxTokens":
+				seen |= 1 << 0
+				if !validCreateMessageRequest_64(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 1
+				if !validCreateMessageRequest_66(x) {
+					return false
+				}
+			case "metadata":
+				if !validCreateMessageRequest_67(x) {
+					return false
+				}
+			case "modelPreferences":
+				if !validCreateMessageRequest_68(x) {
+					return false
+				}
+			case "stopSequences":
+				if !validCreateMessageRequest_70(x) {
+					return false
+				}
+			case "systemPrompt":
+				if !validCreateMessageRequest_71(x) {
+					return false
+				}
+			case "temperature":
+				if !validCreateMessageRequest_72(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["maxTokens"]; ok && !validCreateMessageRequest_64(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validCreateMessageRequest_66(x) {
-			return false
-		}
-		if x, ok := o["metadata"]; ok && !validCreateMessageRequest_67(x) {
-			return false
-		}
-		if x, ok := o["modelPreferences"]; ok && !validCreateMessageRequest_68(x) {
-			return false
-		}
-		if x, ok := o["stopSequences"]; ok && !validCreateMessageRequest_70(x) {
-			return false
-		}
-		if x, ok := o["systemPrompt"]; ok && !validCreateMessageRequest_71(x) {
-			return false
-		}
-		if x, ok := o["temperature"]; ok && !validCreateMessageRequest_72(x) {
-			return false
-		}
-		if _, ok := o["maxTokens"]; !ok {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1055,16 +1156,22 @@ func validCreateMessageRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCreateMessageRequest_62(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCreateMessageRequest_62(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCreateMessageRequest_73(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCreateMessageRequest_73(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1125,28 +1232,35 @@ func validCreateMessageResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCreateMessageResult_74(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCreateMessageResult_74(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCreateMessageResult_77(x) {
+					return false
+				}
+			case "model":
+				seen |= 1 << 1
+				if !validCreateMessageResult_78(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 2
+				if !validCreateMessageResult_79(x) {
+					return false
+				}
+			case "stopReason":
+				if !validCreateMessageResult_80(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCreateMessageResult_77(x) {
-			return false
-		}
-		if x, ok := o["model"]; ok && !validCreateMessageResult_78(x) {
-			return false
-		}
-		if x, ok := o["role"]; ok && !validCreateMessageResult_79(x) {
-			return false
-		}
-		if x, ok := o["stopReason"]; ok && !validCreateMessageResult_80(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["model"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1245,19 +1359,26 @@ func validEmbeddedResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validEmbeddedResource_84(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validEmbeddedResource_84(x) {
+					return false
+				}
+			case "resource":
+				seen |= 1 << 0
+				if !validEmbeddedResource_87(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validEmbeddedResource_88(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["resource"]; ok && !validEmbeddedResource_87(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validEmbeddedResource_88(x) {
-			return false
-		}
-		if _, ok := o["resource"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1293,9 +1414,12 @@ func validGetPromptRequest_91(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validGetPromptRequest_90(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validGetPromptRequest_90(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1314,13 +1438,21 @@ func validGetPromptRequest_93(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["arguments"]; ok && !validGetPromptRequest_91(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "arguments":
+				if !validGetPromptRequest_91(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validGetPromptRequest_92(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validGetPromptRequest_92(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1332,16 +1464,22 @@ func validGetPromptRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validGetPromptRequest_89(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validGetPromptRequest_89(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validGetPromptRequest_93(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validGetPromptRequest_93(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1388,16 +1526,25 @@ func validGetPromptResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validGetPromptResult_94(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validGetPromptResult_94(x) {
+					return false
+				}
+			case "description":
+				if !validGetPromptResult_95(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 0
+				if !validGetPromptResult_97(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validGetPromptResult_95(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validGetPromptResult_97(x) {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1482,25 +1629,31 @@ func validImageContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validImageContent_101(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validImageContent_101(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validImageContent_102(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validImageContent_103(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validImageContent_104(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["data"]; ok && !validImageContent_102(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validImageContent_103(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validImageContent_104(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1526,16 +1679,22 @@ func validImplementation(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validImplementation_105(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validImplementation_105(x) {
+					return false
+				}
+			case "version":
+				seen |= 1 << 1
+				if !validImplementation_106(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["version"]; ok && !validImplementation_106(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["version"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1578,22 +1737,27 @@ func validInitializeRequest_111(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["capabilities"]; ok && !validInitializeRequest_108(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "capabilities":
+				seen |= 1 << 0
+				if !validInitializeRequest_108(x) {
+					return false
+				}
+			case "clientInfo":
+				seen |= 1 << 1
+				if !validInitializeRequest_109(x) {
+					return false
+				}
+			case "protocolVersion":
+				seen |= 1 << 2
+				if !validInitializeRequest_110(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["clientInfo"]; ok && !validInitializeRequest_109(x) {
-			return false
-		}
-		if x, ok := o["protocolVersion"]; ok && !validInitializeRequest_110(x) {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["clientInfo"]; !ok {
-			return false
-		}
-		if _, ok := o["protocolVersion"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1605,16 +1769,22 @@ func validInitializeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validInitializeRequest_107(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validInitializeRequest_107(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validInitializeRequest_111(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validInitializeRequest_111(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1661,28 +1831,35 @@ func validInitializeResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validInitializeResult_112(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validInitializeResult_112(x) {
+					return false
+				}
+			case "capabilities":
+				seen |= 1 << 0
+				if !validInitializeResult_113(x) {
+					return false
+				}
+			case "instructions":
+				if !validInitializeResult_114(x) {
+					return false
+				}
+			case "protocolVersion":
+				seen |= 1 << 1
+				if !validInitializeResult_115(x) {
+					return false
+				}
+			case "serverInfo":
+				seen |= 1 << 2
+				if !validInitializeResult_116(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["capabilities"]; ok && !validInitializeResult_113(x) {
-			return false
-		}
-		if x, ok := o["instructions"]; ok && !validInitializeResult_114(x) {
-			return false
-		}
-		if x, ok := o["protocolVersion"]; ok && !validInitializeResult_115(x) {
-			return false
-		}
-		if x, ok := o["serverInfo"]; ok && !validInitializeResult_116(x) {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["protocolVersion"]; !ok {
-			return false
-		}
-		if _, ok := o["serverInfo"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1723,13 +1900,21 @@ func validInitializedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validInitializedNotification_117(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validInitializedNotification_117(x) {
+					return false
+				}
+			case "params":
+				if !validInitializedNotification_119(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validInitializedNotification_119(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1755,16 +1940,22 @@ func validJSONRPCError_122(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validJSONRPCError_120(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validJSONRPCError_120(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validJSONRPCError_121(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validJSONRPCError_121(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1793,22 +1984,27 @@ func validJSONRPCError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validJSONRPCError_122(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validJSONRPCError_122(x) {
+					return false
+				}
+			case "id":
+				seen |= 1 << 1
+				if !validJSONRPCError_123(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 2
+				if !validJSONRPCError_124(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validJSONRPCError_123(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCError_124(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1891,19 +2087,26 @@ func validJSONRPCNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCNotification_129(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validJSONRPCNotification_129(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validJSONRPCNotification_130(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCNotification_132(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validJSONRPCNotification_130(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCNotification_132(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1970,25 +2173,31 @@ func validJSONRPCRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCRequest_133(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCRequest_133(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCRequest_134(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validJSONRPCRequest_135(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCRequest_138(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCRequest_134(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validJSONRPCRequest_135(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCRequest_138(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2024,22 +2233,27 @@ func validJSONRPCResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCResponse_139(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCResponse_139(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCResponse_140(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validJSONRPCResponse_141(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCResponse_140(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validJSONRPCResponse_141(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2080,13 +2294,21 @@ func validListPromptsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListPromptsRequest_142(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListPromptsRequest_142(x) {
+					return false
+				}
+			case "params":
+				if !validListPromptsRequest_144(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListPromptsRequest_144(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2133,16 +2355,25 @@ func validListPromptsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListPromptsResult_145(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListPromptsResult_145(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListPromptsResult_146(x) {
+					return false
+				}
+			case "prompts":
+				seen |= 1 << 0
+				if !validListPromptsResult_148(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListPromptsResult_146(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validListPromptsResult_148(x) {
-			return false
-		}
-		if _, ok := o["prompts"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2183,13 +2414,21 @@ func validListResourceTemplatesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListResourceTemplatesRequest_149(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListResourceTemplatesRequest_149(x) {
+					return false
+				}
+			case "params":
+				if !validListResourceTemplatesRequest_151(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListResourceTemplatesRequest_151(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2236,16 +2475,25 @@ func validListResourceTemplatesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourceTemplatesResult_152(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourceTemplatesResult_152(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourceTemplatesResult_153(x) {
+					return false
+				}
+			case "resourceTemplates":
+				seen |= 1 << 0
+				if !validListResourceTemplatesResult_155(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListResourceTemplatesResult_153(x) {
-			return false
-		}
-		if x, ok := o["resourceTemplates"]; ok && !validListResourceTemplatesResult_155(x) {
-			return false
-		}
-		if _, ok := o["resourceTemplates"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2286,13 +2534,21 @@ func validListResourcesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListResourcesRequest_156(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListResourcesRequest_156(x) {
+					return false
+				}
+			case "params":
+				if !validListResourcesRequest_158(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListResourcesRequest_158(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2339,16 +2595,25 @@ func validListResourcesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourcesResult_159(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourcesResult_159(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourcesResult_160(x) {
+					return false
+				}
+			case "resources":
+				seen |= 1 << 0
+				if !validListResourcesResult_162(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListResourcesResult_160(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validListResourcesResult_162(x) {
-			return false
-		}
-		if _, ok := o["resources"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2401,13 +2666,21 @@ func validListRootsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListRootsRequest_163(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListRootsRequest_163(x) {
+					return false
+				}
+			case "params":
+				if !validListRootsRequest_166(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListRootsRequest_166(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2447,13 +2720,21 @@ func validListRootsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListRootsResult_167(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListRootsResult_167(x) {
+					return false
+				}
+			case "roots":
+				seen |= 1 << 0
+				if !validListRootsResult_169(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["roots"]; ok && !validListRootsResult_169(x) {
-			return false
-		}
-		if _, ok := o["roots"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2494,13 +2775,21 @@ func validListToolsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListToolsRequest_170(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListToolsRequest_170(x) {
+					return false
+				}
+			case "params":
+				if !validListToolsRequest_172(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListToolsRequest_172(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2547,16 +2836,25 @@ func validListToolsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListToolsResult_173(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListToolsResult_173(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListToolsResult_174(x) {
+					return false
+				}
+			case "tools":
+				seen |= 1 << 0
+				if !validListToolsResult_176(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListToolsResult_174(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validListToolsResult_176(x) {
-			return false
-		}
-		if _, ok := o["tools"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2602,16 +2900,23 @@ func validLoggingMessageNotification_180(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["level"]; ok && !validLoggingMessageNotification_178(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "data":
+				seen |= 1 << 0
+			case "level":
+				seen |= 1 << 1
+				if !validLoggingMessageNotification_178(x) {
+					return false
+				}
+			case "logger":
+				if !validLoggingMessageNotification_179(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["logger"]; ok && !validLoggingMessageNotification_179(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["level"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2623,16 +2928,22 @@ func validLoggingMessageNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validLoggingMessageNotification_177(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validLoggingMessageNotification_177(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validLoggingMessageNotification_180(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validLoggingMessageNotification_180(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2723,17 +3034,25 @@ func validModelPreferences(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["costPriority"]; ok && !validModelPreferences_182(x) {
-			return false
-		}
-		if x, ok := o["hints"]; ok && !validModelPreferences_184(x) {
-			return false
-		}
-		if x, ok := o["intelligencePriority"]; ok && !validModelPreferences_185(x) {
-			return false
-		}
-		if x, ok := o["speedPriority"]; ok && !validModelPreferences_186(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "costPriority":
+				if !validModelPreferences_182(x) {
+					return false
+				}
+			case "hints":
+				if !validModelPreferences_184(x) {
+					return false
+				}
+			case "intelligencePriority":
+				if !validModelPreferences_185(x) {
+					return false
+				}
+			case "speedPriority":
+				if !validModelPreferences_186(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -2770,13 +3089,21 @@ func validNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validNotification_187(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validNotification_187(x) {
+					return false
+				}
+			case "params":
+				if !validNotification_189(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validNotification_189(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2814,13 +3141,21 @@ func validPaginatedRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPaginatedRequest_190(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPaginatedRequest_190(x) {
+					return false
+				}
+			case "params":
+				if !validPaginatedRequest_192(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPaginatedRequest_192(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2902,13 +3237,21 @@ func validPingRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPingRequest_195(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPingRequest_195(x) {
+					return false
+				}
+			case "params":
+				if !validPingRequest_198(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPingRequest_198(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2951,19 +3294,26 @@ func validProgressNotification_203(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["progress"]; ok && !validProgressNotification_200(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "progress":
+				seen |= 1 << 0
+				if !validProgressNotification_200(x) {
+					return false
+				}
+			case "progressToken":
+				seen |= 1 << 1
+				if !validProgressNotification_201(x) {
+					return false
+				}
+			case "total":
+				if !validProgressNotification_202(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["progressToken"]; ok && !validProgressNotification_201(x) {
-			return false
-		}
-		if x, ok := o["total"]; ok && !validProgressNotification_202(x) {
-			return false
-		}
-		if _, ok := o["progress"]; !ok {
-			return false
-		}
-		if _, ok := o["progressToken"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2975,16 +3325,22 @@ func validProgressNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validProgressNotification_199(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validProgressNotification_199(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validProgressNotification_203(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validProgressNotification_203(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3038,16 +3394,25 @@ func validPrompt(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["arguments"]; ok && !validPrompt_205(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "arguments":
+				if !validPrompt_205(x) {
+					return false
+				}
+			case "description":
+				if !validPrompt_206(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPrompt_207(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validPrompt_206(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validPrompt_207(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3080,16 +3445,25 @@ func validPromptArgument(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validPromptArgument_208(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validPromptArgument_208(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPromptArgument_209(x) {
+					return false
+				}
+			case "required":
+				if !validPromptArgument_210(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validPromptArgument_209(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validPromptArgument_210(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3130,13 +3504,21 @@ func validPromptListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPromptListChangedNotification_211(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPromptListChangedNotification_211(x) {
+					return false
+				}
+			case "params":
+				if !validPromptListChangedNotification_213(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPromptListChangedNotification_213(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3183,16 +3565,22 @@ func validPromptMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["content"]; ok && !validPromptMessage_217(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "content":
+				seen |= 1 << 0
+				if !validPromptMessage_217(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validPromptMessage_218(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["role"]; ok && !validPromptMessage_218(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3221,16 +3609,22 @@ func validPromptReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validPromptReference_219(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validPromptReference_219(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validPromptReference_220(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["type"]; ok && !validPromptReference_220(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3279,16 +3673,22 @@ func validReadResourceRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validReadResourceRequest_221(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validReadResourceRequest_221(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validReadResourceRequest_223(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validReadResourceRequest_223(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3342,13 +3742,21 @@ func validReadResourceResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validReadResourceResult_224(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validReadResourceResult_224(x) {
+					return false
+				}
+			case "contents":
+				seen |= 1 << 0
+				if !validReadResourceResult_228(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["contents"]; ok && !validReadResourceResult_228(x) {
-			return false
-		}
-		if _, ok := o["contents"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3398,13 +3806,21 @@ func validRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validRequest_229(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validRequest_229(x) {
+					return false
+				}
+			case "params":
+				if !validRequest_232(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validRequest_232(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3512,28 +3928,38 @@ func validResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validResource_236(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validResource_236(x) {
+					return false
+				}
+			case "description":
+				if !validResource_237(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResource_238(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResource_239(x) {
+					return false
+				}
+			case "size":
+				if !validResource_240(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResource_241(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validResource_237(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResource_238(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResource_239(x) {
-			return false
-		}
-		if x, ok := o["size"]; ok && !validResource_240(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResource_241(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3564,13 +3990,21 @@ func validResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["mimeType"]; ok && !validResourceContents_242(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "mimeType":
+				if !validResourceContents_242(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validResourceContents_243(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceContents_243(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3611,13 +4045,21 @@ func validResourceListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validResourceListChangedNotification_244(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validResourceListChangedNotification_244(x) {
+					return false
+				}
+			case "params":
+				if !validResourceListChangedNotification_246(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validResourceListChangedNotification_246(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3651,16 +4093,22 @@ func validResourceReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["type"]; ok && !validResourceReference_247(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "type":
+				seen |= 1 << 0
+				if !validResourceReference_247(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResourceReference_248(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceReference_248(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3754,25 +4202,34 @@ func validResourceTemplate(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validResourceTemplate_252(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validResourceTemplate_252(x) {
+					return false
+				}
+			case "description":
+				if !validResourceTemplate_253(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceTemplate_254(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResourceTemplate_255(x) {
+					return false
+				}
+			case "uriTemplate":
+				seen |= 1 << 1
+				if !validResourceTemplate_256(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validResourceTemplate_253(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResourceTemplate_254(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResourceTemplate_255(x) {
-			return false
-		}
-		if x, ok := o["uriTemplate"]; ok && !validResourceTemplate_256(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uriTemplate"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3821,16 +4278,22 @@ func validResourceUpdatedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validResourceUpdatedNotification_257(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validResourceUpdatedNotification_257(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validResourceUpdatedNotification_259(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validResourceUpdatedNotification_259(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3890,13 +4353,21 @@ func validRoot(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validRoot_261(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				if !validRoot_261(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validRoot_262(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validRoot_262(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3937,13 +4408,21 @@ func validRootsListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validRootsListChangedNotification_263(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validRootsListChangedNotification_263(x) {
+					return false
+				}
+			case "params":
+				if !validRootsListChangedNotification_265(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validRootsListChangedNotification_265(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3983,16 +4462,22 @@ func validSamplingMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["content"]; ok && !validSamplingMessage_268(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "content":
+				seen |= 1 << 0
+				if !validSamplingMessage_268(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validSamplingMessage_269(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["role"]; ok && !validSamplingMessage_269(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4011,9 +4496,12 @@ func validServerCapabilities_271(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validServerCapabilities_270(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validServerCapabilities_270(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -4099,20 +4587,29 @@ func validServerCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["experimental"]; ok && !validServerCapabilities_271(x) {
-			return false
-		}
-		if x, ok := o["logging"]; ok && !validServerCapabilities_272(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validServerCapabilities_274(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validServerCapabilities_277(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validServerCapabilities_279(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "experimental":
+				if !validServerCapabilities_271(x) {
+					return false
+				}
+			case "logging":
+				if !validServerCapabilities_272(x) {
+					return false
+				}
+			case "prompts":
+				if !validServerCapabilities_274(x) {
+					return false
+				}
+			case "resources":
+				if !validServerCapabilities_277(x) {
+					return false
+				}
+			case "tools":
+				if !validServerCapabilities_279(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -4316,16 +4813,22 @@ func validSetLevelRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validSetLevelRequest_300(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validSetLevelRequest_300(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validSetLevelRequest_302(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validSetLevelRequest_302(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4374,16 +4877,22 @@ func validSubscribeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validSubscribeRequest_303(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validSubscribeRequest_303(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validSubscribeRequest_305(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validSubscribeRequest_305(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4461,19 +4970,26 @@ func validTextContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validTextContent_309(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validTextContent_309(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextContent_310(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTextContent_311(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["text"]; ok && !validTextContent_310(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTextContent_311(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4511,19 +5027,26 @@ func validTextResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["mimeType"]; ok && !validTextResourceContents_312(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "mimeType":
+				if !validTextResourceContents_312(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextResourceContents_313(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validTextResourceContents_314(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["text"]; ok && !validTextResourceContents_313(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validTextResourceContents_314(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4549,9 +5072,12 @@ func validTool_317(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validTool_316(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validTool_316(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -4594,16 +5120,25 @@ func validTool_321(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["properties"]; ok && !validTool_317(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "properties":
+				if !validTool_317(x) {
+					return false
+				}
+			case "required":
+				if !validTool_319(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTool_320(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["required"]; ok && !validTool_319(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTool_320(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4622,19 +5157,26 @@ func validTool(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validTool_315(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validTool_315(x) {
+					return false
+				}
+			case "inputSchema":
+				seen |= 1 << 0
+				if !validTool_321(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 1
+				if !validTool_322(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["inputSchema"]; ok && !validTool_321(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validTool_322(x) {
-			return false
-		}
-		if _, ok := o["inputSchema"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4675,13 +5217,21 @@ func validToolListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validToolListChangedNotification_323(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validToolListChangedNotification_323(x) {
+					return false
+				}
+			case "params":
+				if !validToolListChangedNotification_325(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validToolListChangedNotification_325(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4730,16 +5280,22 @@ func validUnsubscribeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validUnsubscribeRequest_326(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validUnsubscribeRequest_326(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validUnsubscribeRequest_328(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validUnsubscribeRequest_328(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}

@@ -275,25 +275,31 @@ func validAudioContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validAudioContent_4(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validAudioContent_4(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validAudioContent_5(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validAudioContent_6(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validAudioContent_7(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["data"]; ok && !validAudioContent_5(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validAudioContent_6(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validAudioContent_7(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -331,19 +337,26 @@ func validBlobResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["blob"]; ok && !validBlobResourceContents_8(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "blob":
+				seen |= 1 << 0
+				if !validBlobResourceContents_8(x) {
+					return false
+				}
+			case "mimeType":
+				if !validBlobResourceContents_9(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validBlobResourceContents_10(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validBlobResourceContents_9(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validBlobResourceContents_10(x) {
-			return false
-		}
-		if _, ok := o["blob"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -379,13 +392,21 @@ func validCallToolRequest_14(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["arguments"]; ok && !validCallToolRequest_12(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "arguments":
+				if !validCallToolRequest_12(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validCallToolRequest_13(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validCallToolRequest_13(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -397,16 +418,22 @@ func validCallToolRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCallToolRequest_11(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCallToolRequest_11(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCallToolRequest_14(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCallToolRequest_14(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -481,16 +508,25 @@ func validCallToolResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCallToolResult_15(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCallToolResult_15(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCallToolResult_21(x) {
+					return false
+				}
+			case "isError":
+				if !validCallToolResult_22(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCallToolResult_21(x) {
-			return false
-		}
-		if x, ok := o["isError"]; ok && !validCallToolResult_22(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -526,13 +562,21 @@ func validCancelledNotification_26(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["reason"]; ok && !validCancelledNotification_24(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "reason":
+				if !validCancelledNotification_24(x) {
+					return false
+				}
+			case "requestId":
+				seen |= 1 << 0
+				if !validCancelledNotification_25(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["requestId"]; ok && !validCancelledNotification_25(x) {
-			return false
-		}
-		if _, ok := o["requestId"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -544,16 +588,22 @@ func validCancelledNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCancelledNotification_23(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCancelledNotification_23(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCancelledNotification_26(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCancelledNotification_26(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -572,9 +622,12 @@ func validClientCapabilities_28(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validClientCapabilities_27(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validClientCapabilities_27(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -612,14 +665,21 @@ func validClientCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["experimental"]; ok && !validClientCapabilities_28(x) {
-			return false
-		}
-		if x, ok := o["roots"]; ok && !validClientCapabilities_30(x) {
-			return false
-		}
-		if x, ok := o["sampling"]; ok && !validClientCapabilities_31(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "experimental":
+				if !validClientCapabilities_28(x) {
+					return false
+				}
+			case "roots":
+				if !validClientCapabilities_30(x) {
+					return false
+				}
+			case "sampling":
+				if !validClientCapabilities_31(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -815,16 +875,22 @@ func validCompleteRequest_55(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validCompleteRequest_53(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validCompleteRequest_53(x) {
+					return false
+				}
+			case "value":
+				seen |= 1 << 1
+				if !validCompleteRequest_54(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["value"]; ok && !validCompleteRequest_54(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["value"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -857,16 +923,22 @@ func validCompleteRequest_59(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["argument"]; ok && !validCompleteRequest_55(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "argument":
+				seen |= 1 << 0
+				if !validCompleteRequest_55(x) {
+					return false
+				}
+			case "ref":
+				seen |= 1 << 1
+				if !validCompleteRequest_58(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["ref"]; ok && !validCompleteRequest_58(x) {
-			return false
-		}
-		if _, ok := o["argument"]; !ok {
-			return false
-		}
-		if _, ok := o["ref"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -878,16 +950,22 @@ func validCompleteRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCompleteRequest_52(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCompleteRequest_52(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCompleteRequest_59(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCompleteRequest_59(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -941,16 +1019,25 @@ func validCompleteResult_65(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["hasMore"]; ok && !validCompleteResult_61(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "hasMore":
+				if !validCompleteResult_61(x) {
+					return false
+				}
+			case "total":
+				if !validCompleteResult_62(x) {
+					return false
+				}
+			case "values":
+				seen |= 1 << 0
+				if !validCompleteResult_64(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["total"]; ok && !validCompleteResult_62(x) {
-			return false
-		}
-		if x, ok := o["values"]; ok && !validCompleteResult_64(x) {
-			return false
-		}
-		if _, ok := o["values"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -962,13 +1049,21 @@ func validCompleteResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCompleteResult_60(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCompleteResult_60(x) {
+					return false
+				}
+			case "completion":
+				seen |= 1 << 0
+				if !validCompleteResult_65(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["completion"]; ok && !validCompleteResult_65(x) {
-			return false
-		}
-		if _, ok := o["completion"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1077,34 +1172,46 @@ func validCreateMessageRequest_77(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["includeContext"]; ok && !validCreateMessageRequest_67(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "includeContext":
+				if !validCreateMessageRequest_67(x) {
+					return false
+				}
+			case "maxTokens":
+				seen |= 1 << 0
+				if !validCreateMessageRequest_68(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 1
+				if !validCreateMessageRequest_70(x) {
+					return false
+				}
+			case "metadata":
+				if !validCreateMessageRequest_71(x) {
+					return false
+				}
+			case "modelPreferences":
+				if !validCreateMessageRequest_72(x) {
+					return false
+				}
+			case "stopSequences":
+				if !validCreateMessageRequest_74(x) {
+					return false
+				}
+			case "systemPrompt":
+				if !validCreateMessageRequest_75(x) {
+					return false
+				}
+			case "temperature":
+				if !validCreateMessageRequest_76(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["maxTokens"]; ok && !validCreateMessageRequest_68(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validCreateMessageRequest_70(x) {
-			return false
-		}
-		if x, ok := o["metadata"]; ok && !validCreateMessageRequest_71(x) {
-			return false
-		}
-		if x, ok := o["modelPreferences"]; ok && !validCreateMessageRequest_72(x) {
-			return false
-		}
-		if x, ok := o["stopSequences"]; ok && !validCreateMessageRequest_74(x) {
-			return false
-		}
-		if x, ok := o["systemPrompt"]; ok && !validCreateMessageRequest_75(x) {
-			return false
-		}
-		if x, ok := o["temperature"]; ok && !validCreateMessageRequest_76(x) {
-			return false
-		}
-		if _, ok := o["maxTokens"]; !ok {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1116,16 +1223,22 @@ func validCreateMessageRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCreateMessageRequest_66(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCreateMessageRequest_66(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCreateMessageRequest_77(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCreateMessageRequest_77(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1193,28 +1306,35 @@ func validCreateMessageResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCreateMessageResult_78(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCreateMessageResult_78(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCreateMessageResult_82(x) {
+					return false
+				}
+			case "model":
+				seen |= 1 << 1
+				if !validCreateMessageResult_83(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 2
+				if !validCreateMessageResult_84(x) {
+					return false
+				}
+			case "stopReason":
+				if !validCreateMessageResult_85(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCreateMessageResult_82(x) {
-			return false
-		}
-		if x, ok := o["model"]; ok && !validCreateMessageResult_83(x) {
-			return false
-		}
-		if x, ok := o["role"]; ok && !validCreateMessageResult_84(x) {
-			return false
-		}
-		if x, ok := o["stopReason"]; ok && !validCreateMessageResult_85(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["model"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1271,19 +1391,26 @@ func validEmbeddedResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validEmbeddedResource_86(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validEmbeddedResource_86(x) {
+					return false
+				}
+			case "resource":
+				seen |= 1 << 0
+				if !validEmbeddedResource_89(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validEmbeddedResource_90(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["resource"]; ok && !validEmbeddedResource_89(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validEmbeddedResource_90(x) {
-			return false
-		}
-		if _, ok := o["resource"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1319,9 +1446,12 @@ func validGetPromptRequest_93(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validGetPromptRequest_92(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validGetPromptRequest_92(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1340,13 +1470,21 @@ func validGetPromptRequest_95(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["arguments"]; ok && !validGetPromptRequest_93(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "arguments":
+				if !validGetPromptRequest_93(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validGetPromptRequest_94(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validGetPromptRequest_94(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1358,16 +1496,22 @@ func validGetPromptRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validGetPromptRequest_91(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validGetPromptRequest_91(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validGetPromptRequest_95(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validGetPromptRequest_95(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1414,16 +1558,25 @@ func validGetPromptResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validGetPromptResult_96(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validGetPromptResult_96(x) {
+					return false
+				}
+			case "description":
+				if !validGetPromptResult_97(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 0
+				if !validGetPromptResult_99(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validGetPromptResult_97(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validGetPromptResult_99(x) {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1466,25 +1619,31 @@ func validImageContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validImageContent_100(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validImageContent_100(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validImageContent_101(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validImageContent_102(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validImageContent_103(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["data"]; ok && !validImageContent_101(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validImageContent_102(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validImageContent_103(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1510,16 +1669,22 @@ func validImplementation(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validImplementation_104(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validImplementation_104(x) {
+					return false
+				}
+			case "version":
+				seen |= 1 << 1
+				if !validImplementation_105(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["version"]; ok && !validImplementation_105(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["version"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1562,22 +1727,27 @@ func validInitializeRequest_110(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["capabilities"]; ok && !validInitializeRequest_107(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "capabilities":
+				seen |= 1 << 0
+				if !validInitializeRequest_107(x) {
+					return false
+				}
+			case "clientInfo":
+				seen |= 1 << 1
+				if !validInitializeRequest_108(x) {
+					return false
+				}
+			case "protocolVersion":
+				seen |= 1 << 2
+				if !validInitializeRequest_109(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["clientInfo"]; ok && !validInitializeRequest_108(x) {
-			return false
-		}
-		if x, ok := o["protocolVersion"]; ok && !validInitializeRequest_109(x) {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["clientInfo"]; !ok {
-			return false
-		}
-		if _, ok := o["protocolVersion"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1589,16 +1759,22 @@ func validInitializeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validInitializeRequest_106(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validInitializeRequest_106(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validInitializeRequest_110(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validInitializeRequest_110(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1645,28 +1821,35 @@ func validInitializeResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validInitializeResult_111(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validInitializeResult_111(x) {
+					return false
+				}
+			case "capabilities":
+				seen |= 1 << 0
+				if !validInitializeResult_112(x) {
+					return false
+				}
+			case "instructions":
+				if !validInitializeResult_113(x) {
+					return false
+				}
+			case "protocolVersion":
+				seen |= 1 << 1
+				if !validInitializeResult_114(x) {
+					return false
+				}
+			case "serverInfo":
+				seen |= 1 << 2
+				if !validInitializeResult_115(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["capabilities"]; ok && !validInitializeResult_112(x) {
-			return false
-		}
-		if x, ok := o["instructions"]; ok && !validInitializeResult_113(x) {
-			return false
-		}
-		if x, ok := o["protocolVersion"]; ok && !validInitializeResult_114(x) {
-			return false
-		}
-		if x, ok := o["serverInfo"]; ok && !validInitializeResult_115(x) {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["protocolVersion"]; !ok {
-			return false
-		}
-		if _, ok := o["serverInfo"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1707,13 +1890,21 @@ func validInitializedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validInitializedNotification_116(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validInitializedNotification_116(x) {
+					return false
+				}
+			case "params":
+				if !validInitializedNotification_118(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validInitializedNotification_118(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1809,16 +2000,22 @@ func validJSONRPCError_127(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validJSONRPCError_125(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validJSONRPCError_125(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validJSONRPCError_126(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validJSONRPCError_126(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1847,22 +2044,27 @@ func validJSONRPCError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validJSONRPCError_127(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validJSONRPCError_127(x) {
+					return false
+				}
+			case "id":
+				seen |= 1 << 1
+				if !validJSONRPCError_128(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 2
+				if !validJSONRPCError_129(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validJSONRPCError_128(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCError_129(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2015,19 +2217,26 @@ func validJSONRPCNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCNotification_142(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validJSONRPCNotification_142(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validJSONRPCNotification_143(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCNotification_145(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validJSONRPCNotification_143(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCNotification_145(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2094,25 +2303,31 @@ func validJSONRPCRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCRequest_146(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCRequest_146(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCRequest_147(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validJSONRPCRequest_148(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCRequest_151(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCRequest_147(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validJSONRPCRequest_148(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCRequest_151(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2148,22 +2363,27 @@ func validJSONRPCResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCResponse_152(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCResponse_152(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCResponse_153(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validJSONRPCResponse_154(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCResponse_153(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validJSONRPCResponse_154(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2204,13 +2424,21 @@ func validListPromptsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListPromptsRequest_155(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListPromptsRequest_155(x) {
+					return false
+				}
+			case "params":
+				if !validListPromptsRequest_157(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListPromptsRequest_157(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2257,16 +2485,25 @@ func validListPromptsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListPromptsResult_158(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListPromptsResult_158(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListPromptsResult_159(x) {
+					return false
+				}
+			case "prompts":
+				seen |= 1 << 0
+				if !validListPromptsResult_161(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListPromptsResult_159(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validListPromptsResult_161(x) {
-			return false
-		}
-		if _, ok := o["prompts"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2307,13 +2544,21 @@ func validListResourceTemplatesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListResourceTemplatesRequest_162(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListResourceTemplatesRequest_162(x) {
+					return false
+				}
+			case "params":
+				if !validListResourceTemplatesRequest_164(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListResourceTemplatesRequest_164(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2360,16 +2605,25 @@ func validListResourceTemplatesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourceTemplatesResult_165(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourceTemplatesResult_165(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourceTemplatesResult_166(x) {
+					return false
+				}
+			case "resourceTemplates":
+				seen |= 1 << 0
+				if !validListResourceTemplatesResult_168(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListResourceTemplatesResult_166(x) {
-			return false
-		}
-		if x, ok := o["resourceTemplates"]; ok && !validListResourceTemplatesResult_168(x) {
-			return false
-		}
-		if _, ok := o["resourceTemplates"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2410,13 +2664,21 @@ func validListResourcesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListResourcesRequest_169(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListResourcesRequest_169(x) {
+					return false
+				}
+			case "params":
+				if !validListResourcesRequest_171(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListResourcesRequest_171(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2463,16 +2725,25 @@ func validListResourcesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourcesResult_172(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourcesResult_172(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourcesResult_173(x) {
+					return false
+				}
+			case "resources":
+				seen |= 1 << 0
+				if !validListResourcesResult_175(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListResourcesResult_173(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validListResourcesResult_175(x) {
-			return false
-		}
-		if _, ok := o["resources"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2525,13 +2796,21 @@ func validListRootsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListRootsRequest_176(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListRootsRequest_176(x) {
+					return false
+				}
+			case "params":
+				if !validListRootsRequest_179(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListRootsRequest_179(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2571,13 +2850,21 @@ func validListRootsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListRootsResult_180(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListRootsResult_180(x) {
+					return false
+				}
+			case "roots":
+				seen |= 1 << 0
+				if !validListRootsResult_182(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["roots"]; ok && !validListRootsResult_182(x) {
-			return false
-		}
-		if _, ok := o["roots"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2618,13 +2905,21 @@ func validListToolsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListToolsRequest_183(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListToolsRequest_183(x) {
+					return false
+				}
+			case "params":
+				if !validListToolsRequest_185(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListToolsRequest_185(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2671,16 +2966,25 @@ func validListToolsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListToolsResult_186(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListToolsResult_186(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListToolsResult_187(x) {
+					return false
+				}
+			case "tools":
+				seen |= 1 << 0
+				if !validListToolsResult_189(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListToolsResult_187(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validListToolsResult_189(x) {
-			return false
-		}
-		if _, ok := o["tools"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2726,16 +3030,23 @@ func validLoggingMessageNotification_193(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["level"]; ok && !validLoggingMessageNotification_191(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "data":
+				seen |= 1 << 0
+			case "level":
+				seen |= 1 << 1
+				if !validLoggingMessageNotification_191(x) {
+					return false
+				}
+			case "logger":
+				if !validLoggingMessageNotification_192(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["logger"]; ok && !validLoggingMessageNotification_192(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["level"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2747,16 +3058,22 @@ func validLoggingMessageNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validLoggingMessageNotification_190(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validLoggingMessageNotification_190(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validLoggingMessageNotification_193(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validLoggingMessageNotification_193(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2847,17 +3164,25 @@ func validModelPreferences(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["costPriority"]; ok && !validModelPreferences_195(x) {
-			return false
-		}
-		if x, ok := o["hints"]; ok && !validModelPreferences_197(x) {
-			return false
-		}
-		if x, ok := o["intelligencePriority"]; ok && !validModelPreferences_198(x) {
-			return false
-		}
-		if x, ok := o["speedPriority"]; ok && !validModelPreferences_199(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "costPriority":
+				if !validModelPreferences_195(x) {
+					return false
+				}
+			case "hints":
+				if !validModelPreferences_197(x) {
+					return false
+				}
+			case "intelligencePriority":
+				if !validModelPreferences_198(x) {
+					return false
+				}
+			case "speedPriority":
+				if !validModelPreferences_199(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -2894,13 +3219,21 @@ func validNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validNotification_200(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validNotification_200(x) {
+					return false
+				}
+			case "params":
+				if !validNotification_202(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validNotification_202(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2938,13 +3271,21 @@ func validPaginatedRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPaginatedRequest_203(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPaginatedRequest_203(x) {
+					return false
+				}
+			case "params":
+				if !validPaginatedRequest_205(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPaginatedRequest_205(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3026,13 +3367,21 @@ func validPingRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPingRequest_208(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPingRequest_208(x) {
+					return false
+				}
+			case "params":
+				if !validPingRequest_211(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPingRequest_211(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3082,22 +3431,30 @@ func validProgressNotification_217(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["message"]; ok && !validProgressNotification_213(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "message":
+				if !validProgressNotification_213(x) {
+					return false
+				}
+			case "progress":
+				seen |= 1 << 0
+				if !validProgressNotification_214(x) {
+					return false
+				}
+			case "progressToken":
+				seen |= 1 << 1
+				if !validProgressNotification_215(x) {
+					return false
+				}
+			case "total":
+				if !validProgressNotification_216(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["progress"]; ok && !validProgressNotification_214(x) {
-			return false
-		}
-		if x, ok := o["progressToken"]; ok && !validProgressNotification_215(x) {
-			return false
-		}
-		if x, ok := o["total"]; ok && !validProgressNotification_216(x) {
-			return false
-		}
-		if _, ok := o["progress"]; !ok {
-			return false
-		}
-		if _, ok := o["progressToken"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3109,16 +3466,22 @@ func validProgressNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validProgressNotification_212(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validProgressNotification_212(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validProgressNotification_217(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validProgressNotification_217(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3172,16 +3535,25 @@ func validPrompt(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["arguments"]; ok && !validPrompt_219(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "arguments":
+				if !validPrompt_219(x) {
+					return false
+				}
+			case "description":
+				if !validPrompt_220(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPrompt_221(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validPrompt_220(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validPrompt_221(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3214,16 +3586,25 @@ func validPromptArgument(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validPromptArgument_222(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validPromptArgument_222(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPromptArgument_223(x) {
+					return false
+				}
+			case "required":
+				if !validPromptArgument_224(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validPromptArgument_223(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validPromptArgument_224(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3264,13 +3645,21 @@ func validPromptListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPromptListChangedNotification_225(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPromptListChangedNotification_225(x) {
+					return false
+				}
+			case "params":
+				if !validPromptListChangedNotification_227(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPromptListChangedNotification_227(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3324,16 +3713,22 @@ func validPromptMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["content"]; ok && !validPromptMessage_232(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "content":
+				seen |= 1 << 0
+				if !validPromptMessage_232(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validPromptMessage_233(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["role"]; ok && !validPromptMessage_233(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3362,16 +3757,22 @@ func validPromptReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validPromptReference_234(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validPromptReference_234(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validPromptReference_235(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["type"]; ok && !validPromptReference_235(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3420,16 +3821,22 @@ func validReadResourceRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validReadResourceRequest_236(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validReadResourceRequest_236(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validReadResourceRequest_238(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validReadResourceRequest_238(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3483,13 +3890,21 @@ func validReadResourceResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validReadResourceResult_239(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validReadResourceResult_239(x) {
+					return false
+				}
+			case "contents":
+				seen |= 1 << 0
+				if !validReadResourceResult_243(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["contents"]; ok && !validReadResourceResult_243(x) {
-			return false
-		}
-		if _, ok := o["contents"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3539,13 +3954,21 @@ func validRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validRequest_244(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validRequest_244(x) {
+					return false
+				}
+			case "params":
+				if !validRequest_247(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validRequest_247(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3611,28 +4034,38 @@ func validResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validResource_248(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validResource_248(x) {
+					return false
+				}
+			case "description":
+				if !validResource_249(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResource_250(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResource_251(x) {
+					return false
+				}
+			case "size":
+				if !validResource_252(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResource_253(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validResource_249(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResource_250(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResource_251(x) {
-			return false
-		}
-		if x, ok := o["size"]; ok && !validResource_252(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResource_253(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3663,13 +4096,21 @@ func validResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["mimeType"]; ok && !validResourceContents_254(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "mimeType":
+				if !validResourceContents_254(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validResourceContents_255(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceContents_255(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3710,13 +4151,21 @@ func validResourceListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validResourceListChangedNotification_256(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validResourceListChangedNotification_256(x) {
+					return false
+				}
+			case "params":
+				if !validResourceListChangedNotification_258(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validResourceListChangedNotification_258(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3750,16 +4199,22 @@ func validResourceReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["type"]; ok && !validResourceReference_259(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "type":
+				seen |= 1 << 0
+				if !validResourceReference_259(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResourceReference_260(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceReference_260(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3811,25 +4266,34 @@ func validResourceTemplate(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validResourceTemplate_261(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validResourceTemplate_261(x) {
+					return false
+				}
+			case "description":
+				if !validResourceTemplate_262(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceTemplate_263(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResourceTemplate_264(x) {
+					return false
+				}
+			case "uriTemplate":
+				seen |= 1 << 1
+				if !validResourceTemplate_265(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validResourceTemplate_262(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResourceTemplate_263(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResourceTemplate_264(x) {
-			return false
-		}
-		if x, ok := o["uriTemplate"]; ok && !validResourceTemplate_265(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uriTemplate"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3878,16 +4342,22 @@ func validResourceUpdatedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validResourceUpdatedNotification_266(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validResourceUpdatedNotification_266(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validResourceUpdatedNotification_268(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validResourceUpdatedNotification_268(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3947,13 +4417,21 @@ func validRoot(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validRoot_270(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				if !validRoot_270(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validRoot_271(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validRoot_271(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3994,13 +4472,21 @@ func validRootsListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validRootsListChangedNotification_272(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validRootsListChangedNotification_272(x) {
+					return false
+				}
+			case "params":
+				if !validRootsListChangedNotification_274(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validRootsListChangedNotification_274(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4047,16 +4533,22 @@ func validSamplingMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["content"]; ok && !validSamplingMessage_278(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "content":
+				seen |= 1 << 0
+				if !validSamplingMessage_278(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validSamplingMessage_279(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["role"]; ok && !validSamplingMessage_279(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4082,9 +4574,12 @@ func validServerCapabilities_282(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validServerCapabilities_281(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validServerCapabilities_281(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -4170,23 +4665,33 @@ func validServerCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["completions"]; ok && !validServerCapabilities_280(x) {
-			return false
-		}
-		if x, ok := o["experimental"]; ok && !validServerCapabilities_282(x) {
-			return false
-		}
-		if x, ok := o["logging"]; ok && !validServerCapabilities_283(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validServerCapabilities_285(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validServerCapabilities_288(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validServerCapabilities_290(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "completions":
+				if !validServerCapabilities_280(x) {
+					return false
+				}
+			case "experimental":
+				if !validServerCapabilities_282(x) {
+					return false
+				}
+			case "logging":
+				if !validServerCapabilities_283(x) {
+					return false
+				}
+			case "prompts":
+				if !validServerCapabilities_285(x) {
+					return false
+				}
+			case "resources":
+				if !validServerCapabilities_288(x) {
+					return false
+				}
+			case "tools":
+				if !validServerCapabilities_290(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -4390,16 +4895,22 @@ func validSetLevelRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validSetLevelRequest_311(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validSetLevelRequest_311(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validSetLevelRequest_313(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validSetLevelRequest_313(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4448,16 +4959,22 @@ func validSubscribeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validSubscribeRequest_314(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validSubscribeRequest_314(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validSubscribeRequest_316(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validSubscribeRequest_316(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4493,19 +5010,26 @@ func validTextContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validTextContent_317(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validTextContent_317(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextContent_318(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTextContent_319(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["text"]; ok && !validTextContent_318(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTextContent_319(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4543,19 +5067,26 @@ func validTextResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["mimeType"]; ok && !validTextResourceContents_320(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "mimeType":
+				if !validTextResourceContents_320(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextResourceContents_321(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validTextResourceContents_322(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["text"]; ok && !validTextResourceContents_321(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validTextResourceContents_322(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4588,9 +5119,12 @@ func validTool_326(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validTool_325(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validTool_325(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -4633,16 +5167,25 @@ func validTool_330(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["properties"]; ok && !validTool_326(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "properties":
+				if !validTool_326(x) {
+					return false
+				}
+			case "required":
+				if !validTool_328(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTool_329(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["required"]; ok && !validTool_328(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTool_329(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4661,22 +5204,30 @@ func validTool(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["annotations"]; ok && !validTool_323(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "annotations":
+				if !validTool_323(x) {
+					return false
+				}
+			case "description":
+				if !validTool_324(x) {
+					return false
+				}
+			case "inputSchema":
+				seen |= 1 << 0
+				if !validTool_330(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 1
+				if !validTool_331(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validTool_324(x) {
-			return false
-		}
-		if x, ok := o["inputSchema"]; ok && !validTool_330(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validTool_331(x) {
-			return false
-		}
-		if _, ok := o["inputSchema"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4723,20 +5274,29 @@ func validToolAnnotations(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["destructiveHint"]; ok && !validToolAnnotations_332(x) {
-			return false
-		}
-		if x, ok := o["idempotentHint"]; ok && !validToolAnnotations_333(x) {
-			return false
-		}
-		if x, ok := o["openWorldHint"]; ok && !validToolAnnotations_334(x) {
-			return false
-		}
-		if x, ok := o["readOnlyHint"]; ok && !validToolAnnotations_335(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validToolAnnotations_336(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "destructiveHint":
+				if !validToolAnnotations_332(x) {
+					return false
+				}
+			case "idempotentHint":
+				if !validToolAnnotations_333(x) {
+					return false
+				}
+			case "openWorldHint":
+				if !validToolAnnotations_334(x) {
+					return false
+				}
+			case "readOnlyHint":
+				if !validToolAnnotations_335(x) {
+					return false
+				}
+			case "title":
+				if !validToolAnnotations_336(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -4776,13 +5336,21 @@ func validToolListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validToolListChangedNotification_337(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validToolListChangedNotification_337(x) {
+					return false
+				}
+			case "params":
+				if !validToolListChangedNotification_339(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validToolListChangedNotification_339(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4831,16 +5399,22 @@ func validUnsubscribeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validUnsubscribeRequest_340(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validUnsubscribeRequest_340(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validUnsubscribeRequest_342(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validUnsubscribeRequest_342(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}

@@ -253,14 +253,21 @@ func validAnnotations(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["audience"]; ok && !validAnnotations_2(x) {
-			return false
-		}
-		if x, ok := o["lastModified"]; ok && !validAnnotations_3(x) {
-			return false
-		}
-		if x, ok := o["priority"]; ok && !validAnnotations_4(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "audience":
+				if !validAnnotations_2(x) {
+					return false
+				}
+			case "lastModified":
+				if !validAnnotations_3(x) {
+					return false
+				}
+			case "priority":
+				if !validAnnotations_4(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -309,28 +316,35 @@ func validAudioContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validAudioContent_5(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validAudioContent_5(x) {
+					return false
+				}
+			case "annotations":
+				if !validAudioContent_6(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validAudioContent_7(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validAudioContent_8(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validAudioContent_9(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validAudioContent_6(x) {
-			return false
-		}
-		if x, ok := o["data"]; ok && !validAudioContent_7(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validAudioContent_8(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validAudioContent_9(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -356,13 +370,21 @@ func validBaseMetadata(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validBaseMetadata_10(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validBaseMetadata_10(x) {
+					return false
+				}
+			case "title":
+				if !validBaseMetadata_11(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validBaseMetadata_11(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -407,22 +429,30 @@ func validBlobResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validBlobResourceContents_12(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validBlobResourceContents_12(x) {
+					return false
+				}
+			case "blob":
+				seen |= 1 << 0
+				if !validBlobResourceContents_13(x) {
+					return false
+				}
+			case "mimeType":
+				if !validBlobResourceContents_14(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validBlobResourceContents_15(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["blob"]; ok && !validBlobResourceContents_13(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validBlobResourceContents_14(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validBlobResourceContents_15(x) {
-			return false
-		}
-		if _, ok := o["blob"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -465,19 +495,29 @@ func validBooleanSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validBooleanSchema_16(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validBooleanSchema_16(x) {
+					return false
+				}
+			case "description":
+				if !validBooleanSchema_17(x) {
+					return false
+				}
+			case "title":
+				if !validBooleanSchema_18(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validBooleanSchema_19(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validBooleanSchema_17(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validBooleanSchema_18(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validBooleanSchema_19(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -513,13 +553,21 @@ func validCallToolRequest_23(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["arguments"]; ok && !validCallToolRequest_21(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "arguments":
+				if !validCallToolRequest_21(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validCallToolRequest_22(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validCallToolRequest_22(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -531,16 +579,22 @@ func validCallToolRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCallToolRequest_20(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCallToolRequest_20(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCallToolRequest_23(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCallToolRequest_23(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -594,19 +648,29 @@ func validCallToolResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCallToolResult_24(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCallToolResult_24(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCallToolResult_26(x) {
+					return false
+				}
+			case "isError":
+				if !validCallToolResult_27(x) {
+					return false
+				}
+			case "structuredContent":
+				if !validCallToolResult_28(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCallToolResult_26(x) {
-			return false
-		}
-		if x, ok := o["isError"]; ok && !validCallToolResult_27(x) {
-			return false
-		}
-		if x, ok := o["structuredContent"]; ok && !validCallToolResult_28(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -642,13 +706,21 @@ func validCancelledNotification_32(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["reason"]; ok && !validCancelledNotification_30(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "reason":
+				if !validCancelledNotification_30(x) {
+					return false
+				}
+			case "requestId":
+				seen |= 1 << 0
+				if !validCancelledNotification_31(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["requestId"]; ok && !validCancelledNotification_31(x) {
-			return false
-		}
-		if _, ok := o["requestId"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -660,16 +732,22 @@ func validCancelledNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCancelledNotification_29(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCancelledNotification_29(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCancelledNotification_32(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCancelledNotification_32(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -695,9 +773,12 @@ func validClientCapabilities_35(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validClientCapabilities_34(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validClientCapabilities_34(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -735,17 +816,25 @@ func validClientCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["elicitation"]; ok && !validClientCapabilities_33(x) {
-			return false
-		}
-		if x, ok := o["experimental"]; ok && !validClientCapabilities_35(x) {
-			return false
-		}
-		if x, ok := o["roots"]; ok && !validClientCapabilities_37(x) {
-			return false
-		}
-		if x, ok := o["sampling"]; ok && !validClientCapabilities_38(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "elicitation":
+				if !validClientCapabilities_33(x) {
+					return false
+				}
+			case "experimental":
+				if !validClientCapabilities_35(x) {
+					return false
+				}
+			case "roots":
+				if !validClientCapabilities_37(x) {
+					return false
+				}
+			case "sampling":
+				if !validClientCapabilities_38(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -948,16 +1037,22 @@ func validCompleteRequest_63(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validCompleteRequest_61(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validCompleteRequest_61(x) {
+					return false
+				}
+			case "value":
+				seen |= 1 << 1
+				if !validCompleteRequest_62(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["value"]; ok && !validCompleteRequest_62(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["value"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -976,9 +1071,12 @@ func validCompleteRequest_65(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validCompleteRequest_64(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validCompleteRequest_64(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1023,19 +1121,26 @@ func validCompleteRequest_70(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["argument"]; ok && !validCompleteRequest_63(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "argument":
+				seen |= 1 << 0
+				if !validCompleteRequest_63(x) {
+					return false
+				}
+			case "context":
+				if !validCompleteRequest_66(x) {
+					return false
+				}
+			case "ref":
+				seen |= 1 << 1
+				if !validCompleteRequest_69(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["context"]; ok && !validCompleteRequest_66(x) {
-			return false
-		}
-		if x, ok := o["ref"]; ok && !validCompleteRequest_69(x) {
-			return false
-		}
-		if _, ok := o["argument"]; !ok {
-			return false
-		}
-		if _, ok := o["ref"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1047,16 +1152,22 @@ func validCompleteRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCompleteRequest_60(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCompleteRequest_60(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCompleteRequest_70(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCompleteRequest_70(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1110,16 +1221,25 @@ func validCompleteResult_76(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["hasMore"]; ok && !validCompleteResult_72(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "hasMore":
+				if !validCompleteResult_72(x) {
+					return false
+				}
+			case "total":
+				if !validCompleteResult_73(x) {
+					return false
+				}
+			case "values":
+				seen |= 1 << 0
+				if !validCompleteResult_75(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["total"]; ok && !validCompleteResult_73(x) {
-			return false
-		}
-		if x, ok := o["values"]; ok && !validCompleteResult_75(x) {
-			return false
-		}
-		if _, ok := o["values"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1131,13 +1251,21 @@ func validCompleteResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCompleteResult_71(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCompleteResult_71(x) {
+					return false
+				}
+			case "completion":
+				seen |= 1 << 0
+				if !validCompleteResult_76(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["completion"]; ok && !validCompleteResult_76(x) {
-			return false
-		}
-		if _, ok := o["completion"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1288,34 +1416,46 @@ func validCreateMessageRequest_93(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["includeContext"]; ok && !validCreateMessageRequest_83(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "includeContext":
+				if !validCreateMessageRequest_83(x) {
+					return false
+				}
+			case "maxTokens":
+				seen |= 1 << 0
+				if !validCreateMessageRequest_84(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 1
+				if !validCreateMessageRequest_86(x) {
+					return false
+				}
+			case "metadata":
+				if !validCreateMessageRequest_87(x) {
+					return false
+				}
+			case "modelPreferences":
+				if !validCreateMessageRequest_88(x) {
+					return false
+				}
+			case "stopSequences":
+				if !validCreateMessageRequest_90(x) {
+					return false
+				}
+			case "systemPrompt":
+				if !validCreateMessageRequest_91(x) {
+					return false
+				}
+			case "temperature":
+				if !validCreateMessageRequest_92(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["maxTokens"]; ok && !validCreateMessageRequest_84(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validCreateMessageRequest_86(x) {
-			return false
-		}
-		if x, ok := o["metadata"]; ok && !validCreateMessageRequest_87(x) {
-			return false
-		}
-		if x, ok := o["modelPreferences"]; ok && !validCreateMessageRequest_88(x) {
-			return false
-		}
-		if x, ok := o["stopSequences"]; ok && !validCreateMessageRequest_90(x) {
-			return false
-		}
-		if x, ok := o["systemPrompt"]; ok && !validCreateMessageRequest_91(x) {
-			return false
-		}
-		if x, ok := o["temperature"]; ok && !validCreateMessageRequest_92(x) {
-			return false
-		}
-		if _, ok := o["maxTokens"]; !ok {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1327,16 +1467,22 @@ func validCreateMessageRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCreateMessageRequest_82(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCreateMessageRequest_82(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCreateMessageRequest_93(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCreateMessageRequest_93(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1404,28 +1550,35 @@ func validCreateMessageResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCreateMessageResult_94(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCreateMessageResult_94(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCreateMessageResult_98(x) {
+					return false
+				}
+			case "model":
+				seen |= 1 << 1
+				if !validCreateMessageResult_99(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 2
+				if !validCreateMessageResult_100(x) {
+					return false
+				}
+			case "stopReason":
+				if !validCreateMessageResult_101(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCreateMessageResult_98(x) {
-			return false
-		}
-		if x, ok := o["model"]; ok && !validCreateMessageResult_99(x) {
-			return false
-		}
-		if x, ok := o["role"]; ok && !validCreateMessageResult_100(x) {
-			return false
-		}
-		if x, ok := o["stopReason"]; ok && !validCreateMessageResult_101(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["model"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1468,9 +1621,12 @@ func validElicitRequest_105(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validElicitRequest_104(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validElicitRequest_104(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1513,19 +1669,26 @@ func validElicitRequest_109(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["properties"]; ok && !validElicitRequest_105(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "properties":
+				seen |= 1 << 0
+				if !validElicitRequest_105(x) {
+					return false
+				}
+			case "required":
+				if !validElicitRequest_107(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validElicitRequest_108(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["required"]; ok && !validElicitRequest_107(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validElicitRequest_108(x) {
-			return false
-		}
-		if _, ok := o["properties"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1537,16 +1700,22 @@ func validElicitRequest_110(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["message"]; ok && !validElicitRequest_103(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "message":
+				seen |= 1 << 0
+				if !validElicitRequest_103(x) {
+					return false
+				}
+			case "requestedSchema":
+				seen |= 1 << 1
+				if !validElicitRequest_109(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["requestedSchema"]; ok && !validElicitRequest_109(x) {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
-			return false
-		}
-		if _, ok := o["requestedSchema"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1558,16 +1727,22 @@ func validElicitRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validElicitRequest_102(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validElicitRequest_102(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validElicitRequest_110(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validElicitRequest_110(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1603,9 +1778,12 @@ func validElicitResult_114(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validElicitResult_113(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validElicitResult_113(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1617,16 +1795,25 @@ func validElicitResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validElicitResult_111(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validElicitResult_111(x) {
+					return false
+				}
+			case "action":
+				seen |= 1 << 0
+				if !validElicitResult_112(x) {
+					return false
+				}
+			case "content":
+				if !validElicitResult_114(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["action"]; ok && !validElicitResult_112(x) {
-			return false
-		}
-		if x, ok := o["content"]; ok && !validElicitResult_114(x) {
-			return false
-		}
-		if _, ok := o["action"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1683,22 +1870,30 @@ func validEmbeddedResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validEmbeddedResource_115(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validEmbeddedResource_115(x) {
+					return false
+				}
+			case "annotations":
+				if !validEmbeddedResource_116(x) {
+					return false
+				}
+			case "resource":
+				seen |= 1 << 0
+				if !validEmbeddedResource_119(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validEmbeddedResource_120(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validEmbeddedResource_116(x) {
-			return false
-		}
-		if x, ok := o["resource"]; ok && !validEmbeddedResource_119(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validEmbeddedResource_120(x) {
-			return false
-		}
-		if _, ok := o["resource"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1783,25 +1978,34 @@ func validEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validEnumSchema_121(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validEnumSchema_121(x) {
+					return false
+				}
+			case "enum":
+				seen |= 1 << 0
+				if !validEnumSchema_123(x) {
+					return false
+				}
+			case "enumNames":
+				if !validEnumSchema_125(x) {
+					return false
+				}
+			case "title":
+				if !validEnumSchema_126(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validEnumSchema_127(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["enum"]; ok && !validEnumSchema_123(x) {
-			return false
-		}
-		if x, ok := o["enumNames"]; ok && !validEnumSchema_125(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validEnumSchema_126(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validEnumSchema_127(x) {
-			return false
-		}
-		if _, ok := o["enum"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1830,9 +2034,12 @@ func validGetPromptRequest_130(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validGetPromptRequest_129(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validGetPromptRequest_129(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1851,13 +2058,21 @@ func validGetPromptRequest_132(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["arguments"]; ok && !validGetPromptRequest_130(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "arguments":
+				if !validGetPromptRequest_130(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validGetPromptRequest_131(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validGetPromptRequest_131(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1869,16 +2084,22 @@ func validGetPromptRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validGetPromptRequest_128(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validGetPromptRequest_128(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validGetPromptRequest_132(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validGetPromptRequest_132(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1925,16 +2146,25 @@ func validGetPromptResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validGetPromptResult_133(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validGetPromptResult_133(x) {
+					return false
+				}
+			case "description":
+				if !validGetPromptResult_134(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 0
+				if !validGetPromptResult_136(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validGetPromptResult_134(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validGetPromptResult_136(x) {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1984,28 +2214,35 @@ func validImageContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validImageContent_137(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validImageContent_137(x) {
+					return false
+				}
+			case "annotations":
+				if !validImageContent_138(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validImageContent_139(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validImageContent_140(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validImageContent_141(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validImageContent_138(x) {
-			return false
-		}
-		if x, ok := o["data"]; ok && !validImageContent_139(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validImageContent_140(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validImageContent_141(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2038,19 +2275,26 @@ func validImplementation(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validImplementation_142(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validImplementation_142(x) {
+					return false
+				}
+			case "title":
+				if !validImplementation_143(x) {
+					return false
+				}
+			case "version":
+				seen |= 1 << 1
+				if !validImplementation_144(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validImplementation_143(x) {
-			return false
-		}
-		if x, ok := o["version"]; ok && !validImplementation_144(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["version"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2093,22 +2337,27 @@ func validInitializeRequest_149(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["capabilities"]; ok && !validInitializeRequest_146(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "capabilities":
+				seen |= 1 << 0
+				if !validInitializeRequest_146(x) {
+					return false
+				}
+			case "clientInfo":
+				seen |= 1 << 1
+				if !validInitializeRequest_147(x) {
+					return false
+				}
+			case "protocolVersion":
+				seen |= 1 << 2
+				if !validInitializeRequest_148(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["clientInfo"]; ok && !validInitializeRequest_147(x) {
-			return false
-		}
-		if x, ok := o["protocolVersion"]; ok && !validInitializeRequest_148(x) {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["clientInfo"]; !ok {
-			return false
-		}
-		if _, ok := o["protocolVersion"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2120,16 +2369,22 @@ func validInitializeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validInitializeRequest_145(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validInitializeRequest_145(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validInitializeRequest_149(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validInitializeRequest_149(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2176,28 +2431,35 @@ func validInitializeResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validInitializeResult_150(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validInitializeResult_150(x) {
+					return false
+				}
+			case "capabilities":
+				seen |= 1 << 0
+				if !validInitializeResult_151(x) {
+					return false
+				}
+			case "instructions":
+				if !validInitializeResult_152(x) {
+					return false
+				}
+			case "protocolVersion":
+				seen |= 1 << 1
+				if !validInitializeResult_153(x) {
+					return false
+				}
+			case "serverInfo":
+				seen |= 1 << 2
+				if !validInitializeResult_154(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["capabilities"]; ok && !validInitializeResult_151(x) {
-			return false
-		}
-		if x, ok := o["instructions"]; ok && !validInitializeResult_152(x) {
-			return false
-		}
-		if x, ok := o["protocolVersion"]; ok && !validInitializeResult_153(x) {
-			return false
-		}
-		if x, ok := o["serverInfo"]; ok && !validInitializeResult_154(x) {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["protocolVersion"]; !ok {
-			return false
-		}
-		if _, ok := o["serverInfo"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2238,13 +2500,21 @@ func validInitializedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validInitializedNotification_155(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validInitializedNotification_155(x) {
+					return false
+				}
+			case "params":
+				if !validInitializedNotification_157(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validInitializedNotification_157(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2270,16 +2540,22 @@ func validJSONRPCError_160(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validJSONRPCError_158(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validJSONRPCError_158(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validJSONRPCError_159(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validJSONRPCError_159(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2308,22 +2584,27 @@ func validJSONRPCError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validJSONRPCError_160(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validJSONRPCError_160(x) {
+					return false
+				}
+			case "id":
+				seen |= 1 << 1
+				if !validJSONRPCError_161(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 2
+				if !validJSONRPCError_162(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validJSONRPCError_161(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCError_162(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2406,19 +2687,26 @@ func validJSONRPCNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCNotification_167(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validJSONRPCNotification_167(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validJSONRPCNotification_168(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCNotification_170(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validJSONRPCNotification_168(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCNotification_170(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2485,25 +2773,31 @@ func validJSONRPCRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCRequest_171(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCRequest_171(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCRequest_172(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validJSONRPCRequest_173(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCRequest_176(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCRequest_172(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validJSONRPCRequest_173(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCRequest_176(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2539,22 +2833,27 @@ func validJSONRPCResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCResponse_177(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCResponse_177(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCResponse_178(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validJSONRPCResponse_179(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCResponse_178(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validJSONRPCResponse_179(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2595,13 +2894,21 @@ func validListPromptsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListPromptsRequest_180(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListPromptsRequest_180(x) {
+					return false
+				}
+			case "params":
+				if !validListPromptsRequest_182(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListPromptsRequest_182(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2648,16 +2955,25 @@ func validListPromptsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListPromptsResult_183(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListPromptsResult_183(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListPromptsResult_184(x) {
+					return false
+				}
+			case "prompts":
+				seen |= 1 << 0
+				if !validListPromptsResult_186(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListPromptsResult_184(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validListPromptsResult_186(x) {
-			return false
-		}
-		if _, ok := o["prompts"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2698,13 +3014,21 @@ func validListResourceTemplatesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListResourceTemplatesRequest_187(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListResourceTemplatesRequest_187(x) {
+					return false
+				}
+			case "params":
+				if !validListResourceTemplatesRequest_189(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListResourceTemplatesRequest_189(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2751,16 +3075,25 @@ func validListResourceTemplatesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourceTemplatesResult_190(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourceTemplatesResult_190(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourceTemplatesResult_191(x) {
+					return false
+				}
+			case "resourceTemplates":
+				seen |= 1 << 0
+				if !validListResourceTemplatesResult_193(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListResourceTemplatesResult_191(x) {
-			return false
-		}
-		if x, ok := o["resourceTemplates"]; ok && !validListResourceTemplatesResult_193(x) {
-			return false
-		}
-		if _, ok := o["resourceTemplates"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2801,13 +3134,21 @@ func validListResourcesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListResourcesRequest_194(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListResourcesRequest_194(x) {
+					return false
+				}
+			case "params":
+				if !validListResourcesRequest_196(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListResourcesRequest_196(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2854,16 +3195,25 @@ func validListResourcesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourcesResult_197(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourcesResult_197(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourcesResult_198(x) {
+					return false
+				}
+			case "resources":
+				seen |= 1 << 0
+				if !validListResourcesResult_200(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListResourcesResult_198(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validListResourcesResult_200(x) {
-			return false
-		}
-		if _, ok := o["resources"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2916,13 +3266,21 @@ func validListRootsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListRootsRequest_201(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListRootsRequest_201(x) {
+					return false
+				}
+			case "params":
+				if !validListRootsRequest_204(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListRootsRequest_204(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2962,13 +3320,21 @@ func validListRootsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListRootsResult_205(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListRootsResult_205(x) {
+					return false
+				}
+			case "roots":
+				seen |= 1 << 0
+				if !validListRootsResult_207(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["roots"]; ok && !validListRootsResult_207(x) {
-			return false
-		}
-		if _, ok := o["roots"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3009,13 +3375,21 @@ func validListToolsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListToolsRequest_208(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListToolsRequest_208(x) {
+					return false
+				}
+			case "params":
+				if !validListToolsRequest_210(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListToolsRequest_210(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3062,16 +3436,25 @@ func validListToolsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListToolsResult_211(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListToolsResult_211(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListToolsResult_212(x) {
+					return false
+				}
+			case "tools":
+				seen |= 1 << 0
+				if !validListToolsResult_214(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListToolsResult_212(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validListToolsResult_214(x) {
-			return false
-		}
-		if _, ok := o["tools"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3117,16 +3500,23 @@ func validLoggingMessageNotification_218(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["level"]; ok && !validLoggingMessageNotification_216(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "data":
+				seen |= 1 << 0
+			case "level":
+				seen |= 1 << 1
+				if !validLoggingMessageNotification_216(x) {
+					return false
+				}
+			case "logger":
+				if !validLoggingMessageNotification_217(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["logger"]; ok && !validLoggingMessageNotification_217(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["level"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3138,16 +3528,22 @@ func validLoggingMessageNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validLoggingMessageNotification_215(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validLoggingMessageNotification_215(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validLoggingMessageNotification_218(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validLoggingMessageNotification_218(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3238,17 +3634,25 @@ func validModelPreferences(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["costPriority"]; ok && !validModelPreferences_220(x) {
-			return false
-		}
-		if x, ok := o["hints"]; ok && !validModelPreferences_222(x) {
-			return false
-		}
-		if x, ok := o["intelligencePriority"]; ok && !validModelPreferences_223(x) {
-			return false
-		}
-		if x, ok := o["speedPriority"]; ok && !validModelPreferences_224(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "costPriority":
+				if !validModelPreferences_220(x) {
+					return false
+				}
+			case "hints":
+				if !validModelPreferences_222(x) {
+					return false
+				}
+			case "intelligencePriority":
+				if !validModelPreferences_223(x) {
+					return false
+				}
+			case "speedPriority":
+				if !validModelPreferences_224(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -3285,13 +3689,21 @@ func validNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validNotification_225(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validNotification_225(x) {
+					return false
+				}
+			case "params":
+				if !validNotification_227(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validNotification_227(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3341,22 +3753,33 @@ func validNumberSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validNumberSchema_228(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validNumberSchema_228(x) {
+					return false
+				}
+			case "maximum":
+				if !validNumberSchema_229(x) {
+					return false
+				}
+			case "minimum":
+				if !validNumberSchema_230(x) {
+					return false
+				}
+			case "title":
+				if !validNumberSchema_231(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validNumberSchema_232(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["maximum"]; ok && !validNumberSchema_229(x) {
-			return false
-		}
-		if x, ok := o["minimum"]; ok && !validNumberSchema_230(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validNumberSchema_231(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validNumberSchema_232(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3394,13 +3817,21 @@ func validPaginatedRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPaginatedRequest_233(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPaginatedRequest_233(x) {
+					return false
+				}
+			case "params":
+				if !validPaginatedRequest_235(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPaginatedRequest_235(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3482,13 +3913,21 @@ func validPingRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPingRequest_238(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPingRequest_238(x) {
+					return false
+				}
+			case "params":
+				if !validPingRequest_241(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPingRequest_241(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3573,22 +4012,30 @@ func validProgressNotification_251(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["message"]; ok && !validProgressNotification_247(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "message":
+				if !validProgressNotification_247(x) {
+					return false
+				}
+			case "progress":
+				seen |= 1 << 0
+				if !validProgressNotification_248(x) {
+					return false
+				}
+			case "progressToken":
+				seen |= 1 << 1
+				if !validProgressNotification_249(x) {
+					return false
+				}
+			case "total":
+				if !validProgressNotification_250(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["progress"]; ok && !validProgressNotification_248(x) {
-			return false
-		}
-		if x, ok := o["progressToken"]; ok && !validProgressNotification_249(x) {
-			return false
-		}
-		if x, ok := o["total"]; ok && !validProgressNotification_250(x) {
-			return false
-		}
-		if _, ok := o["progress"]; !ok {
-			return false
-		}
-		if _, ok := o["progressToken"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3600,16 +4047,22 @@ func validProgressNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validProgressNotification_246(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validProgressNotification_246(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validProgressNotification_251(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validProgressNotification_251(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3677,22 +4130,33 @@ func validPrompt(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validPrompt_252(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validPrompt_252(x) {
+					return false
+				}
+			case "arguments":
+				if !validPrompt_254(x) {
+					return false
+				}
+			case "description":
+				if !validPrompt_255(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPrompt_256(x) {
+					return false
+				}
+			case "title":
+				if !validPrompt_257(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["arguments"]; ok && !validPrompt_254(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validPrompt_255(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validPrompt_256(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validPrompt_257(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3732,19 +4196,29 @@ func validPromptArgument(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validPromptArgument_258(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validPromptArgument_258(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPromptArgument_259(x) {
+					return false
+				}
+			case "required":
+				if !validPromptArgument_260(x) {
+					return false
+				}
+			case "title":
+				if !validPromptArgument_261(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validPromptArgument_259(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validPromptArgument_260(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validPromptArgument_261(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3785,13 +4259,21 @@ func validPromptListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPromptListChangedNotification_262(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPromptListChangedNotification_262(x) {
+					return false
+				}
+			case "params":
+				if !validPromptListChangedNotification_264(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPromptListChangedNotification_264(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3817,16 +4299,22 @@ func validPromptMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["content"]; ok && !validPromptMessage_265(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "content":
+				seen |= 1 << 0
+				if !validPromptMessage_265(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validPromptMessage_266(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["role"]; ok && !validPromptMessage_266(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3862,19 +4350,26 @@ func validPromptReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validPromptReference_267(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validPromptReference_267(x) {
+					return false
+				}
+			case "title":
+				if !validPromptReference_268(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validPromptReference_269(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validPromptReference_268(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validPromptReference_269(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3923,16 +4418,22 @@ func validReadResourceRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validReadResourceRequest_270(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validReadResourceRequest_270(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validReadResourceRequest_272(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validReadResourceRequest_272(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3986,13 +4487,21 @@ func validReadResourceResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validReadResourceResult_273(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validReadResourceResult_273(x) {
+					return false
+				}
+			case "contents":
+				seen |= 1 << 0
+				if !validReadResourceResult_277(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["contents"]; ok && !validReadResourceResult_277(x) {
-			return false
-		}
-		if _, ok := o["contents"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4042,13 +4551,21 @@ func validRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validRequest_278(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validRequest_278(x) {
+					return false
+				}
+			case "params":
+				if !validRequest_281(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validRequest_281(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4128,34 +4645,46 @@ func validResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResource_282(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResource_282(x) {
+					return false
+				}
+			case "annotations":
+				if !validResource_283(x) {
+					return false
+				}
+			case "description":
+				if !validResource_284(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResource_285(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResource_286(x) {
+					return false
+				}
+			case "size":
+				if !validResource_287(x) {
+					return false
+				}
+			case "title":
+				if !validResource_288(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResource_289(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResource_283(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResource_284(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResource_285(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResource_286(x) {
-			return false
-		}
-		if x, ok := o["size"]; ok && !validResource_287(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResource_288(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResource_289(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4193,16 +4722,25 @@ func validResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceContents_290(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceContents_290(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceContents_291(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validResourceContents_292(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validResourceContents_291(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResourceContents_292(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4285,40 +4823,51 @@ func validResourceLink(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceLink_293(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceLink_293(x) {
+					return false
+				}
+			case "annotations":
+				if !validResourceLink_294(x) {
+					return false
+				}
+			case "description":
+				if !validResourceLink_295(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceLink_296(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResourceLink_297(x) {
+					return false
+				}
+			case "size":
+				if !validResourceLink_298(x) {
+					return false
+				}
+			case "title":
+				if !validResourceLink_299(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validResourceLink_300(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 2
+				if !validResourceLink_301(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResourceLink_294(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResourceLink_295(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResourceLink_296(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResourceLink_297(x) {
-			return false
-		}
-		if x, ok := o["size"]; ok && !validResourceLink_298(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResourceLink_299(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validResourceLink_300(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResourceLink_301(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4359,13 +4908,21 @@ func validResourceListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validResourceListChangedNotification_302(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validResourceListChangedNotification_302(x) {
+					return false
+				}
+			case "params":
+				if !validResourceListChangedNotification_304(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validResourceListChangedNotification_304(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4431,31 +4988,42 @@ func validResourceTemplate(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceTemplate_305(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceTemplate_305(x) {
+					return false
+				}
+			case "annotations":
+				if !validResourceTemplate_306(x) {
+					return false
+				}
+			case "description":
+				if !validResourceTemplate_307(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceTemplate_308(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResourceTemplate_309(x) {
+					return false
+				}
+			case "title":
+				if !validResourceTemplate_310(x) {
+					return false
+				}
+			case "uriTemplate":
+				seen |= 1 << 1
+				if !validResourceTemplate_311(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResourceTemplate_306(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResourceTemplate_307(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResourceTemplate_308(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResourceTemplate_309(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResourceTemplate_310(x) {
-			return false
-		}
-		if x, ok := o["uriTemplate"]; ok && !validResourceTemplate_311(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uriTemplate"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4489,16 +5057,22 @@ func validResourceTemplateReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["type"]; ok && !validResourceTemplateReference_312(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "type":
+				seen |= 1 << 0
+				if !validResourceTemplateReference_312(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResourceTemplateReference_313(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceTemplateReference_313(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4547,16 +5121,22 @@ func validResourceUpdatedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validResourceUpdatedNotification_314(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validResourceUpdatedNotification_314(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validResourceUpdatedNotification_316(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validResourceUpdatedNotification_316(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4623,16 +5203,25 @@ func validRoot(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validRoot_318(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validRoot_318(x) {
+					return false
+				}
+			case "name":
+				if !validRoot_319(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validRoot_320(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validRoot_319(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validRoot_320(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4673,13 +5262,21 @@ func validRootsListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validRootsListChangedNotification_321(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validRootsListChangedNotification_321(x) {
+					return false
+				}
+			case "params":
+				if !validRootsListChangedNotification_323(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validRootsListChangedNotification_323(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4726,16 +5323,22 @@ func validSamplingMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["content"]; ok && !validSamplingMessage_327(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "content":
+				seen |= 1 << 0
+				if !validSamplingMessage_327(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validSamplingMessage_328(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["role"]; ok && !validSamplingMessage_328(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4761,9 +5364,12 @@ func validServerCapabilities_331(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validServerCapabilities_330(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validServerCapabilities_330(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -4849,23 +5455,33 @@ func validServerCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["completions"]; ok && !validServerCapabilities_329(x) {
-			return false
-		}
-		if x, ok := o["experimental"]; ok && !validServerCapabilities_331(x) {
-			return false
-		}
-		if x, ok := o["logging"]; ok && !validServerCapabilities_332(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validServerCapabilities_334(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validServerCapabilities_337(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validServerCapabilities_339(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "completions":
+				if !validServerCapabilities_329(x) {
+					return false
+				}
+			case "experimental":
+				if !validServerCapabilities_331(x) {
+					return false
+				}
+			case "logging":
+				if !validServerCapabilities_332(x) {
+					return false
+				}
+			case "prompts":
+				if !validServerCapabilities_334(x) {
+					return false
+				}
+			case "resources":
+				if !validServerCapabilities_337(x) {
+					return false
+				}
+			case "tools":
+				if !validServerCapabilities_339(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -5076,16 +5692,22 @@ func validSetLevelRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validSetLevelRequest_361(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validSetLevelRequest_361(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validSetLevelRequest_363(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validSetLevelRequest_363(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5145,25 +5767,37 @@ func validStringSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validStringSchema_364(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validStringSchema_364(x) {
+					return false
+				}
+			case "format":
+				if !validStringSchema_365(x) {
+					return false
+				}
+			case "maxLength":
+				if !validStringSchema_366(x) {
+					return false
+				}
+			case "minLength":
+				if !validStringSchema_367(x) {
+					return false
+				}
+			case "title":
+				if !validStringSchema_368(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validStringSchema_369(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["format"]; ok && !validStringSchema_365(x) {
-			return false
-		}
-		if x, ok := o["maxLength"]; ok && !validStringSchema_366(x) {
-			return false
-		}
-		if x, ok := o["minLength"]; ok && !validStringSchema_367(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validStringSchema_368(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validStringSchema_369(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5212,16 +5846,22 @@ func validSubscribeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validSubscribeRequest_370(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validSubscribeRequest_370(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validSubscribeRequest_372(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validSubscribeRequest_372(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5264,22 +5904,30 @@ func validTextContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTextContent_373(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTextContent_373(x) {
+					return false
+				}
+			case "annotations":
+				if !validTextContent_374(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextContent_375(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTextContent_376(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validTextContent_374(x) {
-			return false
-		}
-		if x, ok := o["text"]; ok && !validTextContent_375(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTextContent_376(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5324,22 +5972,30 @@ func validTextResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTextResourceContents_377(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTextResourceContents_377(x) {
+					return false
+				}
+			case "mimeType":
+				if !validTextResourceContents_378(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextResourceContents_379(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validTextResourceContents_380(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validTextResourceContents_378(x) {
-			return false
-		}
-		if x, ok := o["text"]; ok && !validTextResourceContents_379(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validTextResourceContents_380(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5379,9 +6035,12 @@ func validTool_385(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validTool_384(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validTool_384(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -5424,16 +6083,25 @@ func validTool_389(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["properties"]; ok && !validTool_385(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "properties":
+				if !validTool_385(x) {
+					return false
+				}
+			case "required":
+				if !validTool_387(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTool_388(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["required"]; ok && !validTool_387(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTool_388(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5459,9 +6127,12 @@ func validTool_392(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validTool_391(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validTool_391(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -5504,16 +6175,25 @@ func validTool_396(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["properties"]; ok && !validTool_392(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "properties":
+				if !validTool_392(x) {
+					return false
+				}
+			case "required":
+				if !validTool_394(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTool_395(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["required"]; ok && !validTool_394(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTool_395(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5532,31 +6212,42 @@ func validTool(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTool_381(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTool_381(x) {
+					return false
+				}
+			case "annotations":
+				if !validTool_382(x) {
+					return false
+				}
+			case "description":
+				if !validTool_383(x) {
+					return false
+				}
+			case "inputSchema":
+				seen |= 1 << 0
+				if !validTool_389(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 1
+				if !validTool_390(x) {
+					return false
+				}
+			case "outputSchema":
+				if !validTool_396(x) {
+					return false
+				}
+			case "title":
+				if !validTool_397(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validTool_382(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validTool_383(x) {
-			return false
-		}
-		if x, ok := o["inputSchema"]; ok && !validTool_389(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validTool_390(x) {
-			return false
-		}
-		if x, ok := o["outputSchema"]; ok && !validTool_396(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validTool_397(x) {
-			return false
-		}
-		if _, ok := o["inputSchema"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5603,20 +6294,29 @@ func validToolAnnotations(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["destructiveHint"]; ok && !validToolAnnotations_398(x) {
-			return false
-		}
-		if x, ok := o["idempotentHint"]; ok && !validToolAnnotations_399(x) {
-			return false
-		}
-		if x, ok := o["openWorldHint"]; ok && !validToolAnnotations_400(x) {
-			return false
-		}
-		if x, ok := o["readOnlyHint"]; ok && !validToolAnnotations_401(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validToolAnnotations_402(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "destructiveHint":
+				if !validToolAnnotations_398(x) {
+					return false
+				}
+			case "idempotentHint":
+				if !validToolAnnotations_399(x) {
+					return false
+				}
+			case "openWorldHint":
+				if !validToolAnnotations_400(x) {
+					return false
+				}
+			case "readOnlyHint":
+				if !validToolAnnotations_401(x) {
+					return false
+				}
+			case "title":
+				if !validToolAnnotations_402(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -5656,13 +6356,21 @@ func validToolListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validToolListChangedNotification_403(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validToolListChangedNotification_403(x) {
+					return false
+				}
+			case "params":
+				if !validToolListChangedNotification_405(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validToolListChangedNotification_405(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5711,16 +6419,22 @@ func validUnsubscribeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validUnsubscribeRequest_406(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validUnsubscribeRequest_406(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validUnsubscribeRequest_408(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validUnsubscribeRequest_408(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}

@@ -350,14 +350,21 @@ func validAnnotations(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["audience"]; ok && !validAnnotations_2(x) {
-			return false
-		}
-		if x, ok := o["lastModified"]; ok && !validAnnotations_3(x) {
-			return false
-		}
-		if x, ok := o["priority"]; ok && !validAnnotations_4(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "audience":
+				if !validAnnotations_2(x) {
+					return false
+				}
+			case "lastModified":
+				if !validAnnotations_3(x) {
+					return false
+				}
+			case "priority":
+				if !validAnnotations_4(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -406,28 +413,35 @@ func validAudioContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validAudioContent_5(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validAudioContent_5(x) {
+					return false
+				}
+			case "annotations":
+				if !validAudioContent_6(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validAudioContent_7(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validAudioContent_8(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validAudioContent_9(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validAudioContent_6(x) {
-			return false
-		}
-		if x, ok := o["data"]; ok && !validAudioContent_7(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validAudioContent_8(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validAudioContent_9(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -453,13 +467,21 @@ func validBaseMetadata(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validBaseMetadata_10(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validBaseMetadata_10(x) {
+					return false
+				}
+			case "title":
+				if !validBaseMetadata_11(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validBaseMetadata_11(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -504,22 +526,30 @@ func validBlobResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validBlobResourceContents_12(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validBlobResourceContents_12(x) {
+					return false
+				}
+			case "blob":
+				seen |= 1 << 0
+				if !validBlobResourceContents_13(x) {
+					return false
+				}
+			case "mimeType":
+				if !validBlobResourceContents_14(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validBlobResourceContents_15(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["blob"]; ok && !validBlobResourceContents_13(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validBlobResourceContents_14(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validBlobResourceContents_15(x) {
-			return false
-		}
-		if _, ok := o["blob"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -562,19 +592,29 @@ func validBooleanSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validBooleanSchema_16(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validBooleanSchema_16(x) {
+					return false
+				}
+			case "description":
+				if !validBooleanSchema_17(x) {
+					return false
+				}
+			case "title":
+				if !validBooleanSchema_18(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validBooleanSchema_19(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validBooleanSchema_17(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validBooleanSchema_18(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validBooleanSchema_19(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -620,28 +660,32 @@ func validCallToolRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCallToolRequest_20(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCallToolRequest_20(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCallToolRequest_21(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validCallToolRequest_22(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validCallToolRequest_23(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCallToolRequest_21(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validCallToolRequest_22(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCallToolRequest_23(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -693,19 +737,29 @@ func validCallToolRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCallToolRequestParams_25(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCallToolRequestParams_25(x) {
+					return false
+				}
+			case "arguments":
+				if !validCallToolRequestParams_26(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validCallToolRequestParams_27(x) {
+					return false
+				}
+			case "task":
+				if !validCallToolRequestParams_28(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["arguments"]; ok && !validCallToolRequestParams_26(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validCallToolRequestParams_27(x) {
-			return false
-		}
-		if x, ok := o["task"]; ok && !validCallToolRequestParams_28(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -759,19 +813,29 @@ func validCallToolResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCallToolResult_29(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCallToolResult_29(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCallToolResult_31(x) {
+					return false
+				}
+			case "isError":
+				if !validCallToolResult_32(x) {
+					return false
+				}
+			case "structuredContent":
+				if !validCallToolResult_33(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCallToolResult_31(x) {
-			return false
-		}
-		if x, ok := o["isError"]; ok && !validCallToolResult_32(x) {
-			return false
-		}
-		if x, ok := o["structuredContent"]; ok && !validCallToolResult_33(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -832,28 +896,32 @@ func validCancelTaskRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCancelTaskRequest_34(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCancelTaskRequest_34(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCancelTaskRequest_35(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validCancelTaskRequest_36(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validCancelTaskRequest_38(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCancelTaskRequest_35(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validCancelTaskRequest_36(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCancelTaskRequest_38(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -916,22 +984,27 @@ func validCancelledNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validCancelledNotification_41(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validCancelledNotification_41(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validCancelledNotification_42(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validCancelledNotification_43(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validCancelledNotification_42(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCancelledNotification_43(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -964,14 +1037,21 @@ func validCancelledNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCancelledNotificationParams_44(x) {
-			return false
-		}
-		if x, ok := o["reason"]; ok && !validCancelledNotificationParams_45(x) {
-			return false
-		}
-		if x, ok := o["requestId"]; ok && !validCancelledNotificationParams_46(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCancelledNotificationParams_44(x) {
+					return false
+				}
+			case "reason":
+				if !validCancelledNotificationParams_45(x) {
+					return false
+				}
+			case "requestId":
+				if !validCancelledNotificationParams_46(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -1018,9 +1098,12 @@ func validClientCapabilities_51(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validClientCapabilities_50(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validClientCapabilities_50(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1147,14 +1230,21 @@ func validClientCapabilities_64(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["cancel"]; ok && !validClientCapabilities_57(x) {
-			return false
-		}
-		if x, ok := o["list"]; ok && !validClientCapabilities_58(x) {
-			return false
-		}
-		if x, ok := o["requests"]; ok && !validClientCapabilities_63(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "cancel":
+				if !validClientCapabilities_57(x) {
+					return false
+				}
+			case "list":
+				if !validClientCapabilities_58(x) {
+					return false
+				}
+			case "requests":
+				if !validClientCapabilities_63(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -1165,20 +1255,29 @@ func validClientCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["elicitation"]; ok && !validClientCapabilities_49(x) {
-			return false
-		}
-		if x, ok := o["experimental"]; ok && !validClientCapabilities_51(x) {
-			return false
-		}
-		if x, ok := o["roots"]; ok && !validClientCapabilities_53(x) {
-			return false
-		}
-		if x, ok := o["sampling"]; ok && !validClientCapabilities_56(x) {
-			return false
-		}
-		if x, ok := o["tasks"]; ok && !validClientCapabilities_64(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "elicitation":
+				if !validClientCapabilities_49(x) {
+					return false
+				}
+			case "experimental":
+				if !validClientCapabilities_51(x) {
+					return false
+				}
+			case "roots":
+				if !validClientCapabilities_53(x) {
+					return false
+				}
+			case "sampling":
+				if !validClientCapabilities_56(x) {
+					return false
+				}
+			case "tasks":
+				if !validClientCapabilities_64(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -1454,28 +1553,32 @@ func validCompleteRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCompleteRequest_95(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCompleteRequest_95(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCompleteRequest_96(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validCompleteRequest_97(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validCompleteRequest_98(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCompleteRequest_96(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validCompleteRequest_97(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCompleteRequest_98(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -1520,16 +1623,22 @@ func validCompleteRequestParams_103(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validCompleteRequestParams_101(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validCompleteRequestParams_101(x) {
+					return false
+				}
+			case "value":
+				seen |= 1 << 1
+				if !validCompleteRequestParams_102(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["value"]; ok && !validCompleteRequestParams_102(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["value"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1548,9 +1657,12 @@ func validCompleteRequestParams_105(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validCompleteRequestParams_104(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validCompleteRequestParams_104(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1595,22 +1707,30 @@ func validCompleteRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCompleteRequestParams_100(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCompleteRequestParams_100(x) {
+					return false
+				}
+			case "argument":
+				seen |= 1 << 0
+				if !validCompleteRequestParams_103(x) {
+					return false
+				}
+			case "context":
+				if !validCompleteRequestParams_106(x) {
+					return false
+				}
+			case "ref":
+				seen |= 1 << 1
+				if !validCompleteRequestParams_109(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["argument"]; ok && !validCompleteRequestParams_103(x) {
-			return false
-		}
-		if x, ok := o["context"]; ok && !validCompleteRequestParams_106(x) {
-			return false
-		}
-		if x, ok := o["ref"]; ok && !validCompleteRequestParams_109(x) {
-			return false
-		}
-		if _, ok := o["argument"]; !ok {
-			return false
-		}
-		if _, ok := o["ref"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1664,16 +1784,25 @@ func validCompleteResult_115(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["hasMore"]; ok && !validCompleteResult_111(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "hasMore":
+				if !validCompleteResult_111(x) {
+					return false
+				}
+			case "total":
+				if !validCompleteResult_112(x) {
+					return false
+				}
+			case "values":
+				seen |= 1 << 0
+				if !validCompleteResult_114(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["total"]; ok && !validCompleteResult_112(x) {
-			return false
-		}
-		if x, ok := o["values"]; ok && !validCompleteResult_114(x) {
-			return false
-		}
-		if _, ok := o["values"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1685,13 +1814,21 @@ func validCompleteResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCompleteResult_110(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCompleteResult_110(x) {
+					return false
+				}
+			case "completion":
+				seen |= 1 << 0
+				if !validCompleteResult_115(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["completion"]; ok && !validCompleteResult_115(x) {
-			return false
-		}
-		if _, ok := o["completion"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1779,28 +1916,32 @@ func validCreateMessageRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCreateMessageRequest_121(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCreateMessageRequest_121(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCreateMessageRequest_122(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validCreateMessageRequest_123(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validCreateMessageRequest_124(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCreateMessageRequest_122(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validCreateMessageRequest_123(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCreateMessageRequest_124(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -1953,46 +2094,62 @@ func validCreateMessageRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCreateMessageRequestParams_126(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCreateMessageRequestParams_126(x) {
+					return false
+				}
+			case "includeContext":
+				if !validCreateMessageRequestParams_127(x) {
+					return false
+				}
+			case "maxTokens":
+				seen |= 1 << 0
+				if !validCreateMessageRequestParams_128(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 1
+				if !validCreateMessageRequestParams_130(x) {
+					return false
+				}
+			case "metadata":
+				if !validCreateMessageRequestParams_131(x) {
+					return false
+				}
+			case "modelPreferences":
+				if !validCreateMessageRequestParams_132(x) {
+					return false
+				}
+			case "stopSequences":
+				if !validCreateMessageRequestParams_134(x) {
+					return false
+				}
+			case "systemPrompt":
+				if !validCreateMessageRequestParams_135(x) {
+					return false
+				}
+			case "task":
+				if !validCreateMessageRequestParams_136(x) {
+					return false
+				}
+			case "temperature":
+				if !validCreateMessageRequestParams_137(x) {
+					return false
+				}
+			case "toolChoice":
+				if !validCreateMessageRequestParams_138(x) {
+					return false
+				}
+			case "tools":
+				if !validCreateMessageRequestParams_140(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["includeContext"]; ok && !validCreateMessageRequestParams_127(x) {
-			return false
-		}
-		if x, ok := o["maxTokens"]; ok && !validCreateMessageRequestParams_128(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validCreateMessageRequestParams_130(x) {
-			return false
-		}
-		if x, ok := o["metadata"]; ok && !validCreateMessageRequestParams_131(x) {
-			return false
-		}
-		if x, ok := o["modelPreferences"]; ok && !validCreateMessageRequestParams_132(x) {
-			return false
-		}
-		if x, ok := o["stopSequences"]; ok && !validCreateMessageRequestParams_134(x) {
-			return false
-		}
-		if x, ok := o["systemPrompt"]; ok && !validCreateMessageRequestParams_135(x) {
-			return false
-		}
-		if x, ok := o["task"]; ok && !validCreateMessageRequestParams_136(x) {
-			return false
-		}
-		if x, ok := o["temperature"]; ok && !validCreateMessageRequestParams_137(x) {
-			return false
-		}
-		if x, ok := o["toolChoice"]; ok && !validCreateMessageRequestParams_138(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validCreateMessageRequestParams_140(x) {
-			return false
-		}
-		if _, ok := o["maxTokens"]; !ok {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2095,28 +2252,35 @@ func validCreateMessageResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCreateMessageResult_141(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCreateMessageResult_141(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCreateMessageResult_149(x) {
+					return false
+				}
+			case "model":
+				seen |= 1 << 1
+				if !validCreateMessageResult_150(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 2
+				if !validCreateMessageResult_151(x) {
+					return false
+				}
+			case "stopReason":
+				if !validCreateMessageResult_152(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCreateMessageResult_149(x) {
-			return false
-		}
-		if x, ok := o["model"]; ok && !validCreateMessageResult_150(x) {
-			return false
-		}
-		if x, ok := o["role"]; ok && !validCreateMessageResult_151(x) {
-			return false
-		}
-		if x, ok := o["stopReason"]; ok && !validCreateMessageResult_152(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["model"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2142,13 +2306,21 @@ func validCreateTaskResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCreateTaskResult_153(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCreateTaskResult_153(x) {
+					return false
+				}
+			case "task":
+				seen |= 1 << 0
+				if !validCreateTaskResult_154(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["task"]; ok && !validCreateTaskResult_154(x) {
-			return false
-		}
-		if _, ok := o["task"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2201,28 +2373,32 @@ func validElicitRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validElicitRequest_155(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validElicitRequest_155(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validElicitRequest_156(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validElicitRequest_157(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validElicitRequest_158(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validElicitRequest_156(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validElicitRequest_157(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validElicitRequest_158(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -2284,9 +2460,12 @@ func validElicitRequestFormParams_165(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validElicitRequestFormParams_164(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validElicitRequestFormParams_164(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -2329,22 +2508,30 @@ func validElicitRequestFormParams_169(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["$schema"]; ok && !validElicitRequestFormParams_163(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "$schema":
+				if !validElicitRequestFormParams_163(x) {
+					return false
+				}
+			case "properties":
+				seen |= 1 << 0
+				if !validElicitRequestFormParams_165(x) {
+					return false
+				}
+			case "required":
+				if !validElicitRequestFormParams_167(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validElicitRequestFormParams_168(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["properties"]; ok && !validElicitRequestFormParams_165(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validElicitRequestFormParams_167(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validElicitRequestFormParams_168(x) {
-			return false
-		}
-		if _, ok := o["properties"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2363,25 +2550,34 @@ func validElicitRequestFormParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validElicitRequestFormParams_160(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validElicitRequestFormParams_160(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 0
+				if !validElicitRequestFormParams_161(x) {
+					return false
+				}
+			case "mode":
+				if !validElicitRequestFormParams_162(x) {
+					return false
+				}
+			case "requestedSchema":
+				seen |= 1 << 1
+				if !validElicitRequestFormParams_169(x) {
+					return false
+				}
+			case "task":
+				if !validElicitRequestFormParams_170(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validElicitRequestFormParams_161(x) {
-			return false
-		}
-		if x, ok := o["mode"]; ok && !validElicitRequestFormParams_162(x) {
-			return false
-		}
-		if x, ok := o["requestedSchema"]; ok && !validElicitRequestFormParams_169(x) {
-			return false
-		}
-		if x, ok := o["task"]; ok && !validElicitRequestFormParams_170(x) {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
-			return false
-		}
-		if _, ok := o["requestedSchema"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2476,34 +2672,40 @@ func validElicitRequestURLParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validElicitRequestURLParams_174(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validElicitRequestURLParams_174(x) {
+					return false
+				}
+			case "elicitationId":
+				seen |= 1 << 0
+				if !validElicitRequestURLParams_175(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validElicitRequestURLParams_176(x) {
+					return false
+				}
+			case "mode":
+				seen |= 1 << 2
+				if !validElicitRequestURLParams_177(x) {
+					return false
+				}
+			case "task":
+				if !validElicitRequestURLParams_178(x) {
+					return false
+				}
+			case "url":
+				seen |= 1 << 3
+				if !validElicitRequestURLParams_179(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["elicitationId"]; ok && !validElicitRequestURLParams_175(x) {
-			return false
-		}
-		if x, ok := o["message"]; ok && !validElicitRequestURLParams_176(x) {
-			return false
-		}
-		if x, ok := o["mode"]; ok && !validElicitRequestURLParams_177(x) {
-			return false
-		}
-		if x, ok := o["task"]; ok && !validElicitRequestURLParams_178(x) {
-			return false
-		}
-		if x, ok := o["url"]; ok && !validElicitRequestURLParams_179(x) {
-			return false
-		}
-		if _, ok := o["elicitationId"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
-			return false
-		}
-		if _, ok := o["mode"]; !ok {
-			return false
-		}
-		if _, ok := o["url"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -2567,9 +2769,12 @@ func validElicitResult_186(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validElicitResult_185(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validElicitResult_185(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -2581,16 +2786,25 @@ func validElicitResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validElicitResult_180(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validElicitResult_180(x) {
+					return false
+				}
+			case "action":
+				seen |= 1 << 0
+				if !validElicitResult_181(x) {
+					return false
+				}
+			case "content":
+				if !validElicitResult_186(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["action"]; ok && !validElicitResult_181(x) {
-			return false
-		}
-		if x, ok := o["content"]; ok && !validElicitResult_186(x) {
-			return false
-		}
-		if _, ok := o["action"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2644,22 +2858,27 @@ func validElicitationCompleteNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validElicitationCompleteNotification_187(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validElicitationCompleteNotification_187(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validElicitationCompleteNotification_188(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validElicitationCompleteNotification_190(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validElicitationCompleteNotification_188(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validElicitationCompleteNotification_190(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2716,22 +2935,30 @@ func validEmbeddedResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validEmbeddedResource_191(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validEmbeddedResource_191(x) {
+					return false
+				}
+			case "annotations":
+				if !validEmbeddedResource_192(x) {
+					return false
+				}
+			case "resource":
+				seen |= 1 << 0
+				if !validEmbeddedResource_195(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validEmbeddedResource_196(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validEmbeddedResource_192(x) {
-			return false
-		}
-		if x, ok := o["resource"]; ok && !validEmbeddedResource_195(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validEmbeddedResource_196(x) {
-			return false
-		}
-		if _, ok := o["resource"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2806,16 +3033,22 @@ func validError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validError_202(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validError_202(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validError_203(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validError_203(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2861,28 +3094,32 @@ func validGetPromptRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validGetPromptRequest_204(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validGetPromptRequest_204(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validGetPromptRequest_205(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validGetPromptRequest_206(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validGetPromptRequest_207(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validGetPromptRequest_205(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validGetPromptRequest_206(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validGetPromptRequest_207(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -2920,9 +3157,12 @@ func validGetPromptRequestParams_211(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validGetPromptRequestParams_210(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validGetPromptRequestParams_210(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -2941,16 +3181,25 @@ func validGetPromptRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validGetPromptRequestParams_209(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validGetPromptRequestParams_209(x) {
+					return false
+				}
+			case "arguments":
+				if !validGetPromptRequestParams_211(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validGetPromptRequestParams_212(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["arguments"]; ok && !validGetPromptRequestParams_211(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validGetPromptRequestParams_212(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2997,16 +3246,25 @@ func validGetPromptResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validGetPromptResult_213(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validGetPromptResult_213(x) {
+					return false
+				}
+			case "description":
+				if !validGetPromptResult_214(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 0
+				if !validGetPromptResult_216(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validGetPromptResult_214(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validGetPromptResult_216(x) {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3067,28 +3325,32 @@ func validGetTaskPayloadRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validGetTaskPayloadRequest_217(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validGetTaskPayloadRequest_217(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validGetTaskPayloadRequest_218(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validGetTaskPayloadRequest_219(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validGetTaskPayloadRequest_221(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validGetTaskPayloadRequest_218(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validGetTaskPayloadRequest_219(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validGetTaskPayloadRequest_221(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -3168,28 +3430,32 @@ func validGetTaskRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validGetTaskRequest_223(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validGetTaskRequest_223(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validGetTaskRequest_224(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validGetTaskRequest_225(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validGetTaskRequest_227(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validGetTaskRequest_224(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validGetTaskRequest_225(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validGetTaskRequest_227(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -3275,19 +3541,29 @@ func validIcon(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["mimeType"]; ok && !validIcon_230(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "mimeType":
+				if !validIcon_230(x) {
+					return false
+				}
+			case "sizes":
+				if !validIcon_232(x) {
+					return false
+				}
+			case "src":
+				seen |= 1 << 0
+				if !validIcon_233(x) {
+					return false
+				}
+			case "theme":
+				if !validIcon_234(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["sizes"]; ok && !validIcon_232(x) {
-			return false
-		}
-		if x, ok := o["src"]; ok && !validIcon_233(x) {
-			return false
-		}
-		if x, ok := o["theme"]; ok && !validIcon_234(x) {
-			return false
-		}
-		if _, ok := o["src"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3370,28 +3646,35 @@ func validImageContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validImageContent_237(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validImageContent_237(x) {
+					return false
+				}
+			case "annotations":
+				if !validImageContent_238(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validImageContent_239(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validImageContent_240(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validImageContent_241(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validImageContent_238(x) {
-			return false
-		}
-		if x, ok := o["data"]; ok && !validImageContent_239(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validImageContent_240(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validImageContent_241(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -3464,28 +3747,38 @@ func validImplementation(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validImplementation_242(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validImplementation_242(x) {
+					return false
+				}
+			case "icons":
+				if !validImplementation_244(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validImplementation_245(x) {
+					return false
+				}
+			case "title":
+				if !validImplementation_246(x) {
+					return false
+				}
+			case "version":
+				seen |= 1 << 1
+				if !validImplementation_247(x) {
+					return false
+				}
+			case "websiteUrl":
+				if !validImplementation_248(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["icons"]; ok && !validImplementation_244(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validImplementation_245(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validImplementation_246(x) {
-			return false
-		}
-		if x, ok := o["version"]; ok && !validImplementation_247(x) {
-			return false
-		}
-		if x, ok := o["websiteUrl"]; ok && !validImplementation_248(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["version"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3531,28 +3824,32 @@ func validInitializeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validInitializeRequest_249(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validInitializeRequest_249(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validInitializeRequest_250(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validInitializeRequest_251(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validInitializeRequest_252(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validInitializeRequest_250(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validInitializeRequest_251(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validInitializeRequest_252(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -3604,25 +3901,31 @@ func validInitializeRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validInitializeRequestParams_254(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validInitializeRequestParams_254(x) {
+					return false
+				}
+			case "capabilities":
+				seen |= 1 << 0
+				if !validInitializeRequestParams_255(x) {
+					return false
+				}
+			case "clientInfo":
+				seen |= 1 << 1
+				if !validInitializeRequestParams_256(x) {
+					return false
+				}
+			case "protocolVersion":
+				seen |= 1 << 2
+				if !validInitializeRequestParams_257(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["capabilities"]; ok && !validInitializeRequestParams_255(x) {
-			return false
-		}
-		if x, ok := o["clientInfo"]; ok && !validInitializeRequestParams_256(x) {
-			return false
-		}
-		if x, ok := o["protocolVersion"]; ok && !validInitializeRequestParams_257(x) {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["clientInfo"]; !ok {
-			return false
-		}
-		if _, ok := o["protocolVersion"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -3669,28 +3972,35 @@ func validInitializeResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validInitializeResult_258(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validInitializeResult_258(x) {
+					return false
+				}
+			case "capabilities":
+				seen |= 1 << 0
+				if !validInitializeResult_259(x) {
+					return false
+				}
+			case "instructions":
+				if !validInitializeResult_260(x) {
+					return false
+				}
+			case "protocolVersion":
+				seen |= 1 << 1
+				if !validInitializeResult_261(x) {
+					return false
+				}
+			case "serverInfo":
+				seen |= 1 << 2
+				if !validInitializeResult_262(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["capabilities"]; ok && !validInitializeResult_259(x) {
-			return false
-		}
-		if x, ok := o["instructions"]; ok && !validInitializeResult_260(x) {
-			return false
-		}
-		if x, ok := o["protocolVersion"]; ok && !validInitializeResult_261(x) {
-			return false
-		}
-		if x, ok := o["serverInfo"]; ok && !validInitializeResult_262(x) {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["protocolVersion"]; !ok {
-			return false
-		}
-		if _, ok := o["serverInfo"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -3729,19 +4039,26 @@ func validInitializedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validInitializedNotification_263(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validInitializedNotification_263(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validInitializedNotification_264(x) {
+					return false
+				}
+			case "params":
+				if !validInitializedNotification_265(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validInitializedNotification_264(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validInitializedNotification_265(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3777,19 +4094,26 @@ func validJSONRPCErrorResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validJSONRPCErrorResponse_266(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validJSONRPCErrorResponse_266(x) {
+					return false
+				}
+			case "id":
+				if !validJSONRPCErrorResponse_267(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCErrorResponse_268(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validJSONRPCErrorResponse_267(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCErrorResponse_268(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3860,19 +4184,26 @@ func validJSONRPCNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCNotification_273(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validJSONRPCNotification_273(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validJSONRPCNotification_274(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCNotification_275(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validJSONRPCNotification_274(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCNotification_275(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3915,25 +4246,31 @@ func validJSONRPCRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCRequest_276(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCRequest_276(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCRequest_277(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validJSONRPCRequest_278(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCRequest_279(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCRequest_277(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validJSONRPCRequest_278(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCRequest_279(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -3990,22 +4327,27 @@ func validJSONRPCResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCResultResponse_282(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCResultResponse_282(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCResultResponse_283(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validJSONRPCResultResponse_284(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCResultResponse_283(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validJSONRPCResultResponse_284(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4090,28 +4432,38 @@ func validLegacyTitledEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validLegacyTitledEnumSchema_285(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validLegacyTitledEnumSchema_285(x) {
+					return false
+				}
+			case "description":
+				if !validLegacyTitledEnumSchema_286(x) {
+					return false
+				}
+			case "enum":
+				seen |= 1 << 0
+				if !validLegacyTitledEnumSchema_288(x) {
+					return false
+				}
+			case "enumNames":
+				if !validLegacyTitledEnumSchema_290(x) {
+					return false
+				}
+			case "title":
+				if !validLegacyTitledEnumSchema_291(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validLegacyTitledEnumSchema_292(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validLegacyTitledEnumSchema_286(x) {
-			return false
-		}
-		if x, ok := o["enum"]; ok && !validLegacyTitledEnumSchema_288(x) {
-			return false
-		}
-		if x, ok := o["enumNames"]; ok && !validLegacyTitledEnumSchema_290(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validLegacyTitledEnumSchema_291(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validLegacyTitledEnumSchema_292(x) {
-			return false
-		}
-		if _, ok := o["enum"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4157,25 +4509,31 @@ func validListPromptsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListPromptsRequest_293(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListPromptsRequest_293(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListPromptsRequest_294(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListPromptsRequest_295(x) {
+					return false
+				}
+			case "params":
+				if !validListPromptsRequest_296(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListPromptsRequest_294(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListPromptsRequest_295(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListPromptsRequest_296(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4222,16 +4580,25 @@ func validListPromptsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListPromptsResult_297(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListPromptsResult_297(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListPromptsResult_298(x) {
+					return false
+				}
+			case "prompts":
+				seen |= 1 << 0
+				if !validListPromptsResult_300(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListPromptsResult_298(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validListPromptsResult_300(x) {
-			return false
-		}
-		if _, ok := o["prompts"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4277,25 +4644,31 @@ func validListResourceTemplatesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListResourceTemplatesRequest_301(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListResourceTemplatesRequest_301(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListResourceTemplatesRequest_302(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListResourceTemplatesRequest_303(x) {
+					return false
+				}
+			case "params":
+				if !validListResourceTemplatesRequest_304(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListResourceTemplatesRequest_302(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListResourceTemplatesRequest_303(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListResourceTemplatesRequest_304(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4342,16 +4715,25 @@ func validListResourceTemplatesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourceTemplatesResult_305(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourceTemplatesResult_305(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourceTemplatesResult_306(x) {
+					return false
+				}
+			case "resourceTemplates":
+				seen |= 1 << 0
+				if !validListResourceTemplatesResult_308(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListResourceTemplatesResult_306(x) {
-			return false
-		}
-		if x, ok := o["resourceTemplates"]; ok && !validListResourceTemplatesResult_308(x) {
-			return false
-		}
-		if _, ok := o["resourceTemplates"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4397,25 +4779,31 @@ func validListResourcesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListResourcesRequest_309(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListResourcesRequest_309(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListResourcesRequest_310(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListResourcesRequest_311(x) {
+					return false
+				}
+			case "params":
+				if !validListResourcesRequest_312(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListResourcesRequest_310(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListResourcesRequest_311(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListResourcesRequest_312(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4462,16 +4850,25 @@ func validListResourcesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourcesResult_313(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourcesResult_313(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourcesResult_314(x) {
+					return false
+				}
+			case "resources":
+				seen |= 1 << 0
+				if !validListResourcesResult_316(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListResourcesResult_314(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validListResourcesResult_316(x) {
-			return false
-		}
-		if _, ok := o["resources"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4517,25 +4914,31 @@ func validListRootsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListRootsRequest_317(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListRootsRequest_317(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListRootsRequest_318(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListRootsRequest_319(x) {
+					return false
+				}
+			case "params":
+				if !validListRootsRequest_320(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListRootsRequest_318(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListRootsRequest_319(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListRootsRequest_320(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4575,13 +4978,21 @@ func validListRootsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListRootsResult_321(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListRootsResult_321(x) {
+					return false
+				}
+			case "roots":
+				seen |= 1 << 0
+				if !validListRootsResult_323(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["roots"]; ok && !validListRootsResult_323(x) {
-			return false
-		}
-		if _, ok := o["roots"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4627,25 +5038,31 @@ func validListTasksRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListTasksRequest_324(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListTasksRequest_324(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListTasksRequest_325(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListTasksRequest_326(x) {
+					return false
+				}
+			case "params":
+				if !validListTasksRequest_327(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListTasksRequest_325(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListTasksRequest_326(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListTasksRequest_327(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4692,16 +5109,25 @@ func validListTasksResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListTasksResult_328(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListTasksResult_328(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListTasksResult_329(x) {
+					return false
+				}
+			case "tasks":
+				seen |= 1 << 0
+				if !validListTasksResult_331(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListTasksResult_329(x) {
-			return false
-		}
-		if x, ok := o["tasks"]; ok && !validListTasksResult_331(x) {
-			return false
-		}
-		if _, ok := o["tasks"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4747,25 +5173,31 @@ func validListToolsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListToolsRequest_332(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListToolsRequest_332(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListToolsRequest_333(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListToolsRequest_334(x) {
+					return false
+				}
+			case "params":
+				if !validListToolsRequest_335(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListToolsRequest_333(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListToolsRequest_334(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListToolsRequest_335(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4812,16 +5244,25 @@ func validListToolsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListToolsResult_336(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListToolsResult_336(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListToolsResult_337(x) {
+					return false
+				}
+			case "tools":
+				seen |= 1 << 0
+				if !validListToolsResult_339(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validListToolsResult_337(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validListToolsResult_339(x) {
-			return false
-		}
-		if _, ok := o["tools"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -4870,22 +5311,27 @@ func validLoggingMessageNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validLoggingMessageNotification_340(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validLoggingMessageNotification_340(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validLoggingMessageNotification_341(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validLoggingMessageNotification_342(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validLoggingMessageNotification_341(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validLoggingMessageNotification_342(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4918,19 +5364,27 @@ func validLoggingMessageNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validLoggingMessageNotificationParams_343(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validLoggingMessageNotificationParams_343(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+			case "level":
+				seen |= 1 << 1
+				if !validLoggingMessageNotificationParams_344(x) {
+					return false
+				}
+			case "logger":
+				if !validLoggingMessageNotificationParams_345(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["level"]; ok && !validLoggingMessageNotificationParams_344(x) {
-			return false
-		}
-		if x, ok := o["logger"]; ok && !validLoggingMessageNotificationParams_345(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["level"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5021,17 +5475,25 @@ func validModelPreferences(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["costPriority"]; ok && !validModelPreferences_347(x) {
-			return false
-		}
-		if x, ok := o["hints"]; ok && !validModelPreferences_349(x) {
-			return false
-		}
-		if x, ok := o["intelligencePriority"]; ok && !validModelPreferences_350(x) {
-			return false
-		}
-		if x, ok := o["speedPriority"]; ok && !validModelPreferences_351(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "costPriority":
+				if !validModelPreferences_347(x) {
+					return false
+				}
+			case "hints":
+				if !validModelPreferences_349(x) {
+					return false
+				}
+			case "intelligencePriority":
+				if !validModelPreferences_350(x) {
+					return false
+				}
+			case "speedPriority":
+				if !validModelPreferences_351(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -5077,13 +5539,21 @@ func validNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validNotification_354(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validNotification_354(x) {
+					return false
+				}
+			case "params":
+				if !validNotification_355(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validNotification_355(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5159,25 +5629,37 @@ func validNumberSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validNumberSchema_357(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validNumberSchema_357(x) {
+					return false
+				}
+			case "description":
+				if !validNumberSchema_358(x) {
+					return false
+				}
+			case "maximum":
+				if !validNumberSchema_359(x) {
+					return false
+				}
+			case "minimum":
+				if !validNumberSchema_360(x) {
+					return false
+				}
+			case "title":
+				if !validNumberSchema_361(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validNumberSchema_362(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validNumberSchema_358(x) {
-			return false
-		}
-		if x, ok := o["maximum"]; ok && !validNumberSchema_359(x) {
-			return false
-		}
-		if x, ok := o["minimum"]; ok && !validNumberSchema_360(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validNumberSchema_361(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validNumberSchema_362(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5220,25 +5702,31 @@ func validPaginatedRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validPaginatedRequest_363(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validPaginatedRequest_363(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validPaginatedRequest_364(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validPaginatedRequest_365(x) {
+					return false
+				}
+			case "params":
+				if !validPaginatedRequest_366(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validPaginatedRequest_364(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validPaginatedRequest_365(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validPaginatedRequest_366(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -5354,25 +5842,31 @@ func validPingRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validPingRequest_372(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validPingRequest_372(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validPingRequest_373(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validPingRequest_374(x) {
+					return false
+				}
+			case "params":
+				if !validPingRequest_375(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validPingRequest_373(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validPingRequest_374(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validPingRequest_375(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -5474,22 +5968,27 @@ func validProgressNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validProgressNotification_384(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validProgressNotification_384(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validProgressNotification_385(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validProgressNotification_386(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validProgressNotification_385(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validProgressNotification_386(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -5536,25 +6035,34 @@ func validProgressNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validProgressNotificationParams_387(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validProgressNotificationParams_387(x) {
+					return false
+				}
+			case "message":
+				if !validProgressNotificationParams_388(x) {
+					return false
+				}
+			case "progress":
+				seen |= 1 << 0
+				if !validProgressNotificationParams_389(x) {
+					return false
+				}
+			case "progressToken":
+				seen |= 1 << 1
+				if !validProgressNotificationParams_390(x) {
+					return false
+				}
+			case "total":
+				if !validProgressNotificationParams_391(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validProgressNotificationParams_388(x) {
-			return false
-		}
-		if x, ok := o["progress"]; ok && !validProgressNotificationParams_389(x) {
-			return false
-		}
-		if x, ok := o["progressToken"]; ok && !validProgressNotificationParams_390(x) {
-			return false
-		}
-		if x, ok := o["total"]; ok && !validProgressNotificationParams_391(x) {
-			return false
-		}
-		if _, ok := o["progress"]; !ok {
-			return false
-		}
-		if _, ok := o["progressToken"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5643,25 +6151,37 @@ func validPrompt(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validPrompt_392(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validPrompt_392(x) {
+					return false
+				}
+			case "arguments":
+				if !validPrompt_394(x) {
+					return false
+				}
+			case "description":
+				if !validPrompt_395(x) {
+					return false
+				}
+			case "icons":
+				if !validPrompt_397(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPrompt_398(x) {
+					return false
+				}
+			case "title":
+				if !validPrompt_399(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["arguments"]; ok && !validPrompt_394(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validPrompt_395(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validPrompt_397(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validPrompt_398(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validPrompt_399(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5701,19 +6221,29 @@ func validPromptArgument(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validPromptArgument_400(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validPromptArgument_400(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPromptArgument_401(x) {
+					return false
+				}
+			case "required":
+				if !validPromptArgument_402(x) {
+					return false
+				}
+			case "title":
+				if !validPromptArgument_403(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validPromptArgument_401(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validPromptArgument_402(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validPromptArgument_403(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5752,19 +6282,26 @@ func validPromptListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validPromptListChangedNotification_404(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validPromptListChangedNotification_404(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validPromptListChangedNotification_405(x) {
+					return false
+				}
+			case "params":
+				if !validPromptListChangedNotification_406(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validPromptListChangedNotification_405(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validPromptListChangedNotification_406(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5790,16 +6327,22 @@ func validPromptMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["content"]; ok && !validPromptMessage_407(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "content":
+				seen |= 1 << 0
+				if !validPromptMessage_407(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validPromptMessage_408(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["role"]; ok && !validPromptMessage_408(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5835,19 +6378,26 @@ func validPromptReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validPromptReference_409(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validPromptReference_409(x) {
+					return false
+				}
+			case "title":
+				if !validPromptReference_410(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validPromptReference_411(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validPromptReference_410(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validPromptReference_411(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5893,28 +6443,32 @@ func validReadResourceRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validReadResourceRequest_412(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validReadResourceRequest_412(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validReadResourceRequest_413(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validReadResourceRequest_414(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validReadResourceRequest_415(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validReadResourceRequest_413(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validReadResourceRequest_414(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validReadResourceRequest_415(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -5957,13 +6511,21 @@ func validReadResourceRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validReadResourceRequestParams_417(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validReadResourceRequestParams_417(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validReadResourceRequestParams_418(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validReadResourceRequestParams_418(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6017,13 +6579,21 @@ func validReadResourceResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validReadResourceResult_419(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validReadResourceResult_419(x) {
+					return false
+				}
+			case "contents":
+				seen |= 1 << 0
+				if !validReadResourceResult_423(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["contents"]; ok && !validReadResourceResult_423(x) {
-			return false
-		}
-		if _, ok := o["contents"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6071,13 +6641,21 @@ func validRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validRequest_425(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validRequest_425(x) {
+					return false
+				}
+			case "params":
+				if !validRequest_426(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validRequest_426(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6209,37 +6787,50 @@ func validResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResource_429(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResource_429(x) {
+					return false
+				}
+			case "annotations":
+				if !validResource_430(x) {
+					return false
+				}
+			case "description":
+				if !validResource_431(x) {
+					return false
+				}
+			case "icons":
+				if !validResource_433(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResource_434(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResource_435(x) {
+					return false
+				}
+			case "size":
+				if !validResource_436(x) {
+					return false
+				}
+			case "title":
+				if !validResource_437(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResource_438(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResource_430(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResource_431(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validResource_433(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResource_434(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResource_435(x) {
-			return false
-		}
-		if x, ok := o["size"]; ok && !validResource_436(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResource_437(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResource_438(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6277,16 +6868,25 @@ func validResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceContents_439(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceContents_439(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceContents_440(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validResourceContents_441(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validResourceContents_440(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResourceContents_441(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6390,43 +6990,55 @@ func validResourceLink(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceLink_442(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceLink_442(x) {
+					return false
+				}
+			case "annotations":
+				if !validResourceLink_443(x) {
+					return false
+				}
+			case "description":
+				if !validResourceLink_444(x) {
+					return false
+				}
+			case "icons":
+				if !validResourceLink_446(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceLink_447(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResourceLink_448(x) {
+					return false
+				}
+			case "size":
+				if !validResourceLink_449(x) {
+					return false
+				}
+			case "title":
+				if !validResourceLink_450(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validResourceLink_451(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 2
+				if !validResourceLink_452(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResourceLink_443(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResourceLink_444(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validResourceLink_446(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResourceLink_447(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResourceLink_448(x) {
-			return false
-		}
-		if x, ok := o["size"]; ok && !validResourceLink_449(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResourceLink_450(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validResourceLink_451(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResourceLink_452(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -6465,19 +7077,26 @@ func validResourceListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validResourceListChangedNotification_453(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validResourceListChangedNotification_453(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validResourceListChangedNotification_454(x) {
+					return false
+				}
+			case "params":
+				if !validResourceListChangedNotification_455(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validResourceListChangedNotification_454(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validResourceListChangedNotification_455(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6520,13 +7139,21 @@ func validResourceRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceRequestParams_457(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceRequestParams_457(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validResourceRequestParams_458(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceRequestParams_458(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6613,34 +7240,46 @@ func validResourceTemplate(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceTemplate_459(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceTemplate_459(x) {
+					return false
+				}
+			case "annotations":
+				if !validResourceTemplate_460(x) {
+					return false
+				}
+			case "description":
+				if !validResourceTemplate_461(x) {
+					return false
+				}
+			case "icons":
+				if !validResourceTemplate_463(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceTemplate_464(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResourceTemplate_465(x) {
+					return false
+				}
+			case "title":
+				if !validResourceTemplate_466(x) {
+					return false
+				}
+			case "uriTemplate":
+				seen |= 1 << 1
+				if !validResourceTemplate_467(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResourceTemplate_460(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResourceTemplate_461(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validResourceTemplate_463(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResourceTemplate_464(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResourceTemplate_465(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResourceTemplate_466(x) {
-			return false
-		}
-		if x, ok := o["uriTemplate"]; ok && !validResourceTemplate_467(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uriTemplate"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6674,16 +7313,22 @@ func validResourceTemplateReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["type"]; ok && !validResourceTemplateReference_468(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "type":
+				seen |= 1 << 0
+				if !validResourceTemplateReference_468(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResourceTemplateReference_469(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceTemplateReference_469(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6722,22 +7367,27 @@ func validResourceUpdatedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validResourceUpdatedNotification_470(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validResourceUpdatedNotification_470(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validResourceUpdatedNotification_471(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validResourceUpdatedNotification_472(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validResourceUpdatedNotification_471(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validResourceUpdatedNotification_472(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -6768,13 +7418,21 @@ func validResourceUpdatedNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceUpdatedNotificationParams_473(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceUpdatedNotificationParams_473(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validResourceUpdatedNotificationParams_474(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceUpdatedNotificationParams_474(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6841,16 +7499,25 @@ func validRoot(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validRoot_476(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validRoot_476(x) {
+					return false
+				}
+			case "name":
+				if !validRoot_477(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validRoot_478(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validRoot_477(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validRoot_478(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6889,19 +7556,26 @@ func validRootsListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validRootsListChangedNotification_479(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validRootsListChangedNotification_479(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validRootsListChangedNotification_480(x) {
+					return false
+				}
+			case "params":
+				if !validRootsListChangedNotification_481(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validRootsListChangedNotification_480(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validRootsListChangedNotification_481(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6990,19 +7664,26 @@ func validSamplingMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validSamplingMessage_482(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validSamplingMessage_482(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validSamplingMessage_490(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validSamplingMessage_491(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validSamplingMessage_490(x) {
-			return false
-		}
-		if x, ok := o["role"]; ok && !validSamplingMessage_491(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -7070,9 +7751,12 @@ func validServerCapabilities_499(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validServerCapabilities_498(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validServerCapabilities_498(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -7184,14 +7868,21 @@ func validServerCapabilities_511(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["cancel"]; ok && !validServerCapabilities_506(x) {
-			return false
-		}
-		if x, ok := o["list"]; ok && !validServerCapabilities_507(x) {
-			return false
-		}
-		if x, ok := o["requests"]; ok && !validServerCapabilities_510(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "cancel":
+				if !validServerCapabilities_506(x) {
+					return false
+				}
+			case "list":
+				if !validServerCapabilities_507(x) {
+					return false
+				}
+			case "requests":
+				if !validServerCapabilities_510(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -7221,26 +7912,37 @@ func validServerCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["completions"]; ok && !validServerCapabilities_497(x) {
-			return false
-		}
-		if x, ok := o["experimental"]; ok && !validServerCapabilities_499(x) {
-			return false
-		}
-		if x, ok := o["logging"]; ok && !validServerCapabilities_500(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validServerCapabilities_502(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validServerCapabilities_505(x) {
-			return false
-		}
-		if x, ok := o["tasks"]; ok && !validServerCapabilities_511(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validServerCapabilities_513(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "completions":
+				if !validServerCapabilities_497(x) {
+					return false
+				}
+			case "experimental":
+				if !validServerCapabilities_499(x) {
+					return false
+				}
+			case "logging":
+				if !validServerCapabilities_500(x) {
+					return false
+				}
+			case "prompts":
+				if !validServerCapabilities_502(x) {
+					return false
+				}
+			case "resources":
+				if !validServerCapabilities_505(x) {
+					return false
+				}
+			case "tasks":
+				if !validServerCapabilities_511(x) {
+					return false
+				}
+			case "tools":
+				if !validServerCapabilities_513(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -7523,28 +8225,32 @@ func validSetLevelRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validSetLevelRequest_545(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validSetLevelRequest_545(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validSetLevelRequest_546(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validSetLevelRequest_547(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validSetLevelRequest_548(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validSetLevelRequest_546(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validSetLevelRequest_547(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validSetLevelRequest_548(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -7582,13 +8288,21 @@ func validSetLevelRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validSetLevelRequestParams_550(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validSetLevelRequestParams_550(x) {
+					return false
+				}
+			case "level":
+				seen |= 1 << 0
+				if !validSetLevelRequestParams_551(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["level"]; ok && !validSetLevelRequestParams_551(x) {
-			return false
-		}
-		if _, ok := o["level"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -7676,28 +8390,41 @@ func validStringSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validStringSchema_554(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validStringSchema_554(x) {
+					return false
+				}
+			case "description":
+				if !validStringSchema_555(x) {
+					return false
+				}
+			case "format":
+				if !validStringSchema_556(x) {
+					return false
+				}
+			case "maxLength":
+				if !validStringSchema_557(x) {
+					return false
+				}
+			case "minLength":
+				if !validStringSchema_558(x) {
+					return false
+				}
+			case "title":
+				if !validStringSchema_559(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validStringSchema_560(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validStringSchema_555(x) {
-			return false
-		}
-		if x, ok := o["format"]; ok && !validStringSchema_556(x) {
-			return false
-		}
-		if x, ok := o["maxLength"]; ok && !validStringSchema_557(x) {
-			return false
-		}
-		if x, ok := o["minLength"]; ok && !validStringSchema_558(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validStringSchema_559(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validStringSchema_560(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -7743,28 +8470,32 @@ func validSubscribeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validSubscribeRequest_561(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validSubscribeRequest_561(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validSubscribeRequest_562(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validSubscribeRequest_563(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validSubscribeRequest_564(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validSubscribeRequest_562(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validSubscribeRequest_563(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validSubscribeRequest_564(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -7807,13 +8538,21 @@ func validSubscribeRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validSubscribeRequestParams_566(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validSubscribeRequestParams_566(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validSubscribeRequestParams_567(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validSubscribeRequestParams_567(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -7874,40 +8613,45 @@ func validTask(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["createdAt"]; ok && !validTask_568(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "createdAt":
+				seen |= 1 << 0
+				if !validTask_568(x) {
+					return false
+				}
+			case "lastUpdatedAt":
+				seen |= 1 << 1
+				if !validTask_569(x) {
+					return false
+				}
+			case "pollInterval":
+				if !validTask_570(x) {
+					return false
+				}
+			case "status":
+				seen |= 1 << 2
+				if !validTask_571(x) {
+					return false
+				}
+			case "statusMessage":
+				if !validTask_572(x) {
+					return false
+				}
+			case "taskId":
+				seen |= 1 << 3
+				if !validTask_573(x) {
+					return false
+				}
+			case "ttl":
+				seen |= 1 << 4
+				if !validTask_574(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["lastUpdatedAt"]; ok && !validTask_569(x) {
-			return false
-		}
-		if x, ok := o["pollInterval"]; ok && !validTask_570(x) {
-			return false
-		}
-		if x, ok := o["status"]; ok && !validTask_571(x) {
-			return false
-		}
-		if x, ok := o["statusMessage"]; ok && !validTask_572(x) {
-			return false
-		}
-		if x, ok := o["taskId"]; ok && !validTask_573(x) {
-			return false
-		}
-		if x, ok := o["ttl"]; ok && !validTask_574(x) {
-			return false
-		}
-		if _, ok := o["createdAt"]; !ok {
-			return false
-		}
-		if _, ok := o["lastUpdatedAt"]; !ok {
-			return false
-		}
-		if _, ok := o["status"]; !ok {
-			return false
-		}
-		if _, ok := o["taskId"]; !ok {
-			return false
-		}
-		if _, ok := o["ttl"]; !ok {
+		if seen != 0x1f {
 			return false
 		}
 	}
@@ -8016,22 +8760,27 @@ func validTaskStatusNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validTaskStatusNotification_579(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validTaskStatusNotification_579(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validTaskStatusNotification_580(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validTaskStatusNotification_581(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validTaskStatusNotification_580(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validTaskStatusNotification_581(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -8098,22 +8847,30 @@ func validTextContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTextContent_584(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTextContent_584(x) {
+					return false
+				}
+			case "annotations":
+				if !validTextContent_585(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextContent_586(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTextContent_587(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validTextContent_585(x) {
-			return false
-		}
-		if x, ok := o["text"]; ok && !validTextContent_586(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTextContent_587(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8158,22 +8915,30 @@ func validTextResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTextResourceContents_588(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTextResourceContents_588(x) {
+					return false
+				}
+			case "mimeType":
+				if !validTextResourceContents_589(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextResourceContents_590(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validTextResourceContents_591(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validTextResourceContents_589(x) {
-			return false
-		}
-		if x, ok := o["text"]; ok && !validTextResourceContents_590(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validTextResourceContents_591(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8227,16 +8992,22 @@ func validTitledMultiSelectEnumSchema_597(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["const"]; ok && !validTitledMultiSelectEnumSchema_595(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "const":
+				seen |= 1 << 0
+				if !validTitledMultiSelectEnumSchema_595(x) {
+					return false
+				}
+			case "title":
+				seen |= 1 << 1
+				if !validTitledMultiSelectEnumSchema_596(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validTitledMultiSelectEnumSchema_596(x) {
-			return false
-		}
-		if _, ok := o["const"]; !ok {
-			return false
-		}
-		if _, ok := o["title"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8308,31 +9079,42 @@ func validTitledMultiSelectEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validTitledMultiSelectEnumSchema_593(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validTitledMultiSelectEnumSchema_593(x) {
+					return false
+				}
+			case "description":
+				if !validTitledMultiSelectEnumSchema_594(x) {
+					return false
+				}
+			case "items":
+				seen |= 1 << 0
+				if !validTitledMultiSelectEnumSchema_599(x) {
+					return false
+				}
+			case "maxItems":
+				if !validTitledMultiSelectEnumSchema_600(x) {
+					return false
+				}
+			case "minItems":
+				if !validTitledMultiSelectEnumSchema_601(x) {
+					return false
+				}
+			case "title":
+				if !validTitledMultiSelectEnumSchema_602(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTitledMultiSelectEnumSchema_603(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validTitledMultiSelectEnumSchema_594(x) {
-			return false
-		}
-		if x, ok := o["items"]; ok && !validTitledMultiSelectEnumSchema_599(x) {
-			return false
-		}
-		if x, ok := o["maxItems"]; ok && !validTitledMultiSelectEnumSchema_600(x) {
-			return false
-		}
-		if x, ok := o["minItems"]; ok && !validTitledMultiSelectEnumSchema_601(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validTitledMultiSelectEnumSchema_602(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTitledMultiSelectEnumSchema_603(x) {
-			return false
-		}
-		if _, ok := o["items"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8372,16 +9154,22 @@ func validTitledSingleSelectEnumSchema_608(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["const"]; ok && !validTitledSingleSelectEnumSchema_606(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "const":
+				seen |= 1 << 0
+				if !validTitledSingleSelectEnumSchema_606(x) {
+					return false
+				}
+			case "title":
+				seen |= 1 << 1
+				if !validTitledSingleSelectEnumSchema_607(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validTitledSingleSelectEnumSchema_607(x) {
-			return false
-		}
-		if _, ok := o["const"]; !ok {
-			return false
-		}
-		if _, ok := o["title"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8424,25 +9212,34 @@ func validTitledSingleSelectEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validTitledSingleSelectEnumSchema_604(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validTitledSingleSelectEnumSchema_604(x) {
+					return false
+				}
+			case "description":
+				if !validTitledSingleSelectEnumSchema_605(x) {
+					return false
+				}
+			case "oneOf":
+				seen |= 1 << 0
+				if !validTitledSingleSelectEnumSchema_609(x) {
+					return false
+				}
+			case "title":
+				if !validTitledSingleSelectEnumSchema_610(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTitledSingleSelectEnumSchema_611(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validTitledSingleSelectEnumSchema_605(x) {
-			return false
-		}
-		if x, ok := o["oneOf"]; ok && !validTitledSingleSelectEnumSchema_609(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validTitledSingleSelectEnumSchema_610(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTitledSingleSelectEnumSchema_611(x) {
-			return false
-		}
-		if _, ok := o["oneOf"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8517,9 +9314,12 @@ func validTool_620(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validTool_619(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validTool_619(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -8562,19 +9362,29 @@ func validTool_624(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["$schema"]; ok && !validTool_618(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "$schema":
+				if !validTool_618(x) {
+					return false
+				}
+			case "properties":
+				if !validTool_620(x) {
+					return false
+				}
+			case "required":
+				if !validTool_622(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTool_623(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["properties"]; ok && !validTool_620(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validTool_622(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTool_623(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -8607,9 +9417,12 @@ func validTool_628(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validTool_627(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validTool_627(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -8652,19 +9465,29 @@ func validTool_632(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["$schema"]; ok && !validTool_626(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "$schema":
+				if !validTool_626(x) {
+					return false
+				}
+			case "properties":
+				if !validTool_628(x) {
+					return false
+				}
+			case "required":
+				if !validTool_630(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTool_631(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["properties"]; ok && !validTool_628(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validTool_630(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTool_631(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -8683,37 +9506,50 @@ func validTool(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTool_612(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTool_612(x) {
+					return false
+				}
+			case "annotations":
+				if !validTool_613(x) {
+					return false
+				}
+			case "description":
+				if !validTool_614(x) {
+					return false
+				}
+			case "execution":
+				if !validTool_615(x) {
+					return false
+				}
+			case "icons":
+				if !validTool_617(x) {
+					return false
+				}
+			case "inputSchema":
+				seen |= 1 << 0
+				if !validTool_624(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 1
+				if !validTool_625(x) {
+					return false
+				}
+			case "outputSchema":
+				if !validTool_632(x) {
+					return false
+				}
+			case "title":
+				if !validTool_633(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validTool_613(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validTool_614(x) {
-			return false
-		}
-		if x, ok := o["execution"]; ok && !validTool_615(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validTool_617(x) {
-			return false
-		}
-		if x, ok := o["inputSchema"]; ok && !validTool_624(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validTool_625(x) {
-			return false
-		}
-		if x, ok := o["outputSchema"]; ok && !validTool_632(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validTool_633(x) {
-			return false
-		}
-		if _, ok := o["inputSchema"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8760,20 +9596,29 @@ func validToolAnnotations(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["destructiveHint"]; ok && !validToolAnnotations_634(x) {
-			return false
-		}
-		if x, ok := o["idempotentHint"]; ok && !validToolAnnotations_635(x) {
-			return false
-		}
-		if x, ok := o["openWorldHint"]; ok && !validToolAnnotations_636(x) {
-			return false
-		}
-		if x, ok := o["readOnlyHint"]; ok && !validToolAnnotations_637(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validToolAnnotations_638(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "destructiveHint":
+				if !validToolAnnotations_634(x) {
+					return false
+				}
+			case "idempotentHint":
+				if !validToolAnnotations_635(x) {
+					return false
+				}
+			case "openWorldHint":
+				if !validToolAnnotations_636(x) {
+					return false
+				}
+			case "readOnlyHint":
+				if !validToolAnnotations_637(x) {
+					return false
+				}
+			case "title":
+				if !validToolAnnotations_638(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -8855,19 +9700,26 @@ func validToolListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validToolListChangedNotification_641(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validToolListChangedNotification_641(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validToolListChangedNotification_642(x) {
+					return false
+				}
+			case "params":
+				if !validToolListChangedNotification_643(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validToolListChangedNotification_642(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validToolListChangedNotification_643(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8938,31 +9790,39 @@ func validToolResultContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validToolResultContent_644(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validToolResultContent_644(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validToolResultContent_646(x) {
+					return false
+				}
+			case "isError":
+				if !validToolResultContent_647(x) {
+					return false
+				}
+			case "structuredContent":
+				if !validToolResultContent_648(x) {
+					return false
+				}
+			case "toolUseId":
+				seen |= 1 << 1
+				if !validToolResultContent_649(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validToolResultContent_650(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validToolResultContent_646(x) {
-			return false
-		}
-		if x, ok := o["isError"]; ok && !validToolResultContent_647(x) {
-			return false
-		}
-		if x, ok := o["structuredContent"]; ok && !validToolResultContent_648(x) {
-			return false
-		}
-		if x, ok := o["toolUseId"]; ok && !validToolResultContent_649(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validToolResultContent_650(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["toolUseId"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -9012,31 +9872,36 @@ func validToolUseContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validToolUseContent_651(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validToolUseContent_651(x) {
+					return false
+				}
+			case "id":
+				seen |= 1 << 0
+				if !validToolUseContent_652(x) {
+					return false
+				}
+			case "input":
+				seen |= 1 << 1
+				if !validToolUseContent_653(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 2
+				if !validToolUseContent_654(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 3
+				if !validToolUseContent_655(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validToolUseContent_652(x) {
-			return false
-		}
-		if x, ok := o["input"]; ok && !validToolUseContent_653(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validToolUseContent_654(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validToolUseContent_655(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["input"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -9101,16 +9966,22 @@ func validURLElicitationRequiredError_661(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validURLElicitationRequiredError_657(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validURLElicitationRequiredError_657(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 1
+				if !validURLElicitationRequiredError_660(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["data"]; ok && !validURLElicitationRequiredError_660(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9149,19 +10020,26 @@ func validURLElicitationRequiredError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validURLElicitationRequiredError_662(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validURLElicitationRequiredError_662(x) {
+					return false
+				}
+			case "id":
+				if !validURLElicitationRequiredError_663(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validURLElicitationRequiredError_664(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validURLElicitationRequiredError_663(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validURLElicitationRequiredError_664(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9207,28 +10085,32 @@ func validUnsubscribeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validUnsubscribeRequest_665(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validUnsubscribeRequest_665(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validUnsubscribeRequest_666(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validUnsubscribeRequest_667(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validUnsubscribeRequest_668(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validUnsubscribeRequest_666(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validUnsubscribeRequest_667(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validUnsubscribeRequest_668(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -9271,13 +10153,21 @@ func validUnsubscribeRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validUnsubscribeRequestParams_670(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validUnsubscribeRequestParams_670(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validUnsubscribeRequestParams_671(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validUnsubscribeRequestParams_671(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -9348,16 +10238,22 @@ func validUntitledMultiSelectEnumSchema_678(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["enum"]; ok && !validUntitledMultiSelectEnumSchema_676(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "enum":
+				seen |= 1 << 0
+				if !validUntitledMultiSelectEnumSchema_676(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validUntitledMultiSelectEnumSchema_677(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["type"]; ok && !validUntitledMultiSelectEnumSchema_677(x) {
-			return false
-		}
-		if _, ok := o["enum"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9400,31 +10296,42 @@ func validUntitledMultiSelectEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validUntitledMultiSelectEnumSchema_673(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validUntitledMultiSelectEnumSchema_673(x) {
+					return false
+				}
+			case "description":
+				if !validUntitledMultiSelectEnumSchema_674(x) {
+					return false
+				}
+			case "items":
+				seen |= 1 << 0
+				if !validUntitledMultiSelectEnumSchema_678(x) {
+					return false
+				}
+			case "maxItems":
+				if !validUntitledMultiSelectEnumSchema_679(x) {
+					return false
+				}
+			case "minItems":
+				if !validUntitledMultiSelectEnumSchema_680(x) {
+					return false
+				}
+			case "title":
+				if !validUntitledMultiSelectEnumSchema_681(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validUntitledMultiSelectEnumSchema_682(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validUntitledMultiSelectEnumSchema_674(x) {
-			return false
-		}
-		if x, ok := o["items"]; ok && !validUntitledMultiSelectEnumSchema_678(x) {
-			return false
-		}
-		if x, ok := o["maxItems"]; ok && !validUntitledMultiSelectEnumSchema_679(x) {
-			return false
-		}
-		if x, ok := o["minItems"]; ok && !validUntitledMultiSelectEnumSchema_680(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validUntitledMultiSelectEnumSchema_681(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validUntitledMultiSelectEnumSchema_682(x) {
-			return false
-		}
-		if _, ok := o["items"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9488,25 +10395,34 @@ func validUntitledSingleSelectEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validUntitledSingleSelectEnumSchema_683(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validUntitledSingleSelectEnumSchema_683(x) {
+					return false
+				}
+			case "description":
+				if !validUntitledSingleSelectEnumSchema_684(x) {
+					return false
+				}
+			case "enum":
+				seen |= 1 << 0
+				if !validUntitledSingleSelectEnumSchema_686(x) {
+					return false
+				}
+			case "title":
+				if !validUntitledSingleSelectEnumSchema_687(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validUntitledSingleSelectEnumSchema_688(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validUntitledSingleSelectEnumSchema_684(x) {
-			return false
-		}
-		if x, ok := o["enum"]; ok && !validUntitledSingleSelectEnumSchema_686(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validUntitledSingleSelectEnumSchema_687(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validUntitledSingleSelectEnumSchema_688(x) {
-			return false
-		}
-		if _, ok := o["enum"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}

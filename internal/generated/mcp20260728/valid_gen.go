@@ -390,14 +390,21 @@ func validAnnotations(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["audience"]; ok && !validAnnotations_2(x) {
-			return false
-		}
-		if x, ok := o["lastModified"]; ok && !validAnnotations_3(x) {
-			return false
-		}
-		if x, ok := o["priority"]; ok && !validAnnotations_4(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "audience":
+				if !validAnnotations_2(x) {
+					return false
+				}
+			case "lastModified":
+				if !validAnnotations_3(x) {
+					return false
+				}
+			case "priority":
+				if !validAnnotations_4(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -446,28 +453,35 @@ func validAudioContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validAudioContent_5(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validAudioContent_5(x) {
+					return false
+				}
+			case "annotations":
+				if !validAudioContent_6(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validAudioContent_7(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validAudioContent_8(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validAudioContent_9(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validAudioContent_6(x) {
-			return false
-		}
-		if x, ok := o["data"]; ok && !validAudioContent_7(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validAudioContent_8(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validAudioContent_9(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -493,13 +507,21 @@ func validBaseMetadata(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validBaseMetadata_10(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validBaseMetadata_10(x) {
+					return false
+				}
+			case "title":
+				if !validBaseMetadata_11(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validBaseMetadata_11(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -544,22 +566,30 @@ func validBlobResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validBlobResourceContents_12(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validBlobResourceContents_12(x) {
+					return false
+				}
+			case "blob":
+				seen |= 1 << 0
+				if !validBlobResourceContents_13(x) {
+					return false
+				}
+			case "mimeType":
+				if !validBlobResourceContents_14(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validBlobResourceContents_15(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["blob"]; ok && !validBlobResourceContents_13(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validBlobResourceContents_14(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validBlobResourceContents_15(x) {
-			return false
-		}
-		if _, ok := o["blob"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -602,19 +632,29 @@ func validBooleanSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validBooleanSchema_16(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validBooleanSchema_16(x) {
+					return false
+				}
+			case "description":
+				if !validBooleanSchema_17(x) {
+					return false
+				}
+			case "title":
+				if !validBooleanSchema_18(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validBooleanSchema_19(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validBooleanSchema_17(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validBooleanSchema_18(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validBooleanSchema_19(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -660,25 +700,31 @@ func validCacheableResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCacheableResult_20(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCacheableResult_20(x) {
+					return false
+				}
+			case "cacheScope":
+				seen |= 1 << 0
+				if !validCacheableResult_21(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 1
+				if !validCacheableResult_22(x) {
+					return false
+				}
+			case "ttlMs":
+				seen |= 1 << 2
+				if !validCacheableResult_23(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["cacheScope"]; ok && !validCacheableResult_21(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validCacheableResult_22(x) {
-			return false
-		}
-		if x, ok := o["ttlMs"]; ok && !validCacheableResult_23(x) {
-			return false
-		}
-		if _, ok := o["cacheScope"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
-			return false
-		}
-		if _, ok := o["ttlMs"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -724,28 +770,32 @@ func validCallToolRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCallToolRequest_24(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCallToolRequest_24(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCallToolRequest_25(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validCallToolRequest_26(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validCallToolRequest_27(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCallToolRequest_25(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validCallToolRequest_26(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCallToolRequest_27(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -792,25 +842,34 @@ func validCallToolRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCallToolRequestParams_28(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validCallToolRequestParams_28(x) {
+					return false
+				}
+			case "arguments":
+				if !validCallToolRequestParams_29(x) {
+					return false
+				}
+			case "inputResponses":
+				if !validCallToolRequestParams_30(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 1
+				if !validCallToolRequestParams_31(x) {
+					return false
+				}
+			case "requestState":
+				if !validCallToolRequestParams_32(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["arguments"]; ok && !validCallToolRequestParams_29(x) {
-			return false
-		}
-		if x, ok := o["inputResponses"]; ok && !validCallToolRequestParams_30(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validCallToolRequestParams_31(x) {
-			return false
-		}
-		if x, ok := o["requestState"]; ok && !validCallToolRequestParams_32(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -864,22 +923,30 @@ func validCallToolResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCallToolResult_33(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCallToolResult_33(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCallToolResult_35(x) {
+					return false
+				}
+			case "isError":
+				if !validCallToolResult_36(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 1
+				if !validCallToolResult_37(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCallToolResult_35(x) {
-			return false
-		}
-		if x, ok := o["isError"]; ok && !validCallToolResult_36(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validCallToolResult_37(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -929,22 +996,27 @@ func validCallToolResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCallToolResultResponse_38(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCallToolResultResponse_38(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCallToolResultResponse_39(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validCallToolResultResponse_42(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCallToolResultResponse_39(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validCallToolResultResponse_42(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -997,16 +1069,22 @@ func validCancelTaskRequest_48(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCancelTaskRequest_46(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validCancelTaskRequest_46(x) {
+					return false
+				}
+			case "taskId":
+				seen |= 1 << 1
+				if !validCancelTaskRequest_47(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["taskId"]; ok && !validCancelTaskRequest_47(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["taskId"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1018,28 +1096,32 @@ func validCancelTaskRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCancelTaskRequest_43(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCancelTaskRequest_43(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCancelTaskRequest_44(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validCancelTaskRequest_45(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validCancelTaskRequest_48(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCancelTaskRequest_44(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validCancelTaskRequest_45(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCancelTaskRequest_48(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -1092,22 +1174,27 @@ func validCancelledNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validCancelledNotification_50(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validCancelledNotification_50(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validCancelledNotification_51(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validCancelledNotification_52(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validCancelledNotification_51(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCancelledNotification_52(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1140,16 +1227,25 @@ func validCancelledNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCancelledNotificationParams_53(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCancelledNotificationParams_53(x) {
+					return false
+				}
+			case "reason":
+				if !validCancelledNotificationParams_54(x) {
+					return false
+				}
+			case "requestId":
+				seen |= 1 << 0
+				if !validCancelledNotificationParams_55(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["reason"]; ok && !validCancelledNotificationParams_54(x) {
-			return false
-		}
-		if x, ok := o["requestId"]; ok && !validCancelledNotificationParams_55(x) {
-			return false
-		}
-		if _, ok := o["requestId"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1197,9 +1293,12 @@ func validClientCapabilities_60(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validClientCapabilities_59(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validClientCapabilities_59(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1218,9 +1317,12 @@ func validClientCapabilities_62(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validClientCapabilities_61(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validClientCapabilities_61(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1268,20 +1370,29 @@ func validClientCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["elicitation"]; ok && !validClientCapabilities_58(x) {
-			return false
-		}
-		if x, ok := o["experimental"]; ok && !validClientCapabilities_60(x) {
-			return false
-		}
-		if x, ok := o["extensions"]; ok && !validClientCapabilities_62(x) {
-			return false
-		}
-		if x, ok := o["roots"]; ok && !validClientCapabilities_63(x) {
-			return false
-		}
-		if x, ok := o["sampling"]; ok && !validClientCapabilities_66(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "elicitation":
+				if !validClientCapabilities_58(x) {
+					return false
+				}
+			case "experimental":
+				if !validClientCapabilities_60(x) {
+					return false
+				}
+			case "extensions":
+				if !validClientCapabilities_62(x) {
+					return false
+				}
+			case "roots":
+				if !validClientCapabilities_63(x) {
+					return false
+				}
+			case "sampling":
+				if !validClientCapabilities_66(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -1319,22 +1430,27 @@ func validClientNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validClientNotification_67(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validClientNotification_67(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validClientNotification_68(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validClientNotification_69(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validClientNotification_68(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validClientNotification_69(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1464,28 +1580,32 @@ func validCompleteRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCompleteRequest_80(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCompleteRequest_80(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCompleteRequest_81(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validCompleteRequest_82(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validCompleteRequest_83(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCompleteRequest_81(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validCompleteRequest_82(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validCompleteRequest_83(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -1518,16 +1638,22 @@ func validCompleteRequestParams_87(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validCompleteRequestParams_85(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validCompleteRequestParams_85(x) {
+					return false
+				}
+			case "value":
+				seen |= 1 << 1
+				if !validCompleteRequestParams_86(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["value"]; ok && !validCompleteRequestParams_86(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["value"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1546,9 +1672,12 @@ func validCompleteRequestParams_89(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validCompleteRequestParams_88(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validCompleteRequestParams_88(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -1593,25 +1722,31 @@ func validCompleteRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCompleteRequestParams_84(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validCompleteRequestParams_84(x) {
+					return false
+				}
+			case "argument":
+				seen |= 1 << 1
+				if !validCompleteRequestParams_87(x) {
+					return false
+				}
+			case "context":
+				if !validCompleteRequestParams_90(x) {
+					return false
+				}
+			case "ref":
+				seen |= 1 << 2
+				if !validCompleteRequestParams_93(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["argument"]; ok && !validCompleteRequestParams_87(x) {
-			return false
-		}
-		if x, ok := o["context"]; ok && !validCompleteRequestParams_90(x) {
-			return false
-		}
-		if x, ok := o["ref"]; ok && !validCompleteRequestParams_93(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["argument"]; !ok {
-			return false
-		}
-		if _, ok := o["ref"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1668,16 +1803,25 @@ func validCompleteResult_99(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["hasMore"]; ok && !validCompleteResult_95(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "hasMore":
+				if !validCompleteResult_95(x) {
+					return false
+				}
+			case "total":
+				if !validCompleteResult_96(x) {
+					return false
+				}
+			case "values":
+				seen |= 1 << 0
+				if !validCompleteResult_98(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["total"]; ok && !validCompleteResult_96(x) {
-			return false
-		}
-		if x, ok := o["values"]; ok && !validCompleteResult_98(x) {
-			return false
-		}
-		if _, ok := o["values"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -1696,19 +1840,26 @@ func validCompleteResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCompleteResult_94(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCompleteResult_94(x) {
+					return false
+				}
+			case "completion":
+				seen |= 1 << 0
+				if !validCompleteResult_99(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 1
+				if !validCompleteResult_100(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["completion"]; ok && !validCompleteResult_99(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validCompleteResult_100(x) {
-			return false
-		}
-		if _, ok := o["completion"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1744,22 +1895,27 @@ func validCompleteResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validCompleteResultResponse_101(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validCompleteResultResponse_101(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validCompleteResultResponse_102(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validCompleteResultResponse_103(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validCompleteResultResponse_102(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validCompleteResultResponse_103(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -1830,16 +1986,22 @@ func validCreateMessageRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validCreateMessageRequest_109(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validCreateMessageRequest_109(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validCreateMessageRequest_110(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validCreateMessageRequest_110(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -1966,40 +2128,54 @@ func validCreateMessageRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["includeContext"]; ok && !validCreateMessageRequestParams_111(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "includeContext":
+				if !validCreateMessageRequestParams_111(x) {
+					return false
+				}
+			case "maxTokens":
+				seen |= 1 << 0
+				if !validCreateMessageRequestParams_112(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 1
+				if !validCreateMessageRequestParams_114(x) {
+					return false
+				}
+			case "metadata":
+				if !validCreateMessageRequestParams_115(x) {
+					return false
+				}
+			case "modelPreferences":
+				if !validCreateMessageRequestParams_116(x) {
+					return false
+				}
+			case "stopSequences":
+				if !validCreateMessageRequestParams_118(x) {
+					return false
+				}
+			case "systemPrompt":
+				if !validCreateMessageRequestParams_119(x) {
+					return false
+				}
+			case "temperature":
+				if !validCreateMessageRequestParams_120(x) {
+					return false
+				}
+			case "toolChoice":
+				if !validCreateMessageRequestParams_121(x) {
+					return false
+				}
+			case "tools":
+				if !validCreateMessageRequestParams_123(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["maxTokens"]; ok && !validCreateMessageRequestParams_112(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validCreateMessageRequestParams_114(x) {
-			return false
-		}
-		if x, ok := o["metadata"]; ok && !validCreateMessageRequestParams_115(x) {
-			return false
-		}
-		if x, ok := o["modelPreferences"]; ok && !validCreateMessageRequestParams_116(x) {
-			return false
-		}
-		if x, ok := o["stopSequences"]; ok && !validCreateMessageRequestParams_118(x) {
-			return false
-		}
-		if x, ok := o["systemPrompt"]; ok && !validCreateMessageRequestParams_119(x) {
-			return false
-		}
-		if x, ok := o["temperature"]; ok && !validCreateMessageRequestParams_120(x) {
-			return false
-		}
-		if x, ok := o["toolChoice"]; ok && !validCreateMessageRequestParams_121(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validCreateMessageRequestParams_123(x) {
-			return false
-		}
-		if _, ok := o["maxTokens"]; !ok {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2102,28 +2278,35 @@ func validCreateMessageResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validCreateMessageResult_124(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validCreateMessageResult_124(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validCreateMessageResult_132(x) {
+					return false
+				}
+			case "model":
+				seen |= 1 << 1
+				if !validCreateMessageResult_133(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 2
+				if !validCreateMessageResult_134(x) {
+					return false
+				}
+			case "stopReason":
+				if !validCreateMessageResult_135(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validCreateMessageResult_132(x) {
-			return false
-		}
-		if x, ok := o["model"]; ok && !validCreateMessageResult_133(x) {
-			return false
-		}
-		if x, ok := o["role"]; ok && !validCreateMessageResult_134(x) {
-			return false
-		}
-		if x, ok := o["stopReason"]; ok && !validCreateMessageResult_135(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["model"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2222,14 +2405,21 @@ func validDetailedTask_144(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validDetailedTask_141(x) {
-			return false
-		}
-		if x, ok := o["inputRequests"]; ok && !validDetailedTask_142(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validDetailedTask_143(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "error":
+				if !validDetailedTask_141(x) {
+					return false
+				}
+			case "inputRequests":
+				if !validDetailedTask_142(x) {
+					return false
+				}
+			case "result":
+				if !validDetailedTask_143(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -2284,28 +2474,32 @@ func validDiscoverRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validDiscoverRequest_145(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validDiscoverRequest_145(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validDiscoverRequest_146(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validDiscoverRequest_147(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validDiscoverRequest_148(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validDiscoverRequest_146(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validDiscoverRequest_147(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validDiscoverRequest_148(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -2386,40 +2580,45 @@ func validDiscoverResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validDiscoverResult_149(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validDiscoverResult_149(x) {
+					return false
+				}
+			case "cacheScope":
+				seen |= 1 << 0
+				if !validDiscoverResult_150(x) {
+					return false
+				}
+			case "capabilities":
+				seen |= 1 << 1
+				if !validDiscoverResult_151(x) {
+					return false
+				}
+			case "instructions":
+				if !validDiscoverResult_152(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 2
+				if !validDiscoverResult_153(x) {
+					return false
+				}
+			case "supportedVersions":
+				seen |= 1 << 3
+				if !validDiscoverResult_155(x) {
+					return false
+				}
+			case "ttlMs":
+				seen |= 1 << 4
+				if !validDiscoverResult_156(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["cacheScope"]; ok && !validDiscoverResult_150(x) {
-			return false
-		}
-		if x, ok := o["capabilities"]; ok && !validDiscoverResult_151(x) {
-			return false
-		}
-		if x, ok := o["instructions"]; ok && !validDiscoverResult_152(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validDiscoverResult_153(x) {
-			return false
-		}
-		if x, ok := o["supportedVersions"]; ok && !validDiscoverResult_155(x) {
-			return false
-		}
-		if x, ok := o["ttlMs"]; ok && !validDiscoverResult_156(x) {
-			return false
-		}
-		if _, ok := o["cacheScope"]; !ok {
-			return false
-		}
-		if _, ok := o["capabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
-			return false
-		}
-		if _, ok := o["supportedVersions"]; !ok {
-			return false
-		}
-		if _, ok := o["ttlMs"]; !ok {
+		if seen != 0x1f {
 			return false
 		}
 	}
@@ -2455,22 +2654,27 @@ func validDiscoverResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validDiscoverResultResponse_157(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validDiscoverResultResponse_157(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validDiscoverResultResponse_158(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validDiscoverResultResponse_159(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validDiscoverResultResponse_158(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validDiscoverResultResponse_159(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2499,16 +2703,22 @@ func validElicitRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validElicitRequest_160(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validElicitRequest_160(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validElicitRequest_161(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validElicitRequest_161(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2551,9 +2761,12 @@ func validElicitRequestFormParams_166(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validElicitRequestFormParams_165(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validElicitRequestFormParams_165(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -2596,22 +2809,30 @@ func validElicitRequestFormParams_170(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["$schema"]; ok && !validElicitRequestFormParams_164(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "$schema":
+				if !validElicitRequestFormParams_164(x) {
+					return false
+				}
+			case "properties":
+				seen |= 1 << 0
+				if !validElicitRequestFormParams_166(x) {
+					return false
+				}
+			case "required":
+				if !validElicitRequestFormParams_168(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validElicitRequestFormParams_169(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["properties"]; ok && !validElicitRequestFormParams_166(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validElicitRequestFormParams_168(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validElicitRequestFormParams_169(x) {
-			return false
-		}
-		if _, ok := o["properties"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2623,19 +2844,26 @@ func validElicitRequestFormParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["message"]; ok && !validElicitRequestFormParams_162(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "message":
+				seen |= 1 << 0
+				if !validElicitRequestFormParams_162(x) {
+					return false
+				}
+			case "mode":
+				if !validElicitRequestFormParams_163(x) {
+					return false
+				}
+			case "requestedSchema":
+				seen |= 1 << 1
+				if !validElicitRequestFormParams_170(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mode"]; ok && !validElicitRequestFormParams_163(x) {
-			return false
-		}
-		if x, ok := o["requestedSchema"]; ok && !validElicitRequestFormParams_170(x) {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
-			return false
-		}
-		if _, ok := o["requestedSchema"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2697,22 +2925,27 @@ func validElicitRequestURLParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["message"]; ok && !validElicitRequestURLParams_173(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "message":
+				seen |= 1 << 0
+				if !validElicitRequestURLParams_173(x) {
+					return false
+				}
+			case "mode":
+				seen |= 1 << 1
+				if !validElicitRequestURLParams_174(x) {
+					return false
+				}
+			case "url":
+				seen |= 1 << 2
+				if !validElicitRequestURLParams_175(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mode"]; ok && !validElicitRequestURLParams_174(x) {
-			return false
-		}
-		if x, ok := o["url"]; ok && !validElicitRequestURLParams_175(x) {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
-			return false
-		}
-		if _, ok := o["mode"]; !ok {
-			return false
-		}
-		if _, ok := o["url"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -2769,9 +3002,12 @@ func validElicitResult_181(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validElicitResult_180(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validElicitResult_180(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -2783,13 +3019,21 @@ func validElicitResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["action"]; ok && !validElicitResult_176(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "action":
+				seen |= 1 << 0
+				if !validElicitResult_176(x) {
+					return false
+				}
+			case "content":
+				if !validElicitResult_181(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validElicitResult_181(x) {
-			return false
-		}
-		if _, ok := o["action"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -2846,22 +3090,30 @@ func validEmbeddedResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validEmbeddedResource_182(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validEmbeddedResource_182(x) {
+					return false
+				}
+			case "annotations":
+				if !validEmbeddedResource_183(x) {
+					return false
+				}
+			case "resource":
+				seen |= 1 << 0
+				if !validEmbeddedResource_186(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validEmbeddedResource_187(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validEmbeddedResource_183(x) {
-			return false
-		}
-		if x, ok := o["resource"]; ok && !validEmbeddedResource_186(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validEmbeddedResource_187(x) {
-			return false
-		}
-		if _, ok := o["resource"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2936,16 +3188,22 @@ func validError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validError_193(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validError_193(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validError_194(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validError_194(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -2991,28 +3249,32 @@ func validGetPromptRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validGetPromptRequest_195(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validGetPromptRequest_195(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validGetPromptRequest_196(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validGetPromptRequest_197(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validGetPromptRequest_198(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validGetPromptRequest_196(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validGetPromptRequest_197(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validGetPromptRequest_198(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -3038,9 +3300,12 @@ func validGetPromptRequestParams_201(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validGetPromptRequestParams_200(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validGetPromptRequestParams_200(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -3073,25 +3338,34 @@ func validGetPromptRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validGetPromptRequestParams_199(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validGetPromptRequestParams_199(x) {
+					return false
+				}
+			case "arguments":
+				if !validGetPromptRequestParams_201(x) {
+					return false
+				}
+			case "inputResponses":
+				if !validGetPromptRequestParams_202(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 1
+				if !validGetPromptRequestParams_203(x) {
+					return false
+				}
+			case "requestState":
+				if !validGetPromptRequestParams_204(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["arguments"]; ok && !validGetPromptRequestParams_201(x) {
-			return false
-		}
-		if x, ok := o["inputResponses"]; ok && !validGetPromptRequestParams_202(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validGetPromptRequestParams_203(x) {
-			return false
-		}
-		if x, ok := o["requestState"]; ok && !validGetPromptRequestParams_204(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3145,22 +3419,30 @@ func validGetPromptResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validGetPromptResult_205(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validGetPromptResult_205(x) {
+					return false
+				}
+			case "description":
+				if !validGetPromptResult_206(x) {
+					return false
+				}
+			case "messages":
+				seen |= 1 << 0
+				if !validGetPromptResult_208(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 1
+				if !validGetPromptResult_209(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validGetPromptResult_206(x) {
-			return false
-		}
-		if x, ok := o["messages"]; ok && !validGetPromptResult_208(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validGetPromptResult_209(x) {
-			return false
-		}
-		if _, ok := o["messages"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3210,22 +3492,27 @@ func validGetPromptResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validGetPromptResultResponse_210(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validGetPromptResultResponse_210(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validGetPromptResultResponse_211(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validGetPromptResultResponse_214(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validGetPromptResultResponse_211(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validGetPromptResultResponse_214(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -3278,16 +3565,22 @@ func validGetTaskRequest_220(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validGetTaskRequest_218(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validGetTaskRequest_218(x) {
+					return false
+				}
+			case "taskId":
+				seen |= 1 << 1
+				if !validGetTaskRequest_219(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["taskId"]; ok && !validGetTaskRequest_219(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["taskId"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3299,28 +3592,32 @@ func validGetTaskRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validGetTaskRequest_215(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validGetTaskRequest_215(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validGetTaskRequest_216(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validGetTaskRequest_217(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validGetTaskRequest_220(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validGetTaskRequest_216(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validGetTaskRequest_217(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validGetTaskRequest_220(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -3415,19 +3712,26 @@ func validHeaderMismatchError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validHeaderMismatchError_226(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validHeaderMismatchError_226(x) {
+					return false
+				}
+			case "id":
+				if !validHeaderMismatchError_227(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validHeaderMismatchError_228(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validHeaderMismatchError_227(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validHeaderMismatchError_228(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3489,19 +3793,29 @@ func validIcon(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["mimeType"]; ok && !validIcon_229(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "mimeType":
+				if !validIcon_229(x) {
+					return false
+				}
+			case "sizes":
+				if !validIcon_231(x) {
+					return false
+				}
+			case "src":
+				seen |= 1 << 0
+				if !validIcon_232(x) {
+					return false
+				}
+			case "theme":
+				if !validIcon_233(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["sizes"]; ok && !validIcon_231(x) {
-			return false
-		}
-		if x, ok := o["src"]; ok && !validIcon_232(x) {
-			return false
-		}
-		if x, ok := o["theme"]; ok && !validIcon_233(x) {
-			return false
-		}
-		if _, ok := o["src"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3584,28 +3898,35 @@ func validImageContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validImageContent_236(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validImageContent_236(x) {
+					return false
+				}
+			case "annotations":
+				if !validImageContent_237(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+				if !validImageContent_238(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 1
+				if !validImageContent_239(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validImageContent_240(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validImageContent_237(x) {
-			return false
-		}
-		if x, ok := o["data"]; ok && !validImageContent_238(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validImageContent_239(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validImageContent_240(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -3678,28 +3999,38 @@ func validImplementation(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validImplementation_241(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validImplementation_241(x) {
+					return false
+				}
+			case "icons":
+				if !validImplementation_243(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validImplementation_244(x) {
+					return false
+				}
+			case "title":
+				if !validImplementation_245(x) {
+					return false
+				}
+			case "version":
+				seen |= 1 << 1
+				if !validImplementation_246(x) {
+					return false
+				}
+			case "websiteUrl":
+				if !validImplementation_247(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["icons"]; ok && !validImplementation_243(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validImplementation_244(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validImplementation_245(x) {
-			return false
-		}
-		if x, ok := o["version"]; ok && !validImplementation_246(x) {
-			return false
-		}
-		if x, ok := o["websiteUrl"]; ok && !validImplementation_247(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["version"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3746,9 +4077,12 @@ func validInputRequests(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validInputRequests_251(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validInputRequests_251(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -3788,19 +4122,29 @@ func validInputRequiredResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validInputRequiredResult_252(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validInputRequiredResult_252(x) {
+					return false
+				}
+			case "inputRequests":
+				if !validInputRequiredResult_253(x) {
+					return false
+				}
+			case "requestState":
+				if !validInputRequiredResult_254(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 0
+				if !validInputRequiredResult_255(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["inputRequests"]; ok && !validInputRequiredResult_253(x) {
-			return false
-		}
-		if x, ok := o["requestState"]; ok && !validInputRequiredResult_254(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validInputRequiredResult_255(x) {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3861,16 +4205,25 @@ func validInputResponseRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validInputResponseRequestParams_259(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validInputResponseRequestParams_259(x) {
+					return false
+				}
+			case "inputResponses":
+				if !validInputResponseRequestParams_260(x) {
+					return false
+				}
+			case "requestState":
+				if !validInputResponseRequestParams_261(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["inputResponses"]; ok && !validInputResponseRequestParams_260(x) {
-			return false
-		}
-		if x, ok := o["requestState"]; ok && !validInputResponseRequestParams_261(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -3889,9 +4242,12 @@ func validInputResponses(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validInputResponses_262(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validInputResponses_262(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -3920,16 +4276,22 @@ func validInternalError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validInternalError_263(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validInternalError_263(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validInternalError_264(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validInternalError_264(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3958,16 +4320,22 @@ func validInvalidParamsError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validInvalidParamsError_265(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validInvalidParamsError_265(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validInvalidParamsError_266(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validInvalidParamsError_266(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -3996,16 +4364,22 @@ func validInvalidRequestError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validInvalidRequestError_267(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validInvalidRequestError_267(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validInvalidRequestError_268(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validInvalidRequestError_268(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4045,9 +4419,12 @@ func validJSONObject(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validJSONObject_270(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validJSONObject_270(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -4083,19 +4460,26 @@ func validJSONRPCErrorResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validJSONRPCErrorResponse_271(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validJSONRPCErrorResponse_271(x) {
+					return false
+				}
+			case "id":
+				if !validJSONRPCErrorResponse_272(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCErrorResponse_273(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validJSONRPCErrorResponse_272(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCErrorResponse_273(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4166,19 +4550,26 @@ func validJSONRPCNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCNotification_278(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validJSONRPCNotification_278(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validJSONRPCNotification_279(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCNotification_280(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validJSONRPCNotification_279(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCNotification_280(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4221,25 +4612,31 @@ func validJSONRPCRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCRequest_281(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCRequest_281(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCRequest_282(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validJSONRPCRequest_283(x) {
+					return false
+				}
+			case "params":
+				if !validJSONRPCRequest_284(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCRequest_282(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validJSONRPCRequest_283(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validJSONRPCRequest_284(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4296,22 +4693,27 @@ func validJSONRPCResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validJSONRPCResultResponse_287(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validJSONRPCResultResponse_287(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validJSONRPCResultResponse_288(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validJSONRPCResultResponse_289(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validJSONRPCResultResponse_288(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validJSONRPCResultResponse_289(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4438,28 +4840,38 @@ func validLegacyTitledEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validLegacyTitledEnumSchema_294(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validLegacyTitledEnumSchema_294(x) {
+					return false
+				}
+			case "description":
+				if !validLegacyTitledEnumSchema_295(x) {
+					return false
+				}
+			case "enum":
+				seen |= 1 << 0
+				if !validLegacyTitledEnumSchema_297(x) {
+					return false
+				}
+			case "enumNames":
+				if !validLegacyTitledEnumSchema_299(x) {
+					return false
+				}
+			case "title":
+				if !validLegacyTitledEnumSchema_300(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validLegacyTitledEnumSchema_301(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validLegacyTitledEnumSchema_295(x) {
-			return false
-		}
-		if x, ok := o["enum"]; ok && !validLegacyTitledEnumSchema_297(x) {
-			return false
-		}
-		if x, ok := o["enumNames"]; ok && !validLegacyTitledEnumSchema_299(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validLegacyTitledEnumSchema_300(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validLegacyTitledEnumSchema_301(x) {
-			return false
-		}
-		if _, ok := o["enum"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -4505,28 +4917,32 @@ func validListPromptsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListPromptsRequest_302(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListPromptsRequest_302(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListPromptsRequest_303(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListPromptsRequest_304(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validListPromptsRequest_305(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListPromptsRequest_303(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListPromptsRequest_304(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListPromptsRequest_305(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -4600,34 +5016,40 @@ func validListPromptsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListPromptsResult_306(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListPromptsResult_306(x) {
+					return false
+				}
+			case "cacheScope":
+				seen |= 1 << 0
+				if !validListPromptsResult_307(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListPromptsResult_308(x) {
+					return false
+				}
+			case "prompts":
+				seen |= 1 << 1
+				if !validListPromptsResult_310(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 2
+				if !validListPromptsResult_311(x) {
+					return false
+				}
+			case "ttlMs":
+				seen |= 1 << 3
+				if !validListPromptsResult_312(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["cacheScope"]; ok && !validListPromptsResult_307(x) {
-			return false
-		}
-		if x, ok := o["nextCursor"]; ok && !validListPromptsResult_308(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validListPromptsResult_310(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validListPromptsResult_311(x) {
-			return false
-		}
-		if x, ok := o["ttlMs"]; ok && !validListPromptsResult_312(x) {
-			return false
-		}
-		if _, ok := o["cacheScope"]; !ok {
-			return false
-		}
-		if _, ok := o["prompts"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
-			return false
-		}
-		if _, ok := o["ttlMs"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -4663,22 +5085,27 @@ func validListPromptsResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListPromptsResultResponse_313(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListPromptsResultResponse_313(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListPromptsResultResponse_314(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validListPromptsResultResponse_315(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListPromptsResultResponse_314(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validListPromptsResultResponse_315(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4724,28 +5151,32 @@ func validListResourceTemplatesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListResourceTemplatesRequest_316(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListResourceTemplatesRequest_316(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListResourceTemplatesRequest_317(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListResourceTemplatesRequest_318(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validListResourceTemplatesRequest_319(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListResourceTemplatesRequest_317(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListResourceTemplatesRequest_318(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListResourceTemplatesRequest_319(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -4819,34 +5250,40 @@ func validListResourceTemplatesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourceTemplatesResult_320(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourceTemplatesResult_320(x) {
+					return false
+				}
+			case "cacheScope":
+				seen |= 1 << 0
+				if !validListResourceTemplatesResult_321(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourceTemplatesResult_322(x) {
+					return false
+				}
+			case "resourceTemplates":
+				seen |= 1 << 1
+				if !validListResourceTemplatesResult_324(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 2
+				if !validListResourceTemplatesResult_325(x) {
+					return false
+				}
+			case "ttlMs":
+				seen |= 1 << 3
+				if !validListResourceTemplatesResult_326(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["cacheScope"]; ok && !validListResourceTemplatesResult_321(x) {
-			return false
-		}
-		if x, ok := o["nextCursor"]; ok && !validListResourceTemplatesResult_322(x) {
-			return false
-		}
-		if x, ok := o["resourceTemplates"]; ok && !validListResourceTemplatesResult_324(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validListResourceTemplatesResult_325(x) {
-			return false
-		}
-		if x, ok := o["ttlMs"]; ok && !validListResourceTemplatesResult_326(x) {
-			return false
-		}
-		if _, ok := o["cacheScope"]; !ok {
-			return false
-		}
-		if _, ok := o["resourceTemplates"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
-			return false
-		}
-		if _, ok := o["ttlMs"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -4882,22 +5319,27 @@ func validListResourceTemplatesResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListResourceTemplatesResultResponse_327(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListResourceTemplatesResultResponse_327(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListResourceTemplatesResultResponse_328(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validListResourceTemplatesResultResponse_329(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListResourceTemplatesResultResponse_328(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validListResourceTemplatesResultResponse_329(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -4943,28 +5385,32 @@ func validListResourcesRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListResourcesRequest_330(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListResourcesRequest_330(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListResourcesRequest_331(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListResourcesRequest_332(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validListResourcesRequest_333(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListResourcesRequest_331(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListResourcesRequest_332(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListResourcesRequest_333(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -5038,34 +5484,40 @@ func validListResourcesResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListResourcesResult_334(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListResourcesResult_334(x) {
+					return false
+				}
+			case "cacheScope":
+				seen |= 1 << 0
+				if !validListResourcesResult_335(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListResourcesResult_336(x) {
+					return false
+				}
+			case "resources":
+				seen |= 1 << 1
+				if !validListResourcesResult_338(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 2
+				if !validListResourcesResult_339(x) {
+					return false
+				}
+			case "ttlMs":
+				seen |= 1 << 3
+				if !validListResourcesResult_340(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["cacheScope"]; ok && !validListResourcesResult_335(x) {
-			return false
-		}
-		if x, ok := o["nextCursor"]; ok && !validListResourcesResult_336(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validListResourcesResult_338(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validListResourcesResult_339(x) {
-			return false
-		}
-		if x, ok := o["ttlMs"]; ok && !validListResourcesResult_340(x) {
-			return false
-		}
-		if _, ok := o["cacheScope"]; !ok {
-			return false
-		}
-		if _, ok := o["resources"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
-			return false
-		}
-		if _, ok := o["ttlMs"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -5101,22 +5553,27 @@ func validListResourcesResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListResourcesResultResponse_341(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListResourcesResultResponse_341(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListResourcesResultResponse_342(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validListResourcesResultResponse_343(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListResourcesResultResponse_342(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validListResourcesResultResponse_343(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -5157,13 +5614,21 @@ func validListRootsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validListRootsRequest_344(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validListRootsRequest_344(x) {
+					return false
+				}
+			case "params":
+				if !validListRootsRequest_346(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validListRootsRequest_346(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5245,28 +5710,32 @@ func validListToolsRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListToolsRequest_349(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListToolsRequest_349(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListToolsRequest_350(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validListToolsRequest_351(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validListToolsRequest_352(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListToolsRequest_350(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validListToolsRequest_351(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validListToolsRequest_352(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -5340,34 +5809,40 @@ func validListToolsResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validListToolsResult_353(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validListToolsResult_353(x) {
+					return false
+				}
+			case "cacheScope":
+				seen |= 1 << 0
+				if !validListToolsResult_354(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validListToolsResult_355(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 1
+				if !validListToolsResult_356(x) {
+					return false
+				}
+			case "tools":
+				seen |= 1 << 2
+				if !validListToolsResult_358(x) {
+					return false
+				}
+			case "ttlMs":
+				seen |= 1 << 3
+				if !validListToolsResult_359(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["cacheScope"]; ok && !validListToolsResult_354(x) {
-			return false
-		}
-		if x, ok := o["nextCursor"]; ok && !validListToolsResult_355(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validListToolsResult_356(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validListToolsResult_358(x) {
-			return false
-		}
-		if x, ok := o["ttlMs"]; ok && !validListToolsResult_359(x) {
-			return false
-		}
-		if _, ok := o["cacheScope"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
-			return false
-		}
-		if _, ok := o["tools"]; !ok {
-			return false
-		}
-		if _, ok := o["ttlMs"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -5403,22 +5878,27 @@ func validListToolsResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validListToolsResultResponse_360(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validListToolsResultResponse_360(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validListToolsResultResponse_361(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validListToolsResultResponse_362(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validListToolsResultResponse_361(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validListToolsResultResponse_362(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -5467,22 +5947,27 @@ func validLoggingMessageNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validLoggingMessageNotification_363(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validLoggingMessageNotification_363(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validLoggingMessageNotification_364(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validLoggingMessageNotification_365(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validLoggingMessageNotification_364(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validLoggingMessageNotification_365(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -5515,19 +6000,27 @@ func validLoggingMessageNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validLoggingMessageNotificationParams_366(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validLoggingMessageNotificationParams_366(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 0
+			case "level":
+				seen |= 1 << 1
+				if !validLoggingMessageNotificationParams_367(x) {
+					return false
+				}
+			case "logger":
+				if !validLoggingMessageNotificationParams_368(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["level"]; ok && !validLoggingMessageNotificationParams_367(x) {
-			return false
-		}
-		if x, ok := o["logger"]; ok && !validLoggingMessageNotificationParams_368(x) {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["level"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5563,16 +6056,22 @@ func validMethodNotFoundError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validMethodNotFoundError_369(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validMethodNotFoundError_369(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validMethodNotFoundError_370(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validMethodNotFoundError_370(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5623,16 +6122,22 @@ func validMissingRequiredClientCapabilityError_375(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validMissingRequiredClientCapabilityError_372(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validMissingRequiredClientCapabilityError_372(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 1
+				if !validMissingRequiredClientCapabilityError_374(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["data"]; ok && !validMissingRequiredClientCapabilityError_374(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5671,19 +6176,26 @@ func validMissingRequiredClientCapabilityError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validMissingRequiredClientCapabilityError_376(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validMissingRequiredClientCapabilityError_376(x) {
+					return false
+				}
+			case "id":
+				if !validMissingRequiredClientCapabilityError_377(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validMissingRequiredClientCapabilityError_378(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validMissingRequiredClientCapabilityError_377(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validMissingRequiredClientCapabilityError_378(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -5774,17 +6286,25 @@ func validModelPreferences(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["costPriority"]; ok && !validModelPreferences_380(x) {
-			return false
-		}
-		if x, ok := o["hints"]; ok && !validModelPreferences_382(x) {
-			return false
-		}
-		if x, ok := o["intelligencePriority"]; ok && !validModelPreferences_383(x) {
-			return false
-		}
-		if x, ok := o["speedPriority"]; ok && !validModelPreferences_384(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "costPriority":
+				if !validModelPreferences_380(x) {
+					return false
+				}
+			case "hints":
+				if !validModelPreferences_382(x) {
+					return false
+				}
+			case "intelligencePriority":
+				if !validModelPreferences_383(x) {
+					return false
+				}
+			case "speedPriority":
+				if !validModelPreferences_384(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -5830,13 +6350,21 @@ func validNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validNotification_387(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validNotification_387(x) {
+					return false
+				}
+			case "params":
+				if !validNotification_388(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validNotification_388(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5931,25 +6459,37 @@ func validNumberSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validNumberSchema_391(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validNumberSchema_391(x) {
+					return false
+				}
+			case "description":
+				if !validNumberSchema_392(x) {
+					return false
+				}
+			case "maximum":
+				if !validNumberSchema_393(x) {
+					return false
+				}
+			case "minimum":
+				if !validNumberSchema_394(x) {
+					return false
+				}
+			case "title":
+				if !validNumberSchema_395(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validNumberSchema_396(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validNumberSchema_392(x) {
-			return false
-		}
-		if x, ok := o["maximum"]; ok && !validNumberSchema_393(x) {
-			return false
-		}
-		if x, ok := o["minimum"]; ok && !validNumberSchema_394(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validNumberSchema_395(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validNumberSchema_396(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -5992,28 +6532,32 @@ func validPaginatedRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validPaginatedRequest_397(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validPaginatedRequest_397(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validPaginatedRequest_398(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validPaginatedRequest_399(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validPaginatedRequest_400(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validPaginatedRequest_398(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validPaginatedRequest_399(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validPaginatedRequest_400(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -6039,13 +6583,21 @@ func validPaginatedRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validPaginatedRequestParams_401(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validPaginatedRequestParams_401(x) {
+					return false
+				}
+			case "cursor":
+				if !validPaginatedRequestParams_402(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["cursor"]; ok && !validPaginatedRequestParams_402(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6078,16 +6630,25 @@ func validPaginatedResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validPaginatedResult_403(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validPaginatedResult_403(x) {
+					return false
+				}
+			case "nextCursor":
+				if !validPaginatedResult_404(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 0
+				if !validPaginatedResult_405(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["nextCursor"]; ok && !validPaginatedResult_404(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validPaginatedResult_405(x) {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6116,16 +6677,22 @@ func validParseError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validParseError_406(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validParseError_406(x) {
+					return false
+				}
+			case "message":
+				seen |= 1 << 1
+				if !validParseError_407(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validParseError_407(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["message"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6227,22 +6794,27 @@ func validProgressNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validProgressNotification_416(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validProgressNotification_416(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validProgressNotification_417(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validProgressNotification_418(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validProgressNotification_417(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validProgressNotification_418(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -6289,25 +6861,34 @@ func validProgressNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validProgressNotificationParams_419(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validProgressNotificationParams_419(x) {
+					return false
+				}
+			case "message":
+				if !validProgressNotificationParams_420(x) {
+					return false
+				}
+			case "progress":
+				seen |= 1 << 0
+				if !validProgressNotificationParams_421(x) {
+					return false
+				}
+			case "progressToken":
+				seen |= 1 << 1
+				if !validProgressNotificationParams_422(x) {
+					return false
+				}
+			case "total":
+				if !validProgressNotificationParams_423(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["message"]; ok && !validProgressNotificationParams_420(x) {
-			return false
-		}
-		if x, ok := o["progress"]; ok && !validProgressNotificationParams_421(x) {
-			return false
-		}
-		if x, ok := o["progressToken"]; ok && !validProgressNotificationParams_422(x) {
-			return false
-		}
-		if x, ok := o["total"]; ok && !validProgressNotificationParams_423(x) {
-			return false
-		}
-		if _, ok := o["progress"]; !ok {
-			return false
-		}
-		if _, ok := o["progressToken"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6396,25 +6977,37 @@ func validPrompt(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validPrompt_424(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validPrompt_424(x) {
+					return false
+				}
+			case "arguments":
+				if !validPrompt_426(x) {
+					return false
+				}
+			case "description":
+				if !validPrompt_427(x) {
+					return false
+				}
+			case "icons":
+				if !validPrompt_429(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPrompt_430(x) {
+					return false
+				}
+			case "title":
+				if !validPrompt_431(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["arguments"]; ok && !validPrompt_426(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validPrompt_427(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validPrompt_429(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validPrompt_430(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validPrompt_431(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6454,19 +7047,29 @@ func validPromptArgument(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["description"]; ok && !validPromptArgument_432(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "description":
+				if !validPromptArgument_432(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validPromptArgument_433(x) {
+					return false
+				}
+			case "required":
+				if !validPromptArgument_434(x) {
+					return false
+				}
+			case "title":
+				if !validPromptArgument_435(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validPromptArgument_433(x) {
-			return false
-		}
-		if x, ok := o["required"]; ok && !validPromptArgument_434(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validPromptArgument_435(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6505,19 +7108,26 @@ func validPromptListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validPromptListChangedNotification_436(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validPromptListChangedNotification_436(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validPromptListChangedNotification_437(x) {
+					return false
+				}
+			case "params":
+				if !validPromptListChangedNotification_438(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validPromptListChangedNotification_437(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validPromptListChangedNotification_438(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6543,16 +7153,22 @@ func validPromptMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["content"]; ok && !validPromptMessage_439(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "content":
+				seen |= 1 << 0
+				if !validPromptMessage_439(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validPromptMessage_440(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["role"]; ok && !validPromptMessage_440(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6588,19 +7204,26 @@ func validPromptReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["name"]; ok && !validPromptReference_441(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "name":
+				seen |= 1 << 0
+				if !validPromptReference_441(x) {
+					return false
+				}
+			case "title":
+				if !validPromptReference_442(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validPromptReference_443(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validPromptReference_442(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validPromptReference_443(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6646,28 +7269,32 @@ func validReadResourceRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validReadResourceRequest_444(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validReadResourceRequest_444(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validReadResourceRequest_445(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validReadResourceRequest_446(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validReadResourceRequest_447(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validReadResourceRequest_445(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validReadResourceRequest_446(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validReadResourceRequest_447(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -6712,22 +7339,30 @@ func validReadResourceRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validReadResourceRequestParams_448(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validReadResourceRequestParams_448(x) {
+					return false
+				}
+			case "inputResponses":
+				if !validReadResourceRequestParams_449(x) {
+					return false
+				}
+			case "requestState":
+				if !validReadResourceRequestParams_450(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validReadResourceRequestParams_451(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["inputResponses"]; ok && !validReadResourceRequestParams_449(x) {
-			return false
-		}
-		if x, ok := o["requestState"]; ok && !validReadResourceRequestParams_450(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validReadResourceRequestParams_451(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -6808,31 +7443,36 @@ func validReadResourceResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validReadResourceResult_452(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validReadResourceResult_452(x) {
+					return false
+				}
+			case "cacheScope":
+				seen |= 1 << 0
+				if !validReadResourceResult_453(x) {
+					return false
+				}
+			case "contents":
+				seen |= 1 << 1
+				if !validReadResourceResult_457(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 2
+				if !validReadResourceResult_458(x) {
+					return false
+				}
+			case "ttlMs":
+				seen |= 1 << 3
+				if !validReadResourceResult_459(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["cacheScope"]; ok && !validReadResourceResult_453(x) {
-			return false
-		}
-		if x, ok := o["contents"]; ok && !validReadResourceResult_457(x) {
-			return false
-		}
-		if x, ok := o["resultType"]; ok && !validReadResourceResult_458(x) {
-			return false
-		}
-		if x, ok := o["ttlMs"]; ok && !validReadResourceResult_459(x) {
-			return false
-		}
-		if _, ok := o["cacheScope"]; !ok {
-			return false
-		}
-		if _, ok := o["contents"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
-			return false
-		}
-		if _, ok := o["ttlMs"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -6882,22 +7522,27 @@ func validReadResourceResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validReadResourceResultResponse_460(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validReadResourceResultResponse_460(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validReadResourceResultResponse_461(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validReadResourceResultResponse_464(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validReadResourceResultResponse_461(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validReadResourceResultResponse_464(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -6923,13 +7568,21 @@ func validRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validRequest_465(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validRequest_465(x) {
+					return false
+				}
+			case "params":
+				if !validRequest_466(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validRequest_466(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -6983,25 +7636,34 @@ func validRequestMetaObject(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["io.modelcontextprotocol/clientCapabilities"]; ok && !validRequestMetaObject_467(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "io.modelcontextprotocol/clientCapabilities":
+				seen |= 1 << 0
+				if !validRequestMetaObject_467(x) {
+					return false
+				}
+			case "io.modelcontextprotocol/clientInfo":
+				if !validRequestMetaObject_468(x) {
+					return false
+				}
+			case "io.modelcontextprotocol/logLevel":
+				if !validRequestMetaObject_469(x) {
+					return false
+				}
+			case "io.modelcontextprotocol/protocolVersion":
+				seen |= 1 << 1
+				if !validRequestMetaObject_470(x) {
+					return false
+				}
+			case "progressToken":
+				if !validRequestMetaObject_471(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["io.modelcontextprotocol/clientInfo"]; ok && !validRequestMetaObject_468(x) {
-			return false
-		}
-		if x, ok := o["io.modelcontextprotocol/logLevel"]; ok && !validRequestMetaObject_469(x) {
-			return false
-		}
-		if x, ok := o["io.modelcontextprotocol/protocolVersion"]; ok && !validRequestMetaObject_470(x) {
-			return false
-		}
-		if x, ok := o["progressToken"]; ok && !validRequestMetaObject_471(x) {
-			return false
-		}
-		if _, ok := o["io.modelcontextprotocol/clientCapabilities"]; !ok {
-			return false
-		}
-		if _, ok := o["io.modelcontextprotocol/protocolVersion"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -7117,37 +7779,50 @@ func validResource(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResource_473(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResource_473(x) {
+					return false
+				}
+			case "annotations":
+				if !validResource_474(x) {
+					return false
+				}
+			case "description":
+				if !validResource_475(x) {
+					return false
+				}
+			case "icons":
+				if !validResource_477(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResource_478(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResource_479(x) {
+					return false
+				}
+			case "size":
+				if !validResource_480(x) {
+					return false
+				}
+			case "title":
+				if !validResource_481(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResource_482(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResource_474(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResource_475(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validResource_477(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResource_478(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResource_479(x) {
-			return false
-		}
-		if x, ok := o["size"]; ok && !validResource_480(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResource_481(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResource_482(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -7185,16 +7860,25 @@ func validResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceContents_483(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceContents_483(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceContents_484(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validResourceContents_485(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validResourceContents_484(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResourceContents_485(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -7298,43 +7982,55 @@ func validResourceLink(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceLink_486(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceLink_486(x) {
+					return false
+				}
+			case "annotations":
+				if !validResourceLink_487(x) {
+					return false
+				}
+			case "description":
+				if !validResourceLink_488(x) {
+					return false
+				}
+			case "icons":
+				if !validResourceLink_490(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceLink_491(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResourceLink_492(x) {
+					return false
+				}
+			case "size":
+				if !validResourceLink_493(x) {
+					return false
+				}
+			case "title":
+				if !validResourceLink_494(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validResourceLink_495(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 2
+				if !validResourceLink_496(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResourceLink_487(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResourceLink_488(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validResourceLink_490(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResourceLink_491(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResourceLink_492(x) {
-			return false
-		}
-		if x, ok := o["size"]; ok && !validResourceLink_493(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResourceLink_494(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validResourceLink_495(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validResourceLink_496(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -7373,19 +8069,26 @@ func validResourceListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validResourceListChangedNotification_497(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validResourceListChangedNotification_497(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validResourceListChangedNotification_498(x) {
+					return false
+				}
+			case "params":
+				if !validResourceListChangedNotification_499(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validResourceListChangedNotification_498(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validResourceListChangedNotification_499(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -7416,16 +8119,22 @@ func validResourceRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceRequestParams_500(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validResourceRequestParams_500(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResourceRequestParams_501(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceRequestParams_501(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -7512,34 +8221,46 @@ func validResourceTemplate(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceTemplate_502(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceTemplate_502(x) {
+					return false
+				}
+			case "annotations":
+				if !validResourceTemplate_503(x) {
+					return false
+				}
+			case "description":
+				if !validResourceTemplate_504(x) {
+					return false
+				}
+			case "icons":
+				if !validResourceTemplate_506(x) {
+					return false
+				}
+			case "mimeType":
+				if !validResourceTemplate_507(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 0
+				if !validResourceTemplate_508(x) {
+					return false
+				}
+			case "title":
+				if !validResourceTemplate_509(x) {
+					return false
+				}
+			case "uriTemplate":
+				seen |= 1 << 1
+				if !validResourceTemplate_510(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validResourceTemplate_503(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validResourceTemplate_504(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validResourceTemplate_506(x) {
-			return false
-		}
-		if x, ok := o["mimeType"]; ok && !validResourceTemplate_507(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validResourceTemplate_508(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validResourceTemplate_509(x) {
-			return false
-		}
-		if x, ok := o["uriTemplate"]; ok && !validResourceTemplate_510(x) {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["uriTemplate"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -7573,16 +8294,22 @@ func validResourceTemplateReference(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["type"]; ok && !validResourceTemplateReference_511(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "type":
+				seen |= 1 << 0
+				if !validResourceTemplateReference_511(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validResourceTemplateReference_512(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceTemplateReference_512(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -7621,22 +8348,27 @@ func validResourceUpdatedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validResourceUpdatedNotification_513(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validResourceUpdatedNotification_513(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validResourceUpdatedNotification_514(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validResourceUpdatedNotification_515(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validResourceUpdatedNotification_514(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validResourceUpdatedNotification_515(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -7667,13 +8399,21 @@ func validResourceUpdatedNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResourceUpdatedNotificationParams_516(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResourceUpdatedNotificationParams_516(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validResourceUpdatedNotificationParams_517(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validResourceUpdatedNotificationParams_517(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -7699,13 +8439,21 @@ func validResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validResult_518(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validResult_518(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 0
+				if !validResult_519(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["resultType"]; ok && !validResult_519(x) {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -7779,16 +8527,25 @@ func validRoot(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validRoot_521(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validRoot_521(x) {
+					return false
+				}
+			case "name":
+				if !validRoot_522(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validRoot_523(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["name"]; ok && !validRoot_522(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validRoot_523(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -7877,19 +8634,26 @@ func validSamplingMessage(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validSamplingMessage_524(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validSamplingMessage_524(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validSamplingMessage_532(x) {
+					return false
+				}
+			case "role":
+				seen |= 1 << 1
+				if !validSamplingMessage_533(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validSamplingMessage_532(x) {
-			return false
-		}
-		if x, ok := o["role"]; ok && !validSamplingMessage_533(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["role"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -7957,9 +8721,12 @@ func validServerCapabilities_541(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validServerCapabilities_540(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validServerCapabilities_540(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -7978,9 +8745,12 @@ func validServerCapabilities_543(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validServerCapabilities_542(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validServerCapabilities_542(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -8066,26 +8836,37 @@ func validServerCapabilities(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["completions"]; ok && !validServerCapabilities_539(x) {
-			return false
-		}
-		if x, ok := o["experimental"]; ok && !validServerCapabilities_541(x) {
-			return false
-		}
-		if x, ok := o["extensions"]; ok && !validServerCapabilities_543(x) {
-			return false
-		}
-		if x, ok := o["logging"]; ok && !validServerCapabilities_544(x) {
-			return false
-		}
-		if x, ok := o["prompts"]; ok && !validServerCapabilities_546(x) {
-			return false
-		}
-		if x, ok := o["resources"]; ok && !validServerCapabilities_549(x) {
-			return false
-		}
-		if x, ok := o["tools"]; ok && !validServerCapabilities_551(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "completions":
+				if !validServerCapabilities_539(x) {
+					return false
+				}
+			case "experimental":
+				if !validServerCapabilities_541(x) {
+					return false
+				}
+			case "extensions":
+				if !validServerCapabilities_543(x) {
+					return false
+				}
+			case "logging":
+				if !validServerCapabilities_544(x) {
+					return false
+				}
+			case "prompts":
+				if !validServerCapabilities_546(x) {
+					return false
+				}
+			case "resources":
+				if !validServerCapabilities_549(x) {
+					return false
+				}
+			case "tools":
+				if !validServerCapabilities_551(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -8326,28 +9107,41 @@ func validStringSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validStringSchema_574(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validStringSchema_574(x) {
+					return false
+				}
+			case "description":
+				if !validStringSchema_575(x) {
+					return false
+				}
+			case "format":
+				if !validStringSchema_576(x) {
+					return false
+				}
+			case "maxLength":
+				if !validStringSchema_577(x) {
+					return false
+				}
+			case "minLength":
+				if !validStringSchema_578(x) {
+					return false
+				}
+			case "title":
+				if !validStringSchema_579(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validStringSchema_580(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validStringSchema_575(x) {
-			return false
-		}
-		if x, ok := o["format"]; ok && !validStringSchema_576(x) {
-			return false
-		}
-		if x, ok := o["maxLength"]; ok && !validStringSchema_577(x) {
-			return false
-		}
-		if x, ok := o["minLength"]; ok && !validStringSchema_578(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validStringSchema_579(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validStringSchema_580(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -8401,17 +9195,25 @@ func validSubscriptionFilter(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["promptsListChanged"]; ok && !validSubscriptionFilter_581(x) {
-			return false
-		}
-		if x, ok := o["resourceSubscriptions"]; ok && !validSubscriptionFilter_583(x) {
-			return false
-		}
-		if x, ok := o["resourcesListChanged"]; ok && !validSubscriptionFilter_584(x) {
-			return false
-		}
-		if x, ok := o["toolsListChanged"]; ok && !validSubscriptionFilter_585(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "promptsListChanged":
+				if !validSubscriptionFilter_581(x) {
+					return false
+				}
+			case "resourceSubscriptions":
+				if !validSubscriptionFilter_583(x) {
+					return false
+				}
+			case "resourcesListChanged":
+				if !validSubscriptionFilter_584(x) {
+					return false
+				}
+			case "toolsListChanged":
+				if !validSubscriptionFilter_585(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -8449,22 +9251,27 @@ func validSubscriptionsAcknowledgedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validSubscriptionsAcknowledgedNotification_586(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validSubscriptionsAcknowledgedNotification_586(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validSubscriptionsAcknowledgedNotification_587(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validSubscriptionsAcknowledgedNotification_588(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validSubscriptionsAcknowledgedNotification_587(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validSubscriptionsAcknowledgedNotification_588(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -8490,13 +9297,21 @@ func validSubscriptionsAcknowledgedNotificationParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validSubscriptionsAcknowledgedNotificationParams_589(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validSubscriptionsAcknowledgedNotificationParams_589(x) {
+					return false
+				}
+			case "notifications":
+				seen |= 1 << 0
+				if !validSubscriptionsAcknowledgedNotificationParams_590(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["notifications"]; ok && !validSubscriptionsAcknowledgedNotificationParams_590(x) {
-			return false
-		}
-		if _, ok := o["notifications"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -8542,28 +9357,32 @@ func validSubscriptionsListenRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validSubscriptionsListenRequest_591(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validSubscriptionsListenRequest_591(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validSubscriptionsListenRequest_592(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validSubscriptionsListenRequest_593(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validSubscriptionsListenRequest_594(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validSubscriptionsListenRequest_592(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validSubscriptionsListenRequest_593(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validSubscriptionsListenRequest_594(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -8589,16 +9408,22 @@ func validSubscriptionsListenRequestParams(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validSubscriptionsListenRequestParams_595(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validSubscriptionsListenRequestParams_595(x) {
+					return false
+				}
+			case "notifications":
+				seen |= 1 << 1
+				if !validSubscriptionsListenRequestParams_596(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["notifications"]; ok && !validSubscriptionsListenRequestParams_596(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["notifications"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8624,16 +9449,22 @@ func validSubscriptionsListenResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validSubscriptionsListenResult_597(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validSubscriptionsListenResult_597(x) {
+					return false
+				}
+			case "resultType":
+				seen |= 1 << 1
+				if !validSubscriptionsListenResult_598(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["resultType"]; ok && !validSubscriptionsListenResult_598(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["resultType"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -8659,13 +9490,21 @@ func validSubscriptionsListenResultMetaObject(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["io.modelcontextprotocol/serverInfo"]; ok && !validSubscriptionsListenResultMetaObject_599(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "io.modelcontextprotocol/serverInfo":
+				if !validSubscriptionsListenResultMetaObject_599(x) {
+					return false
+				}
+			case "io.modelcontextprotocol/subscriptionId":
+				seen |= 1 << 0
+				if !validSubscriptionsListenResultMetaObject_600(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["io.modelcontextprotocol/subscriptionId"]; ok && !validSubscriptionsListenResultMetaObject_600(x) {
-			return false
-		}
-		if _, ok := o["io.modelcontextprotocol/subscriptionId"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -8701,22 +9540,27 @@ func validSubscriptionsListenResultResponse(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validSubscriptionsListenResultResponse_601(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validSubscriptionsListenResultResponse_601(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validSubscriptionsListenResultResponse_602(x) {
+					return false
+				}
+			case "result":
+				seen |= 1 << 2
+				if !validSubscriptionsListenResultResponse_603(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validSubscriptionsListenResultResponse_602(x) {
-			return false
-		}
-		if x, ok := o["result"]; ok && !validSubscriptionsListenResultResponse_603(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["result"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -8783,40 +9627,45 @@ func validTask(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["createdAt"]; ok && !validTask_604(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "createdAt":
+				seen |= 1 << 0
+				if !validTask_604(x) {
+					return false
+				}
+			case "lastUpdatedAt":
+				seen |= 1 << 1
+				if !validTask_605(x) {
+					return false
+				}
+			case "pollIntervalMs":
+				if !validTask_606(x) {
+					return false
+				}
+			case "status":
+				seen |= 1 << 2
+				if !validTask_607(x) {
+					return false
+				}
+			case "statusMessage":
+				if !validTask_608(x) {
+					return false
+				}
+			case "taskId":
+				seen |= 1 << 3
+				if !validTask_609(x) {
+					return false
+				}
+			case "ttlMs":
+				seen |= 1 << 4
+				if !validTask_610(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["lastUpdatedAt"]; ok && !validTask_605(x) {
-			return false
-		}
-		if x, ok := o["pollIntervalMs"]; ok && !validTask_606(x) {
-			return false
-		}
-		if x, ok := o["status"]; ok && !validTask_607(x) {
-			return false
-		}
-		if x, ok := o["statusMessage"]; ok && !validTask_608(x) {
-			return false
-		}
-		if x, ok := o["taskId"]; ok && !validTask_609(x) {
-			return false
-		}
-		if x, ok := o["ttlMs"]; ok && !validTask_610(x) {
-			return false
-		}
-		if _, ok := o["createdAt"]; !ok {
-			return false
-		}
-		if _, ok := o["lastUpdatedAt"]; !ok {
-			return false
-		}
-		if _, ok := o["status"]; !ok {
-			return false
-		}
-		if _, ok := o["taskId"]; !ok {
-			return false
-		}
-		if _, ok := o["ttlMs"]; !ok {
+		if seen != 0x1f {
 			return false
 		}
 	}
@@ -8865,22 +9714,27 @@ func validTaskStatusNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validTaskStatusNotification_611(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validTaskStatusNotification_611(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validTaskStatusNotification_612(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 2
+				if !validTaskStatusNotification_613(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validTaskStatusNotification_612(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validTaskStatusNotification_613(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -8947,22 +9801,30 @@ func validTextContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTextContent_616(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTextContent_616(x) {
+					return false
+				}
+			case "annotations":
+				if !validTextContent_617(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextContent_618(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTextContent_619(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validTextContent_617(x) {
-			return false
-		}
-		if x, ok := o["text"]; ok && !validTextContent_618(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTextContent_619(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9007,22 +9869,30 @@ func validTextResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTextResourceContents_620(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTextResourceContents_620(x) {
+					return false
+				}
+			case "mimeType":
+				if !validTextResourceContents_621(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validTextResourceContents_622(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 1
+				if !validTextResourceContents_623(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validTextResourceContents_621(x) {
-			return false
-		}
-		if x, ok := o["text"]; ok && !validTextResourceContents_622(x) {
-			return false
-		}
-		if x, ok := o["uri"]; ok && !validTextResourceContents_623(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9076,16 +9946,22 @@ func validTitledMultiSelectEnumSchema_629(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["const"]; ok && !validTitledMultiSelectEnumSchema_627(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "const":
+				seen |= 1 << 0
+				if !validTitledMultiSelectEnumSchema_627(x) {
+					return false
+				}
+			case "title":
+				seen |= 1 << 1
+				if !validTitledMultiSelectEnumSchema_628(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validTitledMultiSelectEnumSchema_628(x) {
-			return false
-		}
-		if _, ok := o["const"]; !ok {
-			return false
-		}
-		if _, ok := o["title"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9157,31 +10033,42 @@ func validTitledMultiSelectEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validTitledMultiSelectEnumSchema_625(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validTitledMultiSelectEnumSchema_625(x) {
+					return false
+				}
+			case "description":
+				if !validTitledMultiSelectEnumSchema_626(x) {
+					return false
+				}
+			case "items":
+				seen |= 1 << 0
+				if !validTitledMultiSelectEnumSchema_631(x) {
+					return false
+				}
+			case "maxItems":
+				if !validTitledMultiSelectEnumSchema_632(x) {
+					return false
+				}
+			case "minItems":
+				if !validTitledMultiSelectEnumSchema_633(x) {
+					return false
+				}
+			case "title":
+				if !validTitledMultiSelectEnumSchema_634(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTitledMultiSelectEnumSchema_635(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validTitledMultiSelectEnumSchema_626(x) {
-			return false
-		}
-		if x, ok := o["items"]; ok && !validTitledMultiSelectEnumSchema_631(x) {
-			return false
-		}
-		if x, ok := o["maxItems"]; ok && !validTitledMultiSelectEnumSchema_632(x) {
-			return false
-		}
-		if x, ok := o["minItems"]; ok && !validTitledMultiSelectEnumSchema_633(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validTitledMultiSelectEnumSchema_634(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTitledMultiSelectEnumSchema_635(x) {
-			return false
-		}
-		if _, ok := o["items"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9221,16 +10108,22 @@ func validTitledSingleSelectEnumSchema_640(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["const"]; ok && !validTitledSingleSelectEnumSchema_638(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "const":
+				seen |= 1 << 0
+				if !validTitledSingleSelectEnumSchema_638(x) {
+					return false
+				}
+			case "title":
+				seen |= 1 << 1
+				if !validTitledSingleSelectEnumSchema_639(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["title"]; ok && !validTitledSingleSelectEnumSchema_639(x) {
-			return false
-		}
-		if _, ok := o["const"]; !ok {
-			return false
-		}
-		if _, ok := o["title"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9273,25 +10166,34 @@ func validTitledSingleSelectEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validTitledSingleSelectEnumSchema_636(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validTitledSingleSelectEnumSchema_636(x) {
+					return false
+				}
+			case "description":
+				if !validTitledSingleSelectEnumSchema_637(x) {
+					return false
+				}
+			case "oneOf":
+				seen |= 1 << 0
+				if !validTitledSingleSelectEnumSchema_641(x) {
+					return false
+				}
+			case "title":
+				if !validTitledSingleSelectEnumSchema_642(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validTitledSingleSelectEnumSchema_643(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validTitledSingleSelectEnumSchema_637(x) {
-			return false
-		}
-		if x, ok := o["oneOf"]; ok && !validTitledSingleSelectEnumSchema_641(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validTitledSingleSelectEnumSchema_642(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validTitledSingleSelectEnumSchema_643(x) {
-			return false
-		}
-		if _, ok := o["oneOf"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9362,13 +10264,21 @@ func validTool_651(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["$schema"]; ok && !validTool_649(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "$schema":
+				if !validTool_649(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTool_650(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["type"]; ok && !validTool_650(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -9413,34 +10323,46 @@ func validTool(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validTool_644(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validTool_644(x) {
+					return false
+				}
+			case "annotations":
+				if !validTool_645(x) {
+					return false
+				}
+			case "description":
+				if !validTool_646(x) {
+					return false
+				}
+			case "icons":
+				if !validTool_648(x) {
+					return false
+				}
+			case "inputSchema":
+				seen |= 1 << 0
+				if !validTool_651(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 1
+				if !validTool_652(x) {
+					return false
+				}
+			case "outputSchema":
+				if !validTool_654(x) {
+					return false
+				}
+			case "title":
+				if !validTool_655(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["annotations"]; ok && !validTool_645(x) {
-			return false
-		}
-		if x, ok := o["description"]; ok && !validTool_646(x) {
-			return false
-		}
-		if x, ok := o["icons"]; ok && !validTool_648(x) {
-			return false
-		}
-		if x, ok := o["inputSchema"]; ok && !validTool_651(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validTool_652(x) {
-			return false
-		}
-		if x, ok := o["outputSchema"]; ok && !validTool_654(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validTool_655(x) {
-			return false
-		}
-		if _, ok := o["inputSchema"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9487,20 +10409,29 @@ func validToolAnnotations(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["destructiveHint"]; ok && !validToolAnnotations_656(x) {
-			return false
-		}
-		if x, ok := o["idempotentHint"]; ok && !validToolAnnotations_657(x) {
-			return false
-		}
-		if x, ok := o["openWorldHint"]; ok && !validToolAnnotations_658(x) {
-			return false
-		}
-		if x, ok := o["readOnlyHint"]; ok && !validToolAnnotations_659(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validToolAnnotations_660(x) {
-			return false
+		for k, x := range o {
+			switch k {
+			case "destructiveHint":
+				if !validToolAnnotations_656(x) {
+					return false
+				}
+			case "idempotentHint":
+				if !validToolAnnotations_657(x) {
+					return false
+				}
+			case "openWorldHint":
+				if !validToolAnnotations_658(x) {
+					return false
+				}
+			case "readOnlyHint":
+				if !validToolAnnotations_659(x) {
+					return false
+				}
+			case "title":
+				if !validToolAnnotations_660(x) {
+					return false
+				}
+			}
 		}
 	}
 	return true
@@ -9560,19 +10491,26 @@ func validToolListChangedNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["jsonrpc"]; ok && !validToolListChangedNotification_662(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "jsonrpc":
+				seen |= 1 << 0
+				if !validToolListChangedNotification_662(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 1
+				if !validToolListChangedNotification_663(x) {
+					return false
+				}
+			case "params":
+				if !validToolListChangedNotification_664(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["method"]; ok && !validToolListChangedNotification_663(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validToolListChangedNotification_664(x) {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9636,28 +10574,35 @@ func validToolResultContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validToolResultContent_665(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validToolResultContent_665(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validToolResultContent_667(x) {
+					return false
+				}
+			case "isError":
+				if !validToolResultContent_668(x) {
+					return false
+				}
+			case "toolUseId":
+				seen |= 1 << 1
+				if !validToolResultContent_669(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 2
+				if !validToolResultContent_670(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validToolResultContent_667(x) {
-			return false
-		}
-		if x, ok := o["isError"]; ok && !validToolResultContent_668(x) {
-			return false
-		}
-		if x, ok := o["toolUseId"]; ok && !validToolResultContent_669(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validToolResultContent_670(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["toolUseId"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -9707,31 +10652,36 @@ func validToolUseContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validToolUseContent_671(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validToolUseContent_671(x) {
+					return false
+				}
+			case "id":
+				seen |= 1 << 0
+				if !validToolUseContent_672(x) {
+					return false
+				}
+			case "input":
+				seen |= 1 << 1
+				if !validToolUseContent_673(x) {
+					return false
+				}
+			case "name":
+				seen |= 1 << 2
+				if !validToolUseContent_674(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 3
+				if !validToolUseContent_675(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validToolUseContent_672(x) {
-			return false
-		}
-		if x, ok := o["input"]; ok && !validToolUseContent_673(x) {
-			return false
-		}
-		if x, ok := o["name"]; ok && !validToolUseContent_674(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validToolUseContent_675(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["input"]; !ok {
-			return false
-		}
-		if _, ok := o["name"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}
@@ -9788,16 +10738,22 @@ func validUnsupportedProtocolVersionError_681(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["requested"]; ok && !validUnsupportedProtocolVersionError_678(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "requested":
+				seen |= 1 << 0
+				if !validUnsupportedProtocolVersionError_678(x) {
+					return false
+				}
+			case "supported":
+				seen |= 1 << 1
+				if !validUnsupportedProtocolVersionError_680(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["supported"]; ok && !validUnsupportedProtocolVersionError_680(x) {
-			return false
-		}
-		if _, ok := o["requested"]; !ok {
-			return false
-		}
-		if _, ok := o["supported"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9809,16 +10765,22 @@ func validUnsupportedProtocolVersionError_682(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["code"]; ok && !validUnsupportedProtocolVersionError_677(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "code":
+				seen |= 1 << 0
+				if !validUnsupportedProtocolVersionError_677(x) {
+					return false
+				}
+			case "data":
+				seen |= 1 << 1
+				if !validUnsupportedProtocolVersionError_681(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["data"]; ok && !validUnsupportedProtocolVersionError_681(x) {
-			return false
-		}
-		if _, ok := o["code"]; !ok {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9857,19 +10819,26 @@ func validUnsupportedProtocolVersionError(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["error"]; ok && !validUnsupportedProtocolVersionError_683(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "error":
+				seen |= 1 << 0
+				if !validUnsupportedProtocolVersionError_683(x) {
+					return false
+				}
+			case "id":
+				if !validUnsupportedProtocolVersionError_684(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validUnsupportedProtocolVersionError_685(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["id"]; ok && !validUnsupportedProtocolVersionError_684(x) {
-			return false
-		}
-		if x, ok := o["jsonrpc"]; ok && !validUnsupportedProtocolVersionError_685(x) {
-			return false
-		}
-		if _, ok := o["error"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9940,16 +10909,22 @@ func validUntitledMultiSelectEnumSchema_692(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["enum"]; ok && !validUntitledMultiSelectEnumSchema_690(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "enum":
+				seen |= 1 << 0
+				if !validUntitledMultiSelectEnumSchema_690(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validUntitledMultiSelectEnumSchema_691(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["type"]; ok && !validUntitledMultiSelectEnumSchema_691(x) {
-			return false
-		}
-		if _, ok := o["enum"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -9992,31 +10967,42 @@ func validUntitledMultiSelectEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validUntitledMultiSelectEnumSchema_687(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validUntitledMultiSelectEnumSchema_687(x) {
+					return false
+				}
+			case "description":
+				if !validUntitledMultiSelectEnumSchema_688(x) {
+					return false
+				}
+			case "items":
+				seen |= 1 << 0
+				if !validUntitledMultiSelectEnumSchema_692(x) {
+					return false
+				}
+			case "maxItems":
+				if !validUntitledMultiSelectEnumSchema_693(x) {
+					return false
+				}
+			case "minItems":
+				if !validUntitledMultiSelectEnumSchema_694(x) {
+					return false
+				}
+			case "title":
+				if !validUntitledMultiSelectEnumSchema_695(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validUntitledMultiSelectEnumSchema_696(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validUntitledMultiSelectEnumSchema_688(x) {
-			return false
-		}
-		if x, ok := o["items"]; ok && !validUntitledMultiSelectEnumSchema_692(x) {
-			return false
-		}
-		if x, ok := o["maxItems"]; ok && !validUntitledMultiSelectEnumSchema_693(x) {
-			return false
-		}
-		if x, ok := o["minItems"]; ok && !validUntitledMultiSelectEnumSchema_694(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validUntitledMultiSelectEnumSchema_695(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validUntitledMultiSelectEnumSchema_696(x) {
-			return false
-		}
-		if _, ok := o["items"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -10080,25 +11066,34 @@ func validUntitledSingleSelectEnumSchema(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["default"]; ok && !validUntitledSingleSelectEnumSchema_697(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "default":
+				if !validUntitledSingleSelectEnumSchema_697(x) {
+					return false
+				}
+			case "description":
+				if !validUntitledSingleSelectEnumSchema_698(x) {
+					return false
+				}
+			case "enum":
+				seen |= 1 << 0
+				if !validUntitledSingleSelectEnumSchema_700(x) {
+					return false
+				}
+			case "title":
+				if !validUntitledSingleSelectEnumSchema_701(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 1
+				if !validUntitledSingleSelectEnumSchema_702(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["description"]; ok && !validUntitledSingleSelectEnumSchema_698(x) {
-			return false
-		}
-		if x, ok := o["enum"]; ok && !validUntitledSingleSelectEnumSchema_700(x) {
-			return false
-		}
-		if x, ok := o["title"]; ok && !validUntitledSingleSelectEnumSchema_701(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validUntitledSingleSelectEnumSchema_702(x) {
-			return false
-		}
-		if _, ok := o["enum"]; !ok {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -10151,9 +11146,12 @@ func validUpdateTaskRequest_708(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		for _, x := range o {
-			if !validUpdateTaskRequest_707(x) {
-				return false
+		for k, x := range o {
+			switch k {
+			default:
+				if !validUpdateTaskRequest_707(x) {
+					return false
+				}
 			}
 		}
 	}
@@ -10172,22 +11170,27 @@ func validUpdateTaskRequest_710(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validUpdateTaskRequest_706(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				seen |= 1 << 0
+				if !validUpdateTaskRequest_706(x) {
+					return false
+				}
+			case "inputResponses":
+				seen |= 1 << 1
+				if !validUpdateTaskRequest_708(x) {
+					return false
+				}
+			case "taskId":
+				seen |= 1 << 2
+				if !validUpdateTaskRequest_709(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["inputResponses"]; ok && !validUpdateTaskRequest_708(x) {
-			return false
-		}
-		if x, ok := o["taskId"]; ok && !validUpdateTaskRequest_709(x) {
-			return false
-		}
-		if _, ok := o["_meta"]; !ok {
-			return false
-		}
-		if _, ok := o["inputResponses"]; !ok {
-			return false
-		}
-		if _, ok := o["taskId"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -10199,28 +11202,32 @@ func validUpdateTaskRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validUpdateTaskRequest_703(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				seen |= 1 << 0
+				if !validUpdateTaskRequest_703(x) {
+					return false
+				}
+			case "jsonrpc":
+				seen |= 1 << 1
+				if !validUpdateTaskRequest_704(x) {
+					return false
+				}
+			case "method":
+				seen |= 1 << 2
+				if !validUpdateTaskRequest_705(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 3
+				if !validUpdateTaskRequest_710(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["jsonrpc"]; ok && !validUpdateTaskRequest_704(x) {
-			return false
-		}
-		if x, ok := o["method"]; ok && !validUpdateTaskRequest_705(x) {
-			return false
-		}
-		if x, ok := o["params"]; ok && !validUpdateTaskRequest_710(x) {
-			return false
-		}
-		if _, ok := o["id"]; !ok {
-			return false
-		}
-		if _, ok := o["jsonrpc"]; !ok {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0xf {
 			return false
 		}
 	}

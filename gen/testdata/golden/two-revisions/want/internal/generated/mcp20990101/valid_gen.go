@@ -124,16 +124,25 @@ func validEchoRequest_9(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validEchoRequest_6(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				if !validEchoRequest_6(x) {
+					return false
+				}
+			case "level":
+				if !validEchoRequest_7(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validEchoRequest_8(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["level"]; ok && !validEchoRequest_7(x) {
-			return false
-		}
-		if x, ok := o["text"]; ok && !validEchoRequest_8(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -145,16 +154,22 @@ func validEchoRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validEchoRequest_5(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validEchoRequest_5(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validEchoRequest_9(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validEchoRequest_9(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -194,13 +209,21 @@ func validEchoResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validEchoResult_10(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validEchoResult_10(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validEchoResult_12(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validEchoResult_12(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -236,22 +259,27 @@ func validImageContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["data"]; ok && !validImageContent_13(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "data":
+				seen |= 1 << 1
+				if !validImageContent_13(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 2
+				if !validImageContent_14(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validImageContent_15(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validImageContent_14(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validImageContent_15(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -292,13 +320,21 @@ func validPokeNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPokeNotification_16(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPokeNotification_16(x) {
+					return false
+				}
+			case "params":
+				if !validPokeNotification_18(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPokeNotification_18(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -334,16 +370,22 @@ func validTextContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["text"]; ok && !validTextContent_19(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "text":
+				seen |= 1 << 1
+				if !validTextContent_19(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTextContent_20(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["type"]; ok && !validTextContent_20(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}

@@ -67,16 +67,22 @@ func validBlobResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["blob"]; ok && !validBlobResourceContents_1(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "blob":
+				seen |= 1 << 1
+				if !validBlobResourceContents_1(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validBlobResourceContents_2(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validBlobResourceContents_2(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
-			return false
-		}
-		if _, ok := o["blob"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -178,19 +184,29 @@ func validEchoRequest_12(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["id"]; ok && !validEchoRequest_8(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "id":
+				if !validEchoRequest_8(x) {
+					return false
+				}
+			case "level":
+				if !validEchoRequest_9(x) {
+					return false
+				}
+			case "mode":
+				if !validEchoRequest_10(x) {
+					return false
+				}
+			case "text":
+				seen |= 1 << 0
+				if !validEchoRequest_11(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["level"]; ok && !validEchoRequest_9(x) {
-			return false
-		}
-		if x, ok := o["mode"]; ok && !validEchoRequest_10(x) {
-			return false
-		}
-		if x, ok := o["text"]; ok && !validEchoRequest_11(x) {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -202,16 +218,22 @@ func validEchoRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validEchoRequest_7(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validEchoRequest_7(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validEchoRequest_12(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validEchoRequest_12(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -324,31 +346,39 @@ func validEchoResult(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["_meta"]; ok && !validEchoResult_13(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "_meta":
+				if !validEchoResult_13(x) {
+					return false
+				}
+			case "content":
+				seen |= 1 << 0
+				if !validEchoResult_15(x) {
+					return false
+				}
+			case "parts":
+				if !validEchoResult_19(x) {
+					return false
+				}
+			case "resource":
+				if !validEchoResult_22(x) {
+					return false
+				}
+			case "status":
+				seen |= 1 << 1
+				if !validEchoResult_23(x) {
+					return false
+				}
+			case "ttl":
+				seen |= 1 << 2
+				if !validEchoResult_24(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["content"]; ok && !validEchoResult_15(x) {
-			return false
-		}
-		if x, ok := o["parts"]; ok && !validEchoResult_19(x) {
-			return false
-		}
-		if x, ok := o["resource"]; ok && !validEchoResult_22(x) {
-			return false
-		}
-		if x, ok := o["status"]; ok && !validEchoResult_23(x) {
-			return false
-		}
-		if x, ok := o["ttl"]; ok && !validEchoResult_24(x) {
-			return false
-		}
-		if _, ok := o["content"]; !ok {
-			return false
-		}
-		if _, ok := o["status"]; !ok {
-			return false
-		}
-		if _, ok := o["ttl"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -384,22 +414,27 @@ func validImageContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["data"]; ok && !validImageContent_25(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "data":
+				seen |= 1 << 1
+				if !validImageContent_25(x) {
+					return false
+				}
+			case "mimeType":
+				seen |= 1 << 2
+				if !validImageContent_26(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validImageContent_27(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["mimeType"]; ok && !validImageContent_26(x) {
-			return false
-		}
-		if x, ok := o["type"]; ok && !validImageContent_27(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["data"]; !ok {
-			return false
-		}
-		if _, ok := o["mimeType"]; !ok {
+		if seen != 0x7 {
 			return false
 		}
 	}
@@ -440,13 +475,21 @@ func validPokeNotification(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validPokeNotification_28(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validPokeNotification_28(x) {
+					return false
+				}
+			case "params":
+				if !validPokeNotification_30(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validPokeNotification_30(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
+		if seen != 0x1 {
 			return false
 		}
 	}
@@ -490,16 +533,22 @@ func validProbeRequest(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["method"]; ok && !validProbeRequest_31(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "method":
+				seen |= 1 << 0
+				if !validProbeRequest_31(x) {
+					return false
+				}
+			case "params":
+				seen |= 1 << 1
+				if !validProbeRequest_33(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["params"]; ok && !validProbeRequest_33(x) {
-			return false
-		}
-		if _, ok := o["method"]; !ok {
-			return false
-		}
-		if _, ok := o["params"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -557,16 +606,22 @@ func validTextContent(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["text"]; ok && !validTextContent_35(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "text":
+				seen |= 1 << 1
+				if !validTextContent_35(x) {
+					return false
+				}
+			case "type":
+				seen |= 1 << 0
+				if !validTextContent_36(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["type"]; ok && !validTextContent_36(x) {
-			return false
-		}
-		if _, ok := o["type"]; !ok {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
@@ -592,16 +647,22 @@ func validTextResourceContents(v any) bool {
 		return false
 	}
 	if o, ok := v.(map[string]any); ok {
-		if x, ok := o["text"]; ok && !validTextResourceContents_37(x) {
-			return false
+		var seen uint64
+		for k, x := range o {
+			switch k {
+			case "text":
+				seen |= 1 << 1
+				if !validTextResourceContents_37(x) {
+					return false
+				}
+			case "uri":
+				seen |= 1 << 0
+				if !validTextResourceContents_38(x) {
+					return false
+				}
+			}
 		}
-		if x, ok := o["uri"]; ok && !validTextResourceContents_38(x) {
-			return false
-		}
-		if _, ok := o["uri"]; !ok {
-			return false
-		}
-		if _, ok := o["text"]; !ok {
+		if seen != 0x3 {
 			return false
 		}
 	}
