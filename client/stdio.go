@@ -135,10 +135,11 @@ func (c *stdioConn) Send(ctx context.Context, msg []byte) error {
 		// call's, holding the writer's token; or the connection is over
 		// (nothing written after half a line could be read).
 		release = false
+		rest := bytes.Clone(line[n:]) // line may share msg's array, the caller's again once Send returns
 		go func() {
 			defer func() { <-c.writing }()
 			_ = c.stdin.SetWriteDeadline(time.Now().Add(finishLine))
-			if _, ferr := c.stdin.Write(line[n:]); ferr != nil {
+			if _, ferr := c.stdin.Write(rest); ferr != nil {
 				c.broken = fmt.Errorf("client: the connection is broken: a message was cut short (%w)", ferr)
 				go c.Close() // the session ends with the error
 			}
