@@ -38,17 +38,18 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, cursor st
 					return
 				}
 			}
+			seen[cursor] = true
 			switch {
 			case next == "":
 				return
-			case seen[next] || next == cursor:
+			case seen[next]:
 				yield(zero, fmt.Errorf("client: the server gave the cursor %q twice: its list goes round in a cycle", excerpt(next)))
 				return
 			case n == maxPages:
 				yield(zero, fmt.Errorf("client: the list has more than %d pages; stopped", maxPages))
 				return
 			}
-			seen[cursor], cursor = true, next
+			cursor = next
 		}
 	}
 }

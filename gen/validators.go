@@ -519,34 +519,37 @@ func (m objectMembers) checks() string {
 	case m.additional != "":
 		other = fmt.Sprintf("\t\t\t\tif !%s(x) {\n\t\t\t\t\treturn false\n\t\t\t\t}\n", m.additional)
 	}
-	bit := map[string]int{}
-	for i, r := range m.required {
-		if _, dup := bit[r]; !dup {
-			bit[r] = i
-		}
+	type member struct {
+		fn       string
+		property bool
+		bit      int // -1: not required
 	}
-	fns := map[string]string{}
-	named := map[string]bool{}
+	named := map[string]*member{}
 	for _, p := range m.props {
-		fns[p.name], named[p.name] = p.fn, true
+		named[p.name] = &member{fn: p.fn, property: true, bit: -1}
 	}
-	for _, r := range m.required {
-		named[r] = true
+	for i, r := range m.required {
+		if named[r] == nil {
+			named[r] = &member{bit: -1}
+		}
+		if named[r].bit < 0 { // the first of a name required twice
+			named[r].bit = i
+		}
 	}
 	var cases strings.Builder
-	usesX := false
+	usesX := m.additional != ""
 	for _, name := range sortedKeys(named) {
+		mb := named[name]
 		var body strings.Builder
-		if i, ok := bit[name]; ok {
-			fmt.Fprintf(&body, "\t\t\t\tseen |= 1 << %d\n", i)
+		if mb.bit >= 0 {
+			fmt.Fprintf(&body, "\t\t\t\tseen |= 1 << %d\n", mb.bit)
 		}
-		switch fn, known := fns[name]; {
-		case known && fn != "":
-			fmt.Fprintf(&body, "\t\t\t\tif !%s(x) {\n\t\t\t\t\treturn false\n\t\t\t\t}\n", fn)
+		switch {
+		case mb.fn != "":
+			fmt.Fprintf(&body, "\t\t\t\tif !%s(x) {\n\t\t\t\t\treturn false\n\t\t\t\t}\n", mb.fn)
 			usesX = true
-		case !known && other != "": // required, not a property: one of the others
+		case !mb.property: // required, not a property: one of the others
 			body.WriteString(other)
-			usesX = usesX || m.additional != ""
 		}
 		if body.Len() == 0 && other == "" {
 			continue // nothing to do for it, and nothing for the others either
@@ -555,21 +558,22 @@ func (m objectMembers) checks() string {
 	}
 	if other != "" {
 		fmt.Fprintf(&cases, "\t\t\tdefault:\n%s", other)
-		usesX = usesX || m.additional != ""
 	}
 	var b strings.Builder
 	if len(m.required) > 0 {
 		b.WriteString("\t\tvar seen uint64\n")
 	}
-	member := "k"
+	vars := "k"
 	if usesX {
-		member = "k, x"
+		vars = "k, x"
 	}
-	fmt.Fprintf(&b, "\t\tfor %s := range o {\n\t\t\tswitch k {\n%s\t\t\t}\n\t\t}\n", member, &cases)
+	fmt.Fprintf(&b, "\t\tfor %s := range o {\n\t\t\tswitch k {\n%s\t\t\t}\n\t\t}\n", vars, &cases)
 	if len(m.required) > 0 {
 		all := uint64(0)
-		for _, i := range bit {
-			all |= 1 << i
+		for _, mb := range named {
+			if mb.bit >= 0 {
+				all |= 1 << mb.bit
+			}
 		}
 		fmt.Fprintf(&b, "\t\tif seen != %#x {\n\t\t\treturn false\n\t\t}\n", all)
 	}

@@ -42,6 +42,19 @@ func Get(h http.Header, key string) string {
 	return ""
 }
 
+// HasToken reports whether the comma-separated header name lists token,
+// in any case ("keep-alive, Upgrade" lists upgrade).
+func HasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Error answers with a status and a JSON-RPC error body without id.
 func Error(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")

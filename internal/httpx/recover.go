@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strings"
 )
 
 // Recover answers a request whose handler panics with 500 and logs the
@@ -29,24 +28,11 @@ func Recover(log *slog.Logger) func(http.Handler) http.Handler {
 					panic(v)
 				}
 				log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-				if !upgrade(r.Header) { // a hijacked connection has no response to write
+				if !HasToken(r.Header, "Connection", "upgrade") { // a hijacked connection has no response to write
 					w.WriteHeader(http.StatusInternalServerError)
 				}
 			}()
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-// upgrade reports whether the Connection header names the upgrade token
-// ("Upgrade", or "keep-alive, Upgrade" as Firefox sends it).
-func upgrade(h http.Header) bool {
-	for _, v := range h.Values("Connection") {
-		for tok := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -207,7 +207,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusMethodNotAllowed, wire.CodeInvalidRequest, "Method Not Allowed: open the WebSocket with a GET upgrade request")
 		return
 	}
-	if !hasToken(r.Header, "Connection", "upgrade") || !hasToken(r.Header, "Upgrade", "websocket") {
+	if !httpx.HasToken(r.Header, "Connection", "upgrade") || !httpx.HasToken(r.Header, "Upgrade", "websocket") {
 		w.Header().Set("Connection", "Upgrade")
 		w.Header().Set("Upgrade", "websocket")
 		httpx.Error(w, http.StatusUpgradeRequired, wire.CodeInvalidRequest, "Upgrade Required: this endpoint speaks WebSocket (subprotocol mcp)")
@@ -217,7 +217,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		guard.Forbid(w, "Origin "+o+" is not allowed")
 		return
 	}
-	if !hasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol) {
+	if !httpx.HasToken(r.Header, "Sec-WebSocket-Protocol", Subprotocol) {
 		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, `Bad Request: the WebSocket subprotocol "mcp" is required (Sec-WebSocket-Protocol: mcp)`)
 		return
 	}
@@ -265,18 +265,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Calls keep the request's values (e.g. what authentication put there),
 	// not its lifetime: after the hijack the socket is what ends them.
 	c.run(context.WithoutCancel(core.WithCaller(r.Context(), caller)))
-}
-
-// hasToken reports whether a comma-separated header lists token.
-func hasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // originAllowed applies the rule of the WebSocket library's Accept (which
