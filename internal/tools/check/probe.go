@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -132,7 +133,13 @@ type answer struct {
 	array     bool   // the body was a JSON array
 	none      bool   // nothing came (stdio: within the wait)
 	sessionID string // HTTP: the Mcp-Session-Id the answer gave
+	tooLarge  string // the answer passed a bound the check reads to, and which
 }
+
+// answerLimit bounds what the check reads of one answer: an HTTP body, an
+// event, a stdio line. A server that passes it is told so, not cut short
+// in silence.
+const answerLimit = 16 << 20
 
 // isResponse reports whether msg is a response (no method member).
 func isResponse(msg json.RawMessage) bool {
@@ -144,6 +151,9 @@ func isResponse(msg json.RawMessage) bool {
 
 // judge says what is wrong with an answer, "" when nothing.
 func (e expect) judge(a answer) string {
+	if a.tooLarge != "" {
+		return a.tooLarge
+	}
 	if e.any {
 		switch {
 		case a.status >= 500:
@@ -252,7 +262,7 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 		defer resp.Body.Close()
 		a := answer{status: resp.StatusCode, sessionID: resp.Header.Get("Mcp-Session-Id")}
 		var all []json.RawMessage
-		all, a.array = readBody(resp)
+		all, a.array, a.tooLarge = readBody(resp)
 		a.messages = c.recordAnswer(session, all, a.array)
 		return a, nil
 	}
@@ -319,33 +329,40 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 }
 
 // readBody reads the JSON-RPC messages of an answer: a JSON body (an
-// object or an array), or the data of an event stream's events.
-func readBody(resp *http.Response) ([]json.RawMessage, bool) {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+// object or an array), or the data of an event stream's events (those
+// whole within the bound). tooLarge says the answer passed the bound.
+func readBody(resp *http.Response) (msgs []json.RawMessage, array bool, tooLarge string) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, answerLimit+1))
+	if len(body) > answerLimit {
+		body = body[:answerLimit]
+		tooLarge = fmt.Sprintf("an answer of more than %d MiB, more than the check reads", answerLimit>>20)
+	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		var out []json.RawMessage
-		r := sse.NewReader(bytes.NewReader(body), 4<<20)
+		r := sse.NewReader(bytes.NewReader(body), answerLimit)
 		for {
-			ev, err := r.Next()
+			ev, err := r.Next() // no event is larger than the body read
 			if err != nil {
-				return out, false
+				return msgs, false, tooLarge
 			}
 			if d := bytes.TrimSpace(ev.Data); len(d) > 0 && json.Valid(d) {
-				out = append(out, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
+				msgs = append(msgs, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
 			}
 		}
+	}
+	if tooLarge != "" {
+		return nil, false, tooLarge
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
 		var arr []json.RawMessage
 		if json.Unmarshal(body, &arr) == nil {
-			return arr, true
+			return arr, true, ""
 		}
 	}
 	if len(body) > 0 && json.Valid(body) {
-		return []json.RawMessage{body}, false
+		return []json.RawMessage{body}, false, ""
 	}
-	return nil, false
+	return nil, false, ""
 }
 
 // recordAnswer records what a probe got (an array as the one message it
@@ -362,6 +379,35 @@ func (c *checker) recordAnswer(session string, msgs []json.RawMessage, array boo
 		}
 	}
 	return slices.DeleteFunc(msgs, func(m json.RawMessage) bool { return !isResponse(m) }) // msgs is not used after
+}
+
+// exited says why a stdio server's output ended for the check.
+func exited(a answer) string {
+	if a.tooLarge != "" {
+		return a.tooLarge
+	}
+	return "the server exited"
+}
+
+// readLines sends r's lines (copies) on lines until r ends or ctx does;
+// *tooLong, read once lines is closed, says a line passed answerLimit.
+func readLines(ctx context.Context, r io.Reader) (lines <-chan []byte, tooLong *bool) {
+	ch := make(chan []byte, 64)
+	tooLong = new(bool)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), answerLimit)
+		defer func() { *tooLong = errors.Is(sc.Err(), bufio.ErrTooLong) }()
+		for sc.Scan() {
+			select {
+			case ch <- append([]byte(nil), sc.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, tooLong
 }
 
 // probeStdio starts the server once more and speaks to it line by line:
@@ -391,19 +437,7 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		cancel()
 		_ = cmd.Wait()
 	}()
-	lines := make(chan []byte, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			select {
-			case lines <- append([]byte(nil), sc.Bytes()...):
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	lines, tooLong := readLines(ctx, stdout)
 	send := func(line string) bool {
 		if c.rec.wait(ctx) != nil {
 			return false
@@ -421,6 +455,9 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			select {
 			case line, ok := <-lines:
 				if !ok {
+					if *tooLong {
+						return answer{tooLarge: fmt.Sprintf("a line of more than %d MiB, more than the check reads", answerLimit>>20)}, true // no more is read
+					}
 					return answer{none: true}, true
 				}
 				line = bytes.TrimSpace(line)
@@ -463,7 +500,7 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		if a, gone := await([]string{`"check-early"`}, c.cfg.Timeout); gone || a.none {
 			what := "no answer"
 			if gone {
-				what = "the server exited"
+				what = exited(a)
 			}
 			c.findProbe(session, "request before initialize", expect{warn: !gone,
 				spec: "JSON-RPC 2.0: every request is answered (the lifecycle leaves the answer to a request before initialize to the server: an error or a result, not silence)"}, what)
@@ -501,7 +538,7 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		}
 		a, gone := await(ids, wait)
 		if gone {
-			c.findProbe(session, p.name, expect{spec: ruleCrash.Spec}, "the server exited")
+			c.findProbe(session, p.name, expect{spec: ruleCrash.Spec}, exited(a))
 			return
 		}
 		if p.want.batch > 0 && !a.array && len(a.messages) == 1 {
