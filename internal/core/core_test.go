@@ -234,12 +234,20 @@ func TestMaxInflight(t *testing.T) {
 // each element of a batch is answered, so without a bound one request of
 // 4 MiB would make two million answers (and log lines).
 func TestBatchBound(t *testing.T) {
-	sess, _ := newSession(t, &misbehaving{})
 	body := []byte("[" + strings.Repeat("0,", 2<<20) + "0]")
-	reply := sess.Handle(context.Background(), body, nil)
-	want := `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: a batch of more than 256 messages"}}`
-	if string(reply) != want {
-		t.Errorf("reply %.300s, want %s", reply, want)
+	for _, tt := range []struct {
+		batches bool
+		message string
+	}{
+		{true, "Invalid Request: a batch of more than 256 messages"},
+		{false, "Invalid Request: batches are not accepted"},
+	} {
+		sess, _ := newSession(t, &misbehaving{}, core.WithBatches(tt.batches))
+		reply := sess.Handle(context.Background(), body, nil)
+		want := `{"jsonrpc":"2.0","error":{"code":-32600,"message":"` + tt.message + `"}}`
+		if string(reply) != want {
+			t.Errorf("batches %v: reply %.300s, want %s", tt.batches, reply, want)
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ func (s *Server) Parse(body []byte) *Incoming {
 // parseInto is Parse into an Incoming the caller holds (Route's Call).
 func (s *Server) parseInto(in *Incoming, body []byte) {
 	items, batch, err := jsonrpc.ParseInto(body, jsonrpc.Limits{MaxDepth: s.cfg.maxDepth}, &in.one)
-	if err == nil && batch && !s.cfg.batches {
+	if batch && !s.cfg.batches { // a batch too long to parse is still a batch
 		err = &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: batches are not accepted"}
 	}
 	in.body, in.items, in.batch, in.err = body, items, batch, err
