@@ -78,12 +78,7 @@ func (s *Session) followTask(ctx context.Context, spec *protocol.Spec, m protoco
 // answerTask answers the questions of a task not answered yet.
 func (s *Session) answerTask(ctx context.Context, spec *protocol.Spec, update protocol.Method, id string, requests any, answered map[string]bool) error {
 	reqs, _ := requests.(map[string]any)
-	fresh := map[string]any{}
-	for k, r := range reqs {
-		if !answered[k] {
-			fresh[k] = r
-		}
-	}
+	fresh := pending(reqs, answered)
 	if len(fresh) == 0 {
 		return nil
 	}
@@ -98,6 +93,25 @@ func (s *Session) answerTask(ctx context.Context, spec *protocol.Spec, update pr
 		answered[k] = true
 	}
 	return nil
+}
+
+// pending returns the questions of reqs not answered yet. It forgets the
+// answered ones the server no longer lists, so that the set is bounded by
+// one poll's questions however many a server adds, poll after poll; a
+// question listed again after it was dropped is a new one.
+func pending(reqs map[string]any, answered map[string]bool) map[string]any {
+	for k := range answered {
+		if _, ok := reqs[k]; !ok {
+			delete(answered, k)
+		}
+	}
+	fresh := map[string]any{}
+	for k, r := range reqs {
+		if !answered[k] {
+			fresh[k] = r
+		}
+	}
+	return fresh
 }
 
 // cancelTask tells the server the client gave a task up, in the
