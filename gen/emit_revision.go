@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -19,9 +20,14 @@ func (c *canonical) revision(rs *revisionSchema) *file {
 	f.p("const Revision = %q\n", rs.Name)
 	f.p("// SchemaHash identifies the schema files this package was generated from.")
 	f.p("const SchemaHash = %q\n", rs.Hash)
-	f.p("// Spec is the method table and the validators of revision %s.", rs.Name)
-	f.p("var Spec = protocol.NewSpec(Revision, %d, SchemaHash, schema.FS, map[string]protocol.Method{", rs.Index)
-	for _, me := range c.m.Methods {
+	f.p("// Spec is the method table and the validators of revision %s: constants", rs.Name)
+	f.p("// only, laid out by the compiler, so that the revision costs nothing at")
+	f.p("// startup.")
+	f.p("var Spec = protocol.Spec{")
+	f.p("\tRevision: Revision,\n\tIndex:    %d,\n\tHash:     SchemaHash,", rs.Index)
+	f.p("\tMethods: []protocol.Method{ // sorted by name")
+	methods := slices.SortedFunc(slices.Values(c.m.Methods), func(a, b *method) int { return strings.Compare(a.Name, b.Name) })
+	for _, me := range methods {
 		rm := me.Revs[rs.Index]
 		if !rm.Present {
 			continue
@@ -30,19 +36,29 @@ func (c *canonical) revision(rs *revisionSchema) *file {
 		if _, ok := rs.Defs[rm.Result+"Response"]; ok && rm.Result != "" {
 			response = rm.Result + "Response"
 		}
-		f.p("\t%q: {Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskResult: %q, TaskExtension: %q, Extension: %q, NameParam: %q},",
-			me.Name, me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskResult, rm.TaskExtension, rm.Extension, rm.NameParam)
+		f.p("\t\t{Name: %q, Request: %q, Result: %q, Response: %q, Notification: %v, ClientToServer: %v, ServerToClient: %v, ParamsRequired: %v, TaskResult: %q, TaskExtension: %q, Extension: %q, NameParam: %q},",
+			me.Name, rm.Request, rm.Result, response, me.Notification, rm.C2S, rm.S2C, rm.ParamsRequired, rm.TaskResult, rm.TaskExtension, rm.Extension, rm.NameParam)
 	}
-	f.p("}, protocol.Checks{Surely: surelyValid, Required: requiredMembers, Envelopes: envelopes}, %s%s)", c.transport.goTransport(rs.Name), extensionArgs(rs))
+	f.p("\t},")
+	f.p("\tTransport: %s,", c.transport.goTransport(rs.Name))
+	if ext := extensions(rs); ext != "" {
+		f.p("\tExtensions: []protocol.Extension{%s},", ext)
+	}
+	f.p("\tSchemas: &schema.FS,")
+	f.p("\tChecks:  protocol.Checks{Surely: surely, Requires: requires, Envelope: envelope},")
+	f.p("}")
 	return f
 }
 
-// extensionArgs are the protocol.Extension arguments of NewSpec for the
-// extensions layered onto a revision.
-func extensionArgs(rs *revisionSchema) string {
+// extensions are the protocol.Extension literals of the extensions
+// layered onto a revision.
+func extensions(rs *revisionSchema) string {
 	var b strings.Builder
-	for _, x := range rs.Layers {
-		fmt.Fprintf(&b, ",\n\tprotocol.Extension{ID: %q, Dir: %q", x.ID, x.dir)
+	for i, x := range rs.Layers {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "{ID: %q, Dir: %q", x.ID, x.dir)
 		if r := x.TaskRules; r != nil {
 			fmt.Fprintf(&b, ", Tasks: &protocol.TaskRules{ServerDirected: %v, ToolErrorCompletes: %v, CancelEndedAcknowledged: %v}", r.ServerDirected, r.ToolErrorCompletes, r.CancelEndedAcknowledged)
 		}
@@ -60,7 +76,7 @@ func (c *canonical) registry() *file {
 	f.p("// Specs lists every supported revision, oldest first.")
 	f.p("var Specs = []*protocol.Spec{")
 	for _, rs := range c.m.Revisions {
-		f.p("\t%s.Spec,", revisionPackage(rs.Name))
+		f.p("\t&%s.Spec,", revisionPackage(rs.Name))
 	}
 	f.p("}\n")
 	f.p("// Lookup returns the spec of a revision, or nil when it is not supported.")
@@ -68,12 +84,12 @@ func (c *canonical) registry() *file {
 	f.p("\tfor _, s := range Specs {\n\t\tif s.Revision == revision {\n\t\t\treturn s\n\t\t}\n\t}\n\treturn nil\n}\n")
 	f.p("// Assumed is the revision of a request that names none (Streamable HTTP")
 	f.p("// without MCP-Protocol-Version): schema/transport.json.")
-	f.p("var Assumed = %s.Spec\n", revisionPackage(c.transport.AssumedRevision.Revision))
+	f.p("var Assumed = &%s.Spec\n", revisionPackage(c.transport.AssumedRevision.Revision))
 	f.p("// NameParam is the params member whose value a request repeats in its")
 	f.p("// Mcp-Name header (x-mcp-name in the request's schema, in the newest")
 	f.p("// revision that has one), \"\" for a method without one.")
 	f.p("func NameParam(method string) string {")
-	f.p("\tfor i := len(Specs) - 1; i >= 0; i-- {\n\t\tif m, ok := Specs[i].Methods[method]; ok && m.NameParam != \"\" {\n\t\t\treturn m.NameParam\n\t\t}\n\t}\n\treturn \"\"\n}\n")
+	f.p("\tfor i := len(Specs) - 1; i >= 0; i-- {\n\t\tif m, ok := Specs[i].Method(method); ok && m.NameParam != \"\" {\n\t\t\treturn m.NameParam\n\t\t}\n\t}\n\treturn \"\"\n}\n")
 	f.p("// Latest is the newest supported revision.")
 	f.p("func Latest() *protocol.Spec { return Specs[len(Specs)-1] }")
 	return f

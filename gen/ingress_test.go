@@ -36,7 +36,7 @@ func ingressBaselineOnce() error {
 // validation of the whole message against its method's request definition,
 // conversion of params into the canonical type without parsing again.
 func ingressValidatedOnce() error {
-	spec := mcp20251125.Spec
+	spec := &mcp20251125.Spec
 	tree, err := jsontree.Parse(ingressMessage)
 	if err != nil {
 		return err

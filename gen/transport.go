@@ -62,12 +62,12 @@ func (t *transportFacts) goTransport(rev string) string {
 	if t.ErrorStatus.holds(rev) && len(t.ErrorStatus.Codes) > 0 {
 		codes := slices.Sorted(maps.Keys(t.ErrorStatus.Codes))
 		var b strings.Builder
-		b.WriteString("map[int]int{")
+		b.WriteString("[]protocol.CodeStatus{")
 		for i, c := range codes {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s: %d", c, t.ErrorStatus.Codes[c])
+			fmt.Fprintf(&b, "{Code: %s, Status: %d}", c, t.ErrorStatus.Codes[c])
 		}
 		b.WriteString("}")
 		status = b.String()

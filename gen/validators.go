@@ -36,37 +36,43 @@ func (c *canonical) validators(rs *revisionSchema) (*file, error) {
 			return nil, err
 		}
 	}
+	// Lookups are switches, not map literals: a map is built by code at
+	// startup and held on the heap, a switch is code that runs when asked.
 	out := newFile()
-	out.p("// requiredMembers holds, by definition, the members it requires, its")
-	out.p("// own and those of the definitions it refers to or is allOf (what the")
-	out.p("// core asks of a result without compiling the reference validator).")
-	out.p("var requiredMembers = map[string][]string{")
+	out.p("// requires reports whether definition requires member, by itself or")
+	out.p("// by the definitions it refers to or is allOf (what the core asks of a")
+	out.p("// result without compiling the reference validator).")
+	out.p("func requires(definition, member string) bool {")
+	out.p("\tswitch definition {")
 	for _, name := range defs {
 		req, err := g.required(rs.Defs[name])
 		if err != nil {
 			return nil, err
 		}
 		if len(req) > 0 {
-			out.p("\t%q: {%s},", name, quoteAll(req))
+			out.p("\tcase %q:", name)
+			out.p("\t\tswitch member {\n\t\tcase %s:\n\t\t\treturn true\n\t\t}", quoteAll(req))
 		}
 	}
-	out.p("}\n")
-	out.p("// surelyValid holds, by definition, whether a JSON tree is surely valid")
-	out.p("// against it (false: let the reference validator decide).")
-	out.p("var surelyValid = map[string]func(any) bool{")
+	out.p("\t}\n\treturn false\n}\n")
+	out.p("// surely returns the check of a definition: whether a JSON tree is")
+	out.p("// surely valid against it (false: let the reference validator decide).")
+	out.p("func surely(definition string) func(any) bool {")
+	out.p("\tswitch definition {")
 	for _, name := range defs {
-		out.p("\t%q: %s,", name, g.names[name])
+		out.p("\tcase %q:\n\t\treturn %s", name, g.names[name])
 	}
-	out.p("}\n")
-	out.p("// envelopes holds, for the definitions whose object is JSON-RPC's")
-	out.p("// envelope and nothing else, what they ask of a message's parts.")
-	out.p("var envelopes = map[string]protocol.Envelope{")
+	out.p("\t}\n\treturn nil\n}\n")
+	out.p("// envelope is, for the definitions whose object is JSON-RPC's envelope")
+	out.p("// and nothing else, what they ask of a message's parts.")
+	out.p("func envelope(definition string) (protocol.Envelope, bool) {")
+	out.p("\tswitch definition {")
 	for _, name := range defs {
 		if e, ok := g.envelopes[name]; ok {
-			out.p("\t%q: %s,", name, e)
+			out.p("\tcase %q:\n\t\treturn protocol.Envelope%s, true", name, e)
 		}
 	}
-	out.p("}\n")
+	out.p("\t}\n\treturn protocol.Envelope{}, false\n}\n")
 	out.Write(g.f.Bytes())
 	return out, nil
 }

@@ -3,7 +3,6 @@ package protocol
 import (
 	"fmt"
 	"io/fs"
-	"slices"
 	"sync"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
@@ -43,23 +42,30 @@ type Method struct {
 }
 
 // Spec is everything mcpstack knows of one protocol revision: its method
-// table and its schemas. Generated packages declare one each.
+// table and its schemas. Each generated package declares one as a
+// composite literal of constants, which the compiler lays out in the
+// binary: a revision costs no code at startup and no heap until a session
+// uses it, and its schemas are compiled on first use.
 type Spec struct {
 	Revision string
 	Index    int    // position among the supported revisions, oldest first
 	Hash     string // hash of the schema files the code was generated from
-	Methods  map[string]Method
+	// Methods is the method table, sorted by name (Method finds one).
+	Methods []Method
 	// Transport is what the transports do differently in this revision.
 	Transport Transport
 	// Extensions are the protocol extensions layered onto the revision
 	// (schema/extensions).
 	Extensions []Extension
+	// Schemas holds the schema files: the revision's under Revision/,
+	// each extension's under its Dir.
+	Schemas fs.FS
+	// Checks are the generated checks of the revision's definitions.
+	Checks Checks
 
-	fsys      fs.FS
-	validator func() (*Validator, error)
-	surely    map[string]func(any) bool // the generated validators, by definition
-	required  map[string][]string       // the generated required members, by definition
-	envelopes map[string]Envelope       // the generated envelope checks, by definition
+	compile   sync.Once
+	validator *Validator
+	err       error // compiling the schemas
 }
 
 // Transport holds the facts of a revision that are the transports' and no
@@ -80,8 +86,22 @@ type Transport struct {
 	// _meta protocolVersion.
 	MethodHeaders bool
 	// ErrorStatus: the HTTP status a JSON error answer of these codes
-	// comes with (nil: the revision says none).
-	ErrorStatus map[int]int
+	// comes with (none: the revision says none); Status looks one up.
+	ErrorStatus []CodeStatus
+}
+
+// CodeStatus is the HTTP status of a JSON error answer with Code.
+type CodeStatus struct{ Code, Status int }
+
+// Status is the HTTP status the revision gives a JSON error answer with
+// code, or 0 where it gives none.
+func (t *Transport) Status(code int) int {
+	for _, c := range t.ErrorStatus {
+		if c.Code == code {
+			return c.Status
+		}
+	}
+	return 0
 }
 
 // Extension is a protocol extension layered onto a revision: its schema
@@ -110,25 +130,6 @@ type TaskRules struct {
 	CancelEndedAcknowledged bool
 }
 
-// NewSpec declares a revision whose schemas are the files under
-// fsys/revision and those of its extensions. surely holds the generated
-// validators: by definition, whether a JSON tree is surely valid (false:
-// the reference validator decides). The schemas are compiled on first
-// use, once.
-func NewSpec(revision string, index int, hash string, fsys fs.FS, methods map[string]Method, checks Checks, transport Transport, extensions ...Extension) *Spec {
-	s := &Spec{Revision: revision, Index: index, Hash: hash, Methods: methods, Transport: transport, Extensions: extensions, fsys: fsys, surely: checks.Surely, required: checks.Required, envelopes: checks.Envelopes}
-	layers := make([]string, len(extensions))
-	for i, e := range extensions {
-		layers[i] = e.Dir
-	}
-	// format asserts in every revision: draft-07 (up to 2025-06-18) does
-	// so by default and 2020-12 (after) does not, so the same bytes would
-	// pass or fail by revision. The schemas say format where the protocol
-	// requires the shape (a resource's uri is a URI) in every revision.
-	s.validator = sync.OnceValues(func() (*Validator, error) { return newValidator(fsys, revision, true, layers) })
-	return s
-}
-
 // TaskRules are the rules of the revision's tasks: those of an extension
 // that brings tasks, or else the zero value (2025-11-25's).
 func (s *Spec) TaskRules() TaskRules {
@@ -140,13 +141,23 @@ func (s *Spec) TaskRules() TaskRules {
 	return TaskRules{}
 }
 
-// Validator returns the compiled schemas of the revision.
+// Validator returns the compiled schemas of the revision. Format asserts
+// in every revision: draft-07 (up to 2025-06-18) does so by default and
+// 2020-12 (after) does not, so the same bytes would pass or fail by
+// revision. The schemas say format where the protocol requires the shape
+// (a resource's uri is a URI) in every revision.
 func (s *Spec) Validator() (*Validator, error) {
-	v, err := s.validator()
-	if err != nil {
-		return nil, fmt.Errorf("revision %s: %w", s.Revision, err)
+	s.compile.Do(func() {
+		layers := make([]string, len(s.Extensions))
+		for i, e := range s.Extensions {
+			layers[i] = e.Dir
+		}
+		s.validator, s.err = newValidator(s.Schemas, s.Revision, true, layers)
+	})
+	if s.err != nil {
+		return nil, fmt.Errorf("revision %s: %w", s.Revision, s.err)
 	}
-	return v, nil
+	return s.validator, nil
 }
 
 // Validate checks a tree against one definition of the revision: the
@@ -164,18 +175,20 @@ func (s *Spec) Validate(definition string, value any) error {
 	return v.Validate(definition, value)
 }
 
-// Checks are what the generator compiled from a revision's schemas.
+// Checks are what the generator compiled from a revision's schemas, as
+// functions of a definition's name (a switch: no table to build).
 type Checks struct {
-	// Surely holds, by definition, whether a tree is surely valid against
-	// it (false: let the reference validator decide).
-	Surely map[string]func(any) bool
-	// Required holds, by definition, the members it requires, those of the
-	// definitions it refers to or is allOf included.
-	Required map[string][]string
-	// Envelopes holds, for the request and notification definitions whose
+	// Surely is the check of a definition: whether a tree is surely valid
+	// against it (false: let the reference validator decide); nil for a
+	// definition the revision does not have.
+	Surely func(definition string) func(any) bool
+	// Requires reports whether a definition requires a member, by itself
+	// or by the definitions it refers to or is allOf.
+	Requires func(definition, member string) bool
+	// Envelope is, for the request and notification definitions whose
 	// object is JSON-RPC's envelope and nothing else, what they ask of a
-	// message's parts.
-	Envelopes map[string]Envelope
+	// message's parts; false for any other definition.
+	Envelope func(definition string) (Envelope, bool)
 }
 
 // Envelope is what a definition whose object holds JSON-RPC's members
@@ -219,21 +232,34 @@ func (s *Spec) ValidateMessage(definition string, m *jsonrpc.Message) error {
 // definition is sure that m is valid (false also where the definition has
 // none).
 func (s *Spec) SurelyValidMessage(definition string, m *jsonrpc.Message) bool {
-	e, ok := s.envelopes[definition]
+	e, ok := s.Checks.Envelope(definition)
 	return ok && e.surely(m)
 }
 
 // SurelyValid reports whether the generated validator of definition is
 // sure that value is valid.
 func (s *Spec) SurelyValid(definition string, value any) bool {
-	f := s.surely[definition]
+	f := s.Checks.Surely(definition)
 	return f != nil && f(value)
 }
 
 // Method looks a method up in the revision's table.
 func (s *Spec) Method(name string) (Method, bool) {
-	m, ok := s.Methods[name]
-	return m, ok
+	// A binary search written out: slices.BinarySearchFunc would pass
+	// each row, some 150 bytes, to its comparison by value.
+	lo, hi := 0, len(s.Methods)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if s.Methods[h].Name < name {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo < len(s.Methods) && s.Methods[lo].Name == name {
+		return s.Methods[lo], true
+	}
+	return Method{}, false
 }
 
 // Project renders a canonical value in this revision's shape.
@@ -261,13 +287,13 @@ func (s *Spec) ErrorResponse() string {
 // The generated table answers without the reference validator, which a
 // revision then compiles only for a message that is not surely valid.
 func (s *Spec) Requires(definition, prop string) bool {
-	return slices.Contains(s.required[definition], prop)
+	return s.Checks.Requires(definition, prop)
 }
 
 // Stateless reports whether the revision has no initialize: each request
 // carries its own protocol version and client capabilities (2026-07-28).
 func (s *Spec) Stateless() bool {
-	_, ok := s.Methods["initialize"]
+	_, ok := s.Method("initialize")
 	return !ok
 }
 

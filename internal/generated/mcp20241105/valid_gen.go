@@ -7,182 +7,530 @@ import (
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
-// requiredMembers holds, by definition, the members it requires, its
-// own and those of the definitions it refers to or is allOf (what the
-// core asks of a result without compiling the reference validator).
-var requiredMembers = map[string][]string{
-	"BlobResourceContents":            {"blob", "uri"},
-	"CallToolRequest":                 {"method", "params"},
-	"CallToolResult":                  {"content"},
-	"CancelledNotification":           {"method", "params"},
-	"CompleteRequest":                 {"method", "params"},
-	"CompleteResult":                  {"completion"},
-	"CreateMessageRequest":            {"method", "params"},
-	"CreateMessageResult":             {"content", "model", "role"},
-	"EmbeddedResource":                {"resource", "type"},
-	"GetPromptRequest":                {"method", "params"},
-	"GetPromptResult":                 {"messages"},
-	"ImageContent":                    {"data", "mimeType", "type"},
-	"Implementation":                  {"name", "version"},
-	"InitializeRequest":               {"method", "params"},
-	"InitializeResult":                {"capabilities", "protocolVersion", "serverInfo"},
-	"InitializedNotification":         {"method"},
-	"JSONRPCError":                    {"error", "id", "jsonrpc"},
-	"JSONRPCNotification":             {"jsonrpc", "method"},
-	"JSONRPCRequest":                  {"id", "jsonrpc", "method"},
-	"JSONRPCResponse":                 {"id", "jsonrpc", "result"},
-	"ListPromptsRequest":              {"method"},
-	"ListPromptsResult":               {"prompts"},
-	"ListResourceTemplatesRequest":    {"method"},
-	"ListResourceTemplatesResult":     {"resourceTemplates"},
-	"ListResourcesRequest":            {"method"},
-	"ListResourcesResult":             {"resources"},
-	"ListRootsRequest":                {"method"},
-	"ListRootsResult":                 {"roots"},
-	"ListToolsRequest":                {"method"},
-	"ListToolsResult":                 {"tools"},
-	"LoggingMessageNotification":      {"method", "params"},
-	"Notification":                    {"method"},
-	"PaginatedRequest":                {"method"},
-	"PingRequest":                     {"method"},
-	"ProgressNotification":            {"method", "params"},
-	"Prompt":                          {"name"},
-	"PromptArgument":                  {"name"},
-	"PromptListChangedNotification":   {"method"},
-	"PromptMessage":                   {"content", "role"},
-	"PromptReference":                 {"name", "type"},
-	"ReadResourceRequest":             {"method", "params"},
-	"ReadResourceResult":              {"contents"},
-	"Request":                         {"method"},
-	"Resource":                        {"name", "uri"},
-	"ResourceContents":                {"uri"},
-	"ResourceListChangedNotification": {"method"},
-	"ResourceReference":               {"type", "uri"},
-	"ResourceTemplate":                {"name", "uriTemplate"},
-	"ResourceUpdatedNotification":     {"method", "params"},
-	"Root":                            {"uri"},
-	"RootsListChangedNotification":    {"method"},
-	"SamplingMessage":                 {"content", "role"},
-	"SetLevelRequest":                 {"method", "params"},
-	"SubscribeRequest":                {"method", "params"},
-	"TextContent":                     {"text", "type"},
-	"TextResourceContents":            {"text", "uri"},
-	"Tool":                            {"inputSchema", "name"},
-	"ToolListChangedNotification":     {"method"},
-	"UnsubscribeRequest":              {"method", "params"},
+// requires reports whether definition requires member, by itself or
+// by the definitions it refers to or is allOf (what the core asks of a
+// result without compiling the reference validator).
+func requires(definition, member string) bool {
+	switch definition {
+	case "BlobResourceContents":
+		switch member {
+		case "blob", "uri":
+			return true
+		}
+	case "CallToolRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "CallToolResult":
+		switch member {
+		case "content":
+			return true
+		}
+	case "CancelledNotification":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "CompleteRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "CompleteResult":
+		switch member {
+		case "completion":
+			return true
+		}
+	case "CreateMessageRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "CreateMessageResult":
+		switch member {
+		case "content", "model", "role":
+			return true
+		}
+	case "EmbeddedResource":
+		switch member {
+		case "resource", "type":
+			return true
+		}
+	case "GetPromptRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "GetPromptResult":
+		switch member {
+		case "messages":
+			return true
+		}
+	case "ImageContent":
+		switch member {
+		case "data", "mimeType", "type":
+			return true
+		}
+	case "Implementation":
+		switch member {
+		case "name", "version":
+			return true
+		}
+	case "InitializeRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "InitializeResult":
+		switch member {
+		case "capabilities", "protocolVersion", "serverInfo":
+			return true
+		}
+	case "InitializedNotification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "JSONRPCError":
+		switch member {
+		case "error", "id", "jsonrpc":
+			return true
+		}
+	case "JSONRPCNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "JSONRPCRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "JSONRPCResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "ListPromptsRequest":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ListPromptsResult":
+		switch member {
+		case "prompts":
+			return true
+		}
+	case "ListResourceTemplatesRequest":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ListResourceTemplatesResult":
+		switch member {
+		case "resourceTemplates":
+			return true
+		}
+	case "ListResourcesRequest":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ListResourcesResult":
+		switch member {
+		case "resources":
+			return true
+		}
+	case "ListRootsRequest":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ListRootsResult":
+		switch member {
+		case "roots":
+			return true
+		}
+	case "ListToolsRequest":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ListToolsResult":
+		switch member {
+		case "tools":
+			return true
+		}
+	case "LoggingMessageNotification":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "Notification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "PaginatedRequest":
+		switch member {
+		case "method":
+			return true
+		}
+	case "PingRequest":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ProgressNotification":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "Prompt":
+		switch member {
+		case "name":
+			return true
+		}
+	case "PromptArgument":
+		switch member {
+		case "name":
+			return true
+		}
+	case "PromptListChangedNotification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "PromptMessage":
+		switch member {
+		case "content", "role":
+			return true
+		}
+	case "PromptReference":
+		switch member {
+		case "name", "type":
+			return true
+		}
+	case "ReadResourceRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "ReadResourceResult":
+		switch member {
+		case "contents":
+			return true
+		}
+	case "Request":
+		switch member {
+		case "method":
+			return true
+		}
+	case "Resource":
+		switch member {
+		case "name", "uri":
+			return true
+		}
+	case "ResourceContents":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "ResourceListChangedNotification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ResourceReference":
+		switch member {
+		case "type", "uri":
+			return true
+		}
+	case "ResourceTemplate":
+		switch member {
+		case "name", "uriTemplate":
+			return true
+		}
+	case "ResourceUpdatedNotification":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "Root":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "RootsListChangedNotification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "SamplingMessage":
+		switch member {
+		case "content", "role":
+			return true
+		}
+	case "SetLevelRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "SubscribeRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "TextContent":
+		switch member {
+		case "text", "type":
+			return true
+		}
+	case "TextResourceContents":
+		switch member {
+		case "text", "uri":
+			return true
+		}
+	case "Tool":
+		switch member {
+		case "inputSchema", "name":
+			return true
+		}
+	case "ToolListChangedNotification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "UnsubscribeRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	}
+	return false
 }
 
-// surelyValid holds, by definition, whether a JSON tree is surely valid
-// against it (false: let the reference validator decide).
-var surelyValid = map[string]func(any) bool{
-	"Annotated":                       validAnnotated,
-	"BlobResourceContents":            validBlobResourceContents,
-	"CallToolRequest":                 validCallToolRequest,
-	"CallToolResult":                  validCallToolResult,
-	"CancelledNotification":           validCancelledNotification,
-	"ClientCapabilities":              validClientCapabilities,
-	"ClientNotification":              validClientNotification,
-	"ClientRequest":                   validClientRequest,
-	"ClientResult":                    validClientResult,
-	"CompleteRequest":                 validCompleteRequest,
-	"CompleteResult":                  validCompleteResult,
-	"CreateMessageRequest":            validCreateMessageRequest,
-	"CreateMessageResult":             validCreateMessageResult,
-	"Cursor":                          validCursor,
-	"EmbeddedResource":                validEmbeddedResource,
-	"EmptyResult":                     validEmptyResult,
-	"GetPromptRequest":                validGetPromptRequest,
-	"GetPromptResult":                 validGetPromptResult,
-	"ImageContent":                    validImageContent,
-	"Implementation":                  validImplementation,
-	"InitializeRequest":               validInitializeRequest,
-	"InitializeResult":                validInitializeResult,
-	"InitializedNotification":         validInitializedNotification,
-	"JSONRPCError":                    validJSONRPCError,
-	"JSONRPCMessage":                  validJSONRPCMessage,
-	"JSONRPCNotification":             validJSONRPCNotification,
-	"JSONRPCRequest":                  validJSONRPCRequest,
-	"JSONRPCResponse":                 validJSONRPCResponse,
-	"ListPromptsRequest":              validListPromptsRequest,
-	"ListPromptsResult":               validListPromptsResult,
-	"ListResourceTemplatesRequest":    validListResourceTemplatesRequest,
-	"ListResourceTemplatesResult":     validListResourceTemplatesResult,
-	"ListResourcesRequest":            validListResourcesRequest,
-	"ListResourcesResult":             validListResourcesResult,
-	"ListRootsRequest":                validListRootsRequest,
-	"ListRootsResult":                 validListRootsResult,
-	"ListToolsRequest":                validListToolsRequest,
-	"ListToolsResult":                 validListToolsResult,
-	"LoggingLevel":                    validLoggingLevel,
-	"LoggingMessageNotification":      validLoggingMessageNotification,
-	"ModelHint":                       validModelHint,
-	"ModelPreferences":                validModelPreferences,
-	"Notification":                    validNotification,
-	"PaginatedRequest":                validPaginatedRequest,
-	"PaginatedResult":                 validPaginatedResult,
-	"PingRequest":                     validPingRequest,
-	"ProgressNotification":            validProgressNotification,
-	"ProgressToken":                   validProgressToken,
-	"Prompt":                          validPrompt,
-	"PromptArgument":                  validPromptArgument,
-	"PromptListChangedNotification":   validPromptListChangedNotification,
-	"PromptMessage":                   validPromptMessage,
-	"PromptReference":                 validPromptReference,
-	"ReadResourceRequest":             validReadResourceRequest,
-	"ReadResourceResult":              validReadResourceResult,
-	"Request":                         validRequest,
-	"RequestId":                       validRequestId,
-	"Resource":                        validResource,
-	"ResourceContents":                validResourceContents,
-	"ResourceListChangedNotification": validResourceListChangedNotification,
-	"ResourceReference":               validResourceReference,
-	"ResourceTemplate":                validResourceTemplate,
-	"ResourceUpdatedNotification":     validResourceUpdatedNotification,
-	"Result":                          validResult,
-	"Role":                            validRole,
-	"Root":                            validRoot,
-	"RootsListChangedNotification":    validRootsListChangedNotification,
-	"SamplingMessage":                 validSamplingMessage,
-	"ServerCapabilities":              validServerCapabilities,
-	"ServerNotification":              validServerNotification,
-	"ServerRequest":                   validServerRequest,
-	"ServerResult":                    validServerResult,
-	"SetLevelRequest":                 validSetLevelRequest,
-	"SubscribeRequest":                validSubscribeRequest,
-	"TextContent":                     validTextContent,
-	"TextResourceContents":            validTextResourceContents,
-	"Tool":                            validTool,
-	"ToolListChangedNotification":     validToolListChangedNotification,
-	"UnsubscribeRequest":              validUnsubscribeRequest,
+// surely returns the check of a definition: whether a JSON tree is
+// surely valid against it (false: let the reference validator decide).
+func surely(definition string) func(any) bool {
+	switch definition {
+	case "Annotated":
+		return validAnnotated
+	case "BlobResourceContents":
+		return validBlobResourceContents
+	case "CallToolRequest":
+		return validCallToolRequest
+	case "CallToolResult":
+		return validCallToolResult
+	case "CancelledNotification":
+		return validCancelledNotification
+	case "ClientCapabilities":
+		return validClientCapabilities
+	case "ClientNotification":
+		return validClientNotification
+	case "ClientRequest":
+		return validClientRequest
+	case "ClientResult":
+		return validClientResult
+	case "CompleteRequest":
+		return validCompleteRequest
+	case "CompleteResult":
+		return validCompleteResult
+	case "CreateMessageRequest":
+		return validCreateMessageRequest
+	case "CreateMessageResult":
+		return validCreateMessageResult
+	case "Cursor":
+		return validCursor
+	case "EmbeddedResource":
+		return validEmbeddedResource
+	case "EmptyResult":
+		return validEmptyResult
+	case "GetPromptRequest":
+		return validGetPromptRequest
+	case "GetPromptResult":
+		return validGetPromptResult
+	case "ImageContent":
+		return validImageContent
+	case "Implementation":
+		return validImplementation
+	case "InitializeRequest":
+		return validInitializeRequest
+	case "InitializeResult":
+		return validInitializeResult
+	case "InitializedNotification":
+		return validInitializedNotification
+	case "JSONRPCError":
+		return validJSONRPCError
+	case "JSONRPCMessage":
+		return validJSONRPCMessage
+	case "JSONRPCNotification":
+		return validJSONRPCNotification
+	case "JSONRPCRequest":
+		return validJSONRPCRequest
+	case "JSONRPCResponse":
+		return validJSONRPCResponse
+	case "ListPromptsRequest":
+		return validListPromptsRequest
+	case "ListPromptsResult":
+		return validListPromptsResult
+	case "ListResourceTemplatesRequest":
+		return validListResourceTemplatesRequest
+	case "ListResourceTemplatesResult":
+		return validListResourceTemplatesResult
+	case "ListResourcesRequest":
+		return validListResourcesRequest
+	case "ListResourcesResult":
+		return validListResourcesResult
+	case "ListRootsRequest":
+		return validListRootsRequest
+	case "ListRootsResult":
+		return validListRootsResult
+	case "ListToolsRequest":
+		return validListToolsRequest
+	case "ListToolsResult":
+		return validListToolsResult
+	case "LoggingLevel":
+		return validLoggingLevel
+	case "LoggingMessageNotification":
+		return validLoggingMessageNotification
+	case "ModelHint":
+		return validModelHint
+	case "ModelPreferences":
+		return validModelPreferences
+	case "Notification":
+		return validNotification
+	case "PaginatedRequest":
+		return validPaginatedRequest
+	case "PaginatedResult":
+		return validPaginatedResult
+	case "PingRequest":
+		return validPingRequest
+	case "ProgressNotification":
+		return validProgressNotification
+	case "ProgressToken":
+		return validProgressToken
+	case "Prompt":
+		return validPrompt
+	case "PromptArgument":
+		return validPromptArgument
+	case "PromptListChangedNotification":
+		return validPromptListChangedNotification
+	case "PromptMessage":
+		return validPromptMessage
+	case "PromptReference":
+		return validPromptReference
+	case "ReadResourceRequest":
+		return validReadResourceRequest
+	case "ReadResourceResult":
+		return validReadResourceResult
+	case "Request":
+		return validRequest
+	case "RequestId":
+		return validRequestId
+	case "Resource":
+		return validResource
+	case "ResourceContents":
+		return validResourceContents
+	case "ResourceListChangedNotification":
+		return validResourceListChangedNotification
+	case "ResourceReference":
+		return validResourceReference
+	case "ResourceTemplate":
+		return validResourceTemplate
+	case "ResourceUpdatedNotification":
+		return validResourceUpdatedNotification
+	case "Result":
+		return validResult
+	case "Role":
+		return validRole
+	case "Root":
+		return validRoot
+	case "RootsListChangedNotification":
+		return validRootsListChangedNotification
+	case "SamplingMessage":
+		return validSamplingMessage
+	case "ServerCapabilities":
+		return validServerCapabilities
+	case "ServerNotification":
+		return validServerNotification
+	case "ServerRequest":
+		return validServerRequest
+	case "ServerResult":
+		return validServerResult
+	case "SetLevelRequest":
+		return validSetLevelRequest
+	case "SubscribeRequest":
+		return validSubscribeRequest
+	case "TextContent":
+		return validTextContent
+	case "TextResourceContents":
+		return validTextResourceContents
+	case "Tool":
+		return validTool
+	case "ToolListChangedNotification":
+		return validToolListChangedNotification
+	case "UnsubscribeRequest":
+		return validUnsubscribeRequest
+	}
+	return nil
 }
 
-// envelopes holds, for the definitions whose object is JSON-RPC's
-// envelope and nothing else, what they ask of a message's parts.
-var envelopes = map[string]protocol.Envelope{
-	"CallToolRequest":                 {Method: "tools/call", Params: validCallToolRequest_11, IDRequired: false, ParamsRequired: true},
-	"CancelledNotification":           {Method: "notifications/cancelled", Params: validCancelledNotification_22, IDRequired: false, ParamsRequired: true},
-	"CompleteRequest":                 {Method: "completion/complete", Params: validCompleteRequest_55, IDRequired: false, ParamsRequired: true},
-	"CreateMessageRequest":            {Method: "sampling/createMessage", Params: validCreateMessageRequest_73, IDRequired: false, ParamsRequired: true},
-	"GetPromptRequest":                {Method: "prompts/get", Params: validGetPromptRequest_93, IDRequired: false, ParamsRequired: true},
-	"InitializeRequest":               {Method: "initialize", Params: validInitializeRequest_111, IDRequired: false, ParamsRequired: true},
-	"InitializedNotification":         {Method: "notifications/initialized", Params: validInitializedNotification_119, IDRequired: false, ParamsRequired: false},
-	"ListPromptsRequest":              {Method: "prompts/list", Params: validListPromptsRequest_144, IDRequired: false, ParamsRequired: false},
-	"ListResourceTemplatesRequest":    {Method: "resources/templates/list", Params: validListResourceTemplatesRequest_151, IDRequired: false, ParamsRequired: false},
-	"ListResourcesRequest":            {Method: "resources/list", Params: validListResourcesRequest_158, IDRequired: false, ParamsRequired: false},
-	"ListRootsRequest":                {Method: "roots/list", Params: validListRootsRequest_166, IDRequired: false, ParamsRequired: false},
-	"ListToolsRequest":                {Method: "tools/list", Params: validListToolsRequest_172, IDRequired: false, ParamsRequired: false},
-	"LoggingMessageNotification":      {Method: "notifications/message", Params: validLoggingMessageNotification_180, IDRequired: false, ParamsRequired: true},
-	"PingRequest":                     {Method: "ping", Params: validPingRequest_198, IDRequired: false, ParamsRequired: false},
-	"ProgressNotification":            {Method: "notifications/progress", Params: validProgressNotification_203, IDRequired: false, ParamsRequired: true},
-	"PromptListChangedNotification":   {Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_213, IDRequired: false, ParamsRequired: false},
-	"ReadResourceRequest":             {Method: "resources/read", Params: validReadResourceRequest_223, IDRequired: false, ParamsRequired: true},
-	"ResourceListChangedNotification": {Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_246, IDRequired: false, ParamsRequired: false},
-	"ResourceUpdatedNotification":     {Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_259, IDRequired: false, ParamsRequired: true},
-	"RootsListChangedNotification":    {Method: "notifications/roots/list_changed", Params: validRootsListChangedNotification_265, IDRequired: false, ParamsRequired: false},
-	"SetLevelRequest":                 {Method: "logging/setLevel", Params: validSetLevelRequest_302, IDRequired: false, ParamsRequired: true},
-	"SubscribeRequest":                {Method: "resources/subscribe", Params: validSubscribeRequest_305, IDRequired: false, ParamsRequired: true},
-	"ToolListChangedNotification":     {Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_325, IDRequired: false, ParamsRequired: false},
-	"UnsubscribeRequest":              {Method: "resources/unsubscribe", Params: validUnsubscribeRequest_328, IDRequired: false, ParamsRequired: true},
+// envelope is, for the definitions whose object is JSON-RPC's envelope
+// and nothing else, what they ask of a message's parts.
+func envelope(definition string) (protocol.Envelope, bool) {
+	switch definition {
+	case "CallToolRequest":
+		return protocol.Envelope{Method: "tools/call", Params: validCallToolRequest_11, IDRequired: false, ParamsRequired: true}, true
+	case "CancelledNotification":
+		return protocol.Envelope{Method: "notifications/cancelled", Params: validCancelledNotification_22, IDRequired: false, ParamsRequired: true}, true
+	case "CompleteRequest":
+		return protocol.Envelope{Method: "completion/complete", Params: validCompleteRequest_55, IDRequired: false, ParamsRequired: true}, true
+	case "CreateMessageRequest":
+		return protocol.Envelope{Method: "sampling/createMessage", Params: validCreateMessageRequest_73, IDRequired: false, ParamsRequired: true}, true
+	case "GetPromptRequest":
+		return protocol.Envelope{Method: "prompts/get", Params: validGetPromptRequest_93, IDRequired: false, ParamsRequired: true}, true
+	case "InitializeRequest":
+		return protocol.Envelope{Method: "initialize", Params: validInitializeRequest_111, IDRequired: false, ParamsRequired: true}, true
+	case "InitializedNotification":
+		return protocol.Envelope{Method: "notifications/initialized", Params: validInitializedNotification_119, IDRequired: false, ParamsRequired: false}, true
+	case "ListPromptsRequest":
+		return protocol.Envelope{Method: "prompts/list", Params: validListPromptsRequest_144, IDRequired: false, ParamsRequired: false}, true
+	case "ListResourceTemplatesRequest":
+		return protocol.Envelope{Method: "resources/templates/list", Params: validListResourceTemplatesRequest_151, IDRequired: false, ParamsRequired: false}, true
+	case "ListResourcesRequest":
+		return protocol.Envelope{Method: "resources/list", Params: validListResourcesRequest_158, IDRequired: false, ParamsRequired: false}, true
+	case "ListRootsRequest":
+		return protocol.Envelope{Method: "roots/list", Params: validListRootsRequest_166, IDRequired: false, ParamsRequired: false}, true
+	case "ListToolsRequest":
+		return protocol.Envelope{Method: "tools/list", Params: validListToolsRequest_172, IDRequired: false, ParamsRequired: false}, true
+	case "LoggingMessageNotification":
+		return protocol.Envelope{Method: "notifications/message", Params: validLoggingMessageNotification_180, IDRequired: false, ParamsRequired: true}, true
+	case "PingRequest":
+		return protocol.Envelope{Method: "ping", Params: validPingRequest_198, IDRequired: false, ParamsRequired: false}, true
+	case "ProgressNotification":
+		return protocol.Envelope{Method: "notifications/progress", Params: validProgressNotification_203, IDRequired: false, ParamsRequired: true}, true
+	case "PromptListChangedNotification":
+		return protocol.Envelope{Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_213, IDRequired: false, ParamsRequired: false}, true
+	case "ReadResourceRequest":
+		return protocol.Envelope{Method: "resources/read", Params: validReadResourceRequest_223, IDRequired: false, ParamsRequired: true}, true
+	case "ResourceListChangedNotification":
+		return protocol.Envelope{Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_246, IDRequired: false, ParamsRequired: false}, true
+	case "ResourceUpdatedNotification":
+		return protocol.Envelope{Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_259, IDRequired: false, ParamsRequired: true}, true
+	case "RootsListChangedNotification":
+		return protocol.Envelope{Method: "notifications/roots/list_changed", Params: validRootsListChangedNotification_265, IDRequired: false, ParamsRequired: false}, true
+	case "SetLevelRequest":
+		return protocol.Envelope{Method: "logging/setLevel", Params: validSetLevelRequest_302, IDRequired: false, ParamsRequired: true}, true
+	case "SubscribeRequest":
+		return protocol.Envelope{Method: "resources/subscribe", Params: validSubscribeRequest_305, IDRequired: false, ParamsRequired: true}, true
+	case "ToolListChangedNotification":
+		return protocol.Envelope{Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_325, IDRequired: false, ParamsRequired: false}, true
+	case "UnsubscribeRequest":
+		return protocol.Envelope{Method: "resources/unsubscribe", Params: validUnsubscribeRequest_328, IDRequired: false, ParamsRequired: true}, true
+	}
+	return protocol.Envelope{}, false
 }
 
 func validAnnotated_1(v any) bool {

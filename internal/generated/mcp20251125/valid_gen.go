@@ -7,301 +7,906 @@ import (
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
-// requiredMembers holds, by definition, the members it requires, its
-// own and those of the definitions it refers to or is allOf (what the
-// core asks of a result without compiling the reference validator).
-var requiredMembers = map[string][]string{
-	"AudioContent":                      {"data", "mimeType", "type"},
-	"BaseMetadata":                      {"name"},
-	"BlobResourceContents":              {"blob", "uri"},
-	"BooleanSchema":                     {"type"},
-	"CallToolRequest":                   {"id", "jsonrpc", "method", "params"},
-	"CallToolRequestParams":             {"name"},
-	"CallToolResult":                    {"content"},
-	"CancelTaskRequest":                 {"id", "jsonrpc", "method", "params"},
-	"CancelTaskResult":                  {"createdAt", "lastUpdatedAt", "status", "taskId", "ttl"},
-	"CancelledNotification":             {"jsonrpc", "method", "params"},
-	"CompleteRequest":                   {"id", "jsonrpc", "method", "params"},
-	"CompleteRequestParams":             {"argument", "ref"},
-	"CompleteResult":                    {"completion"},
-	"CreateMessageRequest":              {"id", "jsonrpc", "method", "params"},
-	"CreateMessageRequestParams":        {"maxTokens", "messages"},
-	"CreateMessageResult":               {"content", "model", "role"},
-	"CreateTaskResult":                  {"task"},
-	"ElicitRequest":                     {"id", "jsonrpc", "method", "params"},
-	"ElicitRequestFormParams":           {"message", "requestedSchema"},
-	"ElicitRequestURLParams":            {"elicitationId", "message", "mode", "url"},
-	"ElicitResult":                      {"action"},
-	"ElicitationCompleteNotification":   {"jsonrpc", "method", "params"},
-	"EmbeddedResource":                  {"resource", "type"},
-	"Error":                             {"code", "message"},
-	"GetPromptRequest":                  {"id", "jsonrpc", "method", "params"},
-	"GetPromptRequestParams":            {"name"},
-	"GetPromptResult":                   {"messages"},
-	"GetTaskPayloadRequest":             {"id", "jsonrpc", "method", "params"},
-	"GetTaskRequest":                    {"id", "jsonrpc", "method", "params"},
-	"GetTaskResult":                     {"createdAt", "lastUpdatedAt", "status", "taskId", "ttl"},
-	"Icon":                              {"src"},
-	"ImageContent":                      {"data", "mimeType", "type"},
-	"Implementation":                    {"name", "version"},
-	"InitializeRequest":                 {"id", "jsonrpc", "method", "params"},
-	"InitializeRequestParams":           {"capabilities", "clientInfo", "protocolVersion"},
-	"InitializeResult":                  {"capabilities", "protocolVersion", "serverInfo"},
-	"InitializedNotification":           {"jsonrpc", "method"},
-	"JSONRPCErrorResponse":              {"error", "jsonrpc"},
-	"JSONRPCNotification":               {"jsonrpc", "method"},
-	"JSONRPCRequest":                    {"id", "jsonrpc", "method"},
-	"JSONRPCResultResponse":             {"id", "jsonrpc", "result"},
-	"LegacyTitledEnumSchema":            {"enum", "type"},
-	"ListPromptsRequest":                {"id", "jsonrpc", "method"},
-	"ListPromptsResult":                 {"prompts"},
-	"ListResourceTemplatesRequest":      {"id", "jsonrpc", "method"},
-	"ListResourceTemplatesResult":       {"resourceTemplates"},
-	"ListResourcesRequest":              {"id", "jsonrpc", "method"},
-	"ListResourcesResult":               {"resources"},
-	"ListRootsRequest":                  {"id", "jsonrpc", "method"},
-	"ListRootsResult":                   {"roots"},
-	"ListTasksRequest":                  {"id", "jsonrpc", "method"},
-	"ListTasksResult":                   {"tasks"},
-	"ListToolsRequest":                  {"id", "jsonrpc", "method"},
-	"ListToolsResult":                   {"tools"},
-	"LoggingMessageNotification":        {"jsonrpc", "method", "params"},
-	"LoggingMessageNotificationParams":  {"data", "level"},
-	"Notification":                      {"method"},
-	"NumberSchema":                      {"type"},
-	"PaginatedRequest":                  {"id", "jsonrpc", "method"},
-	"PingRequest":                       {"id", "jsonrpc", "method"},
-	"ProgressNotification":              {"jsonrpc", "method", "params"},
-	"ProgressNotificationParams":        {"progress", "progressToken"},
-	"Prompt":                            {"name"},
-	"PromptArgument":                    {"name"},
-	"PromptListChangedNotification":     {"jsonrpc", "method"},
-	"PromptMessage":                     {"content", "role"},
-	"PromptReference":                   {"name", "type"},
-	"ReadResourceRequest":               {"id", "jsonrpc", "method", "params"},
-	"ReadResourceRequestParams":         {"uri"},
-	"ReadResourceResult":                {"contents"},
-	"RelatedTaskMetadata":               {"taskId"},
-	"Request":                           {"method"},
-	"Resource":                          {"name", "uri"},
-	"ResourceContents":                  {"uri"},
-	"ResourceLink":                      {"name", "type", "uri"},
-	"ResourceListChangedNotification":   {"jsonrpc", "method"},
-	"ResourceRequestParams":             {"uri"},
-	"ResourceTemplate":                  {"name", "uriTemplate"},
-	"ResourceTemplateReference":         {"type", "uri"},
-	"ResourceUpdatedNotification":       {"jsonrpc", "method", "params"},
-	"ResourceUpdatedNotificationParams": {"uri"},
-	"Root":                              {"uri"},
-	"RootsListChangedNotification":      {"jsonrpc", "method"},
-	"SamplingMessage":                   {"content", "role"},
-	"SetLevelRequest":                   {"id", "jsonrpc", "method", "params"},
-	"SetLevelRequestParams":             {"level"},
-	"StringSchema":                      {"type"},
-	"SubscribeRequest":                  {"id", "jsonrpc", "method", "params"},
-	"SubscribeRequestParams":            {"uri"},
-	"Task":                              {"createdAt", "lastUpdatedAt", "status", "taskId", "ttl"},
-	"TaskStatusNotification":            {"jsonrpc", "method", "params"},
-	"TaskStatusNotificationParams":      {"createdAt", "lastUpdatedAt", "status", "taskId", "ttl"},
-	"TextContent":                       {"text", "type"},
-	"TextResourceContents":              {"text", "uri"},
-	"TitledMultiSelectEnumSchema":       {"items", "type"},
-	"TitledSingleSelectEnumSchema":      {"oneOf", "type"},
-	"Tool":                              {"inputSchema", "name"},
-	"ToolListChangedNotification":       {"jsonrpc", "method"},
-	"ToolResultContent":                 {"content", "toolUseId", "type"},
-	"ToolUseContent":                    {"id", "input", "name", "type"},
-	"URLElicitationRequiredError":       {"error", "jsonrpc"},
-	"UnsubscribeRequest":                {"id", "jsonrpc", "method", "params"},
-	"UnsubscribeRequestParams":          {"uri"},
-	"UntitledMultiSelectEnumSchema":     {"items", "type"},
-	"UntitledSingleSelectEnumSchema":    {"enum", "type"},
+// requires reports whether definition requires member, by itself or
+// by the definitions it refers to or is allOf (what the core asks of a
+// result without compiling the reference validator).
+func requires(definition, member string) bool {
+	switch definition {
+	case "AudioContent":
+		switch member {
+		case "data", "mimeType", "type":
+			return true
+		}
+	case "BaseMetadata":
+		switch member {
+		case "name":
+			return true
+		}
+	case "BlobResourceContents":
+		switch member {
+		case "blob", "uri":
+			return true
+		}
+	case "BooleanSchema":
+		switch member {
+		case "type":
+			return true
+		}
+	case "CallToolRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "CallToolRequestParams":
+		switch member {
+		case "name":
+			return true
+		}
+	case "CallToolResult":
+		switch member {
+		case "content":
+			return true
+		}
+	case "CancelTaskRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "CancelTaskResult":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "status", "taskId", "ttl":
+			return true
+		}
+	case "CancelledNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "CompleteRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "CompleteRequestParams":
+		switch member {
+		case "argument", "ref":
+			return true
+		}
+	case "CompleteResult":
+		switch member {
+		case "completion":
+			return true
+		}
+	case "CreateMessageRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "CreateMessageRequestParams":
+		switch member {
+		case "maxTokens", "messages":
+			return true
+		}
+	case "CreateMessageResult":
+		switch member {
+		case "content", "model", "role":
+			return true
+		}
+	case "CreateTaskResult":
+		switch member {
+		case "task":
+			return true
+		}
+	case "ElicitRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "ElicitRequestFormParams":
+		switch member {
+		case "message", "requestedSchema":
+			return true
+		}
+	case "ElicitRequestURLParams":
+		switch member {
+		case "elicitationId", "message", "mode", "url":
+			return true
+		}
+	case "ElicitResult":
+		switch member {
+		case "action":
+			return true
+		}
+	case "ElicitationCompleteNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "EmbeddedResource":
+		switch member {
+		case "resource", "type":
+			return true
+		}
+	case "Error":
+		switch member {
+		case "code", "message":
+			return true
+		}
+	case "GetPromptRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "GetPromptRequestParams":
+		switch member {
+		case "name":
+			return true
+		}
+	case "GetPromptResult":
+		switch member {
+		case "messages":
+			return true
+		}
+	case "GetTaskPayloadRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "GetTaskRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "GetTaskResult":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "status", "taskId", "ttl":
+			return true
+		}
+	case "Icon":
+		switch member {
+		case "src":
+			return true
+		}
+	case "ImageContent":
+		switch member {
+		case "data", "mimeType", "type":
+			return true
+		}
+	case "Implementation":
+		switch member {
+		case "name", "version":
+			return true
+		}
+	case "InitializeRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "InitializeRequestParams":
+		switch member {
+		case "capabilities", "clientInfo", "protocolVersion":
+			return true
+		}
+	case "InitializeResult":
+		switch member {
+		case "capabilities", "protocolVersion", "serverInfo":
+			return true
+		}
+	case "InitializedNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "JSONRPCErrorResponse":
+		switch member {
+		case "error", "jsonrpc":
+			return true
+		}
+	case "JSONRPCNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "JSONRPCRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "JSONRPCResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "LegacyTitledEnumSchema":
+		switch member {
+		case "enum", "type":
+			return true
+		}
+	case "ListPromptsRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "ListPromptsResult":
+		switch member {
+		case "prompts":
+			return true
+		}
+	case "ListResourceTemplatesRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "ListResourceTemplatesResult":
+		switch member {
+		case "resourceTemplates":
+			return true
+		}
+	case "ListResourcesRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "ListResourcesResult":
+		switch member {
+		case "resources":
+			return true
+		}
+	case "ListRootsRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "ListRootsResult":
+		switch member {
+		case "roots":
+			return true
+		}
+	case "ListTasksRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "ListTasksResult":
+		switch member {
+		case "tasks":
+			return true
+		}
+	case "ListToolsRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "ListToolsResult":
+		switch member {
+		case "tools":
+			return true
+		}
+	case "LoggingMessageNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "LoggingMessageNotificationParams":
+		switch member {
+		case "data", "level":
+			return true
+		}
+	case "Notification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "NumberSchema":
+		switch member {
+		case "type":
+			return true
+		}
+	case "PaginatedRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "PingRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "ProgressNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "ProgressNotificationParams":
+		switch member {
+		case "progress", "progressToken":
+			return true
+		}
+	case "Prompt":
+		switch member {
+		case "name":
+			return true
+		}
+	case "PromptArgument":
+		switch member {
+		case "name":
+			return true
+		}
+	case "PromptListChangedNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "PromptMessage":
+		switch member {
+		case "content", "role":
+			return true
+		}
+	case "PromptReference":
+		switch member {
+		case "name", "type":
+			return true
+		}
+	case "ReadResourceRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "ReadResourceRequestParams":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "ReadResourceResult":
+		switch member {
+		case "contents":
+			return true
+		}
+	case "RelatedTaskMetadata":
+		switch member {
+		case "taskId":
+			return true
+		}
+	case "Request":
+		switch member {
+		case "method":
+			return true
+		}
+	case "Resource":
+		switch member {
+		case "name", "uri":
+			return true
+		}
+	case "ResourceContents":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "ResourceLink":
+		switch member {
+		case "name", "type", "uri":
+			return true
+		}
+	case "ResourceListChangedNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "ResourceRequestParams":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "ResourceTemplate":
+		switch member {
+		case "name", "uriTemplate":
+			return true
+		}
+	case "ResourceTemplateReference":
+		switch member {
+		case "type", "uri":
+			return true
+		}
+	case "ResourceUpdatedNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "ResourceUpdatedNotificationParams":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "Root":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "RootsListChangedNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "SamplingMessage":
+		switch member {
+		case "content", "role":
+			return true
+		}
+	case "SetLevelRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "SetLevelRequestParams":
+		switch member {
+		case "level":
+			return true
+		}
+	case "StringSchema":
+		switch member {
+		case "type":
+			return true
+		}
+	case "SubscribeRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "SubscribeRequestParams":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "Task":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "status", "taskId", "ttl":
+			return true
+		}
+	case "TaskStatusNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "TaskStatusNotificationParams":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "status", "taskId", "ttl":
+			return true
+		}
+	case "TextContent":
+		switch member {
+		case "text", "type":
+			return true
+		}
+	case "TextResourceContents":
+		switch member {
+		case "text", "uri":
+			return true
+		}
+	case "TitledMultiSelectEnumSchema":
+		switch member {
+		case "items", "type":
+			return true
+		}
+	case "TitledSingleSelectEnumSchema":
+		switch member {
+		case "oneOf", "type":
+			return true
+		}
+	case "Tool":
+		switch member {
+		case "inputSchema", "name":
+			return true
+		}
+	case "ToolListChangedNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "ToolResultContent":
+		switch member {
+		case "content", "toolUseId", "type":
+			return true
+		}
+	case "ToolUseContent":
+		switch member {
+		case "id", "input", "name", "type":
+			return true
+		}
+	case "URLElicitationRequiredError":
+		switch member {
+		case "error", "jsonrpc":
+			return true
+		}
+	case "UnsubscribeRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "UnsubscribeRequestParams":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "UntitledMultiSelectEnumSchema":
+		switch member {
+		case "items", "type":
+			return true
+		}
+	case "UntitledSingleSelectEnumSchema":
+		switch member {
+		case "enum", "type":
+			return true
+		}
+	}
+	return false
 }
 
-// surelyValid holds, by definition, whether a JSON tree is surely valid
-// against it (false: let the reference validator decide).
-var surelyValid = map[string]func(any) bool{
-	"Annotations":                       validAnnotations,
-	"AudioContent":                      validAudioContent,
-	"BaseMetadata":                      validBaseMetadata,
-	"BlobResourceContents":              validBlobResourceContents,
-	"BooleanSchema":                     validBooleanSchema,
-	"CallToolRequest":                   validCallToolRequest,
-	"CallToolRequestParams":             validCallToolRequestParams,
-	"CallToolResult":                    validCallToolResult,
-	"CancelTaskRequest":                 validCancelTaskRequest,
-	"CancelTaskResult":                  validCancelTaskResult,
-	"CancelledNotification":             validCancelledNotification,
-	"CancelledNotificationParams":       validCancelledNotificationParams,
-	"ClientCapabilities":                validClientCapabilities,
-	"ClientNotification":                validClientNotification,
-	"ClientRequest":                     validClientRequest,
-	"ClientResult":                      validClientResult,
-	"CompleteRequest":                   validCompleteRequest,
-	"CompleteRequestParams":             validCompleteRequestParams,
-	"CompleteResult":                    validCompleteResult,
-	"ContentBlock":                      validContentBlock,
-	"CreateMessageRequest":              validCreateMessageRequest,
-	"CreateMessageRequestParams":        validCreateMessageRequestParams,
-	"CreateMessageResult":               validCreateMessageResult,
-	"CreateTaskResult":                  validCreateTaskResult,
-	"Cursor":                            validCursor,
-	"ElicitRequest":                     validElicitRequest,
-	"ElicitRequestFormParams":           validElicitRequestFormParams,
-	"ElicitRequestParams":               validElicitRequestParams,
-	"ElicitRequestURLParams":            validElicitRequestURLParams,
-	"ElicitResult":                      validElicitResult,
-	"ElicitationCompleteNotification":   validElicitationCompleteNotification,
-	"EmbeddedResource":                  validEmbeddedResource,
-	"EmptyResult":                       validEmptyResult,
-	"EnumSchema":                        validEnumSchema,
-	"Error":                             validError,
-	"GetPromptRequest":                  validGetPromptRequest,
-	"GetPromptRequestParams":            validGetPromptRequestParams,
-	"GetPromptResult":                   validGetPromptResult,
-	"GetTaskPayloadRequest":             validGetTaskPayloadRequest,
-	"GetTaskPayloadResult":              validGetTaskPayloadResult,
-	"GetTaskRequest":                    validGetTaskRequest,
-	"GetTaskResult":                     validGetTaskResult,
-	"Icon":                              validIcon,
-	"Icons":                             validIcons,
-	"ImageContent":                      validImageContent,
-	"Implementation":                    validImplementation,
-	"InitializeRequest":                 validInitializeRequest,
-	"InitializeRequestParams":           validInitializeRequestParams,
-	"InitializeResult":                  validInitializeResult,
-	"InitializedNotification":           validInitializedNotification,
-	"JSONRPCErrorResponse":              validJSONRPCErrorResponse,
-	"JSONRPCMessage":                    validJSONRPCMessage,
-	"JSONRPCNotification":               validJSONRPCNotification,
-	"JSONRPCRequest":                    validJSONRPCRequest,
-	"JSONRPCResponse":                   validJSONRPCResponse,
-	"JSONRPCResultResponse":             validJSONRPCResultResponse,
-	"LegacyTitledEnumSchema":            validLegacyTitledEnumSchema,
-	"ListPromptsRequest":                validListPromptsRequest,
-	"ListPromptsResult":                 validListPromptsResult,
-	"ListResourceTemplatesRequest":      validListResourceTemplatesRequest,
-	"ListResourceTemplatesResult":       validListResourceTemplatesResult,
-	"ListResourcesRequest":              validListResourcesRequest,
-	"ListResourcesResult":               validListResourcesResult,
-	"ListRootsRequest":                  validListRootsRequest,
-	"ListRootsResult":                   validListRootsResult,
-	"ListTasksRequest":                  validListTasksRequest,
-	"ListTasksResult":                   validListTasksResult,
-	"ListToolsRequest":                  validListToolsRequest,
-	"ListToolsResult":                   validListToolsResult,
-	"LoggingLevel":                      validLoggingLevel,
-	"LoggingMessageNotification":        validLoggingMessageNotification,
-	"LoggingMessageNotificationParams":  validLoggingMessageNotificationParams,
-	"ModelHint":                         validModelHint,
-	"ModelPreferences":                  validModelPreferences,
-	"MultiSelectEnumSchema":             validMultiSelectEnumSchema,
-	"Notification":                      validNotification,
-	"NotificationParams":                validNotificationParams,
-	"NumberSchema":                      validNumberSchema,
-	"PaginatedRequest":                  validPaginatedRequest,
-	"PaginatedRequestParams":            validPaginatedRequestParams,
-	"PaginatedResult":                   validPaginatedResult,
-	"PingRequest":                       validPingRequest,
-	"PrimitiveSchemaDefinition":         validPrimitiveSchemaDefinition,
-	"ProgressNotification":              validProgressNotification,
-	"ProgressNotificationParams":        validProgressNotificationParams,
-	"ProgressToken":                     validProgressToken,
-	"Prompt":                            validPrompt,
-	"PromptArgument":                    validPromptArgument,
-	"PromptListChangedNotification":     validPromptListChangedNotification,
-	"PromptMessage":                     validPromptMessage,
-	"PromptReference":                   validPromptReference,
-	"ReadResourceRequest":               validReadResourceRequest,
-	"ReadResourceRequestParams":         validReadResourceRequestParams,
-	"ReadResourceResult":                validReadResourceResult,
-	"RelatedTaskMetadata":               validRelatedTaskMetadata,
-	"Request":                           validRequest,
-	"RequestId":                         validRequestId,
-	"RequestParams":                     validRequestParams,
-	"Resource":                          validResource,
-	"ResourceContents":                  validResourceContents,
-	"ResourceLink":                      validResourceLink,
-	"ResourceListChangedNotification":   validResourceListChangedNotification,
-	"ResourceRequestParams":             validResourceRequestParams,
-	"ResourceTemplate":                  validResourceTemplate,
-	"ResourceTemplateReference":         validResourceTemplateReference,
-	"ResourceUpdatedNotification":       validResourceUpdatedNotification,
-	"ResourceUpdatedNotificationParams": validResourceUpdatedNotificationParams,
-	"Result":                            validResult,
-	"Role":                              validRole,
-	"Root":                              validRoot,
-	"RootsListChangedNotification":      validRootsListChangedNotification,
-	"SamplingMessage":                   validSamplingMessage,
-	"SamplingMessageContentBlock":       validSamplingMessageContentBlock,
-	"ServerCapabilities":                validServerCapabilities,
-	"ServerNotification":                validServerNotification,
-	"ServerRequest":                     validServerRequest,
-	"ServerResult":                      validServerResult,
-	"SetLevelRequest":                   validSetLevelRequest,
-	"SetLevelRequestParams":             validSetLevelRequestParams,
-	"SingleSelectEnumSchema":            validSingleSelectEnumSchema,
-	"StringSchema":                      validStringSchema,
-	"SubscribeRequest":                  validSubscribeRequest,
-	"SubscribeRequestParams":            validSubscribeRequestParams,
-	"Task":                              validTask,
-	"TaskAugmentedRequestParams":        validTaskAugmentedRequestParams,
-	"TaskMetadata":                      validTaskMetadata,
-	"TaskStatus":                        validTaskStatus,
-	"TaskStatusNotification":            validTaskStatusNotification,
-	"TaskStatusNotificationParams":      validTaskStatusNotificationParams,
-	"TextContent":                       validTextContent,
-	"TextResourceContents":              validTextResourceContents,
-	"TitledMultiSelectEnumSchema":       validTitledMultiSelectEnumSchema,
-	"TitledSingleSelectEnumSchema":      validTitledSingleSelectEnumSchema,
-	"Tool":                              validTool,
-	"ToolAnnotations":                   validToolAnnotations,
-	"ToolChoice":                        validToolChoice,
-	"ToolExecution":                     validToolExecution,
-	"ToolListChangedNotification":       validToolListChangedNotification,
-	"ToolResultContent":                 validToolResultContent,
-	"ToolUseContent":                    validToolUseContent,
-	"URLElicitationRequiredError":       validURLElicitationRequiredError,
-	"UnsubscribeRequest":                validUnsubscribeRequest,
-	"UnsubscribeRequestParams":          validUnsubscribeRequestParams,
-	"UntitledMultiSelectEnumSchema":     validUntitledMultiSelectEnumSchema,
-	"UntitledSingleSelectEnumSchema":    validUntitledSingleSelectEnumSchema,
+// surely returns the check of a definition: whether a JSON tree is
+// surely valid against it (false: let the reference validator decide).
+func surely(definition string) func(any) bool {
+	switch definition {
+	case "Annotations":
+		return validAnnotations
+	case "AudioContent":
+		return validAudioContent
+	case "BaseMetadata":
+		return validBaseMetadata
+	case "BlobResourceContents":
+		return validBlobResourceContents
+	case "BooleanSchema":
+		return validBooleanSchema
+	case "CallToolRequest":
+		return validCallToolRequest
+	case "CallToolRequestParams":
+		return validCallToolRequestParams
+	case "CallToolResult":
+		return validCallToolResult
+	case "CancelTaskRequest":
+		return validCancelTaskRequest
+	case "CancelTaskResult":
+		return validCancelTaskResult
+	case "CancelledNotification":
+		return validCancelledNotification
+	case "CancelledNotificationParams":
+		return validCancelledNotificationParams
+	case "ClientCapabilities":
+		return validClientCapabilities
+	case "ClientNotification":
+		return validClientNotification
+	case "ClientRequest":
+		return validClientRequest
+	case "ClientResult":
+		return validClientResult
+	case "CompleteRequest":
+		return validCompleteRequest
+	case "CompleteRequestParams":
+		return validCompleteRequestParams
+	case "CompleteResult":
+		return validCompleteResult
+	case "ContentBlock":
+		return validContentBlock
+	case "CreateMessageRequest":
+		return validCreateMessageRequest
+	case "CreateMessageRequestParams":
+		return validCreateMessageRequestParams
+	case "CreateMessageResult":
+		return validCreateMessageResult
+	case "CreateTaskResult":
+		return validCreateTaskResult
+	case "Cursor":
+		return validCursor
+	case "ElicitRequest":
+		return validElicitRequest
+	case "ElicitRequestFormParams":
+		return validElicitRequestFormParams
+	case "ElicitRequestParams":
+		return validElicitRequestParams
+	case "ElicitRequestURLParams":
+		return validElicitRequestURLParams
+	case "ElicitResult":
+		return validElicitResult
+	case "ElicitationCompleteNotification":
+		return validElicitationCompleteNotification
+	case "EmbeddedResource":
+		return validEmbeddedResource
+	case "EmptyResult":
+		return validEmptyResult
+	case "EnumSchema":
+		return validEnumSchema
+	case "Error":
+		return validError
+	case "GetPromptRequest":
+		return validGetPromptRequest
+	case "GetPromptRequestParams":
+		return validGetPromptRequestParams
+	case "GetPromptResult":
+		return validGetPromptResult
+	case "GetTaskPayloadRequest":
+		return validGetTaskPayloadRequest
+	case "GetTaskPayloadResult":
+		return validGetTaskPayloadResult
+	case "GetTaskRequest":
+		return validGetTaskRequest
+	case "GetTaskResult":
+		return validGetTaskResult
+	case "Icon":
+		return validIcon
+	case "Icons":
+		return validIcons
+	case "ImageContent":
+		return validImageContent
+	case "Implementation":
+		return validImplementation
+	case "InitializeRequest":
+		return validInitializeRequest
+	case "InitializeRequestParams":
+		return validInitializeRequestParams
+	case "InitializeResult":
+		return validInitializeResult
+	case "InitializedNotification":
+		return validInitializedNotification
+	case "JSONRPCErrorResponse":
+		return validJSONRPCErrorResponse
+	case "JSONRPCMessage":
+		return validJSONRPCMessage
+	case "JSONRPCNotification":
+		return validJSONRPCNotification
+	case "JSONRPCRequest":
+		return validJSONRPCRequest
+	case "JSONRPCResponse":
+		return validJSONRPCResponse
+	case "JSONRPCResultResponse":
+		return validJSONRPCResultResponse
+	case "LegacyTitledEnumSchema":
+		return validLegacyTitledEnumSchema
+	case "ListPromptsRequest":
+		return validListPromptsRequest
+	case "ListPromptsResult":
+		return validListPromptsResult
+	case "ListResourceTemplatesRequest":
+		return validListResourceTemplatesRequest
+	case "ListResourceTemplatesResult":
+		return validListResourceTemplatesResult
+	case "ListResourcesRequest":
+		return validListResourcesRequest
+	case "ListResourcesResult":
+		return validListResourcesResult
+	case "ListRootsRequest":
+		return validListRootsRequest
+	case "ListRootsResult":
+		return validListRootsResult
+	case "ListTasksRequest":
+		return validListTasksRequest
+	case "ListTasksResult":
+		return validListTasksResult
+	case "ListToolsRequest":
+		return validListToolsRequest
+	case "ListToolsResult":
+		return validListToolsResult
+	case "LoggingLevel":
+		return validLoggingLevel
+	case "LoggingMessageNotification":
+		return validLoggingMessageNotification
+	case "LoggingMessageNotificationParams":
+		return validLoggingMessageNotificationParams
+	case "ModelHint":
+		return validModelHint
+	case "ModelPreferences":
+		return validModelPreferences
+	case "MultiSelectEnumSchema":
+		return validMultiSelectEnumSchema
+	case "Notification":
+		return validNotification
+	case "NotificationParams":
+		return validNotificationParams
+	case "NumberSchema":
+		return validNumberSchema
+	case "PaginatedRequest":
+		return validPaginatedRequest
+	case "PaginatedRequestParams":
+		return validPaginatedRequestParams
+	case "PaginatedResult":
+		return validPaginatedResult
+	case "PingRequest":
+		return validPingRequest
+	case "PrimitiveSchemaDefinition":
+		return validPrimitiveSchemaDefinition
+	case "ProgressNotification":
+		return validProgressNotification
+	case "ProgressNotificationParams":
+		return validProgressNotificationParams
+	case "ProgressToken":
+		return validProgressToken
+	case "Prompt":
+		return validPrompt
+	case "PromptArgument":
+		return validPromptArgument
+	case "PromptListChangedNotification":
+		return validPromptListChangedNotification
+	case "PromptMessage":
+		return validPromptMessage
+	case "PromptReference":
+		return validPromptReference
+	case "ReadResourceRequest":
+		return validReadResourceRequest
+	case "ReadResourceRequestParams":
+		return validReadResourceRequestParams
+	case "ReadResourceResult":
+		return validReadResourceResult
+	case "RelatedTaskMetadata":
+		return validRelatedTaskMetadata
+	case "Request":
+		return validRequest
+	case "RequestId":
+		return validRequestId
+	case "RequestParams":
+		return validRequestParams
+	case "Resource":
+		return validResource
+	case "ResourceContents":
+		return validResourceContents
+	case "ResourceLink":
+		return validResourceLink
+	case "ResourceListChangedNotification":
+		return validResourceListChangedNotification
+	case "ResourceRequestParams":
+		return validResourceRequestParams
+	case "ResourceTemplate":
+		return validResourceTemplate
+	case "ResourceTemplateReference":
+		return validResourceTemplateReference
+	case "ResourceUpdatedNotification":
+		return validResourceUpdatedNotification
+	case "ResourceUpdatedNotificationParams":
+		return validResourceUpdatedNotificationParams
+	case "Result":
+		return validResult
+	case "Role":
+		return validRole
+	case "Root":
+		return validRoot
+	case "RootsListChangedNotification":
+		return validRootsListChangedNotification
+	case "SamplingMessage":
+		return validSamplingMessage
+	case "SamplingMessageContentBlock":
+		return validSamplingMessageContentBlock
+	case "ServerCapabilities":
+		return validServerCapabilities
+	case "ServerNotification":
+		return validServerNotification
+	case "ServerRequest":
+		return validServerRequest
+	case "ServerResult":
+		return validServerResult
+	case "SetLevelRequest":
+		return validSetLevelRequest
+	case "SetLevelRequestParams":
+		return validSetLevelRequestParams
+	case "SingleSelectEnumSchema":
+		return validSingleSelectEnumSchema
+	case "StringSchema":
+		return validStringSchema
+	case "SubscribeRequest":
+		return validSubscribeRequest
+	case "SubscribeRequestParams":
+		return validSubscribeRequestParams
+	case "Task":
+		return validTask
+	case "TaskAugmentedRequestParams":
+		return validTaskAugmentedRequestParams
+	case "TaskMetadata":
+		return validTaskMetadata
+	case "TaskStatus":
+		return validTaskStatus
+	case "TaskStatusNotification":
+		return validTaskStatusNotification
+	case "TaskStatusNotificationParams":
+		return validTaskStatusNotificationParams
+	case "TextContent":
+		return validTextContent
+	case "TextResourceContents":
+		return validTextResourceContents
+	case "TitledMultiSelectEnumSchema":
+		return validTitledMultiSelectEnumSchema
+	case "TitledSingleSelectEnumSchema":
+		return validTitledSingleSelectEnumSchema
+	case "Tool":
+		return validTool
+	case "ToolAnnotations":
+		return validToolAnnotations
+	case "ToolChoice":
+		return validToolChoice
+	case "ToolExecution":
+		return validToolExecution
+	case "ToolListChangedNotification":
+		return validToolListChangedNotification
+	case "ToolResultContent":
+		return validToolResultContent
+	case "ToolUseContent":
+		return validToolUseContent
+	case "URLElicitationRequiredError":
+		return validURLElicitationRequiredError
+	case "UnsubscribeRequest":
+		return validUnsubscribeRequest
+	case "UnsubscribeRequestParams":
+		return validUnsubscribeRequestParams
+	case "UntitledMultiSelectEnumSchema":
+		return validUntitledMultiSelectEnumSchema
+	case "UntitledSingleSelectEnumSchema":
+		return validUntitledSingleSelectEnumSchema
+	}
+	return nil
 }
 
-// envelopes holds, for the definitions whose object is JSON-RPC's
-// envelope and nothing else, what they ask of a message's parts.
-var envelopes = map[string]protocol.Envelope{
-	"CallToolRequest":                 {Method: "tools/call", Params: validCallToolRequest_23, IDRequired: true, ParamsRequired: true},
-	"CancelTaskRequest":               {Method: "tasks/cancel", Params: validCancelTaskRequest_38, IDRequired: true, ParamsRequired: true},
-	"CancelledNotification":           {Method: "notifications/cancelled", Params: validCancelledNotification_43, IDRequired: false, ParamsRequired: true},
-	"CompleteRequest":                 {Method: "completion/complete", Params: validCompleteRequest_98, IDRequired: true, ParamsRequired: true},
-	"CreateMessageRequest":            {Method: "sampling/createMessage", Params: validCreateMessageRequest_124, IDRequired: true, ParamsRequired: true},
-	"ElicitRequest":                   {Method: "elicitation/create", Params: validElicitRequest_158, IDRequired: true, ParamsRequired: true},
-	"ElicitationCompleteNotification": {Method: "notifications/elicitation/complete", Params: validElicitationCompleteNotification_190, IDRequired: false, ParamsRequired: true},
-	"GetPromptRequest":                {Method: "prompts/get", Params: validGetPromptRequest_207, IDRequired: true, ParamsRequired: true},
-	"GetTaskPayloadRequest":           {Method: "tasks/result", Params: validGetTaskPayloadRequest_221, IDRequired: true, ParamsRequired: true},
-	"GetTaskRequest":                  {Method: "tasks/get", Params: validGetTaskRequest_227, IDRequired: true, ParamsRequired: true},
-	"InitializeRequest":               {Method: "initialize", Params: validInitializeRequest_252, IDRequired: true, ParamsRequired: true},
-	"InitializedNotification":         {Method: "notifications/initialized", Params: validInitializedNotification_265, IDRequired: false, ParamsRequired: false},
-	"ListPromptsRequest":              {Method: "prompts/list", Params: validListPromptsRequest_296, IDRequired: true, ParamsRequired: false},
-	"ListResourceTemplatesRequest":    {Method: "resources/templates/list", Params: validListResourceTemplatesRequest_304, IDRequired: true, ParamsRequired: false},
-	"ListResourcesRequest":            {Method: "resources/list", Params: validListResourcesRequest_312, IDRequired: true, ParamsRequired: false},
-	"ListRootsRequest":                {Method: "roots/list", Params: validListRootsRequest_320, IDRequired: true, ParamsRequired: false},
-	"ListTasksRequest":                {Method: "tasks/list", Params: validListTasksRequest_327, IDRequired: true, ParamsRequired: false},
-	"ListToolsRequest":                {Method: "tools/list", Params: validListToolsRequest_335, IDRequired: true, ParamsRequired: false},
-	"LoggingMessageNotification":      {Method: "notifications/message", Params: validLoggingMessageNotification_342, IDRequired: false, ParamsRequired: true},
-	"PingRequest":                     {Method: "ping", Params: validPingRequest_375, IDRequired: true, ParamsRequired: false},
-	"ProgressNotification":            {Method: "notifications/progress", Params: validProgressNotification_386, IDRequired: false, ParamsRequired: true},
-	"PromptListChangedNotification":   {Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_406, IDRequired: false, ParamsRequired: false},
-	"ReadResourceRequest":             {Method: "resources/read", Params: validReadResourceRequest_415, IDRequired: true, ParamsRequired: true},
-	"ResourceListChangedNotification": {Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_455, IDRequired: false, ParamsRequired: false},
-	"ResourceUpdatedNotification":     {Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_472, IDRequired: false, ParamsRequired: true},
-	"RootsListChangedNotification":    {Method: "notifications/roots/list_changed", Params: validRootsListChangedNotification_481, IDRequired: false, ParamsRequired: false},
-	"SetLevelRequest":                 {Method: "logging/setLevel", Params: validSetLevelRequest_548, IDRequired: true, ParamsRequired: true},
-	"SubscribeRequest":                {Method: "resources/subscribe", Params: validSubscribeRequest_564, IDRequired: true, ParamsRequired: true},
-	"TaskStatusNotification":          {Method: "notifications/tasks/status", Params: validTaskStatusNotification_581, IDRequired: false, ParamsRequired: true},
-	"ToolListChangedNotification":     {Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_643, IDRequired: false, ParamsRequired: false},
-	"UnsubscribeRequest":              {Method: "resources/unsubscribe", Params: validUnsubscribeRequest_668, IDRequired: true, ParamsRequired: true},
+// envelope is, for the definitions whose object is JSON-RPC's envelope
+// and nothing else, what they ask of a message's parts.
+func envelope(definition string) (protocol.Envelope, bool) {
+	switch definition {
+	case "CallToolRequest":
+		return protocol.Envelope{Method: "tools/call", Params: validCallToolRequest_23, IDRequired: true, ParamsRequired: true}, true
+	case "CancelTaskRequest":
+		return protocol.Envelope{Method: "tasks/cancel", Params: validCancelTaskRequest_38, IDRequired: true, ParamsRequired: true}, true
+	case "CancelledNotification":
+		return protocol.Envelope{Method: "notifications/cancelled", Params: validCancelledNotification_43, IDRequired: false, ParamsRequired: true}, true
+	case "CompleteRequest":
+		return protocol.Envelope{Method: "completion/complete", Params: validCompleteRequest_98, IDRequired: true, ParamsRequired: true}, true
+	case "CreateMessageRequest":
+		return protocol.Envelope{Method: "sampling/createMessage", Params: validCreateMessageRequest_124, IDRequired: true, ParamsRequired: true}, true
+	case "ElicitRequest":
+		return protocol.Envelope{Method: "elicitation/create", Params: validElicitRequest_158, IDRequired: true, ParamsRequired: true}, true
+	case "ElicitationCompleteNotification":
+		return protocol.Envelope{Method: "notifications/elicitation/complete", Params: validElicitationCompleteNotification_190, IDRequired: false, ParamsRequired: true}, true
+	case "GetPromptRequest":
+		return protocol.Envelope{Method: "prompts/get", Params: validGetPromptRequest_207, IDRequired: true, ParamsRequired: true}, true
+	case "GetTaskPayloadRequest":
+		return protocol.Envelope{Method: "tasks/result", Params: validGetTaskPayloadRequest_221, IDRequired: true, ParamsRequired: true}, true
+	case "GetTaskRequest":
+		return protocol.Envelope{Method: "tasks/get", Params: validGetTaskRequest_227, IDRequired: true, ParamsRequired: true}, true
+	case "InitializeRequest":
+		return protocol.Envelope{Method: "initialize", Params: validInitializeRequest_252, IDRequired: true, ParamsRequired: true}, true
+	case "InitializedNotification":
+		return protocol.Envelope{Method: "notifications/initialized", Params: validInitializedNotification_265, IDRequired: false, ParamsRequired: false}, true
+	case "ListPromptsRequest":
+		return protocol.Envelope{Method: "prompts/list", Params: validListPromptsRequest_296, IDRequired: true, ParamsRequired: false}, true
+	case "ListResourceTemplatesRequest":
+		return protocol.Envelope{Method: "resources/templates/list", Params: validListResourceTemplatesRequest_304, IDRequired: true, ParamsRequired: false}, true
+	case "ListResourcesRequest":
+		return protocol.Envelope{Method: "resources/list", Params: validListResourcesRequest_312, IDRequired: true, ParamsRequired: false}, true
+	case "ListRootsRequest":
+		return protocol.Envelope{Method: "roots/list", Params: validListRootsRequest_320, IDRequired: true, ParamsRequired: false}, true
+	case "ListTasksRequest":
+		return protocol.Envelope{Method: "tasks/list", Params: validListTasksRequest_327, IDRequired: true, ParamsRequired: false}, true
+	case "ListToolsRequest":
+		return protocol.Envelope{Method: "tools/list", Params: validListToolsRequest_335, IDRequired: true, ParamsRequired: false}, true
+	case "LoggingMessageNotification":
+		return protocol.Envelope{Method: "notifications/message", Params: validLoggingMessageNotification_342, IDRequired: false, ParamsRequired: true}, true
+	case "PingRequest":
+		return protocol.Envelope{Method: "ping", Params: validPingRequest_375, IDRequired: true, ParamsRequired: false}, true
+	case "ProgressNotification":
+		return protocol.Envelope{Method: "notifications/progress", Params: validProgressNotification_386, IDRequired: false, ParamsRequired: true}, true
+	case "PromptListChangedNotification":
+		return protocol.Envelope{Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_406, IDRequired: false, ParamsRequired: false}, true
+	case "ReadResourceRequest":
+		return protocol.Envelope{Method: "resources/read", Params: validReadResourceRequest_415, IDRequired: true, ParamsRequired: true}, true
+	case "ResourceListChangedNotification":
+		return protocol.Envelope{Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_455, IDRequired: false, ParamsRequired: false}, true
+	case "ResourceUpdatedNotification":
+		return protocol.Envelope{Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_472, IDRequired: false, ParamsRequired: true}, true
+	case "RootsListChangedNotification":
+		return protocol.Envelope{Method: "notifications/roots/list_changed", Params: validRootsListChangedNotification_481, IDRequired: false, ParamsRequired: false}, true
+	case "SetLevelRequest":
+		return protocol.Envelope{Method: "logging/setLevel", Params: validSetLevelRequest_548, IDRequired: true, ParamsRequired: true}, true
+	case "SubscribeRequest":
+		return protocol.Envelope{Method: "resources/subscribe", Params: validSubscribeRequest_564, IDRequired: true, ParamsRequired: true}, true
+	case "TaskStatusNotification":
+		return protocol.Envelope{Method: "notifications/tasks/status", Params: validTaskStatusNotification_581, IDRequired: false, ParamsRequired: true}, true
+	case "ToolListChangedNotification":
+		return protocol.Envelope{Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_643, IDRequired: false, ParamsRequired: false}, true
+	case "UnsubscribeRequest":
+		return protocol.Envelope{Method: "resources/unsubscribe", Params: validUnsubscribeRequest_668, IDRequired: true, ParamsRequired: true}, true
+	}
+	return protocol.Envelope{}, false
 }
 
 func validAnnotations_1(v any) bool {

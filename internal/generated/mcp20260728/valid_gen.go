@@ -7,341 +7,1055 @@ import (
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
-// requiredMembers holds, by definition, the members it requires, its
-// own and those of the definitions it refers to or is allOf (what the
-// core asks of a result without compiling the reference validator).
-var requiredMembers = map[string][]string{
-	"AudioContent":                                {"data", "mimeType", "type"},
-	"BaseMetadata":                                {"name"},
-	"BlobResourceContents":                        {"blob", "uri"},
-	"BooleanSchema":                               {"type"},
-	"CacheableResult":                             {"cacheScope", "resultType", "ttlMs"},
-	"CallToolRequest":                             {"id", "jsonrpc", "method", "params"},
-	"CallToolRequestParams":                       {"_meta", "name"},
-	"CallToolResult":                              {"content", "resultType"},
-	"CallToolResultResponse":                      {"id", "jsonrpc", "result"},
-	"CancelTaskRequest":                           {"id", "jsonrpc", "method", "params"},
-	"CancelTaskResult":                            {"resultType"},
-	"CancelledNotification":                       {"jsonrpc", "method", "params"},
-	"CancelledNotificationParams":                 {"requestId"},
-	"ClientNotification":                          {"jsonrpc", "method", "params"},
-	"ClientResult":                                {"resultType"},
-	"CompleteRequest":                             {"id", "jsonrpc", "method", "params"},
-	"CompleteRequestParams":                       {"_meta", "argument", "ref"},
-	"CompleteResult":                              {"completion", "resultType"},
-	"CompleteResultResponse":                      {"id", "jsonrpc", "result"},
-	"CreateMessageRequest":                        {"method", "params"},
-	"CreateMessageRequestParams":                  {"maxTokens", "messages"},
-	"CreateMessageResult":                         {"content", "model", "role"},
-	"CreateTaskResult":                            {"createdAt", "lastUpdatedAt", "resultType", "status", "taskId", "ttlMs"},
-	"DetailedTask":                                {"createdAt", "lastUpdatedAt", "status", "taskId", "ttlMs"},
-	"DiscoverRequest":                             {"id", "jsonrpc", "method", "params"},
-	"DiscoverResult":                              {"cacheScope", "capabilities", "resultType", "supportedVersions", "ttlMs"},
-	"DiscoverResultResponse":                      {"id", "jsonrpc", "result"},
-	"ElicitRequest":                               {"method", "params"},
-	"ElicitRequestFormParams":                     {"message", "requestedSchema"},
-	"ElicitRequestURLParams":                      {"message", "mode", "url"},
-	"ElicitResult":                                {"action"},
-	"EmbeddedResource":                            {"resource", "type"},
-	"EmptyResult":                                 {"resultType"},
-	"Error":                                       {"code", "message"},
-	"GetPromptRequest":                            {"id", "jsonrpc", "method", "params"},
-	"GetPromptRequestParams":                      {"_meta", "name"},
-	"GetPromptResult":                             {"messages", "resultType"},
-	"GetPromptResultResponse":                     {"id", "jsonrpc", "result"},
-	"GetTaskRequest":                              {"id", "jsonrpc", "method", "params"},
-	"GetTaskResult":                               {"createdAt", "lastUpdatedAt", "resultType", "status", "taskId", "ttlMs"},
-	"HeaderMismatchError":                         {"error", "jsonrpc"},
-	"Icon":                                        {"src"},
-	"ImageContent":                                {"data", "mimeType", "type"},
-	"Implementation":                              {"name", "version"},
-	"InputRequiredResult":                         {"resultType"},
-	"InputResponseRequestParams":                  {"_meta"},
-	"InternalError":                               {"code", "message"},
-	"InvalidParamsError":                          {"code", "message"},
-	"InvalidRequestError":                         {"code", "message"},
-	"JSONRPCErrorResponse":                        {"error", "jsonrpc"},
-	"JSONRPCNotification":                         {"jsonrpc", "method"},
-	"JSONRPCRequest":                              {"id", "jsonrpc", "method"},
-	"JSONRPCResultResponse":                       {"id", "jsonrpc", "result"},
-	"LegacyTitledEnumSchema":                      {"enum", "type"},
-	"ListPromptsRequest":                          {"id", "jsonrpc", "method", "params"},
-	"ListPromptsResult":                           {"cacheScope", "prompts", "resultType", "ttlMs"},
-	"ListPromptsResultResponse":                   {"id", "jsonrpc", "result"},
-	"ListResourceTemplatesRequest":                {"id", "jsonrpc", "method", "params"},
-	"ListResourceTemplatesResult":                 {"cacheScope", "resourceTemplates", "resultType", "ttlMs"},
-	"ListResourceTemplatesResultResponse":         {"id", "jsonrpc", "result"},
-	"ListResourcesRequest":                        {"id", "jsonrpc", "method", "params"},
-	"ListResourcesResult":                         {"cacheScope", "resources", "resultType", "ttlMs"},
-	"ListResourcesResultResponse":                 {"id", "jsonrpc", "result"},
-	"ListRootsRequest":                            {"method"},
-	"ListRootsResult":                             {"roots"},
-	"ListToolsRequest":                            {"id", "jsonrpc", "method", "params"},
-	"ListToolsResult":                             {"cacheScope", "resultType", "tools", "ttlMs"},
-	"ListToolsResultResponse":                     {"id", "jsonrpc", "result"},
-	"LoggingMessageNotification":                  {"jsonrpc", "method", "params"},
-	"LoggingMessageNotificationParams":            {"data", "level"},
-	"MethodNotFoundError":                         {"code", "message"},
-	"MissingRequiredClientCapabilityError":        {"error", "jsonrpc"},
-	"Notification":                                {"method"},
-	"NumberSchema":                                {"type"},
-	"PaginatedRequest":                            {"id", "jsonrpc", "method", "params"},
-	"PaginatedRequestParams":                      {"_meta"},
-	"PaginatedResult":                             {"resultType"},
-	"ParseError":                                  {"code", "message"},
-	"ProgressNotification":                        {"jsonrpc", "method", "params"},
-	"ProgressNotificationParams":                  {"progress", "progressToken"},
-	"Prompt":                                      {"name"},
-	"PromptArgument":                              {"name"},
-	"PromptListChangedNotification":               {"jsonrpc", "method"},
-	"PromptMessage":                               {"content", "role"},
-	"PromptReference":                             {"name", "type"},
-	"ReadResourceRequest":                         {"id", "jsonrpc", "method", "params"},
-	"ReadResourceRequestParams":                   {"_meta", "uri"},
-	"ReadResourceResult":                          {"cacheScope", "contents", "resultType", "ttlMs"},
-	"ReadResourceResultResponse":                  {"id", "jsonrpc", "result"},
-	"Request":                                     {"method"},
-	"RequestMetaObject":                           {"io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/protocolVersion"},
-	"RequestParams":                               {"_meta"},
-	"Resource":                                    {"name", "uri"},
-	"ResourceContents":                            {"uri"},
-	"ResourceLink":                                {"name", "type", "uri"},
-	"ResourceListChangedNotification":             {"jsonrpc", "method"},
-	"ResourceRequestParams":                       {"_meta", "uri"},
-	"ResourceTemplate":                            {"name", "uriTemplate"},
-	"ResourceTemplateReference":                   {"type", "uri"},
-	"ResourceUpdatedNotification":                 {"jsonrpc", "method", "params"},
-	"ResourceUpdatedNotificationParams":           {"uri"},
-	"Result":                                      {"resultType"},
-	"Root":                                        {"uri"},
-	"SamplingMessage":                             {"content", "role"},
-	"StringSchema":                                {"type"},
-	"SubscriptionsAcknowledgedNotification":       {"jsonrpc", "method", "params"},
-	"SubscriptionsAcknowledgedNotificationParams": {"notifications"},
-	"SubscriptionsListenRequest":                  {"id", "jsonrpc", "method", "params"},
-	"SubscriptionsListenRequestParams":            {"_meta", "notifications"},
-	"SubscriptionsListenResult":                   {"_meta", "resultType"},
-	"SubscriptionsListenResultMetaObject":         {"io.modelcontextprotocol/subscriptionId"},
-	"SubscriptionsListenResultResponse":           {"id", "jsonrpc", "result"},
-	"Task":                                        {"createdAt", "lastUpdatedAt", "status", "taskId", "ttlMs"},
-	"TaskStatusNotification":                      {"jsonrpc", "method", "params"},
-	"TaskStatusNotificationParams":                {"createdAt", "lastUpdatedAt", "status", "taskId", "ttlMs"},
-	"TextContent":                                 {"text", "type"},
-	"TextResourceContents":                        {"text", "uri"},
-	"TitledMultiSelectEnumSchema":                 {"items", "type"},
-	"TitledSingleSelectEnumSchema":                {"oneOf", "type"},
-	"Tool":                                        {"inputSchema", "name"},
-	"ToolListChangedNotification":                 {"jsonrpc", "method"},
-	"ToolResultContent":                           {"content", "toolUseId", "type"},
-	"ToolUseContent":                              {"id", "input", "name", "type"},
-	"UnsupportedProtocolVersionError":             {"error", "jsonrpc"},
-	"UntitledMultiSelectEnumSchema":               {"items", "type"},
-	"UntitledSingleSelectEnumSchema":              {"enum", "type"},
-	"UpdateTaskRequest":                           {"id", "jsonrpc", "method", "params"},
-	"UpdateTaskResult":                            {"resultType"},
+// requires reports whether definition requires member, by itself or
+// by the definitions it refers to or is allOf (what the core asks of a
+// result without compiling the reference validator).
+func requires(definition, member string) bool {
+	switch definition {
+	case "AudioContent":
+		switch member {
+		case "data", "mimeType", "type":
+			return true
+		}
+	case "BaseMetadata":
+		switch member {
+		case "name":
+			return true
+		}
+	case "BlobResourceContents":
+		switch member {
+		case "blob", "uri":
+			return true
+		}
+	case "BooleanSchema":
+		switch member {
+		case "type":
+			return true
+		}
+	case "CacheableResult":
+		switch member {
+		case "cacheScope", "resultType", "ttlMs":
+			return true
+		}
+	case "CallToolRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "CallToolRequestParams":
+		switch member {
+		case "_meta", "name":
+			return true
+		}
+	case "CallToolResult":
+		switch member {
+		case "content", "resultType":
+			return true
+		}
+	case "CallToolResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "CancelTaskRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "CancelTaskResult":
+		switch member {
+		case "resultType":
+			return true
+		}
+	case "CancelledNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "CancelledNotificationParams":
+		switch member {
+		case "requestId":
+			return true
+		}
+	case "ClientNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "ClientResult":
+		switch member {
+		case "resultType":
+			return true
+		}
+	case "CompleteRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "CompleteRequestParams":
+		switch member {
+		case "_meta", "argument", "ref":
+			return true
+		}
+	case "CompleteResult":
+		switch member {
+		case "completion", "resultType":
+			return true
+		}
+	case "CompleteResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "CreateMessageRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "CreateMessageRequestParams":
+		switch member {
+		case "maxTokens", "messages":
+			return true
+		}
+	case "CreateMessageResult":
+		switch member {
+		case "content", "model", "role":
+			return true
+		}
+	case "CreateTaskResult":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "resultType", "status", "taskId", "ttlMs":
+			return true
+		}
+	case "DetailedTask":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "status", "taskId", "ttlMs":
+			return true
+		}
+	case "DiscoverRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "DiscoverResult":
+		switch member {
+		case "cacheScope", "capabilities", "resultType", "supportedVersions", "ttlMs":
+			return true
+		}
+	case "DiscoverResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "ElicitRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "ElicitRequestFormParams":
+		switch member {
+		case "message", "requestedSchema":
+			return true
+		}
+	case "ElicitRequestURLParams":
+		switch member {
+		case "message", "mode", "url":
+			return true
+		}
+	case "ElicitResult":
+		switch member {
+		case "action":
+			return true
+		}
+	case "EmbeddedResource":
+		switch member {
+		case "resource", "type":
+			return true
+		}
+	case "EmptyResult":
+		switch member {
+		case "resultType":
+			return true
+		}
+	case "Error":
+		switch member {
+		case "code", "message":
+			return true
+		}
+	case "GetPromptRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "GetPromptRequestParams":
+		switch member {
+		case "_meta", "name":
+			return true
+		}
+	case "GetPromptResult":
+		switch member {
+		case "messages", "resultType":
+			return true
+		}
+	case "GetPromptResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "GetTaskRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "GetTaskResult":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "resultType", "status", "taskId", "ttlMs":
+			return true
+		}
+	case "HeaderMismatchError":
+		switch member {
+		case "error", "jsonrpc":
+			return true
+		}
+	case "Icon":
+		switch member {
+		case "src":
+			return true
+		}
+	case "ImageContent":
+		switch member {
+		case "data", "mimeType", "type":
+			return true
+		}
+	case "Implementation":
+		switch member {
+		case "name", "version":
+			return true
+		}
+	case "InputRequiredResult":
+		switch member {
+		case "resultType":
+			return true
+		}
+	case "InputResponseRequestParams":
+		switch member {
+		case "_meta":
+			return true
+		}
+	case "InternalError":
+		switch member {
+		case "code", "message":
+			return true
+		}
+	case "InvalidParamsError":
+		switch member {
+		case "code", "message":
+			return true
+		}
+	case "InvalidRequestError":
+		switch member {
+		case "code", "message":
+			return true
+		}
+	case "JSONRPCErrorResponse":
+		switch member {
+		case "error", "jsonrpc":
+			return true
+		}
+	case "JSONRPCNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "JSONRPCRequest":
+		switch member {
+		case "id", "jsonrpc", "method":
+			return true
+		}
+	case "JSONRPCResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "LegacyTitledEnumSchema":
+		switch member {
+		case "enum", "type":
+			return true
+		}
+	case "ListPromptsRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "ListPromptsResult":
+		switch member {
+		case "cacheScope", "prompts", "resultType", "ttlMs":
+			return true
+		}
+	case "ListPromptsResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "ListResourceTemplatesRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "ListResourceTemplatesResult":
+		switch member {
+		case "cacheScope", "resourceTemplates", "resultType", "ttlMs":
+			return true
+		}
+	case "ListResourceTemplatesResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "ListResourcesRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "ListResourcesResult":
+		switch member {
+		case "cacheScope", "resources", "resultType", "ttlMs":
+			return true
+		}
+	case "ListResourcesResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "ListRootsRequest":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ListRootsResult":
+		switch member {
+		case "roots":
+			return true
+		}
+	case "ListToolsRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "ListToolsResult":
+		switch member {
+		case "cacheScope", "resultType", "tools", "ttlMs":
+			return true
+		}
+	case "ListToolsResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "LoggingMessageNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "LoggingMessageNotificationParams":
+		switch member {
+		case "data", "level":
+			return true
+		}
+	case "MethodNotFoundError":
+		switch member {
+		case "code", "message":
+			return true
+		}
+	case "MissingRequiredClientCapabilityError":
+		switch member {
+		case "error", "jsonrpc":
+			return true
+		}
+	case "Notification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "NumberSchema":
+		switch member {
+		case "type":
+			return true
+		}
+	case "PaginatedRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "PaginatedRequestParams":
+		switch member {
+		case "_meta":
+			return true
+		}
+	case "PaginatedResult":
+		switch member {
+		case "resultType":
+			return true
+		}
+	case "ParseError":
+		switch member {
+		case "code", "message":
+			return true
+		}
+	case "ProgressNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "ProgressNotificationParams":
+		switch member {
+		case "progress", "progressToken":
+			return true
+		}
+	case "Prompt":
+		switch member {
+		case "name":
+			return true
+		}
+	case "PromptArgument":
+		switch member {
+		case "name":
+			return true
+		}
+	case "PromptListChangedNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "PromptMessage":
+		switch member {
+		case "content", "role":
+			return true
+		}
+	case "PromptReference":
+		switch member {
+		case "name", "type":
+			return true
+		}
+	case "ReadResourceRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "ReadResourceRequestParams":
+		switch member {
+		case "_meta", "uri":
+			return true
+		}
+	case "ReadResourceResult":
+		switch member {
+		case "cacheScope", "contents", "resultType", "ttlMs":
+			return true
+		}
+	case "ReadResourceResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "Request":
+		switch member {
+		case "method":
+			return true
+		}
+	case "RequestMetaObject":
+		switch member {
+		case "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/protocolVersion":
+			return true
+		}
+	case "RequestParams":
+		switch member {
+		case "_meta":
+			return true
+		}
+	case "Resource":
+		switch member {
+		case "name", "uri":
+			return true
+		}
+	case "ResourceContents":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "ResourceLink":
+		switch member {
+		case "name", "type", "uri":
+			return true
+		}
+	case "ResourceListChangedNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "ResourceRequestParams":
+		switch member {
+		case "_meta", "uri":
+			return true
+		}
+	case "ResourceTemplate":
+		switch member {
+		case "name", "uriTemplate":
+			return true
+		}
+	case "ResourceTemplateReference":
+		switch member {
+		case "type", "uri":
+			return true
+		}
+	case "ResourceUpdatedNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "ResourceUpdatedNotificationParams":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "Result":
+		switch member {
+		case "resultType":
+			return true
+		}
+	case "Root":
+		switch member {
+		case "uri":
+			return true
+		}
+	case "SamplingMessage":
+		switch member {
+		case "content", "role":
+			return true
+		}
+	case "StringSchema":
+		switch member {
+		case "type":
+			return true
+		}
+	case "SubscriptionsAcknowledgedNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "SubscriptionsAcknowledgedNotificationParams":
+		switch member {
+		case "notifications":
+			return true
+		}
+	case "SubscriptionsListenRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "SubscriptionsListenRequestParams":
+		switch member {
+		case "_meta", "notifications":
+			return true
+		}
+	case "SubscriptionsListenResult":
+		switch member {
+		case "_meta", "resultType":
+			return true
+		}
+	case "SubscriptionsListenResultMetaObject":
+		switch member {
+		case "io.modelcontextprotocol/subscriptionId":
+			return true
+		}
+	case "SubscriptionsListenResultResponse":
+		switch member {
+		case "id", "jsonrpc", "result":
+			return true
+		}
+	case "Task":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "status", "taskId", "ttlMs":
+			return true
+		}
+	case "TaskStatusNotification":
+		switch member {
+		case "jsonrpc", "method", "params":
+			return true
+		}
+	case "TaskStatusNotificationParams":
+		switch member {
+		case "createdAt", "lastUpdatedAt", "status", "taskId", "ttlMs":
+			return true
+		}
+	case "TextContent":
+		switch member {
+		case "text", "type":
+			return true
+		}
+	case "TextResourceContents":
+		switch member {
+		case "text", "uri":
+			return true
+		}
+	case "TitledMultiSelectEnumSchema":
+		switch member {
+		case "items", "type":
+			return true
+		}
+	case "TitledSingleSelectEnumSchema":
+		switch member {
+		case "oneOf", "type":
+			return true
+		}
+	case "Tool":
+		switch member {
+		case "inputSchema", "name":
+			return true
+		}
+	case "ToolListChangedNotification":
+		switch member {
+		case "jsonrpc", "method":
+			return true
+		}
+	case "ToolResultContent":
+		switch member {
+		case "content", "toolUseId", "type":
+			return true
+		}
+	case "ToolUseContent":
+		switch member {
+		case "id", "input", "name", "type":
+			return true
+		}
+	case "UnsupportedProtocolVersionError":
+		switch member {
+		case "error", "jsonrpc":
+			return true
+		}
+	case "UntitledMultiSelectEnumSchema":
+		switch member {
+		case "items", "type":
+			return true
+		}
+	case "UntitledSingleSelectEnumSchema":
+		switch member {
+		case "enum", "type":
+			return true
+		}
+	case "UpdateTaskRequest":
+		switch member {
+		case "id", "jsonrpc", "method", "params":
+			return true
+		}
+	case "UpdateTaskResult":
+		switch member {
+		case "resultType":
+			return true
+		}
+	}
+	return false
 }
 
-// surelyValid holds, by definition, whether a JSON tree is surely valid
-// against it (false: let the reference validator decide).
-var surelyValid = map[string]func(any) bool{
-	"Annotations":                           validAnnotations,
-	"AudioContent":                          validAudioContent,
-	"BaseMetadata":                          validBaseMetadata,
-	"BlobResourceContents":                  validBlobResourceContents,
-	"BooleanSchema":                         validBooleanSchema,
-	"CacheableResult":                       validCacheableResult,
-	"CallToolRequest":                       validCallToolRequest,
-	"CallToolRequestParams":                 validCallToolRequestParams,
-	"CallToolResult":                        validCallToolResult,
-	"CallToolResultResponse":                validCallToolResultResponse,
-	"CancelTaskRequest":                     validCancelTaskRequest,
-	"CancelTaskResult":                      validCancelTaskResult,
-	"CancelledNotification":                 validCancelledNotification,
-	"CancelledNotificationParams":           validCancelledNotificationParams,
-	"ClientCapabilities":                    validClientCapabilities,
-	"ClientNotification":                    validClientNotification,
-	"ClientRequest":                         validClientRequest,
-	"ClientResult":                          validClientResult,
-	"CompleteRequest":                       validCompleteRequest,
-	"CompleteRequestParams":                 validCompleteRequestParams,
-	"CompleteResult":                        validCompleteResult,
-	"CompleteResultResponse":                validCompleteResultResponse,
-	"ContentBlock":                          validContentBlock,
-	"CreateMessageRequest":                  validCreateMessageRequest,
-	"CreateMessageRequestParams":            validCreateMessageRequestParams,
-	"CreateMessageResult":                   validCreateMessageResult,
-	"CreateTaskResult":                      validCreateTaskResult,
-	"Cursor":                                validCursor,
-	"DetailedTask":                          validDetailedTask,
-	"DiscoverRequest":                       validDiscoverRequest,
-	"DiscoverResult":                        validDiscoverResult,
-	"DiscoverResultResponse":                validDiscoverResultResponse,
-	"ElicitRequest":                         validElicitRequest,
-	"ElicitRequestFormParams":               validElicitRequestFormParams,
-	"ElicitRequestParams":                   validElicitRequestParams,
-	"ElicitRequestURLParams":                validElicitRequestURLParams,
-	"ElicitResult":                          validElicitResult,
-	"EmbeddedResource":                      validEmbeddedResource,
-	"EmptyResult":                           validEmptyResult,
-	"EnumSchema":                            validEnumSchema,
-	"Error":                                 validError,
-	"GetPromptRequest":                      validGetPromptRequest,
-	"GetPromptRequestParams":                validGetPromptRequestParams,
-	"GetPromptResult":                       validGetPromptResult,
-	"GetPromptResultResponse":               validGetPromptResultResponse,
-	"GetTaskRequest":                        validGetTaskRequest,
-	"GetTaskResult":                         validGetTaskResult,
-	"HeaderMismatchError":                   validHeaderMismatchError,
-	"Icon":                                  validIcon,
-	"Icons":                                 validIcons,
-	"ImageContent":                          validImageContent,
-	"Implementation":                        validImplementation,
-	"InputRequest":                          validInputRequest,
-	"InputRequests":                         validInputRequests,
-	"InputRequiredResult":                   validInputRequiredResult,
-	"InputResponse":                         validInputResponse,
-	"InputResponseRequestParams":            validInputResponseRequestParams,
-	"InputResponses":                        validInputResponses,
-	"InternalError":                         validInternalError,
-	"InvalidParamsError":                    validInvalidParamsError,
-	"InvalidRequestError":                   validInvalidRequestError,
-	"JSONArray":                             validJSONArray,
-	"JSONObject":                            validJSONObject,
-	"JSONRPCErrorResponse":                  validJSONRPCErrorResponse,
-	"JSONRPCMessage":                        validJSONRPCMessage,
-	"JSONRPCNotification":                   validJSONRPCNotification,
-	"JSONRPCRequest":                        validJSONRPCRequest,
-	"JSONRPCResponse":                       validJSONRPCResponse,
-	"JSONRPCResultResponse":                 validJSONRPCResultResponse,
-	"JSONValue":                             validJSONValue,
-	"LegacyTitledEnumSchema":                validLegacyTitledEnumSchema,
-	"ListPromptsRequest":                    validListPromptsRequest,
-	"ListPromptsResult":                     validListPromptsResult,
-	"ListPromptsResultResponse":             validListPromptsResultResponse,
-	"ListResourceTemplatesRequest":          validListResourceTemplatesRequest,
-	"ListResourceTemplatesResult":           validListResourceTemplatesResult,
-	"ListResourceTemplatesResultResponse":   validListResourceTemplatesResultResponse,
-	"ListResourcesRequest":                  validListResourcesRequest,
-	"ListResourcesResult":                   validListResourcesResult,
-	"ListResourcesResultResponse":           validListResourcesResultResponse,
-	"ListRootsRequest":                      validListRootsRequest,
-	"ListRootsResult":                       validListRootsResult,
-	"ListToolsRequest":                      validListToolsRequest,
-	"ListToolsResult":                       validListToolsResult,
-	"ListToolsResultResponse":               validListToolsResultResponse,
-	"LoggingLevel":                          validLoggingLevel,
-	"LoggingMessageNotification":            validLoggingMessageNotification,
-	"LoggingMessageNotificationParams":      validLoggingMessageNotificationParams,
-	"MetaObject":                            validMetaObject,
-	"MethodNotFoundError":                   validMethodNotFoundError,
-	"MissingRequiredClientCapabilityError":  validMissingRequiredClientCapabilityError,
-	"ModelHint":                             validModelHint,
-	"ModelPreferences":                      validModelPreferences,
-	"MultiSelectEnumSchema":                 validMultiSelectEnumSchema,
-	"Notification":                          validNotification,
-	"NotificationMetaObject":                validNotificationMetaObject,
-	"NotificationParams":                    validNotificationParams,
-	"NumberSchema":                          validNumberSchema,
-	"PaginatedRequest":                      validPaginatedRequest,
-	"PaginatedRequestParams":                validPaginatedRequestParams,
-	"PaginatedResult":                       validPaginatedResult,
-	"ParseError":                            validParseError,
-	"PrimitiveSchemaDefinition":             validPrimitiveSchemaDefinition,
-	"ProgressNotification":                  validProgressNotification,
-	"ProgressNotificationParams":            validProgressNotificationParams,
-	"ProgressToken":                         validProgressToken,
-	"Prompt":                                validPrompt,
-	"PromptArgument":                        validPromptArgument,
-	"PromptListChangedNotification":         validPromptListChangedNotification,
-	"PromptMessage":                         validPromptMessage,
-	"PromptReference":                       validPromptReference,
-	"ReadResourceRequest":                   validReadResourceRequest,
-	"ReadResourceRequestParams":             validReadResourceRequestParams,
-	"ReadResourceResult":                    validReadResourceResult,
-	"ReadResourceResultResponse":            validReadResourceResultResponse,
-	"Request":                               validRequest,
-	"RequestId":                             validRequestId,
-	"RequestMetaObject":                     validRequestMetaObject,
-	"RequestParams":                         validRequestParams,
-	"Resource":                              validResource,
-	"ResourceContents":                      validResourceContents,
-	"ResourceLink":                          validResourceLink,
-	"ResourceListChangedNotification":       validResourceListChangedNotification,
-	"ResourceRequestParams":                 validResourceRequestParams,
-	"ResourceTemplate":                      validResourceTemplate,
-	"ResourceTemplateReference":             validResourceTemplateReference,
-	"ResourceUpdatedNotification":           validResourceUpdatedNotification,
-	"ResourceUpdatedNotificationParams":     validResourceUpdatedNotificationParams,
-	"Result":                                validResult,
-	"ResultMetaObject":                      validResultMetaObject,
-	"ResultType":                            validResultType,
-	"Role":                                  validRole,
-	"Root":                                  validRoot,
-	"SamplingMessage":                       validSamplingMessage,
-	"SamplingMessageContentBlock":           validSamplingMessageContentBlock,
-	"ServerCapabilities":                    validServerCapabilities,
-	"ServerNotification":                    validServerNotification,
-	"ServerResult":                          validServerResult,
-	"SingleSelectEnumSchema":                validSingleSelectEnumSchema,
-	"StringSchema":                          validStringSchema,
-	"SubscriptionFilter":                    validSubscriptionFilter,
-	"SubscriptionsAcknowledgedNotification": validSubscriptionsAcknowledgedNotification,
-	"SubscriptionsAcknowledgedNotificationParams": validSubscriptionsAcknowledgedNotificationParams,
-	"SubscriptionsListenRequest":                  validSubscriptionsListenRequest,
-	"SubscriptionsListenRequestParams":            validSubscriptionsListenRequestParams,
-	"SubscriptionsListenResult":                   validSubscriptionsListenResult,
-	"SubscriptionsListenResultMetaObject":         validSubscriptionsListenResultMetaObject,
-	"SubscriptionsListenResultResponse":           validSubscriptionsListenResultResponse,
-	"Task":                                        validTask,
-	"TaskStatus":                                  validTaskStatus,
-	"TaskStatusNotification":                      validTaskStatusNotification,
-	"TaskStatusNotificationParams":                validTaskStatusNotificationParams,
-	"TextContent":                                 validTextContent,
-	"TextResourceContents":                        validTextResourceContents,
-	"TitledMultiSelectEnumSchema":                 validTitledMultiSelectEnumSchema,
-	"TitledSingleSelectEnumSchema":                validTitledSingleSelectEnumSchema,
-	"Tool":                                        validTool,
-	"ToolAnnotations":                             validToolAnnotations,
-	"ToolChoice":                                  validToolChoice,
-	"ToolListChangedNotification":                 validToolListChangedNotification,
-	"ToolResultContent":                           validToolResultContent,
-	"ToolUseContent":                              validToolUseContent,
-	"UnsupportedProtocolVersionError":             validUnsupportedProtocolVersionError,
-	"UntitledMultiSelectEnumSchema":               validUntitledMultiSelectEnumSchema,
-	"UntitledSingleSelectEnumSchema":              validUntitledSingleSelectEnumSchema,
-	"UpdateTaskRequest":                           validUpdateTaskRequest,
-	"UpdateTaskResult":                            validUpdateTaskResult,
+// surely returns the check of a definition: whether a JSON tree is
+// surely valid against it (false: let the reference validator decide).
+func surely(definition string) func(any) bool {
+	switch definition {
+	case "Annotations":
+		return validAnnotations
+	case "AudioContent":
+		return validAudioContent
+	case "BaseMetadata":
+		return validBaseMetadata
+	case "BlobResourceContents":
+		return validBlobResourceContents
+	case "BooleanSchema":
+		return validBooleanSchema
+	case "CacheableResult":
+		return validCacheableResult
+	case "CallToolRequest":
+		return validCallToolRequest
+	case "CallToolRequestParams":
+		return validCallToolRequestParams
+	case "CallToolResult":
+		return validCallToolResult
+	case "CallToolResultResponse":
+		return validCallToolResultResponse
+	case "CancelTaskRequest":
+		return validCancelTaskRequest
+	case "CancelTaskResult":
+		return validCancelTaskResult
+	case "CancelledNotification":
+		return validCancelledNotification
+	case "CancelledNotificationParams":
+		return validCancelledNotificationParams
+	case "ClientCapabilities":
+		return validClientCapabilities
+	case "ClientNotification":
+		return validClientNotification
+	case "ClientRequest":
+		return validClientRequest
+	case "ClientResult":
+		return validClientResult
+	case "CompleteRequest":
+		return validCompleteRequest
+	case "CompleteRequestParams":
+		return validCompleteRequestParams
+	case "CompleteResult":
+		return validCompleteResult
+	case "CompleteResultResponse":
+		return validCompleteResultResponse
+	case "ContentBlock":
+		return validContentBlock
+	case "CreateMessageRequest":
+		return validCreateMessageRequest
+	case "CreateMessageRequestParams":
+		return validCreateMessageRequestParams
+	case "CreateMessageResult":
+		return validCreateMessageResult
+	case "CreateTaskResult":
+		return validCreateTaskResult
+	case "Cursor":
+		return validCursor
+	case "DetailedTask":
+		return validDetailedTask
+	case "DiscoverRequest":
+		return validDiscoverRequest
+	case "DiscoverResult":
+		return validDiscoverResult
+	case "DiscoverResultResponse":
+		return validDiscoverResultResponse
+	case "ElicitRequest":
+		return validElicitRequest
+	case "ElicitRequestFormParams":
+		return validElicitRequestFormParams
+	case "ElicitRequestParams":
+		return validElicitRequestParams
+	case "ElicitRequestURLParams":
+		return validElicitRequestURLParams
+	case "ElicitResult":
+		return validElicitResult
+	case "EmbeddedResource":
+		return validEmbeddedResource
+	case "EmptyResult":
+		return validEmptyResult
+	case "EnumSchema":
+		return validEnumSchema
+	case "Error":
+		return validError
+	case "GetPromptRequest":
+		return validGetPromptRequest
+	case "GetPromptRequestParams":
+		return validGetPromptRequestParams
+	case "GetPromptResult":
+		return validGetPromptResult
+	case "GetPromptResultResponse":
+		return validGetPromptResultResponse
+	case "GetTaskRequest":
+		return validGetTaskRequest
+	case "GetTaskResult":
+		return validGetTaskResult
+	case "HeaderMismatchError":
+		return validHeaderMismatchError
+	case "Icon":
+		return validIcon
+	case "Icons":
+		return validIcons
+	case "ImageContent":
+		return validImageContent
+	case "Implementation":
+		return validImplementation
+	case "InputRequest":
+		return validInputRequest
+	case "InputRequests":
+		return validInputRequests
+	case "InputRequiredResult":
+		return validInputRequiredResult
+	case "InputResponse":
+		return validInputResponse
+	case "InputResponseRequestParams":
+		return validInputResponseRequestParams
+	case "InputResponses":
+		return validInputResponses
+	case "InternalError":
+		return validInternalError
+	case "InvalidParamsError":
+		return validInvalidParamsError
+	case "InvalidRequestError":
+		return validInvalidRequestError
+	case "JSONArray":
+		return validJSONArray
+	case "JSONObject":
+		return validJSONObject
+	case "JSONRPCErrorResponse":
+		return validJSONRPCErrorResponse
+	case "JSONRPCMessage":
+		return validJSONRPCMessage
+	case "JSONRPCNotification":
+		return validJSONRPCNotification
+	case "JSONRPCRequest":
+		return validJSONRPCRequest
+	case "JSONRPCResponse":
+		return validJSONRPCResponse
+	case "JSONRPCResultResponse":
+		return validJSONRPCResultResponse
+	case "JSONValue":
+		return validJSONValue
+	case "LegacyTitledEnumSchema":
+		return validLegacyTitledEnumSchema
+	case "ListPromptsRequest":
+		return validListPromptsRequest
+	case "ListPromptsResult":
+		return validListPromptsResult
+	case "ListPromptsResultResponse":
+		return validListPromptsResultResponse
+	case "ListResourceTemplatesRequest":
+		return validListResourceTemplatesRequest
+	case "ListResourceTemplatesResult":
+		return validListResourceTemplatesResult
+	case "ListResourceTemplatesResultResponse":
+		return validListResourceTemplatesResultResponse
+	case "ListResourcesRequest":
+		return validListResourcesRequest
+	case "ListResourcesResult":
+		return validListResourcesResult
+	case "ListResourcesResultResponse":
+		return validListResourcesResultResponse
+	case "ListRootsRequest":
+		return validListRootsRequest
+	case "ListRootsResult":
+		return validListRootsResult
+	case "ListToolsRequest":
+		return validListToolsRequest
+	case "ListToolsResult":
+		return validListToolsResult
+	case "ListToolsResultResponse":
+		return validListToolsResultResponse
+	case "LoggingLevel":
+		return validLoggingLevel
+	case "LoggingMessageNotification":
+		return validLoggingMessageNotification
+	case "LoggingMessageNotificationParams":
+		return validLoggingMessageNotificationParams
+	case "MetaObject":
+		return validMetaObject
+	case "MethodNotFoundError":
+		return validMethodNotFoundError
+	case "MissingRequiredClientCapabilityError":
+		return validMissingRequiredClientCapabilityError
+	case "ModelHint":
+		return validModelHint
+	case "ModelPreferences":
+		return validModelPreferences
+	case "MultiSelectEnumSchema":
+		return validMultiSelectEnumSchema
+	case "Notification":
+		return validNotification
+	case "NotificationMetaObject":
+		return validNotificationMetaObject
+	case "NotificationParams":
+		return validNotificationParams
+	case "NumberSchema":
+		return validNumberSchema
+	case "PaginatedRequest":
+		return validPaginatedRequest
+	case "PaginatedRequestParams":
+		return validPaginatedRequestParams
+	case "PaginatedResult":
+		return validPaginatedResult
+	case "ParseError":
+		return validParseError
+	case "PrimitiveSchemaDefinition":
+		return validPrimitiveSchemaDefinition
+	case "ProgressNotification":
+		return validProgressNotification
+	case "ProgressNotificationParams":
+		return validProgressNotificationParams
+	case "ProgressToken":
+		return validProgressToken
+	case "Prompt":
+		return validPrompt
+	case "PromptArgument":
+		return validPromptArgument
+	case "PromptListChangedNotification":
+		return validPromptListChangedNotification
+	case "PromptMessage":
+		return validPromptMessage
+	case "PromptReference":
+		return validPromptReference
+	case "ReadResourceRequest":
+		return validReadResourceRequest
+	case "ReadResourceRequestParams":
+		return validReadResourceRequestParams
+	case "ReadResourceResult":
+		return validReadResourceResult
+	case "ReadResourceResultResponse":
+		return validReadResourceResultResponse
+	case "Request":
+		return validRequest
+	case "RequestId":
+		return validRequestId
+	case "RequestMetaObject":
+		return validRequestMetaObject
+	case "RequestParams":
+		return validRequestParams
+	case "Resource":
+		return validResource
+	case "ResourceContents":
+		return validResourceContents
+	case "ResourceLink":
+		return validResourceLink
+	case "ResourceListChangedNotification":
+		return validResourceListChangedNotification
+	case "ResourceRequestParams":
+		return validResourceRequestParams
+	case "ResourceTemplate":
+		return validResourceTemplate
+	case "ResourceTemplateReference":
+		return validResourceTemplateReference
+	case "ResourceUpdatedNotification":
+		return validResourceUpdatedNotification
+	case "ResourceUpdatedNotificationParams":
+		return validResourceUpdatedNotificationParams
+	case "Result":
+		return validResult
+	case "ResultMetaObject":
+		return validResultMetaObject
+	case "ResultType":
+		return validResultType
+	case "Role":
+		return validRole
+	case "Root":
+		return validRoot
+	case "SamplingMessage":
+		return validSamplingMessage
+	case "SamplingMessageContentBlock":
+		return validSamplingMessageContentBlock
+	case "ServerCapabilities":
+		return validServerCapabilities
+	case "ServerNotification":
+		return validServerNotification
+	case "ServerResult":
+		return validServerResult
+	case "SingleSelectEnumSchema":
+		return validSingleSelectEnumSchema
+	case "StringSchema":
+		return validStringSchema
+	case "SubscriptionFilter":
+		return validSubscriptionFilter
+	case "SubscriptionsAcknowledgedNotification":
+		return validSubscriptionsAcknowledgedNotification
+	case "SubscriptionsAcknowledgedNotificationParams":
+		return validSubscriptionsAcknowledgedNotificationParams
+	case "SubscriptionsListenRequest":
+		return validSubscriptionsListenRequest
+	case "SubscriptionsListenRequestParams":
+		return validSubscriptionsListenRequestParams
+	case "SubscriptionsListenResult":
+		return validSubscriptionsListenResult
+	case "SubscriptionsListenResultMetaObject":
+		return validSubscriptionsListenResultMetaObject
+	case "SubscriptionsListenResultResponse":
+		return validSubscriptionsListenResultResponse
+	case "Task":
+		return validTask
+	case "TaskStatus":
+		return validTaskStatus
+	case "TaskStatusNotification":
+		return validTaskStatusNotification
+	case "TaskStatusNotificationParams":
+		return validTaskStatusNotificationParams
+	case "TextContent":
+		return validTextContent
+	case "TextResourceContents":
+		return validTextResourceContents
+	case "TitledMultiSelectEnumSchema":
+		return validTitledMultiSelectEnumSchema
+	case "TitledSingleSelectEnumSchema":
+		return validTitledSingleSelectEnumSchema
+	case "Tool":
+		return validTool
+	case "ToolAnnotations":
+		return validToolAnnotations
+	case "ToolChoice":
+		return validToolChoice
+	case "ToolListChangedNotification":
+		return validToolListChangedNotification
+	case "ToolResultContent":
+		return validToolResultContent
+	case "ToolUseContent":
+		return validToolUseContent
+	case "UnsupportedProtocolVersionError":
+		return validUnsupportedProtocolVersionError
+	case "UntitledMultiSelectEnumSchema":
+		return validUntitledMultiSelectEnumSchema
+	case "UntitledSingleSelectEnumSchema":
+		return validUntitledSingleSelectEnumSchema
+	case "UpdateTaskRequest":
+		return validUpdateTaskRequest
+	case "UpdateTaskResult":
+		return validUpdateTaskResult
+	}
+	return nil
 }
 
-// envelopes holds, for the definitions whose object is JSON-RPC's
-// envelope and nothing else, what they ask of a message's parts.
-var envelopes = map[string]protocol.Envelope{
-	"CallToolRequest":                       {Method: "tools/call", Params: validCallToolRequest_27, IDRequired: true, ParamsRequired: true},
-	"CancelTaskRequest":                     {Method: "tasks/cancel", Params: validCancelTaskRequest_48, IDRequired: true, ParamsRequired: true},
-	"CancelledNotification":                 {Method: "notifications/cancelled", Params: validCancelledNotification_52, IDRequired: false, ParamsRequired: true},
-	"ClientNotification":                    {Method: "notifications/cancelled", Params: validClientNotification_69, IDRequired: false, ParamsRequired: true},
-	"CompleteRequest":                       {Method: "completion/complete", Params: validCompleteRequest_83, IDRequired: true, ParamsRequired: true},
-	"CreateMessageRequest":                  {Method: "sampling/createMessage", Params: validCreateMessageRequest_110, IDRequired: false, ParamsRequired: true},
-	"DiscoverRequest":                       {Method: "server/discover", Params: validDiscoverRequest_148, IDRequired: true, ParamsRequired: true},
-	"ElicitRequest":                         {Method: "elicitation/create", Params: validElicitRequest_161, IDRequired: false, ParamsRequired: true},
-	"GetPromptRequest":                      {Method: "prompts/get", Params: validGetPromptRequest_198, IDRequired: true, ParamsRequired: true},
-	"GetTaskRequest":                        {Method: "tasks/get", Params: validGetTaskRequest_220, IDRequired: true, ParamsRequired: true},
-	"ListPromptsRequest":                    {Method: "prompts/list", Params: validListPromptsRequest_305, IDRequired: true, ParamsRequired: true},
-	"ListResourceTemplatesRequest":          {Method: "resources/templates/list", Params: validListResourceTemplatesRequest_319, IDRequired: true, ParamsRequired: true},
-	"ListResourcesRequest":                  {Method: "resources/list", Params: validListResourcesRequest_333, IDRequired: true, ParamsRequired: true},
-	"ListRootsRequest":                      {Method: "roots/list", Params: validListRootsRequest_346, IDRequired: false, ParamsRequired: false},
-	"ListToolsRequest":                      {Method: "tools/list", Params: validListToolsRequest_352, IDRequired: true, ParamsRequired: true},
-	"LoggingMessageNotification":            {Method: "notifications/message", Params: validLoggingMessageNotification_365, IDRequired: false, ParamsRequired: true},
-	"ProgressNotification":                  {Method: "notifications/progress", Params: validProgressNotification_418, IDRequired: false, ParamsRequired: true},
-	"PromptListChangedNotification":         {Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_438, IDRequired: false, ParamsRequired: false},
-	"ReadResourceRequest":                   {Method: "resources/read", Params: validReadResourceRequest_447, IDRequired: true, ParamsRequired: true},
-	"ResourceListChangedNotification":       {Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_499, IDRequired: false, ParamsRequired: false},
-	"ResourceUpdatedNotification":           {Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_515, IDRequired: false, ParamsRequired: true},
-	"SubscriptionsAcknowledgedNotification": {Method: "notifications/subscriptions/acknowledged", Params: validSubscriptionsAcknowledgedNotification_588, IDRequired: false, ParamsRequired: true},
-	"SubscriptionsListenRequest":            {Method: "subscriptions/listen", Params: validSubscriptionsListenRequest_594, IDRequired: true, ParamsRequired: true},
-	"TaskStatusNotification":                {Method: "notifications/tasks/status", Params: validTaskStatusNotification_613, IDRequired: false, ParamsRequired: true},
-	"ToolListChangedNotification":           {Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_664, IDRequired: false, ParamsRequired: false},
-	"UpdateTaskRequest":                     {Method: "tasks/update", Params: validUpdateTaskRequest_710, IDRequired: true, ParamsRequired: true},
+// envelope is, for the definitions whose object is JSON-RPC's envelope
+// and nothing else, what they ask of a message's parts.
+func envelope(definition string) (protocol.Envelope, bool) {
+	switch definition {
+	case "CallToolRequest":
+		return protocol.Envelope{Method: "tools/call", Params: validCallToolRequest_27, IDRequired: true, ParamsRequired: true}, true
+	case "CancelTaskRequest":
+		return protocol.Envelope{Method: "tasks/cancel", Params: validCancelTaskRequest_48, IDRequired: true, ParamsRequired: true}, true
+	case "CancelledNotification":
+		return protocol.Envelope{Method: "notifications/cancelled", Params: validCancelledNotification_52, IDRequired: false, ParamsRequired: true}, true
+	case "ClientNotification":
+		return protocol.Envelope{Method: "notifications/cancelled", Params: validClientNotification_69, IDRequired: false, ParamsRequired: true}, true
+	case "CompleteRequest":
+		return protocol.Envelope{Method: "completion/complete", Params: validCompleteRequest_83, IDRequired: true, ParamsRequired: true}, true
+	case "CreateMessageRequest":
+		return protocol.Envelope{Method: "sampling/createMessage", Params: validCreateMessageRequest_110, IDRequired: false, ParamsRequired: true}, true
+	case "DiscoverRequest":
+		return protocol.Envelope{Method: "server/discover", Params: validDiscoverRequest_148, IDRequired: true, ParamsRequired: true}, true
+	case "ElicitRequest":
+		return protocol.Envelope{Method: "elicitation/create", Params: validElicitRequest_161, IDRequired: false, ParamsRequired: true}, true
+	case "GetPromptRequest":
+		return protocol.Envelope{Method: "prompts/get", Params: validGetPromptRequest_198, IDRequired: true, ParamsRequired: true}, true
+	case "GetTaskRequest":
+		return protocol.Envelope{Method: "tasks/get", Params: validGetTaskRequest_220, IDRequired: true, ParamsRequired: true}, true
+	case "ListPromptsRequest":
+		return protocol.Envelope{Method: "prompts/list", Params: validListPromptsRequest_305, IDRequired: true, ParamsRequired: true}, true
+	case "ListResourceTemplatesRequest":
+		return protocol.Envelope{Method: "resources/templates/list", Params: validListResourceTemplatesRequest_319, IDRequired: true, ParamsRequired: true}, true
+	case "ListResourcesRequest":
+		return protocol.Envelope{Method: "resources/list", Params: validListResourcesRequest_333, IDRequired: true, ParamsRequired: true}, true
+	case "ListRootsRequest":
+		return protocol.Envelope{Method: "roots/list", Params: validListRootsRequest_346, IDRequired: false, ParamsRequired: false}, true
+	case "ListToolsRequest":
+		return protocol.Envelope{Method: "tools/list", Params: validListToolsRequest_352, IDRequired: true, ParamsRequired: true}, true
+	case "LoggingMessageNotification":
+		return protocol.Envelope{Method: "notifications/message", Params: validLoggingMessageNotification_365, IDRequired: false, ParamsRequired: true}, true
+	case "ProgressNotification":
+		return protocol.Envelope{Method: "notifications/progress", Params: validProgressNotification_418, IDRequired: false, ParamsRequired: true}, true
+	case "PromptListChangedNotification":
+		return protocol.Envelope{Method: "notifications/prompts/list_changed", Params: validPromptListChangedNotification_438, IDRequired: false, ParamsRequired: false}, true
+	case "ReadResourceRequest":
+		return protocol.Envelope{Method: "resources/read", Params: validReadResourceRequest_447, IDRequired: true, ParamsRequired: true}, true
+	case "ResourceListChangedNotification":
+		return protocol.Envelope{Method: "notifications/resources/list_changed", Params: validResourceListChangedNotification_499, IDRequired: false, ParamsRequired: false}, true
+	case "ResourceUpdatedNotification":
+		return protocol.Envelope{Method: "notifications/resources/updated", Params: validResourceUpdatedNotification_515, IDRequired: false, ParamsRequired: true}, true
+	case "SubscriptionsAcknowledgedNotification":
+		return protocol.Envelope{Method: "notifications/subscriptions/acknowledged", Params: validSubscriptionsAcknowledgedNotification_588, IDRequired: false, ParamsRequired: true}, true
+	case "SubscriptionsListenRequest":
+		return protocol.Envelope{Method: "subscriptions/listen", Params: validSubscriptionsListenRequest_594, IDRequired: true, ParamsRequired: true}, true
+	case "TaskStatusNotification":
+		return protocol.Envelope{Method: "notifications/tasks/status", Params: validTaskStatusNotification_613, IDRequired: false, ParamsRequired: true}, true
+	case "ToolListChangedNotification":
+		return protocol.Envelope{Method: "notifications/tools/list_changed", Params: validToolListChangedNotification_664, IDRequired: false, ParamsRequired: false}, true
+	case "UpdateTaskRequest":
+		return protocol.Envelope{Method: "tasks/update", Params: validUpdateTaskRequest_710, IDRequired: true, ParamsRequired: true}, true
+	}
+	return protocol.Envelope{}, false
 }
 
 func validAnnotations_1(v any) bool {

@@ -55,8 +55,8 @@ func probes(rev *protocol.Spec, http bool) []probe {
 	live := liveMethod(rev)
 	ps := []probe{
 		{name: "unknown method", body: `{"jsonrpc":"2.0","id":"check-unknown","method":"mcpstack/check-unknown"` + meta + `}`,
-			want: expect{codes: []int{wire.CodeMethodNotFound}, status: rev.Transport.ErrorStatus[wire.CodeMethodNotFound],
-				status4xx: http && rev.Transport.ErrorStatus[wire.CodeMethodNotFound] == 0,
+			want: expect{codes: []int{wire.CodeMethodNotFound}, status: rev.Transport.Status(wire.CodeMethodNotFound),
+				status4xx: http && rev.Transport.Status(wire.CodeMethodNotFound) == 0,
 				spec:      "JSON-RPC 2.0: a method that does not exist is answered -32601 Method not found; Streamable HTTP: a message the server cannot accept may instead get an HTTP error status such as 400"}},
 		{name: "malformed JSON", body: `{"jsonrpc":"2.0","id":"check-malformed","method":"ping"`,
 			want: expect{codes: []int{wire.CodeParseError}, status4xx: http, warn: !http,
@@ -87,7 +87,7 @@ func probes(rev *protocol.Spec, http bool) []probe {
 	if http && rev.Transport.MethodHeaders {
 		ps = append(ps, probe{name: "Mcp-Method that differs from the body", body: `{"jsonrpc":"2.0","id":"check-mismatch","method":"tools/list"` + meta + `}`,
 			headers: map[string]string{"Mcp-Method": "prompts/list"},
-			want: expect{codes: []int{wire.CodeHeaderMismatch}, status: rev.Transport.ErrorStatus[wire.CodeHeaderMismatch],
+			want: expect{codes: []int{wire.CodeHeaderMismatch}, status: rev.Transport.Status(wire.CodeHeaderMismatch),
 				spec: "Streamable HTTP: a request whose Mcp-Method header differs from its body is answered -32020 with 400 (basic/transports: Standard Headers)"}})
 	}
 	return ps

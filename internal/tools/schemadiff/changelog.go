@@ -139,16 +139,16 @@ func methodChanges(from, to string) ([]Change, error) {
 		return nil, notGenerated(to)
 	}
 	names := map[string]bool{}
-	for n := range a.Methods {
-		names[n] = true
+	for _, m := range a.Methods {
+		names[m.Name] = true
 	}
-	for n := range b.Methods {
-		names[n] = true
+	for _, m := range b.Methods {
+		names[m.Name] = true
 	}
 	var out []Change
 	for _, n := range sortedKeys(names) {
-		ma, ok1 := a.Methods[n]
-		mb, ok2 := b.Methods[n]
+		ma, ok1 := a.Method(n)
+		mb, ok2 := b.Method(n)
 		switch {
 		case !ok1:
 			out = append(out, Change{What: "method added", Pointer: n, To: describe(mb)})

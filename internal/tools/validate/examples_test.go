@@ -66,7 +66,8 @@ func TestOfficialExamples(t *testing.T) {
 	spec := rev.spec
 	byRequest, byResult, byResponse := map[string]string{}, map[string]string{}, map[string]string{}
 	var mrtr []string // methods whose response may be input-required
-	for name, m := range spec.Methods {
+	for _, m := range spec.Methods {
+		name := m.Name
 		byRequest[m.Request] = name
 		if m.Result != "" {
 			byResult[m.Result] = name
@@ -86,7 +87,8 @@ func TestOfficialExamples(t *testing.T) {
 	// requestOf is a request for method: its official example when there
 	// is one, with the id given.
 	requestOf := func(method string, id any) map[string]any {
-		def := spec.Methods[method].Request
+		m, _ := spec.Method(method)
+		def := m.Request
 		if files, _ := filepath.Glob(filepath.Join(dir, def, "*.json")); len(files) > 0 {
 			var req map[string]any
 			b, _ := os.ReadFile(files[0])
@@ -146,7 +148,7 @@ func TestOfficialExamples(t *testing.T) {
 			role := ""
 			switch {
 			case byRequest[typ] != "":
-				m := spec.Methods[byRequest[typ]]
+				m, _ := spec.Method(byRequest[typ])
 				sender := "c2s"
 				if !m.ClientToServer {
 					sender = "s2c"

@@ -209,7 +209,7 @@ func jsonStatus(h *httpFacts) int {
 // (protocol.Transport.ErrorStatus).
 func (c *checker) errorStatus(it *item, m *message, rev *revision) {
 	status := jsonStatus(it.http)
-	if status == 0 || rev.spec.Transport.ErrorStatus == nil {
+	if status == 0 || len(rev.spec.Transport.ErrorStatus) == 0 {
 		return
 	}
 	errObj, _ := m.obj["error"].(map[string]any)
@@ -217,7 +217,7 @@ func (c *checker) errorStatus(it *item, m *message, rev *revision) {
 	if err != nil {
 		return
 	}
-	if want := rev.spec.Transport.ErrorStatus[int(code)]; want != 0 && want != status {
+	if want := rev.spec.Transport.Status(int(code)); want != 0 && want != status {
 		it.finding(RuleHTTPErrorStatus, it.session, m.ptr+"/error/code", fmt.Sprintf("error %d came with HTTP %d; %s gives it %d", code, status, rev.name(), want))
 	}
 }

@@ -153,11 +153,11 @@ func walkSchema(file string, s map[string]any, prefix string, out map[string]boo
 var methodDirections = sync.OnceValue(func() map[string][2]bool {
 	out := map[string][2]bool{}
 	for _, sp := range generated.Specs {
-		for name, m := range sp.Methods {
-			d := out[name]
+		for _, m := range sp.Methods {
+			d := out[m.Name]
 			d[fromClient] = d[fromClient] || m.ClientToServer
 			d[fromServer] = d[fromServer] || m.ServerToClient
-			out[name] = d
+			out[m.Name] = d
 		}
 	}
 	return out

@@ -28,7 +28,7 @@ func status(r core.Reply) int {
 	// errorStatus), then what this transport answers the other errors of a
 	// stateless request with.
 	if r.Transport != nil {
-		if st, ok := r.Transport.ErrorStatus[r.Code]; ok {
+		if st := r.Transport.Status(r.Code); st != 0 {
 			return st
 		}
 	}

@@ -11,8 +11,8 @@ import (
 
 // Specs lists every supported revision, oldest first.
 var Specs = []*protocol.Spec{
-	mcp20990101.Spec,
-	mcp20990601.Spec,
+	&mcp20990101.Spec,
+	&mcp20990601.Spec,
 }
 
 // Lookup returns the spec of a revision, or nil when it is not supported.
@@ -27,14 +27,14 @@ func Lookup(revision string) *protocol.Spec {
 
 // Assumed is the revision of a request that names none (Streamable HTTP
 // without MCP-Protocol-Version): schema/transport.json.
-var Assumed = mcp20990101.Spec
+var Assumed = &mcp20990101.Spec
 
 // NameParam is the params member whose value a request repeats in its
 // Mcp-Name header (x-mcp-name in the request's schema, in the newest
 // revision that has one), "" for a method without one.
 func NameParam(method string) string {
 	for i := len(Specs) - 1; i >= 0; i-- {
-		if m, ok := Specs[i].Methods[method]; ok && m.NameParam != "" {
+		if m, ok := Specs[i].Method(method); ok && m.NameParam != "" {
 			return m.NameParam
 		}
 	}

@@ -14,8 +14,18 @@ const Revision = "2099-01-01"
 // SchemaHash identifies the schema files this package was generated from.
 const SchemaHash = "a22a4f861d976eda"
 
-// Spec is the method table and the validators of revision 2099-01-01.
-var Spec = protocol.NewSpec(Revision, 0, SchemaHash, schema.FS, map[string]protocol.Method{
-	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-}, protocol.Checks{Surely: surelyValid, Required: requiredMembers, Envelopes: envelopes}, protocol.Transport{PrimingEvent: false, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil})
+// Spec is the method table and the validators of revision 2099-01-01: constants
+// only, laid out by the compiler, so that the revision costs nothing at
+// startup.
+var Spec = protocol.Spec{
+	Revision: Revision,
+	Index:    0,
+	Hash:     SchemaHash,
+	Methods: []protocol.Method{ // sorted by name
+		{Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
+		{Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
+	},
+	Transport: protocol.Transport{PrimingEvent: false, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil},
+	Schemas:   &schema.FS,
+	Checks:    protocol.Checks{Surely: surely, Requires: requires, Envelope: envelope},
+}

@@ -7,36 +7,76 @@ import (
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
-// requiredMembers holds, by definition, the members it requires, its
-// own and those of the definitions it refers to or is allOf (what the
-// core asks of a result without compiling the reference validator).
-var requiredMembers = map[string][]string{
-	"EchoRequest":      {"method", "params"},
-	"EchoResult":       {"content"},
-	"ImageContent":     {"data", "mimeType", "type"},
-	"PokeNotification": {"method"},
-	"TextContent":      {"text", "type"},
+// requires reports whether definition requires member, by itself or
+// by the definitions it refers to or is allOf (what the core asks of a
+// result without compiling the reference validator).
+func requires(definition, member string) bool {
+	switch definition {
+	case "EchoRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "EchoResult":
+		switch member {
+		case "content":
+			return true
+		}
+	case "ImageContent":
+		switch member {
+		case "data", "mimeType", "type":
+			return true
+		}
+	case "PokeNotification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "TextContent":
+		switch member {
+		case "text", "type":
+			return true
+		}
+	}
+	return false
 }
 
-// surelyValid holds, by definition, whether a JSON tree is surely valid
-// against it (false: let the reference validator decide).
-var surelyValid = map[string]func(any) bool{
-	"ClientNotification": validClientNotification,
-	"ClientRequest":      validClientRequest,
-	"ContentBlock":       validContentBlock,
-	"EchoRequest":        validEchoRequest,
-	"EchoResult":         validEchoResult,
-	"ImageContent":       validImageContent,
-	"PokeNotification":   validPokeNotification,
-	"RequestId":          validRequestId,
-	"TextContent":        validTextContent,
+// surely returns the check of a definition: whether a JSON tree is
+// surely valid against it (false: let the reference validator decide).
+func surely(definition string) func(any) bool {
+	switch definition {
+	case "ClientNotification":
+		return validClientNotification
+	case "ClientRequest":
+		return validClientRequest
+	case "ContentBlock":
+		return validContentBlock
+	case "EchoRequest":
+		return validEchoRequest
+	case "EchoResult":
+		return validEchoResult
+	case "ImageContent":
+		return validImageContent
+	case "PokeNotification":
+		return validPokeNotification
+	case "RequestId":
+		return validRequestId
+	case "TextContent":
+		return validTextContent
+	}
+	return nil
 }
 
-// envelopes holds, for the definitions whose object is JSON-RPC's
-// envelope and nothing else, what they ask of a message's parts.
-var envelopes = map[string]protocol.Envelope{
-	"EchoRequest":      {Method: "echo", Params: validEchoRequest_9, IDRequired: false, ParamsRequired: true},
-	"PokeNotification": {Method: "notifications/poke", Params: validPokeNotification_18, IDRequired: false, ParamsRequired: false},
+// envelope is, for the definitions whose object is JSON-RPC's envelope
+// and nothing else, what they ask of a message's parts.
+func envelope(definition string) (protocol.Envelope, bool) {
+	switch definition {
+	case "EchoRequest":
+		return protocol.Envelope{Method: "echo", Params: validEchoRequest_9, IDRequired: false, ParamsRequired: true}, true
+	case "PokeNotification":
+		return protocol.Envelope{Method: "notifications/poke", Params: validPokeNotification_18, IDRequired: false, ParamsRequired: false}, true
+	}
+	return protocol.Envelope{}, false
 }
 
 func validClientNotification_1(v any) bool {

@@ -14,10 +14,20 @@ const Revision = "2099-06-01"
 // SchemaHash identifies the schema files this package was generated from.
 const SchemaHash = "d8278ea9f503c109"
 
-// Spec is the method table and the validators of revision 2099-06-01.
-var Spec = protocol.NewSpec(Revision, 1, SchemaHash, schema.FS, map[string]protocol.Method{
-	"echo":               {Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "ProbeResult", TaskExtension: "example.com/probe", Extension: "", NameParam: ""},
-	"notifications/poke": {Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
-	"probe/get":          {Name: "probe/get", Request: "ProbeRequest", Result: "ProbeResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "example.com/probe", NameParam: ""},
-}, protocol.Checks{Surely: surelyValid, Required: requiredMembers, Envelopes: envelopes}, protocol.Transport{PrimingEvent: true, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil},
-	protocol.Extension{ID: "example.com/probe", Dir: "extensions/probe", Tasks: &protocol.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: false}})
+// Spec is the method table and the validators of revision 2099-06-01: constants
+// only, laid out by the compiler, so that the revision costs nothing at
+// startup.
+var Spec = protocol.Spec{
+	Revision: Revision,
+	Index:    1,
+	Hash:     SchemaHash,
+	Methods: []protocol.Method{ // sorted by name
+		{Name: "echo", Request: "EchoRequest", Result: "EchoResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "ProbeResult", TaskExtension: "example.com/probe", Extension: "", NameParam: ""},
+		{Name: "notifications/poke", Request: "PokeNotification", Result: "", Response: "", Notification: true, ClientToServer: true, ServerToClient: false, ParamsRequired: false, TaskResult: "", TaskExtension: "", Extension: "", NameParam: ""},
+		{Name: "probe/get", Request: "ProbeRequest", Result: "ProbeResult", Response: "", Notification: false, ClientToServer: true, ServerToClient: false, ParamsRequired: true, TaskResult: "", TaskExtension: "", Extension: "example.com/probe", NameParam: ""},
+	},
+	Transport:  protocol.Transport{PrimingEvent: true, StreamableHTTP: false, VersionHeader: false, MethodHeaders: false, ErrorStatus: nil},
+	Extensions: []protocol.Extension{{ID: "example.com/probe", Dir: "extensions/probe", Tasks: &protocol.TaskRules{ServerDirected: true, ToolErrorCompletes: true, CancelEndedAcknowledged: false}}},
+	Schemas:    &schema.FS,
+	Checks:     protocol.Checks{Surely: surely, Requires: requires, Envelope: envelope},
+}

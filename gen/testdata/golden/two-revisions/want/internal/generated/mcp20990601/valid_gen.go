@@ -7,45 +7,106 @@ import (
 	"github.com/mcpstack/mcpstack/internal/protocol"
 )
 
-// requiredMembers holds, by definition, the members it requires, its
-// own and those of the definitions it refers to or is allOf (what the
-// core asks of a result without compiling the reference validator).
-var requiredMembers = map[string][]string{
-	"BlobResourceContents": {"blob", "uri"},
-	"EchoRequest":          {"method", "params"},
-	"EchoResult":           {"content", "status", "ttl"},
-	"ImageContent":         {"data", "mimeType", "type"},
-	"PokeNotification":     {"method"},
-	"ProbeRequest":         {"method", "params"},
-	"ProbeResult":          {"seen"},
-	"TextContent":          {"text", "type"},
-	"TextResourceContents": {"text", "uri"},
+// requires reports whether definition requires member, by itself or
+// by the definitions it refers to or is allOf (what the core asks of a
+// result without compiling the reference validator).
+func requires(definition, member string) bool {
+	switch definition {
+	case "BlobResourceContents":
+		switch member {
+		case "blob", "uri":
+			return true
+		}
+	case "EchoRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "EchoResult":
+		switch member {
+		case "content", "status", "ttl":
+			return true
+		}
+	case "ImageContent":
+		switch member {
+		case "data", "mimeType", "type":
+			return true
+		}
+	case "PokeNotification":
+		switch member {
+		case "method":
+			return true
+		}
+	case "ProbeRequest":
+		switch member {
+		case "method", "params":
+			return true
+		}
+	case "ProbeResult":
+		switch member {
+		case "seen":
+			return true
+		}
+	case "TextContent":
+		switch member {
+		case "text", "type":
+			return true
+		}
+	case "TextResourceContents":
+		switch member {
+		case "text", "uri":
+			return true
+		}
+	}
+	return false
 }
 
-// surelyValid holds, by definition, whether a JSON tree is surely valid
-// against it (false: let the reference validator decide).
-var surelyValid = map[string]func(any) bool{
-	"BlobResourceContents": validBlobResourceContents,
-	"ClientNotification":   validClientNotification,
-	"ClientRequest":        validClientRequest,
-	"ContentBlock":         validContentBlock,
-	"EchoRequest":          validEchoRequest,
-	"EchoResult":           validEchoResult,
-	"ImageContent":         validImageContent,
-	"PokeNotification":     validPokeNotification,
-	"ProbeRequest":         validProbeRequest,
-	"ProbeResult":          validProbeResult,
-	"RequestId":            validRequestId,
-	"TextContent":          validTextContent,
-	"TextResourceContents": validTextResourceContents,
+// surely returns the check of a definition: whether a JSON tree is
+// surely valid against it (false: let the reference validator decide).
+func surely(definition string) func(any) bool {
+	switch definition {
+	case "BlobResourceContents":
+		return validBlobResourceContents
+	case "ClientNotification":
+		return validClientNotification
+	case "ClientRequest":
+		return validClientRequest
+	case "ContentBlock":
+		return validContentBlock
+	case "EchoRequest":
+		return validEchoRequest
+	case "EchoResult":
+		return validEchoResult
+	case "ImageContent":
+		return validImageContent
+	case "PokeNotification":
+		return validPokeNotification
+	case "ProbeRequest":
+		return validProbeRequest
+	case "ProbeResult":
+		return validProbeResult
+	case "RequestId":
+		return validRequestId
+	case "TextContent":
+		return validTextContent
+	case "TextResourceContents":
+		return validTextResourceContents
+	}
+	return nil
 }
 
-// envelopes holds, for the definitions whose object is JSON-RPC's
-// envelope and nothing else, what they ask of a message's parts.
-var envelopes = map[string]protocol.Envelope{
-	"EchoRequest":      {Method: "echo", Params: validEchoRequest_12, IDRequired: false, ParamsRequired: true},
-	"PokeNotification": {Method: "notifications/poke", Params: validPokeNotification_30, IDRequired: false, ParamsRequired: false},
-	"ProbeRequest":     {Method: "probe/get", Params: validProbeRequest_33, IDRequired: false, ParamsRequired: true},
+// envelope is, for the definitions whose object is JSON-RPC's envelope
+// and nothing else, what they ask of a message's parts.
+func envelope(definition string) (protocol.Envelope, bool) {
+	switch definition {
+	case "EchoRequest":
+		return protocol.Envelope{Method: "echo", Params: validEchoRequest_12, IDRequired: false, ParamsRequired: true}, true
+	case "PokeNotification":
+		return protocol.Envelope{Method: "notifications/poke", Params: validPokeNotification_30, IDRequired: false, ParamsRequired: false}, true
+	case "ProbeRequest":
+		return protocol.Envelope{Method: "probe/get", Params: validProbeRequest_33, IDRequired: false, ParamsRequired: true}, true
+	}
+	return protocol.Envelope{}, false
 }
 
 func validBlobResourceContents_1(v any) bool {
