@@ -9,7 +9,14 @@
 #               and against canned-echo, a bare net/http handler that
 #               splices id and text into a canned answer: ours >= 0.6x canned;
 #               memory after the rounds: peak RSS (hwm:) <= 1.2x mcp-go's,
-#               and the anonymous part of the RSS (anon:) likewise
+#               and the anonymous part of the RSS (anon:) likewise; RSS at
+#               rest, before the first round (rest:) <= mcp-go's.
+#               The same echo built on our library (lib:
+#               internal/tools/bench/echo, as the peers are built on theirs)
+#               runs beside serve, with the same memory checks: serve
+#               links what the peers' echo servers do not (SQLite,
+#               PostgreSQL, Redis, OpenTelemetry, the tools), whose pages
+#               count in its RSS
 #   sse, json   the same, both sides in one mode:         reported, no target
 #   strict      ours --strict vs our default:             strict >= 0.95 x default
 #   stdio       32 calls in flight on one connection:     ours >= 2x mcp-go
@@ -94,6 +101,7 @@ echo "== build"
 mkdir -p bin
 : >"$out"
 $GO build -o bin/mcpstack .
+$GO build -o bin/mcpstack-echo ./internal/tools/bench/echo
 (cd internal/tools/bench/peers && $GO build -o "$root/bin/" ./gosdk-echo ./mcpgo-echo ./canned-echo)
 read -r -a gen <<<"${BENCH_GEN:-bin/mcpstack bench}"
 if ! "${gen[@]}" --help >/dev/null 2>&1; then
@@ -144,6 +152,7 @@ ours=(bin/mcpstack serve --profile bench --rate-limit 0 --rate-limit-bytes 0 --m
 gosdk=(bin/gosdk-echo)
 mcpgo=(bin/mcpgo-echo)
 canned=(bin/canned-echo)
+lib=(bin/mcpstack-echo) # its per-client quotas are off too
 
 # Is our server there yet?
 have_ours=${BENCH_OURS:-1}
@@ -178,7 +187,10 @@ load_suite() { # MODE: auto (ours; the peers answer JSON), sse or json
 		if [ "$mode" = auto ]; then
 			checks+=(--check 'ours>=3*gosdk' --check 'ours>=1.5*mcpgo' --check 'cpu:ours>=3*gosdk' --check 'cpu:ours>=1.5*mcpgo')
 			checks+=(--check 'ours>=0.6*canned' --check 'cpu:ours>=0.6*canned')
-			checks+=(--check 'hwm:ours<=1.2*mcpgo' --check 'anon:ours<=1.2*mcpgo')
+			checks+=(--check 'hwm:ours<=1.2*mcpgo' --check 'anon:ours<=1.2*mcpgo' --check 'rest:ours<=1*mcpgo')
+			start lib "${lib[@]}" --response-mode auto
+			t+=(--target "lib=$url") p+=(--server-pid "lib=$pid")
+			checks+=(--check 'hwm:lib<=1.2*mcpgo' --check 'anon:lib<=1.2*mcpgo' --check 'rest:lib<=1*mcpgo')
 		fi
 	fi
 	if [ "$mode" = auto ]; then

@@ -65,8 +65,9 @@ server CPU (1e6 / server µs/call; needs the server's PID), which a busy
 machine or a saturated generator disturbs far less than calls/s. The
 "cpu x BASE" column is that ratio. Prefixed with "hwm:" or "anon:", it
 compares the server's peak RSS or its anonymous RSS, in KiB, read right
-after the target's last round (a table prints them, with the file-backed
-part, for every target with a PID). Examples: --check 'ours>=2*gosdk'
+after the target's last round; with "rest:", its RSS before the first
+round (a table prints them, with the file-backed part, for every target
+with a PID). Examples: --check 'ours>=2*gosdk'
 --check 'cpu:ours>=2*gosdk' --check 'hwm:ours<=1.2*mcpgo' --check 'ours<=8'
 (with --idle).
 

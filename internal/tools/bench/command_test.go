@@ -207,7 +207,7 @@ func TestParseCheck(t *testing.T) {
 	if err != nil || ck.metric != "cpu" || ck.left != "ours" || ck.right != "gosdk" || ck.factor != 2 {
 		t.Errorf("cpu: check %+v, %v", ck, err)
 	}
-	for _, metric := range []string{"hwm", "anon"} {
+	for _, metric := range []string{"hwm", "anon", "rest"} {
 		ck, err := ParseCheck(metric + ":ours<=1.2*mcpgo")
 		if err != nil || ck.metric != metric || ck.op != "<=" || ck.factor != 1.2 || ck.right != "mcpgo" {
 			t.Errorf("%s: check %+v, %v", metric, ck, err)
@@ -283,5 +283,37 @@ func TestCompareStdioCPU(t *testing.T) {
 	}
 	if _, err := Compare(context.Background(), c, []Target{a}, CompareOptions{Idle: 5, Checks: []string{"cpu:a>=1"}}); err == nil {
 		t.Error("cpu: check in idle mode: no error")
+	}
+}
+
+// With the servers' PIDs, a comparison reads their memory at rest (before
+// the first round) and after the load, prints it, and checks it.
+func TestCompareMemory(t *testing.T) {
+	if _, err := procRSS(os.Getpid()); err != nil {
+		t.Skip("no /proc")
+	}
+	_, a := newFakeServer(t, "json", "")
+	_, b := newFakeServer(t, "json", "")
+	pid := os.Getpid() // both fakes serve from this process
+	c := Config{Sessions: 1, Duration: 100 * time.Millisecond, Warmup: -1}
+	cmp, err := Compare(context.Background(), c, []Target{{Name: "a", URL: a.URL + "/mcp", PID: pid}, {Name: "b", URL: b.URL + "/mcp", PID: pid}},
+		CompareOptions{Rounds: 1, Checks: []string{"rest:a<=2*b", "hwm:a<=2*b", "anon:a<=2*b", "rest:a<=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cmp.Rows {
+		if m := r.Memory; m == nil || m.Rest <= 0 || m.PeakRSS < m.Rest || m.Anon <= 0 {
+			t.Errorf("%s: memory %+v", r.Target, r.Memory)
+		}
+	}
+	for i, want := range []bool{true, true, true, false} { // no process rests in 1 KiB
+		if cmp.Checks[i].Pass != want {
+			t.Errorf("check %+v, want pass %v", cmp.Checks[i], want)
+		}
+	}
+	var buf bytes.Buffer
+	PrintComparison(&buf, cmp)
+	if !strings.Contains(buf.String(), "RSS at rest") {
+		t.Errorf("table:\n%s", buf.String())
 	}
 }

@@ -143,8 +143,12 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 		cmp.Mode, cmp.Metric = "idle", "rss_kib_per_session"
 	}
 	rows := make([]CompareRow, len(targets))
+	rest := make([]int64, len(targets)) // VmRSS at rest, before any round
 	for i, t := range targets {
 		rows[i] = CompareRow{Target: t.Name, Endpoint: t.endpoint()}
+		if t.PID > 0 && o.Idle == 0 {
+			rest[i], _ = procRSS(t.PID)
+		}
 	}
 	for round := 1; round <= o.Rounds; round++ {
 		for i, t := range targets {
@@ -175,6 +179,7 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 				// Right after its last round: a server read later has
 				// rested longer and given memory back.
 				if m, err := procMemory(t.PID); err == nil {
+					m.Rest = rest[i]
 					rows[i].Memory = &m
 				}
 			}
@@ -197,7 +202,7 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 	cmp.Rows = rows
 	value, measured := map[string]float64{}, map[string]bool{}
 	cpuValue, cpuMeasured := map[string]float64{}, map[string]bool{}
-	hwm, anon, memMeasured := map[string]float64{}, map[string]float64{}, map[string]bool{}
+	hwm, anon, restRSS, memMeasured := map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]bool{}
 	for _, r := range rows {
 		value[r.Target] = r.Value
 		measured[r.Target] = r.measured()
@@ -206,7 +211,7 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 			cpuMeasured[r.Target] = true
 		}
 		if r.Memory != nil {
-			hwm[r.Target], anon[r.Target] = float64(r.Memory.PeakRSS>>10), float64(r.Memory.Anon>>10)
+			hwm[r.Target], anon[r.Target], restRSS[r.Target] = float64(r.Memory.PeakRSS>>10), float64(r.Memory.Anon>>10), float64(r.Memory.Rest>>10)
 			memMeasured[r.Target] = true
 		}
 	}
@@ -218,6 +223,8 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 			cmp.Checks = append(cmp.Checks, ck.eval(hwm, memMeasured, "KiB peak RSS"))
 		case "anon":
 			cmp.Checks = append(cmp.Checks, ck.eval(anon, memMeasured, "KiB anonymous RSS"))
+		case "rest":
+			cmp.Checks = append(cmp.Checks, ck.eval(restRSS, memMeasured, "KiB RSS at rest"))
 		default:
 			cmp.Checks = append(cmp.Checks, ck.eval(value, measured, cmp.unit()))
 		}
@@ -338,16 +345,17 @@ var checkRE = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*(>=|<=)\s*(?:
 // unit of the table (calls/s, or KiB per idle session). Under load, a
 // prefix compares another metric: "cpu:" calls per second of server CPU
 // (the inverse of server µs/call), which does not depend on how busy the
-// machine or the generator was; "hwm:" the server's peak RSS in KiB and
-// "anon:" its anonymous RSS after the load (both need its PID).
+// machine or the generator was; "hwm:" the server's peak RSS in KiB,
+// "anon:" its anonymous RSS after the load and "rest:" its RSS before the
+// first round (all need its PID).
 func ParseCheck(s string) (check, error) {
 	rest, metric := strings.TrimSpace(s), ""
-	if p, after, ok := strings.Cut(rest, ":"); ok && (p == "cpu" || p == "hwm" || p == "anon") {
+	if p, after, ok := strings.Cut(rest, ":"); ok && (p == "cpu" || p == "hwm" || p == "anon" || p == "rest") {
 		rest, metric = after, p
 	}
 	m := checkRE.FindStringSubmatch(rest)
 	if m == nil {
-		return check{}, fmt.Errorf("check %q: want [cpu:|hwm:|anon:]NAME>=NAME, NAME>=K*NAME, NAME<=K*NAME or NAME<=NUMBER", s)
+		return check{}, fmt.Errorf("check %q: want [cpu:|hwm:|anon:|rest:]NAME>=NAME, NAME>=K*NAME, NAME<=K*NAME or NAME<=NUMBER", s)
 	}
 	ck := check{metric: metric, expr: s, left: m[1], op: m[2], factor: 1, right: m[4]}
 	if m[3] != "" {

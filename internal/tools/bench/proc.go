@@ -52,11 +52,13 @@ func procRSS(pid int) (int64, error) {
 	return parseStatusKB(b, "VmRSS:")
 }
 
-// Memory is a server's memory after a load, from /proc/PID/status, in
-// bytes: the high-water mark of its resident set, and the resident set as
-// anonymous (private: heap, stacks) and file-backed (the binary's pages,
-// shared and clean, which the kernel can drop and read again).
+// Memory is a server's memory, from /proc/PID/status, in bytes: its
+// resident set at rest (before the first round), and after the load the
+// high-water mark of its resident set, and the resident set as anonymous
+// (private: heap, stacks) and file-backed (the binary's pages, shared and
+// clean, which the kernel can drop and read again).
 type Memory struct {
+	Rest    int64 `json:"rest_rss"` // VmRSS before the load
 	PeakRSS int64 `json:"peak_rss"` // VmHWM
 	Anon    int64 `json:"anon"`     // RssAnon
 	File    int64 `json:"file"`     // RssFile

@@ -213,9 +213,9 @@ func printMemory(w io.Writer, c *Comparison) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "target\tpeak RSS\tanonymous\tfile-backed\t\n")
+	fmt.Fprintf(tw, "target\tRSS at rest\tpeak RSS\tanonymous\tfile-backed\t\n")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Target, fmtBytes(r.Memory.PeakRSS), fmtBytes(r.Memory.Anon), fmtBytes(r.Memory.File))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", r.Target, fmtBytes(r.Memory.Rest), fmtBytes(r.Memory.PeakRSS), fmtBytes(r.Memory.Anon), fmtBytes(r.Memory.File))
 	}
 	tw.Flush()
 }
