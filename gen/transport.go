@@ -67,7 +67,8 @@ func (t *transportFacts) goTransport(rev string) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "{Code: %s, Status: %d}", c, t.ErrorStatus.Codes[c])
+			code, _ := strconv.Atoi(c) // loadTransport checked it
+			fmt.Fprintf(&b, "{Code: %d, Status: %d}", code, t.ErrorStatus.Codes[c])
 		}
 		b.WriteString("}")
 		status = b.String()

@@ -9,7 +9,7 @@ import (
 	"github.com/mcpstack/mcpstack/schema"
 )
 
-// TestRequiredMembersMatchTheReference: the generated table of required
+// TestRequiredMembersMatchTheReference: the generated check of required
 // members (Spec.Requires) says what santhosh-tekuri v6's compiled schemas
 // say, for every definition of every revision and every member name that
 // any of the revision's files declares or requires.
@@ -85,4 +85,22 @@ func memberNames(t *testing.T, rev string) map[string]bool {
 		walk(doc)
 	}
 	return names
+}
+
+// Spec.Method finds a method by binary search: every revision's table is
+// sorted by name, each name once.
+func TestMethodTablesSorted(t *testing.T) {
+	for _, spec := range generated.Specs {
+		for i, m := range spec.Methods {
+			if i > 0 && spec.Methods[i-1].Name >= m.Name {
+				t.Errorf("%s: %q after %q", spec.Revision, m.Name, spec.Methods[i-1].Name)
+			}
+			if got, ok := spec.Method(m.Name); !ok || got != m {
+				t.Errorf("%s: Method(%q) = %v, %v", spec.Revision, m.Name, got.Name, ok)
+			}
+		}
+		if _, ok := spec.Method("no/such/method"); ok {
+			t.Errorf("%s: found no/such/method", spec.Revision)
+		}
+	}
 }

@@ -78,6 +78,9 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 		// larger one grows with the bytes that come, not with the claim.
 		body = make([]byte, n)
 		_, err = io.ReadFull(r.Body, body)
+		// Closed once read, net/http does not drain the body after the
+		// handler (an io.CopyN and its reader, on every request).
+		r.Body.Close()
 	} else {
 		rd := http.MaxBytesReader(w, r.Body, max)
 		defer rd.Close()

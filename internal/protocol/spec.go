@@ -60,7 +60,9 @@ type Spec struct {
 	// Schemas holds the schema files: the revision's under Revision/,
 	// each extension's under its Dir.
 	Schemas fs.FS
-	// Checks are the generated checks of the revision's definitions.
+	// Checks are the generated checks of the revision's definitions
+	// (without them nothing is surely valid: the reference validator
+	// decides everything).
 	Checks Checks
 
 	compile   sync.Once
@@ -148,6 +150,11 @@ func (s *Spec) TaskRules() TaskRules {
 // (a resource's uri is a URI) in every revision.
 func (s *Spec) Validator() (*Validator, error) {
 	s.compile.Do(func() {
+		defer func() { // a panic would leave the Once done and nothing compiled
+			if r := recover(); r != nil {
+				s.err = fmt.Errorf("compiling the schemas: %v", r)
+			}
+		}()
 		layers := make([]string, len(s.Extensions))
 		for i, e := range s.Extensions {
 			layers[i] = e.Dir
@@ -232,6 +239,9 @@ func (s *Spec) ValidateMessage(definition string, m *jsonrpc.Message) error {
 // definition is sure that m is valid (false also where the definition has
 // none).
 func (s *Spec) SurelyValidMessage(definition string, m *jsonrpc.Message) bool {
+	if s.Checks.Envelope == nil {
+		return false
+	}
 	e, ok := s.Checks.Envelope(definition)
 	return ok && e.surely(m)
 }
@@ -239,6 +249,9 @@ func (s *Spec) SurelyValidMessage(definition string, m *jsonrpc.Message) bool {
 // SurelyValid reports whether the generated validator of definition is
 // sure that value is valid.
 func (s *Spec) SurelyValid(definition string, value any) bool {
+	if s.Checks.Surely == nil {
+		return false
+	}
 	f := s.Checks.Surely(definition)
 	return f != nil && f(value)
 }
@@ -284,10 +297,10 @@ func (s *Spec) ErrorResponse() string {
 }
 
 // Requires reports whether a definition of the revision requires prop.
-// The generated table answers without the reference validator, which a
+// The generated check answers without the reference validator, which a
 // revision then compiles only for a message that is not surely valid.
 func (s *Spec) Requires(definition, prop string) bool {
-	return s.Checks.Requires(definition, prop)
+	return s.Checks.Requires != nil && s.Checks.Requires(definition, prop)
 }
 
 // Stateless reports whether the revision has no initialize: each request

@@ -15,8 +15,8 @@ const Revision = "2024-11-05"
 const SchemaHash = "1daf5e98176585c4"
 
 // Spec is the method table and the validators of revision 2024-11-05: constants
-// only, laid out by the compiler, so that the revision costs nothing at
-// startup.
+// and functions the compiler lays out, so that the revision costs nothing
+// at startup.
 var Spec = protocol.Spec{
 	Revision: Revision,
 	Index:    0,

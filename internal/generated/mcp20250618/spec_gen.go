@@ -15,8 +15,8 @@ const Revision = "2025-06-18"
 const SchemaHash = "21f5c915854e85ef"
 
 // Spec is the method table and the validators of revision 2025-06-18: constants
-// only, laid out by the compiler, so that the revision costs nothing at
-// startup.
+// and functions the compiler lays out, so that the revision costs nothing
+// at startup.
 var Spec = protocol.Spec{
 	Revision: Revision,
 	Index:    2,

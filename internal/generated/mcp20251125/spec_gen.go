@@ -15,8 +15,8 @@ const Revision = "2025-11-25"
 const SchemaHash = "f1dd155661556232"
 
 // Spec is the method table and the validators of revision 2025-11-25: constants
-// only, laid out by the compiler, so that the revision costs nothing at
-// startup.
+// and functions the compiler lays out, so that the revision costs nothing
+// at startup.
 var Spec = protocol.Spec{
 	Revision: Revision,
 	Index:    3,

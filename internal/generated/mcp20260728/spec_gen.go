@@ -15,8 +15,8 @@ const Revision = "2026-07-28"
 const SchemaHash = "8aa154efc0a80467"
 
 // Spec is the method table and the validators of revision 2026-07-28: constants
-// only, laid out by the compiler, so that the revision costs nothing at
-// startup.
+// and functions the compiler lays out, so that the revision costs nothing
+// at startup.
 var Spec = protocol.Spec{
 	Revision: Revision,
 	Index:    4,

@@ -15,8 +15,8 @@ const Revision = "2099-01-01"
 const SchemaHash = "a22a4f861d976eda"
 
 // Spec is the method table and the validators of revision 2099-01-01: constants
-// only, laid out by the compiler, so that the revision costs nothing at
-// startup.
+// and functions the compiler lays out, so that the revision costs nothing
+// at startup.
 var Spec = protocol.Spec{
 	Revision: Revision,
 	Index:    0,
