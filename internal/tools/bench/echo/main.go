@@ -40,17 +40,25 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := app.New("mcpstack-echo", "1")
-	app.AddTool(a, app.Tool{Name: "echo", Description: "Echo the text back as one text content."},
-		func(_ context.Context, in echoIn) (string, error) { return in.Text, nil })
-	// The per-client quotas are off, as they are for serve in make bench:
-	// the load generator is one client.
-	srv := app.NewServer(a, server.WithLimits(server.Limits{SessionsPerClient: -1, InflightPerClient: -1}))
+	srv := app.NewServer(newApp(), quotasOff())
 	defer srv.Close()
 	if err := run(ctx, srv, *addr, *addrFile, *mode, *useStdio); err != nil {
 		slog.Error("echo", "err", err)
 		os.Exit(1)
 	}
+}
+
+func newApp() *app.App {
+	a := app.New("mcpstack-echo", "1")
+	app.AddTool(a, app.Tool{Name: "echo", Description: "Echo the text back as one text content."},
+		func(_ context.Context, in echoIn) (string, error) { return in.Text, nil })
+	return a
+}
+
+// quotasOff turns the per-client quotas off, as they are for serve in
+// make bench: the load generator is one client.
+func quotasOff() server.Option {
+	return server.WithLimits(server.Limits{SessionsPerClient: -1, InflightPerClient: -1})
 }
 
 func run(ctx context.Context, srv *server.Server, addr, addrFile, mode string, useStdio bool) error {
