@@ -302,7 +302,9 @@ func TestCompareMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range cmp.Rows {
-		if m := r.Memory; m == nil || m.Rest <= 0 || m.PeakRSS < m.Rest || m.Anon <= 0 {
+		// Not PeakRSS >= Rest: the kernel sums its RSS counters per CPU,
+		// so two reads can disagree by a few hundred KiB.
+		if m := r.Memory; m == nil || m.Rest <= 0 || m.PeakRSS <= 0 || m.Anon <= 0 {
 			t.Errorf("%s: memory %+v", r.Target, r.Memory)
 		}
 	}
