@@ -251,6 +251,20 @@ func TestBatchBound(t *testing.T) {
 	}
 }
 
+// A stateless request is one message: a batch, even one too long to
+// parse, is told so.
+func TestStatelessBatch(t *testing.T) {
+	srv := newServer(&misbehaving{})
+	t.Cleanup(srv.Close)
+	want := `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: a stateless request is one message, not a batch"}}`
+	for _, body := range []string{"[" + strings.Repeat("0,", 2<<20) + "0]", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`} {
+		reply, code := srv.ServeStateless(context.Background(), srv.Parse([]byte(body)), nil, nil)
+		if string(reply) != want || code != wire.CodeInvalidRequest {
+			t.Errorf("%.40s: %d %.300s, want %s", body, code, reply, want)
+		}
+	}
+}
+
 // askingHandler's tool asks the client for its roots with a _meta map the
 // handler shares between its calls.
 type askingHandler struct {

@@ -77,11 +77,11 @@ func (s *Server) statelessSpec(version string) *protocol.Spec {
 func (s *Server) ServeStateless(ctx context.Context, in *Incoming, related Outbox, headers *RequestHeaders) (reply []byte, code int) {
 	s.tap("", ClientToServer, in.takeBody())
 	defer func() { s.tap("", ServerToClient, reply) }()
+	if in.batch { // a batch too long to parse is still a batch
+		return reject(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: a stateless request is one message, not a batch"})
+	}
 	if in.err != nil {
 		return in.ErrorReply(), in.err.Code
-	}
-	if in.batch {
-		return reject(wire.ID{}, &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: a stateless request is one message, not a batch"})
 	}
 	it := in.items[0]
 	if it.Err != nil {

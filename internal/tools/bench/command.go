@@ -123,7 +123,7 @@ func command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl.IntVar(&c.TextSize, "text-size", DefaultTextSize, "length `N` in bytes of the echoed text")
 	fl.StringVar(&c.ProtocolVersion, "protocol-version", DefaultProtocolVersion, "MCP protocol `REVISION` to ask for")
 	fl.DurationVar(&c.Timeout, "timeout", DefaultTimeout, "longest wait `D` for one answer")
-	fl.Var(&pids, "server-pid", "server process `PID` (or NAME=PID with --target) whose CPU, and RSS with --idle, is measured")
+	fl.Var(&pids, "server-pid", "server process `PID` (or NAME=PID with --target) whose CPU and RSS are measured")
 	fl.IntVar(&idle, "idle", 0, "open `N` idle sessions and report the server's RSS growth per session instead of loading it")
 	fl.DurationVar(&idleHold, "idle-hold", 2*time.Second, "how long `D` the idle sessions stay open before the RSS is read")
 	fl.BoolVar(&asJSON, "json", false, "print the result as one JSON object")

@@ -286,8 +286,9 @@ func TestCompareStdioCPU(t *testing.T) {
 	}
 }
 
-// With the servers' PIDs, a comparison reads their memory at rest (before
-// the first round) and after the load, prints it, and checks it.
+// With the servers' PIDs, a comparison reads their memory at rest and
+// after the load, prints it, and checks it (both fakes serve from this
+// process: the test holds the reads and the checks, not what they read).
 func TestCompareMemory(t *testing.T) {
 	if _, err := procRSS(os.Getpid()); err != nil {
 		t.Skip("no /proc")

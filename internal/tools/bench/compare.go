@@ -143,11 +143,15 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 		cmp.Mode, cmp.Metric = "idle", "rss_kib_per_session"
 	}
 	rows := make([]CompareRow, len(targets))
-	rest := make([]int64, len(targets)) // VmRSS at rest, before any round
+	rest := make([]int64, len(targets)) // VmRSS at rest, before any round; 0: not read
 	for i, t := range targets {
 		rows[i] = CompareRow{Target: t.Name, Endpoint: t.endpoint()}
 		if t.PID > 0 && o.Idle == 0 {
-			rest[i], _ = procRSS(t.PID)
+			if rss, err := procRSS(t.PID); err == nil {
+				rest[i] = rss
+			} else if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "%s: no RSS at rest: %v\n", t.Name, err)
+			}
 		}
 	}
 	for round := 1; round <= o.Rounds; round++ {
@@ -202,7 +206,8 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 	cmp.Rows = rows
 	value, measured := map[string]float64{}, map[string]bool{}
 	cpuValue, cpuMeasured := map[string]float64{}, map[string]bool{}
-	hwm, anon, restRSS, memMeasured := map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]bool{}
+	hwm, anon, memMeasured := map[string]float64{}, map[string]float64{}, map[string]bool{}
+	restRSS, restMeasured := map[string]float64{}, map[string]bool{}
 	for _, r := range rows {
 		value[r.Target] = r.Value
 		measured[r.Target] = r.measured()
@@ -211,8 +216,11 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 			cpuMeasured[r.Target] = true
 		}
 		if r.Memory != nil {
-			hwm[r.Target], anon[r.Target], restRSS[r.Target] = float64(r.Memory.PeakRSS>>10), float64(r.Memory.Anon>>10), float64(r.Memory.Rest>>10)
+			hwm[r.Target], anon[r.Target] = float64(r.Memory.PeakRSS>>10), float64(r.Memory.Anon>>10)
 			memMeasured[r.Target] = true
+			if r.Memory.Rest > 0 {
+				restRSS[r.Target], restMeasured[r.Target] = float64(r.Memory.Rest>>10), true
+			}
 		}
 	}
 	for _, ck := range checks {
@@ -224,7 +232,7 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 		case "anon":
 			cmp.Checks = append(cmp.Checks, ck.eval(anon, memMeasured, "KiB anonymous RSS"))
 		case "rest":
-			cmp.Checks = append(cmp.Checks, ck.eval(restRSS, memMeasured, "KiB RSS at rest"))
+			cmp.Checks = append(cmp.Checks, ck.eval(restRSS, restMeasured, "KiB RSS at rest"))
 		default:
 			cmp.Checks = append(cmp.Checks, ck.eval(value, measured, cmp.unit()))
 		}

@@ -389,6 +389,28 @@ func exited(a answer) string {
 	return "the server exited"
 }
 
+// orNoAnswer says why an awaited answer did not come.
+func orNoAnswer(a answer) string {
+	if a.tooLarge != "" {
+		return a.tooLarge
+	}
+	return "no answer"
+}
+
+// tooLargeSpec is what a check that stopped reading a server holds it to:
+// the server did nothing wrong by the protocol, but the check cannot
+// judge what it did not read.
+const tooLargeSpec = "mcpstack check reads at most 16 MiB of one answer: an answer this large cannot be checked"
+
+// goneSpec is the rule a stdio server whose output the check stopped
+// reading broke: the crash rule, or the check's own bound.
+func goneSpec(a answer) string {
+	if a.tooLarge != "" {
+		return tooLargeSpec
+	}
+	return ruleCrash.Spec
+}
+
 // readLines sends r's lines (copies) on lines until r ends or ctx does;
 // *tooLong, read once lines is closed, says a line passed answerLimit.
 func readLines(ctx context.Context, r io.Reader) (lines <-chan []byte, tooLong *bool) {
@@ -397,7 +419,7 @@ func readLines(ctx context.Context, r io.Reader) (lines <-chan []byte, tooLong *
 	go func() {
 		defer close(ch)
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), answerLimit)
+		sc.Buffer(make([]byte, 64<<10), answerLimit+1) // the line and its newline
 		defer func() { *tooLong = errors.Is(sc.Err(), bufio.ErrTooLong) }()
 		for sc.Scan() {
 			select {
@@ -498,12 +520,14 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			return
 		}
 		if a, gone := await([]string{`"check-early"`}, c.cfg.Timeout); gone || a.none {
-			what := "no answer"
+			what, spec := "no answer", "JSON-RPC 2.0: every request is answered (the lifecycle leaves the answer to a request before initialize to the server: an error or a result, not silence)"
 			if gone {
 				what = exited(a)
 			}
-			c.findProbe(session, "request before initialize", expect{warn: !gone,
-				spec: "JSON-RPC 2.0: every request is answered (the lifecycle leaves the answer to a request before initialize to the server: an error or a result, not silence)"}, what)
+			if a.tooLarge != "" {
+				spec = tooLargeSpec
+			}
+			c.findProbe(session, "request before initialize", expect{warn: !gone, spec: spec}, what)
 			if gone {
 				return
 			}
@@ -511,8 +535,8 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		if !send(initialize(rev)) {
 			return
 		}
-		if a, _ := await([]string{`"check-init"`}, c.cfg.Timeout); a.none {
-			c.logf("%s: probes skipped: no answer to initialize", session)
+		if a, gone := await([]string{`"check-init"`}, c.cfg.Timeout); a.none || gone {
+			c.logf("%s: probes skipped: initialize: %s", session, orNoAnswer(a))
 			return
 		}
 		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -538,7 +562,7 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		}
 		a, gone := await(ids, wait)
 		if gone {
-			c.findProbe(session, p.name, expect{spec: ruleCrash.Spec}, exited(a))
+			c.findProbe(session, p.name, expect{spec: goneSpec(a)}, exited(a))
 			return
 		}
 		if p.want.batch > 0 && !a.array && len(a.messages) == 1 {
@@ -547,7 +571,12 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			if bytes.Contains(a.messages[0], []byte(other)) {
 				other = `"check-batch-1"`
 			}
-			if b, _ := await([]string{other}, wait); !b.none {
+			b, gone := await([]string{other}, wait)
+			if gone {
+				c.findProbe(session, p.name, expect{spec: goneSpec(b)}, exited(b))
+				return
+			}
+			if !b.none {
 				a.messages = append(a.messages, b.messages...)
 			}
 		}
@@ -560,7 +589,11 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		return
 	}
 	if a, gone := await([]string{`"check-after"`}, c.cfg.Timeout); gone || a.none {
-		c.findProbe(session, "ping after the probes", expect{spec: ruleCrash.Spec}, "no answer: the probes broke the server")
+		why := "no answer: the probes broke the server"
+		if a.tooLarge != "" {
+			why = a.tooLarge
+		}
+		c.findProbe(session, "ping after the probes", expect{spec: goneSpec(a)}, why)
 	}
 }
 

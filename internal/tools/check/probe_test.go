@@ -1,17 +1,27 @@
 package check
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/internal/generated"
+	"github.com/mcpstack/mcpstack/internal/record"
 )
 
 // An answer past what the check reads is reported as such, never cut
 // short in silence or taken for a server that exited.
 func TestAnswerTooLarge(t *testing.T) {
 	huge := strings.Repeat("a", answerLimit+1)
+	exact := `{"jsonrpc":"2.0","id":1,"result":{"x":"` + huge[:answerLimit-len(`{"jsonrpc":"2.0","id":1,"result":{"x":""}}`)] + `"}}`
 	tests := []struct {
 		name, contentType, body string
 		messages                int
@@ -19,6 +29,7 @@ func TestAnswerTooLarge(t *testing.T) {
 	}{
 		{"JSON", "application/json", `{"jsonrpc":"2.0","id":1,"result":{}}`, 1, ""},
 		{"JSON array", "application/json", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, 1, ""},
+		{"JSON of exactly the bound", "application/json", exact, 1, ""},
 		{"JSON too large", "application/json", `{"jsonrpc":"2.0","id":1,"result":{"x":"` + huge + `"}}`, 0, "an answer of more than 16 MiB"},
 		{"event stream", "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n", 1, ""},
 		{"event stream too large", "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\ndata: " + huge + "\n\n", 1, "an answer of more than 16 MiB"},
@@ -40,7 +51,8 @@ func TestAnswerTooLarge(t *testing.T) {
 	}
 }
 
-// A stdio line past what the check reads ends the reading and says so.
+// A stdio line past what the check reads ends the reading and says so; a
+// line of exactly the bound is read.
 func TestLineTooLong(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -49,6 +61,7 @@ func TestLineTooLong(t *testing.T) {
 		tooLong bool
 	}{
 		{"lines", "{}\n{}\n", 2, false},
+		{"exactly the bound", strings.Repeat("a", answerLimit) + "\n{}\n", 2, false},
 		{"too long", "{}\n" + strings.Repeat("a", answerLimit+1) + "\n{}\n", 1, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,8 +73,74 @@ func TestLineTooLong(t *testing.T) {
 			if n != tt.lines || *tooLong != tt.tooLong {
 				t.Errorf("%d lines, too long %v; want %d, %v", n, *tooLong, tt.lines, tt.tooLong)
 			}
-			if a := (answer{tooLarge: "x"}); exited(a) != "x" || exited(answer{}) != "the server exited" {
-				t.Error("exited does not name the bound")
+		})
+	}
+}
+
+// fakeStdio, set in the environment, makes this test binary a stdio
+// server that answers one request with a line past the check's bound:
+// "early" the first (the request before initialize), "init" initialize.
+const fakeStdio = "MCPSTACK_CHECK_FAKE_STDIO"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeStdio); mode != "" {
+		serveFake(mode)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func serveFake(mode string) {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 1<<20)
+	huge := `{"jsonrpc":"2.0","id":%s,"result":{"x":"` + strings.Repeat("a", answerLimit) + `"}}` + "\n"
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || len(m.ID) == 0 {
+			continue
+		}
+		switch {
+		case mode == "early" && m.Method == "tools/list", mode == "init" && m.Method == "initialize":
+			fmt.Printf(huge, m.ID)
+		case m.Method == "initialize":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}}`+"\n", m.ID)
+		default:
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", m.ID)
+		}
+	}
+}
+
+// A stdio server whose answer is past the bound is told so, against the
+// check's bound, not the crash rule; one whose initialize is gets no probe.
+func TestStdioAnswerTooLarge(t *testing.T) {
+	spec := generated.Lookup("2025-11-25")
+	for _, tt := range []struct {
+		mode     string
+		findings []string // words of each finding
+		log      string
+	}{
+		{"early", []string{"request before initialize: a line of more than 16 MiB", "[spec: mcpstack check reads at most 16 MiB"}, ""},
+		{"init", nil, "probes skipped: initialize: a line of more than 16 MiB"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Setenv(fakeStdio, tt.mode)
+			var log bytes.Buffer
+			c := &checker{cfg: Config{Command: []string{os.Args[0]}, Timeout: 5 * time.Second, ServerLog: io.Discard, Log: &log},
+				rec: newRecording(record.New(io.Discard), 0)}
+			c.probeStdio(context.Background(), spec)
+			if len(c.findings) != min(len(tt.findings), 1) {
+				t.Fatalf("findings %+v, want one saying %q", c.findings, tt.findings)
+			}
+			for _, want := range tt.findings {
+				if !strings.Contains(c.findings[0].Reason, want) {
+					t.Errorf("finding %q, want it to say %q", c.findings[0].Reason, want)
+				}
+			}
+			if !strings.Contains(log.String(), tt.log) {
+				t.Errorf("log %q, want %q", log.String(), tt.log)
 			}
 		})
 	}

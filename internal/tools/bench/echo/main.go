@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/stdio"
@@ -75,17 +76,20 @@ func run(ctx context.Context, srv *server.Server, addr, addrFile, mode string, u
 	if err != nil {
 		return err
 	}
-	if addrFile != "" { // whole or not at all: the bench reads it once it is there
-		tmp := addrFile + ".tmp"
-		if err := os.WriteFile(tmp, []byte(ln.Addr().String()+"\n"), 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, addrFile); err != nil {
+	if addrFile != "" {
+		if err := addrfile.Write(addrFile, ln.Addr().String()); err != nil {
+			ln.Close()
 			return err
 		}
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { <-ctx.Done(); shutdown(context.Background()); _ = hs.Close() }()
+	go func() {
+		<-ctx.Done()
+		drain, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		shutdown(drain) // the streams and sockets, bounded
+		_ = hs.Close()
+	}()
 	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}

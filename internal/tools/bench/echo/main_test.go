@@ -13,8 +13,9 @@ import (
 )
 
 // The echo answers the load generator's calls over HTTP in every response
-// mode, many more than the per-client rate limit would let one client
-// make: its quotas are off, as they are for serve in make bench.
+// mode: more sessions than the per-client share (10) and more calls than
+// the per-client rate limit (1000 in 10s) would let one client make; its
+// quotas are off, as they are for serve in make bench.
 func TestEchoServesTheBenchmark(t *testing.T) {
 	for _, mode := range []string{"auto", "sse", "json"} {
 		t.Run(mode, func(t *testing.T) {
@@ -35,7 +36,7 @@ func TestEchoServesTheBenchmark(t *testing.T) {
 				addr, _ = os.ReadFile(addrFile)
 			}
 			url := "http://" + strings.TrimSpace(string(addr)) + "/mcp"
-			r, err := bench.Run(ctx, bench.Config{Sessions: 2, Calls: 1500, Duration: 30 * time.Second, Warmup: -1}, bench.Target{Name: "echo", URL: url})
+			r, err := bench.Run(ctx, bench.Config{Sessions: 12, Calls: 1500, Duration: 30 * time.Second, Warmup: -1}, bench.Target{Name: "echo", URL: url})
 			if err != nil {
 				t.Fatal(err)
 			}
