@@ -13,9 +13,8 @@ import (
 )
 
 // The echo answers the load generator's calls over HTTP in every response
-// mode: more sessions than the per-client share (10) and more calls than
-// the per-client rate limit (1000 in 10s) would let one client make; its
-// quotas are off, as they are for serve in make bench.
+// mode, more of them than the per-client rate limit (1000 in 10s) would
+// let one client make: it is off, as it is for serve in make bench.
 func TestEchoServesTheBenchmark(t *testing.T) {
 	for _, mode := range []string{"auto", "sse", "json"} {
 		t.Run(mode, func(t *testing.T) {
@@ -36,7 +35,7 @@ func TestEchoServesTheBenchmark(t *testing.T) {
 				addr, _ = os.ReadFile(addrFile)
 			}
 			url := "http://" + strings.TrimSpace(string(addr)) + "/mcp"
-			r, err := bench.Run(ctx, bench.Config{Sessions: 12, Calls: 1500, Duration: 30 * time.Second, Warmup: -1}, bench.Target{Name: "echo", URL: url})
+			r, err := bench.Run(ctx, bench.Config{Sessions: 4, Calls: 1500, Duration: 30 * time.Second, Warmup: -1}, bench.Target{Name: "echo", URL: url})
 			if err != nil {
 				t.Fatal(err)
 			}
