@@ -128,12 +128,12 @@ func liveMethod(rev *protocol.Spec) string {
 // and the JSON-RPC responses of the body (notifications and the server's
 // own requests left out).
 type answer struct {
-	status    int
-	messages  []json.RawMessage
-	array     bool   // the body was a JSON array
-	none      bool   // nothing came (stdio: within the wait)
-	sessionID string // HTTP: the Mcp-Session-Id the answer gave
-	tooLarge  string // the answer passed a bound the check reads to, and which
+	status     int
+	messages   []json.RawMessage
+	array      bool   // the body was a JSON array
+	none       bool   // nothing came (stdio: within the wait)
+	sessionID  string // HTTP: the Mcp-Session-Id the answer gave
+	incomplete string // why the check does not have the whole answer (past its bound, broken off)
 }
 
 // answerLimit bounds what the check reads of one answer: an HTTP body, an
@@ -151,8 +151,8 @@ func isResponse(msg json.RawMessage) bool {
 
 // judge says what is wrong with an answer, "" when nothing.
 func (e expect) judge(a answer) string {
-	if a.tooLarge != "" {
-		return a.tooLarge
+	if a.incomplete != "" {
+		return a.incomplete
 	}
 	if e.any {
 		switch {
@@ -262,7 +262,7 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 		defer resp.Body.Close()
 		a := answer{status: resp.StatusCode, sessionID: resp.Header.Get("Mcp-Session-Id")}
 		var all []json.RawMessage
-		all, a.array, a.tooLarge = readBody(resp)
+		all, a.array, a.incomplete = readBody(resp)
 		a.messages = c.recordAnswer(session, all, a.array)
 		return a, nil
 	}
@@ -330,27 +330,31 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 
 // readBody reads the JSON-RPC messages of an answer: a JSON body (an
 // object or an array), or the data of an event stream's events (those
-// whole within the bound). tooLarge says the answer passed the bound.
-func readBody(resp *http.Response) (msgs []json.RawMessage, array bool, tooLarge string) {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, answerLimit+1))
-	if len(body) > answerLimit {
+// whole within the bound). incomplete says why the check has not all of
+// it: the answer passed the bound, or broke off.
+func readBody(resp *http.Response) (msgs []json.RawMessage, array bool, incomplete string) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, answerLimit+1))
+	switch {
+	case len(body) > answerLimit:
 		body = body[:answerLimit]
-		tooLarge = fmt.Sprintf("an answer of more than %d MiB, more than the check reads", answerLimit>>20)
+		incomplete = fmt.Sprintf("an answer of more than %d MiB, more than the check reads", answerLimit>>20)
+	case err != nil:
+		incomplete = fmt.Sprintf("the answer broke off after %d bytes: %v", len(body), err)
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		r := sse.NewReader(bytes.NewReader(body), answerLimit)
 		for {
 			ev, err := r.Next() // no event is larger than the body read
 			if err != nil {
-				return msgs, false, tooLarge
+				return msgs, false, incomplete
 			}
 			if d := bytes.TrimSpace(ev.Data); len(d) > 0 && json.Valid(d) {
 				msgs = append(msgs, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
 			}
 		}
 	}
-	if tooLarge != "" {
-		return nil, false, tooLarge
+	if incomplete != "" {
+		return nil, false, incomplete
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
@@ -383,30 +387,30 @@ func (c *checker) recordAnswer(session string, msgs []json.RawMessage, array boo
 
 // exited says why a stdio server's output ended for the check.
 func exited(a answer) string {
-	if a.tooLarge != "" {
-		return a.tooLarge
+	if a.incomplete != "" {
+		return a.incomplete
 	}
 	return "the server exited"
 }
 
 // orNoAnswer says why an awaited answer did not come.
 func orNoAnswer(a answer) string {
-	if a.tooLarge != "" {
-		return a.tooLarge
+	if a.incomplete != "" {
+		return a.incomplete
 	}
 	return "no answer"
 }
 
-// tooLargeSpec is what a check that stopped reading a server holds it to:
+// boundSpec is what a check that stopped reading a server holds it to:
 // the server did nothing wrong by the protocol, but the check cannot
 // judge what it did not read.
-const tooLargeSpec = "mcpstack check reads at most 16 MiB of one answer: an answer this large cannot be checked"
+const boundSpec = "mcpstack check reads at most 16 MiB of one answer: an answer this large cannot be checked"
 
 // goneSpec is the rule a stdio server whose output the check stopped
 // reading broke: the crash rule, or the check's own bound.
 func goneSpec(a answer) string {
-	if a.tooLarge != "" {
-		return tooLargeSpec
+	if a.incomplete != "" {
+		return boundSpec
 	}
 	return ruleCrash.Spec
 }
@@ -477,8 +481,11 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			select {
 			case line, ok := <-lines:
 				if !ok {
+					if ctx.Err() != nil {
+						return answer{none: true}, true // the check's own time is up: nothing to blame
+					}
 					if *tooLong {
-						return answer{tooLarge: fmt.Sprintf("a line of more than %d MiB, more than the check reads", answerLimit>>20)}, true // no more is read
+						return answer{incomplete: fmt.Sprintf("a line of more than %d MiB, more than the check reads", answerLimit>>20)}, true // no more is read
 					}
 					return answer{none: true}, true
 				}
@@ -520,12 +527,15 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			return
 		}
 		if a, gone := await([]string{`"check-early"`}, c.cfg.Timeout); gone || a.none {
+			if ctx.Err() != nil {
+				return // the check's time is up, not the server's fault
+			}
 			what, spec := "no answer", "JSON-RPC 2.0: every request is answered (the lifecycle leaves the answer to a request before initialize to the server: an error or a result, not silence)"
 			if gone {
 				what = exited(a)
 			}
-			if a.tooLarge != "" {
-				spec = tooLargeSpec
+			if a.incomplete != "" {
+				spec = boundSpec
 			}
 			c.findProbe(session, "request before initialize", expect{warn: !gone, spec: spec}, what)
 			if gone {
@@ -561,6 +571,9 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			ids = append(ids, `"check-batch-1"`, `"check-batch-2"`)
 		}
 		a, gone := await(ids, wait)
+		if gone && ctx.Err() != nil {
+			return
+		}
 		if gone {
 			c.findProbe(session, p.name, expect{spec: goneSpec(a)}, exited(a))
 			return
@@ -572,6 +585,9 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 				other = `"check-batch-1"`
 			}
 			b, gone := await([]string{other}, wait)
+			if gone && ctx.Err() != nil {
+				return
+			}
 			if gone {
 				c.findProbe(session, p.name, expect{spec: goneSpec(b)}, exited(b))
 				return
@@ -588,10 +604,10 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 	if !send(ping) {
 		return
 	}
-	if a, gone := await([]string{`"check-after"`}, c.cfg.Timeout); gone || a.none {
+	if a, gone := await([]string{`"check-after"`}, c.cfg.Timeout); (gone || a.none) && ctx.Err() == nil {
 		why := "no answer: the probes broke the server"
-		if a.tooLarge != "" {
-			why = a.tooLarge
+		if a.incomplete != "" {
+			why = a.incomplete
 		}
 		c.findProbe(session, "ping after the probes", expect{spec: goneSpec(a)}, why)
 	}

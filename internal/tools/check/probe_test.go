@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,7 +45,7 @@ func TestAnswerTooLarge(t *testing.T) {
 			if tt.tooLarge == "" && tooLarge != "" || !strings.Contains(tooLarge, tt.tooLarge) {
 				t.Errorf("tooLarge %q, want %q", tooLarge, tt.tooLarge)
 			}
-			if got := (expect{any: true}).judge(answer{status: 200, messages: msgs, tooLarge: tooLarge}); (got != "") != (tt.tooLarge != "") {
+			if got := (expect{any: true}).judge(answer{status: 200, messages: msgs, incomplete: tooLarge}); (got != "") != (tt.tooLarge != "") {
 				t.Errorf("judged %q", got)
 			}
 		})
@@ -79,7 +80,8 @@ func TestLineTooLong(t *testing.T) {
 
 // fakeStdio, set in the environment, makes this test binary a stdio
 // server that answers one request with a line past the check's bound:
-// "early" the first (the request before initialize), "init" initialize.
+// "early" the first (the request before initialize), "init" initialize;
+// or "silent", none at all.
 const fakeStdio = "MCPSTACK_CHECK_FAKE_STDIO"
 
 func TestMain(m *testing.M) {
@@ -103,6 +105,8 @@ func serveFake(mode string) {
 			continue
 		}
 		switch {
+		case mode == "silent":
+			continue
 		case mode == "early" && m.Method == "tools/list", mode == "init" && m.Method == "initialize":
 			fmt.Printf(huge, m.ID)
 		case m.Method == "initialize":
@@ -143,5 +147,45 @@ func TestStdioAnswerTooLarge(t *testing.T) {
 				t.Errorf("log %q, want %q", log.String(), tt.log)
 			}
 		})
+	}
+}
+
+// When the check's own time runs out, a stdio server that has not
+// answered yet is not said to have exited.
+func TestStdioCheckTimeUp(t *testing.T) {
+	t.Setenv(fakeStdio, "silent")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	c := &checker{cfg: Config{Command: []string{os.Args[0]}, Timeout: 5 * time.Second, ServerLog: io.Discard},
+		rec: newRecording(record.New(io.Discard), 0)}
+	start := time.Now()
+	c.probeStdio(ctx, generated.Lookup("2025-11-25"))
+	if len(c.findings) != 0 {
+		t.Errorf("findings %+v, want none: the check ran out of time, the server did nothing wrong", c.findings)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("the probes took %v after the check's time was up", d)
+	}
+}
+
+// brokenReader gives its bytes, then an error.
+type brokenReader struct{ rest string }
+
+func (r *brokenReader) Read(p []byte) (int, error) {
+	if r.rest == "" {
+		return 0, errors.New("connection reset by peer")
+	}
+	n := copy(p, r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
+}
+
+// An HTTP answer that breaks off is reported as such, not judged on the
+// part that came.
+func TestAnswerBrokeOff(t *testing.T) {
+	resp := &http.Response{Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(&brokenReader{rest: `{"jsonrpc":"2.0","id":1,"res`})}
+	msgs, _, incomplete := readBody(resp)
+	if len(msgs) != 0 || !strings.Contains(incomplete, "the answer broke off after 28 bytes: connection reset by peer") {
+		t.Errorf("messages %d, incomplete %q", len(msgs), incomplete)
 	}
 }
