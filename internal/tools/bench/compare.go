@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -346,7 +347,11 @@ type check struct {
 	right  string
 }
 
-var checkRE = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*(>=|<=)\s*(?:([0-9]*\.?[0-9]+)\s*\*\s*)?([A-Za-z_][A-Za-z0-9_.-]*|[0-9]*\.?[0-9]+)\s*$`)
+// checkRE is compiled on first use: every mcpstack command links this
+// package, and only bench parses checks.
+var checkRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*(>=|<=)\s*(?:([0-9]*\.?[0-9]+)\s*\*\s*)?([A-Za-z_][A-Za-z0-9_.-]*|[0-9]*\.?[0-9]+)\s*$`)
+})
 
 // ParseCheck parses a check: "A>=B", "A>=K*B", "A<=K*B" relate target A's
 // metric to target B's; "A>=N" and "A<=N" compare it with a constant in the
@@ -361,7 +366,7 @@ func ParseCheck(s string) (check, error) {
 	if p, after, ok := strings.Cut(rest, ":"); ok && (p == "cpu" || p == "hwm" || p == "anon" || p == "rest") {
 		rest, metric = after, p
 	}
-	m := checkRE.FindStringSubmatch(rest)
+	m := checkRE().FindStringSubmatch(rest)
 	if m == nil {
 		return check{}, fmt.Errorf("check %q: want [cpu:|hwm:|anon:|rest:]NAME>=NAME, NAME>=K*NAME, NAME<=K*NAME or NAME<=NUMBER", s)
 	}

@@ -106,13 +106,15 @@ func PrintResult(w io.Writer, r *Result) {
 	fmt.Fprintf(tw, "cpu\t%s\n", cpu)
 	tw.Flush()
 	if generatorBound(r.ClientCPU) {
-		fmt.Fprintln(w, generatorNote)
+		fmt.Fprintln(w, generatorNote())
 	}
 }
 
 // generatorNote warns that the generator, not the server, may have set the
 // pace.
-var generatorNote = fmt.Sprintf("note: the generator used at least 90%% of the %d cores it may use: it, rather than the server, may be the limit (compare server µs/call)", runtime.GOMAXPROCS(0))
+func generatorNote() string {
+	return fmt.Sprintf("note: the generator used at least 90%% of the %d cores it may use: it, rather than the server, may be the limit (compare server µs/call)", runtime.GOMAXPROCS(0))
+}
 
 func generatorBound(clientCPU float64) bool {
 	return clientCPU >= 0.9*float64(runtime.GOMAXPROCS(0))
@@ -178,7 +180,7 @@ func PrintComparison(w io.Writer, c *Comparison) {
 	printMemory(w, c)
 	for _, r := range c.Rows {
 		if c.Mode == "load" && generatorBound(r.ClientCPU) {
-			fmt.Fprintf(w, "%s: %s\n", r.Target, generatorNote)
+			fmt.Fprintf(w, "%s: %s\n", r.Target, generatorNote())
 		}
 		if c.Mode == "idle" && len(r.Idle) > 0 {
 			if d := r.Idle[0].RSSOpen - r.Idle[0].RSSBefore; r.Idle[0].Measured && d > -idleNoise && d < idleNoise {
