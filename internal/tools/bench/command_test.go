@@ -199,7 +199,7 @@ func TestParseCheck(t *testing.T) {
 			t.Errorf("%q: %v", tt.expr, err)
 			continue
 		}
-		if r := ck.eval(value, measured, "calls/s"); r.Pass != tt.pass {
+		if r := ck.eval(value, func(t string) bool { return measured[t] }, "calls/s"); r.Pass != tt.pass {
 			t.Errorf("%q: pass %v (%s), want %v", tt.expr, r.Pass, r.Detail, tt.pass)
 		}
 	}

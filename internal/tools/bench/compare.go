@@ -206,37 +206,31 @@ func Compare(ctx context.Context, c Config, targets []Target, o CompareOptions) 
 	}
 	cmp.Rows = rows
 	value, measured := map[string]float64{}, map[string]bool{}
-	cpuValue, cpuMeasured := map[string]float64{}, map[string]bool{}
-	hwm, anon, memMeasured := map[string]float64{}, map[string]float64{}, map[string]bool{}
-	restRSS, restMeasured := map[string]float64{}, map[string]bool{}
+	// The prefixed metrics' values; a target is there only when measured.
+	other := map[string]map[string]float64{}
+	for m := range metricUnits {
+		other[m] = map[string]float64{}
+	}
 	for _, r := range rows {
 		value[r.Target] = r.Value
 		measured[r.Target] = r.measured()
 		if r.ServerCPUPerCall > 0 {
-			cpuValue[r.Target] = 1e6 / r.ServerCPUPerCall
-			cpuMeasured[r.Target] = true
+			other["cpu"][r.Target] = 1e6 / r.ServerCPUPerCall
 		}
 		if r.Memory != nil {
-			hwm[r.Target], anon[r.Target] = float64(r.Memory.PeakRSS>>10), float64(r.Memory.Anon>>10)
-			memMeasured[r.Target] = true
+			other["hwm"][r.Target], other["anon"][r.Target] = float64(r.Memory.PeakRSS>>10), float64(r.Memory.Anon>>10)
 			if r.Memory.Rest > 0 {
-				restRSS[r.Target], restMeasured[r.Target] = float64(r.Memory.Rest>>10), true
+				other["rest"][r.Target] = float64(r.Memory.Rest >> 10)
 			}
 		}
 	}
 	for _, ck := range checks {
-		switch ck.metric {
-		case "cpu":
-			cmp.Checks = append(cmp.Checks, ck.eval(cpuValue, cpuMeasured, "calls per server CPU-second"))
-		case "hwm":
-			cmp.Checks = append(cmp.Checks, ck.eval(hwm, memMeasured, "KiB peak RSS"))
-		case "anon":
-			cmp.Checks = append(cmp.Checks, ck.eval(anon, memMeasured, "KiB anonymous RSS"))
-		case "rest":
-			cmp.Checks = append(cmp.Checks, ck.eval(restRSS, restMeasured, "KiB RSS at rest"))
-		default:
-			cmp.Checks = append(cmp.Checks, ck.eval(value, measured, cmp.unit()))
+		if ck.metric == "" {
+			cmp.Checks = append(cmp.Checks, ck.eval(value, func(t string) bool { return measured[t] }, cmp.unit()))
+			continue
 		}
+		m := other[ck.metric]
+		cmp.Checks = append(cmp.Checks, ck.eval(m, func(t string) bool { _, ok := m[t]; return ok }, metricUnits[ck.metric]))
 	}
 	return cmp, nil
 }
@@ -353,6 +347,14 @@ var checkRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*(>=|<=)\s*(?:([0-9]*\.?[0-9]+)\s*\*\s*)?([A-Za-z_][A-Za-z0-9_.-]*|[0-9]*\.?[0-9]+)\s*$`)
 })
 
+// metricUnits are the metrics a check's prefix names, with their units.
+var metricUnits = map[string]string{
+	"cpu":  "calls per server CPU-second",
+	"hwm":  "KiB peak RSS",
+	"anon": "KiB anonymous RSS",
+	"rest": "KiB RSS at rest",
+}
+
 // ParseCheck parses a check: "A>=B", "A>=K*B", "A<=K*B" relate target A's
 // metric to target B's; "A>=N" and "A<=N" compare it with a constant in the
 // unit of the table (calls/s, or KiB per idle session). Under load, a
@@ -363,7 +365,7 @@ var checkRE = sync.OnceValue(func() *regexp.Regexp {
 // first round (all need its PID).
 func ParseCheck(s string) (check, error) {
 	rest, metric := strings.TrimSpace(s), ""
-	if p, after, ok := strings.Cut(rest, ":"); ok && (p == "cpu" || p == "hwm" || p == "anon" || p == "rest") {
+	if p, after, ok := strings.Cut(rest, ":"); ok && metricUnits[p] != "" {
 		rest, metric = after, p
 	}
 	m := checkRE().FindStringSubmatch(rest)
@@ -383,7 +385,7 @@ func ParseCheck(s string) (check, error) {
 	return ck, nil
 }
 
-func (ck check) eval(value map[string]float64, measured map[string]bool, unit string) CheckResult {
+func (ck check) eval(value map[string]float64, measured func(target string) bool, unit string) CheckResult {
 	l := value[ck.left]
 	r := ck.factor
 	what := strconv.FormatFloat(ck.factor, 'g', -1, 64) + " " + unit
@@ -402,7 +404,7 @@ func (ck check) eval(value map[string]float64, measured map[string]bool, unit st
 		res.Pass = l <= r
 	}
 	res.Detail = fmt.Sprintf("%s %s %s %s (%s)", ck.left, fmtNum(l), ck.op, what, fmtNum(r))
-	if !measured[ck.left] || ck.right != "" && !measured[ck.right] {
+	if !measured(ck.left) || ck.right != "" && !measured(ck.right) {
 		// A target without a measurement (every call failed, or no RSS
 		// read) proves nothing.
 		res.Pass = false

@@ -385,34 +385,18 @@ func (c *checker) recordAnswer(session string, msgs []json.RawMessage, array boo
 	return slices.DeleteFunc(msgs, func(m json.RawMessage) bool { return !isResponse(m) }) // msgs is not used after
 }
 
-// exited says why a stdio server's output ended for the check.
-func exited(a answer) string {
-	if a.incomplete != "" {
-		return a.incomplete
-	}
-	return "the server exited"
-}
-
-// orNoAnswer says why an awaited answer did not come.
-func orNoAnswer(a answer) string {
-	if a.incomplete != "" {
-		return a.incomplete
-	}
-	return "no answer"
-}
-
 // boundSpec is what a check that stopped reading a server holds it to:
 // the server did nothing wrong by the protocol, but the check cannot
 // judge what it did not read.
 const boundSpec = "mcpstack check reads at most 16 MiB of one answer: an answer this large cannot be checked"
 
-// goneSpec is the rule a stdio server whose output the check stopped
-// reading broke: the crash rule, or the check's own bound.
-func goneSpec(a answer) string {
+// orIncomplete is why, or, when the check does not have the whole answer,
+// why not; with the spec it is held to (the check's own bound).
+func orIncomplete(a answer, why, spec string) (string, string) {
 	if a.incomplete != "" {
-		return boundSpec
+		return a.incomplete, boundSpec
 	}
-	return ruleCrash.Spec
+	return why, spec
 }
 
 // readLines sends r's lines (copies) on lines until r ends or ctx does;
@@ -530,13 +514,11 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			if ctx.Err() != nil {
 				return // the check's time is up, not the server's fault
 			}
-			what, spec := "no answer", "JSON-RPC 2.0: every request is answered (the lifecycle leaves the answer to a request before initialize to the server: an error or a result, not silence)"
+			what := "no answer"
 			if gone {
-				what = exited(a)
+				what = "the server exited"
 			}
-			if a.incomplete != "" {
-				spec = boundSpec
-			}
+			what, spec := orIncomplete(a, what, "JSON-RPC 2.0: every request is answered (the lifecycle leaves the answer to a request before initialize to the server: an error or a result, not silence)")
 			c.findProbe(session, "request before initialize", expect{warn: !gone, spec: spec}, what)
 			if gone {
 				return
@@ -546,10 +528,20 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			return
 		}
 		if a, gone := await([]string{`"check-init"`}, c.cfg.Timeout); a.none || gone {
-			c.logf("%s: probes skipped: initialize: %s", session, orNoAnswer(a))
+			why, _ := orIncomplete(a, "no answer", "")
+			c.logf("%s: probes skipped: initialize: %s", session, why)
 			return
 		}
 		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+	// ended reports a probe whose server's output ended (the check's own
+	// time running out is nobody's fault) and says whether it did.
+	ended := func(name string, a answer, gone bool) bool {
+		if gone && ctx.Err() == nil {
+			why, spec := orIncomplete(a, "the server exited", ruleCrash.Spec)
+			c.findProbe(session, name, expect{spec: spec}, why)
+		}
+		return gone
 	}
 	for _, p := range probes(rev, false) {
 		if !send(p.body) {
@@ -571,11 +563,7 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 			ids = append(ids, `"check-batch-1"`, `"check-batch-2"`)
 		}
 		a, gone := await(ids, wait)
-		if gone && ctx.Err() != nil {
-			return
-		}
-		if gone {
-			c.findProbe(session, p.name, expect{spec: goneSpec(a)}, exited(a))
+		if ended(p.name, a, gone) {
 			return
 		}
 		if p.want.batch > 0 && !a.array && len(a.messages) == 1 {
@@ -585,11 +573,7 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 				other = `"check-batch-1"`
 			}
 			b, gone := await([]string{other}, wait)
-			if gone && ctx.Err() != nil {
-				return
-			}
-			if gone {
-				c.findProbe(session, p.name, expect{spec: goneSpec(b)}, exited(b))
+			if ended(p.name, b, gone) {
 				return
 			}
 			if !b.none {
@@ -605,11 +589,8 @@ func (c *checker) probeStdio(ctx context.Context, rev *protocol.Spec) {
 		return
 	}
 	if a, gone := await([]string{`"check-after"`}, c.cfg.Timeout); (gone || a.none) && ctx.Err() == nil {
-		why := "no answer: the probes broke the server"
-		if a.incomplete != "" {
-			why = a.incomplete
-		}
-		c.findProbe(session, "ping after the probes", expect{spec: goneSpec(a)}, why)
+		why, spec := orIncomplete(a, "no answer: the probes broke the server", ruleCrash.Spec)
+		c.findProbe(session, "ping after the probes", expect{spec: spec}, why)
 	}
 }
 
