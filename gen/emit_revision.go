@@ -89,7 +89,23 @@ func (c *canonical) registry() *file {
 	f.p("// Mcp-Name header (x-mcp-name in the request's schema, in the newest")
 	f.p("// revision that has one), \"\" for a method without one.")
 	f.p("func NameParam(method string) string {")
-	f.p("\tfor i := len(Specs) - 1; i >= 0; i-- {\n\t\tif m, ok := Specs[i].Method(method); ok && m.NameParam != \"\" {\n\t\t\treturn m.NameParam\n\t\t}\n\t}\n\treturn \"\"\n}\n")
+	byParam := map[string][]string{} // a params member -> the methods whose Mcp-Name repeats it
+	for _, me := range c.m.Methods {
+		for i := len(me.Revs) - 1; i >= 0; i-- {
+			if p := me.Revs[i].NameParam; p != "" {
+				byParam[p] = append(byParam[p], me.Name)
+				break
+			}
+		}
+	}
+	if len(byParam) > 0 {
+		f.p("\tswitch method {")
+		for _, p := range sortedKeys(byParam) {
+			f.p("\tcase %s:\n\t\treturn %q", quoteAll(byParam[p]), p)
+		}
+		f.p("\t}")
+	}
+	f.p("\treturn \"\"\n}\n")
 	f.p("// Latest is the newest supported revision.")
 	f.p("func Latest() *protocol.Spec { return Specs[len(Specs)-1] }")
 	return f

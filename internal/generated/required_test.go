@@ -104,3 +104,24 @@ func TestMethodTablesSorted(t *testing.T) {
 		}
 	}
 }
+
+// NameParam says, for every method, the member the newest revision that
+// has one repeats in Mcp-Name.
+func TestNameParamIsTheNewest(t *testing.T) {
+	for _, spec := range generated.Specs {
+		for _, m := range spec.Methods {
+			want := ""
+			for i := len(generated.Specs) - 1; i >= 0 && want == ""; i-- {
+				if mm, ok := generated.Specs[i].Method(m.Name); ok {
+					want = mm.NameParam
+				}
+			}
+			if got := generated.NameParam(m.Name); got != want {
+				t.Errorf("NameParam(%q) = %q, want %q", m.Name, got, want)
+			}
+		}
+	}
+	if p := generated.NameParam("no/such/method"); p != "" {
+		t.Errorf("NameParam of an unknown method: %q", p)
+	}
+}

@@ -39,10 +39,13 @@ var Assumed = &mcp20250326.Spec
 // Mcp-Name header (x-mcp-name in the request's schema, in the newest
 // revision that has one), "" for a method without one.
 func NameParam(method string) string {
-	for i := len(Specs) - 1; i >= 0; i-- {
-		if m, ok := Specs[i].Method(method); ok && m.NameParam != "" {
-			return m.NameParam
-		}
+	switch method {
+	case "prompts/get", "tools/call":
+		return "name"
+	case "tasks/cancel", "tasks/get", "tasks/update":
+		return "taskId"
+	case "resources/read":
+		return "uri"
 	}
 	return ""
 }

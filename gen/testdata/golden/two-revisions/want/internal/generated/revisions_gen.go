@@ -33,11 +33,6 @@ var Assumed = &mcp20990101.Spec
 // Mcp-Name header (x-mcp-name in the request's schema, in the newest
 // revision that has one), "" for a method without one.
 func NameParam(method string) string {
-	for i := len(Specs) - 1; i >= 0; i-- {
-		if m, ok := Specs[i].Method(method); ok && m.NameParam != "" {
-			return m.NameParam
-		}
-	}
 	return ""
 }
 
