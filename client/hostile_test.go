@@ -119,7 +119,7 @@ func TestNotificationFloodDoesNotStallTheSession(t *testing.T) {
 	})
 	var s *client.Session
 	connected := make(chan struct{}) // s is set
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	listed := make(chan error, 2000)
 	c := client.New("t", "1", client.WithLogger(slog.New(slog.NewTextHandler(&log, nil))), client.WithNotificationHandler(func(ctx context.Context, method string, _ wire.Encoder) {
 		<-connected
@@ -193,8 +193,6 @@ func TestRefusalDoesNotStallTheReadLoop(t *testing.T) {
 		t.Fatalf("ping behind a refusal the server does not take: %v", err)
 	}
 }
-
-type lockedBuffer = syncbuf.Buffer
 
 // A list the server never ends stops with an error: cursors in a cycle at
 // once, and fresh cursors every time after the bound on pages, whether

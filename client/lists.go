@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"iter"
 
 	"github.com/mcpstack/mcpstack/mcp"
@@ -22,8 +23,11 @@ var (
 func pages[T any](ctx context.Context, fetch func(ctx context.Context, cursor string) ([]T, string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
-		cursor, seen, items := "", map[string]bool{}, 0
-		for n := 1; ; n++ {
+		// The cursors seen are kept as hashes: a server's cursors may be
+		// long, and there may be maxPages of them.
+		seed := maphash.MakeSeed()
+		cursor, seen, items := "", map[uint64]bool{}, 0
+		for {
 			page, next, err := fetch(ctx, cursor)
 			if err != nil {
 				yield(zero, err)
@@ -38,14 +42,14 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, cursor st
 					return
 				}
 			}
-			seen[cursor] = true
+			seen[maphash.String(seed, cursor)] = true
 			switch {
 			case next == "":
 				return
-			case seen[next]:
+			case seen[maphash.String(seed, next)]:
 				yield(zero, fmt.Errorf("client: the server gave the cursor %q twice: its list goes round in a cycle", excerpt(next)))
 				return
-			case n == maxPages:
+			case len(seen) == maxPages:
 				yield(zero, fmt.Errorf("client: the list has more than %d pages; stopped", maxPages))
 				return
 			}

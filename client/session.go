@@ -86,7 +86,8 @@ func newSession(c *Client, conn Conn, spec *protocol.Spec) *Session {
 }
 
 // maxServing is how many requests of the server the client serves at
-// once; more are answered -32000.
+// once; up to as many more are refused with -32000, off the read loop,
+// and past those they go unanswered (dropped and logged).
 const maxServing = 32
 
 // maxEvents is how many notifications may wait for their callback.

@@ -19,7 +19,6 @@ var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30
 
 // metrics are the Observer's Prometheus collectors.
 type metrics struct {
-	reg       prometheus.Registerer
 	operation *prometheus.HistogramVec
 	// operations caches operation's children by their labels, copied on
 	// write: a lock-free map lookup on the hot path instead of the
@@ -43,7 +42,6 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		reg: reg,
 		operation: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcp_server_operation_duration_seconds",
 			Help:    "How long the server took to answer an MCP request or take a notification (mcp.server.operation.duration).",
@@ -174,13 +172,14 @@ func (m *metrics) watch(srv *server.Server) {
 	g.sessions = append(g.sessions, srv.SessionCount)
 }
 
-// The gauges' descriptions.
-var (
-	inflightDesc   = prometheus.NewDesc("mcpstack_calls_in_flight", "Requests and notifications being served.", nil, nil)
-	sessionsDesc   = prometheus.NewDesc("mcpstack_sessions_open", "Sessions the servers hold open.", nil, nil)
-	streamsDesc    = prometheus.NewDesc("mcpstack_sse_streams_open", "Server-sent event streams open (Streamable HTTP).", nil, nil)
-	eventBytesDesc = prometheus.NewDesc("mcpstack_sse_event_bytes", "Bytes of stream events kept for resumption (Last-Event-ID).", nil, nil)
-)
+// gaugeDescs describe the gauges: the calls in flight, the sessions, the
+// streams and their events' bytes, in the order Collect sums them.
+var gaugeDescs = [4]*prometheus.Desc{
+	prometheus.NewDesc("mcpstack_calls_in_flight", "Requests and notifications being served.", nil, nil),
+	prometheus.NewDesc("mcpstack_sessions_open", "Sessions the servers hold open.", nil, nil),
+	prometheus.NewDesc("mcpstack_sse_streams_open", "Server-sent event streams open (Streamable HTTP).", nil, nil),
+	prometheus.NewDesc("mcpstack_sse_event_bytes", "Bytes of stream events kept for resumption (Last-Event-ID).", nil, nil),
+}
 
 // gauges collects the gauges, each the sum of what it reads: the calls in
 // flight of every Observer on the registry (a second one gets the first
@@ -203,7 +202,7 @@ func (g *gauges) add(inflight *atomic.Int64) {
 
 // Describe is prometheus.Collector's.
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{inflightDesc, sessionsDesc, streamsDesc, eventBytesDesc} {
+	for _, d := range gaugeDescs {
 		ch <- d
 	}
 }
@@ -227,7 +226,7 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	for _, f := range eventBytes {
 		n[3] += float64(f())
 	}
-	for i, d := range []*prometheus.Desc{inflightDesc, sessionsDesc, streamsDesc, eventBytesDesc} {
+	for i, d := range gaugeDescs {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n[i])
 	}
 }

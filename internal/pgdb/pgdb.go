@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx/v5" database/sql driver
 )
 
 // validSchemaName reports whether s is a PostgreSQL identifier that
