@@ -160,30 +160,11 @@ func TestNotificationFloodDoesNotStallTheSession(t *testing.T) {
 func TestRefusalDoesNotStallTheReadLoop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	const sampling = `{"jsonrpc":"2.0","id":"s%d","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`
-	conn := newHostile(func(method, id string) []string {
-		if method != "ping" {
-			return nil
-		}
-		// More sampling requests than the client serves at once, then the
-		// ping's answer.
-		var out []string
-		for i := range 40 {
-			out = append(out, fmt.Sprintf(sampling, i))
-		}
-		return append(out, `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`)
-	})
-	conn.block = func(msg []byte) bool { return strings.Contains(string(msg), `"code":-32000`) }
+	conn := floodBeforePong(0, 40) // more sampling requests than the client serves at once
 	defer close(conn.release)
 	held := make(chan struct{})
 	defer close(held)
-	c := client.New("t", "1", client.WithSampling(func(ctx context.Context, _ *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
-		select { // each sampling request holds its slot
-		case <-held:
-		case <-ctx.Done():
-		}
-		return nil, ctx.Err()
-	}))
+	c := client.New("t", "1", holdSampling(held))
 	s, err := c.Connect(ctx, conn)
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +172,79 @@ func TestRefusalDoesNotStallTheReadLoop(t *testing.T) {
 	defer s.Close()
 	if _, err := s.Ping(ctx, &mcp.RequestParams{}); err != nil {
 		t.Fatalf("ping behind a refusal the server does not take: %v", err)
+	}
+}
+
+// floodBeforePong is a server that sends notes list_changed notifications
+// and requests sampling requests before it answers a ping, and does not
+// take the client's refusals (-32000) until release closes.
+func floodBeforePong(notes, requests int) *hostileConn {
+	const sampling = `{"jsonrpc":"2.0","id":"s%d","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`
+	conn := newHostile(func(method, id string) []string {
+		if method != "ping" {
+			return nil
+		}
+		out := slices.Repeat([]string{listChanged}, notes)
+		for i := range requests {
+			out = append(out, fmt.Sprintf(sampling, i))
+		}
+		return append(out, `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`)
+	})
+	conn.block = func(msg []byte) bool { return strings.Contains(string(msg), `"code":-32000`) }
+	return conn
+}
+
+// holdSampling serves each sampling request by holding its slot until
+// held closes.
+func holdSampling(held <-chan struct{}) client.Option {
+	return client.WithSampling(func(ctx context.Context, _ *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
+		select {
+		case <-held:
+		case <-ctx.Done():
+		}
+		return nil, ctx.Err()
+	})
+}
+
+// Each kind of drop is logged on its own: a request left unanswered right
+// after a flood of dropped notifications gets its line, not a share of the
+// notifications' count.
+func TestDropsLoggedByKind(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// More notifications than the queue holds, then more requests than
+	// the client serves and refuses at once.
+	conn := floodBeforePong(1000, 200)
+	defer close(conn.release)
+	held := make(chan struct{})
+	defer close(held)
+	var log syncbuf.Buffer
+	c := client.New("t", "1",
+		client.WithLogger(slog.New(slog.NewTextHandler(&log, nil))),
+		client.WithNotificationHandler(func(ctx context.Context, _ string, _ wire.Encoder) {
+			select { // each notification holds the queue
+			case <-held:
+			case <-ctx.Done():
+			}
+		}),
+		holdSampling(held))
+	s, err := c.Connect(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Ping(ctx, &mcp.RequestParams{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"notification dropped", "left unanswered"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("no %q line:\n%.1000s", want, log.String())
+		}
+	}
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "left unanswered") && !strings.Contains(line, "dropped_unlogged_before=0") {
+			t.Errorf("the first unanswered request's line counts other drops: %s", line)
+		}
 	}
 }
 

@@ -32,8 +32,9 @@ type Session struct {
 	slots chan struct{}
 	// refusing bounds the refusals of the others on their way.
 	refusing chan struct{}
-	// drops logs what the session drops, without a line for each.
-	drops dropLog
+	// droppedNotes and unanswered log what the session drops, each kind
+	// with its own count, without a line for each.
+	droppedNotes, unanswered dropLog
 
 	mu       sync.Mutex
 	spec     *protocol.Spec
@@ -117,7 +118,7 @@ func (s *Session) event(method string, fn func()) {
 	select {
 	case s.events <- fn:
 	default:
-		s.drops.warn(s.c.log, "client: notification dropped: its handler is behind", "method", method, "queued", maxEvents)
+		s.droppedNotes.warn(s.c.log, "client: notification dropped: its handler is behind", "method", method, "queued", maxEvents)
 	}
 }
 

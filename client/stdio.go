@@ -109,17 +109,22 @@ func (c *stdioConn) Send(ctx context.Context, msg []byte) error {
 	if c.broken != nil {
 		return c.broken
 	}
-	deadline, _ := ctx.Deadline() // zero: none
-	_ = c.stdin.SetWriteDeadline(deadline)
-	expired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(expired)
-		_ = c.stdin.SetWriteDeadline(time.Unix(1, 0))
-	})
+	// A context that can end sets the write's deadline when it does (a
+	// deadline too: its Done closes then); one that cannot costs nothing.
+	_ = c.stdin.SetWriteDeadline(time.Time{}) // a past call's expired one
+	stop := func() bool { return true }
+	var expired chan struct{}
+	if ctx.Done() != nil {
+		expired = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			defer close(expired)
+			_ = c.stdin.SetWriteDeadline(time.Unix(1, 0))
+		})
+	}
 	line := append(msg, '\n')
 	n, err := c.stdin.Write(line)
 	if !stop() {
-		<-expired // its deadline is set before the next Send sets its own
+		<-expired // its deadline is set before the next Send clears it
 	}
 	switch {
 	case err == nil:

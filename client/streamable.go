@@ -312,8 +312,8 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 	for {
 		ev, err := r.Next()
 		if errors.Is(err, sse.ErrTooLarge) {
-			// Not resumed: the event's id may have come before its data
-			// overflowed, and resuming after it would skip it unsaid.
+			// Not resumed: a resumption starts before the event, and the
+			// server would send it again, too large again.
 			err = fmt.Errorf("client: an event of more than %d bytes on the stream: %w", c.max, err)
 			if len(id) > 0 && !answered {
 				_ = c.push(inbound{err: &AnswerError{RequestID: id, Reason: err.Error()}})

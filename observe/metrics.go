@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -164,12 +165,16 @@ func (m *metrics) watchStreams(open func() int, eventBytes func() int64) {
 	g.eventBytes = append(g.eventBytes, eventBytes)
 }
 
-// watch adds the server's open sessions.
+// watch adds the server's open sessions, once however often it is
+// watched; a server the program drops leaves the sum.
 func (m *metrics) watch(srv *server.Server) {
 	g := m.gauges
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.sessions = append(g.sessions, srv.SessionCount)
+	if g.sessions == nil {
+		g.sessions = map[weak.Pointer[server.Server]]struct{}{}
+	}
+	g.sessions[weak.Make(srv)] = struct{}{}
 }
 
 // gaugeDescs describe the gauges: the calls in flight, the sessions, the
@@ -184,12 +189,13 @@ var gaugeDescs = [4]*prometheus.Desc{
 // gauges collects the gauges, each the sum of what it reads: the calls in
 // flight of every Observer on the registry (a second one gets the first
 // one's gauges from shared, and adds its own), the sessions of every
-// server watched, the streams of every transport. The lists hold an entry
-// per Observer, server or transport a program makes.
+// server watched (held weakly, each once), the streams of every
+// transport. The lists hold an entry per Observer and transport a program
+// makes.
 type gauges struct {
 	mu         sync.Mutex
 	inflight   []*atomic.Int64
-	sessions   []func() int
+	sessions   map[weak.Pointer[server.Server]]struct{}
 	streams    []func() int
 	eventBytes []func() int64
 }
@@ -211,14 +217,22 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 // and calls what they hold without it.
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
-	inflight, sessions, streams, eventBytes := g.inflight, g.sessions, g.streams, g.eventBytes
+	inflight, streams, eventBytes := g.inflight, g.streams, g.eventBytes
+	servers := make([]*server.Server, 0, len(g.sessions))
+	for p := range g.sessions {
+		if srv := p.Value(); srv != nil {
+			servers = append(servers, srv)
+		} else {
+			delete(g.sessions, p) // collected
+		}
+	}
 	g.mu.Unlock()
 	var n [4]float64
 	for _, c := range inflight {
 		n[0] += float64(c.Load())
 	}
-	for _, f := range sessions {
-		n[1] += float64(f())
+	for _, srv := range servers {
+		n[1] += float64(srv.SessionCount())
 	}
 	for _, f := range streams {
 		n[2] += float64(f())

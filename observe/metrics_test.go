@@ -2,11 +2,14 @@ package observe
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -88,3 +91,65 @@ func TestSharedRegistryAndSummedGauges(t *testing.T) {
 		t.Errorf("gauges %v, want the sums of both Observers' transports and calls (5 streams, 15 bytes, 3 calls)", gauges)
 	}
 }
+
+// A server watched twice counts once in mcpstack_sessions_open, and one
+// the program drops leaves the sum instead of being kept alive by it.
+func TestWatchedServersCountOnce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	o := New(WithRegisterer(reg))
+	open := func() float64 {
+		t.Helper()
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if f.GetName() == "mcpstack_sessions_open" {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no mcpstack_sessions_open")
+		return 0
+	}
+	kept := server.New(conformance.New(conformance.WithStepDelay(0)))
+	defer kept.Close()
+	openSession(t, kept)
+	o.Watch(kept)
+	o.Watch(kept)
+	if n := open(); n != 1 {
+		t.Errorf("one session on a server watched twice: the gauge says %v", n)
+	}
+	func() {
+		dropped := server.New(conformance.New(conformance.WithStepDelay(0)))
+		openSession(t, dropped)
+		o.Watch(dropped)
+		if n := open(); n != 2 {
+			t.Errorf("two servers with a session each: the gauge says %v", n)
+		}
+		dropped.Close()
+	}()
+	for range 10 { // a weak pointer clears once the server is collected
+		runtime.GC()
+		if len(o.metrics.gauges.sessions) == 1 {
+			break
+		}
+	}
+	if n := open(); n != 1 || len(o.metrics.gauges.sessions) != 1 {
+		t.Errorf("after a server is dropped: the gauge says %v of %d servers, want 1 of 1", n, len(o.metrics.gauges.sessions))
+	}
+}
+
+// openSession opens an initialized session on srv.
+func openSession(t *testing.T, srv *server.Server) {
+	t.Helper()
+	sess, err := core.Of(srv).NewSession("s", nopStream{}, core.Transport("streamable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+}
+
+// nopStream takes a session's messages and keeps none.
+type nopStream struct{}
+
+func (nopStream) Send([]byte) error { return nil }

@@ -126,8 +126,9 @@ func (o *Observer) Metrics() http.Handler {
 }
 
 // Watch adds the sessions srv holds open to the metrics: the gauge is the
-// sum over every server watched. A server stays watched for the
-// Observer's life: watch the servers an application keeps.
+// sum over every server watched, each counted once however often it is
+// watched. The Observer does not keep srv alive: a server the program
+// drops leaves the sum when it is collected.
 func (o *Observer) Watch(srv *server.Server) {
 	if o.metrics != nil {
 		o.metrics.watch(srv)
@@ -136,7 +137,9 @@ func (o *Observer) Watch(srv *server.Server) {
 
 // WatchStreams adds an HTTP transport's open event streams and the bytes
 // of events it keeps for resumption to the metrics (mcphttp.WithObserver
-// does it for Streamable HTTP).
+// does it for Streamable HTTP). The functions are kept, and summed, for
+// the Observer's life: each call adds them again, so watch each transport
+// an application keeps once.
 func (o *Observer) WatchStreams(open func() int, eventBytes func() int64) {
 	if o.metrics != nil {
 		o.metrics.watchStreams(open, eventBytes)

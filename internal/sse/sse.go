@@ -24,9 +24,10 @@ type Event struct {
 // with CRLF, LF or CR; a line starting with ':' is a comment; "field: value"
 // drops one leading space of the value; a line without a colon is a field
 // with an empty value; a blank line dispatches the event, unless its data is
-// empty (a priming event carrying only an id is recorded, not dispatched); a
-// leading byte order mark is dropped; an event not closed by a blank line
-// before the end of the stream is discarded.
+// empty (a priming event carrying only an id is recorded, not dispatched); an
+// id counts from the blank line that ends its event, so a stream cut inside
+// an event resumes before it; a leading byte order mark is dropped; an event
+// not closed by a blank line before the end of the stream is discarded.
 //
 // One Reader serves many streams in turn: Reset it with the next body.
 // Lines and events are bounded (NewReader's max): a stream that sends a
@@ -38,7 +39,8 @@ type Reader struct {
 	data    []byte
 	event   []byte
 	hasData bool
-	lastID  string
+	idBuf   string // the id of the event being read (the standard's last event ID buffer)
+	lastID  string // the id as of the last blank line: where a resumption starts
 	retry   time.Duration
 	first   bool   // at the start of the stream (BOM check)
 	pending []byte // lines ended by lone CRs still to hand out, each with its CR
@@ -67,7 +69,7 @@ func (s *Reader) Reset(r io.Reader) {
 	s.data = s.data[:0]
 	s.event = s.event[:0]
 	s.hasData = false
-	s.lastID = ""
+	s.idBuf, s.lastID = "", ""
 	s.retry = 0
 	s.first = true
 	s.pending = nil
@@ -85,6 +87,7 @@ func (s *Reader) Next() (Event, error) {
 			return Event{}, err
 		}
 		if len(line) == 0 {
+			s.lastID = s.idBuf
 			if !s.hasData {
 				s.event = s.event[:0]
 				continue
@@ -111,8 +114,9 @@ func (s *Reader) Drain() error {
 	return err
 }
 
-// LastID is the last event id the stream gave, priming events included:
-// where a resumption (Last-Event-ID) starts.
+// LastID is the id of the last event the stream ended with a blank line,
+// priming events included: where a resumption (Last-Event-ID) starts. An
+// id of an event the stream broke off inside does not count.
 func (s *Reader) LastID() string { return s.lastID }
 
 // Retry is the reconnection delay the stream asked for (0: none).
@@ -138,7 +142,7 @@ func (s *Reader) field(line []byte) {
 		s.event = append(s.event[:0], value...)
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {
-			s.lastID = string(value)
+			s.idBuf = string(value)
 		}
 	case "retry":
 		if n, err := strconv.ParseUint(string(value), 10, 31); err == nil && len(value) > 0 && value[0] != '+' {

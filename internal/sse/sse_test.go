@@ -57,6 +57,7 @@ func TestSSEReader(t *testing.T) {
 		{"unterminated line at the end is discarded", "data: x\n\ndata: y", []wantEvent{{"", "x", ""}}},
 		{"line longer than the buffer", "data: " + long + "\n\n", []wantEvent{{"", long, ""}}},
 		{"empty stream", "", nil},
+		{"an id counts from its event's end", "id: 1\ndata: a\n\nid: 2\ndata: b\n\n", []wantEvent{{"", "a", "1"}, {"", "b", "2"}}},
 	}
 	for _, tt := range tests {
 		for _, split := range []bool{false, true} {
@@ -96,6 +97,33 @@ func TestSSEReaderRetryAndReset(t *testing.T) {
 	ev, err := s.Next()
 	if err != nil || string(ev.Data) != "b" || ev.ID != "" {
 		t.Errorf("after reset: %q %q, %v", ev.Data, ev.ID, err)
+	}
+}
+
+// A stream that breaks off inside an event resumes before it: the id of
+// an event not ended by a blank line is not the last one (the HTML
+// standard sets the last event ID string at dispatch).
+func TestLastIDOfBrokenEvent(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"after a whole event", "id: 1\ndata: a\n\n", "1"},
+		{"priming event", "id: 0\n\n", "0"},
+		{"cut after the id", "id: 1\ndata: a\n\nid: 2\n", "1"},
+		{"cut inside the data", "id: 1\ndata: a\n\nid: 2\ndata: b\n", "1"},
+		{"nothing whole", "id: 2\ndata: b", ""},
+		{"id reset by an empty id", "id: 1\ndata: a\n\nid\ndata: b\n\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewReader(strings.NewReader(tt.in), 0)
+			for {
+				if _, err := s.Next(); err != nil {
+					break
+				}
+			}
+			if s.LastID() != tt.want {
+				t.Errorf("LastID = %q, want %q", s.LastID(), tt.want)
+			}
+		})
 	}
 }
 
