@@ -85,7 +85,7 @@ func TestNegative(t *testing.T) {
 // TestGeneratedUpToDate regenerates in memory and compares with mcp/,
 // internal/generated/ and client/requests_gen.go.
 func TestGeneratedUpToDate(t *testing.T) {
-	files, err := Generate(schema.FS, schema.Revisions)
+	files, err := Generate(schema.FS, schema.RevisionsIn(schema.FS))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	files, err := Generate(schema.FS, schema.Revisions)
+	files, err := Generate(schema.FS, schema.RevisionsIn(schema.FS))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)

@@ -26,13 +26,11 @@ import (
 //go:embed [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] ext extensions transport.json
 var FS embed.FS
 
-// Revisions lists the MCP protocol revisions with schemas here, oldest
-// first: every folder named YYYY-MM-DD. A new revision is a new folder
-// (mcpstack revision new), and everything downstream follows.
-var Revisions = RevisionsIn(FS)
-
 // RevisionsIn lists the revision folders (YYYY-MM-DD) at the root of fsys,
-// oldest first.
+// oldest first. RevisionsIn(FS) are the MCP protocol revisions with
+// schemas here: a new revision is a new folder (mcpstack revision new),
+// and everything downstream follows. It is read when asked for, not at
+// startup, as only the generator and schemadiff ask.
 func RevisionsIn(fsys fs.FS) []string {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 
 // The revisions are the folders named like one: no list to keep by hand.
 func TestRevisionsFromFolders(t *testing.T) {
-	if want := []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}; !slices.Equal(Revisions[:5], want) {
-		t.Errorf("Revisions = %v, want %v first", Revisions, want)
+	if want := []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}; !slices.Equal(RevisionsIn(FS)[:5], want) {
+		t.Errorf("RevisionsIn(FS) = %v, want %v first", RevisionsIn(FS), want)
 	}
 	fsys := fstest.MapFS{
 		"2027-01-01/request/A.json": {}, "2026-07-28/request/A.json": {}, "ext/A.json": {},

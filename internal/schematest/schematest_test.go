@@ -10,7 +10,7 @@ import (
 // TestOursCompile compiles every definition of every revision and of the
 // extensions: all refs resolve and every file is a valid schema.
 func TestOursCompile(t *testing.T) {
-	for _, dir := range append(append([]string{}, schema.Revisions...), schema.Ext) {
+	for _, dir := range append(append([]string{}, schema.RevisionsIn(schema.FS)...), schema.Ext) {
 		s := MustOurs(t, dir)
 		files, err := schema.Files(dir)
 		if err != nil {
@@ -56,7 +56,7 @@ func TestOfficial(t *testing.T) {
 // TestOfficialRevisions compiles every definition of the shared official
 // schemas (skipped where ../shared is absent).
 func TestOfficialRevisions(t *testing.T) {
-	for _, rev := range schema.Revisions {
+	for _, rev := range schema.RevisionsIn(schema.FS) {
 		s := MustOfficial(t, rev)
 		for _, name := range s.Names() {
 			if _, err := s.Schema(name); err != nil {

@@ -55,7 +55,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("schemadiff", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	official := fl.String("official", "", "official monolithic `FILE` (schema.json of the revision)")
-	rev := fl.String("revision", "", "MCP `REV`ision to compare, e.g. 2025-11-25 (built in: "+strings.Join(schema.Revisions, ", ")+")")
+	rev := fl.String("revision", "", "MCP `REV`ision to compare, e.g. 2025-11-25 (built in: "+strings.Join(schema.RevisionsIn(schema.FS), ", ")+")")
 	asJSON := fl.Bool("json", false, "print the report as one JSON object instead of text")
 	dir := fl.String("schemas", "", "read REV from `DIR`/REV on disk instead of the schemas built into this binary")
 	from := fl.String("from", "", "changelog: the older `REV`ision")
@@ -96,7 +96,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 	if *dir != "" {
 		fsys = os.DirFS(*dir)
 	} else if !known(*rev) {
-		return usageError(fl, "revision %q is not built in (known: %s); use --schemas DIR for a folder on disk", *rev, strings.Join(schema.Revisions, ", "))
+		return usageError(fl, "revision %q is not built in (known: %s); use --schemas DIR for a folder on disk", *rev, strings.Join(schema.RevisionsIn(schema.FS), ", "))
 	}
 	rep, err := Compare(fsys, *rev, b)
 	if err != nil {
@@ -132,7 +132,7 @@ func changelog(fl *flag.FlagSet, from, to, format, dir string, stdout, stderr io
 	} else {
 		for _, r := range []string{from, to} {
 			if !known(r) {
-				return usageError(fl, "revision %q is not built in (known: %s); use --schemas DIR for a folder on disk", r, strings.Join(schema.Revisions, ", "))
+				return usageError(fl, "revision %q is not built in (known: %s); use --schemas DIR for a folder on disk", r, strings.Join(schema.RevisionsIn(schema.FS), ", "))
 			}
 		}
 	}
@@ -154,7 +154,7 @@ func usageError(fl *flag.FlagSet, format string, a ...any) int {
 }
 
 func known(rev string) bool {
-	for _, r := range schema.Revisions {
+	for _, r := range schema.RevisionsIn(schema.FS) {
 		if r == rev {
 			return true
 		}

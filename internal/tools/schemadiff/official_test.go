@@ -13,7 +13,7 @@ import (
 // from ../shared/mcp-spec; each must be clean.
 func TestOfficialClean(t *testing.T) {
 	shared := sharedtest.Dir(t)
-	for _, rev := range schema.Revisions {
+	for _, rev := range schema.RevisionsIn(schema.FS) {
 		t.Run(rev, func(t *testing.T) {
 			file := filepath.Join(shared, "mcp-spec", rev, "schema.json")
 			b, err := os.ReadFile(file)
