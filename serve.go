@@ -124,7 +124,7 @@ func (l *limitsConfig) register(fl *flag.FlagSet) {
 	fl.Int64Var(&l.outputTotal, "max-output", core.DefaultOutputTotal, "most `bytes` handed to all streams and not yet read (the streams holding the most are closed above; 0: none)")
 	fl.Int64Var(&l.eventBytes, "max-event-bytes-per-session", streamable.DefaultEventBytes, "most `bytes` of stream events kept per session for resumption (the oldest go first; a resume past them gets 410; 0: none)")
 	fl.Int64Var(&l.eventBytesTotal, "max-event-bytes", streamable.DefaultEventBytesTotal, "most `bytes` of stream events kept for all sessions (the session holding the most loses its oldest first; 0: none)")
-	fl.DurationVar(&l.writeTimeout, "write-timeout", httpx.DefaultWriteTimeout, "longest a write to a stream or socket, or of 64 KB of a JSON answer, may wait on its client (it is closed after)")
+	fl.DurationVar(&l.writeTimeout, "write-timeout", httpx.DefaultWriteTimeout, "longest an answer, a write to a stream or socket, or 64 KB of a large answer, may wait on its client (it is closed after)")
 }
 
 const serveUsage = `Usage: mcpstack serve [flags]

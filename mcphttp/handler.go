@@ -65,7 +65,7 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 		ws.WithRateLimit(c.rate.Requests, c.rate.Window), ws.WithByteRateLimit(c.bytes.Requests, c.bytes.Window))
 
 	r := chi.NewRouter()
-	r.Use(httpx.Recover(core.Of(srv).Logger()))
+	r.Use(httpx.Recover(core.Of(srv).Logger()), httpx.WriteDeadline(c.writeTimeout))
 	if c.loopback {
 		r.Use(guard.Loopback())
 	}

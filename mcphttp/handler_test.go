@@ -2,6 +2,7 @@ package mcphttp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -125,6 +126,7 @@ type countingEvents struct {
 	sessions map[string]string   // stream -> session
 	appends  map[string]int      // by session
 	replays  int
+	down     error // what Replay fails with, when set
 }
 
 func (c *countingEvents) Append(session, stream string, data []byte) (string, error) {
@@ -140,6 +142,9 @@ func (c *countingEvents) Replay(session, lastID string, fn func(id string, data 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.replays++
+	if c.down != nil {
+		return "", c.down
+	}
 	cut := strings.LastIndexByte(lastID, '_')
 	stream := lastID[:max(cut, 0)]
 	if cut < 0 || c.sessions[stream] != session {
@@ -221,8 +226,22 @@ func TestWithEventStore(t *testing.T) {
 		t.Errorf("the resumed stream did not replay the answer: %q", replayed)
 	}
 	store.mu.Lock()
-	defer store.mu.Unlock()
 	if store.replays != 1 {
 		t.Errorf("the store was asked to replay %d times, want 1", store.replays)
+	}
+	store.down = errors.New("the store is down")
+	store.mu.Unlock()
+	// A store that fails before anything is replayed: 503, try again;
+	// not a 200 with nothing in it.
+	if resp = do(http.MethodGet, session, ids[0], ""); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("resuming while the store is down: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	store.mu.Lock()
+	store.down = nil
+	store.mu.Unlock()
+	// An id the store does not know: 400, not the 404 that tells a
+	// client its session is gone.
+	if resp = do(http.MethodGet, session, "nosuchstream_3", ""); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("resuming after an unknown id: %d, want 400", resp.StatusCode)
 	}
 }

@@ -31,7 +31,7 @@ func ListenAndServe(ctx context.Context, addr string, srv *server.Server, opts .
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnContext: httpx.ConnCaller}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ConnContext: httpx.ConnCaller}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -59,8 +59,9 @@ func WithEventLimits(perSession, total int64) Option {
 	return func(c *config) { c.eventBytes, c.eventBytesTotal = perSession, total }
 }
 
-// WithWriteTimeout bounds how long a write to a stream or socket may wait
-// on its client (default 10s).
+// WithWriteTimeout bounds how long a write to a stream or socket, and
+// any answer, may wait on its client (default 10s): a client that sends
+// requests and reads nothing loses its connection after it.
 func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
 
 // WithRateLimit bounds the requests (and WebSocket frames) one client

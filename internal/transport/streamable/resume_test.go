@@ -110,8 +110,9 @@ func TestResumeAfterCut(t *testing.T) {
 	}
 }
 
-// TestResumeErrors: an unknown Last-Event-ID is 404, one whose successors
-// were dropped from the bounded store is 410.
+// TestResumeErrors: an unknown Last-Event-ID is 400 (the session is
+// there: 404 would tell the client it is gone), one whose successors were
+// dropped from the bounded store is 410.
 func TestResumeErrors(t *testing.T) {
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))
 	h := streamable.New(srv, streamable.WithEventStore(streamable.NewMemoryEventStore(3, time.Minute)))
@@ -128,7 +129,7 @@ func TestResumeErrors(t *testing.T) {
 	for _, tt := range []struct {
 		last   string
 		status int
-	}{{firstID, 410}, {"nope-3", 404}, {"garbage", 404}} {
+	}{{firstID, 410}, {"nope-3", 400}, {"garbage", 400}} {
 		r, b := e.do(req{method: "GET", headers: map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid, "Last-Event-ID": tt.last}})
 		if r.StatusCode != tt.status {
 			t.Errorf("Last-Event-ID %q: %d %q, want %d", tt.last, r.StatusCode, b, tt.status)

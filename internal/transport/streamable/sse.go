@@ -155,6 +155,25 @@ func (es *eventStream) setWriter(w *sseWriter) {
 func (es *eventStream) attach(w *sseWriter, retryMs int, prime bool) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
+	es.attachLocked(w, retryMs, prime)
+}
+
+// attachIfFree is attach for a GET: it starts w and takes the stream only
+// when no other response carries it, checked and taken under one lock, so
+// that of two GETs at once one gets the stream and the other can be
+// refused before its headers go out.
+func (es *eventStream) attachIfFree(w *sseWriter, retryMs int, prime bool) bool {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.w != nil {
+		return false
+	}
+	w.Start()
+	es.attachLocked(w, retryMs, prime)
+	return true
+}
+
+func (es *eventStream) attachLocked(w *sseWriter, retryMs int, prime bool) {
 	if es.done {
 		return // the session ended: nothing is stored for it any more
 	}

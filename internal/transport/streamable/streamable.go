@@ -564,7 +564,8 @@ func (h *Handler) writeReply(w http.ResponseWriter, r core.Reply) {
 		h.writeLarge(w, r)
 		return
 	}
-	w.WriteHeader(status(r)) // net/http sets the length itself, without allocating
+	httpx.ArmWrite(w, h.cfg.writeTimeout) // the call may have outlasted the request's deadline
+	w.WriteHeader(status(r))              // net/http sets the length itself, without allocating
 	_, _ = w.Write(r.Body)
 }
 
@@ -654,20 +655,28 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 			return
 		}
-		h.listen.Store(sess.ID(), es) // before Attach: a session that ends from here on drops it (sessionClosed)
+		// Before Attach: a session that ends from here on drops it
+		// (sessionClosed). Of two first GETs at once, one stores its
+		// stream and the other is refused, rather than both attaching or
+		// the second's store replacing the first's.
+		if _, raced := h.listen.LoadOrStore(sess.ID(), es); raced {
+			es.finish()
+			httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
+			return
+		}
 		if _, ok := sess.Attach(es); !ok {
 			h.listen.CompareAndDelete(sess.ID(), es)
 			es.finish()
 			httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 			return
 		}
-	} else if es.attached() {
+	}
+	sw := h.newSSEWriter(w)
+	if !es.attachIfFree(sw, int(h.cfg.retry/time.Millisecond), sess.Priming()) {
+		sw.close()
 		httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
 		return
 	}
-	sw := h.newSSEWriter(w)
-	sw.Start()
-	es.attach(sw, int(h.cfg.retry/time.Millisecond), sess.Priming())
 	sw.Flush()
 	h.hold(r, sess, es, sw)
 }
@@ -737,6 +746,10 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Sess
 			if es.w != nil {
 				es.w.Abort() // the stream moves to this response
 			}
+			if !started { // the headers go out before the stream's next event can
+				sw.Start()
+				started = true
+			}
 			es.setWriter(sw)
 		} else {
 			es.cur.Store(es.w)
@@ -750,9 +763,16 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Sess
 		httpx.Error(w, http.StatusGone, wire.CodeInvalidRequest, "Gone: the events after Last-Event-ID "+strconv.Quote(last)+" are no longer kept; the stream cannot be resumed")
 		return
 	case errors.Is(err, ErrUnknownEvent):
-		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Not Found: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session")
+		// Not 404: that tells a client its session is gone, and the
+		// session is here.
+		httpx.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: Last-Event-ID "+strconv.Quote(last)+" names no stream of this session; open the stream without it")
 		return
-	case err != nil:
+	case err != nil && !started: // the store failed before anything was sent
+		h.srv.Logger().Warn("resuming a stream: replaying its events", "err", err)
+		w.Header().Set("Retry-After", "1")
+		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the stream's events cannot be read now; try again")
+		return
+	case err != nil: // part replayed: the client resumes after what it got
 		return
 	}
 	if !started {

@@ -415,3 +415,54 @@ func endsWithCredential(t *testing.T, mode streamable.ResponseMode) {
 		t.Errorf("status %d", resp.StatusCode)
 	}
 }
+
+// TestFirstGetsAtOnce: of GETs that open a session's stream at the same
+// time, one gets it and the others 409, and once it closes the session
+// can open its stream again (two first GETs left it refused for its life,
+// or both attached, one of them silent).
+func TestFirstGetsAtOnce(t *testing.T) {
+	e := newEnv(t, nil, streamable.WithKeepAlive(time.Hour))
+	open := func(ctx context.Context, sid string) int {
+		hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url, nil)
+		hr.Header.Set("Accept", "text/event-stream")
+		hr.Header.Set("Mcp-Session-Id", sid)
+		resp, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			return 0
+		}
+		if resp.StatusCode != 200 {
+			resp.Body.Close()
+		}
+		return resp.StatusCode
+	}
+	for round := range 20 {
+		sid := e.initialize()
+		e.do(req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+		ctx, cancel := context.WithCancel(context.Background())
+		codes := make(chan int, 4)
+		for range 4 {
+			go func() { codes <- open(ctx, sid) }()
+		}
+		got := map[int]int{}
+		for range 4 {
+			got[<-codes]++
+		}
+		cancel()
+		if got[200] != 1 || got[409] != 3 {
+			t.Fatalf("round %d: four first GETs at once got %v, want one 200 and three 409", round, got)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			ctx, cancel := context.WithCancel(context.Background())
+			code := open(ctx, sid)
+			cancel()
+			if code == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the stream closed, a GET still gets %d", round, code)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
