@@ -24,12 +24,18 @@ import (
 
 // TestMain lets the test binary be the stdio server of the stdio tests
 // (stdio: ours; endless-line: one that writes a line without end; deaf:
-// one that never reads its stdin).
+// one that never reads its stdin; mute: one that closes its stdout and
+// runs on).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("MCPSTACK_CLIENT_TEST_SERVER"); strings.HasPrefix(mode, "endless-line") {
 		endlessLine(mode == "endless-line-after-initialize")
 	}
 	if os.Getenv("MCPSTACK_CLIENT_TEST_SERVER") == "deaf" { // reads nothing; Close kills it
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	if os.Getenv("MCPSTACK_CLIENT_TEST_SERVER") == "mute" { // closes its stdout at once and runs on; Close kills it
+		os.Stdout.Close()
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	}

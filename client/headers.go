@@ -28,12 +28,17 @@ func paramHeadersFrom(ctx context.Context) http.Header {
 	return h
 }
 
-// learnHeaders remembers which arguments of which tools go in headers.
-func (s *Session) learnHeaders(res *mcp.ListToolsResult) {
+// learnHeaders remembers which arguments of which tools go in headers,
+// from a page of tools/list (first: asked without a cursor). What a
+// listing teaches, from its first page to its last, replaces what the one
+// before taught: tools the server no longer lists are forgotten, not kept
+// for the session's life. Until its last page, its tools are looked up
+// first, then the last whole listing's.
+func (s *Session) learnHeaders(first bool, res *mcp.ListToolsResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.marks == nil {
-		s.marks = map[string]map[string]string{}
+	if first || s.relisted == nil {
+		s.relisted = map[string]map[string]string{}
 	}
 	for _, t := range res.Tools {
 		var marks map[string]string
@@ -45,11 +50,10 @@ func (s *Session) learnHeaders(res *mcp.ListToolsResult) {
 				marks[prop] = name
 			}
 		}
-		if marks == nil {
-			delete(s.marks, t.Name)
-		} else {
-			s.marks[t.Name] = marks
-		}
+		s.relisted[t.Name] = marks // nil too: the tool marks nothing now
+	}
+	if res.NextCursor == "" { // the listing is whole
+		s.listed, s.relisted = s.relisted, nil
 	}
 }
 
@@ -58,7 +62,10 @@ func (s *Session) callHeaders(params map[string]any) http.Header {
 	name, _ := params["name"].(string)
 	args, _ := params["arguments"].(map[string]any)
 	s.mu.Lock()
-	marks := s.marks[name]
+	marks, ok := s.relisted[name]
+	if !ok {
+		marks = s.listed[name]
+	}
 	s.mu.Unlock()
 	var h http.Header
 	for prop, header := range marks {

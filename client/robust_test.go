@@ -268,17 +268,12 @@ func TestResumptionWithoutProgressEnds(t *testing.T) {
 			fmt.Fprint(w, "id: 1\nretry: 1\ndata: \n\n")
 			return
 		}
-		b, _ := io.ReadAll(r.Body)
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(b, &msg)
-		switch msg.Method {
+		_, id, method := posted(r)
+		switch method {
 		case "initialize":
 			w.Header().Set("Mcp-Session-Id", "s")
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, msg.ID)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, id)
 		case "ping":
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, "id: 1\nretry: 1\ndata: \n\n")

@@ -43,7 +43,8 @@ type Session struct {
 	progress map[wire.ID]func(*mcp.ProgressNotificationParams) // by progress token
 	serving  map[wire.ID]context.CancelFunc                    // the server's requests in flight
 	given    []wire.ID                                         // calls given up (cancelled, timed out): their late answers are no violation
-	marks    map[string]map[string]string                      // tool -> argument -> its Mcp-Param header
+	listed   map[string]map[string]string                      // tool -> argument -> its Mcp-Param header, from the last whole tools/list
+	relisted map[string]map[string]string                      // the same from the tools/list under way, which replaces listed at its last page
 	info     *mcp.Implementation
 	caps     *mcp.ServerCapabilities
 	instr    string
@@ -273,7 +274,8 @@ func (s *Session) Request(ctx context.Context, method string, params wire.Encode
 		res, err = s.decodeResult(spec, m, r.result)
 	}
 	if lt, ok := res.(*mcp.ListToolsResult); ok {
-		s.learnHeaders(lt)
+		cursor, _ := tree["cursor"].(string)
+		s.learnHeaders(cursor == "", lt)
 	}
 	return res, err
 }
@@ -282,6 +284,13 @@ func (s *Session) Request(ctx context.Context, method string, params wire.Encode
 // a *wire.Error, or a *Violation.
 func (s *Session) roundTrip(ctx context.Context, spec *protocol.Spec, m protocol.Method, params map[string]any) (r reply) {
 	onProgress := progressFrom(ctx)
+	// What the transport keeps open for the call (an HTTP response
+	// stream, its resumptions) ends with it: afterAnswer later, so that a
+	// stream that carried the answer can end by itself and its connection
+	// be reused, even when the answer came another way or the server
+	// keeps the stream open.
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() { time.AfterFunc(afterAnswer, cancel) }()
 	s.mu.Lock()
 	select {
 	case <-s.done:
@@ -354,12 +363,7 @@ func (s *Session) roundTrip(ctx context.Context, spec *protocol.Spec, m protocol
 // notifications/cancelled; never for initialize), in the background and
 // bounded, so that a stuck connection does not hold the caller.
 func (s *Session) giveUp(id wire.ID, method string, why error) {
-	s.mu.Lock()
-	s.given = append(s.given, id)
-	if len(s.given) > maxGivenUp {
-		s.given = s.given[len(s.given)-maxGivenUp:]
-	}
-	s.mu.Unlock()
+	s.forget(id)
 	if method == mcp.MethodInitialize {
 		return
 	}
@@ -370,6 +374,18 @@ func (s *Session) giveUp(id wire.ID, method string, why error) {
 			s.c.log.Debug("client: notifications/cancelled not sent", "id", id, "err", err)
 		}
 	}()
+}
+
+// forget remembers that call id ended before its answer came (given up,
+// or failed by a broken answer): an answer to it later is expected, not a
+// violation.
+func (s *Session) forget(id wire.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.given = append(s.given, id)
+	if len(s.given) > maxGivenUp {
+		s.given = s.given[len(s.given)-maxGivenUp:]
+	}
 }
 
 // givenUp reports whether id is a call given up.
@@ -456,8 +472,8 @@ func (s *Session) lost(e *AnswerError) {
 		err = v
 	}
 	if tree, perr := jsontree.Parse(e.RequestID); perr == nil {
-		if id, ierr := wire.IDFromValue(tree); ierr == nil {
-			s.deliver(id, reply{err: err})
+		if id, ierr := wire.IDFromValue(tree); ierr == nil && s.deliver(id, reply{err: err}) {
+			s.forget(id) // the call failed: the server's real answer may follow
 		}
 	}
 }

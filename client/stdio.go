@@ -68,6 +68,10 @@ func (t *Command) Connect(ctx context.Context) (Conn, error) {
 // stdin is closed, before it kills it.
 const closeGrace = 2 * time.Second
 
+// exitWait is how long the end of a server's stdout waits for its exit
+// status, to say why the session ended.
+const exitWait = 500 * time.Millisecond
+
 type stdioConn struct {
 	cmd   *exec.Cmd
 	stdin *os.File
@@ -174,7 +178,18 @@ func (c *stdioConn) Read(context.Context) ([]byte, error) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				c.stop(nil)
-				c.wait()
+				// A server ends its stdout as it exits: its exit status
+				// says why. One that closes stdout and runs on ends the
+				// session all the same (nothing more can come), at once;
+				// Close ends the process.
+				go c.wait()
+				exit := time.NewTimer(exitWait)
+				defer exit.Stop()
+				select {
+				case <-c.exited:
+				case <-exit.C:
+					return nil, fmt.Errorf("the server closed its stdout and runs on: %w", ErrClosed)
+				}
 				if c.waitErr != nil {
 					return nil, fmt.Errorf("the server exited: %w", c.waitErr)
 				}

@@ -137,3 +137,20 @@ func TestStdioSendEndsWithItsContext(t *testing.T) {
 		t.Errorf("the next Send: %v, want its context's deadline", err)
 	}
 }
+
+// A server that closes its stdout and runs on ends the session at once:
+// nothing more can come from it, and waiting for its exit held every call
+// until its own context ended, and the session never said it was over.
+func TestStdioServerClosesStdout(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MCPSTACK_CLIENT_TEST_SERVER=mute")
+	conn, err := (&client.Command{Cmd: cmd, Stderr: io.Discard}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = within(t, 10*time.Second, "Close", conn.Close) }()
+	err = within(t, 5*time.Second, "Read", func() error { _, err := conn.Read(context.Background()); return err })
+	if !errors.Is(err, client.ErrClosed) || !strings.Contains(err.Error(), "stdout") {
+		t.Errorf("Read from a server that closed its stdout: %v, want ErrClosed saying so", err)
+	}
+}

@@ -65,6 +65,7 @@ type httpConn struct {
 	session   string
 	version   string
 	listening bool
+	closing   bool // no stream reader starts from here on (goStream)
 	streams   sync.WaitGroup
 	closeOnce sync.Once
 }
@@ -117,6 +118,13 @@ func (c *httpConn) header(h http.Header) {
 func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 	var hd head
 	_ = json.Unmarshal(msg, &hd)
+	// Only a request awaits an answer. The client's own answers to the
+	// server carry the server's ids, which must not reach the calls of
+	// the same numbers.
+	var awaiting json.RawMessage
+	if hd.Method != "" {
+		awaiting = hd.ID
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.t.URL, bytes.NewReader(msg))
 	if err != nil {
 		return err
@@ -162,13 +170,16 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 		cancel()
 		return nil
 	case resp.StatusCode == http.StatusOK && mt == "text/event-stream":
-		c.streams.Add(1)
-		go func() {
-			defer c.streams.Done()
+		if !c.goStream(func() {
 			defer stop()
 			defer cancel()
-			c.readStream(rctx, resp.Body, hd.ID)
-		}()
+			c.readStream(rctx, resp.Body, awaiting)
+		}) {
+			resp.Body.Close()
+			stop()
+			cancel()
+			return ErrClosed
+		}
 		return nil
 	}
 	defer stop()
@@ -182,14 +193,14 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 		return fmt.Errorf("client: an answer of more than %d bytes", c.max)
 	}
 	if resp.StatusCode == http.StatusNotFound && c.sessionID() != "" {
-		_ = c.push(inbound{err: ErrSessionEnded}) // the session is over: Read says so
+		_ = c.push(ctx, inbound{err: ErrSessionEnded}) // the session is over: Read says so
 		return ErrSessionEnded
 	}
 	switch {
-	case resp.StatusCode/100 == 2 && len(hd.ID) == 0:
+	case resp.StatusCode/100 == 2 && len(awaiting) == 0:
 		return nil // a notification or a response, accepted (202 is the rule; any 2xx will do)
 	case resp.StatusCode == http.StatusOK && mt == "application/json":
-		return c.answer(hd.ID, body)
+		return c.answer(ctx, awaiting, body)
 	case resp.StatusCode == http.StatusOK:
 		return fmt.Errorf("client: the server answered %q to a POST, not JSON or an event stream", resp.Header.Get("Content-Type"))
 	}
@@ -228,23 +239,27 @@ func (c *httpConn) sessionID() string {
 	return c.session
 }
 
-// push hands a message (or a broken answer) to Read.
-func (c *httpConn) push(in inbound) error {
+// push hands a message (or a broken answer) to Read, within ctx: a Send
+// whose answer Read is not taking (the session is behind, or gone) fails
+// with its context instead of waiting past it.
+func (c *httpConn) push(ctx context.Context, in inbound) error {
 	select {
 	case c.in <- in:
 		return nil
 	case <-c.ctx.Done():
 		return ErrClosed
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 
 // answer pushes a body that answers request id: one that is not JSON
 // fails that request (BrokenAnswer) rather than leaving it waiting.
-func (c *httpConn) answer(id json.RawMessage, body []byte) error {
+func (c *httpConn) answer(ctx context.Context, id json.RawMessage, body []byte) error {
 	if len(id) > 0 && !json.Valid(body) {
-		return c.push(inbound{err: &AnswerError{RequestID: id, Body: body, Reason: "not JSON"}})
+		return c.push(ctx, inbound{err: &AnswerError{RequestID: id, Body: body, Reason: "not JSON"}})
 	}
-	return c.push(inbound{msg: body})
+	return c.push(ctx, inbound{msg: body})
 }
 
 // readStream reads a POST's event stream; when it ends before the answer
@@ -258,7 +273,7 @@ func (c *httpConn) readStream(rctx context.Context, body io.ReadCloser, id json.
 		// Unless the call itself ended (its caller gave up: the session
 		// tells the server) or the connection did.
 		if !answered && len(id) > 0 && c.ctx.Err() == nil && rctx.Err() == nil {
-			_ = c.push(inbound{err: &AnswerError{RequestID: id, Reason: "the response stream ended before the answer and could not be resumed"}})
+			_ = c.push(c.ctx, inbound{err: &AnswerError{RequestID: id, Reason: "the response stream ended before the answer and could not be resumed"}})
 		}
 	}()
 	for attempt := 0; !answered && last != "" && c.ctx.Err() == nil && rctx.Err() == nil && attempt < 5; attempt++ {
@@ -269,7 +284,7 @@ func (c *httpConn) readStream(rctx context.Context, body io.ReadCloser, id json.
 		case <-rctx.Done(): // the call gave up: a long retry must not hold this
 			return
 		}
-		resp, err := c.get(last)
+		resp, err := c.get(rctx, last) // the call's: it ends when the call does
 		if err != nil || resp.StatusCode != http.StatusOK {
 			if resp != nil {
 				resp.Body.Close()
@@ -316,7 +331,7 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 			// server would send it again, too large again.
 			err = fmt.Errorf("client: an event of more than %d bytes on the stream: %w", c.max, err)
 			if len(id) > 0 && !answered {
-				_ = c.push(inbound{err: &AnswerError{RequestID: id, Reason: err.Error()}})
+				_ = c.push(c.ctx, inbound{err: &AnswerError{RequestID: id, Reason: err.Error()}})
 				return true, "", 0
 			}
 			tooLarge = true // a GET stream: listen opens a fresh one, without Last-Event-ID
@@ -331,7 +346,7 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 		if len(id) > 0 && answers(ev.Data, id) {
 			answered = true
 		}
-		if c.answer(id, bytes.Clone(ev.Data)) != nil {
+		if c.answer(c.ctx, id, bytes.Clone(ev.Data)) != nil {
 			return true, "", 0
 		}
 		if answered {
@@ -358,8 +373,8 @@ func answers(msg []byte, id json.RawMessage) bool {
 }
 
 // get opens a GET stream of the session (resuming after last, when set).
-func (c *httpConn) get(last string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.t.URL, nil)
+func (c *httpConn) get(ctx context.Context, last string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.t.URL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -380,12 +395,25 @@ func (c *httpConn) Negotiated(revision string) {
 	c.listening = c.listening || listen
 	c.mu.Unlock()
 	if listen {
-		c.streams.Add(1)
-		go func() {
-			defer c.streams.Done()
-			c.listen()
-		}()
+		c.goStream(c.listen)
 	}
+}
+
+// goStream runs fn, a stream's reader, unless the connection is closing:
+// Close waits for every reader it started, and one started after the
+// wait began would be left running (or make WaitGroup panic).
+func (c *httpConn) goStream(fn func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.streams.Add(1)
+	go func() {
+		defer c.streams.Done()
+		fn()
+	}()
+	return true
 }
 
 // listen keeps the GET stream open, reconnecting after drops (with
@@ -394,7 +422,7 @@ func (c *httpConn) Negotiated(revision string) {
 func (c *httpConn) listen() {
 	last, failures := "", 0
 	for c.ctx.Err() == nil && failures < 5 {
-		resp, err := c.get(last)
+		resp, err := c.get(c.ctx, last)
 		var redirect *RedirectError
 		switch {
 		case errors.As(err, &redirect):
@@ -404,17 +432,18 @@ func (c *httpConn) listen() {
 		case resp.StatusCode == http.StatusMethodNotAllowed:
 			resp.Body.Close()
 			return // no GET stream here
-		case last != "" && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone):
+		case last != "" && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone || resp.StatusCode == http.StatusBadRequest):
 			// The events after last are not kept where the request
-			// went (another replica, or they aged out): what they held
-			// is lost, the stream goes on. A plain GET tells a session
-			// that ended (404 again) from one that did not.
+			// went (another replica, or they aged out; mcpstack answers
+			// 400 or 410, others 404): what they held is lost, the
+			// stream goes on. A plain GET tells a session that ended
+			// (404 again) from one that did not.
 			resp.Body.Close()
 			last = ""
 			continue
 		case resp.StatusCode == http.StatusNotFound:
 			resp.Body.Close()
-			_ = c.push(inbound{err: ErrSessionEnded})
+			_ = c.push(c.ctx, inbound{err: ErrSessionEnded})
 			return
 		case resp.StatusCode != http.StatusOK:
 			resp.Body.Close()
@@ -456,6 +485,9 @@ func (c *httpConn) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.cancel()
+		c.mu.Lock()
+		c.closing = true
+		c.mu.Unlock()
 		c.streams.Wait()
 		if sid := c.sessionID(); sid != "" {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

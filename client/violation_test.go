@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -28,26 +27,21 @@ func brokenServer(t *testing.T, method, answer string) string {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		body, _ := io.ReadAll(r.Body)
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(body, &msg)
+		_, id, got := posted(r)
 		w.Header().Set("Content-Type", "application/json")
-		switch msg.Method {
+		switch got {
 		case "initialize":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"1"}}}`, msg.ID)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"broken","version":"1"}}}`, id)
 		case method:
-			fmt.Fprint(w, strings.ReplaceAll(answer, "%ID%", string(msg.ID)))
+			fmt.Fprint(w, strings.ReplaceAll(answer, "%ID%", string(id)))
 		case "":
 			w.WriteHeader(http.StatusAccepted) // a response or a notification
 		default:
-			if len(msg.ID) == 0 {
+			if len(id) == 0 {
 				w.WriteHeader(http.StatusAccepted)
 				return
 			}
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
 		}
 	}))
 	t.Cleanup(hs.Close)

@@ -1,0 +1,255 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/client"
+	"github.com/mcpstack/mcpstack/mcp"
+)
+
+// streamServer is a Streamable HTTP server scripted by ping: it answers
+// initialize (with a session when sessions), a GET with a stream that
+// carries what is put on get, and counts the streams it holds open.
+type streamServer struct {
+	get  chan string
+	open atomic.Int32
+}
+
+func newStreamServer(t *testing.T, sessions bool, ping func(s *streamServer, w http.ResponseWriter, r *http.Request, id json.RawMessage, body []byte)) (*streamServer, string) {
+	s := &streamServer{get: make(chan string, 16)}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodDelete:
+			return
+		case http.MethodGet:
+			s.open.Add(1)
+			defer s.open.Add(-1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			for {
+				select {
+				case m := <-s.get:
+					fmt.Fprintf(w, "data: %s\n\n", m)
+					w.(http.Flusher).Flush()
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		body, id, method := posted(r)
+		switch {
+		case method == "initialize":
+			if sessions {
+				w.Header().Set("Mcp-Session-Id", "s1")
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, id)
+		case method == "ping":
+			ping(s, w, r, id, body)
+		case method == "" && len(id) > 0: // the client's answer: 200 and an empty JSON body
+			w.Header().Set("Content-Type", "application/json")
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return s, hs.URL
+}
+
+// posted reads the JSON-RPC message of a POST: its body, id and method.
+func posted(r *http.Request) (body []byte, id json.RawMessage, method string) {
+	body, _ = io.ReadAll(r.Body)
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	_ = json.Unmarshal(body, &m)
+	return body, m.ID, m.Method
+}
+
+// The streams a call opens end with it: a server that keeps them open
+// cannot make the client hold a connection and a goroutine for every
+// call, whether the answer came on another stream or never came.
+func TestCallStreamsEndWithTheCall(t *testing.T) {
+	tests := []struct {
+		name     string
+		sessions bool
+		timeout  time.Duration // of each call; 0: none
+		ping     func(s *streamServer, w http.ResponseWriter, r *http.Request, id json.RawMessage, body []byte)
+	}{
+		{"answered on the GET stream, the POST stream held open", true, 0,
+			func(s *streamServer, w http.ResponseWriter, r *http.Request, id json.RawMessage, _ []byte) {
+				s.open.Add(1)
+				defer s.open.Add(-1)
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				s.get <- fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+				<-r.Context().Done()
+			}},
+		{"given up while its resumption is held open", false, 400 * time.Millisecond,
+			func(_ *streamServer, w http.ResponseWriter, _ *http.Request, _ json.RawMessage, _ []byte) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				fmt.Fprint(w, "id: 1\nretry: 100\n\n") // ends: the client resumes on a GET that never answers
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := newStreamServer(t, tt.sessions, tt.ping)
+			s, err := client.New("t", "1").Connect(context.Background(), &client.StreamableHTTP{URL: url, NoListen: !tt.sessions})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			time.Sleep(100 * time.Millisecond) // the session's own GET stream opens
+			base := srv.open.Load()
+			for range 3 {
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				if tt.timeout > 0 {
+					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				}
+				_, _ = s.Ping(ctx, nil)
+				cancel()
+			}
+			deadline := time.Now().Add(3 * time.Second)
+			for srv.open.Load() > base && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if n := srv.open.Load() - base; n > 0 {
+				t.Errorf("%d streams of 3 ended calls still open", n)
+			}
+		})
+	}
+}
+
+// The client's answer to a server's request carries the server's id: what
+// the server answers to that POST is not the answer to the client's own
+// call of the same number.
+func TestAnswerOfAnAnswerIsNoAnswer(t *testing.T) {
+	_, url := newStreamServer(t, true, func(s *streamServer, w http.ResponseWriter, r *http.Request, id json.RawMessage, _ []byte) {
+		s.get <- fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"ping"}`, id) // the server's request, with the call's number
+		select {
+		case <-time.After(500 * time.Millisecond): // the client answers it meanwhile
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+	})
+	s, err := client.New("t", "1").Connect(context.Background(), &client.StreamableHTTP{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.Ping(ctx, nil); err != nil {
+		t.Errorf("a call whose number the server's request shares: %v", err)
+	}
+}
+
+// A call whose answer the session is not taking (its read loop is held by
+// a progress handler, and the queue behind it is full) fails with its
+// context, instead of waiting past it for room.
+func TestAnswerNobodyTakesEndsWithTheCall(t *testing.T) {
+	var pings atomic.Int32
+	srv, url := newStreamServer(t, true, func(s *streamServer, w http.ResponseWriter, r *http.Request, id json.RawMessage, body []byte) {
+		if pings.Add(1) > 1 { // the second call: answered at once, as JSON
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, id)
+			return
+		}
+		var m struct {
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &m)
+		token, _ := json.Marshal(m.Params.Meta["progressToken"])
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%s,\"progress\":1}}\n\n", token)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	s, err := client.New("t", "1").Connect(context.Background(), &client.StreamableHTTP{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	held, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	var once sync.Once
+	go func() {
+		ctx := client.WithProgress(context.Background(), func(*mcp.ProgressNotificationParams) {
+			once.Do(func() { close(held) })
+			<-release // the read loop waits here
+		})
+		_, _ = s.Ping(ctx, nil)
+	}()
+	<-held
+	go func() { // more than the queue behind the read loop holds
+		for range 200 {
+			select {
+			case srv.get <- `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`:
+			case <-release:
+				return
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err = within(t, 5*time.Second, "a call whose answer nobody takes", func() error { _, err := s.Ping(ctx, nil); return err })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a call whose answer nobody takes: %v, want its context's deadline", err)
+	}
+}
+
+// A call failed by a broken answer (not JSON) has ended: the server's
+// real answer after it is late, not an answer to no request.
+func TestAnswerAfterABrokenOneIsLate(t *testing.T) {
+	_, url := newStreamServer(t, true, func(s *streamServer, w http.ResponseWriter, r *http.Request, id json.RawMessage, _ []byte) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "data: {not json\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", id)
+	})
+	var mu sync.Mutex
+	var rules []string
+	s, err := client.New("t", "1", client.WithViolationHandler(func(v *client.Violation) {
+		mu.Lock()
+		rules = append(rules, v.Rule)
+		mu.Unlock()
+	})).Connect(context.Background(), &client.StreamableHTTP{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Ping(context.Background(), nil); err == nil {
+		t.Fatal("a call answered with a body that is not JSON succeeded")
+	}
+	if _, err := s.Ping(context.Background(), nil); err == nil { // after the first call's stream is read whole
+		t.Fatal("the second call succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range rules {
+		if r == client.RuleUnknownID {
+			t.Errorf("violations %v: the real answer after a broken one counted as an answer to no request", rules)
+			break
+		}
+	}
+}
