@@ -242,8 +242,11 @@ func TestDropsLoggedByKind(t *testing.T) {
 		}
 	}
 	for _, line := range strings.Split(log.String(), "\n") {
-		if strings.Contains(line, "left unanswered") && !strings.Contains(line, "dropped_unlogged_before=0") {
-			t.Errorf("the first unanswered request's line counts other drops: %s", line)
+		if strings.Contains(line, "left unanswered") { // the first: later ones, a second on, count their own kind
+			if !strings.Contains(line, "dropped_unlogged_before=0") {
+				t.Errorf("the first unanswered request's line counts other drops: %s", line)
+			}
+			break
 		}
 	}
 }

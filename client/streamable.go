@@ -285,6 +285,10 @@ func (c *httpConn) readStream(rctx context.Context, body io.ReadCloser, id json.
 			return
 		}
 		resp, err := c.get(rctx, last) // the call's: it ends when the call does
+		if err == nil && gone(resp.StatusCode) {
+			resp.Body.Close()
+			return // its events are not kept: trying again brings them no more than this did
+		}
 		if err != nil || resp.StatusCode != http.StatusOK {
 			if resp != nil {
 				resp.Body.Close()
@@ -372,6 +376,13 @@ func answers(msg []byte, id json.RawMessage) bool {
 	return json.Unmarshal(msg, &m) == nil && m.Method == "" && bytes.Equal(bytes.TrimSpace(m.ID), bytes.TrimSpace(id))
 }
 
+// gone reports whether a resumption's status says the events after its
+// Last-Event-ID are not kept there (another replica, or they aged out):
+// 410 or 400 from mcpstack, 404 from others.
+func gone(status int) bool {
+	return status == http.StatusGone || status == http.StatusBadRequest || status == http.StatusNotFound
+}
+
 // get opens a GET stream of the session (resuming after last, when set).
 func (c *httpConn) get(ctx context.Context, last string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.t.URL, nil)
@@ -432,12 +443,11 @@ func (c *httpConn) listen() {
 		case resp.StatusCode == http.StatusMethodNotAllowed:
 			resp.Body.Close()
 			return // no GET stream here
-		case last != "" && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone || resp.StatusCode == http.StatusBadRequest):
+		case last != "" && gone(resp.StatusCode):
 			// The events after last are not kept where the request
-			// went (another replica, or they aged out; mcpstack answers
-			// 400 or 410, others 404): what they held is lost, the
-			// stream goes on. A plain GET tells a session that ended
-			// (404 again) from one that did not.
+			// went: what they held is lost, the stream goes on. A
+			// plain GET tells a session that ended (404 again) from
+			// one that did not.
 			resp.Body.Close()
 			last = ""
 			continue

@@ -37,14 +37,17 @@ type EventStore interface {
 	// Replay calls fn, in order, for each event of the session's stream
 	// of lastID that came after it, and returns that stream. It fails with
 	// ErrEventsGone when events after lastID have been dropped, and with
-	// ErrUnknownEvent when lastID names no stream of the session.
+	// ErrUnknownEvent when lastID names no stream of the session; any
+	// other error before an event is replayed is answered 503 with
+	// Retry-After (the store is down: the client tries again).
 	Replay(session, lastID string, fn func(id string, data []byte) error) (stream string, err error)
 	// Forget drops a session's events: it has ended.
 	Forget(session string)
 }
 
 // Errors of EventStore.Replay: the client gets 410 Gone for the first and
-// 404 for the second, and opens a fresh stream.
+// 400 for the second (not 404, which would tell it its session is gone),
+// and opens a fresh stream.
 var (
 	ErrEventsGone   = streamable.ErrEventsGone
 	ErrUnknownEvent = streamable.ErrUnknownEvent

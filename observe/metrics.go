@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -172,9 +173,11 @@ func (m *metrics) watch(srv *server.Server) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.sessions == nil {
-		g.sessions = map[weak.Pointer[server.Server]]struct{}{}
+		g.sessions = map[weak.Pointer[core.Server]]struct{}{}
 	}
-	g.sessions[weak.Make(srv)] = struct{}{}
+	// The core, not srv: the transports keep the core and may outlive the
+	// *server.Server they were made from.
+	g.sessions[weak.Make(core.Of(srv))] = struct{}{}
 }
 
 // gaugeDescs describe the gauges: the calls in flight, the sessions, the
@@ -195,7 +198,7 @@ var gaugeDescs = [4]*prometheus.Desc{
 type gauges struct {
 	mu         sync.Mutex
 	inflight   []*atomic.Int64
-	sessions   map[weak.Pointer[server.Server]]struct{}
+	sessions   map[weak.Pointer[core.Server]]struct{}
 	streams    []func() int
 	eventBytes []func() int64
 }
@@ -218,7 +221,7 @@ func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
 func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
 	inflight, streams, eventBytes := g.inflight, g.streams, g.eventBytes
-	servers := make([]*server.Server, 0, len(g.sessions))
+	servers := make([]*core.Server, 0, len(g.sessions))
 	for p := range g.sessions {
 		if srv := p.Value(); srv != nil {
 			servers = append(servers, srv)

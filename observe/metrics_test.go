@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
 )
 
@@ -119,18 +120,24 @@ func TestWatchedServersCountOnce(t *testing.T) {
 	if n := open(); n != 1 {
 		t.Errorf("one session on a server watched twice: the gauge says %v", n)
 	}
-	func() {
-		dropped := server.New(conformance.New(conformance.WithStepDelay(0)))
+	// A server whose *server.Server is dropped while its core serves on
+	// (a transport keeps the core) still counts.
+	served := func() *core.Server {
+		dropped := server.New(plainHandler{}) // no Attach: nothing but the caller keeps the *server.Server
 		openSession(t, dropped)
 		o.Watch(dropped)
-		if n := open(); n != 2 {
-			t.Errorf("two servers with a session each: the gauge says %v", n)
-		}
-		dropped.Close()
+		return core.Of(dropped)
 	}()
-	for range 10 { // a weak pointer clears once the server is collected
+	runtime.GC()
+	runtime.GC()
+	if n := open(); n != 2 {
+		t.Errorf("two servers with a session each, one served by its core alone: the gauge says %v", n)
+	}
+	served.Close()
+	served = nil
+	for range 10 { // a weak pointer clears once the server is collected; Collect forgets it then
 		runtime.GC()
-		if len(o.metrics.gauges.sessions) == 1 {
+		if open(); len(o.metrics.gauges.sessions) == 1 {
 			break
 		}
 	}
@@ -153,3 +160,7 @@ func openSession(t *testing.T, srv *server.Server) {
 type nopStream struct{}
 
 func (nopStream) Send([]byte) error { return nil }
+
+// plainHandler is a handler that is not an app: it keeps no reference to
+// the server it serves.
+type plainHandler struct{ mcp.UnimplementedHandler }

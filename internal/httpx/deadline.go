@@ -12,14 +12,19 @@ import (
 // its goroutine, for ever. Event streams and large answers move the
 // deadline on as they write; JSON answers move it before they are written
 // (ArmWrite); a hijacked connection loses it (net/http clears deadlines
-// on Hijack).
+// on Hijack). HTTP/1 only: on HTTP/2 a write deadline resets the stream
+// when it passes, writing or not, which would cut a long call, and the
+// protocol's flow control already keeps one stream from holding the
+// connection.
 func WriteDeadline(timeout time.Duration) func(http.Handler) http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultWriteTimeout
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ArmWrite(w, timeout)
+			if r.ProtoMajor == 1 {
+				ArmWrite(w, timeout)
+			}
 			next.ServeHTTP(w, r)
 		})
 	}

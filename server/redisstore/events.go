@@ -21,7 +21,7 @@ import (
 // last event. So the bounds (events, bytes and age per session, the oldest
 // out first), the ids ("<stream>-<n>") and the difference between events
 // that fell out (mcphttp.ErrEventsGone, 410) and ids never issued
-// (mcphttp.ErrUnknownEvent, 404) are those of the in-memory store, and a
+// (mcphttp.ErrUnknownEvent, 400) are those of the in-memory store, and a
 // replay reads only its own stream. Appends and replays are Lua scripts:
 // each is atomic, whichever replica runs it. The events expire with their
 // age; the counters a day after the session's last append or replay (the

@@ -547,6 +547,7 @@ const chunkingSize = 2048
 // body up to chunkingSize gets its Content-Length from net/http when the
 // handler returns (a middleware that flushes after it makes it chunked).
 func (h *Handler) writeReply(w http.ResponseWriter, r core.Reply) {
+	httpx.ArmWrite(w, h.cfg.writeTimeout) // the call may have outlasted its request's deadline
 	if r.SessionID != "" {
 		w.Header().Set("Mcp-Session-Id", r.SessionID)
 	}
@@ -564,8 +565,7 @@ func (h *Handler) writeReply(w http.ResponseWriter, r core.Reply) {
 		h.writeLarge(w, r)
 		return
 	}
-	httpx.ArmWrite(w, h.cfg.writeTimeout) // the call may have outlasted the request's deadline
-	w.WriteHeader(status(r))              // net/http sets the length itself, without allocating
+	w.WriteHeader(status(r)) // net/http sets the length itself, without allocating
 	_, _ = w.Write(r.Body)
 }
 
