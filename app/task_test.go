@@ -184,6 +184,29 @@ func TestTasks(t *testing.T) {
 	if got := result(t, alice.call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, asking))); fmt.Sprint(got["structuredContent"]) != "map[name:Ada]" {
 		t.Errorf("the asking task's result %v", got)
 	}
+
+	// A TTL too large for a Duration in nanoseconds is the longest kept,
+	// not one that wrapped round to the past.
+	huge := result(t, alice.call("tools/call", `{"name":"hang","task":{"ttl":10000000000000}}`))["task"].(map[string]any)
+	if huge["ttl"] != float64(time.Hour.Milliseconds()) || huge["status"] != "working" {
+		t.Errorf("a task asked to live 10^13 ms: %v, want status working and the hour the server keeps at most", huge)
+	}
+	// A tasks/result the client cancels is not answered (spec: SHOULD NOT).
+	waiting := result(t, alice.call("tools/call", `{"name":"hang","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	answered := make(chan []byte, 1)
+	go func() {
+		answered <- alice.sess.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":"r","method":"tasks/result","params":{"taskId":%q}}`, waiting)), nil)
+	}()
+	time.Sleep(50 * time.Millisecond) // the request is in flight
+	alice.sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}}`), nil)
+	select {
+	case reply := <-answered:
+		if len(reply) > 0 {
+			t.Errorf("a cancelled tasks/result was answered: %s", reply)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a cancelled tasks/result still waits")
+	}
 }
 
 // Where no tool runs as a task the server declares no tasks capability,
@@ -244,6 +267,38 @@ func TestTaskListPages(t *testing.T) {
 	e, _ := bad["error"].(map[string]any)
 	if data, _ := e["data"].(map[string]any); e["code"] != -32602.0 || data["field"] != "/params/cursor" {
 		t.Errorf("a foreign cursor: %v, want -32602 at /params/cursor", bad)
+	}
+}
+
+// A task's request to a client that neither listens nor asks for the
+// task's result fails after the answer timeout, not the task's TTL (an
+// hour): the wait for a stream to send it on counts.
+func TestTaskRequestWithNowhereToGoTimesOut(t *testing.T) {
+	failed := make(chan error, 1)
+	a := app.New("tasks", "1")
+	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "required"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
+		_, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Name?", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
+			Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": map[string]any{"type": "string"}}}})
+		failed <- err
+		return nil, err
+	})
+	srv := app.NewServer(a, server.WithLimits(server.Limits{AnswerTimeout: 200 * time.Millisecond}))
+	defer srv.Close()
+	sess, err := core.Of(srv).NewSession("", nil) // no stream, and no tasks/result comes
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &taskSession{t: t, sess: sess}
+	result(t, s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`))
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	result(t, s.call("tools/call", `{"name":"ask","task":{}}`))
+	select {
+	case err := <-failed:
+		if err == nil || !strings.Contains(err.Error(), "within") {
+			t.Errorf("the task's request: %v, want a timeout", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the task's request still waits 5s past an answer timeout of 200ms")
 	}
 }
 

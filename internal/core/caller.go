@@ -64,10 +64,14 @@ func OpenedBy(c Caller) SessionOption { return func(s *Session) { s.caller = c }
 type clientUsage struct {
 	sessions int // under Server.mu
 	inflight atomic.Int64
+	// idle is set when the client's last session went while calls of it
+	// were still in flight (tasks, or calls its end cancelled that have
+	// not returned yet): the last of them drops the client's entry.
+	idle atomic.Bool
 	// leave gives back a call in flight of one of the client's sessions:
 	// made once, with the client's first session (under Server.mu,
 	// before the session is served), so that a call's quota check
-	// allocates nothing.
+	// allocates nothing and takes no lock.
 	leave func()
 }
 
@@ -101,8 +105,15 @@ func (s *Server) reserveSessionLocked(key string, open int) (*clientUsage, error
 		return nil, fmt.Errorf("%w: this client already has %d sessions open", ErrQuota, max)
 	}
 	u.sessions++
+	u.idle.Store(false)
 	if u.leave == nil {
-		u.leave = func() { u.inflight.Add(-1) }
+		u.leave = func() {
+			if u.inflight.Add(-1) == 0 && u.idle.Load() {
+				s.mu.Lock()
+				s.dropIdleClientLocked(key, u)
+				s.mu.Unlock()
+			}
+		}
 	}
 	return u, nil
 }
@@ -123,6 +134,9 @@ func (s *Server) releaseSessionLocked(key string) {
 	}
 	if u := s.clients[key]; u != nil {
 		u.sessions--
+		if u.sessions <= 0 {
+			u.idle.Store(true) // its calls still in flight drop it as they end
+		}
 		s.dropIdleClientLocked(key, u)
 	}
 }

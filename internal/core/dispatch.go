@@ -57,6 +57,9 @@ func (s *Server) dispatch(ctx context.Context, c *call) (reply []byte, code int)
 func (s *Server) serveTasks(ctx context.Context, c *call) (reply []byte, code int, ok bool) {
 	if c.sess != nil {
 		reply, ok := c.sess.tasksOf(ctx, c.spec, c.m, c.msg, c.peer.out, &c.release)
+		if ok && c.peer.peerCancelled != nil && c.peer.peerCancelled.Load() {
+			return nil, 0, true // the client cancelled (a tasks/result it waited on): no answer, as answerCall
+		}
 		return reply, 0, ok
 	}
 	if reply, code, ok := s.extensionTaskRequest(ctx, c.spec, c.m, c.msg); ok {

@@ -234,20 +234,37 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 		sess.mu.Unlock()
 		sess.save(ctx)
 	}
-	send := p.send
-	if t := p.currentTask(); t != nil {
-		send = func(msg []byte) error { return t.deliver(ctx, sess, msg, true) }
-	}
-	if err := send(msg); err != nil {
-		forget()
-		answered(wire.CodeInternalError)
-		return nil, err
-	}
+	// The call timeout counts from now: a task's request may wait for a
+	// stream to go out on (tasks/result), and that wait is the client's
+	// too.
 	var timeout <-chan time.Time // none without a call timeout
 	if d := srv.cfg.callTimeout; d > 0 {
 		timer := time.NewTimer(d)
 		defer timer.Stop()
 		timeout = timer.C
+	}
+	send := p.send
+	if t := p.currentTask(); t != nil {
+		send = func(msg []byte) error {
+			waitCtx := ctx
+			if d := srv.cfg.callTimeout; d > 0 {
+				var cancel context.CancelFunc
+				waitCtx, cancel = context.WithTimeout(ctx, d)
+				defer cancel()
+			}
+			if err := t.deliver(waitCtx, sess, msg, true); err != nil {
+				if ctx.Err() == nil && waitCtx.Err() != nil {
+					return fmt.Errorf("no stream to send %s on within %s: the client neither listens nor asks for the task's result", method, srv.cfg.callTimeout)
+				}
+				return err
+			}
+			return nil
+		}
+	}
+	if err := send(msg); err != nil {
+		forget()
+		answered(wire.CodeInternalError)
+		return nil, err
 	}
 	select {
 	case resp := <-pc.reply:

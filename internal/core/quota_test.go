@@ -138,6 +138,37 @@ func TestClientInflightQuota(t *testing.T) {
 	}
 }
 
+// A client's quota entry goes once it holds nothing, also when its last
+// session ended while a call of it was still in flight (the entry stayed
+// for the server's life: a new address each time grew the map for ever).
+func TestClientEntryGoesWithItsLastCall(t *testing.T) {
+	b := &blocker{release: make(chan struct{})}
+	srv := newServer(b, core.WithMaxClientInflight(8), core.WithValidation(false))
+	defer srv.Close()
+	alice := core.Caller{Owner: "alice", Key: "principal:alice"}
+	ctx := core.WithCaller(context.Background(), alice)
+	s, err := srv.NewSession("", nil, core.OpenedBy(alice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	answered := make(chan struct{})
+	go func() {
+		s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`), nil)
+		close(answered)
+	}()
+	time.Sleep(50 * time.Millisecond) // in flight
+	s.Close()
+	close(b.release)
+	<-answered
+	for deadline := time.Now().Add(5 * time.Second); core.ClientsHeld(srv) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := core.ClientsHeld(srv); n != 0 {
+		t.Errorf("the client holds no session and no call: %d quota entries kept, want 0", n)
+	}
+}
+
 // stuck is an Outbox whose client never reads: Send blocks until release.
 type stuck struct{ release chan struct{} }
 
@@ -212,5 +243,43 @@ func TestQuotaChecksDoNotAllocate(t *testing.T) {
 	off, on := allocs(t, 0), allocs(t, 8)
 	if on > off {
 		t.Errorf("a call allocates %.0f times with the client's quota of calls in flight, %.0f without", on, off)
+	}
+}
+
+// slowDelete is a session store whose Delete waits until release, after
+// saying it started.
+type slowDelete struct {
+	core.SessionStore
+	deleting, release chan struct{}
+}
+
+func (s slowDelete) Delete(ctx context.Context, id string) error {
+	close(s.deleting)
+	<-s.release
+	return s.SessionStore.Delete(ctx, id)
+}
+
+// A session the client ended is not brought back from its stored state
+// by a request that comes while that state is being deleted: it would
+// have been served until its idle timeout.
+func TestEndedSessionIsNotRestored(t *testing.T) {
+	st := slowDelete{SessionStore: core.MemorySessions(), deleting: make(chan struct{}), release: make(chan struct{})}
+	srv := newServer(conformance.New(), core.WithSessionStore(st))
+	defer srv.Close()
+	sess, err := srv.NewSession("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	ended := make(chan struct{})
+	go func() { sess.Close(); close(ended) }()
+	<-st.deleting
+	if _, ok := srv.SessionFor(sess.ID(), "", ""); ok {
+		t.Error("a session ended by its client was restored while its state was being deleted")
+	}
+	close(st.release)
+	<-ended
+	if _, ok := srv.SessionFor(sess.ID(), "", ""); ok {
+		t.Error("a session ended by its client was restored after its state was deleted")
 	}
 }

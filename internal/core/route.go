@@ -297,12 +297,16 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly StreamCloser) Rep
 		c.sess = sess
 	}
 	hasRequests := c.in.HasRequests()
-	if c.kind == callStateless {
+	if c.kind == callStateless || c.kind == callEphemeral {
+		// No session to resume in: the call ends with its request, and
+		// with the credential it came with.
 		if exp := CallerFrom(ctx).Expires; !exp.IsZero() {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithDeadline(ctx, exp)
 			defer cancel()
 		}
+	}
+	if c.kind == callStateless {
 		body, code := c.srv.ServeStateless(context.WithValue(ctx, transportKey{}, c.transport), c.in, out, c.headers)
 		r := Reply{Body: body, Code: code, RetryAfter: retryAfter(code)}
 		if spec := c.srv.statelessSpec(c.in.metaVersion()); spec != nil {
@@ -313,10 +317,15 @@ func (c *Call) Run(ctx context.Context, out Outbox, closeEarly StreamCloser) Rep
 		}
 		return r
 	}
-	// A task the call starts keeps this context, and so the Call, for its
-	// life: the serve paths let go of the body (Incoming.takeBody).
-	c.detached = detached{ctx}
-	body := c.sess.serve(&c.detached, c.in, response{out: out, closeEarly: closeEarly}, false)
+	// A session's call outlives its request: the client may resume its
+	// stream. A task the call starts keeps this context, and so the Call,
+	// for its life: the serve paths let go of the body (Incoming.takeBody).
+	var served context.Context = ctx
+	if c.kind != callEphemeral {
+		c.detached = detached{ctx}
+		served = &c.detached
+	}
+	body := c.sess.serve(served, c.in, response{out: out, closeEarly: closeEarly}, false)
 	if !hasRequests {
 		return Reply{} // notifications and responses: answered 202 whatever the core made of them (it logs what it refuses)
 	}

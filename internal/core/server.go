@@ -53,10 +53,14 @@ type Server struct {
 	// below holds the ones live in this process.
 	sessionStore SessionStore
 
-	mu        sync.Mutex
-	sessions  map[string]*Session
-	clients   map[string]*clientUsage // by Caller.Key
-	listeners map[*listener]bool
+	mu       sync.Mutex
+	sessions map[string]*Session
+	clients  map[string]*clientUsage // by Caller.Key
+	// forgetting are the sessions ended here whose stored state is being
+	// deleted: a request that misses one in sessions must not restore it
+	// from the state still stored (restoreFor).
+	forgetting map[string]struct{}
+	listeners  map[*listener]bool
 	// listensStarting are listen streams that took their share of the
 	// session cap and have not registered yet (their Subscribe calls run).
 	listensStarting int
@@ -93,7 +97,7 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	if !cfg.clientSessionsSet && cfg.maxSessions > 0 {
 		cfg.maxClientSessions = max(cfg.maxSessions/10, min(cfg.maxSessions, 10))
 	}
-	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{},
+	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{}, forgetting: map[string]struct{}{},
 		stop: make(chan struct{}), draining: make(chan struct{}), output: newOutputBudget(cfg.outputPerStream, cfg.outputTotal)}
 	s.workers = newWorkers()
 	s.startRelay()
@@ -312,6 +316,12 @@ func (s *Server) lookup(ctx context.Context, id, transport, owner string) (*Sess
 // restoreFor makes the stored session id live here, if it is the
 // transport's and the owner's and has not expired.
 func (s *Server) restoreFor(ctx context.Context, id, transport, owner string) (*Session, Refusal) {
+	s.mu.Lock()
+	_, ending := s.forgetting[id]
+	s.mu.Unlock()
+	if ending { // ended here a moment ago; its state goes from the store now
+		return nil, RefusedUnknownSession
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	st, err := s.sessionStore.Load(ctx, id)

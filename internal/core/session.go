@@ -177,15 +177,25 @@ func (sess *Session) end(forget bool) {
 		f.cancel()
 	}
 	sess.mu.Unlock()
-	sess.srv.remove(sess) // unlisted before Done fires
-	if forget && sess.durable {
+	srv := sess.srv
+	deleting := forget && sess.durable
+	if deleting { // before it is unlisted: a request that misses it from then on does not restore it
+		srv.mu.Lock()
+		srv.forgetting[sess.id] = struct{}{}
+		srv.mu.Unlock()
+	}
+	srv.remove(sess) // unlisted before Done fires
+	if deleting {
 		sess.saveMu.Lock() // after a save under way, so that it does not put the state back
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		if err := sess.srv.sessionStore.Delete(ctx, sess.id); err != nil {
-			sess.srv.log.Warn("session state not deleted", "session", sess.id, "err", err)
+		if err := srv.sessionStore.Delete(ctx, sess.id); err != nil {
+			srv.log.Warn("session state not deleted", "session", sess.id, "err", err)
 		}
 		cancel()
 		sess.saveMu.Unlock()
+		srv.mu.Lock()
+		delete(srv.forgetting, sess.id)
+		srv.mu.Unlock()
 	}
 	sess.cancel()
 	sess.srv.sessionClosed(sess.id, forget)

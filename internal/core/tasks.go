@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -315,10 +316,12 @@ func (s *Server) trimStore(share string) {
 }
 
 // keeper is whose share of the finished tasks kept in memory a task counts
-// against: its owner's, or, for the tasks nobody owns (holderOwner), its
-// client's, so that one anonymous client cannot push out everyone's.
+// against: its principal's, or, for the tasks of a session without one or
+// of nobody (holderOwner), its client's, so that one anonymous client
+// cannot push out everyone's, nor keep a share in each of its thousand
+// sessions.
 func (t *task) keeper() string {
-	if t.owner == holderOwner {
+	if t.owner == holderOwner || strings.HasPrefix(t.owner, "session:") {
 		return "client:" + t.client
 	}
 	return t.owner
@@ -360,7 +363,7 @@ func (s *Server) taskSupport(msg *jsonrpc.Message) (support string, declared boo
 func (sess *Session) startTask(ctx context.Context, spec *protocol.Spec, m protocol.Method, msg *jsonrpc.Message, meta map[string]any, owner string, release func()) []byte {
 	srv := sess.srv
 	ttl := DefaultTaskTTL
-	if n, err := jsontree.Int(meta["ttl"]); err == nil && n > 0 && time.Duration(n)*time.Millisecond < ttl {
+	if n, err := jsontree.Int(meta["ttl"]); err == nil && n > 0 && n < ttl.Milliseconds() { // compared in ms: n ms as a Duration can overflow
 		ttl = time.Duration(n) * time.Millisecond
 	}
 	now := time.Now()

@@ -189,9 +189,21 @@ func TestStores(t *testing.T) {
 // its call function.
 func session(t *testing.T, srv *server.Server) func(method, params string) map[string]any {
 	t.Helper()
-	sess, err := core.Of(srv).NewSession("", nil, core.OpenedBy(core.Caller{Owner: "alice", Key: "principal:alice"}))
+	call, _ := sessionOf(t, srv, core.Caller{Owner: "alice", Key: "principal:alice"})
+	return call
+}
+
+// sessionOf opens an initialized session of caller; it returns the
+// session's call and the owner its tasks get.
+func sessionOf(t *testing.T, srv *server.Server, caller core.Caller) (func(method, params string) map[string]any, string) {
+	t.Helper()
+	sess, err := core.Of(srv).NewSession("", nil, core.OpenedBy(caller))
 	if err != nil {
 		t.Fatal(err)
+	}
+	owner := "principal:" + caller.Owner
+	if caller.Owner == "" {
+		owner = "session:" + sess.ID()
 	}
 	n := 0
 	var mu sync.Mutex
@@ -208,7 +220,7 @@ func session(t *testing.T, srv *server.Server) func(method, params string) map[s
 	}
 	call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
-	return call
+	return call, owner
 }
 
 // taskID is the id of the task a task-augmented call created.
@@ -387,35 +399,57 @@ func TestPostgresReplicasStartTogether(t *testing.T) {
 
 // A user's finished tasks are bounded in a durable store as in memory
 // (the regression: the store kept any number until their TTL, 150 tasks
-// of 1 MiB took 63 MB of tasks.db). The byte bound is TestStores' Trim.
+// of 1 MiB took 63 MB of tasks.db), and a client without a principal
+// has one share for all its sessions, not one in each. The byte bound is
+// TestStores' Trim.
 func TestStoreKeepsABoundedShare(t *testing.T) {
-	st, err := taskstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "tasks.db"))
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name     string
+		caller   core.Caller
+		sessions int
+	}{
+		{"a principal", core.Caller{Owner: "alice", Key: "principal:alice"}, 1},
+		{"a client's sessions without one", core.Caller{Key: "addr:192.0.2.1"}, 3},
 	}
-	defer st.Close()
-	a := app.New("bounded", "1")
-	app.AddTool(a, app.Tool{Name: "quick", TaskSupport: "optional"}, func(context.Context, struct{}) (string, error) { return "done", nil })
-	srv := app.NewServer(a, server.WithTaskStore(st))
-	defer srv.Close()
-	call := session(t, srv)
-	for range 130 {
-		id := taskID(t, call("tools/call", `{"name":"quick","task":{"ttl":600000}}`))
-		if r := call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id)); r["result"] == nil {
-			t.Fatalf("tasks/result: %v", r)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := taskstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "tasks.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			a := app.New("bounded", "1")
+			app.AddTool(a, app.Tool{Name: "quick", TaskSupport: "optional"}, func(context.Context, struct{}) (string, error) { return "done", nil })
+			srv := app.NewServer(a, server.WithTaskStore(st))
+			defer srv.Close()
+			var owners []string
+			for range tt.sessions {
+				call, owner := sessionOf(t, srv, tt.caller)
+				owners = append(owners, owner)
+				for range 130 / tt.sessions {
+					id := taskID(t, call("tools/call", `{"name":"quick","task":{"ttl":600000}}`))
+					if r := call("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id)); r["result"] == nil {
+						t.Fatalf("tasks/result: %v", r)
+					}
+				}
+			}
+			var kept int
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				kept = 0
+				for _, owner := range owners {
+					list, err := st.List(context.Background(), owner)
+					if err != nil {
+						t.Fatal(err)
+					}
+					kept += len(list)
+				}
+				if kept == 100 { // the last save and trim may come after tasks/result
+					return
+				}
+			}
+			t.Errorf("the store keeps %d of the caller's %d finished tasks, want the newest 100", kept, 130/tt.sessions*tt.sessions)
+		})
 	}
-	var kept int
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		list, err := st.List(context.Background(), "principal:alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if kept = len(list); kept == 100 { // the last save and trim may come after tasks/result
-			return
-		}
-	}
-	t.Errorf("the store keeps %d of alice's 130 finished tasks, want the newest 100", kept)
 }
 
 // A tasks table made before shares existed gains the column when opened,

@@ -3,6 +3,7 @@ package streamable_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -307,6 +308,41 @@ func TestStatelessSessionRevisions(t *testing.T) {
 	}
 	if resp, _ := e.do(req{body: `{"jsonrpc":"2.0","id":4,"method":"ping"}`, headers: map[string]string{"MCP-Protocol-Version": "1999-01-01"}}); resp.StatusCode != 400 {
 		t.Errorf("unsupported version: %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestStatelessCallEndsWithItsRequest: a session revision served without
+// a session has no stream to resume in, so a call whose client left is
+// cancelled, not run to its end while it holds the client's slots.
+func TestStatelessCallEndsWithItsRequest(t *testing.T) {
+	for _, mode := range []streamable.ResponseMode{streamable.JSON, streamable.Auto} {
+		t.Run(fmt.Sprint(mode), func(t *testing.T) {
+			cancelled := make(chan struct{})
+			a := app.New("stateless", "1")
+			app.AddTool(a, app.Tool{Name: "wait"}, func(ctx context.Context, _ struct{}) (string, error) {
+				<-ctx.Done()
+				close(cancelled)
+				return "", ctx.Err()
+			})
+			srv := app.NewServer(a)
+			h := streamable.New(srv, streamable.WithStateless(true), streamable.WithResponseMode(mode))
+			ts := httptest.NewServer(h)
+			defer func() { srv.Close(); h.Shutdown(); ts.Close() }() // the server first: it ends a call that runs on
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			hr, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}`))
+			hr.Header.Set("Content-Type", "application/json")
+			hr.Header.Set("Accept", "application/json, text/event-stream")
+			hr.Header.Set("MCP-Protocol-Version", "2025-06-18")
+			if resp, err := http.DefaultClient.Do(hr); err == nil {
+				resp.Body.Close()
+			}
+			select {
+			case <-cancelled:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the call still runs 5s after its client left")
+			}
+		})
 	}
 }
 
