@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/protocol"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -57,8 +58,11 @@ func (s *Server) dispatch(ctx context.Context, c *call) (reply []byte, code int)
 func (s *Server) serveTasks(ctx context.Context, c *call) (reply []byte, code int, ok bool) {
 	if c.sess != nil {
 		reply, ok := c.sess.tasksOf(ctx, c.spec, c.m, c.msg, c.peer.out, &c.release)
-		if ok && c.peer.peerCancelled != nil && c.peer.peerCancelled.Load() {
-			return nil, 0, true // the client cancelled (a tasks/result it waited on): no answer, as answerCall
+		// A tasks/result the client cancelled while it waited gets no
+		// answer, as answerCall; a task-augmented call does (its task
+		// runs on, and the client needs its id to reach it).
+		if ok && c.msg.Method == mcp.MethodGetTaskPayload && c.peer.peerCancelled != nil && c.peer.peerCancelled.Load() {
+			return nil, 0, true
 		}
 		return reply, 0, ok
 	}

@@ -247,15 +247,19 @@ func TestQuotaChecksDoNotAllocate(t *testing.T) {
 }
 
 // slowDelete is a session store whose Delete waits until release, after
-// saying it started.
+// saying it started, and then fails with fail when set.
 type slowDelete struct {
 	core.SessionStore
 	deleting, release chan struct{}
+	fail              error
 }
 
 func (s slowDelete) Delete(ctx context.Context, id string) error {
 	close(s.deleting)
 	<-s.release
+	if s.fail != nil {
+		return s.fail
+	}
 	return s.SessionStore.Delete(ctx, id)
 }
 
@@ -263,23 +267,30 @@ func (s slowDelete) Delete(ctx context.Context, id string) error {
 // by a request that comes while that state is being deleted: it would
 // have been served until its idle timeout.
 func TestEndedSessionIsNotRestored(t *testing.T) {
-	st := slowDelete{SessionStore: core.MemorySessions(), deleting: make(chan struct{}), release: make(chan struct{})}
-	srv := newServer(conformance.New(), core.WithSessionStore(st))
-	defer srv.Close()
-	sess, err := srv.NewSession("", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
-	ended := make(chan struct{})
-	go func() { sess.Close(); close(ended) }()
-	<-st.deleting
-	if _, ok := srv.SessionFor(sess.ID(), "", ""); ok {
-		t.Error("a session ended by its client was restored while its state was being deleted")
-	}
-	close(st.release)
-	<-ended
-	if _, ok := srv.SessionFor(sess.ID(), "", ""); ok {
-		t.Error("a session ended by its client was restored after its state was deleted")
+	for _, fail := range []error{nil, errors.New("the store is down")} {
+		t.Run(fmt.Sprint("delete fails: ", fail != nil), func(t *testing.T) {
+			st := slowDelete{SessionStore: core.MemorySessions(), deleting: make(chan struct{}), release: make(chan struct{}), fail: fail}
+			srv := newServer(conformance.New(), core.WithSessionStore(st))
+			defer srv.Close()
+			sess, err := srv.NewSession("", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+			ended := make(chan struct{})
+			go func() { sess.Close(); close(ended) }()
+			<-st.deleting
+			if _, ok := srv.SessionFor(sess.ID(), "", ""); ok {
+				t.Error("a session ended by its client was restored while its state was being deleted")
+			}
+			close(st.release)
+			<-ended
+			if _, ok := srv.SessionFor(sess.ID(), "", ""); ok {
+				t.Error("a session ended by its client was restored after the delete of its state")
+			}
+			if got := string(sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)); !strings.Contains(got, "ended") {
+				t.Errorf("a request of an ended session: %s, want it refused", got)
+			}
+		})
 	}
 }

@@ -56,11 +56,13 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*Session
 	clients  map[string]*clientUsage // by Caller.Key
-	// forgetting are the sessions ended here whose stored state is being
-	// deleted: a request that misses one in sessions must not restore it
-	// from the state still stored (restoreFor).
-	forgetting map[string]struct{}
-	listeners  map[*listener]bool
+	// forgotten are the sessions ended here whose stored state is being
+	// deleted, or was a moment ago: a request that misses one in
+	// sessions must not restore it from a state it loaded before the
+	// delete (restoreFor, admitSession). Each stays until its time
+	// (forgetSession).
+	forgotten map[string]time.Time
+	listeners map[*listener]bool
 	// listensStarting are listen streams that took their share of the
 	// session cap and have not registered yet (their Subscribe calls run).
 	listensStarting int
@@ -97,7 +99,7 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	if !cfg.clientSessionsSet && cfg.maxSessions > 0 {
 		cfg.maxClientSessions = max(cfg.maxSessions/10, min(cfg.maxSessions, 10))
 	}
-	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{}, forgetting: map[string]struct{}{},
+	s := &Server{handler: h, cfg: cfg, log: cfg.logger, sessions: map[string]*Session{}, clients: map[string]*clientUsage{}, forgotten: map[string]time.Time{},
 		stop: make(chan struct{}), draining: make(chan struct{}), output: newOutputBudget(cfg.outputPerStream, cfg.outputTotal)}
 	s.workers = newWorkers()
 	s.startRelay()
@@ -237,6 +239,9 @@ func (s *Server) admitSession(sess *Session) error {
 	if _, ok := s.sessions[sess.id]; ok {
 		return fmt.Errorf("server: session %s exists", sess.id)
 	}
+	if s.forgottenLocked(sess.id) { // its state was loaded before its client ended it
+		return fmt.Errorf("server: session %s ended", sess.id)
+	}
 	u, err := s.reserveSessionLocked(sess.caller.Key, len(s.sessions)+len(s.listeners))
 	if err != nil {
 		return err
@@ -244,6 +249,29 @@ func (s *Server) admitSession(sess *Session) error {
 	sess.usage = u
 	s.sessions[sess.id] = sess
 	return nil
+}
+
+// forgetSession keeps id from being restored here until until: the
+// session ended, and its stored state is being deleted. Expired marks go
+// as new ones come, so there are no more than the sessions ended within
+// a mark's time.
+func (s *Server) forgetSession(id string, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for k, t := range s.forgotten {
+		if now.After(t) {
+			delete(s.forgotten, k)
+		}
+	}
+	s.forgotten[id] = until
+}
+
+// forgottenLocked reports whether id is marked by forgetSession. Called
+// with s.mu held.
+func (s *Server) forgottenLocked(id string) bool {
+	until, ok := s.forgotten[id]
+	return ok && time.Now().Before(until)
 }
 
 // ephemeralSession returns a session that is not kept: it serves one body
@@ -317,7 +345,7 @@ func (s *Server) lookup(ctx context.Context, id, transport, owner string) (*Sess
 // transport's and the owner's and has not expired.
 func (s *Server) restoreFor(ctx context.Context, id, transport, owner string) (*Session, Refusal) {
 	s.mu.Lock()
-	_, ending := s.forgetting[id]
+	ending := s.forgottenLocked(id)
 	s.mu.Unlock()
 	if ending { // ended here a moment ago; its state goes from the store now
 		return nil, RefusedUnknownSession

@@ -180,22 +180,23 @@ func (sess *Session) end(forget bool) {
 	srv := sess.srv
 	deleting := forget && sess.durable
 	if deleting { // before it is unlisted: a request that misses it from then on does not restore it
-		srv.mu.Lock()
-		srv.forgetting[sess.id] = struct{}{}
-		srv.mu.Unlock()
+		srv.forgetSession(sess.id, time.Now().Add(2*storeTimeout))
 	}
 	srv.remove(sess) // unlisted before Done fires
 	if deleting {
 		sess.saveMu.Lock() // after a save under way, so that it does not put the state back
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		// Marked on: a Load that began before the delete ends within
+		// storeTimeout of it; a state the store failed to delete is
+		// refused here for as long as it could be kept.
+		until := time.Now().Add(2 * storeTimeout)
 		if err := srv.sessionStore.Delete(ctx, sess.id); err != nil {
 			srv.log.Warn("session state not deleted", "session", sess.id, "err", err)
+			until = time.Now().Add(max(srv.cfg.idleTimeout, 2*storeTimeout))
 		}
 		cancel()
 		sess.saveMu.Unlock()
-		srv.mu.Lock()
-		delete(srv.forgetting, sess.id)
-		srv.mu.Unlock()
+		srv.forgetSession(sess.id, until)
 	}
 	sess.cancel()
 	sess.srv.sessionClosed(sess.id, forget)
@@ -447,10 +448,10 @@ func (sess *Session) track(id wire.ID, f *inflight) *wire.Error {
 	if _, dup := sess.inflight[id]; dup {
 		return &wire.Error{Code: wire.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: id %s is already in use by a request in flight", id)}
 	}
-	sess.inflight[id] = f
-	if sess.closed { // end has cancelled the others already
-		f.cancel()
+	if sess.closed { // ended: it would run on a quota its client may no longer hold
+		return &wire.Error{Code: wire.CodeInvalidRequest, Message: "Invalid Request: the session has ended"}
 	}
+	sess.inflight[id] = f
 	return nil
 }
 
