@@ -114,17 +114,11 @@ func within(t *testing.T, d time.Duration, what string, fn func() error) error {
 // context ends, not for ever, and the next one too; Close still ends the
 // connection.
 func TestStdioSendEndsWithItsContext(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "MCPSTACK_CLIENT_TEST_SERVER=deaf")
-	conn, err := (&client.Command{Cmd: cmd, Stderr: io.Discard}).Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = within(t, 10*time.Second, "Close", conn.Close) }()
+	conn := connectTestServer(t, "deaf")
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	big := []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"` + strings.Repeat("x", 1<<20) + `"}}`)
-	err = within(t, 5*time.Second, "Send", func() error { return conn.Send(ctx, big) })
+	err := within(t, 5*time.Second, "Send", func() error { return conn.Send(ctx, big) })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Send to a server that does not read: %v, want the context's deadline", err)
 	}
@@ -142,15 +136,24 @@ func TestStdioSendEndsWithItsContext(t *testing.T) {
 // nothing more can come from it, and waiting for its exit held every call
 // until its own context ended, and the session never said it was over.
 func TestStdioServerClosesStdout(t *testing.T) {
+	conn := connectTestServer(t, "mute")
+	err := within(t, 5*time.Second, "Read", func() error { _, err := conn.Read(context.Background()); return err })
+	if !errors.Is(err, client.ErrClosed) || !strings.Contains(err.Error(), "stdout") {
+		t.Errorf("Read from a server that closed its stdout: %v, want ErrClosed saying so", err)
+	}
+}
+
+// connectTestServer connects to the test binary run as the stdio server
+// mode names (TestMain); the connection is closed, within 10 s, when the
+// test ends.
+func connectTestServer(t *testing.T, mode string) client.Conn {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "MCPSTACK_CLIENT_TEST_SERVER=mute")
+	cmd.Env = append(os.Environ(), "MCPSTACK_CLIENT_TEST_SERVER="+mode)
 	conn, err := (&client.Command{Cmd: cmd, Stderr: io.Discard}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = within(t, 10*time.Second, "Close", conn.Close) }()
-	err = within(t, 5*time.Second, "Read", func() error { _, err := conn.Read(context.Background()); return err })
-	if !errors.Is(err, client.ErrClosed) || !strings.Contains(err.Error(), "stdout") {
-		t.Errorf("Read from a server that closed its stdout: %v, want ErrClosed saying so", err)
-	}
+	t.Cleanup(func() { _ = within(t, 10*time.Second, "Close", conn.Close) })
+	return conn
 }

@@ -238,7 +238,9 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	// stream to go out on (tasks/result), and that wait is the client's
 	// too.
 	var timeout <-chan time.Time // none without a call timeout
+	var deadline time.Time
 	if d := srv.cfg.callTimeout; d > 0 {
+		deadline = time.Now().Add(d)
 		timer := time.NewTimer(d)
 		defer timer.Stop()
 		timeout = timer.C
@@ -247,9 +249,9 @@ func (p *callPeer) Call(ctx context.Context, method string, params wire.Encoder)
 	if t := p.currentTask(); t != nil {
 		send = func(msg []byte) error {
 			waitCtx := ctx
-			if d := srv.cfg.callTimeout; d > 0 {
+			if !deadline.IsZero() {
 				var cancel context.CancelFunc
-				waitCtx, cancel = context.WithTimeout(ctx, d)
+				waitCtx, cancel = context.WithDeadline(ctx, deadline)
 				defer cancel()
 			}
 			if err := t.deliver(waitCtx, sess, msg, true); err != nil {

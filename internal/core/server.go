@@ -62,7 +62,10 @@ type Server struct {
 	// delete (restoreFor, admitSession). Each stays until its time
 	// (forgetSession).
 	forgotten map[string]time.Time
-	listeners map[*listener]bool
+	// forgottenSweep is the size of forgotten at which its expired marks
+	// are dropped next: twice what was left at the last sweep.
+	forgottenSweep int
+	listeners      map[*listener]bool
 	// listensStarting are listen streams that took their share of the
 	// session cap and have not registered yet (their Subscribe calls run).
 	listensStarting int
@@ -253,18 +256,23 @@ func (s *Server) admitSession(sess *Session) error {
 
 // forgetSession keeps id from being restored here until until: the
 // session ended, and its stored state is being deleted. Expired marks go
-// as new ones come, so there are no more than the sessions ended within
-// a mark's time.
+// whenever the marks have doubled since they were last looked at (as
+// MemorySessions sweeps), so there are at most twice the sessions ended
+// within a mark's time, and a session's end costs no walk of them all.
 func (s *Server) forgetSession(id string, until time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgotten[id] = until
+	if len(s.forgotten) < s.forgottenSweep {
+		return
+	}
 	now := time.Now()
 	for k, t := range s.forgotten {
 		if now.After(t) {
 			delete(s.forgotten, k)
 		}
 	}
-	s.forgotten[id] = until
+	s.forgottenSweep = max(2*len(s.forgotten), 64)
 }
 
 // forgottenLocked reports whether id is marked by forgetSession. Called
