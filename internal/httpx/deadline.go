@@ -15,8 +15,8 @@ import (
 // on Hijack). HTTP/1 only: on HTTP/2 a write deadline resets the stream
 // when it passes, writing or not, which would cut a long call, and the
 // protocol's flow control already keeps one stream from holding the
-// connection. (An event stream's own deadline, EventWriter's, has that
-// effect on HTTP/2 when the stream is quiet for twice the timeout.)
+// connection. (An event stream's writes have deadlines on HTTP/2 too:
+// EventWriter sets one for each write there and clears it after.)
 func WriteDeadline(timeout time.Duration) func(http.Handler) http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultWriteTimeout

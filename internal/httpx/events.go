@@ -35,6 +35,11 @@ type EventWriter struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	out     *core.Output
+	// perWrite: the response is a stream of HTTP/2 (or later), where a
+	// write deadline resets the stream when it passes, writing or not. A
+	// deadline is set for each write there and cleared after it, so that a
+	// quiet stream lives.
+	perWrite bool
 
 	life     sync.Mutex // orders Close (the handler's end) and Abort
 	armed    time.Time  // when the write deadline was last set, under life
@@ -43,13 +48,13 @@ type EventWriter struct {
 	dead     chan struct{}
 }
 
-// NewEventWriter returns a writer on w; out may be nil (no accounting),
-// timeout <= 0 is DefaultWriteTimeout.
-func NewEventWriter(w http.ResponseWriter, timeout time.Duration, out *core.Output) *EventWriter {
+// NewEventWriter returns a writer on w, the response to r; out may be nil
+// (no accounting), timeout <= 0 is DefaultWriteTimeout.
+func NewEventWriter(w http.ResponseWriter, r *http.Request, timeout time.Duration, out *core.Output) *EventWriter {
 	if timeout <= 0 {
 		timeout = DefaultWriteTimeout
 	}
-	return &EventWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, out: out, dead: make(chan struct{})}
+	return &EventWriter{w: w, rc: http.NewResponseController(w), timeout: timeout, out: out, perWrite: r.ProtoMajor >= 2, dead: make(chan struct{})}
 }
 
 // Start writes the headers of an event stream. They go out with the first
@@ -77,6 +82,7 @@ func (e *EventWriter) Write(b []byte, buffered bool) error {
 	if !e.armDeadline() {
 		return ErrStreamClosed
 	}
+	defer e.disarm()
 	if _, err := e.w.Write(b); err != nil {
 		e.fail()
 		return err
@@ -100,14 +106,32 @@ func (e *EventWriter) armDeadline() bool {
 	if e.closed.Load() {
 		return false
 	}
-	// A deadline costs a timer update: it is set twice the timeout ahead
-	// and moved once the timeout has passed, so a write always has between
-	// the timeout and twice it.
-	if now := time.Now(); now.Sub(e.armed) > e.timeout {
+	// On HTTP/1 a deadline costs a timer update: it is set twice the
+	// timeout ahead and moved once the timeout has passed, so a write
+	// always has between the timeout and twice it.
+	now := time.Now()
+	switch {
+	case e.perWrite:
+		_ = e.rc.SetWriteDeadline(now.Add(e.timeout))
+	case now.Sub(e.armed) > e.timeout:
 		_ = e.rc.SetWriteDeadline(now.Add(2 * e.timeout)) // unsupported by test recorders: no deadline there
 		e.armed = now
 	}
 	return true
+}
+
+// disarm clears the deadline of a write that is done, on a stream where a
+// deadline left set would reset it (perWrite), unless the stream has
+// closed meanwhile: Abort's deadline stays. Called with e.mu held.
+func (e *EventWriter) disarm() {
+	if !e.perWrite {
+		return
+	}
+	e.life.Lock()
+	defer e.life.Unlock()
+	if !e.closed.Load() {
+		_ = e.rc.SetWriteDeadline(time.Time{})
+	}
 }
 
 // Event writes one event: an id when id is not "", the event name when it
@@ -151,6 +175,7 @@ func (e *EventWriter) Flush() {
 	if !e.armDeadline() {
 		return
 	}
+	defer e.disarm()
 	if e.rc.Flush() != nil {
 		e.fail()
 	}

@@ -153,7 +153,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Service Unavailable: the server is shutting down")
 		return
 	}
-	st := newStream(h.srv, w, h.cfg.writeTimeout)
+	st := newStream(h.srv, w, r, h.cfg.writeTimeout)
 	caller := httpx.Caller(r)
 	sess, err := h.srv.NewSession("", st, core.Transport(transportName), core.OpenedBy(caller))
 	if err != nil {

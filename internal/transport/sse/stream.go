@@ -18,10 +18,10 @@ type stream struct {
 	out *core.Output
 }
 
-func newStream(srv *core.Server, w http.ResponseWriter, timeout time.Duration) *stream {
+func newStream(srv *core.Server, w http.ResponseWriter, r *http.Request, timeout time.Duration) *stream {
 	st := &stream{}
 	st.out = srv.NewOutput(func() { st.Abort() })
-	st.EventWriter = httpx.NewEventWriter(w, timeout, st.out)
+	st.EventWriter = httpx.NewEventWriter(w, r, timeout, st.out)
 	return st
 }
 

@@ -22,10 +22,10 @@ type sseWriter struct {
 	out *core.Output
 }
 
-func (h *Handler) newSSEWriter(w http.ResponseWriter) *sseWriter {
+func (h *Handler) newSSEWriter(w http.ResponseWriter, r *http.Request) *sseWriter {
 	sw := &sseWriter{}
 	sw.out = h.srv.NewOutput(func() { sw.Abort() })
-	sw.EventWriter = httpx.NewEventWriter(w, h.cfg.writeTimeout, sw.out)
+	sw.EventWriter = httpx.NewEventWriter(w, r, h.cfg.writeTimeout, sw.out)
 	return sw
 }
 
@@ -60,8 +60,8 @@ type lazySSE struct {
 	on   bool
 }
 
-func (h *Handler) newLazySSE(w http.ResponseWriter) *lazySSE {
-	return &lazySSE{sseWriter: h.newSSEWriter(w)}
+func (h *Handler) newLazySSE(w http.ResponseWriter, r *http.Request) *lazySSE {
+	return &lazySSE{sseWriter: h.newSSEWriter(w, r)}
 }
 
 func (l *lazySSE) Send(msg []byte) error {

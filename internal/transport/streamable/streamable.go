@@ -294,7 +294,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // answered, on its stream too, whatever ended the response meanwhile: it
 // was authorized when it came, and the answer is ready.
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.Call) {
-	cs := &callStream{h: h, w: w, call: call, wake: make(chan struct{}, 1), primeSlot: -1}
+	cs := &callStream{h: h, w: w, r: r, call: call, wake: make(chan struct{}, 1), primeSlot: -1}
 	if call.Ended() { // ended between the lookup and now (DELETE, expiry): the client must initialize again
 		httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
 		return
@@ -360,6 +360,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, call *core.C
 type callStream struct {
 	h    *Handler
 	w    http.ResponseWriter
+	r    *http.Request // w's: the stream's deadlines depend on its protocol
 	call *core.Call
 	wake chan struct{} // one token: the call ended, its stream started, or primeDelay passed
 
@@ -463,7 +464,7 @@ func (cs *callStream) stream() (*eventStream, *sseWriter) {
 				cs.es.mu.Unlock()
 			}
 		}
-		cs.sw = cs.h.newSSEWriter(cs.w)
+		cs.sw = cs.h.newSSEWriter(cs.w, cs.r)
 		cs.sw.Start()
 		cs.es.attach(cs.sw, int(cs.h.cfg.retry/time.Millisecond), cs.call.Prime())
 		cs.signal()
@@ -508,7 +509,7 @@ func (cs *callStream) CloseStream() {
 // before it ran, is answered as JSON with its status. Closing the
 // response closes the stream.
 func (h *Handler) serveAlone(w http.ResponseWriter, r *http.Request, call *core.Call) {
-	stream := h.newLazySSE(w)
+	stream := h.newLazySSE(w, r)
 	defer stream.close()
 	stop := context.AfterFunc(r.Context(), stream.close)
 	defer stop()
@@ -671,7 +672,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	sw := h.newSSEWriter(w)
+	sw := h.newSSEWriter(w, r)
 	if !es.attachIfFree(sw, int(h.cfg.retry/time.Millisecond), sess.Priming()) {
 		sw.close()
 		httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
@@ -717,7 +718,7 @@ func (h *Handler) hold(r *http.Request, sess *core.Session, es *eventStream, sw 
 // what is still to come on this response (2025-11-25: resumption is always
 // a GET, whatever started the stream).
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Session, last string) {
-	sw := h.newSSEWriter(w)
+	sw := h.newSSEWriter(w, r)
 	defer sw.close() // every path: the writer's output account goes with it
 	var es *eventStream
 	started := false
