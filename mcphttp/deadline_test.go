@@ -1,10 +1,13 @@
 package mcphttp_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,5 +58,62 @@ func TestUnreadAnswersCloseTheConnection(t *testing.T) {
 	case <-closed:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server still holds a connection whose client has read nothing for 20s (write timeout 200ms)")
+	}
+}
+
+// A body that comes slowly, over longer than the write timeout, still
+// gets its answer: the deadline that ran from the request's start is
+// moved once the body has been read (a 413 or the core's refusal would
+// otherwise be cut, and the client would see the connection close).
+func TestSlowBodyGetsItsAnswer(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	srv := app.NewServer(app.New("deadline", "1"))
+	t.Cleanup(srv.Close)
+	h, _ := mcphttp.Handler(srv, mcphttp.WithWriteTimeout(timeout), mcphttp.WithMaxBody(256<<10))
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+
+	tests := []struct {
+		name   string
+		body   string
+		status int
+	}{
+		// A ping without a session, padded past what ReadJSON takes at once.
+		{"refused by the core", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("x", 128<<10) + `"}}}`, http.StatusBadRequest},
+		{"over the bound", strings.Repeat(" ", 300<<10), http.StatusRequestEntityTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+				"MCP-Protocol-Version: 2025-11-25\r\nContent-Length: " + strconv.Itoa(len(tt.body)) + "\r\n\r\n"
+			if _, err := conn.Write([]byte(head)); err != nil {
+				t.Fatal(err)
+			}
+			// The body in four parts, over 3x the write timeout.
+			for i, part := 0, len(tt.body)/4; i < 4; i++ {
+				end := (i + 1) * part
+				if i == 3 {
+					end = len(tt.body)
+				}
+				time.Sleep(timeout)
+				if _, err := conn.Write([]byte(tt.body[i*part : end])); err != nil {
+					break // the server may stop reading past the bound
+				}
+			}
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no answer after a body that took 3x the write timeout: %v", err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status || err != nil {
+				t.Errorf("%d %q (%v), want %d", resp.StatusCode, body, err, tt.status)
+			}
+		})
 	}
 }

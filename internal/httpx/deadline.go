@@ -33,7 +33,11 @@ func WriteDeadline(timeout time.Duration) func(http.Handler) http.Handler {
 
 // ArmWrite gives what w writes from now on timeout to reach the client:
 // an answer written after a long call or a slow body gets its own time.
-// A writer without deadlines (a test recorder) is left as it is.
+// A writer without deadlines (a test recorder) is left as it is;
+// timeout <= 0 is DefaultWriteTimeout.
 func ArmWrite(w http.ResponseWriter, timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = DefaultWriteTimeout
+	}
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout))
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/httprate"
 
@@ -64,8 +65,11 @@ func Error(w http.ResponseWriter, status, code int, msg string) {
 
 // ReadJSON reads a POSTed JSON body of at most max bytes. When it cannot,
 // it has answered already (415 for another media type, 413 above max, 400
-// for a broken read) and returns false.
-func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) {
+// for a broken read) and returns false. A body larger than ReadJSON
+// takes at once may come slowly: over HTTP/1 what is written after it
+// gets writeTimeout of its own (WriteDeadline's ran from the request's
+// start), so that its answer, or the error, is not cut.
+func ReadJSON(w http.ResponseWriter, r *http.Request, max int64, writeTimeout time.Duration) ([]byte, bool) {
 	if !isJSON(Get(r.Header, HeaderContentType)) {
 		Error(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return nil, false
@@ -85,6 +89,9 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 		rd := http.MaxBytesReader(w, r.Body, max)
 		defer rd.Close()
 		body, err = io.ReadAll(rd)
+		if r.ProtoMajor == 1 { // on HTTP/2 a deadline would reset a long call's stream
+			ArmWrite(w, writeTimeout)
+		}
 	}
 	if err != nil {
 		var tooBig *http.MaxBytesError

@@ -36,7 +36,7 @@ func TestReadJSON(t *testing.T) {
 			r.Header.Set("Content-Type", tt.contentType)
 			r.ContentLength = tt.length
 			w := httptest.NewRecorder()
-			body, ok := httpx.ReadJSON(w, r, tt.max)
+			body, ok := httpx.ReadJSON(w, r, tt.max, time.Second)
 			if tt.status == 0 {
 				if !ok || string(body) != tt.body {
 					t.Fatalf("read %q, %v (status %d %s)", body, ok, w.Code, w.Body)
@@ -59,7 +59,7 @@ func TestReadJSONTakesNoLengthOnTrust(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{}`))
 		r.Header.Set("Content-Type", "application/json")
 		r.ContentLength = 4 << 20
-		if body, ok := httpx.ReadJSON(httptest.NewRecorder(), r, 4<<20); !ok || string(body) != `{}` {
+		if body, ok := httpx.ReadJSON(httptest.NewRecorder(), r, 4<<20, time.Second); !ok || string(body) != `{}` {
 			t.Fatalf("read %q, %v", body, ok)
 		}
 	}

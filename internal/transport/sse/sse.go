@@ -266,7 +266,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	body, ok := httpx.ReadJSON(w, r, h.cfg.maxBody)
+	body, ok := httpx.ReadJSON(w, r, h.cfg.maxBody, h.cfg.writeTimeout)
 	if !ok {
 		return
 	}

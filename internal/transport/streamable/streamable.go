@@ -260,7 +260,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotAcceptable, wire.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
-	body, ok := httpx.ReadJSON(w, r, h.cfg.maxBody)
+	body, ok := httpx.ReadJSON(w, r, h.cfg.maxBody, h.cfg.writeTimeout)
 	if !ok {
 		return
 	}
