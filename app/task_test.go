@@ -354,3 +354,69 @@ func TestTaskInputOnTasksResult(t *testing.T) {
 		t.Errorf("tasks/result %v, want the answer the client gave on its stream", res)
 	}
 }
+
+// A task's request to the client goes only on a tasks/result response of
+// the session the task came from: the client answers on the session it
+// was asked on, and another session (of the same user, who may read the
+// task) knows nothing of the request's id, so an answer there would be
+// lost and the task would wait for it until its deadline.
+func TestTaskInputStaysInItsSession(t *testing.T) {
+	a := app.New("tasks", "1")
+	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "required"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
+		r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Name?", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
+			Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		return app.Structured(map[string]any{"name": r.Content["name"]})
+	})
+	srv := app.NewServer(a)
+	defer srv.Close()
+	open := func() *taskSession {
+		sess, err := core.Of(srv).NewSession("", nil, core.OpenedBy(core.Caller{Owner: "alice", Key: "principal:alice"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &taskSession{t: t, sess: sess}
+		result(t, s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`))
+		sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+		return s
+	}
+	first, second := open(), open()
+	id := result(t, first.call("tools/call", `{"name":"ask","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	payload := func(s *taskSession, stream *taskStream) <-chan []byte {
+		answer := make(chan []byte, 1)
+		go func() {
+			answer <- s.sess.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":"r","method":"tasks/result","params":{"taskId":%q}}`, id)), stream)
+		}()
+		return answer
+	}
+	// The same user's other session may wait for the result...
+	elsewhere := &taskStream{}
+	secondAnswer := payload(second, elsewhere)
+	time.Sleep(100 * time.Millisecond)
+	// ...but the question is asked where the task came from.
+	home := &taskStream{}
+	firstAnswer := payload(first, home)
+	ask := home.await(t, "elicitation/create", func(m map[string]any) bool { return m["method"] == "elicitation/create" })
+	elsewhere.mu.Lock()
+	if len(elsewhere.msgs) > 0 {
+		t.Errorf("the other session's tasks/result carried %v: a request its session cannot take the answer to", elsewhere.msgs)
+	}
+	elsewhere.mu.Unlock()
+	first.sess.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"action":"accept","content":{"name":"Ada"}}}`, ask["id"])), nil)
+	for name, answer := range map[string]<-chan []byte{"the task's session": firstAnswer, "the other session": secondAnswer} {
+		select {
+		case b := <-answer:
+			var res map[string]any
+			if err := json.Unmarshal(b, &res); err != nil {
+				t.Fatal(err)
+			}
+			if sc := result(t, res)["structuredContent"]; fmt.Sprint(sc) != "map[name:Ada]" {
+				t.Errorf("tasks/result on %s: %v, want the task's result", name, res)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("tasks/result on %s: no answer in 5s", name)
+		}
+	}
+}

@@ -601,7 +601,7 @@ func (sess *Session) tasksOf(ctx context.Context, spec *protocol.Spec, m protoco
 // taskRequest serves tasks/get, tasks/result, tasks/list and tasks/cancel
 // of a session; ok is false for any other method. out is the stream of the
 // request's response, where tasks/result has one: the task's own requests
-// to the client go there while it is open.
+// to the client go there while it is open, when the task is this session's.
 func (sess *Session) taskRequest(ctx context.Context, spec *protocol.Spec, m protocol.Method, msg *jsonrpc.Message, out Outbox, owner string) (reply []byte, ok bool) {
 	srv := sess.srv
 	params, _ := msg.Params.(map[string]any)
@@ -622,7 +622,10 @@ func (sess *Session) taskRequest(ctx context.Context, spec *protocol.Spec, m pro
 		if !found {
 			return unknown(), true
 		}
-		if out != nil {
+		// The task's requests go on this response only in the session
+		// the task came from: the client answers where it was asked, and
+		// another session of the same owner knows nothing of the ids.
+		if out != nil && t.sess == sess {
 			defer t.openStream(out)()
 		}
 		select {

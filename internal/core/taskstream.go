@@ -7,9 +7,11 @@ import (
 
 // A task of 2025-11-25 runs after its request has been answered: its
 // requests to the client (elicitation, sampling) and its notifications go
-// on the response of a tasks/result for it that is open, as the spec has
-// the client call tasks/result when it sees input_required; else on the
-// session's stream. A request waits for either to be there.
+// on the response of a tasks/result for it that is open in its session, as
+// the spec has the client call tasks/result when it sees input_required;
+// else on the session's stream. A request waits for either to be there.
+// (Another session of the task's owner may wait for its result, but the
+// answers to its requests must come where their ids are known.)
 
 // taskStreams are the open tasks/result responses of a task.
 type taskStreams struct {
