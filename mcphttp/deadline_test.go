@@ -63,8 +63,9 @@ func TestUnreadAnswersCloseTheConnection(t *testing.T) {
 
 // A body that comes slowly, over longer than the write timeout, still
 // gets its answer: the deadline that ran from the request's start is
-// moved once the body has been read (a 413 or the core's refusal would
-// otherwise be cut, and the client would see the connection close).
+// moved once the body has been read (a 413, or the 202 of the HTTP+SSE
+// transport, would otherwise be cut, and the client would see the
+// connection close).
 func TestSlowBodyGetsItsAnswer(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	srv := app.NewServer(app.New("deadline", "1"))
@@ -73,14 +74,36 @@ func TestSlowBodyGetsItsAnswer(t *testing.T) {
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 
+	// An HTTP+SSE session, for its /messages endpoint.
+	req, _ := http.NewRequest(http.MethodGet, hs.URL+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stream.Body.Close() })
+	events := bufio.NewReader(stream.Body)
+	var endpoint string
+	for endpoint == "" {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no endpoint event: %v", err)
+		}
+		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			endpoint = data
+		}
+	}
+	messages, err := stream.Request.URL.Parse(endpoint) // relative to /sse
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	tests := []struct {
-		name   string
-		body   string
-		status int
+		name, path, body string
+		status           int
 	}{
-		// A ping without a session, padded past what ReadJSON takes at once.
-		{"refused by the core", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("x", 128<<10) + `"}}}`, http.StatusBadRequest},
-		{"over the bound", strings.Repeat(" ", 300<<10), http.StatusRequestEntityTooLarge},
+		{"a small message to HTTP+SSE", messages.RequestURI(), `{"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":{"pad":"` + strings.Repeat("x", 2<<10) + `"}}}`, http.StatusAccepted},
+		{"over the bound", "/mcp", strings.Repeat(" ", 300<<10), http.StatusRequestEntityTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,12 +112,12 @@ func TestSlowBodyGetsItsAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+			head := "POST " + tt.path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
 				"MCP-Protocol-Version: 2025-11-25\r\nContent-Length: " + strconv.Itoa(len(tt.body)) + "\r\n\r\n"
 			if _, err := conn.Write([]byte(head)); err != nil {
 				t.Fatal(err)
 			}
-			// The body in four parts, over 3x the write timeout.
+			// The body in four parts, over 4x the write timeout.
 			for i, part := 0, len(tt.body)/4; i < 4; i++ {
 				end := (i + 1) * part
 				if i == 3 {
@@ -108,7 +131,7 @@ func TestSlowBodyGetsItsAnswer(t *testing.T) {
 			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			if err != nil {
-				t.Fatalf("no answer after a body that took 3x the write timeout: %v", err)
+				t.Fatalf("no answer after a body that took 4x the write timeout: %v", err)
 			}
 			body, err := io.ReadAll(resp.Body)
 			if resp.StatusCode != tt.status || err != nil {

@@ -188,6 +188,11 @@ func (e *EventWriter) Flush() {
 // longer touches the response.
 func (e *EventWriter) Close() {
 	e.life.Lock()
+	if e.perWrite && !e.closed.Load() {
+		// What is still buffered goes out after the handler returns: it
+		// has the timeout too (the stream's end clears the timer).
+		_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
+	}
 	e.closed.Store(true)
 	e.life.Unlock()
 	e.mu.Lock()
