@@ -1,13 +1,18 @@
 package mcphttp_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/mcphttp"
@@ -133,5 +138,95 @@ func TestQuietStreamsLiveOnHTTP2(t *testing.T) {
 	n, err := io.Copy(io.Discard, resp.Body)
 	if err == nil {
 		t.Errorf("a client that read nothing until the call had ended got all its stream (%d bytes): want the stream reset", n)
+	}
+}
+
+// What a stream still holds when its handler returns goes out after it:
+// over HTTP/2 that has the write timeout too, so a client that gives the
+// server no flow-control window does not hold the stream, and the
+// goroutine writing it, for ever.
+func TestStreamEndHasADeadlineOnHTTP2(t *testing.T) {
+	srv := app.NewServer(app.New("h2", "1"))
+	t.Cleanup(srv.Close)
+	// SSE answers: a quick call's whole stream is buffered until its end.
+	h, _ := mcphttp.Handler(srv, mcphttp.WithWriteTimeout(50*time.Millisecond), mcphttp.WithResponseMode(mcphttp.ResponseSSE))
+	hs := httptest.NewUnstartedServer(h)
+	hs.EnableHTTP2 = true
+	hs.StartTLS()
+	t.Cleanup(hs.Close)
+
+	cfg := hs.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	cfg.NextProtos = []string{"h2"}
+	conn, err := tls.Dial("tcp", hs.Listener.Addr().String(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	if err := fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		t.Fatal(err)
+	}
+	// post sends a POST on stream id and returns the headers of its
+	// answer, and whether the stream was reset within 5s; a DATA frame
+	// fails the test, as the client gave no window for one.
+	dec := hpack.NewDecoder(4096, nil)
+	post := func(id uint32, session, body string) (headers map[string]string, reset bool) {
+		t.Helper()
+		var block bytes.Buffer
+		enc := hpack.NewEncoder(&block)
+		fields := [][2]string{{":method", "POST"}, {":scheme", "https"}, {":authority", hs.Listener.Addr().String()}, {":path", "/mcp"},
+			{"content-type", "application/json"}, {"accept", "application/json, text/event-stream"}, {"mcp-protocol-version", "2025-11-25"}}
+		if session != "" {
+			fields = append(fields, [2]string{"mcp-session-id", session})
+		}
+		for _, f := range fields {
+			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := fr.WriteData(id, true, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		headers = map[string]string{}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return headers, false
+			}
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					_ = fr.WriteSettingsAck()
+				}
+			case *http2.HeadersFrame:
+				fields, _ := dec.DecodeFull(f.HeaderBlockFragment())
+				if f.StreamID == id {
+					for _, hf := range fields {
+						headers[hf.Name] = hf.Value
+					}
+				}
+			case *http2.RSTStreamFrame:
+				if f.StreamID == id {
+					return headers, true
+				}
+			case *http2.DataFrame:
+				if len(f.Data()) > 0 {
+					t.Fatalf("the server sent %d bytes of data into a window of 0", len(f.Data()))
+				}
+			}
+		}
+	}
+	h1, _ := post(1, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	session := h1["mcp-session-id"]
+	if session == "" {
+		t.Fatalf("initialize answered %v: no session", h1)
+	}
+	if h3, reset := post(3, session, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); h3["content-type"] != "text/event-stream" || !reset {
+		t.Fatalf("a ping answered on an event stream (headers %v), reset: %v; want it reset within 5s (write timeout 50ms): the client took nothing", h3, reset)
 	}
 }
