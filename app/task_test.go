@@ -391,19 +391,20 @@ func TestTaskInputStaysInItsSession(t *testing.T) {
 		}()
 		return answer
 	}
-	// The same user's other session may wait for the result...
+	// The same user's other session may wait for the result, but the
+	// question, asked as soon as the task runs, does not go there...
 	elsewhere := &taskStream{}
 	secondAnswer := payload(second, elsewhere)
-	time.Sleep(100 * time.Millisecond)
-	// ...but the question is asked where the task came from.
-	home := &taskStream{}
-	firstAnswer := payload(first, home)
-	ask := home.await(t, "elicitation/create", func(m map[string]any) bool { return m["method"] == "elicitation/create" })
+	time.Sleep(200 * time.Millisecond)
 	elsewhere.mu.Lock()
 	if len(elsewhere.msgs) > 0 {
 		t.Errorf("the other session's tasks/result carried %v: a request its session cannot take the answer to", elsewhere.msgs)
 	}
 	elsewhere.mu.Unlock()
+	// ...it goes where the task came from.
+	home := &taskStream{}
+	firstAnswer := payload(first, home)
+	ask := home.await(t, "elicitation/create", func(m map[string]any) bool { return m["method"] == "elicitation/create" })
 	first.sess.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"action":"accept","content":{"name":"Ada"}}}`, ask["id"])), nil)
 	for name, answer := range map[string]<-chan []byte{"the task's session": firstAnswer, "the other session": secondAnswer} {
 		select {
@@ -418,5 +419,20 @@ func TestTaskInputStaysInItsSession(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Errorf("tasks/result on %s: no answer in 5s", name)
 		}
+	}
+
+	// When the task's session ends, the other session's tasks/result is
+	// answered at once: the question has nowhere to go.
+	id = result(t, first.call("tools/call", `{"name":"ask","task":{}}`))["task"].(map[string]any)["taskId"].(string)
+	secondAnswer = payload(second, &taskStream{})
+	time.Sleep(100 * time.Millisecond)
+	first.sess.Close()
+	select {
+	case b := <-secondAnswer:
+		if strings.Contains(string(b), "Ada") {
+			t.Errorf("tasks/result after the task's session ended: %s", b)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("tasks/result on the other session: no answer in 5s after the task's session ended")
 	}
 }
