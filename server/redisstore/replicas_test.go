@@ -632,3 +632,63 @@ func twoReplicas(t *testing.T) (a, b *replica, srvA, srvB *httptest.Server) {
 	t.Cleanup(srvB.Close)
 	return a, b, srvA, srvB
 }
+
+// A call whose response the client dropped is answered once: its answer,
+// stored when the call ends, settles the stream, so that a client
+// resuming at another replica gets the answer and no error in its name
+// beside it (the error kept for a replica that dies mid-call).
+func TestDroppedResponseIsAnsweredOnce(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	a, b := newSlowReplica(t, rdb, 50*time.Millisecond, prefix), newReplica(t, rdb, prefix)
+	srvA, srvB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	t.Cleanup(srvA.Close)
+	t.Cleanup(srvB.Close)
+
+	id := initialize(t, srvA.URL)
+	initialized(t, srvA.URL, id)
+	resp := post(t, srvA.URL, id, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{}}}`)
+	first, err := sse.NewReader(resp.Body, 1<<20).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	primed := first.ID
+	resp.Body.Close() // the client goes; the call runs on
+
+	resumeAtB := func() []sse.Event {
+		req, _ := http.NewRequest(http.MethodGet, srvB.URL+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Last-Event-ID", primed)
+		got, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Body.Close()
+		if got.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(got.Body)
+			t.Fatalf("resume at b: %s %s", got.Status, body)
+		}
+		return events(t, got.Body)
+	}
+	answers := func(evs []sse.Event) (n int, all string) {
+		for _, e := range evs {
+			if bytes.Contains(e.Data, []byte(`"id":3`)) {
+				n++
+				all += string(e.Data) + "\n"
+			}
+		}
+		return n, all
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if n, _ := answers(resumeAtB()); n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no answer to the dropped call stored in 10s")
+		}
+	}
+	if n, all := answers(resumeAtB()); n != 1 || !strings.Contains(all, `"result"`) {
+		t.Errorf("resuming after the call ended gives %d answers to it:\n%swant its result, once", n, all)
+	}
+}

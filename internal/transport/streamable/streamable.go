@@ -429,9 +429,12 @@ func (cs *callStream) orphan(es *eventStream, sw *sseWriter) {
 }
 
 // finish stores a call's last message on its stream and ends the stream.
+// It is the answer (sendLast): a store that holds the stream's epitaph
+// for a process that dies mid-call lets it go with it, as when the
+// response carries the answer.
 func finish(es *eventStream, reply core.Reply) {
 	if reply.Body != nil {
-		_ = es.Send(reply.Body)
+		_ = es.sendLast(reply.Body)
 	}
 	es.finish()
 }
