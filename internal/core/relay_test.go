@@ -2,11 +2,14 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/taskstore"
 )
@@ -112,5 +115,63 @@ func TestExtensionTaskAnsweredThroughAnotherProcess(t *testing.T) {
 	other.ok("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, id))
 	if got := runner.until(id, "cancelled"); got["status"] != "cancelled" {
 		t.Errorf("cancelled through the other process: %v", got)
+	}
+}
+
+// A task of a session without a principal runs on when the session's
+// copy in one process idles out while another process serves it (the
+// store says the session lives): only the session's end everywhere ends
+// its tasks.
+func TestTaskOutlivesTheSessionsIdleCopy(t *testing.T) {
+	h := newHub()
+	tasks, err := taskstore.OpenSQLite(context.Background(), t.TempDir()+"/tasks.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tasks.Close() })
+	const idle = 200 * time.Millisecond
+	open := func() *core.Server {
+		return newExtServer(t, server.WithTaskStore(tasks), server.WithSessionStore(h.store()), server.WithLimits(server.Limits{SessionIdle: idle}))
+	}
+	a, b := open(), open()
+	sess, err := a.NewSession("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(s *core.Session, body string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		if err := json.Unmarshal(s.Handle(context.Background(), []byte(body), nil), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	call(sess, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	created := call(sess, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0.8},"task":{}}}`)
+	task, _ := created["result"].(map[string]any)["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if id == "" {
+		t.Fatalf("tools/call with a task: %v", created)
+	}
+
+	// The client moves to b, which keeps the session alive; a's copy idles out.
+	onB, ok := b.SessionFor(sess.ID(), "", "")
+	if !ok {
+		t.Fatal("b does not serve the session")
+	}
+	var status any
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
+		got := call(onB, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":%q}}`, id))
+		status = got["result"].(map[string]any)["status"]
+		if status != "working" {
+			break
+		}
+	}
+	if a.SessionCount() != 0 {
+		t.Fatalf("a still holds the session after %v idle", idle)
+	}
+	if status != "completed" {
+		t.Errorf("the task, after its session's copy on a idled out while b served it: %v, want completed", status)
 	}
 }

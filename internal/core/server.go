@@ -116,7 +116,14 @@ func New(h mcp.Handler, opts ...Option) *Server {
 	}
 	if cfg.taskRunner != nil {
 		s.taskRunner = cfg.taskRunner
-		s.closeHooks = append(s.closeHooks, func(id string, _ bool) { s.dropSessionTasks(id) }) // a session's own tasks end with it
+		// A session's own tasks end with it; a copy that ends in this
+		// process while the session lives on elsewhere (the store says
+		// so) leaves them running, for the client to fetch there.
+		s.closeHooks = append(s.closeHooks, func(id string, everywhere bool) {
+			if everywhere {
+				s.dropSessionTasks(id)
+			}
+		})
 	}
 	if cfg.idleTimeout > 0 {
 		s.wg.Add(1)
