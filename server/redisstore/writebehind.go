@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -8,12 +9,16 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/semaphore"
 )
 
-// Bounds of the write-behind queue: events waiting for Redis, events in
-// one round trip, and how long an append waits for room before it fails.
+// Bounds of the write-behind queue: events waiting for Redis, and their
+// bytes (the in-memory event store's total: a stream whose client is gone
+// only stores its events, so nothing else slows it); events in one round
+// trip; and how long an append waits for room before it fails.
 const (
 	writeBehindQueue = 8192
+	writeBehindBytes = 64 << 20
 	writeBehindBatch = 128
 	writeBehindWait  = time.Second
 )
@@ -29,6 +34,7 @@ type writeBehind struct {
 	mu    sync.Mutex
 	next  map[streamKey]*numbering // the streams this process numbers
 	queue chan pending             // made, with its writer, by start
+	room  *semaphore.Weighted      // bytes of the queued events' data
 	stop  <-chan struct{}          // the store closed: nothing more is taken
 }
 
@@ -42,9 +48,15 @@ type numbering struct {
 
 // start makes the queue and its writer, which runs until stop closes.
 func (w *writeBehind) start(e *events, stop <-chan struct{}, wg *sync.WaitGroup) {
-	w.queue = make(chan pending, writeBehindQueue)
-	w.stop = stop
+	w.init(stop)
 	wg.Go(func() { w.write(e) })
+}
+
+// init makes the queue and its bounds.
+func (w *writeBehind) init(stop <-chan struct{}) {
+	w.queue = make(chan pending, writeBehindQueue)
+	w.room = semaphore.NewWeighted(writeBehindBytes)
+	w.stop = stop
 }
 
 type streamKey struct{ session, stream string }
@@ -57,6 +69,7 @@ type pending struct {
 	session, stream string
 	n               int64
 	data            []byte
+	size            int64 // of room, taken for data
 	last            bool
 	barrier         chan struct{}
 	letGo           bool
@@ -118,14 +131,24 @@ func (w *writeBehind) disownSession(session string) {
 	}
 }
 
-// push queues an event, waiting a while for room.
+// push queues an event, waiting a while for room, in the queue and in
+// its bytes.
 func (w *writeBehind) push(p pending) error {
-	p.data = append([]byte(nil), p.data...)
 	select {
 	case <-w.stop:
 		return errClosed
 	default:
 	}
+	p.size = min(int64(len(p.data)), writeBehindBytes)
+	if !w.room.TryAcquire(p.size) {
+		ctx, cancel := context.WithTimeout(context.Background(), writeBehindWait)
+		err := w.room.Acquire(ctx, p.size)
+		cancel()
+		if err != nil {
+			return errBehind
+		}
+	}
+	p.data = append([]byte(nil), p.data...)
 	select {
 	case w.queue <- p:
 		return nil
@@ -135,10 +158,12 @@ func (w *writeBehind) push(p pending) error {
 	defer t.Stop()
 	select {
 	case <-w.stop:
+		w.room.Release(p.size)
 		return errClosed
 	case w.queue <- p:
 		return nil
 	case <-t.C:
+		w.room.Release(p.size)
 		return errBehind
 	}
 }
@@ -245,5 +270,6 @@ func (w *writeBehind) flush(e *events, batch []pending) {
 		if p.barrier != nil {
 			close(p.barrier)
 		}
+		w.room.Release(p.size)
 	}
 }
