@@ -73,6 +73,13 @@ func (in *Incoming) IsInitialize() bool {
 	return false
 }
 
+// InitializeAlone reports whether the body is an initialize request by
+// itself, not in a batch: what a transport serves before it reads the
+// next body (nothing can be served before initialize is answered). A
+// batch's other requests run as any call does: they may wait on the
+// client, whose answer is read only after them.
+func (in *Incoming) InitializeAlone() bool { return !in.batch && in.IsInitialize() }
+
 // join is the answer made of out: nil, one message, or an array for a
 // batch.
 func (in *Incoming) join(out [][]byte) []byte {

@@ -294,7 +294,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 		// Notifications and responses are handled before the 202, so a
 		// client that waits for it knows they took effect in order.
 		s.sess.Serve(ctx, in, nil)
-	case in.IsInitialize():
+	case in.InitializeAlone():
 		// Nothing can be served before initialize is answered: a client
 		// that sends notifications/initialized right after must not race it.
 		if reply := s.sess.Serve(ctx, in, nil); reply != nil {

@@ -398,7 +398,7 @@ func (c *conn) run(ctx context.Context) {
 			return
 		}
 		in := srv.Parse(data)
-		if in.Err() != nil || !in.HasRequests() || in.IsInitialize() {
+		if in.Err() != nil || !in.HasRequests() || in.InitializeAlone() {
 			if reply := c.sess.Serve(ctx, in, c); reply != nil {
 				c.send(reply)
 			}

@@ -42,6 +42,7 @@ func TestScenario(t *testing.T) {
 			t.Run("sampling", func(t *testing.T) { checkSampling(t, cl) })
 			t.Run("cancellation", func(t *testing.T) { checkCancellation(t, cl) })
 			t.Run("batch", func(t *testing.T) { checkBatch(t, cl) })
+			t.Run("batch with initialize", func(t *testing.T) { checkBatchWithInitialize(t, cl) })
 			t.Run("errors", func(t *testing.T) { checkErrors(t, cl) })
 			t.Run("client close", func(t *testing.T) {
 				if err := cl.c.Close(websocket.StatusNormalClosure, "done"); err != nil {
@@ -220,6 +221,22 @@ func checkBatch(t *testing.T, cl *client) {
 	text := second["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]
 	if string(first) != `{"id":"b1","jsonrpc":"2.0","result":{}}` || second["id"] != "b2" || text != conformance.SimpleText {
 		t.Errorf("batch answer %s", f.raw)
+	}
+}
+
+// A batch with an initialize in it is served as calls are, not in order
+// on the socket's reading: its call's request to the client is answered.
+func checkBatchWithInitialize(t *testing.T, cl *client) {
+	cl.send(t, `[{"jsonrpc":"2.0","id":"i2","method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}},`+
+		`{"jsonrpc":"2.0","id":"bs","method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"batched"}}}]`)
+	req := cl.next(t)
+	if req.method() != "sampling/createMessage" {
+		t.Fatalf("want sampling/createMessage, got %s", req.raw)
+	}
+	cl.send(t, `{"jsonrpc":"2.0","id":`+req.id()+`,"result":{"role":"assistant","model":"m","content":{"type":"text","text":"Yes."}}}`)
+	f := cl.next(t)
+	if len(f.arr) != 2 || !strings.Contains(f.raw, "LLM response: Yes.") {
+		t.Errorf("batch answer %s, want the refused initialize and the call's result", f.raw)
 	}
 }
 
