@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -168,6 +169,9 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 		resp.Body.Close()
 		stop()
 		cancel()
+		if len(awaiting) > 0 { // a request: nothing else will answer it
+			return &AnswerError{RequestID: awaiting, Reason: "the server accepted it (202) without an answer"}
+		}
 		return nil
 	case resp.StatusCode == http.StatusOK && mt == "text/event-stream":
 		if !c.goStream(func() {
@@ -200,7 +204,16 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 	case resp.StatusCode/100 == 2 && len(awaiting) == 0:
 		return nil // a notification or a response, accepted (202 is the rule; any 2xx will do)
 	case resp.StatusCode == http.StatusOK && mt == "application/json":
-		return c.answer(ctx, awaiting, body)
+		if err := c.answer(ctx, awaiting, body); err != nil {
+			return err
+		}
+		// A JSON body is all the answer a request gets: one without its
+		// response fails it (what the body holds is read as the server's
+		// messages), rather than leaving it waiting for ever.
+		if len(awaiting) > 0 && json.Valid(body) && !answersIn(body, awaiting) {
+			return &AnswerError{RequestID: awaiting, Reason: "the JSON body answering its POST holds no response with its id"}
+		}
+		return nil
 	case resp.StatusCode == http.StatusOK:
 		return fmt.Errorf("client: the server answered %q to a POST, not JSON or an event stream", resp.Header.Get("Content-Type"))
 	}
@@ -254,7 +267,7 @@ func (c *httpConn) push(ctx context.Context, in inbound) error {
 }
 
 // answer pushes a body that answers request id: one that is not JSON
-// fails that request (BrokenAnswer) rather than leaving it waiting.
+// fails that request (AnswerError) rather than leaving it waiting.
 func (c *httpConn) answer(ctx context.Context, id json.RawMessage, body []byte) error {
 	if len(id) > 0 && !json.Valid(body) {
 		return c.push(ctx, inbound{err: &AnswerError{RequestID: id, Body: body, Reason: "not JSON"}})
@@ -374,6 +387,16 @@ func answers(msg []byte, id json.RawMessage) bool {
 		Method string          `json:"method"`
 	}
 	return json.Unmarshal(msg, &m) == nil && m.Method == "" && bytes.Equal(bytes.TrimSpace(m.ID), bytes.TrimSpace(id))
+}
+
+// answersIn reports whether a JSON body, one message or an array of
+// them, holds the response to request id.
+func answersIn(body []byte, id json.RawMessage) bool {
+	var batch []json.RawMessage
+	if json.Unmarshal(body, &batch) != nil {
+		return answers(body, id)
+	}
+	return slices.ContainsFunc(batch, func(msg json.RawMessage) bool { return answers(msg, id) })
 }
 
 // gone reports whether a resumption's status says the events after its

@@ -91,9 +91,12 @@ func TestViolations(t *testing.T) {
 			defer s.Close()
 			err = tc.call(ctx, s)
 			var v *client.Violation
+			var ae *client.AnswerError
 			if tc.rule == client.RuleUnknownID {
-				if !errors.Is(err, context.DeadlineExceeded) {
-					t.Fatalf("a call whose answer has another id: %v, want its timeout", err)
+				// Failed at once: the JSON body of its POST is all the
+				// answer the call will get.
+				if !errors.As(err, &ae) {
+					t.Fatalf("a call whose answer has another id: %v, want an AnswerError", err)
 				}
 			} else if !errors.As(err, &v) || v.Rule != tc.rule || !strings.HasPrefix(v.Pointer, tc.pointer) {
 				t.Fatalf("error %v, want a %s violation at %s", err, tc.rule, tc.pointer)
@@ -109,6 +112,16 @@ func TestViolations(t *testing.T) {
 			}
 			defer s2.Close()
 			_ = tc.call(ctx, s2)
+			// A message the call's answer held beside it is reported as
+			// the session reads it, which may be after the call failed.
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				mu.Lock()
+				n := len(seen)
+				mu.Unlock()
+				if n > 0 {
+					break
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if len(seen) == 0 || seen[0].Rule != tc.rule || !strings.HasPrefix(seen[0].Pointer, tc.pointer) {
@@ -220,4 +233,45 @@ func TestViolationsKeepAnExcerpt(t *testing.T) {
 		t.Errorf("keeping %d violations grew the heap by %d MiB, of %d MiB sent", n, grown>>20, n*size>>20)
 	}
 	runtime.KeepAlive(seen)
+}
+
+// A JSON body is all the answer a POSTed request gets: one that holds no
+// response to it, or a 202, fails the call at once, without a request
+// timeout to end the wait.
+func TestJSONAnswerWithoutTheResponse(t *testing.T) {
+	tests := []struct{ name, answer string }{
+		{"another id", `{"jsonrpc":"2.0","id":"not-mine","result":{}}`},
+		{"a notification", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
+		{"202 Accepted", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			url := brokenServer(t, "ping", tc.answer)
+			if tc.answer == "" { // initialize answered, anything else 202
+				hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if _, id, got := posted(r); got == "initialize" {
+						w.Header().Set("Content-Type", "application/json")
+						fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"accepting","version":"1"}}}`, id)
+						return
+					}
+					w.WriteHeader(http.StatusAccepted)
+				}))
+				t.Cleanup(hs.Close)
+				url = hs.URL
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s, err := client.New("t", "1", client.WithViolationHandler(func(*client.Violation) {})).Connect(ctx, &client.StreamableHTTP{URL: url, NoListen: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			start := time.Now()
+			_, err = s.Ping(ctx, nil)
+			var ae *client.AnswerError
+			if !errors.As(err, &ae) || time.Since(start) > time.Second {
+				t.Errorf("ping: %v after %v, want an AnswerError at once", err, time.Since(start).Round(time.Millisecond))
+			}
+		})
+	}
 }
