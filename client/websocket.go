@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -39,10 +40,30 @@ func (t *WebSocket) Connect(ctx context.Context) (Conn, error) {
 	return &wsConn{ws: ws}, nil
 }
 
+// wsWriteTimeout bounds one message's write: a server that takes none of
+// it for that long has its connection closed.
+const wsWriteTimeout = 10 * time.Second
+
 type wsConn struct{ ws *websocket.Conn }
 
+// Send writes msg unless ctx has ended. coder/websocket closes the socket
+// when a write's context ends mid-message: the write has the
+// connection's own bound instead, so that a call given up while it is
+// written does not end every other call on the connection (its caller
+// hears of it once the message is out).
 func (c *wsConn) Send(ctx context.Context, msg []byte) error {
-	return c.ws.Write(ctx, websocket.MessageText, msg)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wsWriteTimeout)
+	defer cancel()
+	if err := c.ws.Write(wctx, websocket.MessageText, msg); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
 }
 
 func (c *wsConn) Read(ctx context.Context) ([]byte, error) {
