@@ -137,9 +137,17 @@ func (s *Session) requestCapabilities(spec *protocol.Spec) any {
 	return spec.Project(caps)
 }
 
+// maxInputs bounds the input requests of one round (or one task poll) the
+// client answers: each runs a handler (sampling may call a model), and the
+// schema bounds them by nothing. A server asks for more in as many rounds.
+const maxInputs = maxServing
+
 // answerInputs answers each input request with the client's handlers.
 func (s *Session) answerInputs(ctx context.Context, spec *protocol.Spec, requests any) (map[string]any, error) {
 	reqs, _ := requests.(map[string]any)
+	if len(reqs) > maxInputs {
+		return nil, fmt.Errorf("the server asked for %d inputs at once; this client answers at most %d in a round", len(reqs), maxInputs)
+	}
 	keys := make([]string, 0, len(reqs))
 	for k := range reqs {
 		keys = append(keys, k)
