@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/generated"
@@ -69,6 +70,8 @@ type httpConn struct {
 	closing   bool // no stream reader starts from here on (goStream)
 	streams   sync.WaitGroup
 	closeOnce sync.Once
+
+	received atomic.Int64 // messages read from the server's streams and bodies
 }
 
 // inbound is a message for Read, or a broken answer to a request.
@@ -272,6 +275,7 @@ func (c *httpConn) answer(ctx context.Context, id json.RawMessage, body []byte) 
 	if len(id) > 0 && !json.Valid(body) {
 		return c.push(ctx, inbound{err: &AnswerError{RequestID: id, Body: body, Reason: "not JSON"}})
 	}
+	c.received.Add(1)
 	return c.push(ctx, inbound{msg: body})
 }
 
@@ -453,8 +457,12 @@ func (c *httpConn) goStream(fn func()) bool {
 // listen keeps the GET stream open, reconnecting after drops (with
 // Last-Event-ID), until the connection closes or the server says it has
 // none (405).
+// maxQuietWait bounds the wait before a GET stream is opened again after
+// streams that brought nothing.
+const maxQuietWait = 30 * time.Second
+
 func (c *httpConn) listen() {
-	last, failures := "", 0
+	last, failures, quiet := "", 0, 0
 	for c.ctx.Err() == nil && failures < 5 {
 		resp, err := c.get(c.ctx, last)
 		var redirect *RedirectError
@@ -483,12 +491,29 @@ func (c *httpConn) listen() {
 			failures++
 		default:
 			failures = 0
+			before := c.received.Load()
 			_, more, retry := c.drain(resp.Body, nil)
+			if c.received.Load() != before || more != "" && more != last {
+				quiet = 0
+			} else {
+				quiet++
+			}
 			if more != "" {
 				last = more
 			}
+			// A server that ends stream after stream with nothing in them
+			// (no message, no new event id) is asked again less and less
+			// often: twice the wait each time, up to maxQuietWait, rather
+			// than at its retry for the session's life.
+			wait := retry
+			for range quiet {
+				if wait >= maxQuietWait {
+					break
+				}
+				wait *= 2
+			}
 			select {
-			case <-time.After(retry):
+			case <-time.After(min(wait, maxQuietWait)):
 			case <-c.ctx.Done():
 			}
 			continue

@@ -253,3 +253,43 @@ func TestAnswerAfterABrokenOneIsLate(t *testing.T) {
 		}
 	}
 }
+
+// A server that answers every GET with a stream that brings nothing (an
+// event id it gave before, and the stream's end) is asked again less and
+// less often, not ten times a second for the session's life.
+func TestQuietGetStreamsBackOff(t *testing.T) {
+	var gets atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			gets.Add(1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "id: 1\nretry: 1\n\n")
+			return
+		case http.MethodDelete:
+			return
+		}
+		_, id, method := posted(r)
+		if method != "initialize" {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", "quiet")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"quiet","version":"1"}}}`, id)
+	}))
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	time.Sleep(2 * time.Second)
+	// Waits of 0.1, 0.2, 0.4 and 0.8 s: 5 GETs in 2 s (20 at the server's
+	// retry, bounded below by 100 ms).
+	if n := gets.Load(); n > 6 {
+		t.Errorf("%d GETs in 2s of streams that brought nothing; want at most 6", n)
+	}
+}
