@@ -160,6 +160,12 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 		return err
 	}
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		if !validSessionID(sid) {
+			resp.Body.Close()
+			stop()
+			cancel()
+			return fmt.Errorf("client: the server's Mcp-Session-Id is not 1 to %d visible ASCII characters (it is sent again with every request)", maxToken)
+		}
 		c.mu.Lock()
 		if c.session == "" {
 			c.session = sid
@@ -337,6 +343,9 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 	tooLarge := false
 	defer func() {
 		last, retry = r.LastID(), r.Retry()
+		if len(last) > maxToken {
+			last = "" // not sent back as Last-Event-ID: no resumption from it
+		}
 		if tooLarge {
 			last = ""
 		}
@@ -382,6 +391,24 @@ func (c *httpConn) drain(body io.ReadCloser, id json.RawMessage) (answered bool,
 			return true, "", 0
 		}
 	}
+}
+
+// maxToken bounds what the server gives the client to send back on
+// every request or resumption: a session id, an event id.
+const maxToken = 1024
+
+// validSessionID reports whether s is 1 to maxToken visible ASCII
+// characters (0x21 to 0x7E), as 2025-11-25 asks of a session id.
+func validSessionID(s string) bool {
+	if s == "" || len(s) > maxToken {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // answers reports whether msg is the response to request id.

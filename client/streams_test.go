@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -291,5 +292,68 @@ func TestQuietGetStreamsBackOff(t *testing.T) {
 	// retry, bounded below by 100 ms).
 	if n := gets.Load(); n > 6 {
 		t.Errorf("%d GETs in 2s of streams that brought nothing; want at most 6", n)
+	}
+}
+
+// What a server gives the client to send back is bounded: a session id
+// (sent with every request) must be 1 to 1,024 visible ASCII characters,
+// and an event id longer than 1,024 bytes is not sent back as
+// Last-Event-ID (the call fails when its stream ends, as without ids).
+func TestServerTokensAreBounded(t *testing.T) {
+	tests := []struct {
+		name, session, eventID string
+	}{
+		{"a session id of 2,000 bytes", strings.Repeat("s", 2000), ""},
+		{"a session id with a space", "two words", ""},
+		{"an event id of 2,000 bytes", "ok", strings.Repeat("e", 2000)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var resumed atomic.Int64
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.Method {
+				case http.MethodGet:
+					if r.Header.Get("Last-Event-ID") != "" {
+						resumed.Add(1)
+					}
+					w.WriteHeader(http.StatusMethodNotAllowed)
+					return
+				case http.MethodDelete:
+					return
+				}
+				_, id, method := posted(r)
+				switch method {
+				case "initialize":
+					w.Header().Set("Mcp-Session-Id", tc.session)
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"tokens","version":"1"}}}`, id)
+				case "ping": // a priming event, and the stream ends before the answer
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprintf(w, "id: %s\nretry: 1\ndata:\n\n", tc.eventID)
+				default:
+					w.WriteHeader(http.StatusAccepted)
+				}
+			}))
+			t.Cleanup(hs.Close)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: hs.URL, NoListen: true})
+			if tc.eventID == "" {
+				if err == nil || !strings.Contains(err.Error(), "Mcp-Session-Id") {
+					t.Fatalf("connect: %v, want an error naming the session id", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Ping(ctx, nil); err == nil || ctx.Err() != nil {
+				t.Errorf("ping: %v (context %v), want it failed when its stream ended", err, ctx.Err())
+			}
+			if n := resumed.Load(); n != 0 {
+				t.Errorf("%d resumptions sent the long event id back", n)
+			}
+		})
 	}
 }
