@@ -97,6 +97,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRecordFastPath -fuzztime $(FUZZTIME) ./internal/tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzReceive -fuzztime $(FUZZTIME) ./client/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/sse/
+	$(GO) test -run '^$$' -fuzz FuzzLines -fuzztime $(FUZZTIME) ./internal/sse/
 	$(GO) test -run '^$$' -fuzz FuzzHAR -fuzztime $(FUZZTIME) ./internal/tools/validate/
 	$(GO) test -run '^$$' -fuzz FuzzEventSplitter -fuzztime $(FUZZTIME) ./internal/tools/proxy/
 	$(GO) test -run '^$$' -fuzz FuzzSameAsTextHandler -fuzztime $(FUZZTIME) ./internal/logfmt/

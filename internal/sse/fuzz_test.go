@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzReader: whatever a server sends, the reader ends (EOF or an error),
@@ -32,5 +34,44 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 		t.Fatal("the reader did not end")
+	})
+}
+
+// FuzzLines holds readLine, which splits lines as their ends arrive, to
+// the standard's rule applied to the whole stream at once: lines end with
+// CRLF, LF or CR, a line the stream ends inside is dropped, a leading BOM
+// goes. Read one byte at a time, a CRLF split across reads is one end.
+func FuzzLines(f *testing.F) {
+	for _, seed := range []string{"a\nb\r\nc\rd", "\r\n\r\r\n\n", "\uFEFFx\ry\r", "a\r", "\r\nz\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var want []string
+		rest := bytes.TrimPrefix(in, []byte("\uFEFF"))
+		for {
+			i := bytes.IndexAny(rest, "\r\n")
+			if i < 0 {
+				break
+			}
+			want = append(want, string(rest[:i]))
+			if rest[i] == '\r' && i+1 < len(rest) && rest[i+1] == '\n' {
+				i++
+			}
+			rest = rest[i+1:]
+		}
+		for _, src := range []io.Reader{bytes.NewReader(in), iotest.OneByteReader(bytes.NewReader(in))} {
+			r := NewReader(src, 1<<20)
+			var got []string
+			for {
+				line, err := r.readLine()
+				if err != nil {
+					break
+				}
+				got = append(got, string(line))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("lines %q, want %q", got, want)
+			}
+		}
 	})
 }

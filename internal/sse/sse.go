@@ -42,9 +42,8 @@ type Reader struct {
 	idBuf   string // the id of the event being read (the standard's last event ID buffer)
 	lastID  string // the id as of the last blank line: where a resumption starts
 	retry   time.Duration
-	first   bool   // at the start of the stream (BOM check)
-	pending []byte // lines ended by lone CRs still to hand out, each with its CR
-	crbuf   []byte
+	first   bool // at the start of the stream (BOM check)
+	skipLF  bool // the last line ended with CR: an LF next is its CRLF's
 }
 
 // ErrTooLarge is returned for a line or an event larger than the
@@ -72,7 +71,7 @@ func (s *Reader) Reset(r io.Reader) {
 	s.idBuf, s.lastID = "", ""
 	s.retry = 0
 	s.first = true
-	s.pending = nil
+	s.skipLF = false
 }
 
 // Next returns the next event with data, or io.EOF when the stream ends
@@ -151,61 +150,57 @@ func (s *Reader) field(line []byte) {
 	}
 }
 
-// readLine returns the next line without its terminator. A CR not followed
-// by LF ends a line too. The returned slice is valid until the next call.
+// readLine returns the next line without its terminator: CRLF, LF or a
+// lone CR, each as it arrives (a CR ends its line at once, and an LF right
+// after it is skipped when it comes), so that a stream of CR-ended lines
+// is not held back waiting for an LF. A line the stream ends inside is
+// not returned. The returned slice is valid until the next call.
 func (s *Reader) readLine() ([]byte, error) {
-	if len(s.pending) > 0 {
-		return s.splitCR()
-	}
 	s.line = s.line[:0]
-	var chunk []byte
-	var err error
 	for {
-		chunk, err = s.br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			s.line = append(s.line, chunk...)
+		if _, err := s.br.Peek(1); err != nil {
+			return nil, err
+		}
+		buf, _ := s.br.Peek(s.br.Buffered())
+		if s.skipLF {
+			s.skipLF = false
+			if buf[0] == '\n' {
+				_, _ = s.br.Discard(1)
+				continue
+			}
+		}
+		// The first line end: an LF, or a CR before it (looked for up to
+		// the LF only: a buffer of many lines is not scanned whole for each).
+		i := bytes.IndexByte(buf, '\n')
+		upTo := buf
+		if i >= 0 {
+			upTo = buf[:i]
+		}
+		if j := bytes.IndexByte(upTo, '\r'); j >= 0 {
+			i = j
+		}
+		if i < 0 {
+			s.line = append(s.line, buf...)
+			_, _ = s.br.Discard(len(buf))
 			if len(s.line) > s.max {
 				return nil, ErrTooLarge
 			}
 			continue
 		}
-		break
-	}
-	if len(s.line) > 0 {
-		s.line = append(s.line, chunk...)
-		chunk = s.line
-	}
-	if s.first && (err == nil || len(chunk) > 0) {
-		s.first = false
-		chunk = bytes.TrimPrefix(chunk, []byte("\uFEFF"))
-	}
-	if err != nil {
-		// The stream ended inside a line: only the part up to its last
-		// CR consists of complete lines.
-		i := bytes.LastIndexByte(chunk, '\r')
-		if i < 0 {
-			return nil, err
+		line := buf[:i]
+		if len(s.line) > 0 {
+			s.line = append(s.line, line...)
+			line = s.line
 		}
-		chunk = chunk[:i]
-	} else {
-		chunk = chunk[:len(chunk)-1] // LF
-		if n := len(chunk); n > 0 && chunk[n-1] == '\r' {
-			chunk = chunk[:n-1] // CRLF
+		if len(line) > s.max {
+			return nil, ErrTooLarge
 		}
+		s.skipLF = buf[i] == '\r'
+		_, _ = s.br.Discard(i + 1) // buf stays as it is until the next read
+		if s.first {
+			s.first = false
+			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
+		}
+		return line, nil
 	}
-	if bytes.IndexByte(chunk, '\r') < 0 {
-		return chunk, nil
-	}
-	// Lines ended by a lone CR: hand them out one by one.
-	s.crbuf = append(append(s.crbuf[:0], chunk...), '\r')
-	s.pending = s.crbuf
-	return s.splitCR()
-}
-
-// splitCR returns the next CR-terminated line of s.pending.
-func (s *Reader) splitCR() ([]byte, error) {
-	i := bytes.IndexByte(s.pending, '\r')
-	line := s.pending[:i]
-	s.pending = s.pending[i+1:]
-	return line, nil
 }

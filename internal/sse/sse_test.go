@@ -1,11 +1,13 @@
 package sse
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 type wantEvent struct {
@@ -148,5 +150,40 @@ func TestTooLarge(t *testing.T) {
 	}
 	if ev, err := NewReader(strings.NewReader("data: ok\n\n"), 64).Next(); err != nil || string(ev.Data) != "ok" {
 		t.Errorf("a small event: %q %v", ev.Data, err)
+	}
+}
+
+// A line ended by a lone CR ends as the CR arrives: an event of CR-ended
+// lines is handed out while the stream stays open, not held back until an
+// LF or the stream's end (the client waited for its answer there).
+func TestCREndsTheLineAtOnce(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	r := NewReader(pr, 0)
+	go func() { _, _ = pw.Write([]byte("id: 7\rdata: a\rdata: b\r\r")) }()
+	got := make(chan Event, 1)
+	go func() {
+		ev, err := r.Next()
+		if err == nil {
+			ev.Data = bytes.Clone(ev.Data)
+			got <- ev
+		}
+	}()
+	select {
+	case ev := <-got:
+		if string(ev.Data) != "a\nb" || ev.ID != "7" {
+			t.Errorf("event %q id %q, want \"a\\nb\" id 7", ev.Data, ev.ID)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("an event of CR-ended lines was not handed out while its stream stayed open")
+	}
+	// A CRLF split across two writes is one line end, not two.
+	go func() {
+		_, _ = pw.Write([]byte("data: c\r"))
+		time.Sleep(10 * time.Millisecond)
+		_, _ = pw.Write([]byte("\ndata: d\r\n\r\n"))
+	}()
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "c\nd" {
+		t.Errorf("across a split CRLF: %q %v, want \"c\\nd\"", ev.Data, err)
 	}
 }
