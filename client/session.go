@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -27,7 +28,8 @@ type Session struct {
 	opened time.Time
 	// events runs the user's notification callbacks in order, off the
 	// read loop (a callback may call the session).
-	events chan func()
+	events     chan func()
+	eventBytes atomic.Int64 // of the notifications in events
 	// slots bounds the server's requests served at once.
 	slots chan struct{}
 	// refusing bounds the refusals of the others on their way.
@@ -92,8 +94,13 @@ func newSession(c *Client, conn Conn, spec *protocol.Spec) *Session {
 // and past those they go unanswered (dropped and logged).
 const maxServing = 32
 
-// maxEvents is how many notifications may wait for their callback.
-const maxEvents = 256
+// maxEvents is how many notifications may wait for their callback, and
+// maxEventBytes how many bytes of them (as their messages came; one alone
+// may be larger).
+const (
+	maxEvents     = 256
+	maxEventBytes = 16 << 20
+)
 
 // maxGivenUp is how many calls given up are remembered.
 const maxGivenUp = 256
@@ -110,15 +117,23 @@ func (s *Session) runEvents() {
 	}
 }
 
-// event queues a callback without waiting: when maxEvents are queued
+// event queues a callback without waiting: when maxEvents, or
+// maxEventBytes of notifications (size is this one's message), are queued
 // already, the notification is dropped and logged. Waiting would let a
 // callback that calls the session (as WithNotificationHandler allows)
 // stall the read loop that must read its answer, behind a server that
 // sends notifications faster than the callbacks take them.
-func (s *Session) event(method string, fn func()) {
+func (s *Session) event(method string, size int, fn func()) {
+	n := int64(size)
+	if queued := s.eventBytes.Add(n); queued > maxEventBytes && queued != n {
+		s.eventBytes.Add(-n)
+		s.droppedNotes.warn(s.c.log, "client: notification dropped: its handler is behind", "method", method, "queued_bytes", queued-n)
+		return
+	}
 	select {
-	case s.events <- fn:
+	case s.events <- func() { defer s.eventBytes.Add(-n); fn() }:
 	default:
+		s.eventBytes.Add(-n)
 		s.droppedNotes.warn(s.c.log, "client: notification dropped: its handler is behind", "method", method, "queued", maxEvents)
 	}
 }
@@ -607,7 +622,7 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 		}
 	case *mcp.LoggingMessageNotificationParams:
 		if s.c.onLog != nil {
-			s.event(msg.Method, func() { s.c.onLog(ctx, p) })
+			s.event(msg.Method, len(body), func() { s.c.onLog(ctx, p) })
 		}
 	case *mcp.CancelledNotificationParams:
 		s.mu.Lock()
@@ -618,7 +633,7 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 		}
 	default:
 		if s.c.onNotify != nil {
-			s.event(msg.Method, func() { s.c.onNotify(ctx, msg.Method, params) })
+			s.event(msg.Method, len(body), func() { s.c.onNotify(ctx, msg.Method, params) })
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -357,3 +358,60 @@ func TestServerTokensAreBounded(t *testing.T) {
 		})
 	}
 }
+
+// The notifications waiting for their handler are bounded in bytes too:
+// a server that sends 64 log messages of 1 MiB while the handler is
+// stuck has at most 16 MiB of them kept, the rest dropped and logged.
+func TestQueuedNotificationsAreBoundedInBytes(t *testing.T) {
+	const n, size = 64, 1 << 20
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		case http.MethodDelete:
+			return
+		}
+		_, id, method := posted(r)
+		switch method {
+		case "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{}},"serverInfo":{"name":"loud","version":"1"}}}`, id)
+		case "ping":
+			w.Header().Set("Content-Type", "text/event-stream")
+			data := strings.Repeat("x", size)
+			for range n {
+				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":%q}}\n\n", data)
+			}
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", id)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	release := make(chan struct{})
+	var handled atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1", client.WithLogger(slog.New(slog.DiscardHandler)), client.WithLogHandler(func(context.Context, *mcp.LoggingMessageNotificationParams) {
+		<-release
+		handled.Add(1)
+	})).Connect(ctx, &client.StreamableHTTP{URL: hs.URL, NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	time.Sleep(200 * time.Millisecond)
+	// One in the stuck handler, then 16 MiB of them queued.
+	if got := handled.Load(); got < 2 || got > 1+maxQueued(size) {
+		t.Errorf("%d of %d log messages of 1 MiB handled after the handler was stuck; want at most %d", got, n, 1+maxQueued(size))
+	}
+}
+
+// maxQueued is how many notifications of about size bytes the client's
+// bound of 16 MiB keeps waiting.
+func maxQueued(size int) int64 { return int64(16<<20) / int64(size) }
