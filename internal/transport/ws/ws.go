@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -317,6 +318,12 @@ type conn struct {
 
 	closeOnce sync.Once
 	done      chan struct{} // closed when the socket is being closed
+
+	// heard counts the messages read, and throttled is set while the
+	// next one waits for the rate limits: the socket is not read then,
+	// so a pong goes unseen, but the client has shown it is there.
+	heard     atomic.Int64
+	throttled atomic.Bool
 }
 
 // errNotReading is returned by Send past the socket's output bound.
@@ -374,8 +381,14 @@ func (c *conn) run(ctx context.Context) {
 	}()
 	for {
 		typ, data, err := c.ws.Read(context.Background())
-		if err == nil && wait(waitCtx, len(data)) != nil { // the rate limits: the next frames wait in TCP
-			return
+		if err == nil {
+			c.heard.Add(1)
+			c.throttled.Store(true)
+			err := wait(waitCtx, len(data)) // the rate limits: the next frames wait in TCP
+			c.throttled.Store(false)
+			if err != nil {
+				return
+			}
 		}
 		if err != nil {
 			if errors.Is(err, websocket.ErrMessageTooBig) {
@@ -464,7 +477,9 @@ func (c *conn) watch(stop <-chan struct{}) {
 	}
 }
 
-// keepAlive pings; a peer that does not answer in time is closed with 1011.
+// keepAlive pings; a peer that does not answer in time is closed with
+// 1011, unless a message of its came meanwhile or waits for the rate
+// limits (its pong is read after that).
 func (c *conn) keepAlive(stop <-chan struct{}) {
 	t := time.NewTicker(c.h.cfg.keepAlive)
 	defer t.Stop()
@@ -474,11 +489,12 @@ func (c *conn) keepAlive(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
+		heard := c.heard.Load()
 		ctx, cancel := context.WithTimeout(context.Background(), c.h.cfg.pingTimeout)
 		err := c.ws.Ping(ctx)
 		cancel()
-		if err == nil {
-			continue
+		if err == nil || errors.Is(err, context.DeadlineExceeded) && (c.throttled.Load() || c.heard.Load() != heard) {
+			continue // answered, or its pong waits behind the rate limits, after a message
 		}
 		select {
 		case <-stop:

@@ -567,3 +567,28 @@ func TestCloseTimeout(t *testing.T) {
 		t.Errorf("%d sessions left", n)
 	}
 }
+
+// A client held back by its rate limit is not taken for dead: while its
+// next message waits for the limiter, the socket is not read and its pongs
+// are not seen, but it has just shown it is there.
+func TestRateLimitedClientIsNotTakenForDead(t *testing.T) {
+	f := newFixture(t, nil, ws.WithRateLimit(3, time.Minute), ws.WithKeepAlive(50*time.Millisecond, 50*time.Millisecond))
+	cl := dial(t, f.url, nil)
+	initialize(t, cl, "2025-06-18") // initialize and initialized: two of the three
+	cl.send(t, `{"jsonrpc":"2.0","id":"p1","method":"ping"}`)
+	cl.send(t, `{"jsonrpc":"2.0","id":"p2","method":"ping"}`) // waits for the limiter
+	time.Sleep(500 * time.Millisecond)
+	for open := true; open; {
+		select {
+		case _, ok := <-cl.frames:
+			if !ok {
+				t.Fatalf("the socket of a client waiting for its rate limit closed: %v", cl.err)
+			}
+		default:
+			open = false
+		}
+	}
+	if f.srv.SessionCount() != 1 {
+		t.Errorf("%d sessions, want the rate-limited client's still there", f.srv.SessionCount())
+	}
+}
