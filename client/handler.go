@@ -52,7 +52,7 @@ func (s *Session) refuse(msg *jsonrpc.Message, e *wire.Error) {
 	select {
 	case s.refusing <- struct{}{}:
 	default:
-		s.unanswered.warn(s.c.log, "client: request of the server left unanswered: too many refusals on their way", "method", msg.Method)
+		s.unanswered.warn(s.c.log, "client: request of the server left unanswered: too many refusals on their way", "method", excerpt(msg.Method))
 		return
 	}
 	b := jsonrpc.EncodeError(msg.ID, e)

@@ -113,6 +113,12 @@ func spanErrorType(method string, r reply) string {
 			return "tool_error"
 		}
 		return ""
+	case errors.As(r.err, &we) && (we.Code < -32768 || we.Code > -32000):
+		// A code outside the range JSON-RPC reserves is the server's to
+		// choose: as a metric attribute it is bounded to one value (the
+		// semantic conventions' overflow), as the server's own observer
+		// bounds it.
+		return "_OTHER"
 	case errors.As(r.err, &we):
 		return strconv.Itoa(we.Code)
 	case errors.As(r.err, &v):
