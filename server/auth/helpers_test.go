@@ -83,6 +83,7 @@ type jwksServer struct {
 	mu      sync.Mutex
 	keys    []map[string]any
 	fetches atomic.Int64
+	delay   atomic.Int64 // nanoseconds each fetch takes
 }
 
 func newJWKSServer(t *testing.T) *jwksServer {
@@ -91,6 +92,7 @@ func newJWKSServer(t *testing.T) *jwksServer {
 	s := &jwksServer{keys: []map[string]any{rsaJWK("rsa1", k.rsa), ecJWK("ec1", k.ec)}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		s.fetches.Add(1)
+		time.Sleep(time.Duration(s.delay.Load()))
 		s.mu.Lock()
 		b, _ := json.Marshal(map[string]any{"keys": s.keys})
 		s.mu.Unlock()

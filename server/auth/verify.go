@@ -200,6 +200,10 @@ func NewHS256(secret []byte, opts ...Option) (*JWT, error) {
 // asymmetric are the algorithms WithAlgorithms may choose.
 var asymmetric = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
+// unknownKIDFetch bounds how long a token with an unknown key id waits
+// for its turn to have the JWKS fetched again, and for the fetch.
+const unknownKIDFetch = 10 * time.Second
+
 // NewJWKS returns a verifier of tokens signed by the keys of the JWK Set at
 // jwksURL: RS256 and ES256 by default (WithAlgorithms), never HS* or none.
 // The set is fetched now (an error if that fails), again every refresh
@@ -244,7 +248,7 @@ func NewJWKS(ctx context.Context, jwksURL string, opts ...Option) (*JWT, error) 
 		// A token with an unknown kid waits this long at most for its turn
 		// to refresh (and the refresh must fit in it too); when the next
 		// turn is further away, it fails at once.
-		RateLimitWaitMax:  10 * time.Second,
+		RateLimitWaitMax:  unknownKIDFetch,
 		RefreshUnknownKID: rate.NewLimiter(rate.Every(cfg.unknownKID), 1),
 	})
 	if err != nil {
@@ -259,9 +263,14 @@ func NewJWKS(ctx context.Context, jwksURL string, opts ...Option) (*JWT, error) 
 		return nil, fmt.Errorf("auth: JWKS keyfunc: %w", err)
 	}
 	return newJWT(cfg, algs, func(ctx context.Context) jwt.Keyfunc {
-		inner := kf.KeyfuncCtx(ctx)
 		return func(t *jwt.Token) (any, error) {
-			key, err := inner(t)
+			// A fetch an unknown key id starts runs to its end, bounded by
+			// its own time, whatever the request does: a client that left
+			// mid-fetch would have spent the refresh's turn (one a minute),
+			// and a key just added would stay unknown until the next.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unknownKIDFetch)
+			defer cancel()
+			key, err := kf.KeyfuncCtx(fctx)(t)
 			if err != nil {
 				// Whether the refresh found nothing or was not allowed
 				// (rate limit), the kid is unknown: say so.

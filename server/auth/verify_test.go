@@ -125,6 +125,27 @@ func TestKeyRotation(t *testing.T) {
 	}
 }
 
+// A request whose client leaves while its unknown key id has the JWKS
+// fetched again does not cut the fetch short: it would have spent the
+// refresh's turn (one a minute), and a key the authorization server has
+// just added would stay unknown until the next turn.
+func TestKeyRotationSurvivesAGoneClient(t *testing.T) {
+	k := keys()
+	js := newJWKSServer(t)
+	v := newJWKSVerifier(t, js)
+	js.add(rsaJWK("rsa2", k.rsaOther))
+	js.delay.Store(int64(200 * time.Millisecond))
+	gone, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := v.Verify(gone, sign(t, jwt.SigningMethodRS256, k.rsa, "bogus", claims())); err == nil {
+		t.Fatal("a token of an unknown key id verified")
+	}
+	p, err := v.Verify(context.Background(), sign(t, jwt.SigningMethodRS256, k.rsaOther, "rsa2", claims(set("sub", "erin"))))
+	if err != nil || p.Subject != "erin" {
+		t.Fatalf("a token of the key added before the gone client's refresh: %v, %v", p, err)
+	}
+}
+
 // TestPeriodicRefresh: the JWKS is fetched again on its interval.
 func TestPeriodicRefresh(t *testing.T) {
 	js := newJWKSServer(t)
