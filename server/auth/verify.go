@@ -143,7 +143,7 @@ func WithRefreshInterval(d time.Duration) Option {
 // the cached JWKS lacks makes the verifier fetch the JWKS at once (default
 // once a minute; key rotation is picked up without waiting for the next
 // refresh, and unknown key ids cannot make the server hammer the
-// authorization server).
+// authorization server). It must be positive.
 func WithUnknownKIDRefresh(every time.Duration) Option {
 	return optionFunc(func(c *verifierConfig) { c.unknownKID = every })
 }
@@ -225,6 +225,9 @@ func NewJWKS(ctx context.Context, jwksURL string, opts ...Option) (*JWT, error) 
 	}
 	if err := checkFetchURL(jwksURL, cfg.insecure); err != nil {
 		return nil, fmt.Errorf("auth: JWKS URL: %w", err)
+	}
+	if cfg.unknownKID <= 0 { // rate.Every of it is no limit at all
+		return nil, fmt.Errorf("auth: WithUnknownKIDRefresh(%v): the interval must be positive", cfg.unknownKID)
 	}
 	client := cfg.client
 	if client == nil {

@@ -188,6 +188,10 @@ func TestNewErrors(t *testing.T) {
 			return err
 		},
 		"relative JWKS URL": func() error { _, err := auth.NewJWKS(ctx, "/jwks", auth.WithAudience(testAudience)); return err },
+		"no bound on refreshes for unknown key ids": func() error {
+			_, err := auth.NewJWKS(ctx, js.URL, auth.WithAudience(testAudience), auth.WithUnknownKIDRefresh(0))
+			return err
+		},
 	} {
 		if f() == nil {
 			t.Errorf("%s: no error", name)
