@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
@@ -80,6 +81,10 @@ type guarded struct {
 	next http.Handler
 }
 
+// maxToken bounds a bearer token: a JWT of any reasonable claims is a
+// few kilobytes, and the header may be a megabyte.
+const maxToken = 16 << 10
+
 func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Has("access_token") {
 		g.refuse(w, r, http.StatusBadRequest, "invalid_request", "send the token in the Authorization header, never in the query string", nil)
@@ -97,6 +102,10 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			raw = strings.TrimSpace(rest)
 			if raw == "" {
 				g.refuse(w, r, http.StatusUnauthorized, "invalid_token", "the bearer token is empty", nil)
+				return
+			}
+			if len(raw) > maxToken { // refused before it is decoded: anyone may send one
+				g.refuse(w, r, http.StatusUnauthorized, "invalid_token", "the bearer token is longer than "+strconv.Itoa(maxToken)+" bytes", nil)
 				return
 			}
 		}

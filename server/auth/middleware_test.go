@@ -135,6 +135,7 @@ func TestMiddlewareJWKS(t *testing.T) {
 		{name: "missing", status: 401, params: params(), code: auth.CodeUnauthorized},
 		{name: "other scheme", headers: []string{"Basic YWxpY2U6c2VjcmV0"}, status: 401, params: params(), code: auth.CodeUnauthorized},
 		{name: "empty bearer", headers: []string{"Bearer "}, status: 401, params: invalid("the bearer token is empty"), code: auth.CodeUnauthorized},
+		{name: "a token of 20 KB", headers: bearer(strings.Repeat("a", 20<<10)), status: 401, params: invalid("the bearer token is longer than 16384 bytes"), code: auth.CodeUnauthorized},
 		{name: "malformed", headers: bearer("not-a-jwt"), status: 401, params: invalid("the token is malformed (not a JWT)"), code: auth.CodeUnauthorized},
 		{name: "malformed segments", headers: bearer("a.b.c"), status: 401, params: invalid("the token is malformed (not a JWT)"), code: auth.CodeUnauthorized},
 		{name: "expired", headers: rs(claims(set("exp", now.Add(-time.Hour).Unix()))), status: 401, params: invalid("the token expired"), code: auth.CodeUnauthorized},
