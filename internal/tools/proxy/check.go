@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -457,6 +458,7 @@ func (t *tap) end() (*validate.Report, error) {
 type lines struct {
 	mu      sync.Mutex
 	buf     []byte
+	scanned int // bytes at the start of buf known to hold no newline
 	max     int
 	message func(msg []byte)
 }
@@ -466,18 +468,22 @@ func (l *lines) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
 	for {
-		i := indexByte(l.buf, '\n')
+		// Only the bytes not looked at yet: a long line that comes in
+		// pieces is scanned once, not again with each piece.
+		i := bytes.IndexByte(l.buf[l.scanned:], '\n')
 		if i < 0 {
+			l.scanned = len(l.buf)
 			break
 		}
+		i += l.scanned
 		if line := trimCR(l.buf[:i]); len(line) > 0 {
 			l.message(append([]byte(nil), line...))
 		}
-		l.buf = l.buf[i+1:]
+		l.buf, l.scanned = l.buf[i+1:], 0
 	}
 	if len(l.buf) > l.max { // a line longer than any message: recorded as it is, in pieces
 		l.message(append([]byte(nil), l.buf...))
-		l.buf = l.buf[:0]
+		l.buf, l.scanned = l.buf[:0], 0
 	}
 	return len(p), nil
 }
@@ -489,16 +495,7 @@ func (l *lines) flush() {
 	if line := trimCR(l.buf); len(line) > 0 {
 		l.message(append([]byte(nil), line...))
 	}
-	l.buf = nil
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
+	l.buf, l.scanned = nil, 0
 }
 
 func trimCR(b []byte) []byte {

@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,6 +36,20 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "exit3":
 		os.Exit(3)
+	case "orphan": // leaves a child holding its stdout, and exits
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "MCPSTACK_PROXY_CHILD=sleep")
+		cmd.Stdout = os.Stdout
+		_ = cmd.Start()
+		os.Exit(0)
+	case "twice": // one message, and another a moment later
+		fmt.Println(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}`)
+		time.Sleep(100 * time.Millisecond)
+		fmt.Println(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":2}}`)
+		os.Exit(0)
+	case "sleep":
+		time.Sleep(30 * time.Second)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -167,7 +183,7 @@ func TestCheckIsLive(t *testing.T) {
 	}
 	// One short record (under the 256 bytes format detection would wait
 	// for), and nothing after it yet.
-	tp.message(stdioSession, server.ClientToServer, []byte(`{"jsonrpc":"1.0","id":2,"method":"ping"}`))
+	tp.message(stdioSession(), server.ClientToServer, []byte(`{"jsonrpc":"1.0","id":2,"method":"ping"}`))
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(findings.String(), "error envelope") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -181,3 +197,90 @@ func TestCheckIsLive(t *testing.T) {
 }
 
 type syncBuffer = syncbuf.Buffer
+
+// Runs appended to one recording (a client starts the proxy again each
+// time) are sessions apart: the recording validates, rather than the
+// second run's messages coming after the first's end.
+func TestStdioRunsAppendAsSessions(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	steps := [][2]string{
+		{"", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n"},
+		{`"id":1`, `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"},
+		{`"id":2`, ""},
+	}
+	for range 2 {
+		r, w := io.Pipe()
+		c := &player{grown: make(chan struct{}, 1)}
+		go c.play(w, steps)
+		var errOut bytes.Buffer
+		if code := runWith(t, []string{"--record", rec, "--"}, child(t, "mcp"), r, c, &errOut); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := validate.Command([]string{rec}, &out, &errOut); code != 0 {
+		t.Errorf("validate of two runs in one recording: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// A server that exits leaving a child holding its stdout does not hold
+// the proxy: it ends with the server's status within WaitDelay.
+func TestStdioServerChildHoldsStdout(t *testing.T) {
+	start := time.Now()
+	var out, errOut bytes.Buffer
+	if code := runWith(t, []string{"--"}, child(t, "orphan"), strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Errorf("exit %d, want the server's 0: %s", code, errOut.String())
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the proxy ended %v after the server, whose child held its stdout", d.Round(time.Second))
+	}
+}
+
+// brokenWriter is a client that has gone: every write fails.
+type brokenWriter struct{}
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// A client that has gone (its end of the proxy's stdout closed) gets
+// nothing more, and what the server still sends is recorded.
+func TestStdioRecordsAfterTheClientWent(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	var errOut bytes.Buffer
+	if code := runWith(t, []string{"--record", rec, "--"}, child(t, "twice"), strings.NewReader(""), brokenWriter{}, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	b, _ := os.ReadFile(rec)
+	if n := strings.Count(string(b), "notifications/message"); n != 2 {
+		t.Errorf("%d of the server's 2 messages recorded:\n%s", n, b)
+	}
+}
+
+// A long line that comes in pieces is scanned once for its newline, not
+// again with each piece (16 MiB in 32 KiB pieces was 4 GiB scanned, in
+// the path that forwards the bytes): four times the line takes about four
+// times as long, not sixteen.
+func TestLongLineScannedOnce(t *testing.T) {
+	piece := bytes.Repeat([]byte("x"), 32<<10)
+	took := func(pieces int) time.Duration {
+		best := time.Duration(1 << 62)
+		for range 3 {
+			var got int
+			l := &lines{max: maxLine, message: func(m []byte) { got = len(m) }}
+			start := time.Now()
+			for range pieces {
+				_, _ = l.Write(piece)
+			}
+			_, _ = l.Write([]byte("\n"))
+			best = min(best, time.Since(start))
+			if got != pieces*len(piece) {
+				t.Fatalf("a line of %d bytes recorded as %d", pieces*len(piece), got)
+			}
+		}
+		return best
+	}
+	small, large := took(128), took(512) // 4 MiB, 16 MiB
+	t.Logf("4 MiB in %v, 16 MiB in %v", small, large)
+	if ratio := float64(large) / float64(small); ratio > 8 {
+		t.Errorf("4 MiB in %v, 16 MiB in %v: %.1fx for 4x the bytes, want linear", small, large, ratio)
+	}
+}

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
-	"sync"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -18,8 +19,28 @@ import (
 // recorded in pieces, and still passed whole).
 const maxLine = 64 << 20
 
-// stdioSession names the one session of a stdio proxy in the recording.
-const stdioSession = "stdio"
+// stdioSession names the one session of a stdio proxy in the recording:
+// one of its own for each run, so that runs appended to one recording (a
+// client starts the proxy again each time) are sessions apart, not one
+// that ends and goes on.
+func stdioSession() string {
+	return "stdio-" + strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + strconv.FormatUint(rand.Uint64()&0xffffff, 36)
+}
+
+// lenient passes writes on to w until one fails, and takes the rest
+// without passing them: the server's answers are still recorded after
+// the client has gone.
+type lenient struct {
+	w   io.Writer
+	err error
+}
+
+func (l *lenient) Write(p []byte) (int, error) {
+	if l.err == nil {
+		_, l.err = l.w.Write(p)
+	}
+	return len(p), nil
+}
 
 // runStdio starts the server command and passes the client's bytes to
 // it and its bytes back, unchanged, recording each line; its exit status
@@ -35,11 +56,17 @@ func runStdio(argv []string, in io.Reader, out, errOut, serverErr io.Writer, t *
 		fmt.Fprintln(errOut, "mcpstack proxy:", err)
 		return 1
 	}
-	fromServer, err := cmd.StdoutPipe()
-	if err != nil {
-		fmt.Fprintln(errOut, "mcpstack proxy:", err)
-		return 1
-	}
+	session := stdioSession()
+	c2s := &lines{max: maxLine, message: func(m []byte) { t.message(session, server.ClientToServer, m) }}
+	s2c := &lines{max: maxLine, message: func(m []byte) { t.message(session, server.ServerToClient, m) }}
+	// exec copies the server's output, so that WaitDelay bounds it too: a
+	// child the server leaves holding its stdout does not hold the proxy.
+	// A client that has gone (its end of our stdout closed) gets nothing
+	// more, and the recording goes on: a broken pipe is an error to write,
+	// not the proxy's end.
+	signal.Ignore(syscall.SIGPIPE)
+	defer signal.Reset(syscall.SIGPIPE)
+	cmd.Stdout = io.MultiWriter(&lenient{w: out}, s2c)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(errOut, "mcpstack proxy:", err)
 		return 1
@@ -52,24 +79,20 @@ func runStdio(argv []string, in io.Reader, out, errOut, serverErr io.Writer, t *
 			_ = cmd.Process.Signal(s) // the server decides how to end
 		}
 	}()
-	c2s := &lines{max: maxLine, message: func(m []byte) { t.message(stdioSession, server.ClientToServer, m) }}
-	s2c := &lines{max: maxLine, message: func(m []byte) { t.message(stdioSession, server.ServerToClient, m) }}
-	var wg sync.WaitGroup
-	wg.Add(1)
 	go func() { // client -> server, until the client closes its end
-		defer wg.Done()
 		_, _ = io.Copy(toServer, io.TeeReader(in, c2s))
 		c2s.flush()
 		toServer.Close() // the client's end: the server answers what it has, then exits
 	}()
-	_, _ = io.Copy(out, io.TeeReader(fromServer, s2c)) // server -> client, until the server closes its end
+	err = cmd.Wait() // once the server has exited and its output is copied (or WaitDelay passed)
 	s2c.flush()
 	// The session is over once the server's output is: its answers to
 	// what the client sent last come before the end.
-	t.shutdown(stdioSession, server.ClientToServer)
-	err = cmd.Wait()
+	t.shutdown(session, server.ClientToServer)
 	var exit *exec.ExitError
 	switch {
+	case errors.Is(err, exec.ErrWaitDelay): // exited; a child of its held its output
+		return max(cmd.ProcessState.ExitCode(), 0)
 	case err == nil:
 		return 0
 	case errors.As(err, &exit):
