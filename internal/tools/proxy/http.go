@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/mcpstack/mcpstack/internal/addrfile"
 	"github.com/mcpstack/mcpstack/internal/guard"
 	"github.com/mcpstack/mcpstack/internal/httpfacts"
@@ -338,6 +340,13 @@ func (p *proxyHandler) modifyResponse(resp *http.Response) error {
 }
 
 func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if httpguts.HeaderValuesContainsToken(r.Header["Connection"], "Upgrade") {
+		// A WebSocket would pass through unrecorded (httputil tunnels the
+		// upgrade): a recording that misses the session's messages, and a
+		// check that finds nothing in them, would say the session was clean.
+		http.Error(w, "mcpstack proxy: a protocol upgrade (WebSocket) is not recorded; connect over Streamable HTTP or HTTP+SSE", http.StatusNotImplemented)
+		return
+	}
 	t, limits := p.t, p.limits
 	rc := http.NewResponseController(w)
 	if limits.bodyIdle > 0 {

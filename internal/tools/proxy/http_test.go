@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -484,5 +485,26 @@ func TestRedactJSONInStrings(t *testing.T) {
 	}
 	if m := string(tp.masked([]byte(deep))); strings.Contains(m, "hunter4") || !strings.Contains(m, redacted) {
 		t.Errorf("nested past the bound: %s", m)
+	}
+}
+
+// A WebSocket through the HTTP proxy is refused with a clear 501: it would
+// pass through unrecorded, and the recording (and --check) would call a
+// session clean whose messages it never saw.
+func TestHTTPRefusesWebSocket(t *testing.T) {
+	srv := server.New(conformance.New(conformance.WithStepDelay(0)))
+	h, shutdown := mcphttp.Handler(srv)
+	upstream := httptest.NewServer(h)
+	defer func() { shutdown(context.Background()); upstream.Close(); srv.Close() }()
+	tp, _ := newTap(io.Discard, false, io.Discard)
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	front := httptest.NewServer(handler(u, nil, tp))
+	defer front.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := client.New("via-proxy", "1").Connect(ctx, &client.WebSocket{URL: "ws" + strings.TrimPrefix(front.URL, "http") + "/mcp/ws"})
+	var he *client.HTTPError
+	if !errors.As(err, &he) || he.Status != http.StatusNotImplemented {
+		t.Errorf("a WebSocket through the proxy: %v, want 501", err)
 	}
 }
