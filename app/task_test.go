@@ -66,6 +66,17 @@ func (s *taskSession) call(method, params string) map[string]any {
 	return m
 }
 
+// askName is a tool that asks the client for a name (elicitation) and
+// answers it as its structured result.
+func askName(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
+	r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Name?", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
+		Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": map[string]any{"type": "string"}}}})
+	if err != nil {
+		return nil, err
+	}
+	return app.Structured(map[string]any{"name": r.Content["name"]})
+}
+
 func errCode(m map[string]any) any {
 	e, _ := m["error"].(map[string]any)
 	return e["code"]
@@ -93,14 +104,7 @@ func TestTasks(t *testing.T) {
 	})
 	app.AddTool(a, app.Tool{Name: "batch", TaskSupport: "required"}, func(context.Context, struct{}) (string, error) { return "ok", nil })
 	app.AddTool(a, app.Tool{Name: "quick"}, func(context.Context, struct{}) (string, error) { return "quick", nil })
-	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "optional"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
-		r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Name?", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
-			Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": map[string]any{"type": "string"}}}})
-		if err != nil {
-			return nil, err
-		}
-		return app.Structured(map[string]any{"name": r.Content["name"]})
-	})
+	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "optional"}, askName)
 	srv := app.NewServer(a, server.WithStrict(true))
 	defer srv.Close()
 	open := func(owner string) *taskSession {
@@ -308,14 +312,7 @@ func TestTaskRequestWithNowhereToGoTimesOut(t *testing.T) {
 // here the session has no stream of its own, so there is no other way.
 func TestTaskInputOnTasksResult(t *testing.T) {
 	a := app.New("tasks", "1")
-	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "required"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
-		r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Name?", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
-			Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": map[string]any{"type": "string"}}}})
-		if err != nil {
-			return nil, err
-		}
-		return app.Structured(map[string]any{"name": r.Content["name"]})
-	})
+	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "required"}, askName)
 	srv := app.NewServer(a, server.WithStrict(true))
 	defer srv.Close()
 	sess, err := core.Of(srv).NewSession("", nil) // no stream: the task must wait for tasks/result
@@ -362,14 +359,7 @@ func TestTaskInputOnTasksResult(t *testing.T) {
 // lost and the task would wait for it until its deadline.
 func TestTaskInputStaysInItsSession(t *testing.T) {
 	a := app.New("tasks", "1")
-	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "required"}, func(ctx context.Context, _ map[string]any) (*mcp.CallToolResult, error) {
-		r, err := peer.Elicit(ctx, &mcp.ElicitRequestFormParams{Message: "Name?", RequestedSchema: mcp.ElicitRequestFormParamsRequestedSchema{
-			Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": map[string]any{"type": "string"}}}})
-		if err != nil {
-			return nil, err
-		}
-		return app.Structured(map[string]any{"name": r.Content["name"]})
-	})
+	a.AddRawTool(app.Tool{Name: "ask", TaskSupport: "required"}, askName)
 	srv := app.NewServer(a)
 	defer srv.Close()
 	open := func() *taskSession {

@@ -55,8 +55,7 @@ func newStreamServer(t *testing.T, sessions bool, ping func(s *streamServer, w h
 			if sessions {
 				w.Header().Set("Mcp-Session-Id", "s1")
 			}
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, id)
+			answerInitialize(w, id, `{}`, "s")
 		case method == "ping":
 			ping(s, w, r, id, body)
 		case method == "" && len(id) > 0: // the client's answer: 200 and an empty JSON body
@@ -67,6 +66,13 @@ func newStreamServer(t *testing.T, sessions bool, ping func(s *streamServer, w h
 	}))
 	t.Cleanup(hs.Close)
 	return s, hs.URL
+}
+
+// answerInitialize writes a 2025-11-25 initialize result with the
+// capabilities (JSON) and server name given.
+func answerInitialize(w http.ResponseWriter, id json.RawMessage, capabilities, name string) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":%s,"serverInfo":{"name":%q,"version":"1"}}}`, id, capabilities, name)
 }
 
 // posted reads the JSON-RPC message of a POST: its body, id and method.
@@ -277,8 +283,7 @@ func TestQuietGetStreamsBackOff(t *testing.T) {
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", "quiet")
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"quiet","version":"1"}}}`, id)
+		answerInitialize(w, id, `{}`, "quiet")
 	}))
 	t.Cleanup(hs.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -326,8 +331,7 @@ func TestServerTokensAreBounded(t *testing.T) {
 				switch method {
 				case "initialize":
 					w.Header().Set("Mcp-Session-Id", tc.session)
-					w.Header().Set("Content-Type", "application/json")
-					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"tokens","version":"1"}}}`, id)
+					answerInitialize(w, id, `{}`, "tokens")
 				case "ping": // a priming event, and the stream ends before the answer
 					w.Header().Set("Content-Type", "text/event-stream")
 					fmt.Fprintf(w, "id: %s\nretry: 1\ndata:\n\n", tc.eventID)
@@ -375,8 +379,7 @@ func TestQueuedNotificationsAreBoundedInBytes(t *testing.T) {
 		_, id, method := posted(r)
 		switch method {
 		case "initialize":
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{}},"serverInfo":{"name":"loud","version":"1"}}}`, id)
+			answerInitialize(w, id, `{"logging":{}}`, "loud")
 		case "ping":
 			w.Header().Set("Content-Type", "text/event-stream")
 			data := strings.Repeat("x", size)

@@ -250,8 +250,7 @@ func TestJSONAnswerWithoutTheResponse(t *testing.T) {
 			if tc.answer == "" { // initialize answered, anything else 202
 				hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if _, id, got := posted(r); got == "initialize" {
-						w.Header().Set("Content-Type", "application/json")
-						fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"accepting","version":"1"}}}`, id)
+						answerInitialize(w, id, `{}`, "accepting")
 						return
 					}
 					w.WriteHeader(http.StatusAccepted)

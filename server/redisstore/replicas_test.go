@@ -129,21 +129,7 @@ func TestStreamResumesAtAnotherReplica(t *testing.T) {
 	var replayed []sse.Event
 	last := sent[0].ID
 	for deadline := time.Now().Add(5 * time.Second); len(replayed) < len(sent)-1 && time.Now().Before(deadline); {
-		req, _ := http.NewRequest(http.MethodGet, srvB.URL+"/mcp", nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		req.Header.Set("Last-Event-ID", last)
-		got, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.StatusCode != http.StatusOK {
-			body, _ := io.ReadAll(got.Body)
-			t.Fatalf("resume at b: %s %s", got.Status, body)
-		}
-		more := events(t, got.Body)
-		got.Body.Close()
+		more := resume(t, srvB.URL, id, last)
 		replayed = append(replayed, more...)
 		if len(more) > 0 {
 			last = more[len(more)-1].ID
@@ -182,6 +168,27 @@ func post(t *testing.T, url, session, body string) *http.Response {
 		t.Fatalf("POST %s: %s %s", body, resp.Status, b)
 	}
 	return resp
+}
+
+// resume GETs the session's stream at url after event last and reads
+// what it carries to its end.
+func resume(t *testing.T, url, session, last string) []sse.Event {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", last)
+	got, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Body.Close()
+	if got.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(got.Body)
+		t.Fatalf("resume at %s: %s %s", url, got.Status, body)
+	}
+	return events(t, got.Body)
 }
 
 // events reads every event of a stream (with its id) to its end.
@@ -654,23 +661,7 @@ func TestDroppedResponseIsAnsweredOnce(t *testing.T) {
 	primed := first.ID
 	resp.Body.Close() // the client goes; the call runs on
 
-	resumeAtB := func() []sse.Event {
-		req, _ := http.NewRequest(http.MethodGet, srvB.URL+"/mcp", nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		req.Header.Set("Last-Event-ID", primed)
-		got, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer got.Body.Close()
-		if got.StatusCode != http.StatusOK {
-			body, _ := io.ReadAll(got.Body)
-			t.Fatalf("resume at b: %s %s", got.Status, body)
-		}
-		return events(t, got.Body)
-	}
+	resumeAtB := func() []sse.Event { return resume(t, srvB.URL, id, primed) }
 	answers := func(evs []sse.Event) (n int, all string) {
 		for _, e := range evs {
 			if bytes.Contains(e.Data, []byte(`"id":3`)) {
