@@ -6,3 +6,10 @@ func ClientsHeld(s *Server) int {
 	defer s.mu.Unlock()
 	return len(s.clients)
 }
+
+// TasksHeld is how many tasks the server holds in its table.
+func TasksHeld(s *Server) int {
+	s.tasks.mu.Lock()
+	defer s.tasks.mu.Unlock()
+	return len(s.tasks.byID)
+}

@@ -175,3 +175,25 @@ func TestTaskOutlivesTheSessionsIdleCopy(t *testing.T) {
 		t.Errorf("the task, after its session's copy on a idled out while b served it: %v, want completed", status)
 	}
 }
+
+// A session that expires, its client gone, takes its tasks with it: the
+// store forgets an expired state, and a session whose state is gone has
+// ended everywhere.
+func TestTasksEndWithTheirExpiredSession(t *testing.T) {
+	a := newExtServer(t, server.WithLimits(server.Limits{SessionIdle: 100 * time.Millisecond}))
+	sess, err := a.NewSession("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), nil)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	sess.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":30},"task":{}}}`), nil)
+	if n := core.TasksHeld(a); n != 1 {
+		t.Fatalf("%d tasks held, want the one started", n)
+	}
+	for deadline := time.Now().Add(5 * time.Second); core.TasksHeld(a) != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session expired (idle 100ms, %d sessions) and its task is still held after 5s", a.SessionCount())
+		}
+	}
+}

@@ -166,7 +166,7 @@ func (sess *Session) save(ctx context.Context) {
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		sess.srv.log.Debug("session ended elsewhere", "session", sess.id)
-		sess.end(false)
+		sess.end(true) // everywhere: its state is gone
 	case err != nil:
 		sess.srv.log.Warn("session state not saved", "session", sess.id, "err", err)
 	default:
@@ -184,7 +184,7 @@ func (sess *Session) refresh() {
 	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
-		sess.end(false) // it ended elsewhere
+		sess.end(true) // it ended elsewhere: everywhere, its state is gone
 		return
 	case err != nil:
 		sess.srv.log.Warn("session state not refreshed", "session", sess.id, "err", err)
@@ -232,7 +232,10 @@ func (sess *Session) expireIdle() {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
-	sess.end(err == nil && !st.Expires.IsZero() && time.Now().After(st.Expires))
+	// Ended everywhere when its state is gone (a store forgets an expired
+	// state) or expired; only here when another process has pushed its
+	// expiry on, or the store cannot say.
+	sess.end(errors.Is(err, ErrSessionNotFound) || err == nil && !st.Expires.IsZero() && time.Now().After(st.Expires))
 }
 
 // restore makes a live session of a state another process saved: it
