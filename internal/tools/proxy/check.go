@@ -458,7 +458,8 @@ func (t *tap) end() (*validate.Report, error) {
 type lines struct {
 	mu      sync.Mutex
 	buf     []byte
-	scanned int // bytes at the start of buf known to hold no newline
+	scanned int   // bytes at the start of buf known to hold no newline
+	looked  int64 // bytes looked at for newlines, in all: about those written
 	max     int
 	message func(msg []byte)
 }
@@ -472,9 +473,11 @@ func (l *lines) Write(p []byte) (int, error) {
 		// pieces is scanned once, not again with each piece.
 		i := bytes.IndexByte(l.buf[l.scanned:], '\n')
 		if i < 0 {
+			l.looked += int64(len(l.buf) - l.scanned)
 			l.scanned = len(l.buf)
 			break
 		}
+		l.looked += int64(i + 1)
 		i += l.scanned
 		if line := trimCR(l.buf[:i]); len(line) > 0 {
 			l.message(append([]byte(nil), line...))

@@ -48,9 +48,10 @@ func (l *lenient) Write(p []byte) (int, error) {
 func runStdio(argv []string, in io.Reader, out, errOut, serverErr io.Writer, t *tap) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = serverErr // the server's log passes through
-	// A server that leaves a child holding a copied stderr must not hold
-	// the proxy past its own exit.
-	cmd.WaitDelay = 2 * time.Second
+	// A server that leaves a child holding its stdout or stderr must not
+	// hold the proxy past its own exit for longer than this; a client
+	// still reading the server's last output has as long to take it.
+	cmd.WaitDelay = 5 * time.Second
 	toServer, err := cmd.StdinPipe()
 	if err != nil {
 		fmt.Fprintln(errOut, "mcpstack proxy:", err)
@@ -62,10 +63,12 @@ func runStdio(argv []string, in io.Reader, out, errOut, serverErr io.Writer, t *
 	// exec copies the server's output, so that WaitDelay bounds it too: a
 	// child the server leaves holding its stdout does not hold the proxy.
 	// A client that has gone (its end of our stdout closed) gets nothing
-	// more, and the recording goes on: a broken pipe is an error to write,
-	// not the proxy's end.
-	signal.Ignore(syscall.SIGPIPE)
-	defer signal.Reset(syscall.SIGPIPE)
+	// more, and the recording goes on: with SIGPIPE notified (not
+	// ignored, which the server would inherit), a broken pipe is an error
+	// to write, not the proxy's end.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	cmd.Stdout = io.MultiWriter(&lenient{w: out}, s2c)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(errOut, "mcpstack proxy:", err)
