@@ -188,15 +188,17 @@ func (e *EventWriter) Flush() {
 // longer touches the response.
 func (e *EventWriter) Close() {
 	e.life.Lock()
-	if e.perWrite && !e.closed.Load() {
-		// What is still buffered goes out after the handler returns: it
-		// has the timeout too (the stream's end clears the timer).
-		_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
-	}
+	closing := !e.closed.Load() // not aborted: Abort's deadline stays
 	e.closed.Store(true)
 	e.life.Unlock()
-	e.mu.Lock()
-	e.mu.Unlock() // (only waits for the write in progress)
+	e.mu.Lock() // waits for the write in progress
+	if closing && e.perWrite {
+		// What is still buffered goes out after the handler returns: it
+		// has the timeout too, from after the last write (the stream's
+		// end stops the timer).
+		_ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
+	}
+	e.mu.Unlock()
 }
 
 // Abort ends the stream now, from any goroutine: a write blocked on the

@@ -66,9 +66,9 @@ func Error(w http.ResponseWriter, status, code int, msg string) {
 // ReadJSON reads a POSTed JSON body of at most max bytes. When it cannot,
 // it has answered already (415 for another media type, 413 above max, 400
 // for a broken read) and returns false. A body may come slowly: over
-// HTTP/1, when reading it took more than half of writeTimeout, what is
-// written after it gets writeTimeout of its own (WriteDeadline's ran from
-// the request's start), so that its answer, or the error, is not cut.
+// HTTP/1 those errors get writeTimeout of their own (WriteDeadline's ran
+// from the request's start); what answers a body read whole is armed by
+// its writer (ArmWrite), after whatever the request waited for.
 func ReadJSON(w http.ResponseWriter, r *http.Request, max int64, writeTimeout time.Duration) ([]byte, bool) {
 	if !isJSON(Get(r.Header, HeaderContentType)) {
 		Error(w, http.StatusUnsupportedMediaType, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
@@ -76,7 +76,6 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64, writeTimeout ti
 	}
 	var body []byte
 	var err error
-	start := time.Now()
 	if n := r.ContentLength; n >= 0 && n <= min(max, presize) {
 		// A small size the client announced: one allocation, no growing,
 		// and no bound to add (net/http's body ends at the length). A
@@ -91,13 +90,10 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, max int64, writeTimeout ti
 		defer rd.Close()
 		body, err = io.ReadAll(rd)
 	}
-	if writeTimeout <= 0 {
-		writeTimeout = DefaultWriteTimeout
-	}
-	if r.ProtoMajor == 1 && time.Since(start) > writeTimeout/2 { // on HTTP/2 a deadline would reset a long call's stream
-		ArmWrite(w, writeTimeout)
-	}
 	if err != nil {
+		if r.ProtoMajor == 1 { // on HTTP/2 the error ends the stream at once
+			ArmWrite(w, writeTimeout)
+		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			Error(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request Entity Too Large: the body exceeds "+strconv.FormatInt(max, 10)+" bytes")

@@ -270,6 +270,10 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// What answers the POST (202, or a refusal) is written at once from
+	// here: it has the write timeout from now, whatever the body and the
+	// request's auth took.
+	httpx.ArmWrite(w, h.cfg.writeTimeout)
 	in := h.srv.Parse(body)
 	if in.Err() != nil {
 		w.Header().Set("Content-Type", "application/json")
