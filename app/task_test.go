@@ -381,8 +381,17 @@ func TestTaskInputStaysInItsSession(t *testing.T) {
 		}()
 		return answer
 	}
+	// The task asks, and waits for a stream to ask on.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if got := result(t, first.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))); got["status"] == "input_required" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the task did not ask in 5s")
+		}
+	}
 	// The same user's other session may wait for the result, but the
-	// question, asked as soon as the task runs, does not go there...
+	// question does not go there...
 	elsewhere := &taskStream{}
 	secondAnswer := payload(second, elsewhere)
 	time.Sleep(200 * time.Millisecond)

@@ -220,6 +220,11 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 		// response fails it (what the body holds is read as the server's
 		// messages), rather than leaving it waiting for ever.
 		if len(awaiting) > 0 && json.Valid(body) && !answersIn(body, awaiting) {
+			// An error with no id (one the server could not tie to the
+			// request) is the call's, as the server said it.
+			if items, _, err := jsonrpc.Parse(body, jsonrpc.Limits{}); err == nil && len(items) == 1 && items[0].Msg != nil && items[0].Msg.Error != nil && items[0].Msg.ID.IsZero() {
+				return items[0].Msg.Error
+			}
 			return &AnswerError{RequestID: awaiting, Reason: "the JSON body answering its POST holds no response with its id"}
 		}
 		return nil
@@ -481,13 +486,18 @@ func (c *httpConn) goStream(fn func()) bool {
 	return true
 }
 
+// maxQuietWait bounds the wait before a GET stream is opened again after
+// streams that brought nothing; quickEnd is how soon a stream ends to be
+// one of those (one that stayed open longer, as behind a proxy that cuts
+// idle streams, is opened again at once).
+const (
+	maxQuietWait = 30 * time.Second
+	quickEnd     = 5 * time.Second
+)
+
 // listen keeps the GET stream open, reconnecting after drops (with
 // Last-Event-ID), until the connection closes or the server says it has
 // none (405).
-// maxQuietWait bounds the wait before a GET stream is opened again after
-// streams that brought nothing.
-const maxQuietWait = 30 * time.Second
-
 func (c *httpConn) listen() {
 	last, failures, quiet := "", 0, 0
 	for c.ctx.Err() == nil && failures < 5 {
@@ -518,9 +528,9 @@ func (c *httpConn) listen() {
 			failures++
 		default:
 			failures = 0
-			before := c.received.Load()
+			before, opened := c.received.Load(), time.Now()
 			_, more, retry := c.drain(resp.Body, nil)
-			if c.received.Load() != before || more != "" && more != last {
+			if c.received.Load() != before || more != "" && more != last || time.Since(opened) >= quickEnd {
 				quiet = 0
 			} else {
 				quiet++
@@ -528,8 +538,8 @@ func (c *httpConn) listen() {
 			if more != "" {
 				last = more
 			}
-			// A server that ends stream after stream with nothing in them
-			// (no message, no new event id) is asked again less and less
+			// A server that ends stream after stream at once with nothing
+			// in them (no message, no new event id) is asked again less and less
 			// often: twice the wait each time, up to maxQuietWait, rather
 			// than at its retry for the session's life.
 			wait := retry

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // brokenServer is a Streamable HTTP server that negotiates correctly and
@@ -243,6 +244,7 @@ func TestJSONAnswerWithoutTheResponse(t *testing.T) {
 		{"another id", `{"jsonrpc":"2.0","id":"not-mine","result":{}}`},
 		{"a notification", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
 		{"202 Accepted", ""},
+		{"an error with no id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: no"}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -268,7 +270,12 @@ func TestJSONAnswerWithoutTheResponse(t *testing.T) {
 			start := time.Now()
 			_, err = s.Ping(ctx, nil)
 			var ae *client.AnswerError
-			if !errors.As(err, &ae) || time.Since(start) > time.Second {
+			var we *wire.Error
+			if strings.Contains(tc.answer, `"error"`) {
+				if !errors.As(err, &we) || we.Code != -32600 {
+					t.Errorf("ping: %v, want the server's error as it said it", err)
+				}
+			} else if !errors.As(err, &ae) || time.Since(start) > time.Second {
 				t.Errorf("ping: %v after %v, want an AnswerError at once", err, time.Since(start).Round(time.Millisecond))
 			}
 		})
