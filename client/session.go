@@ -350,6 +350,9 @@ func (s *Session) roundTrip(ctx context.Context, spec *protocol.Spec, m protocol
 		return reply{err: fmt.Errorf("client: %s: %w", m.Name, err)}
 	}
 	if err := s.conn.Send(ctx, msg); err != nil {
+		if v := (*Violation)(nil); errors.As(err, &v) {
+			s.report(v) // what the transport found in the answer (not read as messages)
+		}
 		if ctx.Err() != nil { // given up while sending: the server may have it already
 			s.giveUp(id, m.Name, ctx.Err())
 			return reply{err: ctx.Err()}

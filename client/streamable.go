@@ -213,21 +213,18 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 	case resp.StatusCode/100 == 2 && len(awaiting) == 0:
 		return nil // a notification or a response, accepted (202 is the rule; any 2xx will do)
 	case resp.StatusCode == http.StatusOK && mt == "application/json":
-		if err := c.answer(ctx, awaiting, body); err != nil {
-			return err
-		}
 		// A JSON body is all the answer a request gets: one without its
-		// response fails it (what the body holds is read as the server's
-		// messages), rather than leaving it waiting for ever.
+		// response fails it, rather than leaving it waiting for ever.
 		if len(awaiting) > 0 && json.Valid(body) && !answersIn(body, awaiting) {
-			// An error with no id (one the server could not tie to the
-			// request) is the call's, as the server said it.
-			if items, _, err := jsonrpc.Parse(body, jsonrpc.Limits{}); err == nil && len(items) == 1 && items[0].Msg != nil && items[0].Msg.Error != nil && items[0].Msg.ID.IsZero() {
-				return items[0].Msg.Error
+			if err := notAnswered(body, awaiting); err != nil {
+				return err
+			}
+			if err := c.answer(ctx, awaiting, body); err != nil { // its notifications are read
+				return err
 			}
 			return &AnswerError{RequestID: awaiting, Reason: "the JSON body answering its POST holds no response with its id"}
 		}
-		return nil
+		return c.answer(ctx, awaiting, body)
 	case resp.StatusCode == http.StatusOK:
 		return fmt.Errorf("client: the server answered %q to a POST, not JSON or an event stream", resp.Header.Get("Content-Type"))
 	}
@@ -423,6 +420,27 @@ func answers(msg []byte, id json.RawMessage) bool {
 		Method string          `json:"method"`
 	}
 	return json.Unmarshal(msg, &m) == nil && m.Method == "" && bytes.Equal(bytes.TrimSpace(m.ID), bytes.TrimSpace(id))
+}
+
+// notAnswered is what fails request id whose JSON body holds a response
+// but not its own: an error with no id (one the server could not tie to
+// the request), as the server said it; a response to another id, a
+// violation (the body is not read further). Nil for neither.
+func notAnswered(body []byte, id json.RawMessage) error {
+	items, _, err := jsonrpc.Parse(body, jsonrpc.Limits{})
+	if err != nil {
+		return nil
+	}
+	for _, it := range items {
+		switch {
+		case it.Msg == nil || it.Msg.Kind != jsonrpc.Response:
+		case it.Msg.Error != nil && it.Msg.ID.IsZero() && len(items) == 1:
+			return it.Msg.Error
+		case !it.Msg.ID.IsZero():
+			return (&Violation{Rule: RuleUnknownID, Pointer: "/id", Reason: "the JSON body answering request " + string(id) + " is the response to another", Message: body}).bound()
+		}
+	}
+	return nil
 }
 
 // answersIn reports whether a JSON body, one message or an array of
