@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,6 +33,38 @@ type tap struct {
 	// redact are the names (lower case) of the JSON members and headers
 	// whose values the recording masks (--redact).
 	redact map[string]bool
+	file   *recordingFile // nil without --record
+}
+
+// recordingFile is the recording's file as the recorder writes it: the
+// first write that fails is told at once (the session goes on,
+// unrecorded) and kept for the end's status, and the live check still
+// gets every record after it.
+type recordingFile struct {
+	w    io.Writer
+	warn io.Writer
+	mu   sync.Mutex
+	err  error
+}
+
+func (f *recordingFile) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		if _, f.err = f.w.Write(p); f.err != nil {
+			fmt.Fprintln(f.warn, "mcpstack proxy: writing the recording failed; the session goes on unrecorded:", f.err)
+		}
+	}
+	return len(p), nil
+}
+
+func (f *recordingFile) failed() error {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // newTap records to w (nil: nowhere) and checks when check is set; each
@@ -43,7 +76,8 @@ func newTap(w io.Writer, check bool, findings io.Writer, redact ...string) (*tap
 	}
 	var outs []io.Writer
 	if w != nil {
-		outs = append(outs, w)
+		t.file = &recordingFile{w: w, warn: findings}
+		outs = append(outs, t.file)
 	}
 	if check {
 		pr, pw := io.Pipe()
@@ -441,7 +475,7 @@ func (t *tap) headers(h http.Header) map[string]string {
 // end flushes the recording, ends the check and returns its report (nil
 // without --check).
 func (t *tap) end() (*validate.Report, error) {
-	err := t.rec.Close()
+	err := errors.Join(t.file.failed(), t.rec.Close())
 	for _, c := range t.close {
 		_ = c()
 	}

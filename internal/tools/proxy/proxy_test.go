@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -268,5 +269,41 @@ func TestLongLineScannedOnce(t *testing.T) {
 	_, _ = l.Write([]byte("\n"))
 	if written := int64(512*len(piece) + 1); got != 16<<20 || l.looked != written {
 		t.Errorf("a line of 16 MiB in 32 KiB pieces: %d bytes recorded, %d looked at for newlines; want it whole, each of the %d bytes looked at once", got, l.looked, written)
+	}
+}
+
+// failingFile takes n bytes, then fails every write: a disk that filled.
+type failingFile struct{ n int }
+
+func (f *failingFile) Write(p []byte) (int, error) {
+	if f.n -= len(p); f.n < 0 {
+		return 0, errors.New("no space left on device")
+	}
+	return len(p), nil
+}
+
+// A recording that cannot be written is told at once, not at the end; the
+// live check goes on with every record after it; the end's status says
+// the recording failed.
+func TestRecordingFailureIsToldAtOnce(t *testing.T) {
+	stderr := &syncBuffer{}
+	tp, err := newTap(&failingFile{n: 100}, true, stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := stdioSession()
+	tp.message(session, server.ClientToServer, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	if !strings.Contains(stderr.String(), "writing the recording failed") {
+		t.Errorf("no word of the failed recording as it failed; stderr: %q", stderr.String())
+	}
+	tp.message(session, server.ClientToServer, []byte(`{"jsonrpc":"1.0","id":2,"method":"ping"}`))
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "error envelope") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "error envelope") {
+		t.Errorf("the live check stopped with the recording; stderr: %q", stderr.String())
+	}
+	if _, err := tp.end(); err == nil {
+		t.Error("the end says nothing of the failed recording")
 	}
 }
