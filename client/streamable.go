@@ -215,11 +215,15 @@ func (c *httpConn) Send(ctx context.Context, msg []byte) error {
 	case resp.StatusCode == http.StatusOK && mt == "application/json":
 		// A JSON body is all the answer a request gets: one without its
 		// response fails it, rather than leaving it waiting for ever.
-		if len(awaiting) > 0 && json.Valid(body) && !answersIn(body, awaiting) {
+		switch {
+		case len(awaiting) == 0 || !json.Valid(body): // not JSON: answer fails the request
+		case answersIn(body, awaiting):
+			return c.deliver(ctx, body)
+		default:
 			if err := notAnswered(body, awaiting); err != nil {
 				return err
 			}
-			if err := c.answer(ctx, awaiting, body); err != nil { // its notifications are read
+			if err := c.deliver(ctx, body); err != nil { // its notifications are read
 				return err
 			}
 			return &AnswerError{RequestID: awaiting, Reason: "the JSON body answering its POST holds no response with its id"}
@@ -283,6 +287,11 @@ func (c *httpConn) answer(ctx context.Context, id json.RawMessage, body []byte) 
 	if len(id) > 0 && !json.Valid(body) {
 		return c.push(ctx, inbound{err: &AnswerError{RequestID: id, Body: body, Reason: "not JSON"}})
 	}
+	return c.deliver(ctx, body)
+}
+
+// deliver pushes a message (or batch) of the server's, known to be JSON.
+func (c *httpConn) deliver(ctx context.Context, body []byte) error {
 	c.received.Add(1)
 	return c.push(ctx, inbound{msg: body})
 }
@@ -447,7 +456,7 @@ func notAnswered(body []byte, id json.RawMessage) error {
 // them, holds the response to request id.
 func answersIn(body []byte, id json.RawMessage) bool {
 	var batch []json.RawMessage
-	if json.Unmarshal(body, &batch) != nil {
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '[' || json.Unmarshal(body, &batch) != nil {
 		return answers(body, id)
 	}
 	return slices.ContainsFunc(batch, func(msg json.RawMessage) bool { return answers(msg, id) })
@@ -561,14 +570,11 @@ func (c *httpConn) listen() {
 			// often: twice the wait each time, up to maxQuietWait, rather
 			// than at its retry for the session's life.
 			wait := retry
-			for range quiet {
-				if wait >= maxQuietWait {
-					break
-				}
-				wait *= 2
+			if quiet > 0 && retry < maxQuietWait {
+				wait = min(retry<<min(quiet, 10), maxQuietWait)
 			}
 			select {
-			case <-time.After(min(wait, maxQuietWait)):
+			case <-time.After(wait):
 			case <-c.ctx.Done():
 			}
 			continue

@@ -33,38 +33,40 @@ type tap struct {
 	// redact are the names (lower case) of the JSON members and headers
 	// whose values the recording masks (--redact).
 	redact map[string]bool
-	file   *recordingFile // nil without --record
+	file   *lenient // the recording's file; nil without --record
 }
 
-// recordingFile is the recording's file as the recorder writes it: the
-// first write that fails is told at once (the session goes on,
-// unrecorded) and kept for the end's status, and the live check still
-// gets every record after it.
-type recordingFile struct {
+// lenient passes writes on to w until one fails, then takes the rest
+// without passing them, so that what else the bytes go to goes on: the
+// recording and the live check after the client has gone (the server's
+// output), the live check after the recording's file failed. The first
+// failure is told to warn, when set, at once.
+type lenient struct {
 	w    io.Writer
 	warn io.Writer
 	mu   sync.Mutex
 	err  error
 }
 
-func (f *recordingFile) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err == nil {
-		if _, f.err = f.w.Write(p); f.err != nil {
-			fmt.Fprintln(f.warn, "mcpstack proxy: writing the recording failed; the session goes on unrecorded:", f.err)
+func (l *lenient) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		if _, l.err = l.w.Write(p); l.err != nil && l.warn != nil {
+			fmt.Fprintln(l.warn, "mcpstack proxy: writing the recording failed; the session goes on unrecorded:", l.err)
 		}
 	}
 	return len(p), nil
 }
 
-func (f *recordingFile) failed() error {
-	if f == nil {
+// failed is the first write's error (nil for none, or no writer).
+func (l *lenient) failed() error {
+	if l == nil {
 		return nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }
 
 // newTap records to w (nil: nowhere) and checks when check is set; each
@@ -76,7 +78,7 @@ func newTap(w io.Writer, check bool, findings io.Writer, redact ...string) (*tap
 	}
 	var outs []io.Writer
 	if w != nil {
-		t.file = &recordingFile{w: w, warn: findings}
+		t.file = &lenient{w: w, warn: findings}
 		outs = append(outs, t.file)
 	}
 	if check {

@@ -27,21 +27,6 @@ func stdioSession() string {
 	return "stdio-" + strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + strconv.FormatUint(rand.Uint64()&0xffffff, 36)
 }
 
-// lenient passes writes on to w until one fails, and takes the rest
-// without passing them: the server's answers are still recorded after
-// the client has gone.
-type lenient struct {
-	w   io.Writer
-	err error
-}
-
-func (l *lenient) Write(p []byte) (int, error) {
-	if l.err == nil {
-		_, l.err = l.w.Write(p)
-	}
-	return len(p), nil
-}
-
 // runStdio starts the server command and passes the client's bytes to
 // it and its bytes back, unchanged, recording each line; its exit status
 // is the server's. serverErr is where the server's stderr goes.
