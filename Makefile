@@ -103,6 +103,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSameAsTextHandler -fuzztime $(FUZZTIME) ./internal/logfmt/
 	$(GO) test -run '^$$' -fuzz FuzzSpecialIn -fuzztime $(FUZZTIME) ./internal/logfmt/
 	$(GO) test -run '^$$' -fuzz FuzzArgSets -fuzztime $(FUZZTIME) ./internal/tools/check/
+	$(GO) test -run '^$$' -fuzz FuzzOwner -fuzztime $(FUZZTIME) ./server/auth/
 
 ## build: the mcpstack binary
 bin/mcpstack:

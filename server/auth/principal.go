@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -56,13 +57,23 @@ func (p *Principal) Missing(want ...string) []string {
 }
 
 // Owner is the key that per-user records are stored under: the subject,
-// qualified by the issuer when the token has one, so that two issuers'
-// subjects never collide.
+// qualified by the issuer when the token has one ("iss#sub"), so that two
+// issuers' subjects never collide.
+//
+// Two principals never share a key. Where a '#' would make "iss#sub"
+// ambiguous (in the issuer, or in the subject of a token without one:
+// {iss: a, sub: b} against {sub: "a#b"}), the key is '#' followed by both
+// parts escaped, a form the others never take; every other principal keeps
+// the key it always had, so stored sessions, tasks and conversations keep
+// their owners.
 func (p *Principal) Owner() string {
-	if p.Issuer == "" {
+	switch {
+	case p.Issuer == "" && !strings.Contains(p.Subject, "#"):
 		return p.Subject
+	case p.Issuer != "" && !strings.Contains(p.Issuer, "#"):
+		return p.Issuer + "#" + p.Subject
 	}
-	return p.Issuer + "#" + p.Subject
+	return "#" + url.PathEscape(p.Issuer) + "#" + url.PathEscape(p.Subject)
 }
 
 type ctxKey struct{}
