@@ -45,7 +45,8 @@ func WithBatches(on bool) Option { return coreOption(core.WithBatches(on)) }
 // the secrets it replaced, whose states are still opened: keep a previous
 // one for the state TTL (an hour by default) after a rotation. Replicas
 // behind one load balancer need the same secrets; by default each Server
-// draws a random one.
+// draws a random one. Each secret must be at least 32 bytes; a shorter
+// one panics.
 func WithStateKey(key []byte, previous ...[]byte) Option {
 	return coreOption(core.WithStateKey(key, previous...))
 }

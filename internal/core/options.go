@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -129,9 +130,24 @@ func WithTap(t Tap) Option { return optionFunc(func(c *config) { c.tap = t }) }
 // the secrets it replaced, whose states are still opened: keep a previous
 // one for the state TTL after a rotation. Replicas behind one load
 // balancer need the same secrets; by default each Server draws a random one.
+// Each secret must be at least MinStateKey bytes: a shorter one panics
+// here, as a guessable key would let anyone forge a state.
 func WithStateKey(key []byte, previous ...[]byte) Option {
+	for i, k := range append([][]byte{key}, previous...) {
+		if len(k) < MinStateKey {
+			which := "the key"
+			if i > 0 {
+				which = fmt.Sprintf("previous key %d", i)
+			}
+			panic(fmt.Sprintf("WithStateKey: %s is %d bytes; a requestState secret needs at least %d", which, len(k), MinStateKey))
+		}
+	}
 	return optionFunc(func(c *config) { c.stateKey, c.previousStateKeys = key, previous })
 }
+
+// MinStateKey is the shortest secret WithStateKey takes, in bytes: the
+// AES key HKDF derives from it is 256 bits.
+const MinStateKey = 32
 
 // WithStateTTL sets how long a requestState may be given back (default
 // DefaultStateTTL; 0 keeps it); later it is refused with -32602.

@@ -120,3 +120,31 @@ func TestRequestStateAcrossReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestShortStateKeyPanics: a secret anyone could guess would let anyone
+// forge a requestState, so WithStateKey takes none shorter than 32 bytes,
+// as mcpstack serve's --state-key-file does not.
+func TestShortStateKeyPanics(t *testing.T) {
+	long := []byte(strings.Repeat("k", core.MinStateKey))
+	for _, tt := range []struct {
+		name     string
+		key      []byte
+		previous [][]byte
+		panics   string
+	}{
+		{"32 bytes", long, nil, ""},
+		{"31 bytes", long[:31], nil, "the key is 31 bytes"},
+		{"empty", nil, nil, "the key is 0 bytes"},
+		{"a short previous key", long, [][]byte{long[:8]}, "previous key 1 is 8 bytes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				got, _ := recover().(string)
+				if tt.panics == "" && got != "" || !strings.Contains(got, tt.panics) {
+					t.Errorf("panic %q, want one saying %q", got, tt.panics)
+				}
+			}()
+			core.WithStateKey(tt.key, tt.previous...)
+		})
+	}
+}
