@@ -37,21 +37,33 @@ func (t *WebSocket) Connect(ctx context.Context) (Conn, error) {
 	}
 	max := messageLimit(t.MaxMessage)
 	ws.SetReadLimit(max)
-	return &wsConn{ws: ws}, nil
+	return &wsConn{ws: ws, sending: make(chan struct{}, 1)}, nil
 }
 
 // wsWriteTimeout bounds one message's write: a server that takes none of
 // it for that long has its connection closed.
 const wsWriteTimeout = 10 * time.Second
 
-type wsConn struct{ ws *websocket.Conn }
+type wsConn struct {
+	ws *websocket.Conn
+	// sending is held while a message is written: a message waiting for
+	// it waits on its caller's context, which the write itself cannot.
+	sending chan struct{}
+}
 
 // Send writes msg unless ctx has ended. coder/websocket closes the socket
 // when a write's context ends mid-message: the write has the
 // connection's own bound instead, so that a call given up while it is
 // written does not end every other call on the connection (its caller
-// hears of it once the message is out).
+// hears of it once the message is out). Waiting for another message's
+// write keeps ctx.
 func (c *wsConn) Send(ctx context.Context, msg []byte) error {
+	select {
+	case c.sending <- struct{}{}:
+		defer func() { <-c.sending }()
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}

@@ -2,9 +2,14 @@ package client_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/mcpstack/mcpstack/client"
 )
@@ -30,5 +35,41 @@ func TestWebSocketCallGivenUpLeavesTheConnection(t *testing.T) {
 	}
 	if _, err := s.Ping(ctx, nil); err != nil {
 		t.Errorf("a ping after 50 given up: %v, want the connection still there", err)
+	}
+}
+
+// A message waiting for the socket while another is written keeps its
+// caller's deadline: only the write itself has the connection's bound.
+// Here the server reads nothing, so the first message never leaves.
+func TestWebSocketSendWaitsNoLongerThanItsCaller(t *testing.T) {
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}})
+		if err != nil {
+			return
+		}
+		<-done // reads nothing
+		ws.CloseNow()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := (&client.WebSocket{URL: "ws" + strings.TrimPrefix(srv.URL, "http")}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	defer close(done) // first: the server's close ends the stuck write
+	go func() { _ = conn.Send(ctx, make([]byte, 64<<20)) }() // more than the socket buffers hold
+	time.Sleep(200 * time.Millisecond)
+	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelShort()
+	start := time.Now()
+	err = conn.Send(short, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("send behind a stuck one: %v, want its deadline", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("send with a 100ms deadline took %v", took)
 	}
 }
