@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -134,7 +135,7 @@ func serveHTTP(ctx context.Context, c httpConfig, t *tap, errOut io.Writer) int 
 			return 2
 		}
 	}
-	hs := newServer(u, c, t)
+	hs, p := newServer(u, c, t)
 	fmt.Fprintf(errOut, "mcpstack proxy: http://%s%s -> %s\n", ln.Addr(), u.Path, u)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -148,6 +149,7 @@ func serveHTTP(ctx context.Context, c httpConfig, t *tap, errOut io.Writer) int 
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(sctx)
+		p.recordPending()
 	}
 	return 0
 }
@@ -157,8 +159,9 @@ func serveHTTP(ctx context.Context, c httpConfig, t *tap, errOut io.Writer) int 
 // loopback name or address: a page that rebinds its name to 127.0.0.1
 // must not reach the upstream through the proxy, which would give the
 // upstream its own loopback Host (see upstreamHost).
-func newServer(upstream *url.URL, c httpConfig, t *tap) *http.Server {
-	var h http.Handler = newHandler(upstream, ownNames(c.addr), t, c.limits)
+func newServer(upstream *url.URL, c httpConfig, t *tap) (*http.Server, *proxyHandler) {
+	p := newHandler(upstream, ownNames(c.addr), t, c.limits)
+	var h http.Handler = p
 	if guard.IsLoopbackAddr(c.addr) {
 		h = loopbackHost(h)
 	}
@@ -169,7 +172,7 @@ func newServer(upstream *url.URL, c httpConfig, t *tap) *http.Server {
 		// body's reads have their own deadline (bodyIdle).
 		IdleTimeout: idleTimeout,
 		ErrorLog:    slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
-	}
+	}, p
 }
 
 // loopbackHost passes the requests whose Host is a loopback name or
@@ -202,6 +205,10 @@ type proxyHandler struct {
 	// perBody and perAnswer bound one.
 	requests, answers  *budget
 	perBody, perAnswer int64
+	// pending are the exchanges whose requests wait for their answers'
+	// headers, to be recorded (recordPending) if the proxy stops first.
+	mu      sync.Mutex
+	pending map[*exchange]struct{}
 }
 
 // clientOf is the client r comes from, as the budgets share them out: its
@@ -224,7 +231,7 @@ func newHandler(upstream *url.URL, names map[string]bool, t *tap, limits httpLim
 	}
 	// One body or answer is no more than a share: one larger could never
 	// be held, by any client.
-	p := &proxyHandler{t: t, limits: limits,
+	p := &proxyHandler{t: t, limits: limits, pending: map[*exchange]struct{}{},
 		requests: &budget{left: limits.bodyMemory, share: share}, answers: &budget{left: limits.bodyMemory, share: share},
 		perBody: min(int64(maxBody), share), perAnswer: min(int64(maxLine), share)}
 	p.rp = &httputil.ReverseProxy{
@@ -254,7 +261,7 @@ func newHandler(upstream *url.URL, names map[string]bool, t *tap, limits httpLim
 					if !gaveUp {
 						facts.Status = http.StatusBadGateway
 					}
-					if !x.recorded {
+					if x.claim() {
 						t.messageHTTP(x.session, server.ClientToServer, x.body, facts)
 					}
 					if ids := httpfacts.RequestIDs(x.body); len(ids) > 0 && !gaveUp {
@@ -293,7 +300,7 @@ func (p *proxyHandler) modifyResponse(resp *http.Response) error {
 	// The request is recorded now, under the session initialize's
 	// answer opens, and before what answers it, with the facts of its
 	// exchange.
-	if len(x.body) > 0 && !x.recorded {
+	if len(x.body) > 0 && x.claim() {
 		t.messageHTTP(session, server.ClientToServer, x.body, &record.HTTP{
 			Method: x.method, Status: resp.StatusCode,
 			Request: x.headers, Response: respHeaders,
@@ -402,12 +409,47 @@ func (p *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.body = bytes.TrimSpace(b)
 		x.held = &heldBody{b: b, release: release}
 		r.Body = x.held // the same bytes go on
-		if sseSession && len(x.body) > 0 {
+		if sseSession && len(x.body) > 0 && x.claim() {
 			t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, SSE: true, Request: x.headers})
-			x.recorded = true
+		}
+		if len(x.body) > 0 {
+			p.track(x)
+			defer x.untrack()
 		}
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+}
+
+// track holds x as pending until its body is done with (bodyDone) or its
+// handler returns.
+func (p *proxyHandler) track(x *exchange) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pending[x] = struct{}{}
+	x.untrack = func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.pending, x)
+	}
+}
+
+// recordPending records the requests still waiting for their answers when
+// the proxy stops (its drain over), as a client that gave up leaves them:
+// open, with no status. A recording without them would hide what the
+// upstream never answered.
+func (p *proxyHandler) recordPending() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for x := range p.pending { // their bodies are theirs until untracked
+		if x.claim() {
+			p.t.messageHTTP(x.session, server.ClientToServer, x.body, &record.HTTP{Method: x.method, Request: x.headers})
+			n++
+		}
+	}
+	if n > 0 {
+		slog.Warn("mcpstack proxy: requests the upstream had not answered when the proxy stopped are recorded without answers", "requests", n)
+	}
 }
 
 // readBody reads r's body whole, at most perBody bytes, into a buffer
@@ -790,14 +832,23 @@ type exchange struct {
 	client          string            // clientOf its request
 	headers         map[string]string // the recorded ones
 	body            []byte
-	recorded        bool      // the body is recorded already (HTTP+SSE: before it went on)
-	held            *heldBody // the body forwarded, from memory
+	recorded        atomic.Bool // the body is recorded already (claim)
+	held            *heldBody   // the body forwarded, from memory
+	untrack         func()      // ends its pending (track); nil when not
 }
+
+// claim reports whether the caller is the one to record x's request: the
+// first to ask (HTTP+SSE: before it goes on; else with its answer's
+// headers, or the proxy's 502, or at the proxy's stop).
+func (x *exchange) claim() bool { return x.recorded.CompareAndSwap(false, true) }
 
 // bodyDone lets go of the request body once the proxy is done recording
 // it (and the requests its answer refuses): with what forwarding holds
 // (heldBody), its memory goes back to the budget.
 func (x *exchange) bodyDone() {
+	if x.untrack != nil {
+		x.untrack() // before its body goes: recordPending may be reading it
+	}
 	x.body = nil
 	if x.held != nil {
 		x.held.done()

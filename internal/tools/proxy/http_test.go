@@ -508,3 +508,55 @@ func TestHTTPRefusesWebSocket(t *testing.T) {
 		t.Errorf("a WebSocket through the proxy: %v, want 501", err)
 	}
 }
+
+// A request the upstream has not answered when the proxy stops is
+// recorded, open, as a client that gave up leaves one: a recording
+// without it would hide what the upstream never answered. An answer that
+// comes after does not record it twice.
+func TestPendingRequestsAreRecordedAtStop(t *testing.T) {
+	got, answer := make(chan struct{}), make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		close(got)
+		<-answer
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`)
+	}))
+	defer upstream.Close()
+	var rec syncBuffer
+	tp, err := newTap(&rec, false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(upstream.URL + "/mcp")
+	p := newHandler(u, nil, tp, defaultLimits)
+	front := httptest.NewServer(p)
+	defer front.Close()
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(front.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`))
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	<-got
+	if strings.Contains(rec.String(), "tools/call") {
+		t.Fatalf("recorded before its answer or the stop: %s", rec.String())
+	}
+	p.recordPending()
+	if n := strings.Count(rec.String(), `"tools/call"`); n != 1 {
+		t.Fatalf("the pending request recorded %d times at the stop: %s", n, rec.String())
+	}
+	close(answer)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(rec.String(), `"tools/call"`); n != 1 {
+		t.Errorf("the request recorded %d times once answered: %s", n, rec.String())
+	}
+	if !strings.Contains(rec.String(), `"result"`) {
+		t.Errorf("the answer after the stop is not recorded: %s", rec.String())
+	}
+}

@@ -68,7 +68,7 @@ func TestHTTPLoopbackHost(t *testing.T) {
 			c.addr = "0.0.0.0:0"
 		}
 		tp, _ := newTap(nil, false, io.Discard)
-		hs := newServer(u, c, tp)
+		hs, _ := newServer(u, c, tp)
 		go func() { _ = hs.Serve(ln) }()
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		for _, tc := range []struct {
@@ -208,7 +208,7 @@ func TestHTTPBodyClaimsHoldNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: 5 * time.Second, bodyMemory: 1 << 20}}, tp)
+	hs, _ := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: 5 * time.Second, bodyMemory: 1 << 20}}, tp)
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
 	addr := ln.Addr().String()
@@ -247,7 +247,7 @@ func TestHTTPBodyDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: time.Second, bodyDeadline: deadline, bodyMemory: 1 << 20}}, tp)
+	hs, _ := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: time.Second, bodyDeadline: deadline, bodyMemory: 1 << 20}}, tp)
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
 	addr := ln.Addr().String()
@@ -296,7 +296,7 @@ func TestHTTPBodyReleasedOnceRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: 5 * time.Second, bodyMemory: 1 << 20}}, tp)
+	hs, _ := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: 5 * time.Second, bodyMemory: 1 << 20}}, tp)
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
 	base := "http://" + ln.Addr().String() + "/mcp"
@@ -448,7 +448,7 @@ func TestHTTPStalledReaderIsCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: idle, bodyMemory: 64 << 20}}, tp)
+	hs, _ := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: idle, bodyMemory: 64 << 20}}, tp)
 	go func() { _ = hs.Serve(smallBuffers{ln}) }()
 	defer hs.Close()
 	addr := ln.Addr().String()
@@ -527,7 +527,7 @@ func TestHTTPAnswersWithinBodyMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: 5 * time.Second, bodyMemory: 1 << 20}}, tp)
+	hs, _ := newServer(u, httpConfig{addr: ln.Addr().String(), limits: httpLimits{bodyIdle: 5 * time.Second, bodyMemory: 1 << 20}}, tp)
 	go func() { _ = hs.Serve(ln) }()
 	base := "http://" + ln.Addr().String() + "/mcp"
 	for _, q := range []string{"?big=1", "", "?stream=1"} {
