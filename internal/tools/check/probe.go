@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/internal/sse"
 	"github.com/mcpstack/mcpstack/internal/tools/validate"
@@ -262,7 +263,7 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 		defer resp.Body.Close()
 		a := answer{status: resp.StatusCode, sessionID: resp.Header.Get("Mcp-Session-Id")}
 		var all []json.RawMessage
-		all, a.array, a.incomplete = readBody(resp)
+		all, a.array, a.incomplete = readBody(resp, httpfacts.RequestIDs([]byte(body)))
 		a.messages = c.recordAnswer(session, all, a.array)
 		return a, nil
 	}
@@ -330,9 +331,14 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 
 // readBody reads the JSON-RPC messages of an answer: a JSON body (an
 // object or an array), or the data of an event stream's events (those
-// whole within the bound). incomplete says why the check has not all of
-// it: the answer passed the bound, or broke off.
-func readBody(resp *http.Response) (msgs []json.RawMessage, array bool, incomplete string) {
+// whole within the bound) until the responses to ids have all come.
+// incomplete says why the check has not all of it: the answer passed the
+// bound, or broke off.
+func readBody(resp *http.Response, ids []wire.ID) (msgs []json.RawMessage, array bool, incomplete string) {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		msgs, incomplete = readEvents(resp.Body, ids)
+		return msgs, false, incomplete
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, answerLimit+1))
 	switch {
 	case len(body) > answerLimit:
@@ -340,18 +346,6 @@ func readBody(resp *http.Response) (msgs []json.RawMessage, array bool, incomple
 		incomplete = fmt.Sprintf("an answer of more than %d MiB, more than the check reads", answerLimit>>20)
 	case err != nil:
 		incomplete = fmt.Sprintf("the answer broke off after %d bytes: %v", len(body), err)
-	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		r := sse.NewReader(bytes.NewReader(body), answerLimit)
-		for {
-			ev, err := r.Next() // no event is larger than the body read
-			if err != nil {
-				return msgs, false, incomplete
-			}
-			if d := bytes.TrimSpace(ev.Data); len(d) > 0 && json.Valid(d) {
-				msgs = append(msgs, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
-			}
-		}
 	}
 	if incomplete != "" {
 		return nil, false, incomplete
@@ -367,6 +361,59 @@ func readBody(resp *http.Response) (msgs []json.RawMessage, array bool, incomple
 		return []json.RawMessage{body}, false, ""
 	}
 	return nil, false, ""
+}
+
+// readEvents reads the messages of an event stream, at most answerLimit
+// bytes of it, and stops once the responses to ids have all come: the
+// server may keep the stream open after them (for other messages), and
+// reading on would turn every probe into a timeout. Without ids it reads
+// to the end.
+func readEvents(body io.Reader, ids []wire.ID) (msgs []json.RawMessage, incomplete string) {
+	waiting := make(map[wire.ID]bool, len(ids))
+	for _, id := range ids {
+		waiting[id] = true
+	}
+	lr := &io.LimitedReader{R: body, N: answerLimit + 1}
+	r := sse.NewReader(lr, answerLimit)
+	for {
+		ev, err := r.Next()
+		switch {
+		case err == nil:
+		case lr.N <= 0 || errors.Is(err, sse.ErrTooLarge):
+			return msgs, fmt.Sprintf("an answer of more than %d MiB, more than the check reads", answerLimit>>20)
+		case errors.Is(err, io.EOF):
+			return msgs, ""
+		default:
+			return msgs, fmt.Sprintf("the answer broke off after %d bytes: %v", answerLimit+1-lr.N, err)
+		}
+		d := bytes.TrimSpace(ev.Data)
+		if len(d) == 0 || !json.Valid(d) {
+			continue
+		}
+		msgs = append(msgs, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
+		if id, ok := responseID(d); ok && waiting[id] {
+			delete(waiting, id)
+			if len(waiting) == 0 {
+				return msgs, ""
+			}
+		}
+	}
+}
+
+// responseID is the id of a response (a message with an id and no method).
+func responseID(msg []byte) (wire.ID, bool) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != nil || len(m.ID) == 0 {
+		return wire.ID{}, false
+	}
+	var id wire.ID
+	if json.Unmarshal(m.ID, &id) != nil || id.IsZero() {
+		return wire.ID{}, false
+	}
+	return id, true
 }
 
 // recordAnswer records what a probe got (an array as the one message it

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/record"
+	"github.com/mcpstack/mcpstack/wire"
 )
 
 // An answer past what the check reads is reported as such, never cut
@@ -38,7 +39,7 @@ func TestAnswerTooLarge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := &http.Response{Header: http.Header{"Content-Type": {tt.contentType}}, Body: io.NopCloser(strings.NewReader(tt.body))}
-			msgs, _, tooLarge := readBody(resp)
+			msgs, _, tooLarge := readBody(resp, nil)
 			if len(msgs) != tt.messages {
 				t.Errorf("%d messages, want %d", len(msgs), tt.messages)
 			}
@@ -184,8 +185,38 @@ func (r *brokenReader) Read(p []byte) (int, error) {
 // part that came.
 func TestAnswerBrokeOff(t *testing.T) {
 	resp := &http.Response{Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(&brokenReader{rest: `{"jsonrpc":"2.0","id":1,"res`})}
-	msgs, _, incomplete := readBody(resp)
+	msgs, _, incomplete := readBody(resp, nil)
 	if len(msgs) != 0 || !strings.Contains(incomplete, "the answer broke off after 28 bytes: connection reset by peer") {
 		t.Errorf("messages %d, incomplete %q", len(msgs), incomplete)
+	}
+}
+
+// An event stream that stays open after the response to the probe (the
+// server may send more on it) is read up to that response: reading on
+// would make every such probe a timeout.
+func TestEventStreamReadUntilItsResponse(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		_, _ = io.WriteString(pw, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n")
+		_, _ = io.WriteString(pw, "data: {\"jsonrpc\":\"2.0\",\"id\":\"other\",\"result\":{}}\n\n")
+		_, _ = io.WriteString(pw, "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n")
+		// and nothing more, the stream still open
+	}()
+	resp := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: pr}
+	done := make(chan struct{})
+	var msgs []json.RawMessage
+	var incomplete string
+	go func() {
+		defer close(done)
+		msgs, _, incomplete = readBody(resp, []wire.ID{wire.IntID(7)})
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the check read on past the response to its probe")
+	}
+	if len(msgs) != 3 || incomplete != "" {
+		t.Errorf("%d messages (%q), want 3 and the answer complete", len(msgs), incomplete)
 	}
 }
