@@ -59,7 +59,7 @@ func TestWebSocketSendWaitsNoLongerThanItsCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	defer close(done) // first: the server's close ends the stuck write
+	defer close(done)                                        // first: the server's close ends the stuck write
 	go func() { _ = conn.Send(ctx, make([]byte, 64<<20)) }() // more than the socket buffers hold
 	time.Sleep(200 * time.Millisecond)
 	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)

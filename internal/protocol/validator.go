@@ -52,6 +52,7 @@ func NewValidator(fsys fs.FS, dir string, layers ...string) (*Validator, error) 
 // whatever the dialect (Spec's validators of the protocol revisions).
 func newValidator(fsys fs.FS, dir string, assertFormat bool, layers []string) (*Validator, error) {
 	c := jsonschema.NewCompiler()
+	c.UseLoader(refuseLoads{})
 	if assertFormat {
 		c.AssertFormat()
 	}
@@ -346,6 +347,7 @@ func CompileSchema(name string, doc any, opts ...SchemaOption) (*Schema, error) 
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
 	c := jsonschema.NewCompiler()
+	c.UseLoader(refuseLoads{})
 	c.DefaultDraft(jsonschema.Draft2020)
 	if !cfg.formatAnnotation {
 		c.AssertFormat() // a tool's "format": "date" is a promise to its handler, not a note
@@ -362,6 +364,16 @@ func CompileSchema(name string, doc any, opts ...SchemaOption) (*Schema, error) 
 	// The compiled check may assert formats either way: what it finds
 	// surely valid is valid without the assertion too.
 	return &Schema{name: name, s: s, surely: compileSurely(parsed)}, nil
+}
+
+// refuseLoads is the compilers' loader: it loads nothing. The library's
+// default reads file: URLs, so a schema from elsewhere (a server's tool
+// schema, in mcpstack check) could make this process read any local file,
+// or block on /dev/stdin, through a $ref or $schema.
+type refuseLoads struct{}
+
+func (refuseLoads) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is outside the schema: references are not loaded", url)
 }
 
 // Validate checks value against the schema. A failure is a

@@ -2,7 +2,11 @@ package protocol_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
@@ -94,5 +98,52 @@ func TestNumbersFollowTheTypeScript(t *testing.T) {
 		if err := v.Validate(tc.def, tree); (err == nil) != tc.valid {
 			t.Errorf("%s %s %s: valid %v, want %v (%v)", tc.rev, tc.def, tc.doc, err == nil, tc.valid, err)
 		}
+	}
+}
+
+// A schema from elsewhere (a server's tool schema, which mcpstack check
+// compiles) loads nothing outside itself: the library's default loader
+// reads file: URLs, which would let a server have the check read any
+// local file, or wait for ever on /dev/stdin. References inside the
+// schema, and the dialects' metaschemas, still resolve.
+func TestCompileSchemaLoadsNothing(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret.json")
+	if err := os.WriteFile(secret, []byte(`{"type":"string"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		doc  string
+		ok   bool
+	}{
+		{"a local file", `{"type":"object","properties":{"x":{"$ref":"file://` + secret + `"}}}`, false},
+		{"stdin", `{"type":"object","properties":{"x":{"$ref":"file:///dev/stdin"}}}`, false},
+		{"a local file as $schema", `{"$schema":"file://` + secret + `","type":"object"}`, false},
+		{"a reference inside", `{"type":"object","properties":{"x":{"$ref":"#/$defs/s"}},"$defs":{"s":{"type":"string"}}}`, true},
+		{"draft-07", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`, true},
+		{"2020-12", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := jsontree.Parse([]byte(tt.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := protocol.CompileSchema("tool x inputSchema", doc)
+				done <- err
+			}()
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("compiling waited for ever (on stdin?)")
+			}
+			if (err == nil) != tt.ok {
+				t.Errorf("compiled: %v, want ok %v", err, tt.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "references are not loaded") {
+				t.Errorf("error %q does not say the reference is not loaded", err)
+			}
+		})
 	}
 }
