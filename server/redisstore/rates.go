@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -127,21 +128,34 @@ func (c *rateCounter) sync() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), rateSync*5)
 		pipe := c.rdb.Pipeline()
-		totals := make([]*redis.IntCmd, len(items))
+		totals := make([]func() (int64, error), len(items))
 		for i, it := range items {
 			key := c.prefix + strconv.FormatInt(it.k.start, 10) + ":" + it.k.key
-			totals[i] = pipe.IncrBy(ctx, key, int64(it.pending)) // 0: the service's count, read
-			if it.pending > 0 {
-				pipe.Expire(ctx, key, 3*window)
+			if it.pending == 0 {
+				// Only read: INCRBY 0 would make a key without an expiry
+				// for every window a client was quiet in.
+				get := pipe.Get(ctx, key)
+				totals[i] = func() (int64, error) {
+					n, err := get.Int64()
+					if errors.Is(err, redis.Nil) {
+						return 0, nil
+					}
+					return n, err
+				}
+				continue
 			}
+			incr := pipe.IncrBy(ctx, key, int64(it.pending))
+			pipe.Expire(ctx, key, 3*window)
+			totals[i] = incr.Result
 		}
 		_, _ = pipe.Exec(ctx) // each command's own error counts below: what reached Redis is not added again
 		cancel()
 		c.mu.Lock()
 		for i, it := range items {
-			if rw := c.windows[it.k]; rw != nil && totals[i].Err() == nil { // else the counts stay pending, added when Redis is back
-				rw.pending -= it.pending          // what came since stays pending
-				rw.service = int(totals[i].Val()) // the service's, this replica's counts included
+			n, err := totals[i]()
+			if rw := c.windows[it.k]; rw != nil && err == nil { // else the counts stay pending, added when Redis is back
+				rw.pending -= it.pending // what came since stays pending
+				rw.service = int(n)      // the service's, this replica's counts included
 			}
 		}
 		c.mu.Unlock()

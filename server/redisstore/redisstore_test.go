@@ -29,6 +29,14 @@ const redisEnv = "MCPSTACK_TEST_REDIS_URL"
 // own, whose keys are deleted when it ends.
 func testRedis(t *testing.T) (*redis.Client, redisstore.Option) {
 	t.Helper()
+	rdb, prefix := testRedisPrefix(t)
+	return rdb, redisstore.WithPrefix(prefix)
+}
+
+// testRedisPrefix is testRedis with the prefix itself, for a test that
+// looks at the keys.
+func testRedisPrefix(t *testing.T) (*redis.Client, string) {
+	t.Helper()
 	url := os.Getenv(redisEnv)
 	if url == "" {
 		t.Skipf("%s is unset: no Redis to test against (redis://127.0.0.1:6379/0 where one runs)", redisEnv)
@@ -55,7 +63,7 @@ func testRedis(t *testing.T) (*redis.Client, redisstore.Option) {
 		}
 		rdb.Close()
 	})
-	return rdb, redisstore.WithPrefix(prefix)
+	return rdb, prefix
 }
 
 func TestSessions(t *testing.T) {
@@ -386,5 +394,40 @@ func TestEventsClose(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > before+2 { // other's writer and renewer
 		t.Errorf("%d goroutines after Close, %d before the store", n, before)
+	}
+}
+
+// Every key the rate counter writes expires, those of the windows a
+// client was quiet in included: reading a window's count with INCRBY 0
+// made a key without an expiry for each.
+func TestRateKeysExpire(t *testing.T) {
+	rdb, prefix := testRedisPrefix(t)
+	m := redisstore.NewEvents(rdb, redisstore.WithPrefix(prefix))
+	defer m.(io.Closer).Close()
+	counter := m.(interface{ RateCounter() httprate.LimitCounter }).RateCounter()
+	counter.Config(10, time.Second)
+	now := time.Now().UTC().Truncate(time.Second)
+	if err := counter.IncrementBy("busy", now, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"busy", "quiet"} { // as httprate asks before each request
+		if _, _, err := counter.Get(key, now, now.Add(-time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // several syncs
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	keys, err := rdb.Keys(ctx, prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) == 0 {
+		t.Fatal("the counts never reached Redis")
+	}
+	for _, k := range keys {
+		if ttl := rdb.TTL(ctx, k).Val(); ttl < 0 {
+			t.Errorf("%s has no expiry (TTL %v)", k, ttl)
+		}
 	}
 }
