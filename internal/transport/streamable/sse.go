@@ -71,6 +71,12 @@ func (l *lazySSE) Send(msg []byte) error {
 			l.on = true
 		}
 	})
+	if !l.on {
+		// The request was answered as JSON (started): a message sent
+		// after, by a goroutine the method left running, must not write
+		// into that answer, nor race it for the headers.
+		return errStreamClosed
+	}
 	return l.event("", msg)
 }
 
