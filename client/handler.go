@@ -78,7 +78,7 @@ func (s *Session) serve(ctx context.Context, msg *jsonrpc.Message, body []byte) 
 	spec := s.currentSpec()
 	m, ok := spec.Method(msg.Method)
 	if !ok || !m.ServerToClient || m.Notification {
-		s.report(&Violation{Rule: RuleUnknownMethod, Method: msg.Method, Pointer: "/method", Reason: "revision " + spec.Revision + " has no request " + excerpt(msg.Method) + " from server to client", Message: body})
+		s.report(&Violation{Rule: RuleUnknownMethod, Method: excerpt(msg.Method), Pointer: "/method", Reason: "revision " + spec.Revision + " has no request " + excerpt(msg.Method) + " from server to client", Message: body})
 		s.answer(msg.Method, jsonrpc.EncodeError(msg.ID, &wire.Error{Code: wire.CodeMethodNotFound, Message: "Method not found: " + msg.Method}))
 		return
 	}

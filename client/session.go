@@ -600,7 +600,7 @@ func (s *Session) notification(msg *jsonrpc.Message, body []byte) {
 	spec := s.currentSpec()
 	m, ok := spec.Method(msg.Method)
 	if !ok || !m.ServerToClient || !m.Notification {
-		s.report(&Violation{Rule: RuleUnknownMethod, Method: msg.Method, Pointer: "/method", Reason: fmt.Sprintf("revision %s has no notification %q from server to client", spec.Revision, excerpt(msg.Method)), Message: body})
+		s.report(&Violation{Rule: RuleUnknownMethod, Method: excerpt(msg.Method), Pointer: "/method", Reason: fmt.Sprintf("revision %s has no notification %q from server to client", spec.Revision, excerpt(msg.Method)), Message: body})
 		return
 	}
 	if err := spec.ValidateMessage(m.Request, msg); err != nil {

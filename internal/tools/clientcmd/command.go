@@ -12,9 +12,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/internal/generated"
@@ -295,6 +298,17 @@ func (l *violationLog) add(v *client.Violation) {
 	}
 }
 
+// oneLine is s as it prints on one line: quoted, escapes and all, when it
+// holds a line break or another control character. What a server sends
+// (a method name, a value in a reason) must not write lines of its own
+// into a log that a CI system reads for commands.
+func oneLine(s string) string {
+	if strings.ContainsFunc(s, unicode.IsControl) || !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
 // print writes the violations kept, one a line, and how many more there
 // were; it returns how many there were in all.
 func (l *violationLog) print(w io.Writer) int {
@@ -305,7 +319,7 @@ func (l *violationLog) print(w io.Writer) int {
 		if at == "" {
 			at = "/"
 		}
-		fmt.Fprintf(w, "violation [%s] %s at %s: %s\n", v.Rule, v.Method, at, v.Reason)
+		fmt.Fprintf(w, "violation [%s] %s at %s: %s\n", v.Rule, oneLine(v.Method), oneLine(at), oneLine(v.Reason))
 	}
 	if l.dropped > 0 {
 		fmt.Fprintf(w, "violation: and %d more (only the first %d are kept)\n", l.dropped, maxViolations)

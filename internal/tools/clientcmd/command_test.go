@@ -103,3 +103,20 @@ func TestCommand(t *testing.T) {
 		})
 	}
 }
+
+// What a server names is printed on one line whatever it holds: a method
+// name with a line break in it would otherwise write lines of its own into
+// a CI log (a GitHub Actions "::error::" annotation, say).
+func TestViolationsStayOnTheirLine(t *testing.T) {
+	url := broken(t, `[{"jsonrpc":"2.0","method":"x\n::error file=a,line=1::forged"},{"jsonrpc":"2.0","id":%ID%,"result":{"tools":[]}}]`)
+	var stdout, stderr bytes.Buffer
+	code := Command([]string{url}, &stdout, &stderr)
+	if code != exitViolation || !strings.Contains(stderr.String(), "violation [unknown-method]") {
+		t.Fatalf("exit %d (want %d)\nstderr: %.400s", code, exitViolation, stderr.String())
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.HasPrefix(line, "::") {
+			t.Errorf("the server wrote a line of its own: %q", line)
+		}
+	}
+}
