@@ -155,8 +155,10 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		names = append(names, p)
 	}
 	if *clientLog != "" {
-		if *clientLog == "-" || *serverLog == "-" {
-			stdin++
+		for _, side := range []string{*clientLog, *serverLog} {
+			if side == "-" {
+				stdin++
+			}
 		}
 		inputs = append(inputs, PairInput(FileInput(*clientLog), FileInput(*serverLog)))
 		names = append(names, *clientLog, *serverLog)

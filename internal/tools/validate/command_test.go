@@ -63,6 +63,7 @@ func TestCommandExitCodes(t *testing.T) {
 	bad := writeFile(t, dir, "bad.jsonl", cmdLog)
 	good := writeFile(t, dir, "good.jsonl", validLog)
 	warn := writeFile(t, dir, "warn.jsonl", validLog+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	empty := writeFile(t, dir, "empty.jsonl", "")
 	for _, c := range []struct {
 		name string
 		args []string
@@ -86,6 +87,9 @@ func TestCommandExitCodes(t *testing.T) {
 		{"bad revision", []string{"--revision", "2020-01-01", good}, 2, "", "unknown revision"},
 		{"half a pair", []string{"--client-log", good}, 2, "", "go together"},
 		{"stdin twice", []string{"-", "-"}, 2, "", "once only"},
+		{"stdin as both sides of a pair", []string{"--client-log", "-", "--server-log", "-"}, 2, "", "once only"},
+		{"an empty log", []string{empty}, 1, "empty.jsonl:0: error [empty]", ""},
+		{"an empty log beside a good one", []string{good, empty}, 1, "empty.jsonl:0: error [empty]", ""},
 		{"list rules", []string{"--list-rules"}, 0, "response-unmatched", ""},
 		{"help", []string{"--help"}, 0, "Exit status: 0 valid", ""},
 	} {

@@ -85,7 +85,7 @@ var Rules = []Rule{
 	{RuleCancelInitialize, Error, "notifications/cancelled for the initialize request"},
 	{RuleTaskStatus, Error, "a task (2025-11-25, or the 2026-07-28 tasks extension) reported in another status after it ended (completed, failed, cancelled)"},
 	{RuleTaskRelated, Error, "a tasks/result answer without the io.modelcontextprotocol/related-task _meta naming its task (it is checked against the result definition of the request that created the task)"},
-	{RuleEmpty, Error, "a log (or all the logs given) holds no message at all: a broken capture must not pass"},
+	{RuleEmpty, Error, "a log holds no message at all (one of several too): a broken capture must not pass"},
 	{RuleTaskExtension, Error, "a task (resultType \"task\") answers a request whose clientCapabilities do not declare the tasks extension (2026-07-28, SEP-2663: MUST NOT)"},
 	{RuleHTTPStatus, Error, "Streamable HTTP (recorded by mcpstack proxy): a POST of only notifications or responses answered with a 2xx other than 202 Accepted, or a POST holding requests answered 2xx with a Content-Type other than application/json or text/event-stream"},
 	{RuleHTTPHeaders, Error, "Streamable HTTP (recorded by mcpstack proxy): an Mcp-Session-Id that is not visible ASCII, a client's POST without Mcp-Session-Id after the server gave one at initialize, a request after initialize without the negotiated MCP-Protocol-Version header (2025-06-18 on), or (2026-07-28) a request whose Mcp-Method, Mcp-Name or MCP-Protocol-Version header is missing or differs from its body"},

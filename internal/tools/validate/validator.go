@@ -235,12 +235,17 @@ func (r *run) do() Report {
 			r.stop.Store(true)
 		}
 	}
+	messages := make([]int64, len(r.inputs)) // of each input
+	broken := make([]bool, len(r.inputs))    // an input that could not be read
 	for c := range checked {
 		for i := range c.items {
 			it := &c.items[i]
 			rep.Lines++
 			rep.Bytes += int64(len(it.data)) + 1
 			rep.Messages += int64(len(it.msgs))
+			if c.input < len(messages) {
+				messages[c.input] += int64(len(it.msgs))
+			}
 			for _, f := range it.findings {
 				if r.cfg.rules.Enabled(f.Rule) {
 					deliver(f)
@@ -255,16 +260,24 @@ func (r *run) do() Report {
 		}
 		if c.ioErr != nil {
 			rep.InputErrors = append(rep.InputErrors, c.ioErr)
+			if c.input < len(broken) {
+				broken[c.input] = true
+			}
 		}
 	}
 	// A capture that recorded nothing (a proxy that never saw the
-	// traffic, an empty file) must not pass as valid.
-	if rep.Messages == 0 && len(rep.InputErrors) == 0 && r.ctx.Err() == nil && r.cfg.rules.Enabled(RuleEmpty) {
-		name := ""
-		if len(r.inputs) > 0 {
-			name = r.inputs[0].Name
+	// traffic, an empty file) must not pass as valid, beside others that
+	// did or alone.
+	if r.ctx.Err() == nil && !rep.Stopped && r.cfg.rules.Enabled(RuleEmpty) {
+		for i, in := range r.inputs {
+			if messages[i] == 0 && !broken[i] {
+				deliver(Finding{File: in.Name, Rule: RuleEmpty, Severity: ruleByID[RuleEmpty].Severity,
+					Reason: "the log holds no message: a capture that recorded nothing proves nothing"})
+			}
 		}
-		deliver(Finding{File: name, Rule: RuleEmpty, Severity: ruleByID[RuleEmpty].Severity,
+	}
+	if len(r.inputs) == 0 && rep.Messages == 0 && r.ctx.Err() == nil && r.cfg.rules.Enabled(RuleEmpty) {
+		deliver(Finding{Rule: RuleEmpty, Severity: ruleByID[RuleEmpty].Severity,
 			Reason: "the log holds no message: a capture that recorded nothing proves nothing"})
 	}
 	return rep
