@@ -65,7 +65,7 @@ walk are validated against the negotiated revision as 'mcpstack validate'
 would, the probes' answers are judged by the probes (a probe sends what is
 invalid on purpose); the findings of both are written as --output says. Exit status: 0 nothing found, 1 findings
 (of --fail-on severity or worse), 2 the check could not run (no revision
-could be negotiated, a usage error).
+could be negotiated, a usage error) or did not finish within --max-time.
 
 Examples:
   mcpstack check http://127.0.0.1:8000/mcp
@@ -234,6 +234,10 @@ func Command(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case report.Failed(failSev):
 		return 1
+	case c.cut:
+		// Nothing found in part of the check is not "nothing found".
+		fmt.Fprintf(stderr, "mcpstack check: the check did not finish within --max-time (%v): nothing found in what it checked, the rest unchecked\n", *maxTime)
+		return 2
 	}
 	return 0
 }

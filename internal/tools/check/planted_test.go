@@ -334,3 +334,37 @@ func TestHTMLAndRecording(t *testing.T) {
 		}
 	}
 }
+
+// A check that --max-time cuts short is not a clean one: nothing found in
+// part of it exits 2, saying so, and the probes the time left unsent, or
+// cut, are not blamed on the server.
+func TestCutShortByMaxTime(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		switch {
+		case m.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Mcp-Session-Id", "slow")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"slow","version":"1"}}}`, m.ID)
+		case m.Method == "tools/list", m.Method == "ping":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, m.ID)
+		case r.Method == http.MethodPost && len(m.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		case r.Method == http.MethodDelete:
+		default:
+			<-r.Context().Done() // the probes, and the GET stream, wait
+		}
+	})
+	rules, code, stderr := findings(t, h, "--max-time", "1500ms", "--timeout", "10s")
+	if code != 2 || !strings.Contains(stderr, "did not finish within --max-time") {
+		t.Errorf("exit %d, rules %v, stderr:\n%s", code, rules, stderr)
+	}
+	if len(rules) > 0 {
+		t.Errorf("the check blamed the server for its own time: %v", rules)
+	}
+}

@@ -270,6 +270,9 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 	sid := ""
 	if !rev.Stateless() {
 		a, err := post(initialize(rev), nil, "")
+		if ctx.Err() != nil {
+			return // the check's own time is up: nothing to blame
+		}
 		if err != nil || a.status != http.StatusOK {
 			c.logf("%s: probes skipped: initialize failed (%v, HTTP %d)", session, err, a.status)
 			return
@@ -279,6 +282,9 @@ func (c *checker) probeHTTP(ctx context.Context, rev *protocol.Spec) {
 	}
 	for _, p := range probes(rev, true) {
 		a, err := post(p.body, p.headers, sid)
+		if ctx.Err() != nil {
+			return // the check's own time is up: nothing to blame
+		}
 		if err != nil {
 			c.findProbe(session, p.name, p.want, "no answer: "+err.Error())
 			continue

@@ -49,6 +49,7 @@ type checker struct {
 	findings []validate.Finding
 	statuses []string // what became of each revision
 	ran      int      // revisions checked
+	cut      bool     // --max-time (or an interrupt) ended the check before its end
 }
 
 // errAbort ends a revision's walk: the server is gone (crash) or the time is up.
@@ -83,6 +84,7 @@ func (c *checker) transport(session string) client.Transport {
 // run checks every revision of the configuration, one after the other:
 // the walk, then (for a revision the server accepted) the probes.
 func (c *checker) run(ctx context.Context) {
+	defer func() { c.cut = ctx.Err() != nil }()
 	for _, rev := range c.cfg.Revisions {
 		if ctx.Err() != nil {
 			c.statuses = append(c.statuses, rev+": not checked: --max-time")
@@ -146,8 +148,11 @@ func (c *checker) revision(ctx context.Context, rev string) (ok bool) {
 	w.s = s
 	err = w.run(ctx)
 	status := fmt.Sprintf("%s: checked in %v, %d findings", rev, time.Since(start).Round(time.Millisecond), len(c.findings)-before)
-	if err != nil && !errors.Is(err, errAbort) {
+	switch {
+	case err != nil && !errors.Is(err, errAbort):
 		status += " (" + err.Error() + ")"
+	case ctx.Err() != nil:
+		status += " (cut short: --max-time)"
 	}
 	c.statuses = append(c.statuses, status)
 	return true
