@@ -58,10 +58,11 @@ func argSets(name string, schema map[string]any) (sets []argSet, note string) {
 		return nil, "no valid arguments could be made from its inputSchema (a pattern or a combination this generator does not solve): give examples or defaults"
 	}
 	base := bases[len(bases)-1] // every member: each can be broken
-	for _, inv := range g.invalid(schema, base) {
+	for _, c := range g.invalid(schema, base) {
 		if len(sets)-len(bases) >= maxInvalid {
 			break
 		}
+		inv := argSet{args: c.build(), broke: c.broke}
 		if compiled.Validate(inv.args) == nil {
 			continue // a union of types, say: not broken after all
 		}
@@ -356,58 +357,84 @@ func number(s map[string]any, integer bool) (any, bool) {
 	return v, true
 }
 
-// invalid makes, from a valid base object, sets that each break one
+// invalidSet is an invalid argument set not made yet: each is a copy of
+// the base, made only when tried.
+type invalidSet struct {
+	build func() map[string]any
+	broke string
+}
+
+// maxTried bounds the invalid sets of one kind tried per tool: a schema
+// may declare thousands of members, each a copy of the base to break.
+const maxTried = 2 * maxInvalid
+
+// invalid lists, from a valid base object, sets that each break one
 // keyword of one top-level member: a required member left out, a value of
 // the wrong type, a value past a bound, a member not in the enum, an extra
-// member where additionalProperties is false. One of each kind comes
-// before a second of any.
-func (g *generator) invalid(s map[string]any, base map[string]any) []argSet {
+// member where additionalProperties is false; at most maxTried of each
+// kind. One of each kind comes before a second of any.
+func (g *generator) invalid(s map[string]any, base map[string]any) []invalidSet {
 	s = g.resolve(s)
 	props, _ := s["properties"].(map[string]any)
-	var kinds [][]argSet
-	add := func(kind int, args map[string]any, broke string) {
+	var kinds [][]invalidSet
+	full := func(kind int) bool { return kind < len(kinds) && len(kinds[kind]) >= maxTried }
+	add := func(kind int, broke string, build func() map[string]any) {
 		for len(kinds) <= kind {
 			kinds = append(kinds, nil)
 		}
-		kinds[kind] = append(kinds[kind], argSet{args: args, broke: broke})
-	}
-	with := func(name string, v any) map[string]any {
-		out := make(map[string]any, len(base)+1)
-		for k, x := range base {
-			out[k] = x
+		if !full(kind) {
+			kinds[kind] = append(kinds[kind], invalidSet{build: build, broke: broke})
 		}
-		out[name] = v
-		return out
 	}
-	for _, name := range required(s) {
-		out := make(map[string]any, len(base))
-		for k, x := range base {
-			if k != name {
+	with := func(name string, v any) func() map[string]any {
+		return func() map[string]any {
+			out := make(map[string]any, len(base)+1)
+			for k, x := range base {
 				out[k] = x
 			}
+			out[name] = v
+			return out
 		}
-		add(0, out, "required: /"+name+" left out")
+	}
+	for _, name := range required(s) {
+		if full(0) {
+			break
+		}
+		add(0, "required: /"+name+" left out", func() map[string]any {
+			out := make(map[string]any, len(base))
+			for k, x := range base {
+				if k != name {
+					out[k] = x
+				}
+			}
+			return out
+		})
 	}
 	for _, name := range sortedKeys(props) {
+		if full(1) && full(2) && full(3) {
+			break
+		}
 		ps, ok := props[name].(map[string]any)
 		if !ok {
 			continue
 		}
 		ps = g.resolve(ps)
-		if wrong, ok := wrongType(ps); ok {
-			add(1, with(name, wrong), fmt.Sprintf("type: /%s is %s", name, kindOf(wrong)))
+		if wrong, ok := wrongType(ps); ok && !full(1) {
+			add(1, fmt.Sprintf("type: /%s is %s", name, kindOf(wrong)), with(name, wrong))
 		}
-		for _, b := range pastBounds(ps) {
-			add(2, with(name, b.value), fmt.Sprintf("%s: /%s", b.keyword, name))
+		if !full(2) {
+			for _, b := range pastBounds(ps) {
+				add(2, fmt.Sprintf("%s: /%s", b.keyword, name), with(name, b.value))
+			}
 		}
 		if e, ok := ps["enum"].([]any); ok && len(e) > 0 {
-			add(3, with(name, "mcpstack-check: not in the enum"), "enum: /"+name+" is not one of its values")
+			add(3, "enum: /"+name+" is not one of its values", with(name, "mcpstack-check: not in the enum"))
 		}
 	}
 	if ap, ok := s["additionalProperties"].(bool); ok && !ap {
-		add(4, with("mcpstackCheckUnexpected", 1), "additionalProperties: /mcpstackCheckUnexpected is not a declared member")
+		add(4, "additionalProperties: /mcpstackCheckUnexpected is not a declared member", with("mcpstackCheckUnexpected", 1))
 	}
-	var out []argSet
+	var out []invalidSet
 	for round := 0; ; round++ {
 		more := false
 		for _, k := range kinds {

@@ -2,6 +2,8 @@ package check
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -103,4 +105,39 @@ func FuzzArgSets(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A tool schema of thousands of members costs the check what breaking a
+// few of them costs: each invalid set is a copy of the base, and only
+// those tried are made (it made one for every member first: tens of
+// gigabytes for a schema that fits in one tools/list).
+func TestManyMembersAreNotAllCopied(t *testing.T) {
+	const n = 2000
+	props, req := map[string]any{}, []any{}
+	for i := range n {
+		name := fmt.Sprintf("m%04d", i)
+		props[name] = map[string]any{"type": "string", "maxLength": 4}
+		req = append(req, name)
+	}
+	schema := map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	sets, note := argSets("wide", schema)
+	runtime.ReadMemStats(&after)
+	if note != "" || len(sets) < 2 {
+		t.Fatalf("%d sets, note %q", len(sets), note)
+	}
+	invalid := 0
+	for _, s := range sets {
+		if !s.valid {
+			invalid++
+		}
+	}
+	if invalid == 0 || invalid > maxInvalid {
+		t.Errorf("%d invalid sets, want 1 to %d", invalid, maxInvalid)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("making the sets allocated %d MiB", got>>20)
+	}
 }
