@@ -190,10 +190,44 @@ const (
 // trimLua drops a session's oldest events while it holds more than the
 // bounds allow, keeping the newest keep. KEYS: order, counters, emptied,
 // the prefix of the streams. Counters: "n:<stream>" the next number,
-// "k:<stream>" the events kept, "bytes". A stream that loses its last
-// event joins the emptied list; past maxEvents such streams, the oldest
-// one's counters go (a replay from it is then unknown, not gone).
+// "k:<stream>" the events kept, "b:<stream>" their bytes, "bytes" those
+// of all. A stream that loses its last event joins the emptied list; past
+// maxEvents such streams, the oldest one's counters go (a replay from it
+// is then unknown, not gone). Events also expire with their age, the
+// counters later: a stream found expired takes its bytes out of the
+// count, and so does every stream when the whole order has expired
+// (settle), or the count would keep bytes no longer there, and trim the
+// session's new events down to one.
 const trimLua = `
+local function emptied(keys, name, maxEvents)
+  redis.call('DEL', keys[4] .. name)
+  redis.call('HDEL', keys[2], 'b:' .. name)
+  redis.call('RPUSH', keys[3], name)
+  if redis.call('LLEN', keys[3]) > maxEvents then
+    local old = redis.call('LPOP', keys[3])
+    if tonumber(redis.call('HGET', keys[2], 'k:' .. old) or '0') <= 0 then
+      redis.call('HDEL', keys[2], 'n:' .. old, 'k:' .. old)
+    end
+  end
+end
+
+local function settle(keys, maxEvents)
+  if redis.call('EXISTS', keys[1]) == 1 then
+    return
+  end
+  local fields = redis.call('HGETALL', keys[2])
+  for i = 1, #fields, 2 do
+    local f = fields[i]
+    if string.sub(f, 1, 2) == 'k:' and tonumber(fields[i + 1]) > 0 then
+      redis.call('HSET', keys[2], f, 0)
+      emptied(keys, string.sub(f, 3), maxEvents)
+    end
+  end
+  if #fields > 0 then
+    redis.call('HSET', keys[2], 'bytes', 0)
+  end
+end
+
 local function trim(keys, maxEvents, maxAge, maxBytes, keep)
   local t = redis.call('TIME')
   local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - maxAge
@@ -209,20 +243,19 @@ local function trim(keys, maxEvents, maxAge, maxBytes, keep)
         break
       end
       redis.call('XDEL', keys[4] .. name, e[1])
-      bytes = bytes - string.len(e[2][4])
+      local size = string.len(e[2][4])
+      bytes = bytes - size
+      redis.call('HINCRBY', keys[2], 'b:' .. name, -size)
+    else
+      -- the stream expired with its age: its bytes went with it
+      bytes = bytes - tonumber(redis.call('HGET', keys[2], 'b:' .. name) or '0')
+      redis.call('HDEL', keys[2], 'b:' .. name)
     end
     redis.call('LPOP', keys[1])
     dropped = true
     len = len - 1
     if redis.call('HINCRBY', keys[2], 'k:' .. name, -1) <= 0 then
-      redis.call('DEL', keys[4] .. name)
-      redis.call('RPUSH', keys[3], name)
-      if redis.call('LLEN', keys[3]) > maxEvents then
-        local old = redis.call('LPOP', keys[3])
-        if tonumber(redis.call('HGET', keys[2], 'k:' .. old) or '0') <= 0 then
-          redis.call('HDEL', keys[2], 'n:' .. old, 'k:' .. old)
-        end
-      end
+      emptied(keys, name, maxEvents)
     end
   end
   if dropped then
@@ -252,6 +285,7 @@ end
 // epitaph and lease, in the same step.
 const appendLua = trimLua + `
 local function append(keys, name, data, n, last, maxEvents, maxAge, maxBytes, ttl)
+  settle(keys, maxEvents)
   if n then
     -- numbered by the process that writes the stream in order: an n
     -- below the next is stored already (a batch sent again)
@@ -264,6 +298,7 @@ local function append(keys, name, data, n, last, maxEvents, maxAge, maxBytes, tt
   end
   redis.call('HINCRBY', keys[2], 'k:' .. name, 1)
   redis.call('HINCRBY', keys[2], 'bytes', string.len(data))
+  redis.call('HINCRBY', keys[2], 'b:' .. name, string.len(data))
   redis.call('XADD', keys[4] .. name, '*', 'n', n, 'd', data)
   redis.call('RPUSH', keys[1], name)
   if last then

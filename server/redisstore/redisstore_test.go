@@ -431,3 +431,31 @@ func TestRateKeysExpire(t *testing.T) {
 		}
 	}
 }
+
+// The bytes a session's events hold go with the events when they expire
+// with their age: the count kept them, so that once past the bound every
+// new event pushed out all the others, and a client could resume nothing.
+func TestEventBytesExpireWithTheEvents(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(1000, time.Second, 100))
+	defer m.(io.Closer).Close()
+	for stream, size := range map[string]int{"old1": 60, "old2": 38} {
+		if _, err := m.Append("s", stream, make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(1300 * time.Millisecond) // they expire with their age
+	var ids []string
+	for range 6 {
+		id, err := m.Append("s", "new", []byte("yy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	m.(interface{ Flush() }).Flush()
+	var got []string
+	if _, err := m.Replay("s", ids[0], func(id string, _ []byte) error { got = append(got, id); return nil }); err != nil || len(got) != 5 {
+		t.Errorf("replay after %s: %v %v, want the 5 events after it", ids[0], got, err)
+	}
+}
