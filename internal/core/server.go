@@ -588,7 +588,13 @@ func (s *Server) expire() {
 			return
 		case now := <-t.C:
 			for _, sess := range s.Sessions() {
-				if sess.idleSince(now) > s.cfg.idleTimeout && !sess.busy() {
+				switch {
+				case sess.busy():
+					// A request in progress is use: the stored state's
+					// expiry moves on with it, or the store would forget
+					// the session mid-call.
+					sess.touch()
+				case sess.idleSince(now) > s.cfg.idleTimeout:
 					s.log.Debug("session expired", "session", sess.ID())
 					sess.expireIdle()
 				}

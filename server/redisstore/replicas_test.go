@@ -683,3 +683,39 @@ func TestDroppedResponseIsAnsweredOnce(t *testing.T) {
 		t.Errorf("resuming after the call ended gives %d answers to it:\n%swant its result, once", n, all)
 	}
 }
+
+// A session busy with a request longer than its idle timeout is in use:
+// its stored state's expiry moves on while the request runs, so that the
+// store does not forget it mid-call and end it everywhere once the call
+// is over (nothing saved it while it ran).
+func TestBusySessionOutlivesItsIdleTimeout(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	const idle = 400 * time.Millisecond
+	a := app.New("slow", "1")
+	app.AddTool(a, app.Tool{Name: "slow", Description: "Answers after three idle timeouts."},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			select {
+			case <-time.After(3 * idle):
+				return "done", nil
+			case <-ctx.Done():
+				return "", context.Cause(ctx)
+			}
+		})
+	srv := app.NewServer(a, server.WithLimits(server.Limits{SessionIdle: idle}), server.WithSessionStore(redisstore.NewSessions(rdb, prefix)))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { shutdown(context.Background()); hs.Close(); srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := client.New("t", "1").Connect(ctx, &client.StreamableHTTP{URL: hs.URL + "/mcp", NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CallTool(ctx, &mcp.CallToolRequestParams{Name: "slow"}); err != nil {
+		t.Fatalf("the long call: %v", err)
+	}
+	if _, err := s.Ping(ctx, nil); err != nil {
+		t.Errorf("the session after its long call: %v", err)
+	}
+}
