@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -304,7 +305,7 @@ func errText(we *wire.Error, err error) string {
 // twice or more than --max-pages pages is a finding. ok is false when a
 // page failed (the step has said why) or the walk must end.
 func (w *walk) pages(ctx context.Context, method string, page func(ctx context.Context, cursor string) (keys []string, next string, err error)) (ok bool, abort error) {
-	cursors := map[string]bool{}
+	cursors := map[[sha256.Size]byte]bool{} // digests: a cursor may be megabytes, each page a new one
 	keys := map[string]bool{}
 	cursor := ""
 	changes := w.listsChanged.Load()
@@ -336,11 +337,11 @@ func (w *walk) pages(ctx context.Context, method string, page func(ctx context.C
 		if next == "" {
 			return true, nil
 		}
-		if cursors[next] || next == cursor {
+		if cursors[sha256.Sum256([]byte(next))] || next == cursor {
 			w.c.find(rulePagination, w.session, "/result/nextCursor", fmt.Sprintf("%s gave the cursor %q again on page %d: the walk would loop", method, clip(next), n), "")
 			return true, nil
 		}
-		cursors[next] = true
+		cursors[sha256.Sum256([]byte(next))] = true
 		cursor = next
 	}
 }
