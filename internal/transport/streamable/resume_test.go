@@ -235,3 +235,49 @@ func TestCloseStreamEarly(t *testing.T) {
 		})
 	}
 }
+
+// A call's stream resumed on a GET is the call's: a graceful shutdown lets
+// it carry the call's answer, as it lets the POST that started it do,
+// rather than ending it (a GET refused while closing could not fetch the
+// answer again).
+func TestShutdownLetsAResumedCallFinish(t *testing.T) {
+	srv := server.New(conformance.New(conformance.WithStepDelay(150*time.Millisecond)), server.WithStrict(true))
+	h := streamable.New(srv)
+	ts := httptest.NewServer(h)
+	defer func() { h.Shutdown(); ts.Close(); srv.Close() }()
+	e := &env{t: t, url: ts.URL, srv: srv}
+	sid := e.initialize()
+
+	ctx, cut := context.WithCancel(context.Background())
+	hr, _ := http.NewRequestWithContext(ctx, "POST", ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":"p"}}}`))
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, text/event-stream")
+	hr.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := readEvents(t, bufio.NewScanner(resp.Body), 1)
+	cut()
+	resp.Body.Close()
+	if len(first) != 1 {
+		t.Fatalf("first event %v", first)
+	}
+	get, _ := http.NewRequest("GET", ts.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Last-Event-ID", first[0].id)
+	resp2, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	if resp2.StatusCode != 200 {
+		t.Fatalf("resume: %d", resp2.StatusCode)
+	}
+	h.Shutdown() // the call still runs
+	rest := readEvents(t, bufio.NewScanner(resp2.Body), 10)
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].data, `"id":7,"result"`) {
+		t.Errorf("the resumed stream after the shutdown: %v, want it to end with the call's answer", rest)
+	}
+}

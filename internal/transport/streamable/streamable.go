@@ -682,13 +682,14 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sw.Flush()
-	h.hold(r, sess, es, sw)
+	h.hold(r, sess, es, sw, h.shutdown)
 }
 
 // hold keeps a response open while it carries a stream, with keep-alive
 // comments, until the client leaves, its token expires, the stream or
-// session ends, or the server shuts down.
-func (h *Handler) hold(r *http.Request, sess *core.Session, es *eventStream, sw *sseWriter) {
+// session ends, or shutdown closes: the server's for the GET stream; nil
+// for a call's stream, which ends with the call, as a POST's does.
+func (h *Handler) hold(r *http.Request, sess *core.Session, es *eventStream, sw *sseWriter, shutdown <-chan struct{}) {
 	defer sw.close()
 	defer es.detach(sw)
 	tick := time.NewTicker(h.cfg.keepAlive)
@@ -703,7 +704,7 @@ func (h *Handler) hold(r *http.Request, sess *core.Session, es *eventStream, sw 
 			return
 		case <-sess.Done():
 			return
-		case <-h.shutdown:
+		case <-shutdown:
 			return
 		case <-es.finished:
 			return
@@ -789,7 +790,11 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Sess
 	if es == nil || !es.attached() {
 		return // the stream ended, or goes on in another process: everything stored is replayed
 	}
-	h.hold(r, sess, es, sw)
+	var shutdown <-chan struct{} // a call's stream: it ends with the call
+	if v, ok := h.listen.Load(sess.ID()); ok && v.(*eventStream) == es {
+		shutdown = h.shutdown
+	}
+	h.hold(r, sess, es, sw, shutdown)
 }
 
 // bury ends a stream whose process died before its call answered: the
