@@ -3,9 +3,11 @@ package streamable_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -280,4 +282,112 @@ func TestShutdownLetsAResumedCallFinish(t *testing.T) {
 	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].data, `"id":7,"result"`) {
 		t.Errorf("the resumed stream after the shutdown: %v, want it to end with the call's answer", rest)
 	}
+}
+
+// A GET stream carried by a process that went away (a replica) is taken
+// up where its client resumes it: the events are replayed, and the
+// response goes on as the session's GET stream there, primed with an id
+// of its own, so that what the session gets outside its calls reaches the
+// client again. It used to end after the replay, and the client resumed
+// it again and again, getting nothing.
+func TestGetStreamMovesToAnotherProcess(t *testing.T) {
+	sessions := &sharedSessions{m: map[string]server.SessionState{}}
+	events := streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge)
+	process := func() (*server.Server, *httptest.Server) {
+		srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true), server.WithSessionStore(sessions))
+		h := streamable.New(srv, streamable.WithEventStore(events))
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })
+		return srv, ts
+	}
+	_, a := process()
+	srvB, b := process()
+	e := &env{t: t, url: a.URL}
+	sid := e.initialize()
+	e.do(req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
+	open := func(url, last string) (*http.Response, *bufio.Scanner) {
+		hr, _ := http.NewRequest("GET", url, nil)
+		hr.Header.Set("Accept", "text/event-stream")
+		hr.Header.Set("Mcp-Session-Id", sid)
+		if last != "" {
+			hr.Header.Set("Last-Event-ID", last)
+		}
+		resp, err := http.DefaultClient.Do(hr)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %v %v", url, resp, err)
+		}
+		return resp, bufio.NewScanner(resp.Body)
+	}
+	firstID := func(sc *bufio.Scanner) string {
+		for sc.Scan() {
+			if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				return id
+			}
+		}
+		return ""
+	}
+	resp, sc := open(a.URL, "")
+	primeID := firstID(sc)
+	resp.Body.Close() // A goes away, as far as this stream is concerned
+	resp2, sc2 := open(b.URL, primeID)
+	defer resp2.Body.Close()
+	if id := firstID(sc2); id == "" || id == primeID {
+		t.Fatalf("resumed at the other process: primed %q, want a new id", id)
+	}
+	go func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if sess, ok := core.Of(srvB).Session(sid); ok && sess.Notify(context.Background(), "notifications/tools/list_changed", nil) == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	if evs := readEvents(t, sc2, 1); len(evs) != 1 || !strings.Contains(evs[0].data, "notifications/tools/list_changed") {
+		t.Fatalf("after the replay: %v, want the session's notification", evs)
+	}
+}
+
+// sharedSessions is a server.SessionStore two servers of a test share, as
+// replicas share Redis.
+type sharedSessions struct {
+	mu sync.Mutex
+	m  map[string]server.SessionState
+}
+
+func (s *sharedSessions) Create(_ context.Context, st server.SessionState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[st.ID]; ok {
+		return errors.New("kept already")
+	}
+	s.m[st.ID] = st
+	return nil
+}
+
+func (s *sharedSessions) Load(_ context.Context, id string) (server.SessionState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.m[id]
+	if !ok {
+		return st, server.ErrSessionNotFound
+	}
+	return st, nil
+}
+
+func (s *sharedSessions) Update(_ context.Context, st server.SessionState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[st.ID]; !ok {
+		return server.ErrSessionNotFound
+	}
+	s.m[st.ID] = st
+	return nil
+}
+
+func (s *sharedSessions) Delete(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+	return nil
 }

@@ -106,9 +106,11 @@ type eventStream struct {
 	answered  bool          // its last event, the answer, is stored
 }
 
-func (h *Handler) newEventStream(session string) *eventStream {
+// newEventStream opens a stream of session, named mark (listenMark for
+// the GET stream, else "") and this handler's next name.
+func (h *Handler) newEventStream(session, mark string) *eventStream {
 	es := &eventStream{
-		h: h, session: session, name: h.epoch + strconv.FormatInt(h.streams.Add(1), 36),
+		h: h, session: session, name: mark + h.epoch + strconv.FormatInt(h.streams.Add(1), 36),
 		closeReq: make(chan struct{}), finished: make(chan struct{}),
 	}
 	h.live.Store(es.name, es)

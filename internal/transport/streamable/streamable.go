@@ -454,7 +454,7 @@ func (cs *callStream) stream() (*eventStream, *sseWriter) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.es == nil && !cs.json {
-		cs.es = cs.h.newEventStream(cs.call.SessionID())
+		cs.es = cs.h.newEventStream(cs.call.SessionID(), "")
 		if holder, ok := cs.h.cfg.store.(StreamHolder); ok && cs.call.SessionID() != "" {
 			if epitaph := cs.call.Epitaph(); len(epitaph) > 0 {
 				release := holder.Hold(cs.es.session, cs.es.name, epitaph)
@@ -649,31 +649,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	// The GET stream outlives its responses: when the client drops one,
 	// messages wait in the event store, a GET with Last-Event-ID replays
 	// them, and a plain GET picks the stream up again.
-	var es *eventStream
-	if v, ok := h.listen.Load(sess.ID()); ok {
-		es = v.(*eventStream)
-	}
+	es, status, why := h.listenStream(sess)
 	if es == nil {
-		es = h.newEventStream(sess.ID())
-		if es.ended() {
-			httpx.Error(w, http.StatusNotFound, wire.CodeInvalidRequest, "Session not found: it ended or never existed; initialize again")
-			return
-		}
-		// Before Attach: a session that ends from here on drops it
-		// (sessionClosed). Of two first GETs at once, one stores its
-		// stream and the other is refused, rather than both attaching or
-		// the second's store replacing the first's.
-		if _, raced := h.listen.LoadOrStore(sess.ID(), es); raced {
-			es.finish()
-			httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
-			return
-		}
-		if _, ok := sess.Attach(es); !ok {
-			h.listen.CompareAndDelete(sess.ID(), es)
-			es.finish()
-			httpx.Error(w, http.StatusConflict, wire.CodeInvalidRequest, "Conflict: this session already has a GET stream open")
-			return
-		}
+		httpx.Error(w, status, wire.CodeInvalidRequest, why)
+		return
 	}
 	sw := h.newSSEWriter(w, r)
 	if !es.attachIfFree(sw, int(h.cfg.retry/time.Millisecond), sess.Priming()) {
@@ -684,6 +663,37 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	sw.Flush()
 	h.hold(r, sess, es, sw, h.shutdown)
 }
+
+// listenStream is the session's GET stream in this process, made when the
+// session has none here yet; without one, status and refusal say why.
+func (h *Handler) listenStream(sess *core.Session) (es *eventStream, status int, refusal string) {
+	if v, ok := h.listen.Load(sess.ID()); ok {
+		return v.(*eventStream), 0, ""
+	}
+	es = h.newEventStream(sess.ID(), listenMark)
+	if es.ended() {
+		return nil, http.StatusNotFound, "Session not found: it ended or never existed; initialize again"
+	}
+	// Before Attach: a session that ends from here on drops it
+	// (sessionClosed). Of two first GETs at once, one stores its stream
+	// and the other is refused, rather than both attaching or the
+	// second's store replacing the first's.
+	if _, raced := h.listen.LoadOrStore(sess.ID(), es); raced {
+		es.finish()
+		return nil, http.StatusConflict, "Conflict: this session already has a GET stream open"
+	}
+	if _, ok := sess.Attach(es); !ok {
+		h.listen.CompareAndDelete(sess.ID(), es)
+		es.finish()
+		return nil, http.StatusConflict, "Conflict: this session already has a GET stream open"
+	}
+	return es, 0, ""
+}
+
+// listenMark starts the names of GET streams, which no call stream's name
+// starts with: a resumption tells from the name alone a GET stream that
+// another process carried.
+const listenMark = "_"
 
 // hold keeps a response open while it carries a stream, with keep-alive
 // comments, until the client leaves, its token expires, the stream or
@@ -787,6 +797,15 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Sess
 		h.bury(sess.ID(), name, last, sw)
 	}
 	sw.Flush()
+	if es == nil && ok && strings.HasPrefix(name, listenMark) {
+		// The session's GET stream, carried by a process that went away
+		// (a replica): with its events replayed, this response goes on
+		// as the session's GET stream here, a new one whose first id
+		// (primed) the client resumes from next. Without it, what the
+		// session gets outside its calls would have no way to it here.
+		h.adoptListen(r, sess, sw)
+		return
+	}
 	if es == nil || !es.attached() {
 		return // the stream ended, or goes on in another process: everything stored is replayed
 	}
@@ -795,6 +814,26 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, sess *core.Sess
 		shutdown = h.shutdown
 	}
 	h.hold(r, sess, es, sw, shutdown)
+}
+
+// adoptListen carries the session's GET stream on sw, a response already
+// started, unless another response carries it here.
+func (h *Handler) adoptListen(r *http.Request, sess *core.Session, sw *sseWriter) {
+	es, _, _ := h.listenStream(sess)
+	if es == nil {
+		return
+	}
+	es.mu.Lock()
+	free := es.w == nil
+	if free {
+		es.attachLocked(sw, int(h.cfg.retry/time.Millisecond), sess.Priming())
+	}
+	es.mu.Unlock()
+	if !free {
+		return
+	}
+	sw.Flush()
+	h.hold(r, sess, es, sw, h.shutdown)
 }
 
 // bury ends a stream whose process died before its call answered: the
