@@ -3,10 +3,12 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"weak"
@@ -404,4 +406,39 @@ func TestTaskKeepsNoBody(t *testing.T) {
 	if kept.Value() != nil {
 		t.Error("the task, still running, keeps the 1 MiB body its request came in")
 	}
+}
+
+// flakyTasks is a task store that refuses every save while down.
+type flakyTasks struct {
+	server.TaskStore
+	down atomic.Bool
+}
+
+func (f *flakyTasks) Save(ctx context.Context, r server.TaskRecord) error {
+	if f.down.Load() {
+		return errors.New("the store is down")
+	}
+	return f.TaskStore.Save(ctx, r)
+}
+
+// A task that finishes while its store is down is saved once the store is
+// back: its record no longer stays "working" for ever (the heartbeat ends
+// with the task), to be taken for failed by the other processes, its
+// result lost with this one.
+func TestFinishedTaskIsSavedAfterTheStoreIsBack(t *testing.T) {
+	store := &flakyTasks{TaskStore: taskstore.Memory()}
+	c := newExtClient(t, newExtServer(t, server.WithTaskStore(store)), withTasks).as("alice")
+	id := c.ok("tools/call", `{"name":"slow_compute","arguments":{"seconds":0.2,"label":"kept"}}`)["taskId"].(string)
+	store.down.Store(true)
+	c.until(id, "completed")
+	store.down.Store(false)
+	var status string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if r, err := store.Load(context.Background(), id); err == nil {
+			if status = r.Status; status == "completed" {
+				return
+			}
+		}
+	}
+	t.Errorf("the stored record is %q, want completed", status)
 }

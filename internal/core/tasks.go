@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/cursor"
@@ -91,7 +92,8 @@ type task struct {
 	// store: another process runs it, or ran it).
 	local bool
 
-	saveMu sync.Mutex // orders the saves and notifications of one task
+	saveMu   sync.Mutex  // orders the saves and notifications of one task
+	retrying atomic.Bool // a failed save is being tried again (retrySave)
 
 	mu      sync.Mutex
 	status  mcp.TaskStatus
@@ -162,11 +164,13 @@ func (s *Server) changed(t *task, tell bool) {
 	if s.cfg.taskStore != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		r := t.record()
-		if err := s.cfg.taskStore.Save(ctx, r); err != nil {
-			s.log.Error("task store: save", "task", t.id, "err", err)
-		}
+		err := s.cfg.taskStore.Save(ctx, r)
 		cancel()
-		if isTerminal(mcp.TaskStatus(r.Status)) {
+		switch {
+		case err != nil:
+			s.log.Error("task store: save; trying again", "task", t.id, "err", err)
+			s.retrySave(t)
+		case isTerminal(mcp.TaskStatus(r.Status)):
 			s.trimStore(r.Share)
 		}
 	}
@@ -174,6 +178,62 @@ func (s *Server) changed(t *task, tell bool) {
 		t.tell()
 	}
 }
+
+// retrySave saves t's record again, as it is then, until its store takes
+// it (backing off from retryFirst to retryMost), the task's TTL passes,
+// or the server closes. A running task's heartbeat would save it again
+// anyway; a finished one's does not, and without this a blip of the
+// store would leave its record running, to be taken for failed by the
+// other processes once the lease passed, and its result lost with this
+// process.
+func (s *Server) retrySave(t *task) {
+	if !t.retrying.CompareAndSwap(false, true) {
+		return // one retrier a task: it saves the newest record
+	}
+	keep := t.ttl
+	if keep <= 0 {
+		keep = time.Hour
+	}
+	deadline := time.Now().Add(keep)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for wait := retryFirst; time.Now().Before(deadline); wait = min(2*wait, retryMost) {
+			select {
+			case <-s.stop:
+				t.retrying.Store(false)
+				return
+			case <-time.After(wait):
+			}
+			t.saveMu.Lock()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			r := t.record()
+			err := s.cfg.taskStore.Save(ctx, r)
+			cancel()
+			if err == nil {
+				// Under saveMu: a save that fails from here on starts
+				// a retrier of its own.
+				t.retrying.Store(false)
+			}
+			t.saveMu.Unlock()
+			if err == nil {
+				s.log.Info("task store: saved after a failure", "task", t.id)
+				if isTerminal(mcp.TaskStatus(r.Status)) {
+					s.trimStore(r.Share)
+				}
+				return
+			}
+		}
+		t.retrying.Store(false)
+		s.log.Error("task store: gave up saving the task", "task", t.id)
+	}()
+}
+
+// How retrySave backs off.
+const (
+	retryFirst = 250 * time.Millisecond
+	retryMost  = 30 * time.Second
+)
 
 // fromRecord is a task as its store kept it, which this process does not
 // run: one whose record says it still runs, but whose heartbeat stopped
