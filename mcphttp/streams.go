@@ -32,7 +32,10 @@ const (
 type EventStore interface {
 	// Append stores the next event of a session's stream and returns its
 	// id, which the client may send back as Last-Event-ID: it must name
-	// the stream and the event's place in it.
+	// the stream and the event's place in it. The numbers of a stream
+	// never repeat; a stream whose name starts with "_" is the session's
+	// GET stream, which lives as long as the session, quiet or not, so
+	// its numbering is kept while the session is.
 	Append(session, stream string, data []byte) (id string, err error)
 	// Replay calls fn, in order, for each event of the session's stream
 	// of lastID that came after it, and returns that stream. It fails with

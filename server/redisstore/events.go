@@ -193,7 +193,8 @@ const (
 // "k:<stream>" the events kept, "b:<stream>" their bytes, "bytes" those
 // of all. A stream that loses its last event joins the emptied list; past
 // maxEvents such streams, the oldest one's counters go (a replay from it
-// is then unknown, not gone). Events also expire with their age, the
+// is then unknown, not gone), but a GET stream's ("_..."), kept while its
+// session is. Events also expire with their age, the
 // counters later: a stream found expired takes its bytes out of the
 // count, and so does every stream when the whole order has expired
 // (settle), or the count would keep bytes no longer there, and trim the
@@ -202,6 +203,9 @@ const trimLua = `
 local function emptied(keys, name, maxEvents)
   redis.call('DEL', keys[4] .. name)
   redis.call('HDEL', keys[2], 'b:' .. name)
+  if string.sub(name, 1, 1) == '_' then
+    return -- a GET stream lives on quiet: its numbering is kept with the session
+  end
   redis.call('RPUSH', keys[3], name)
   if redis.call('LLEN', keys[3]) > maxEvents then
     local old = redis.call('LPOP', keys[3])

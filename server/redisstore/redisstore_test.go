@@ -459,3 +459,28 @@ func TestEventBytesExpireWithTheEvents(t *testing.T) {
 		t.Errorf("replay after %s: %v %v, want the 5 events after it", ids[0], got, err)
 	}
 }
+
+// A session's GET stream ("_...") keeps its numbering however many call
+// streams come and go while it is quiet (their counters are forgotten past
+// a bound; its own were too, and its ids began again at 0).
+func TestQuietGetStreamKeepsItsNumbers(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(4, time.Minute, 0))
+	defer m.(io.Closer).Close()
+	for i := range 3 {
+		if _, err := m.Append("s", "_g", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 20 { // calls, each a stream of its own, push the GET stream's events out
+		if _, err := m.Append("s", fmt.Sprintf("call%d", i), []byte("answer")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.(interface{ Flush() }).Flush()
+	other := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(4, time.Minute, 0)) // a replica, numbering from Redis
+	defer other.(io.Closer).Close()
+	if id, err := other.Append("s", "_g", []byte("next")); err != nil || id != "_g-3" {
+		t.Errorf("the GET stream's next event is %q (%v), want _g-3", id, err)
+	}
+}

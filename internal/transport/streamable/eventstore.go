@@ -179,11 +179,14 @@ func (m *MemoryEventStore) dropOldest(se *sessionEvents) {
 	st.events[0] = nil
 	st.events = st.events[1:]
 	st.first++
+	// Keep the counters of recently emptied streams, so that a Replay can
+	// still tell "gone" from "unknown"; forget the oldest beyond the same
+	// bound. A GET stream's stay while the session does: it lives on
+	// quiet, and its numbers must go on.
 	if len(st.events) == 0 {
-		// Keep the counters of recently emptied streams, so that a
-		// Replay can still tell "gone" from "unknown"; forget the
-		// oldest beyond the same bound.
 		st.events = nil
+	}
+	if len(st.events) == 0 && !strings.HasPrefix(name, listenMark) {
 		se.emptied = append(se.emptied, name)
 		if len(se.emptied) > m.maxEvents {
 			if old := se.streams[se.emptied[0]]; old != nil && len(old.events) == 0 {

@@ -52,3 +52,27 @@ func TestMemoryEventStore(t *testing.T) {
 		t.Errorf("after Forget: %v", err)
 	}
 }
+
+// A session's GET stream keeps its numbering however many call streams
+// come and go while it is quiet: the counters of emptied streams are
+// forgotten past a bound, and a GET stream's were too, so its ids began
+// again at 0 (a client holding an earlier one skipped the new events, or
+// was told its stream never existed).
+func TestQuietGetStreamKeepsItsNumbers(t *testing.T) {
+	m := NewMemoryEventStore(4, time.Minute)
+	get := listenMark + "g"
+	for i := range 3 {
+		if id, _ := m.Append("s", get, []byte(fmt.Sprint(i))); id != fmt.Sprintf("%s-%d", get, i) {
+			t.Fatalf("id %q", id)
+		}
+	}
+	for i := range 20 { // calls, each a stream of its own, push the GET stream's events out
+		m.Append("s", fmt.Sprintf("call%d", i), []byte("answer"))
+	}
+	if _, err := m.Replay("s", get+"-2", func(string, []byte) error { return nil }); errors.Is(err, ErrUnknownEvent) {
+		t.Errorf("the quiet GET stream is unknown: %v", err)
+	}
+	if id, _ := m.Append("s", get, []byte("next")); id != get+"-3" {
+		t.Errorf("the GET stream's next event is %q, want %s-3", id, get)
+	}
+}
