@@ -106,9 +106,11 @@ func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 				sess.Serve(ctx, incoming, w)
 				continue
 			}
-			if incoming.IsInitialize() {
+			if incoming.InitializeAlone() {
 				// Nothing after initialize can be served before it is
 				// answered, so a client that pipelines is served in order.
+				// (A batch with one runs as calls do: a call in it may
+				// wait on the client, whose answer is read only after.)
 				if reply := sess.Serve(ctx, incoming, w); reply != nil {
 					if err := w.Send(reply); err != nil {
 						return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -138,3 +139,48 @@ func TestEOFWaitsForCalls(t *testing.T) {
 }
 
 type syncBuffer = syncbuf.Buffer
+
+// A batch with an initialize in it runs as calls do, not on the reading
+// path: a call in it that asks the client (sampling) gets the answer the
+// client sends next, instead of waiting for it until the call's timeout.
+func TestBatchWithInitializeReadsOn(t *testing.T) {
+	c := start(t)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	if r := c.recv(); r["result"] == nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`[{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}},` +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"What is 2+2?"}}}]`)
+	got := make(chan any)
+	go func() {
+		defer close(got)
+		for c.out.Scan() {
+			var m any
+			if json.Unmarshal(c.out.Bytes(), &m) != nil {
+				return
+			}
+			got <- m
+		}
+	}()
+	var req map[string]any
+	select {
+	case m := <-got:
+		req, _ = m.(map[string]any)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no sampling request")
+	}
+	if req["method"] != "sampling/createMessage" {
+		t.Fatalf("want a sampling request, got %v", req)
+	}
+	id, _ := json.Marshal(req["id"])
+	c.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"Four."},"model":"m"}}`)
+	select {
+	case m := <-got:
+		if !strings.Contains(fmt.Sprint(m), "Four.") {
+			t.Errorf("the batch's answer: %v, want the tool's result with the client's answer", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the answer to the sampling request was not read while the batch ran")
+	}
+}
