@@ -318,6 +318,12 @@ type SessionOption func(*Session)
 // visible in its POST URL, for one).
 func Transport(name string) SessionOption { return func(s *Session) { s.transport = name } }
 
+// NeverIdle keeps a session however long its client is quiet: one that
+// lives as long as its connection, which the client holds for as long as
+// it runs the server (stdio's: the idle timeout would end the process of
+// a desktop client that called nothing for half an hour).
+func NeverIdle() SessionOption { return func(s *Session) { s.neverIdle = true } }
+
 // Session returns a live session by id, whoever it belongs to: for the
 // server's own wiring (notifications a handler sends other sessions).
 // Transports use SessionFor.
@@ -594,7 +600,7 @@ func (s *Server) expire() {
 					// expiry moves on with it, or the store would forget
 					// the session mid-call.
 					sess.touch()
-				case sess.idleSince(now) > s.cfg.idleTimeout:
+				case sess.idleSince(now) > s.cfg.idleTimeout && !sess.neverIdle:
 					s.log.Debug("session expired", "session", sess.ID())
 					sess.expireIdle()
 				}

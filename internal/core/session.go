@@ -56,6 +56,7 @@ type Session struct {
 	pending            map[wire.ID]*pendingCall
 	closed             bool
 	ephemeral          bool // serves one body and is gone: no server-to-client requests
+	neverIdle          bool // the idle timeout does not end it (NeverIdle)
 
 	broadcasts notifyQueue // Broadcast's notifications for this session
 

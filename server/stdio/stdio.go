@@ -70,7 +70,7 @@ func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 		o.apply(&cfg)
 	}
 	w := &writer{out: out}
-	sess, err := srv.NewSession("", w, core.Transport("stdio"))
+	sess, err := srv.NewSession("", w, core.Transport("stdio"), core.NeverIdle())
 	if err != nil {
 		return err
 	}

@@ -184,3 +184,29 @@ func TestBatchWithInitializeReadsOn(t *testing.T) {
 		t.Fatal("the answer to the sampling request was not read while the batch ran")
 	}
 }
+
+// A stdio session lives as long as its client runs the server, however
+// quiet: the idle timeout ended it, and Serve returned as if stdin had
+// closed (mcpstack serve --stdio exited after half an hour without a call).
+func TestQuietSessionIsNotIdledOut(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := server.New(conformance.New(), server.WithLimits(server.Limits{SessionIdle: 50 * time.Millisecond}))
+	defer srv.Close()
+	done := make(chan error, 1)
+	go func() { done <- stdio.Serve(context.Background(), srv, inR, outW); outW.Close() }()
+	defer inW.Close()
+	c := &pipeClient{t: t, in: inW, out: bufio.NewScanner(outR), done: done}
+	c.send(initLine)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned after a quiet spell: %v", err)
+	case <-time.After(500 * time.Millisecond): // ten idle timeouts
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if r := c.recv(); r["id"] != 2.0 || r["result"] == nil {
+		t.Errorf("ping after a quiet spell: %v", r)
+	}
+}
