@@ -398,7 +398,18 @@ func (sess *Session) request(ctx context.Context, msg *jsonrpc.Message, related 
 			ctx, cancel := context.WithCancel(context.WithValue(ctx, transportKey{}, sess.transport))
 			defer cancel()
 			defer context.AfterFunc(sess.ctx, cancel)()
+			// In flight on the session as any request: its id is taken
+			// until it is answered, notifications/cancelled reaches it,
+			// and the session's cap counts it.
+			f := &inflight{cancel: cancel}
+			if e := sess.track(msg.ID, f); e != nil {
+				return jsonrpc.EncodeError(msg.ID, e)
+			}
+			defer sess.untrack(msg.ID)
 			reply, _ = srv.statelessRequest(ctx, msg, related.out, nil)
+			if f.cancelledByPeer.Load() {
+				return nil // the client cancelled: no answer (spec: SHOULD NOT respond)
+			}
 			return reply
 		}
 		if msg.Method != mcp.MethodPing {
@@ -614,6 +625,18 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 		defer obs.end(nil, revision)
 	}
 	if spec == nil {
+		// A stateless revision's client sends no initialize (stdio,
+		// WebSocket): its cancellation still reaches its requests.
+		sp := srv.statelessSpec(metaVersionOf(msg))
+		if sp == nil {
+			sp = newestStateless() // a notification's _meta is optional
+		}
+		if sp != nil && msg.Method == mcp.MethodCancelled {
+			if m, ok := sp.Method(msg.Method); ok && sp.ValidateMessage(m.Request, msg) == nil {
+				sess.cancelHere(msg)
+				return
+			}
+		}
 		srv.log.Debug("notification before initialize dropped", "method", msg.Method)
 		return
 	}

@@ -210,3 +210,41 @@ func TestQuietSessionIsNotIdledOut(t *testing.T) {
 		t.Errorf("ping after a quiet spell: %v", r)
 	}
 }
+
+// A request of the stateless revision (2026-07-28: no initialize) is in
+// flight on the session as any other: its id is taken until it is
+// answered, and notifications/cancelled reaches it (it went down a side
+// path that neither tracked it nor let a cancellation through).
+func TestStatelessRequestIsTrackedAndCancelled(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := server.New(conformance.New(conformance.WithStepDelay(300 * time.Millisecond)))
+	defer srv.Close()
+	done := make(chan error, 1)
+	go func() { done <- stdio.Serve(context.Background(), srv, inR, outW); outW.Close() }()
+	defer inW.Close()
+	c := &pipeClient{t: t, in: inW, out: bufio.NewScanner(outR), done: done}
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_tool_with_progress",` + meta + `}}`
+	c.send(call)
+	c.send(call) // the same id while the first runs
+	if r := c.recv(); r["id"] != 7.0 || r["error"] == nil || !strings.Contains(fmt.Sprint(r["error"]), "already in use") {
+		t.Fatalf("a second request with an id in flight: %v, want refused", r)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"no longer needed"}}`)
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{` + meta + `}}`)
+	for {
+		r := c.recv()
+		if r["id"] == 7.0 {
+			t.Fatalf("the cancelled request was answered: %v", r)
+		}
+		if r["id"] == 8.0 {
+			break
+		}
+	}
+	time.Sleep(time.Second) // past the tool's own end
+	c.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + meta + `}}`)
+	if r := c.recv(); r["id"] != 9.0 {
+		t.Errorf("after the cancellation: %v, want the answer to 9 (none to 7)", r)
+	}
+}
