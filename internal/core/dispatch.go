@@ -48,6 +48,7 @@ func (s *Server) dispatch(ctx context.Context, c *call) (reply []byte, code int)
 		defer place() // after remember (answerCall) has kept the subscription
 	}
 	result, err := s.call(peer.With(ctx, c.peer), c.msg, c.spec)
+	c.peer.ended.Store(true) // what a goroutine it left running sends goes nowhere
 	return s.answerCall(c, result, err)
 }
 

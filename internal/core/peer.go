@@ -44,6 +44,11 @@ type callPeer struct {
 	// peerCancelled is set when the client cancelled the call: it has most
 	// likely closed the call's stream too.
 	peerCancelled *atomic.Bool
+	// ended is set when the call's handler has returned: a message sent
+	// after (by a goroutine it left running) is refused, not sent on the
+	// session's stream in place of the call's closed one: progress must
+	// stop with the request, and its token means nothing to the client.
+	ended atomic.Bool
 	// level and caps are those of a request without a session, which
 	// carries them itself; a session's are the session's.
 	level mcp.LoggingLevel
@@ -76,11 +81,17 @@ func (p *callPeer) currentTask() *task {
 	return p.task
 }
 
+// errCallEnded is what a message about a call that has returned gets.
+var errCallEnded = errors.New("core: the call has returned: nothing more is sent about it")
+
 // send writes a message about the call on the call's stream; when that is
 // gone (the client closed it) or was never there, on the session's
 // stream. A call without a session has only its own, until it becomes a
 // task.
 func (p *callPeer) send(msg []byte) error {
+	if p.ended.Load() {
+		return errCallEnded
+	}
 	if p.sess == nil {
 		if p.out == nil || p.currentTask() != nil {
 			return ErrNoStream

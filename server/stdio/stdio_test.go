@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/internal/syncbuf"
+	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/stdio"
 )
@@ -246,5 +248,49 @@ func TestStatelessRequestIsTrackedAndCancelled(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + meta + `}}`)
 	if r := c.recv(); r["id"] != 9.0 {
 		t.Errorf("after the cancellation: %v, want the answer to 9 (none to 7)", r)
+	}
+}
+
+// A call's progress stops with the call: a goroutine its handler left
+// running that reports progress after the answer is refused, and nothing
+// reaches the client after the answer (the core sent it on the session's
+// stream in place of the call's).
+func TestNoProgressAfterTheAnswer(t *testing.T) {
+	late := make(chan error, 1)
+	a := app.New("late", "1")
+	app.AddTool(a, app.Tool{Name: "leaves", Description: "Returns, leaving a goroutine that reports progress."},
+		func(ctx context.Context, _ struct{}) (string, error) {
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				late <- peer.Progress(ctx, 1, nil, "after the answer")
+			}()
+			return "done", nil
+		})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := app.NewServer(a)
+	defer srv.Close()
+	go func() { _ = stdio.Serve(context.Background(), srv, inR, outW); outW.Close() }()
+	defer inW.Close()
+	c := &pipeClient{t: t, in: inW, out: bufio.NewScanner(outR)}
+	c.send(initLine)
+	c.recv()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"leaves","_meta":{"progressToken":"tok"}}}`)
+	if r := c.recv(); r["id"] != 2.0 {
+		t.Fatalf("the call: %v", r)
+	}
+	lines := make(chan string, 4)
+	go func() {
+		for c.out.Scan() {
+			lines <- c.out.Text()
+		}
+	}()
+	if err := <-late; err == nil {
+		t.Error("progress after the answer was accepted")
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if line := <-lines; !strings.Contains(line, `"id":3`) {
+		t.Errorf("after the answer came %s, want the ping's answer", line)
 	}
 }
