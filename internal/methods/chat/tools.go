@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/internal/methods/chat/agent"
@@ -25,6 +26,7 @@ const (
 // Limits of the tools' arguments.
 const (
 	MaxQueryRunes      = 32000
+	MaxSearchRunes     = 128 // a search is a few words; a longer one costs the store a scan of every message per rune
 	DefaultSearchLimit = 10
 	MaxSearchLimit     = 50
 	titleRunes         = 80
@@ -36,15 +38,15 @@ const LoggerName = "chat"
 
 // The tools' arguments. The schemas carry every check: a call that fails
 // one gets a tool error naming the argument, and never reaches the model
-// or the store. MaxQueryRunes and the search limits are the numbers in the
-// tags (TestToolLimits).
+// or the store. MaxQueryRunes, MaxSearchRunes and the search limits are
+// the numbers in the tags (TestToolLimits).
 type (
 	chatArgs struct {
 		Query          string `json:"query" jsonschema:"minLength=1,maxLength=32000,pattern=\\S" jsonschema_description:"User query"`
 		ConversationID string `json:"conversation_id,omitempty" jsonschema_description:"The conversation to continue (from an earlier chat result); omit to start a new one."`
 	}
 	searchArgs struct {
-		Query string `json:"query" jsonschema:"minLength=1,pattern=\\S" jsonschema_description:"Text to look for."`
+		Query string `json:"query" jsonschema:"minLength=1,maxLength=128,pattern=\\S" jsonschema_description:"Text to look for."`
 		Limit int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=50,default=10" jsonschema_description:"Most results to return (default 10)."`
 	}
 	getArgs struct {
@@ -338,19 +340,27 @@ func snippet(s, query string) string {
 	return out
 }
 
-// indexFold finds q in s ignoring case, rune by rune; 0 when absent.
+// indexFold finds q in s ignoring case, as a rune index; 0 when absent.
+// Both are lowered rune by rune (a rune's lower case is one rune, so the
+// index holds in s) and searched with strings.Index, in linear time: a
+// naive search of a long query in a long message took seconds.
 func indexFold(s, q []rune) int {
 	if len(q) == 0 {
 		return 0
 	}
-outer:
-	for i := 0; i+len(q) <= len(s); i++ {
-		for j, r := range q {
-			if unicode.ToLower(s[i+j]) != unicode.ToLower(r) {
-				continue outer
-			}
-		}
-		return i
+	ls := lowered(s)
+	i := strings.Index(ls, lowered(q))
+	if i < 0 {
+		return 0
 	}
-	return 0
+	return utf8.RuneCountInString(ls[:i])
+}
+
+func lowered(rs []rune) string {
+	var b strings.Builder
+	b.Grow(len(rs))
+	for _, r := range rs {
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }

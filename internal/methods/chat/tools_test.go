@@ -187,6 +187,7 @@ func TestToolErrors(t *testing.T) {
 		{ToolChat, map[string]any{"query": 42.0}, `Invalid arguments: at /query: got number, want string`},
 		{ToolChat, map[string]any{"query": "  "}, `Invalid arguments: at /query: '  ' does not match pattern '\\S'`},
 		{ToolChat, map[string]any{"query": strings.Repeat("x", MaxQueryRunes+1)}, `Invalid arguments: at /query: maxLength: got 32001 characters, want at most 32000`},
+		{ToolSearch, map[string]any{"query": strings.Repeat("x", MaxSearchRunes+1)}, `Invalid arguments: at /query: maxLength: got 129 characters, want at most 128`},
 		{ToolChat, map[string]any{"query": "hi", "conversation_id": true}, `Invalid arguments: at /conversation_id: got boolean, want string`},
 		{ToolChat, map[string]any{"query": "hi", "conversation_id": unknown}, notFound(unknown)},
 		{ToolSearch, map[string]any{}, `Invalid arguments: at /query: missing property 'query'`},
@@ -432,11 +433,33 @@ func TestToolLimits(t *testing.T) {
 		want            float64
 	}{
 		{ToolChat, "query", "maxLength", MaxQueryRunes},
+		{ToolSearch, "query", "maxLength", MaxSearchRunes},
 		{ToolSearch, "limit", "maximum", MaxSearchLimit},
 		{ToolSearch, "limit", "default", DefaultSearchLimit},
 	} {
 		if got, _ := props[c.tool][c.prop][c.key].(json.Number); got.String() != fmt.Sprint(c.want) {
 			t.Errorf("%s.%s.%s = %v, want %v", c.tool, c.prop, c.key, props[c.tool][c.prop][c.key], c.want)
+		}
+	}
+}
+
+// indexFold finds a query ignoring case, as an index of runes in the
+// message (the snippet is cut around it), however many bytes the runes
+// before it take.
+func TestIndexFold(t *testing.T) {
+	for _, tt := range []struct {
+		s, q string
+		want int
+	}{
+		{"hello world", "WORLD", 6},
+		{"ÄÖÜ straße", "STRASSE", 0}, // no full case folding: absent
+		{"ÄÖÜ straße", "STRAßE", 4},
+		{"xxÄbc", "äB", 2},
+		{"aaaa", "", 0},
+		{strings.Repeat("a", 1000) + "b", strings.Repeat("A", 99) + "B", 901},
+	} {
+		if got := indexFold([]rune(tt.s), []rune(tt.q)); got != tt.want {
+			t.Errorf("indexFold(%.20q, %.20q) = %d, want %d", tt.s, tt.q, got, tt.want)
 		}
 	}
 }
