@@ -729,3 +729,31 @@ func TestCacheHintRefused(t *testing.T) {
 		}()
 	}
 }
+
+// A prompt's handler gets its declared arguments by their exact names:
+// an undeclared one whose name folds to a field's (encoding/json matches
+// names ignoring case, and folds ſ to s) no longer overwrites a required
+// argument that was checked.
+func TestPromptArgumentsByExactName(t *testing.T) {
+	type args struct {
+		ConversationID string `json:"conversation_id"`
+	}
+	a := app.New("p", "1")
+	var got string
+	app.AddPrompt(a, app.Prompt{Name: "resume"}, func(_ context.Context, in args) (*mcp.GetPromptResult, error) {
+		got = in.ConversationID
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{}}, nil
+	})
+	for _, given := range []map[string]string{
+		{"conversation_id": "ok", "converſation_id": ""},
+		{"conversation_id": "ok", "Conversation_ID": "other"},
+	} {
+		got = ""
+		if _, err := a.Handler().GetPrompt(context.Background(), &mcp.GetPromptRequestParams{Name: "resume", Arguments: given}); err != nil {
+			t.Fatal(err)
+		}
+		if got != "ok" {
+			t.Errorf("arguments %q: the handler got %q, want ok", given, got)
+		}
+	}
+}

@@ -67,8 +67,17 @@ func AddPrompt[In any](a *App, p Prompt, h func(ctx context.Context, in In) (*mc
 				return nil, invalidArgument(arg.Name, "missing required argument")
 			}
 		}
+		// Only the declared arguments, by their exact names: encoding/json
+		// matches a field's name ignoring case (and folds ſ to s), so an
+		// undeclared "Topic" or "topıc" would land on a checked one.
+		declared := make(map[string]string, len(args))
+		for _, arg := range args {
+			if v, ok := given[arg.Name]; ok {
+				declared[arg.Name] = v
+			}
+		}
 		var in In
-		b, err := json.Marshal(given)
+		b, err := json.Marshal(declared)
 		if err == nil {
 			err = json.Unmarshal(b, &in)
 		}
