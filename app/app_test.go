@@ -757,3 +757,29 @@ func TestPromptArgumentsByExactName(t *testing.T) {
 		}
 	}
 }
+
+// A json.RawMessage member takes any JSON value, in and out, as
+// encoding/json writes it: its schema said string, so an object was
+// refused on the way in and failed the output schema on the way out.
+func TestRawMessageTakesAnyValue(t *testing.T) {
+	type rawIO struct {
+		Data json.RawMessage `json:"data"`
+	}
+	a := app.New("raw", "1")
+	app.AddTool(a, app.Tool{Name: "echo"}, func(_ context.Context, in rawIO) (rawIO, error) { return in, nil })
+	for _, data := range []string{`{"a":1}`, `[1,"x"]`, `"text"`, `3.5`} {
+		res, err := a.Handler().CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "echo", Arguments: map[string]any{"data": jsonValue(t, data)}})
+		if err != nil || res.IsError != nil && *res.IsError {
+			t.Errorf("data %s: %v %+v", data, err, res)
+		}
+	}
+}
+
+func jsonValue(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -62,18 +62,23 @@ const (
 
 var (
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	rawMessage    = reflect.TypeFor[json.RawMessage]()
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 	schemaOwner   = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
 )
 
 // encodedAsString maps types that encode themselves (a UUID, a net.IP)
-// to a string, which is what encoding/json writes for most of them.
+// to a string, which is what encoding/json writes for most of them, and a
+// json.RawMessage to any value.
 func encodedAsString(t reflect.Type) *jsonschema.Schema {
 	if t.Implements(schemaOwner) || reflect.PointerTo(t).Implements(schemaOwner) {
 		return nil
 	}
 	if t.Kind() == reflect.Struct && t.PkgPath() == "time" && t.Name() == "Time" {
 		return nil // invopop knows it: a date-time string
+	}
+	if t == rawMessage {
+		return &jsonschema.Schema{} // any JSON value: it is written as it is
 	}
 	if t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler) ||
 		(t.Kind() != reflect.Struct && (t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler))) {
