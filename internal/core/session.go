@@ -12,6 +12,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
+	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -192,7 +193,7 @@ func (sess *Session) end(forget bool) {
 		// refused here for as long as it could be kept.
 		until := time.Now().Add(2 * storeTimeout)
 		if err := srv.sessionStore.Delete(ctx, sess.id); err != nil {
-			srv.log.Warn("session state not deleted", "session", sess.id, "err", err)
+			srv.log.Warn("session state not deleted", "session", tracemeta.SessionDigest(sess.id), "err", err)
 			until = time.Now().Add(max(srv.cfg.idleTimeout, 2*storeTimeout))
 		}
 		cancel()
@@ -647,7 +648,7 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 	}
 	if err := spec.ValidateMessage(m.Request, msg); err != nil {
 		noteRefused(ctx, err)
-		srv.log.Warn("invalid notification dropped", "method", msg.Method, "err", err)
+		srv.log.Debug("invalid notification dropped", "method", msg.Method, "err", err) // a batch of them costs a client nothing: no warning each
 		return
 	}
 	switch msg.Method {

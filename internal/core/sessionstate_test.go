@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
+	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/syncbuf"
+	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -59,5 +64,35 @@ func TestMemorySessions(t *testing.T) {
 	}
 	if err := m.Delete(ctx, "nothing"); err != nil {
 		t.Errorf("Delete of a state not kept: %v", err)
+	}
+}
+
+// downSessions is a session store that is down: every call fails.
+type downSessions struct{}
+
+func (downSessions) Create(context.Context, core.SessionState) error { return errors.New("down") }
+func (downSessions) Load(context.Context, string) (core.SessionState, error) {
+	return core.SessionState{}, errors.New("down")
+}
+func (downSessions) Update(context.Context, core.SessionState) error { return errors.New("down") }
+func (downSessions) Delete(context.Context, string) error            { return errors.New("down") }
+
+// A session id is a bearer secret: the warnings of a store that is down
+// name the session by its digest, never the id, which a client sends
+// before anything checks it (the README: the id itself at debug only).
+func TestStoreWarningsNameNoSessionID(t *testing.T) {
+	var logs syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv := newServer(conformance.New(), core.WithLogger(log), core.WithSessionStore(downSessions{}))
+	defer srv.Close()
+	const id = "the-secret-session-id-a-client-sent"
+	if sess, _, ok := srv.SessionOf(context.Background(), core.Route{Transport: "streamable", SessionID: id}); ok || sess != nil {
+		t.Fatal("a session served from a store that is down")
+	}
+	if !strings.Contains(logs.String(), "session state not loaded") {
+		t.Fatalf("no warning: %s", logs.String())
+	}
+	if strings.Contains(logs.String(), id) || !strings.Contains(logs.String(), tracemeta.SessionDigest(id)) {
+		t.Errorf("the warning names the id, or not its digest: %s", logs.String())
 	}
 }
