@@ -36,7 +36,7 @@ func (o *Observer) Dependency(ctx context.Context, kind, operation string) (cont
 		if span != nil {
 			if err != nil {
 				span.SetAttributes(attribute.String("error.type", outcome))
-				span.SetStatus(codes.Error, err.Error())
+				span.SetStatus(codes.Error, clip(err.Error())) // a peer may have written it
 			}
 			span.End()
 		}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	clipx "github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
@@ -89,13 +89,4 @@ func (o *Observer) Ask(ctx context.Context, r server.Asked, meta map[string]any)
 const maxClientString = 256
 
 // clip cuts s to maxClientString bytes at a rune boundary, marked with "…".
-func clip(s string) string {
-	if len(s) <= maxClientString {
-		return s
-	}
-	cut := maxClientString
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string) string { return clipx.String(s, maxClientString) }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/app"
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/internal/methods/chat/store"
 	"github.com/mcpstack/mcpstack/mcp"
@@ -32,6 +33,10 @@ const (
 	titleRunes         = 80
 	snippetRunes       = 160
 )
+
+// maxLoggedError bounds what a log line keeps of a provider's error: the
+// sampling provider's is the client's to write, up to a request's size.
+const maxLoggedError = 256
 
 // LoggerName is the logger of the log messages the app sends the client.
 const LoggerName = "chat"
@@ -171,11 +176,11 @@ func (a *App) runChat(ctx context.Context, in chatArgs) (*mcp.CallToolResult, er
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		a.log.Warn("chat: no answer", "user", user, "conversation", convID, "err", err)
+		a.log.Warn("chat: no answer", "user", user, "conversation", convID, "err", clip.String(err.Error(), maxLoggedError))
 		return nil, errors.New("The model could not answer: " + err.Error())
 	}
 	for _, s := range resp.Skipped {
-		a.log.Info("chat: provider skipped", "provider", s.Provider, "err", s.Err)
+		a.log.Info("chat: provider skipped", "provider", s.Provider, "err", clip.String(s.Err.Error(), maxLoggedError))
 		_ = peer.Log(ctx, mcp.LoggingLevelWarning, LoggerName, map[string]any{
 			"message": "provider " + s.Provider + " did not answer; fell back", "provider": s.Provider, "error": s.Err.Error(),
 		})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/methods/chat/agent"
 	"github.com/mcpstack/mcpstack/internal/methods/chat/store"
 	"github.com/mcpstack/mcpstack/internal/methods/internal/peertest"
+	"github.com/mcpstack/mcpstack/internal/syncbuf"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -461,5 +463,31 @@ func TestIndexFold(t *testing.T) {
 		if got := indexFold([]rune(tt.s), []rune(tt.q)); got != tt.want {
 			t.Errorf("indexFold(%.20q, %.20q) = %d, want %d", tt.s, tt.q, got, tt.want)
 		}
+	}
+}
+
+// fellBack answers after a provider that failed with an error as long as
+// a client may write one (the sampling provider's is the client's).
+type fellBack struct{ err string }
+
+func (fellBack) Name() string { return "fellback" }
+func (f fellBack) Generate(_ context.Context, _ *agent.Request, onDelta agent.DeltaFunc) (*agent.Response, error) {
+	if err := onDelta("ok"); err != nil {
+		return nil, err
+	}
+	return &agent.Response{Text: "ok", Provider: "echo", Skipped: []agent.Attempt{{Provider: "sampling", Err: errors.New(f.err)}}}, nil
+}
+
+// What the logs keep of a provider's error is bounded: the client writes
+// the sampling provider's, up to a request's size, on every chat call.
+func TestProviderErrorsAreClippedInLogs(t *testing.T) {
+	var logs syncbuf.Buffer
+	a, _ := newApp(t, fellBack{err: strings.Repeat("x", 1<<20)}, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	tree := call(t, a, ctxOf(client(t, "s1"), "alice"), ToolChat, map[string]any{"query": "hi"})
+	if isError(tree) {
+		t.Fatalf("chat %s", peertest.MustJSON(tree))
+	}
+	if !strings.Contains(logs.String(), "provider skipped") || len(logs.String()) > 4<<10 {
+		t.Errorf("logged %d bytes for one skipped provider", len(logs.String()))
 	}
 }
