@@ -13,9 +13,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/client"
+	clipx "github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/internal/tools/validate"
@@ -361,16 +361,7 @@ func plain(v any) (any, error) {
 }
 
 // clip shortens s for a finding, on a character boundary.
-func clip(s string) string {
-	if len(s) <= 80 {
-		return s
-	}
-	i := 80
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+func clip(s string) string { return clipx.String(s, 80) }
 
 // revisions is the revisions a check tries: those named, or every one.
 func revisions(names []string) ([]string, error) {
