@@ -123,7 +123,7 @@ func (l *limitsConfig) register(fl *flag.FlagSet) {
 	fl.Int64Var(&l.outputPerStream, "max-output-per-stream", core.DefaultOutputPerStream, "most `bytes` one stream or socket writes at once; more waits for its client to read (backpressure; 0: none)")
 	fl.Int64Var(&l.outputTotal, "max-output", core.DefaultOutputTotal, "most `bytes` handed to all streams and not yet read (the streams holding the most are closed above; 0: none)")
 	fl.Int64Var(&l.eventBytes, "max-event-bytes-per-session", streamable.DefaultEventBytes, "most `bytes` of stream events kept per session for resumption (the oldest go first; a resume past them gets 410; 0: none)")
-	fl.Int64Var(&l.eventBytesTotal, "max-event-bytes", streamable.DefaultEventBytesTotal, "most `bytes` of stream events kept for all sessions (the session holding the most loses its oldest first; 0: none)")
+	fl.Int64Var(&l.eventBytesTotal, "max-event-bytes", streamable.DefaultEventBytesTotal, "most `bytes` of stream events kept for all sessions (the session holding the most loses its oldest first; 0: none; with --redis-url only the bound per session holds)")
 	fl.DurationVar(&l.writeTimeout, "write-timeout", httpx.DefaultWriteTimeout, "longest an answer, a write to a stream or socket, or 64 KB of a large answer, may wait on its client (it is closed after)")
 }
 
@@ -415,7 +415,11 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 	}
 	var events mcphttp.EventStore
 	if c.redis != nil {
-		events = redisstore.NewEvents(c.redis, redisstore.WithEventLimits(0, 0, lim.eventBytes))
+		perSession := lim.eventBytes
+		if perSession == 0 {
+			perSession = -1 // the flag's 0 is none; WithEventLimits' keeps its default
+		}
+		events = redisstore.NewEvents(c.redis, redisstore.WithEventLimits(0, 0, perSession))
 		opts = append(opts, mcphttp.WithEventStore(events))
 	}
 	if guard.IsLoopbackAddr(c.httpAddr) {

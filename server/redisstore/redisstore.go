@@ -59,7 +59,8 @@ func WithPrefix(prefix string) Option { return func(c *config) { c.prefix = pref
 
 // WithEventLimits bounds the events kept per session: at most n events,
 // none older than age, at most bytes of data (0 keeps the default: 1024
-// events, 5 minutes, 8 MiB, the in-memory store's). What falls out cannot
+// events, 5 minutes, 8 MiB, the in-memory store's; bytes < 0: no bound in
+// bytes). What falls out cannot
 // be replayed, and a replay says so (mcphttp.ErrEventsGone).
 func WithEventLimits(n int, age time.Duration, bytes int64) Option {
 	return func(c *config) {
@@ -69,8 +70,11 @@ func WithEventLimits(n int, age time.Duration, bytes int64) Option {
 		if age > 0 {
 			c.maxAge = age
 		}
-		if bytes > 0 {
+		switch {
+		case bytes > 0:
 			c.maxBytes = bytes
+		case bytes < 0:
+			c.maxBytes = 0 // the scripts take 0 for no bound
 		}
 	}
 }

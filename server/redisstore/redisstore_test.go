@@ -484,3 +484,26 @@ func TestQuietGetStreamKeepsItsNumbers(t *testing.T) {
 		t.Errorf("the GET stream's next event is %q (%v), want _g-3", id, err)
 	}
 }
+
+// A negative byte bound is none (mcpstack serve's --max-event-bytes-per-session=0):
+// it kept the 8 MiB default.
+func TestEventLimitsWithoutABoundInBytes(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(1000, time.Minute, -1))
+	defer m.(io.Closer).Close()
+	var first string
+	for i := range 10 {
+		id, err := m.Append("s", "big", make([]byte, 1<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = id
+		}
+	}
+	m.(interface{ Flush() }).Flush()
+	n := 0
+	if _, err := m.Replay("s", first, func(string, []byte) error { n++; return nil }); err != nil || n != 9 {
+		t.Errorf("replay after the first of 10 MiB: %d events, %v; want the 9 others", n, err)
+	}
+}
