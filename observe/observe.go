@@ -253,8 +253,8 @@ func (c *call) Finish(a server.Answer) {
 // SessionEnded observes a session's end (server.Observer).
 func (o *Observer) SessionEnded(s server.EndedSession) {
 	o.digests.forget(s.ID)
-	if o.metrics == nil {
-		return
+	if o.metrics == nil || !s.Everywhere {
+		return // a copy that leaves this process while the session lives on elsewhere did not last that long
 	}
 	o.metrics.session.WithLabelValues(s.Revision, networkTransport(s.Transport)).Observe(s.Lasted.Seconds())
 }

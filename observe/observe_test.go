@@ -493,3 +493,19 @@ func TestWithoutMetrics(t *testing.T) {
 		t.Errorf("no access line for the ping:\n%s", text)
 	}
 }
+
+// A session's duration is observed once, when it ends everywhere: a
+// replica whose copy of a session idles out, or stops, while the session
+// lives on at another one saw it end as well.
+func TestSessionDurationOnceEverywhere(t *testing.T) {
+	o := observe.New()
+	labels := map[string]string{"mcp_protocol_version": "2025-11-25", "network_transport": "tcp"}
+	o.SessionEnded(server.EndedSession{ID: "s", Revision: "2025-11-25", Transport: "streamable", Lasted: time.Hour, Everywhere: true})
+	if n := metric(t, o, "mcp_server_session_duration_seconds", labels); n != 1 {
+		t.Errorf("the session's end counted %v durations, want 1", n)
+	}
+	o.SessionEnded(server.EndedSession{ID: "t", Revision: "2025-11-25", Transport: "streamable", Lasted: time.Minute})
+	if n := metric(t, o, "mcp_server_session_duration_seconds", labels); n != 1 {
+		t.Errorf("a copy's end counted too: %v durations, want 1", n)
+	}
+}

@@ -78,6 +78,9 @@ type Answer struct {
 type EndedSession struct {
 	ID, Revision, Transport string
 	Lasted                  time.Duration
+	// Everywhere: the session ended, not just this process's copy of it
+	// (one that another process serves too, from the shared store).
+	Everywhere bool
 }
 
 // WithObserver makes the server tell o of what it serves (package

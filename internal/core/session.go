@@ -209,7 +209,8 @@ func (sess *Session) end(forget bool) {
 			revision = sess.spec.Revision
 		}
 		sess.mu.Unlock()
-		o.SessionEnded(EndedSession{ID: sess.id, Revision: revision, Transport: sess.transport, Lasted: time.Since(sess.opened)})
+		o.SessionEnded(EndedSession{ID: sess.id, Revision: revision, Transport: sess.transport, Lasted: time.Since(sess.opened),
+			Everywhere: forget || !sess.durable})
 	}
 }
 
