@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
@@ -64,6 +66,26 @@ const maxConcurrent = 256
 // arrive, before the next line is read. On EOF it waits for the requests in flight to be
 // answered; on cancellation it cancels them.
 func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
+	// Once ctx is cancelled, Serve returns within drainTimeout even when
+	// the loop is blocked writing to a client that reads nothing (a
+	// write to a pipe cannot be interrupted): the loop is left to the
+	// process's exit.
+	errc := make(chan error, 1)
+	go func() { errc <- serve(ctx, facade, in, out, opts...) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(drainTimeout):
+		return ctx.Err()
+	}
+}
+
+func serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
 	srv := core.Of(facade)
 	cfg := config{maxLine: 4 << 20}
 	for _, o := range opts {
@@ -85,7 +107,8 @@ func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 		close(lines)
 	}()
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer drain(ctx, &wg)
+	var writeErr atomic.Pointer[error] // a handler's failed write ends the session
 	// Backpressure: past maxConcurrent requests served at once, a request
 	// is refused (-32000) by a write to the client, so a client that writes
 	// without reading its answers fills its pipe instead of the server's
@@ -138,13 +161,44 @@ func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 				if reply := sess.Serve(ctx, incoming, w); reply != nil {
 					if err := w.Send(reply); err != nil {
 						srv.Logger().Error("stdio: write failed", "err", err)
+						writeErr.CompareAndSwap(nil, &err)
 						sess.Close()
 					}
 				}
 			})
 		case <-sess.Done():
-			return ctx.Err()
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := writeErr.Load(); err != nil {
+				return fmt.Errorf("stdio: writing to the client: %w", *err)
+			}
+			return nil
 		}
+	}
+}
+
+// drainTimeout bounds how long a cancelled Serve waits for its calls: one
+// blocked writing to a client that reads nothing would hold it for ever.
+var drainTimeout = 5 * time.Second // a variable: tests lower it
+
+// drain waits for the calls in flight: for ever after EOF (each is
+// answered), at most drainTimeout once ctx is cancelled (those still
+// blocked in a write are left to the process's exit).
+func drain(ctx context.Context, wg *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	select {
+	case <-done:
+	case <-time.After(drainTimeout):
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -292,5 +294,69 @@ func TestNoProgressAfterTheAnswer(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	if line := <-lines; !strings.Contains(line, `"id":3`) {
 		t.Errorf("after the answer came %s, want the ping's answer", line)
+	}
+}
+
+// A cancelled Serve returns though a call is blocked writing to a client
+// that reads nothing: it waited for every call, so that the process of
+// mcpstack serve --stdio could not stop on a signal.
+func TestCancelledServeReturnsPastABlockedWrite(t *testing.T) {
+	defer stdio.SetDrainTimeout(200 * time.Millisecond)()
+	inR, inW := io.Pipe()
+	_, outW := io.Pipe() // nobody reads the answers
+	srv := server.New(conformance.New())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- stdio.Serve(ctx, srv, inR, outW) }()
+	defer inW.Close()
+	go func() { // initialize's answer blocks, and so does every later one
+		_, _ = io.WriteString(inW, initLine+"\n")
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Serve: %v, want context.Canceled", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a cancelled Serve did not return")
+	}
+}
+
+// failingOut takes its first write and fails the others, as a client that
+// went away.
+type failingOut struct {
+	mu     sync.Mutex
+	writes int
+}
+
+func (f *failingOut) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.writes++; f.writes > 1 {
+		return 0, errors.New("broken pipe")
+	}
+	return len(p), nil
+}
+
+// An answer that cannot be written ends Serve with the error, not as a
+// clean end (mcpstack serve --stdio exited 0).
+func TestFailedWriteEndsServeWithIt(t *testing.T) {
+	inR, inW := io.Pipe()
+	srv := server.New(conformance.New())
+	defer srv.Close()
+	done := make(chan error, 1)
+	go func() { done <- stdio.Serve(context.Background(), srv, inR, &failingOut{}) }()
+	defer inW.Close()
+	_, _ = io.WriteString(inW, initLine+"\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "broken pipe") {
+			t.Errorf("Serve: %v, want the write's error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not end after a failed write")
 	}
 }
