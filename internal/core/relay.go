@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -78,7 +78,7 @@ func (sess *Session) relayOut(msg *jsonrpc.Message) {
 	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
 	defer cancel()
 	if err := r.Publish(ctx, sess.id, b); err != nil {
-		sess.srv.log.Warn("relay: a message for another process is lost", "session", tracemeta.SessionDigest(sess.id), "err", err)
+		sess.srv.log.Warn("relay: a message for another process is lost", "session", sessionid.Digest(sess.id), "err", err)
 	}
 }
 
@@ -203,7 +203,7 @@ func (s *Server) relayState(session string) {
 	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
 	defer cancel()
 	if err := r.Publish(ctx, session, []byte(stateChanged)); err != nil {
-		s.log.Warn("relay: other processes' copies of a session are not told of its change", "session", tracemeta.SessionDigest(session), "err", err)
+		s.log.Warn("relay: other processes' copies of a session are not told of its change", "session", sessionid.Digest(session), "err", err)
 	}
 }
 
@@ -282,7 +282,7 @@ func (s *Server) relayToStream(sess *Session, msg []byte) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), relayTimeout)
 	defer cancel()
 	if err := r.Publish(ctx, "", b); err != nil {
-		s.log.Warn("relay: a message for a session's stream elsewhere is lost", "session", tracemeta.SessionDigest(sess.id), "err", err)
+		s.log.Warn("relay: a message for a session's stream elsewhere is lost", "session", sessionid.Digest(sess.id), "err", err)
 		return false
 	}
 	return true

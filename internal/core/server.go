@@ -20,7 +20,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -379,7 +379,7 @@ func (s *Server) restoreFor(ctx context.Context, id, transport, owner string) (*
 		return nil, RefusedUnknownSession
 	}
 	if err != nil {
-		s.log.Warn("session state not loaded", "session", tracemeta.SessionDigest(id), "err", err)
+		s.log.Warn("session state not loaded", "session", sessionid.Digest(id), "err", err)
 		return nil, RefusedUnavailable
 	}
 	if !st.Expires.IsZero() && time.Now().After(st.Expires) {
@@ -391,7 +391,7 @@ func (s *Server) restoreFor(ctx context.Context, id, transport, owner string) (*
 	}
 	sess, err := s.restore(st)
 	if err != nil {
-		s.log.Warn("session state not restored", "session", tracemeta.SessionDigest(id), "err", err)
+		s.log.Warn("session state not restored", "session", sessionid.Digest(id), "err", err)
 		return nil, RefusedUnknownSession
 	}
 	if err := s.admitSession(sess); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/wire"
@@ -193,7 +193,7 @@ func (sess *Session) end(forget bool) {
 		// refused here for as long as it could be kept.
 		until := time.Now().Add(2 * storeTimeout)
 		if err := srv.sessionStore.Delete(ctx, sess.id); err != nil {
-			srv.log.Warn("session state not deleted", "session", tracemeta.SessionDigest(sess.id), "err", err)
+			srv.log.Warn("session state not deleted", "session", sessionid.Digest(sess.id), "err", err)
 			until = time.Now().Add(max(srv.cfg.idleTimeout, 2*storeTimeout))
 		}
 		cancel()

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -169,7 +169,7 @@ func (sess *Session) save(ctx context.Context) {
 		sess.srv.log.Debug("session ended elsewhere", "session", sess.id)
 		sess.end(true) // everywhere: its state is gone
 	case err != nil:
-		sess.srv.log.Warn("session state not saved", "session", tracemeta.SessionDigest(sess.id), "err", err)
+		sess.srv.log.Warn("session state not saved", "session", sessionid.Digest(sess.id), "err", err)
 	default:
 		sess.srv.relayState(sess.id) // the session's copies in other processes take it
 	}
@@ -188,7 +188,7 @@ func (sess *Session) refresh() {
 		sess.end(true) // it ended elsewhere: everywhere, its state is gone
 		return
 	case err != nil:
-		sess.srv.log.Warn("session state not refreshed", "session", tracemeta.SessionDigest(sess.id), "err", err)
+		sess.srv.log.Warn("session state not refreshed", "session", sessionid.Digest(sess.id), "err", err)
 		return
 	}
 	subs := map[string]struct{}{}

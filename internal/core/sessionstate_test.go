@@ -12,8 +12,8 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 	"github.com/mcpstack/mcpstack/internal/syncbuf"
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/wire"
 )
 
@@ -92,7 +92,7 @@ func TestStoreWarningsNameNoSessionID(t *testing.T) {
 	if !strings.Contains(logs.String(), "session state not loaded") {
 		t.Fatalf("no warning: %s", logs.String())
 	}
-	if strings.Contains(logs.String(), id) || !strings.Contains(logs.String(), tracemeta.SessionDigest(id)) {
+	if strings.Contains(logs.String(), id) || !strings.Contains(logs.String(), sessionid.Digest(id)) {
 		t.Errorf("the warning names the id, or not its digest: %s", logs.String())
 	}
 }
