@@ -80,8 +80,11 @@ type Answer struct {
 type EndedSession struct {
 	ID, Revision, Transport string
 	Lasted                  time.Duration
-	// Everywhere: the session ended, not just this process's copy of it
-	// (one that another process serves too, from the shared store).
+	// Everywhere: the session ended here, not just this process's copy of
+	// it (one that another process serves too, from the shared store), nor
+	// a copy that learned of an end another process observed. A session
+	// that expires from the store unseen is told by each copy that finds
+	// it gone.
 	Everywhere bool
 }
 

@@ -600,7 +600,7 @@ func (s *Server) expire() {
 					// A request in progress is use: the stored state's
 					// expiry moves on with it, or the store would forget
 					// the session mid-call.
-					sess.touch()
+					sess.touchLater()
 				case sess.idleSince(now) > s.cfg.idleTimeout && !sess.neverIdle:
 					s.log.Debug("session expired", "session", sess.ID())
 					sess.expireIdle()

@@ -58,6 +58,10 @@ type Session struct {
 	closed             bool
 	ephemeral          bool // serves one body and is gone: no server-to-client requests
 	neverIdle          bool // the idle timeout does not end it (NeverIdle)
+	// endedElsewhere: the store no longer kept it when this copy saved or
+	// refreshed: the process that ended it observed its end.
+	endedElsewhere atomic.Bool
+	touching       atomic.Bool // touchLater runs
 
 	broadcasts notifyQueue // Broadcast's notifications for this session
 
@@ -210,7 +214,7 @@ func (sess *Session) end(forget bool) {
 		}
 		sess.mu.Unlock()
 		o.SessionEnded(EndedSession{ID: sess.id, Revision: revision, Transport: sess.transport, Lasted: time.Since(sess.opened),
-			Everywhere: forget || !sess.durable})
+			Everywhere: (forget || !sess.durable) && !sess.endedElsewhere.Load()})
 	}
 }
 

@@ -167,6 +167,7 @@ func (sess *Session) save(ctx context.Context) {
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		sess.srv.log.Debug("session ended elsewhere", "session", sess.id)
+		sess.endedElsewhere.Store(true)
 		sess.end(true) // everywhere: its state is gone
 	case err != nil:
 		sess.srv.log.Warn("session state not saved", "session", sessionid.Digest(sess.id), "err", err)
@@ -185,6 +186,7 @@ func (sess *Session) refresh() {
 	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
+		sess.endedElsewhere.Store(true)
 		sess.end(true) // it ended elsewhere: everywhere, its state is gone
 		return
 	case err != nil:
@@ -215,6 +217,19 @@ func (sess *Session) touch() {
 	if sess.durable && time.Duration(now-sess.saved.Load()) > every {
 		sess.save(sess.ctx)
 	}
+}
+
+// touchLater is touch off the caller's goroutine, one at a time per
+// session: the idle sweep must not wait on the store for each busy
+// session in turn (5 s each while it is down).
+func (sess *Session) touchLater() {
+	if !sess.touching.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer sess.touching.Store(false)
+		sess.touch()
+	}()
 }
 
 // resaveWithoutIdle is how often a session in use is saved without an

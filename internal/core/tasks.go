@@ -190,43 +190,61 @@ func (s *Server) retrySave(t *task) {
 	if !t.retrying.CompareAndSwap(false, true) {
 		return // one retrier a task: it saves the newest record
 	}
-	keep := t.ttl
-	if keep <= 0 {
-		keep = time.Hour
+	deadline := time.Now().Add(time.Hour)
+	if t.ttl > 0 {
+		deadline = t.created.Add(t.ttl) // the store drops the record then anyway
 	}
-	deadline := time.Now().Add(keep)
+	s.mu.Lock() // Add only before Close's Wait: a closed server retries nothing
+	if s.closed {
+		s.mu.Unlock()
+		t.retrying.Store(false)
+		return
+	}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		for wait := retryFirst; time.Now().Before(deadline); wait = min(2*wait, retryMost) {
+			last := false
 			select {
 			case <-s.stop:
-				t.retrying.Store(false)
-				return
+				last = true // one more try on the way out: a rolling deploy must not leave the record running
 			case <-time.After(wait):
 			}
-			t.saveMu.Lock()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			r := t.record()
-			err := s.cfg.taskStore.Save(ctx, r)
-			cancel()
-			if err == nil {
-				// Under saveMu: a save that fails from here on starts
-				// a retrier of its own.
-				t.retrying.Store(false)
-			}
-			t.saveMu.Unlock()
-			if err == nil {
-				s.log.Info("task store: saved after a failure", "task", t.id)
-				if isTerminal(mcp.TaskStatus(r.Status)) {
-					s.trimStore(r.Share)
-				}
+			if s.saveAgain(t) { // which lets go of retrying
 				return
+			}
+			if last {
+				break
 			}
 		}
 		t.retrying.Store(false)
 		s.log.Error("task store: gave up saving the task", "task", t.id)
 	}()
+}
+
+// saveAgain is one try of retrySave; it reports whether the store took
+// the record.
+func (s *Server) saveAgain(t *task) bool {
+	t.saveMu.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	r := t.record()
+	err := s.cfg.taskStore.Save(ctx, r)
+	cancel()
+	if err == nil {
+		// Under saveMu: a save that fails from here on starts a
+		// retrier of its own.
+		t.retrying.Store(false)
+	}
+	t.saveMu.Unlock()
+	if err != nil {
+		return false
+	}
+	s.log.Info("task store: saved after a failure", "task", t.id)
+	if isTerminal(mcp.TaskStatus(r.Status)) {
+		s.trimStore(r.Share)
+	}
+	return true
 }
 
 // How retrySave backs off.
