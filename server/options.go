@@ -76,7 +76,7 @@ type Limits struct {
 	// otherwise (a tenth of Sessions, at least 10, at most Sessions; none
 	// when Sessions is off).
 	SessionsPerClient int
-	SessionIdle       time.Duration // a session unused this long is closed (30m)
+	SessionIdle       time.Duration // a session unused this long is closed (30m; not a stdio one, which lives as long as its client)
 	// InflightPerSession and InflightPerClient cap the requests in flight
 	// at once (256 and 1024); over them a request is answered at once with
 	// an error, and the session goes on.

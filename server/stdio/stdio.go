@@ -61,17 +61,21 @@ func (w *writer) Send(msg []byte) error {
 const maxConcurrent = 256
 
 // Serve runs one session over in and out until in ends (EOF), ctx is
-// cancelled, or writing fails. Requests are handled concurrently;
-// initialize, notifications and responses are handled in the order they
-// arrive, before the next line is read. On EOF it waits for the requests in flight to be
-// answered; on cancellation it cancels them.
+// cancelled, or writing fails (that error is Serve's). Requests are
+// handled concurrently; initialize, notifications and responses are
+// handled in the order they arrive, before the next line is read. On EOF
+// it waits for the requests in flight to be answered; on cancellation it
+// cancels them and returns within 5 seconds, even while a write to a
+// client that reads nothing blocks: its goroutines may then still hold in
+// and out, until that write returns or the process exits.
 func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
 	// Once ctx is cancelled, Serve returns within drainTimeout even when
 	// the loop is blocked writing to a client that reads nothing (a
 	// write to a pipe cannot be interrupted): the loop is left to the
 	// process's exit.
+	timeout := drainTimeout // read once: the loop may outlive Serve
 	errc := make(chan error, 1)
-	go func() { errc <- serve(ctx, facade, in, out, opts...) }()
+	go func() { errc <- serve(ctx, timeout, facade, in, out, opts...) }()
 	select {
 	case err := <-errc:
 		return err
@@ -80,12 +84,12 @@ func Serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 	select {
 	case err := <-errc:
 		return err
-	case <-time.After(drainTimeout):
+	case <-time.After(timeout):
 		return ctx.Err()
 	}
 }
 
-func serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
+func serve(ctx context.Context, timeout time.Duration, facade *server.Server, in io.Reader, out io.Writer, opts ...Option) error {
 	srv := core.Of(facade)
 	cfg := config{maxLine: 4 << 20}
 	for _, o := range opts {
@@ -107,7 +111,7 @@ func serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 		close(lines)
 	}()
 	var wg sync.WaitGroup
-	defer drain(ctx, &wg)
+	defer drain(ctx, &wg, timeout)
 	var writeErr atomic.Pointer[error] // a handler's failed write ends the session
 	// Backpressure: past maxConcurrent requests served at once, a request
 	// is refused (-32000) by a write to the client, so a client that writes
@@ -120,6 +124,10 @@ func serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 			if !ok {
 				err := <-readErr
 				if errors.Is(err, io.EOF) {
+					drain(ctx, &wg, timeout) // the calls in flight are answered, or fail to be
+					if err := writeErr.Load(); err != nil {
+						return fmt.Errorf("stdio: writing to the client: %w", *err)
+					}
 					return nil
 				}
 				return err
@@ -183,9 +191,9 @@ func serve(ctx context.Context, facade *server.Server, in io.Reader, out io.Writ
 var drainTimeout = 5 * time.Second // a variable: tests lower it
 
 // drain waits for the calls in flight: for ever after EOF (each is
-// answered), at most drainTimeout once ctx is cancelled (those still
-// blocked in a write are left to the process's exit).
-func drain(ctx context.Context, wg *sync.WaitGroup) {
+// answered), at most timeout once ctx is cancelled (those still blocked
+// in a write are left to the process's exit).
+func drain(ctx context.Context, wg *sync.WaitGroup, timeout time.Duration) {
 	done := make(chan struct{})
 	go func() {
 		wg.Wait()
@@ -198,7 +206,7 @@ func drain(ctx context.Context, wg *sync.WaitGroup) {
 	}
 	select {
 	case <-done:
-	case <-time.After(drainTimeout):
+	case <-time.After(timeout):
 	}
 }
 

@@ -288,12 +288,22 @@ func TestNoProgressAfterTheAnswer(t *testing.T) {
 			lines <- c.out.Text()
 		}
 	}()
-	if err := <-late; err == nil {
-		t.Error("progress after the answer was accepted")
+	select {
+	case err := <-late:
+		if err == nil {
+			t.Error("progress after the answer was accepted")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the goroutine's progress never returned")
 	}
 	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
-	if line := <-lines; !strings.Contains(line, `"id":3`) {
-		t.Errorf("after the answer came %s, want the ping's answer", line)
+	select {
+	case line := <-lines:
+		if !strings.Contains(line, `"id":3`) {
+			t.Errorf("after the answer came %s, want the ping's answer", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer to the ping")
 	}
 }
 
@@ -303,17 +313,20 @@ func TestNoProgressAfterTheAnswer(t *testing.T) {
 func TestCancelledServeReturnsPastABlockedWrite(t *testing.T) {
 	defer stdio.SetDrainTimeout(200 * time.Millisecond)()
 	inR, inW := io.Pipe()
-	_, outW := io.Pipe() // nobody reads the answers
+	out := &stuckOut{entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(out.release)
 	srv := server.New(conformance.New())
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- stdio.Serve(ctx, srv, inR, outW) }()
+	go func() { done <- stdio.Serve(ctx, srv, inR, out) }()
 	defer inW.Close()
-	go func() { // initialize's answer blocks, and so does every later one
-		_, _ = io.WriteString(inW, initLine+"\n")
-	}()
-	time.Sleep(200 * time.Millisecond)
+	go func() { _, _ = io.WriteString(inW, initLine+"\n") }() // initialize's answer blocks
+	select {
+	case <-out.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("initialize was not answered")
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -359,4 +372,16 @@ func TestFailedWriteEndsServeWithIt(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not end after a failed write")
 	}
+}
+
+// stuckOut is a client that reads nothing: a write blocks until release.
+type stuckOut struct {
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (s *stuckOut) Write(p []byte) (int, error) {
+	s.once.Do(func() { close(s.entered) })
+	<-s.release
+	return 0, io.ErrClosedPipe
 }
