@@ -159,7 +159,7 @@ func serveCommand(args []string, stdout, stderr io.Writer) int {
 	fl.Int64Var(&c.maxBody, "max-body", 4<<20, "largest accepted HTTP body in `bytes` (413 above)")
 	fl.IntVar(&c.maxSessions, "max-sessions", 10000, "most live sessions (503 above; 0: none)")
 	fl.IntVar(&c.maxInflight, "max-inflight", 256, "most requests one session may have in flight (-32000 above; 0: none, and a socket then serves 256 at once)")
-	fl.DurationVar(&c.idleTimeout, "session-idle-timeout", 30*time.Minute, "close sessions idle this long (0: never)")
+	fl.DurationVar(&c.idleTimeout, "session-idle-timeout", 30*time.Minute, "close sessions idle this long (0: never; stdio's lives as long as its client)")
 	fl.IntVar(&c.pageSize, "page-size", 50, "items per page of list results")
 	fl.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn, error")
 	fl.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json (always on stderr)")

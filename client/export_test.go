@@ -7,3 +7,10 @@ func SetListBounds(pages, items int) (restore func()) {
 	maxPages, maxListItems = pages, items
 	return func() { maxPages, maxListItems = p, i }
 }
+
+// WebSocketSending reports whether a message of c, a WebSocket's
+// connection, is being written.
+func WebSocketSending(c Conn) bool {
+	w, ok := c.(*wsConn)
+	return ok && len(w.sending) == 1
+}

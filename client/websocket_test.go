@@ -61,7 +61,12 @@ func TestWebSocketSendWaitsNoLongerThanItsCaller(t *testing.T) {
 	defer conn.Close()
 	defer close(done)                                        // first: the server's close ends the stuck write
 	go func() { _ = conn.Send(ctx, make([]byte, 64<<20)) }() // more than the socket buffers hold
-	time.Sleep(200 * time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); !client.WebSocketSending(conn); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the large message never started")
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // into its write
 	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancelShort()
 	start := time.Now()

@@ -397,13 +397,35 @@ func readEvents(body io.Reader, ids []wire.ID) (msgs []json.RawMessage, incomple
 			continue
 		}
 		msgs = append(msgs, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
-		if id, ok := responseID(d); ok && waiting[id] {
+		for _, id := range responseIDs(d) {
 			delete(waiting, id)
-			if len(waiting) == 0 {
-				return msgs, ""
-			}
+		}
+		if len(ids) > 0 && len(waiting) == 0 {
+			return msgs, ""
 		}
 	}
+}
+
+// responseIDs are the ids of the responses in an event's data: one
+// message, or a batch's answer (an array).
+func responseIDs(data []byte) []wire.ID {
+	if data[0] != '[' {
+		if id, ok := responseID(data); ok {
+			return []wire.ID{id}
+		}
+		return nil
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(data, &batch) != nil {
+		return nil
+	}
+	var ids []wire.ID
+	for _, m := range batch {
+		if id, ok := responseID(m); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // responseID is the id of a response (a message with an id and no method).

@@ -219,4 +219,23 @@ func TestEventStreamReadUntilItsResponse(t *testing.T) {
 	if len(msgs) != 3 || incomplete != "" {
 		t.Errorf("%d messages (%q), want 3 and the answer complete", len(msgs), incomplete)
 	}
+	// A batch's answer, in one event.
+	pr2, pw2 := io.Pipe()
+	defer pw2.Close()
+	go func() {
+		_, _ = io.WriteString(pw2, "data: [{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}},{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}]\n\n")
+	}()
+	batchDone := make(chan struct{})
+	go func() {
+		defer close(batchDone)
+		msgs, _, incomplete = readBody(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: pr2}, []wire.ID{wire.IntID(1), wire.IntID(2)})
+	}()
+	select {
+	case <-batchDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the check read on past the answer to its batch")
+	}
+	if len(msgs) != 1 || incomplete != "" {
+		t.Errorf("the batch: %d messages (%q), want its answer", len(msgs), incomplete)
+	}
 }
