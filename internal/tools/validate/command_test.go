@@ -90,6 +90,7 @@ func TestCommandExitCodes(t *testing.T) {
 		{"stdin as both sides of a pair", []string{"--client-log", "-", "--server-log", "-"}, 2, "", "once only"},
 		{"an empty log", []string{empty}, 1, "empty.jsonl:0: error [empty]", ""},
 		{"an empty log beside a good one", []string{good, empty}, 1, "empty.jsonl:0: error [empty]", ""},
+		{"an empty side of a pair", []string{"--client-log", good, "--server-log", empty}, 1, "empty.jsonl:0: error [empty]", ""},
 		{"list rules", []string{"--list-rules"}, 0, "response-unmatched", ""},
 		{"help", []string{"--help"}, 0, "Exit status: 0 valid", ""},
 	} {

@@ -235,17 +235,15 @@ func (r *run) do() Report {
 			r.stop.Store(true)
 		}
 	}
-	messages := make([]int64, len(r.inputs)) // of each input
-	broken := make([]bool, len(r.inputs))    // an input that could not be read
+	messages := map[string]int64{}        // of each log, by name: a pair's two sides apart
+	broken := make([]bool, len(r.inputs)) // an input that could not be read
 	for c := range checked {
 		for i := range c.items {
 			it := &c.items[i]
 			rep.Lines++
 			rep.Bytes += int64(len(it.data)) + 1
 			rep.Messages += int64(len(it.msgs))
-			if c.input < len(messages) {
-				messages[c.input] += int64(len(it.msgs))
-			}
+			messages[it.name] += int64(len(it.msgs))
 			for _, f := range it.findings {
 				if r.cfg.rules.Enabled(f.Rule) {
 					deliver(f)
@@ -270,9 +268,18 @@ func (r *run) do() Report {
 	// did or alone.
 	if r.ctx.Err() == nil && !rep.Stopped && r.cfg.rules.Enabled(RuleEmpty) {
 		for i, in := range r.inputs {
-			if messages[i] == 0 && !broken[i] {
-				deliver(Finding{File: in.Name, Rule: RuleEmpty, Severity: ruleByID[RuleEmpty].Severity,
-					Reason: "the log holds no message: a capture that recorded nothing proves nothing"})
+			if broken[i] {
+				continue
+			}
+			logs := []string{in.Name}
+			if in.Server != nil {
+				logs = append(logs, in.Server.Name) // each side of a pair: one that recorded nothing is broken
+			}
+			for _, name := range logs {
+				if messages[name] == 0 {
+					deliver(Finding{File: name, Rule: RuleEmpty, Severity: ruleByID[RuleEmpty].Severity,
+						Reason: "the log holds no message: a capture that recorded nothing proves nothing"})
+				}
 			}
 		}
 	}
