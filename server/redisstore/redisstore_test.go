@@ -507,3 +507,32 @@ func TestEventLimitsWithoutABoundInBytes(t *testing.T) {
 		t.Errorf("replay after the first of 10 MiB: %d events, %v; want the 9 others", n, err)
 	}
 }
+
+// A stream that expired with its age while the session's order lives on
+// (other streams kept it) takes its bytes out of the count when the trim
+// meets it: they stayed counted, and pushed the live streams' events out.
+func TestExpiredStreamLeavesTheByteCount(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(1000, time.Second, 100))
+	defer m.(io.Closer).Close()
+	flush := m.(interface{ Flush() }).Flush
+	if _, err := m.Append("s", "old", make([]byte, 60)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	mid0, err := m.Append("s", "mid", make([]byte, 19))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Append("s", "mid", make([]byte, 19))
+	flush()
+	time.Sleep(600 * time.Millisecond) // old has expired; mid, and the order, have not
+	if _, err := m.Append("s", "new", make([]byte, 30)); err != nil {
+		t.Fatal(err)
+	}
+	flush()
+	var got []string
+	if _, err := m.Replay("s", mid0, func(id string, _ []byte) error { got = append(got, id); return nil }); err != nil || len(got) != 1 {
+		t.Errorf("replay after %s: %v %v, want the stream's second event", mid0, got, err)
+	}
+}
