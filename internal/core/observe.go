@@ -83,8 +83,8 @@ type EndedSession struct {
 	// Everywhere: the session ended here, not just this process's copy of
 	// it (one that another process serves too, from the shared store), nor
 	// a copy that learned of an end another process observed. A session
-	// that expires from the store unseen is told by each copy that finds
-	// it gone.
+	// that expired from the store unseen is told by the copies that find
+	// it gone, so with several such copies more than once.
 	Everywhere bool
 }
 

@@ -167,7 +167,7 @@ func (sess *Session) save(ctx context.Context) {
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		sess.srv.log.Debug("session ended elsewhere", "session", sess.id)
-		sess.endedElsewhere.Store(true)
+		sess.endedElsewhere.Store(!sess.expiredUnseen())
 		sess.end(true) // everywhere: its state is gone
 	case err != nil:
 		sess.srv.log.Warn("session state not saved", "session", sessionid.Digest(sess.id), "err", err)
@@ -186,7 +186,7 @@ func (sess *Session) refresh() {
 	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
-		sess.endedElsewhere.Store(true)
+		sess.endedElsewhere.Store(!sess.expiredUnseen())
 		sess.end(true) // it ended elsewhere: everywhere, its state is gone
 		return
 	case err != nil:
@@ -219,14 +219,33 @@ func (sess *Session) touch() {
 	}
 }
 
+// expiredUnseen reports whether the state this copy last saved has
+// expired: a store that no longer keeps it may have dropped it for that,
+// with no process seeing the session end (rather than another process
+// ending it, which observed the end).
+func (sess *Session) expiredUnseen() bool {
+	d := sess.srv.cfg.idleTimeout
+	return d > 0 && time.Now().After(time.Unix(0, sess.saved.Load()).Add(d))
+}
+
 // touchLater is touch off the caller's goroutine, one at a time per
 // session: the idle sweep must not wait on the store for each busy
-// session in turn (5 s each while it is down).
+// session in turn (5 s each while it is down). Close waits for it.
 func (sess *Session) touchLater() {
+	s := sess.srv
 	if !sess.touching.CompareAndSwap(false, true) {
 		return
 	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		sess.touching.Store(false)
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
+		defer s.wg.Done()
 		defer sess.touching.Store(false)
 		sess.touch()
 	}()

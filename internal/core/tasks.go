@@ -208,7 +208,7 @@ func (s *Server) retrySave(t *task) {
 			last := false
 			select {
 			case <-s.stop:
-				last = true // one more try on the way out: a rolling deploy must not leave the record running
+				last = true // one more try on the way out, with the record as it is then
 			case <-time.After(wait):
 			}
 			if s.saveAgain(t) { // which lets go of retrying
@@ -218,7 +218,9 @@ func (s *Server) retrySave(t *task) {
 				break
 			}
 		}
+		t.saveMu.Lock() // as saveAgain: a save that fails from here on starts a retrier of its own
 		t.retrying.Store(false)
+		t.saveMu.Unlock()
 		s.log.Error("task store: gave up saving the task", "task", t.id)
 	}()
 }

@@ -513,20 +513,20 @@ func TestEventLimitsWithoutABoundInBytes(t *testing.T) {
 // meets it: they stayed counted, and pushed the live streams' events out.
 func TestExpiredStreamLeavesTheByteCount(t *testing.T) {
 	rdb, prefix := testRedis(t)
-	m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(1000, time.Second, 100))
+	m := redisstore.NewEvents(rdb, prefix, redisstore.WithEventLimits(1000, 2*time.Second, 100))
 	defer m.(io.Closer).Close()
 	flush := m.(interface{ Flush() }).Flush
 	if _, err := m.Append("s", "old", make([]byte, 60)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(1400 * time.Millisecond)
 	mid0, err := m.Append("s", "mid", make([]byte, 19))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Append("s", "mid", make([]byte, 19))
 	flush()
-	time.Sleep(600 * time.Millisecond) // old has expired; mid, and the order, have not
+	time.Sleep(1000 * time.Millisecond) // old has expired (2 s); mid, and the order, have 1 s to go
 	if _, err := m.Append("s", "new", make([]byte, 30)); err != nil {
 		t.Fatal(err)
 	}

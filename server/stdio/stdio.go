@@ -123,14 +123,15 @@ func serve(ctx context.Context, timeout time.Duration, facade *server.Server, in
 		case line, ok := <-lines:
 			if !ok {
 				err := <-readErr
-				if errors.Is(err, io.EOF) {
+				switch {
+				case errors.Is(err, io.EOF):
 					drain(ctx, &wg, timeout) // the calls in flight are answered, or fail to be
-					if err := writeErr.Load(); err != nil {
-						return fmt.Errorf("stdio: writing to the client: %w", *err)
-					}
-					return nil
+				case err != nil:
+					return err
 				}
-				return err
+				// EOF, or the reader stopped as the session ended (ctx,
+				// a failed write): the same end as sess.Done's.
+				return ended(ctx, &writeErr)
 			}
 			incoming := srv.Parse(line)
 			if !incoming.HasRequests() {
@@ -175,15 +176,21 @@ func serve(ctx context.Context, timeout time.Duration, facade *server.Server, in
 				}
 			})
 		case <-sess.Done():
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := writeErr.Load(); err != nil {
-				return fmt.Errorf("stdio: writing to the client: %w", *err)
-			}
-			return nil
+			return ended(ctx, &writeErr)
 		}
 	}
+}
+
+// ended is what Serve returns when the session ended: ctx's error, else a
+// failed write's, else nil.
+func ended(ctx context.Context, writeErr *atomic.Pointer[error]) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := writeErr.Load(); err != nil {
+		return fmt.Errorf("stdio: writing to the client: %w", *err)
+	}
+	return nil
 }
 
 // drainTimeout bounds how long a cancelled Serve waits for its calls: one

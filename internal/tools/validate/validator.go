@@ -235,7 +235,11 @@ func (r *run) do() Report {
 			r.stop.Store(true)
 		}
 	}
-	messages := map[string]int64{}        // of each log, by name: a pair's two sides apart
+	type logOf struct {
+		input int
+		name  string
+	}
+	messages := map[logOf]int64{}         // of each log: a pair's two sides apart
 	broken := make([]bool, len(r.inputs)) // an input that could not be read
 	for c := range checked {
 		for i := range c.items {
@@ -243,7 +247,7 @@ func (r *run) do() Report {
 			rep.Lines++
 			rep.Bytes += int64(len(it.data)) + 1
 			rep.Messages += int64(len(it.msgs))
-			messages[it.name] += int64(len(it.msgs))
+			messages[logOf{c.input, it.name}] += int64(len(it.msgs))
 			for _, f := range it.findings {
 				if r.cfg.rules.Enabled(f.Rule) {
 					deliver(f)
@@ -276,7 +280,7 @@ func (r *run) do() Report {
 				logs = append(logs, in.Server.Name) // each side of a pair: one that recorded nothing is broken
 			}
 			for _, name := range logs {
-				if messages[name] == 0 {
+				if messages[logOf{i, name}] == 0 {
 					deliver(Finding{File: name, Rule: RuleEmpty, Severity: ruleByID[RuleEmpty].Severity,
 						Reason: "the log holds no message: a capture that recorded nothing proves nothing"})
 				}
