@@ -54,7 +54,9 @@ func runStdio(argv []string, in io.Reader, out, errOut, serverErr io.Writer, t *
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
-	cmd.Stdout = io.MultiWriter(&lenient{w: out}, s2c)
+	// Recorded before the client has it: what the client sends on seeing
+	// it cannot come before it in the recording.
+	cmd.Stdout = io.MultiWriter(s2c, &lenient{w: out})
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(errOut, "mcpstack proxy:", err)
 		return 1
