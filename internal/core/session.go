@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
@@ -635,7 +636,7 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 		// WebSocket): its cancellation still reaches its requests.
 		sp := srv.statelessSpec(metaVersionOf(msg))
 		if sp == nil {
-			sp = newestStateless() // a notification's _meta is optional
+			sp = protocol.NewestStateless(generated.Specs) // a notification's _meta is optional
 		}
 		if sp != nil && msg.Method == mcp.MethodCancelled {
 			if m, ok := sp.Method(msg.Method); ok && sp.ValidateMessage(m.Request, msg) == nil {

@@ -69,18 +69,6 @@ func (s *Server) statelessSpec(version string) *protocol.Spec {
 	return nil
 }
 
-// newestStateless is the newest stateless revision: it reads a
-// notification sent on a session without initialize that names no
-// revision of its own (its _meta is optional).
-func newestStateless() *protocol.Spec {
-	for i := len(generated.Specs) - 1; i >= 0; i-- {
-		if generated.Specs[i].Stateless() {
-			return generated.Specs[i]
-		}
-	}
-	return nil
-}
-
 // ServeStateless answers a body of a stateless revision: one request that
 // names its revision in _meta, served without a session. Messages about the
 // call go to related. headers, when not nil, are checked against the body.

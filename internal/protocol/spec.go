@@ -310,6 +310,19 @@ func (s *Spec) Stateless() bool {
 	return !ok
 }
 
+// NewestStateless is the newest of specs (oldest first, as
+// generated.Specs) without initialize, nil when none is: what reads a
+// message that names no revision of its own on a session never
+// initialized.
+func NewestStateless(specs []*Spec) *Spec {
+	for i := len(specs) - 1; i >= 0; i-- {
+		if specs[i].Stateless() {
+			return specs[i]
+		}
+	}
+	return nil
+}
+
 // NewestSession is the newest of specs (oldest first, as generated.Specs)
 // that has sessions (initialize): what a client that negotiates asks for
 // by default. It is the oldest when none has.
