@@ -46,6 +46,42 @@ func readEvents(t *testing.T, sc *bufio.Scanner, n int) []sseEvent {
 	return out
 }
 
+// callCutAfterOneEvent calls test_tool_with_progress (id 7) in session
+// sid and cuts its stream after its first event, which it returns.
+func callCutAfterOneEvent(t *testing.T, url, sid string) []sseEvent {
+	t.Helper()
+	ctx, cut := context.WithCancel(context.Background())
+	defer cut()
+	hr, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":"p"}}}`))
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, text/event-stream")
+	hr.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return readEvents(t, bufio.NewScanner(resp.Body), 1)
+}
+
+// resumeWithGET resumes session sid's stream after last: a 200 response.
+func resumeWithGET(t *testing.T, url, sid, last string) *http.Response {
+	t.Helper()
+	get, _ := http.NewRequest("GET", url, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Last-Event-ID", last)
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		resp.Body.Close()
+		t.Fatalf("resume: %d", resp.StatusCode)
+	}
+	return resp
+}
+
 // TestResumeAfterCut cuts the stream of a call after its first progress
 // notification and resumes it with Last-Event-ID: every event arrives
 // exactly once, the response included.
@@ -57,34 +93,13 @@ func TestResumeAfterCut(t *testing.T) {
 	e := &env{t: t, url: ts.URL, srv: srv}
 	sid := e.initialize()
 
-	ctx, cut := context.WithCancel(context.Background())
-	hr, _ := http.NewRequestWithContext(ctx, "POST", ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":"p"}}}`))
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json, text/event-stream")
-	hr.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := readEvents(t, bufio.NewScanner(resp.Body), 1)
-	cut()
-	resp.Body.Close()
+	first := callCutAfterOneEvent(t, ts.URL, sid)
 	if len(first) != 1 || !strings.Contains(first[0].data, `"progress":0`) {
 		t.Fatalf("first event %v", first)
 	}
 
-	get, _ := http.NewRequest("GET", ts.URL, nil)
-	get.Header.Set("Accept", "text/event-stream")
-	get.Header.Set("Mcp-Session-Id", sid)
-	get.Header.Set("Last-Event-ID", first[0].id)
-	resp2, err := http.DefaultClient.Do(get)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp2 := resumeWithGET(t, ts.URL, sid, first[0].id)
 	defer resp2.Body.Close()
-	if resp2.StatusCode != 200 {
-		t.Fatalf("resume: %d", resp2.StatusCode)
-	}
 	rest := readEvents(t, bufio.NewScanner(resp2.Body), 10)
 	all := append(first, rest...)
 	var kinds []string
@@ -250,33 +265,12 @@ func TestShutdownLetsAResumedCallFinish(t *testing.T) {
 	e := &env{t: t, url: ts.URL, srv: srv}
 	sid := e.initialize()
 
-	ctx, cut := context.WithCancel(context.Background())
-	hr, _ := http.NewRequestWithContext(ctx, "POST", ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":"p"}}}`))
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json, text/event-stream")
-	hr.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := readEvents(t, bufio.NewScanner(resp.Body), 1)
-	cut()
-	resp.Body.Close()
+	first := callCutAfterOneEvent(t, ts.URL, sid)
 	if len(first) != 1 {
 		t.Fatalf("first event %v", first)
 	}
-	get, _ := http.NewRequest("GET", ts.URL, nil)
-	get.Header.Set("Accept", "text/event-stream")
-	get.Header.Set("Mcp-Session-Id", sid)
-	get.Header.Set("Last-Event-ID", first[0].id)
-	resp2, err := http.DefaultClient.Do(get)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp2 := resumeWithGET(t, ts.URL, sid, first[0].id)
 	defer resp2.Body.Close()
-	if resp2.StatusCode != 200 {
-		t.Fatalf("resume: %d", resp2.StatusCode)
-	}
 	h.Shutdown() // the call still runs
 	rest := readEvents(t, bufio.NewScanner(resp2.Body), 10)
 	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].data, `"id":7,"result"`) {
