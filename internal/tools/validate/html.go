@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/mcpstack/mcpstack/internal/clip"
 )
 
 // The HTML report (--output html) is one self-contained page a person
@@ -62,7 +64,7 @@ func (r *htmlReporter) Finding(f Finding) {
 		r.dropped++
 		return
 	}
-	f.Reason, f.Pointer = shorten(f.Reason, maxShownLine), shorten(f.Pointer, maxShownLine)
+	f.Reason, f.Pointer = clip.String(f.Reason, maxShownLine), clip.String(f.Pointer, maxShownLine)
 	r.findings = append(r.findings, f)
 }
 
@@ -148,7 +150,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 				return false
 			}
 			if tl == nil {
-				tl = &htmlTimeline{File: name, Session: shorten(session, maxShownName), Anchor: anchor(name, session, 0)}
+				tl = &htmlTimeline{File: name, Session: clip.String(session, maxShownName), Anchor: anchor(name, session, 0)}
 				bySession[session] = tl
 				order = append(order, session)
 			}
@@ -190,7 +192,7 @@ func (r *htmlReporter) Finish(rep *Report, inputs []string) error {
 			if a := anchor(f.File, f.Session, f.Line); linked[a] {
 				hf.Anchor = a
 			}
-			hf.Session = shorten(f.Session, maxShownName)
+			hf.Session = clip.String(f.Session, maxShownName)
 			fs = append(fs, hf)
 		}
 		if len(fs) > 0 {
@@ -271,7 +273,7 @@ func timelineLine(line int, rec map[string]any, size int, tooLong bool) htmlLine
 		return l
 	}
 	ts, _ := rec["ts"].(string)
-	l.TS = shorten(ts, maxShownName)
+	l.TS = clip.String(ts, maxShownName)
 	switch rec["dir"] {
 	case "c2s":
 		l.Dir = "client → server"
@@ -282,9 +284,9 @@ func timelineLine(line int, rec map[string]any, size int, tooLong bool) htmlLine
 		l.Event = ev
 		l.Summary = ev
 		if ev == eventRefused {
-			l.Summary = shorten(fmt.Sprintf("refused: HTTP %v, answers %v", rec["status"], rec["answers"]), maxShownName)
+			l.Summary = clip.String(fmt.Sprintf("refused: HTTP %v, answers %v", rec["status"], rec["answers"]), maxShownName)
 		}
-		l.Summary = shorten(l.Summary, maxShownName)
+		l.Summary = clip.String(l.Summary, maxShownName)
 		return l
 	}
 	msg := rec["msg"]
@@ -295,7 +297,7 @@ func timelineLine(line int, rec map[string]any, size int, tooLong bool) htmlLine
 	}
 	b, _ := json.MarshalIndent(msg, "", "  ")
 	l.Text = truncated(string(b), size)
-	name := func(v any) string { return shorten(fmt.Sprint(v), maxShownName) }
+	name := func(v any) string { return clip.String(fmt.Sprint(v), maxShownName) }
 	switch m := msg.(type) {
 	case []any:
 		l.Summary = fmt.Sprintf("batch of %d", len(m))

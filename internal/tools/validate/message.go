@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/internal/protocol"
 	"github.com/mcpstack/mcpstack/schema"
@@ -265,7 +266,7 @@ func short(v any) string {
 	case nil:
 		return "null"
 	case string:
-		return strconv.Quote(shorten(x, 40))
+		return strconv.Quote(clip.String(x, 40))
 	case bool:
 		return strconv.FormatBool(x)
 	case interface{ String() string }:
@@ -322,7 +323,7 @@ func parseRecord(it *item, ext *extSchemas) bool {
 	}
 	if ts, isStr := rec["ts"].(string); isStr {
 		if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
-			it.finding(RuleRecord, it.session, "/ts", fmt.Sprintf("ts %s is not an RFC 3339 date-time", strconv.Quote(shorten(ts, 40))))
+			it.finding(RuleRecord, it.session, "/ts", fmt.Sprintf("ts %s is not an RFC 3339 date-time", strconv.Quote(clip.String(ts, 40))))
 		}
 	}
 	if rec["dir"] == "s2c" {

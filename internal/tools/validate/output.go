@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mcpstack/mcpstack/internal/clip"
 )
 
 // OutputFormat is how findings are written.
@@ -246,7 +248,7 @@ func (r *junitReporter) Finding(f Finding) {
 		return
 	}
 	jf.perRule[f.Rule]++
-	f.Reason, f.Pointer, f.Session = shorten(f.Reason, maxJUnitText), shorten(f.Pointer, maxJUnitText), shorten(f.Session, maxJUnitText)
+	f.Reason, f.Pointer, f.Session = clip.String(f.Reason, maxJUnitText), clip.String(f.Pointer, maxJUnitText), clip.String(f.Session, maxJUnitText)
 	jf.findings = append(jf.findings, f)
 }
 

@@ -218,14 +218,3 @@ func excerpt(b []byte) string {
 		return r
 	}, s)
 }
-
-// shorten cuts a string to about n bytes.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
