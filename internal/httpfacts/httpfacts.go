@@ -47,7 +47,15 @@ func QuerySession(u *url.URL) string {
 
 // RequestIDs are the ids of the requests in a POSTed body (a message or a
 // batch).
-func RequestIDs(body []byte) []wire.ID {
+func RequestIDs(body []byte) []wire.ID { return idsOf(body, true) }
+
+// ResponseIDs are the ids of the responses in an answer (a message, or a
+// batch's answer), with an id that is not null.
+func ResponseIDs(body []byte) []wire.ID { return idsOf(body, false) }
+
+// idsOf are the ids of body's requests (messages with a method), or of
+// its responses.
+func idsOf(body []byte, requests bool) []wire.ID {
 	tree, err := jsontree.Parse(body)
 	if err != nil {
 		return nil
@@ -59,7 +67,7 @@ func RequestIDs(body []byte) []wire.ID {
 	var ids []wire.ID
 	for _, m := range msgs {
 		obj, _ := m.(map[string]any)
-		if _, isCall := obj["method"]; !isCall {
+		if _, isCall := obj["method"]; isCall != requests {
 			continue
 		}
 		if raw, has := obj["id"]; has {

@@ -397,51 +397,13 @@ func readEvents(body io.Reader, ids []wire.ID) (msgs []json.RawMessage, incomple
 			continue
 		}
 		msgs = append(msgs, append(json.RawMessage(nil), d...)) // Data is the reader's until Next
-		for _, id := range responseIDs(d) {
+		for _, id := range httpfacts.ResponseIDs(d) {
 			delete(waiting, id)
 		}
 		if len(ids) > 0 && len(waiting) == 0 {
 			return msgs, ""
 		}
 	}
-}
-
-// responseIDs are the ids of the responses in an event's data: one
-// message, or a batch's answer (an array).
-func responseIDs(data []byte) []wire.ID {
-	if data[0] != '[' {
-		if id, ok := responseID(data); ok {
-			return []wire.ID{id}
-		}
-		return nil
-	}
-	var batch []json.RawMessage
-	if json.Unmarshal(data, &batch) != nil {
-		return nil
-	}
-	var ids []wire.ID
-	for _, m := range batch {
-		if id, ok := responseID(m); ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
-// responseID is the id of a response (a message with an id and no method).
-func responseID(msg []byte) (wire.ID, bool) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != nil || len(m.ID) == 0 {
-		return wire.ID{}, false
-	}
-	var id wire.ID
-	if json.Unmarshal(m.ID, &id) != nil || id.IsZero() {
-		return wire.ID{}, false
-	}
-	return id, true
 }
 
 // recordAnswer records what a probe got (an array as the one message it

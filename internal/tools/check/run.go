@@ -337,11 +337,12 @@ func (w *walk) pages(ctx context.Context, method string, page func(ctx context.C
 		if next == "" {
 			return true, nil
 		}
-		if cursors[sha256.Sum256([]byte(next))] || next == cursor {
+		digest := sha256.Sum256([]byte(next))
+		if cursors[digest] || next == cursor {
 			w.c.find(rulePagination, w.session, "/result/nextCursor", fmt.Sprintf("%s gave the cursor %q again on page %d: the walk would loop", method, clip(next), n), "")
 			return true, nil
 		}
-		cursors[sha256.Sum256([]byte(next))] = true
+		cursors[digest] = true
 		cursor = next
 	}
 }
