@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/generated"
+	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/internal/jsonrpc"
 	"github.com/mcpstack/mcpstack/internal/sse"
 	"github.com/mcpstack/mcpstack/wire"
@@ -411,15 +412,7 @@ const maxToken = 1024
 // validSessionID reports whether s is 1 to maxToken visible ASCII
 // characters (0x21 to 0x7E), as 2025-11-25 asks of a session id.
 func validSessionID(s string) bool {
-	if s == "" || len(s) > maxToken {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= maxToken && httpfacts.VisibleASCII(s)
 }
 
 // answers reports whether msg is the response to request id.

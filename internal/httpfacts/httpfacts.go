@@ -78,3 +78,14 @@ func idsOf(body []byte, requests bool) []wire.ID {
 	}
 	return ids
 }
+
+// VisibleASCII reports whether s holds only visible ASCII (0x21 to 0x7E),
+// as an Mcp-Session-Id must.
+func VisibleASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mcpstack/mcpstack/internal/httpfacts"
 	"github.com/mcpstack/mcpstack/internal/jsontree"
 	"github.com/mcpstack/mcpstack/wire"
 )
@@ -70,11 +71,8 @@ func (c *checker) exchange(sess *session, it *item) {
 		if c.sessionGiven == 0 {
 			c.sessionGiven = it.line
 		}
-		for i := 0; i < len(given); i++ {
-			if given[i] < 0x21 || given[i] > 0x7e {
-				it.findingFrom(fromServer, RuleHTTPHeaders, it.session, "/http/response/"+escape(headerSession), fmt.Sprintf("Mcp-Session-Id %s is not visible ASCII (0x21 to 0x7E)", strconv.Quote(given)))
-				break
-			}
+		if !httpfacts.VisibleASCII(given) {
+			it.findingFrom(fromServer, RuleHTTPHeaders, it.session, "/http/response/"+escape(headerSession), fmt.Sprintf("Mcp-Session-Id %s is not visible ASCII (0x21 to 0x7E)", strconv.Quote(given)))
 		}
 	}
 	requests := false
