@@ -32,6 +32,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/record"
 	"github.com/mcpstack/mcpstack/internal/transport/streamable"
 	"github.com/mcpstack/mcpstack/mcphttp"
+	"github.com/mcpstack/mcpstack/mcphttp/websocket"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/auth"
@@ -399,6 +400,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 		mcphttp.WithAuth(az), mcphttp.WithMaxBody(c.maxBody), mcphttp.WithResponseMode(mode),
 		mcphttp.WithEventLimits(lim.eventBytes, lim.eventBytesTotal), mcphttp.WithWriteTimeout(lim.writeTimeout),
 		mcphttp.WithRateLimit(rate.Requests, rate.Window), mcphttp.WithByteRateLimit(lim.bytes.Requests, lim.bytes.Window), mcphttp.WithMaxConcurrent(c.maxInflight), mcphttp.WithObserver(obs),
+		mcphttp.WithTransport(websocket.Transport()),
 	}
 	switch {
 	case c.metricsAddr != "" || !c.metrics:

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
+	"github.com/mcpstack/mcpstack/mcphttp/websocket"
 	"github.com/mcpstack/mcpstack/peer"
 	"github.com/mcpstack/mcpstack/server"
 	"github.com/mcpstack/mcpstack/server/stdio"
@@ -56,7 +57,7 @@ func fixtures(t *testing.T) string {
 	t.Helper()
 	f := conformance.New(conformance.WithStepDelay(0))
 	srv := server.New(f, server.WithStrict(true))
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0), mcphttp.WithTransport(websocket.Transport()))
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() {
 		shutdown(context.Background())

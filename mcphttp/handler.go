@@ -1,7 +1,8 @@
 // Package mcphttp serves a server.Server over HTTP as `mcpstack serve`
-// does: Streamable HTTP, HTTP+SSE and WebSocket, behind authentication and
-// per-client rate limits, with health and readiness probes. A stdio
-// server does not import it, and links none of it.
+// does: Streamable HTTP and HTTP+SSE (and WebSocket, with
+// mcphttp/websocket), behind authentication and per-client rate limits,
+// with health and readiness probes. A stdio server does not import it,
+// and links none of it.
 package mcphttp
 
 import (
@@ -19,19 +20,20 @@ import (
 	"github.com/mcpstack/mcpstack/internal/httpx"
 	"github.com/mcpstack/mcpstack/internal/transport/sse"
 	"github.com/mcpstack/mcpstack/internal/transport/streamable"
-	"github.com/mcpstack/mcpstack/internal/transport/ws"
 	"github.com/mcpstack/mcpstack/server"
 )
 
-// Handler returns an http.Handler serving srv over every HTTP transport:
-// Streamable HTTP at /mcp (POST, GET, DELETE; GET /mcp/stream too),
-// HTTP+SSE at /sse and /messages, WebSocket at /mcp/ws; /healthz and
-// /readyz for probes. The MCP routes are authenticated (WithAuth), then
-// rate-limited per client, as `mcpstack serve` serves them. shutdown
+// Handler returns an http.Handler serving srv over the HTTP transports of
+// the specification: Streamable HTTP at /mcp (POST, GET, DELETE; GET
+// /mcp/stream too), HTTP+SSE at /sse and /messages, and any other
+// (WithTransport; `mcpstack serve` adds WebSocket at /mcp/ws); /healthz
+// and /readyz for probes. The MCP routes are authenticated (WithAuth),
+// then rate-limited per client, as `mcpstack serve` serves them. shutdown
 // drains: /readyz answers 503, streams end once their calls are done, and
-// it blocks until the WebSocket sockets have closed (1001) or ctx ends.
-// http.Server.Shutdown does not wait for those (they are hijacked): run
-// the two side by side (ListenAndServe shows how).
+// it blocks until the other transports' connections have closed (a
+// WebSocket with 1001) or ctx ends. http.Server.Shutdown does not wait
+// for those (they are hijacked): run the two side by side
+// (ListenAndServe shows how).
 func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(context.Context)) {
 	c := config{
 		maxBody:         DefaultMaxBody,
@@ -59,10 +61,6 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 	// HTTP+SSE of 2024-11-05 (deprecated): GET /sse opens a session, POST
 	// /messages?sessionId=... carries the client's messages.
 	sseH := sse.New(srv, sse.WithMaxBody(c.maxBody), sse.WithEndpoint("/messages"), sse.WithWriteTimeout(c.writeTimeout))
-	// WebSocket: this project's extension (subprotocol "mcp"); its frames
-	// count like HTTP requests.
-	wsH := ws.New(srv, ws.WithReadLimit(c.maxBody), ws.WithWriteTimeout(c.writeTimeout), ws.WithMaxConcurrent(c.maxConcurrent),
-		ws.WithRateLimit(c.rate.Requests, c.rate.Window), ws.WithByteRateLimit(c.bytes.Requests, c.bytes.Window))
 
 	r := chi.NewRouter()
 	r.Use(httpx.Recover(core.Of(srv).Logger()), httpx.WriteDeadline(c.writeTimeout))
@@ -83,7 +81,12 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 	mcp.Get("/mcp/stream", mcpH.ServeHTTP) // the docs' path for the GET stream of a session
 	mcp.Handle("/sse", sseH.Stream())
 	mcp.Handle("/messages", sseH.Messages())
-	mcp.Handle("/mcp/ws", wsH)
+	drains := make([]func(context.Context) error, 0, len(c.transports))
+	for _, t := range c.transports {
+		h, drain := t.Serve(srv, c.limits())
+		mcp.Handle(t.Path(), h)
+		drains = append(drains, drain)
+	}
 	var draining atomic.Bool
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	if c.metrics != nil {
@@ -107,10 +110,12 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 		mcpH.Shutdown()
 		sseH.Shutdown()
 		srv.Drain()
-		// http.Server.Shutdown does not wait for hijacked connections: the
-		// WebSocket handler drains its sockets itself.
-		if err := wsH.Shutdown(ctx); err != nil {
-			core.Of(srv).Logger().Warn("websocket drain timed out; sockets closed", "err", err)
+		// http.Server.Shutdown does not wait for hijacked connections: a
+		// transport drains its own.
+		for i, drain := range drains {
+			if err := drain(ctx); err != nil {
+				core.Of(srv).Logger().Warn("transport drain timed out; connections closed", "path", c.transports[i].Path(), "err", err)
+			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/mcphttp"
+	"github.com/mcpstack/mcpstack/mcphttp/websocket"
 	"github.com/mcpstack/mcpstack/observe"
 	"github.com/mcpstack/mcpstack/server/auth"
 )
@@ -28,7 +29,8 @@ func TestHandlerRoutes(t *testing.T) {
 	}
 	srv := app.NewServer(app.New("routes", "1"))
 	t.Cleanup(srv.Close)
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithAuth(az), mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithAuth(az), mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0),
+		mcphttp.WithTransport(websocket.Transport()))
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	get := func(path string) int {

@@ -28,10 +28,11 @@ type config struct {
 	metrics                     http.Handler
 	ready                       func() error
 	proxies                     []netip.Prefix
+	transports                  []Transport
 }
 
-// DefaultMaxBody is the largest HTTP body (or WebSocket message) Handler
-// accepts by default (413 above).
+// DefaultMaxBody is the largest HTTP body (or message of a Transport)
+// Handler accepts by default (413 above).
 const DefaultMaxBody = 4 << 20
 
 // WithAuth puts every MCP route behind a's bearer-token check and serves
@@ -39,8 +40,8 @@ const DefaultMaxBody = 4 << 20
 // Without it the routes are open: serve loopback only (WithLoopbackOnly).
 func WithAuth(a *auth.Auth) Option { return func(c *config) { c.auth = a } }
 
-// WithMaxBody sets the largest accepted body or WebSocket message in bytes
-// (default DefaultMaxBody).
+// WithMaxBody sets the largest accepted body, or message of a Transport,
+// in bytes (default DefaultMaxBody).
 func WithMaxBody(n int64) Option { return func(c *config) { c.maxBody = n } }
 
 // WithResponseMode answers POSTed requests as JSON until the call sends
@@ -59,27 +60,29 @@ func WithEventLimits(perSession, total int64) Option {
 	return func(c *config) { c.eventBytes, c.eventBytesTotal = perSession, total }
 }
 
-// WithWriteTimeout bounds how long a write to a stream or socket, and
-// any answer, may wait on its client (default 10s): a client that sends
-// requests and reads nothing loses its connection after it.
+// WithWriteTimeout bounds how long a write to a stream or a Transport's
+// connection, and any answer, may wait on its client (default 10s): a
+// client that sends requests and reads nothing loses its connection
+// after it.
 func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
 
-// WithRateLimit bounds the requests (and WebSocket frames) one client
+// WithRateLimit bounds the requests (and a Transport's messages) one client
 // sends per window (default 1000 per 10s; 0: none); over it, 429 with
 // Retry-After. A client is the authenticated principal, else the address.
 func WithRateLimit(requests int, window time.Duration) Option {
 	return func(c *config) { c.rate = httpx.RateLimit{Requests: requests, Window: window} }
 }
 
-// WithByteRateLimit bounds the bytes of the requests (and WebSocket
-// frames) one client sends per window, as WithRateLimit their number
+// WithByteRateLimit bounds the bytes of the requests (and a Transport's
+// messages) one client sends per window, as WithRateLimit their number
 // (default 32 MiB per 10s; 0: none).
 func WithByteRateLimit(bytes int, window time.Duration) Option {
 	return func(c *config) { c.bytes = httpx.RateLimit{Requests: bytes, Window: window} }
 }
 
-// WithMaxConcurrent bounds the requests one WebSocket has in flight
-// (default 256, as server.Limits.InflightPerSession).
+// WithMaxConcurrent bounds the requests one connection of a Transport
+// (a WebSocket) has in flight (default 256, as
+// server.Limits.InflightPerSession).
 func WithMaxConcurrent(n int) Option { return func(c *config) { c.maxConcurrent = n } }
 
 // Observer is what the HTTP routes report to; *observe.Observer is one.

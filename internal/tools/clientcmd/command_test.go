@@ -14,13 +14,14 @@ import (
 	"github.com/mcpstack/mcpstack/app"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
 	"github.com/mcpstack/mcpstack/mcphttp"
+	"github.com/mcpstack/mcpstack/mcphttp/websocket"
 	"github.com/mcpstack/mcpstack/server"
 )
 
 func ours(t *testing.T) string {
 	t.Helper()
 	srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true))
-	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
+	h, shutdown := mcphttp.Handler(srv, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0), mcphttp.WithTransport(websocket.Transport()))
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { shutdown(context.Background()); hs.Close(); srv.Close() })
 	return hs.URL
