@@ -41,12 +41,19 @@ func (m *mapStore) Load(_ context.Context, id string) (server.SessionState, erro
 	return s, nil
 }
 
+// Update compares versions, so that two replicas that change a session
+// at once both keep their change.
 func (m *mapStore) Update(_ context.Context, s server.SessionState) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.states[s.ID]; !ok {
+	kept, ok := m.states[s.ID]
+	if !ok {
 		return server.ErrSessionNotFound
 	}
+	if kept.Version != s.Version {
+		return server.ErrSessionChanged
+	}
+	s.Version++
 	m.states[s.ID] = s
 	return nil
 }

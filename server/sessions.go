@@ -34,12 +34,18 @@ type SessionState struct {
 	Opened  time.Time `json:"opened"`
 	// Expires is when the session ends unless it is used (zero: never).
 	Expires time.Time `json:"expires,omitzero"`
+	// Version counts the updates of the state kept (see Update).
+	Version int64 `json:"version,omitempty"`
 }
 
 // ErrSessionNotFound is what a SessionStore's Load returns for a session
 // it does not keep (or keeps no longer), and Notify for a session that
 // is not live.
 var ErrSessionNotFound = errors.New("server: no such session")
+
+// ErrSessionChanged is what a SessionStore's Update returns when the
+// state it keeps is no longer at the version the update was made from.
+var ErrSessionChanged = errors.New("server: the session's state changed since it was read")
 
 // SessionStore keeps the state of the sessions a client reaches by id
 // alone (Streamable HTTP's; a session that lives on one stream or socket
@@ -52,15 +58,23 @@ var ErrSessionNotFound = errors.New("server: no such session")
 // serve any session. Implementations are safe for concurrent use, and
 // may drop a state once its Expires has passed.
 //
-// Until the scale-out work relays messages between processes, a client
-// whose requests go to several live processes at once sees each one's
-// copy of the session: route a session to one process while it lives
-// (sticky sessions), and let another take it over when it is gone.
+// A client whose requests go to several processes has a copy of its
+// session in each. With a store that relays (below), a copy that saves a
+// change tells the others, which load the state again; with one that
+// compares versions (Update), two copies that change the state at once
+// both keep their change. Without either, route a session to one process
+// while it lives (sticky sessions), and let another take it over when it
+// is gone.
 type SessionStore interface {
 	Create(ctx context.Context, s SessionState) error // fails when s.ID is kept already
 	Load(ctx context.Context, id string) (SessionState, error)
-	// Update replaces the state of s.ID; ErrSessionNotFound when it is
-	// not kept (the session ended elsewhere, and ends here too).
+	// Update replaces the state of s.ID, when the state kept is at
+	// s.Version, with s at s.Version+1; ErrSessionChanged when it is at
+	// another (another process changed it: the server makes its changes
+	// again on the state it loads, so that neither is lost);
+	// ErrSessionNotFound when it is not kept (the session ended
+	// elsewhere, and ends here too). A store that does not compare
+	// versions keeps the last update.
 	Update(ctx context.Context, s SessionState) error
 	Delete(ctx context.Context, id string) error // a session not kept is no error
 }
@@ -119,17 +133,20 @@ func (a sessionStore) Create(ctx context.Context, s core.SessionState) error {
 
 func (a sessionStore) Load(ctx context.Context, id string) (core.SessionState, error) {
 	s, err := a.s.Load(ctx, id)
-	return core.SessionState(s), notFound(err)
+	return core.SessionState(s), coreErr(err)
 }
 
 func (a sessionStore) Update(ctx context.Context, s core.SessionState) error {
-	return notFound(a.s.Update(ctx, SessionState(s)))
+	return coreErr(a.s.Update(ctx, SessionState(s)))
 }
 
-// notFound is err in the core's words.
-func notFound(err error) error {
-	if errors.Is(err, ErrSessionNotFound) {
+// coreErr is err in the core's words.
+func coreErr(err error) error {
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
 		return fmt.Errorf("%w (%w)", core.ErrSessionNotFound, err)
+	case errors.Is(err, ErrSessionChanged):
+		return fmt.Errorf("%w (%w)", core.ErrSessionChanged, err)
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,17 +162,10 @@ func connect(t *testing.T, ctx context.Context, url string) *client.Session {
 // one, and the other's copy ends at its next change of the state (the
 // store no longer keeps it) instead of putting the state back.
 func TestSessionEndedElsewhereEndsHere(t *testing.T) {
-	store := &mapStore{states: map[string]server.SessionState{}}
-	a, b := newReplica(t, store), newReplica(t, store)
-	l := newLB(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sess := connect(t, ctx, l.URL)
-	id, _, _ := store.only()
-	l.target.Store(b)
-	if _, err := sess.ListTools(ctx, nil); err != nil { // b restores its copy
-		t.Fatal(err)
-	}
+	c := twoCopies(t, ctx)
+	store, a, b, l, sess, id := c.store, c.a, c.b, c.lb, c.sess, c.id
 	l.target.Store(a)
 	req, _ := http.NewRequest(http.MethodDelete, l.URL+"/mcp", nil)
 	req.Header.Set("Mcp-Session-Id", id)
@@ -249,4 +243,68 @@ func TestRestoreWithoutRoomIsBusy(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("a stored session b has no room for: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
+}
+
+// Two replicas hold copies of one session, and the client changes it
+// through each in turn while neither hears of the other's change (the
+// store relays nothing): every change is kept. Each copy's write is
+// refused at the version it read, and made again on the state the store
+// keeps, so that a subscription taken, or dropped, at one replica is not
+// undone by the other's stale copy.
+func TestCopiesKeepEachOthersChanges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := twoCopies(t, ctx)
+	store, a, b, l, sess, id := c.store, c.a, c.b, c.lb, c.sess, c.id
+	const text, binary, template = "test://static-text", "test://static-binary", "test://template/1/data"
+	steps := []struct {
+		at     *replica
+		change func() error
+		want   []string // the subscriptions kept after it
+		level  string
+	}{
+		{a, func() error { _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: text}); return err }, []string{text}, ""},
+		{b, func() error { _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: binary}); return err }, []string{binary, text}, ""},
+		{a, func() error {
+			_, err := sess.SetLevel(ctx, &mcp.SetLevelRequestParams{Level: mcp.LoggingLevelError})
+			return err
+		}, []string{binary, text}, "error"},
+		{b, func() error { _, err := sess.Unsubscribe(ctx, &mcp.UnsubscribeRequestParams{URI: text}); return err }, []string{binary}, "error"},
+		{a, func() error { _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: template}); return err }, []string{binary, template}, "error"},
+	}
+	for i, step := range steps {
+		l.target.Store(step.at)
+		if err := step.change(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		st, ok := store.get(id)
+		if !ok || !slices.Equal(st.Subscriptions, step.want) || st.LogLevel != step.level {
+			t.Fatalf("step %d: kept %v, subscriptions %q, level %q; want %q, %q", i, ok, st.Subscriptions, st.LogLevel, step.want, step.level)
+		}
+	}
+}
+
+// copies is one session with a copy at each of two replicas, a and b,
+// behind lb, which sends to b.
+type copies struct {
+	store *mapStore
+	a, b  *replica
+	lb    *lb
+	sess  *client.Session
+	id    string
+}
+
+// twoCopies opens a session at a and makes b restore its copy.
+func twoCopies(t *testing.T, ctx context.Context) copies {
+	t.Helper()
+	c := copies{store: &mapStore{states: map[string]server.SessionState{}}}
+	c.a, c.b = newReplica(t, c.store), newReplica(t, c.store)
+	c.lb = newLB(t, c.a)
+	c.sess = connect(t, ctx, c.lb.URL)
+	c.id, _, _ = c.store.only()
+	c.lb.target.Store(c.b)
+	if _, err := c.sess.ListTools(ctx, nil); err != nil { // b restores its copy
+		t.Fatal(err)
+	}
+	return c
 }

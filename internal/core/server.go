@@ -205,6 +205,9 @@ func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Sess
 			s.log.Warn("session state not created", "err", err)
 			return nil, fmt.Errorf("%w: %w", errStoreUnavailable, err)
 		}
+		sess.saveMu.Lock()
+		sess.base = st
+		sess.saveMu.Unlock()
 		sess.saved.Store(time.Now().UnixNano())
 	}
 	return sess, nil

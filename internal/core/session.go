@@ -71,6 +71,7 @@ type Session struct {
 	// outlives this process.
 	durable bool
 	saveMu  sync.Mutex   // serializes save and the Delete of end
+	base    SessionState // the state as this copy last read or wrote it; saveMu
 	saved   atomic.Int64 // unix nanoseconds of the last save
 
 	opened   time.Time

@@ -37,11 +37,19 @@ type SessionState struct {
 	Opened  time.Time `json:"opened"`
 	// Expires is when the session ends unless it is used (zero: never).
 	Expires time.Time `json:"expires,omitzero"`
+	// Version counts the updates of the state kept: Update replaces a
+	// state at s.Version only, so that two copies of a session that
+	// change it at once do not lose either change.
+	Version int64 `json:"version,omitempty"`
 }
 
 // ErrSessionNotFound is what a SessionStore's Load returns for a session
 // it does not keep (or keeps no longer).
 var ErrSessionNotFound = errors.New("server: no such session")
+
+// ErrSessionChanged is what a SessionStore's Update returns when the
+// state kept is no longer at the version the update was made from.
+var ErrSessionChanged = errors.New("server: the session's state changed since it was read")
 
 // SessionStore keeps the state of the sessions a client reaches by id
 // alone (those opened without a stream: Streamable HTTP's). The default
@@ -52,7 +60,9 @@ var ErrSessionNotFound = errors.New("server: no such session")
 type SessionStore interface {
 	Create(ctx context.Context, s SessionState) error // fails when s.ID is kept already
 	Load(ctx context.Context, id string) (SessionState, error)
-	// Update replaces the state of s.ID; ErrSessionNotFound when it is
+	// Update replaces the state of s.ID, kept at s.Version, with s at
+	// s.Version+1; ErrSessionChanged when the state kept is at another
+	// version (another copy changed it), ErrSessionNotFound when it is
 	// not kept (the session ended elsewhere).
 	Update(ctx context.Context, s SessionState) error
 	Delete(ctx context.Context, id string) error // a session not kept is no error
@@ -102,9 +112,14 @@ func (m *memorySessions) Load(_ context.Context, id string) (SessionState, error
 func (m *memorySessions) Update(_ context.Context, s SessionState) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.states[s.ID]; !ok {
+	kept, ok := m.states[s.ID]
+	if !ok {
 		return ErrSessionNotFound
 	}
+	if kept.Version != s.Version {
+		return ErrSessionChanged
+	}
+	s.Version++
 	m.states[s.ID] = s
 	return nil
 }
@@ -144,6 +159,12 @@ const storeTimeout = 5 * time.Second
 // state never overwrites a newer one, and none follows end's Delete. A
 // store that no longer keeps the session means it ended elsewhere (its
 // client deleted it through another process): it ends here too.
+//
+// The write is made from the state this copy last read or wrote (base):
+// when another copy changed the state since, the store refuses it
+// (ErrSessionChanged), and this copy's changes since base are made again
+// on the state the store keeps, which this copy then takes up too, a few
+// times at most.
 func (sess *Session) save(ctx context.Context) {
 	if !sess.durable {
 		return
@@ -155,12 +176,25 @@ func (sess *Session) save(ctx context.Context) {
 		sess.saveMu.Unlock()
 		return
 	}
-	st := sess.stateLocked()
+	mine := sess.stateLocked()
 	sess.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	st := merge(sess.base, mine, sess.base)
 	err := sess.srv.sessionStore.Update(ctx, st)
+	for try := 0; errors.Is(err, ErrSessionChanged) && try < saveTries; try++ {
+		var theirs SessionState
+		if theirs, err = sess.srv.sessionStore.Load(ctx, sess.id); err != nil {
+			break
+		}
+		st = merge(sess.base, mine, theirs)
+		if err = sess.srv.sessionStore.Update(ctx, st); err == nil {
+			sess.adopt(theirs) // what the other copies changed
+		}
+	}
 	cancel()
 	if err == nil {
+		st.Version++
+		sess.base = st
 		sess.saved.Store(time.Now().UnixNano())
 	}
 	sess.saveMu.Unlock()
@@ -169,6 +203,8 @@ func (sess *Session) save(ctx context.Context) {
 		sess.srv.log.Debug("session ended elsewhere", "session", sess.id)
 		sess.endedElsewhere.Store(!sess.expiredUnseen())
 		sess.end(true) // everywhere: its state is gone
+	case errors.Is(err, ErrSessionChanged):
+		sess.srv.log.Warn("session state not saved: other copies change it faster", "session", sessionid.Digest(sess.id), "tries", saveTries+1)
 	case err != nil:
 		sess.srv.log.Warn("session state not saved", "session", sessionid.Digest(sess.id), "err", err)
 	default:
@@ -176,14 +212,96 @@ func (sess *Session) save(ctx context.Context) {
 	}
 }
 
+// saveTries is how many times save makes its changes again on a state
+// that other copies changed meanwhile, before it gives up (and logs).
+const saveTries = 4
+
+// merge is mine's changes since base made on theirs: subscriptions taken
+// or dropped here, a log level set here, initialized here or there. The
+// rest is theirs, but for what is this copy's own: the requests it waits
+// on (Pending: the last saver's), its numbering (the highest) and the
+// expiry it pushes on (the latest).
+func merge(base, mine, theirs SessionState) SessionState {
+	st := theirs
+	st.Initialized = mine.Initialized || theirs.Initialized
+	if mine.LogLevel != base.LogLevel {
+		st.LogLevel = mine.LogLevel
+	}
+	if base.Revision == "" && mine.Revision != "" { // negotiated here
+		st.Revision, st.ClientCapabilities, st.ClientInfo = mine.Revision, mine.ClientCapabilities, mine.ClientInfo
+	}
+	st.Subscriptions = changeSet(theirs.Subscriptions, base.Subscriptions, mine.Subscriptions)
+	st.Pending = mine.Pending
+	st.NextID = max(mine.NextID, theirs.NextID)
+	if mine.Expires.After(theirs.Expires) {
+		st.Expires = mine.Expires
+	}
+	return st
+}
+
+// changeSet is onto (sorted) with what now has and was had not taken,
+// and what was had and now has not dropped, sorted and at most
+// maxSubscriptions.
+func changeSet(onto, was, now []string) []string {
+	out := map[string]struct{}{}
+	for _, s := range onto {
+		out[s] = struct{}{}
+	}
+	for _, s := range now {
+		if !slices.Contains(was, s) {
+			out[s] = struct{}{}
+		}
+	}
+	for _, s := range was {
+		if !slices.Contains(now, s) {
+			delete(out, s)
+		}
+	}
+	set := slices.Sorted(maps.Keys(out))
+	return set[:min(len(set), maxSubscriptions)]
+}
+
+// adopt takes what other copies changed in the kept state theirs since
+// this copy's base (initialized, the log level, subscriptions), leaving
+// what changed here since alone; saveMu is held.
+func (sess *Session) adopt(theirs SessionState) {
+	base := sess.base
+	sess.mu.Lock()
+	sess.initialized = sess.initialized || theirs.Initialized
+	if theirs.LogLevel != base.LogLevel {
+		sess.logLevel = mcp.LoggingLevel(theirs.LogLevel)
+	}
+	for _, uri := range theirs.Subscriptions {
+		if _, had := sess.subscriptions[uri]; !had && !slices.Contains(base.Subscriptions, uri) && len(sess.subscriptions) < maxSubscriptions {
+			if sess.subscriptions == nil {
+				sess.subscriptions = map[string]struct{}{}
+			}
+			sess.subscriptions[uri] = struct{}{}
+		}
+	}
+	for _, uri := range base.Subscriptions {
+		if !slices.Contains(theirs.Subscriptions, uri) {
+			delete(sess.subscriptions, uri)
+		}
+	}
+	sess.mu.Unlock()
+}
+
 // refresh takes the state another process saved for the session: what
 // the client changed there (initialized, the log level, subscriptions),
 // so that this copy serves it alike. The requests this process waits on,
-// and its own numbering, stay as they are.
+// and its own numbering, stay as they are, and so do the changes made
+// here that are still being saved.
 func (sess *Session) refresh() {
 	ctx, cancel := context.WithTimeout(sess.ctx, storeTimeout)
 	defer cancel()
+	sess.saveMu.Lock() // base and the copy change together
 	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
+	if err == nil {
+		sess.adopt(st)
+		sess.base = st
+	}
+	sess.saveMu.Unlock()
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		sess.endedElsewhere.Store(!sess.expiredUnseen())
@@ -191,17 +309,7 @@ func (sess *Session) refresh() {
 		return
 	case err != nil:
 		sess.srv.log.Warn("session state not refreshed", "session", sessionid.Digest(sess.id), "err", err)
-		return
 	}
-	subs := map[string]struct{}{}
-	for _, uri := range st.Subscriptions[:min(len(st.Subscriptions), maxSubscriptions)] {
-		subs[uri] = struct{}{}
-	}
-	sess.mu.Lock()
-	sess.initialized = sess.initialized || st.Initialized
-	sess.logLevel = mcp.LoggingLevel(st.LogLevel)
-	sess.subscriptions = subs
-	sess.mu.Unlock()
 }
 
 // touch notes that the session is in use; its stored Expires is pushed
@@ -285,6 +393,7 @@ func (s *Server) restore(st SessionState) (*Session, error) {
 	sess.initialized, sess.logLevel = st.Initialized, mcp.LoggingLevel(st.LogLevel)
 	sess.opened = st.Opened
 	sess.nextID.Store(st.NextID)
+	sess.base = st
 	if st.Revision != "" {
 		if sess.spec = s.sessionSpec(st.Revision); sess.spec == nil {
 			return nil, errors.New("server: session " + st.ID + " negotiated " + st.Revision + ", which this server does not serve")

@@ -53,6 +53,18 @@ func TestMemorySessions(t *testing.T) {
 	if err := m.Update(ctx, core.SessionState{ID: "gone"}); !errors.Is(err, core.ErrSessionNotFound) {
 		t.Errorf("Update of a state not kept: %v, want ErrSessionNotFound", err)
 	}
+	// Update replaces the state at the version it was made from only.
+	live.LogLevel = "debug"
+	if err := m.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	live.LogLevel = "error" // made from version 0, the state is at 1
+	if err := m.Update(ctx, live); !errors.Is(err, core.ErrSessionChanged) {
+		t.Errorf("Update from a version not kept: %v, want ErrSessionChanged", err)
+	}
+	if got, _ := m.Load(ctx, "live"); got.LogLevel != "debug" || got.Version != 1 {
+		t.Errorf("after a refused Update: %+v", got)
+	}
 	if err := m.Create(ctx, core.SessionState{ID: "old", Expires: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}

@@ -92,11 +92,27 @@ func TestSessions(t *testing.T) {
 	if err := s.Update(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.Load(ctx, "s1"); got.LogLevel != "debug" {
-		t.Errorf("after Update: %+v", got)
+	if got, _ := s.Load(ctx, "s1"); got.LogLevel != "debug" || got.Version != 1 {
+		t.Errorf("after Update: %+v, want version 1", got)
 	}
 	if ttl := rdb.PTTL(ctx, keyOf(t, rdb, "s1")).Val(); ttl < 59*time.Minute {
 		t.Errorf("after Update the key expires in %v, want an hour", ttl)
+	}
+	// An update made from a version no longer kept is refused, and
+	// changes nothing: another replica changed the state meanwhile.
+	st.LogLevel = "error" // st.Version is still 0
+	if err := s.Update(ctx, st); !errors.Is(err, server.ErrSessionChanged) {
+		t.Errorf("Update from version 0 of a state at 1 = %v, want ErrSessionChanged", err)
+	}
+	if got, _ := s.Load(ctx, "s1"); got.LogLevel != "debug" || got.Version != 1 {
+		t.Errorf("after a refused Update: %+v", got)
+	}
+	st.Version = 1
+	if err := s.Update(ctx, st); err != nil {
+		t.Errorf("Update from the version kept: %v", err)
+	}
+	if got, _ := s.Load(ctx, "s1"); got.LogLevel != "error" || got.Version != 2 {
+		t.Errorf("after Update from version 1: %+v", got)
 	}
 	if err := s.Update(ctx, server.SessionState{ID: "nope"}); !errors.Is(err, server.ErrSessionNotFound) {
 		t.Errorf("Update of an unknown session = %v, want ErrSessionNotFound", err)

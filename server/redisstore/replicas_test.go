@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,16 +76,10 @@ func roundRobin(t *testing.T, replicas ...*replica) *httptest.Server {
 // Behind a round-robin balancer every request of a session reaches
 // another replica than the one before, and each finds the session.
 func TestReplicasServeEachOthersSessions(t *testing.T) {
-	rdb, prefix := testRedis(t)
-	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
-	lb := roundRobin(t, a, b)
+	rdb, a, b, lb := roundRobinPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sess, err := client.New("lb-test", "1.0.0", client.WithProtocolVersion("2025-11-25")).
-		Connect(ctx, &client.StreamableHTTP{URL: lb.URL + "/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sess := connectThrough(t, ctx, lb.URL)
 	for i := range 6 {
 		if _, err := sess.ListTools(ctx, nil); err != nil {
 			t.Fatalf("tools/list %d: %v", i, err)
@@ -718,4 +713,56 @@ func TestBusySessionOutlivesItsIdleTimeout(t *testing.T) {
 	if _, err := s.Ping(ctx, nil); err != nil {
 		t.Errorf("the session after its long call: %v", err)
 	}
+}
+
+// Subscriptions taken at once through two replicas are all kept: each
+// replica's write is refused when the other wrote first, and made again
+// on the state Redis keeps.
+func TestSubscriptionsAtOnceThroughTwoReplicas(t *testing.T) {
+	rdb, _, _, lb := roundRobinPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess := connectThrough(t, ctx, lb.URL)
+	defer sess.Close()
+	const n = 24
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: fmt.Sprintf("test://template/%d/data", i)}); err != nil {
+				t.Errorf("subscribe %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	keys := rdb.Keys(ctx, "mcpstack-test:*session:*").Val()
+	if len(keys) != 1 {
+		t.Fatalf("session keys: %v", keys)
+	}
+	var st server.SessionState
+	if err := json.Unmarshal([]byte(rdb.Get(ctx, keys[0]).Val()), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Subscriptions) != n {
+		t.Errorf("%d subscriptions kept of %d taken at once: %q", len(st.Subscriptions), n, st.Subscriptions)
+	}
+}
+
+// connectThrough opens a 2025-11-25 session at url's /mcp.
+func connectThrough(t *testing.T, ctx context.Context, url string) *client.Session {
+	t.Helper()
+	sess, err := client.New("lb-test", "1.0.0", client.WithProtocolVersion("2025-11-25")).
+		Connect(ctx, &client.StreamableHTTP{URL: url + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// roundRobinPair starts two replicas on one Redis behind a round-robin
+// balancer.
+func roundRobinPair(t *testing.T) (rdb *redis.Client, a, b *replica, lb *httptest.Server) {
+	t.Helper()
+	rdb, prefix := testRedis(t)
+	a, b = newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	return rdb, a, b, roundRobin(t, a, b)
 }

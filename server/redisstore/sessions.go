@@ -107,22 +107,42 @@ func (s *sessions) Load(ctx context.Context, id string) (server.SessionState, er
 	return st, nil
 }
 
-// Update replaces a kept session's state and pushes its expiry on;
+// Update replaces a kept session's state at st.Version with st at the
+// next version, and pushes its expiry on, in one script;
+// server.ErrSessionChanged when the state kept is at another version,
 // server.ErrSessionNotFound when Redis keeps none (it ended elsewhere).
 func (s *sessions) Update(ctx context.Context, st server.SessionState) error {
+	from := st.Version
+	st.Version++
 	b, at, err := s.encode(st)
 	if err != nil {
 		return err
 	}
-	set, err := s.rdb.SetArgs(ctx, s.cfg.key("session", st.ID), b, redis.SetArgs{Mode: "XX", ExpireAt: at}).Result()
+	set, err := updateScript.Run(ctx, s.rdb, []string{s.cfg.key("session", st.ID)}, b, from, at.UnixMilli()).Int()
 	switch {
-	case errors.Is(err, redis.Nil) || err == nil && set != "OK":
-		return server.ErrSessionNotFound
 	case err != nil:
 		return fmt.Errorf("redisstore: update session: %w", err)
+	case set == 0:
+		return server.ErrSessionNotFound
+	case set < 0:
+		return server.ErrSessionChanged
 	}
 	return s.count(ctx, st.Client, st.ID, at)
 }
+
+// updateScript sets KEYS[1] to ARGV[1], expiring at ARGV[3] (unix ms),
+// when the state it holds is at version ARGV[2] (no version: 0): 1; 0
+// when it holds none, -1 when it holds another version.
+var updateScript = redis.NewScript(`
+local kept = redis.call('GET', KEYS[1])
+if not kept then return 0 end
+local ok, st = pcall(cjson.decode, kept)
+local version = 0
+if ok and type(st) == 'table' and type(st.version) == 'number' then version = st.version end
+if version ~= tonumber(ARGV[2]) then return -1 end
+redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[3])
+return 1
+`)
 
 // Delete drops a session's state, and its place in its client's count;
 // one Redis does not keep is no error.
