@@ -16,7 +16,7 @@ var updateAPI = flag.Bool("update-api", false, "rewrite testdata/api.txt")
 // libraryPackages are the packages a library user imports: their exported
 // names are the public API that issue 21 shrinks.
 var libraryPackages = []string{
-	"app", "client", "mcphttp", "observe", "observe/otelenv", "peer", "schema", "server",
+	"app", "client", "mcphttp", "mcphttp/websocket", "observe", "observe/otelenv", "peer", "schema", "server",
 	"server/auth",
 	"server/redisstore", "server/stdio", "server/taskstore", "wire",
 }
@@ -65,11 +65,14 @@ func TestPublicAPI(t *testing.T) {
 
 // The bounds of the exported names (interface methods are not counted):
 // package server's, package app's, and those of every library package
-// together.
+// together. Raised on purpose at stop 40 from 40 and 350: a store
+// that compares versions returns server.ErrSessionChanged, and WebSocket
+// moved out of mcphttp's defaults behind mcphttp.Transport, Limits and
+// WithTransport, with mcphttp/websocket's two names.
 const (
-	maxServerNames  = 40
+	maxServerNames  = 41
 	maxAppNames     = 35
-	maxLibraryNames = 350
+	maxLibraryNames = 355
 )
 
 func countPrefix(lines []string, prefix string) int {

@@ -82,7 +82,17 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 	mcp.Handle("/sse", sseH.Stream())
 	mcp.Handle("/messages", sseH.Messages())
 	drains := make([]func(context.Context) error, 0, len(c.transports))
+	taken := map[string]bool{"/mcp": true, "/mcp/stream": true, "/sse": true, "/messages": true, "/healthz": true, "/readyz": true, "/metrics": true}
+	if c.auth != nil {
+		for _, p := range c.auth.MetadataPaths() {
+			taken[p] = true
+		}
+	}
 	for _, t := range c.transports {
+		if taken[t.Path()] { // chi would replace the route that has it, quietly
+			panic(fmt.Sprintf("mcphttp: a Transport at %s, which Handler serves already", t.Path()))
+		}
+		taken[t.Path()] = true
 		h, drain := t.Serve(srv, c.limits())
 		mcp.Handle(t.Path(), h)
 		drains = append(drains, drain)

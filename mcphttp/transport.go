@@ -13,7 +13,9 @@ import (
 // rate limits. mcphttp/websocket's Transport is one. A transport is a
 // package of its own so that a server which adds none links none of it
 // (WebSocket brings a library and compress/flate: about 400 KiB of
-// resident memory).
+// resident memory). The transports are this module's: a Server's sessions
+// are served through its internal core, which other modules cannot
+// import, so this interface may grow methods.
 type Transport interface {
 	// Path is where Handler mounts the transport.
 	Path() string
@@ -41,7 +43,8 @@ type Limits struct {
 }
 
 // WithTransport serves t at t.Path() beside the MCP routes, behind the
-// same authentication and rate limits.
+// same authentication and rate limits. Handler panics when a path is
+// taken already (by its own routes or another Transport).
 func WithTransport(t Transport) Option {
 	return func(c *config) { c.transports = append(c.transports, t) }
 }

@@ -1,8 +1,8 @@
 // Package server serves an mcp.Handler to MCP clients: New makes a Server,
 // its options set the bounds and what it is told of (observers, task
 // stores, taps), and a transport (package server/stdio, or package
-// mcphttp for Streamable HTTP, HTTP+SSE and WebSocket) carries its
-// messages. Every message is validated against the schema of the revision
+// mcphttp for Streamable HTTP and HTTP+SSE, and mcphttp/websocket)
+// carries its messages. Every message is validated against the schema of the revision
 // the client negotiated before the handler sees it.
 //
 // The machinery (sessions, routing, validation, dispatch, tasks, quotas)

@@ -256,21 +256,33 @@ func TestCopiesKeepEachOthersChanges(t *testing.T) {
 	defer cancel()
 	c := twoCopies(t, ctx)
 	store, a, b, l, sess, id := c.store, c.a, c.b, c.lb, c.sess, c.id
-	const text, binary, template = "test://static-text", "test://static-binary", "test://template/1/data"
+	const text, binary, one, two = "test://static-text", "test://static-binary", "test://template/1/data", "test://template/2/data"
+	subscribe := func(uri string) func() error {
+		return func() error { _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri}); return err }
+	}
+	unsubscribe := func(uri string) func() error {
+		return func() error { _, err := sess.Unsubscribe(ctx, &mcp.UnsubscribeRequestParams{URI: uri}); return err }
+	}
+	setLevel := func(l mcp.LoggingLevel) func() error {
+		return func() error { _, err := sess.SetLevel(ctx, &mcp.SetLevelRequestParams{Level: l}); return err }
+	}
 	steps := []struct {
 		at     *replica
 		change func() error
 		want   []string // the subscriptions kept after it
 		level  string
 	}{
-		{a, func() error { _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: text}); return err }, []string{text}, ""},
-		{b, func() error { _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: binary}); return err }, []string{binary, text}, ""},
-		{a, func() error {
-			_, err := sess.SetLevel(ctx, &mcp.SetLevelRequestParams{Level: mcp.LoggingLevelError})
-			return err
-		}, []string{binary, text}, "error"},
-		{b, func() error { _, err := sess.Unsubscribe(ctx, &mcp.UnsubscribeRequestParams{URI: text}); return err }, []string{binary}, "error"},
-		{a, func() error { _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: template}); return err }, []string{binary, template}, "error"},
+		{a, subscribe(text), []string{text}, ""},
+		{b, subscribe(binary), []string{binary, text}, ""},
+		{a, setLevel(mcp.LoggingLevelError), []string{binary, text}, "error"},
+		{b, setLevel(mcp.LoggingLevelDebug), []string{binary, text}, "debug"},
+		{b, subscribe(one), []string{binary, text, one}, "debug"}, // b serves debug, not a's error it took up
+		{a, subscribe(two), []string{binary, text, one, two}, "debug"},
+		{b, unsubscribe(two), []string{binary, text, one}, "debug"}, // one b had not seen
+		{a, setLevel(mcp.LoggingLevelWarning), []string{binary, text, one}, "warning"},
+		{b, setLevel(mcp.LoggingLevelDebug), []string{binary, text, one}, "debug"}, // the level b last knew
+		{a, unsubscribe(text), []string{binary, one}, "debug"},
+		{b, subscribe(two), []string{binary, one, two}, "debug"},
 	}
 	for i, step := range steps {
 		l.target.Store(step.at)

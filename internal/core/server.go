@@ -195,19 +195,20 @@ func (s *Server) NewSession(id string, out Outbox, opts ...SessionOption) (*Sess
 		return nil, err
 	}
 	if sess.durable {
+		sess.saveMu.Lock() // no save before the state it updates exists
 		sess.mu.Lock()
 		st := sess.stateLocked()
+		sess.base = st
 		sess.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
-		if err := s.sessionStore.Create(ctx, st); err != nil {
+		err := s.sessionStore.Create(ctx, st)
+		sess.saveMu.Unlock()
+		if err != nil {
 			s.remove(sess)
 			s.log.Warn("session state not created", "err", err)
 			return nil, fmt.Errorf("%w: %w", errStoreUnavailable, err)
 		}
-		sess.saveMu.Lock()
-		sess.base = st
-		sess.saveMu.Unlock()
 		sess.saved.Store(time.Now().UnixNano())
 	}
 	return sess, nil

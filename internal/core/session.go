@@ -71,8 +71,14 @@ type Session struct {
 	// outlives this process.
 	durable bool
 	saveMu  sync.Mutex   // serializes save and the Delete of end
-	base    SessionState // the state as this copy last read or wrote it; saveMu
-	saved   atomic.Int64 // unix nanoseconds of the last save
+	base    SessionState // the state as this copy last read or wrote it; saveMu and mu
+	// delta is what the client changed through this copy since base; mu.
+	delta stateDelta
+	// unsaved: the last save gave up on a state other copies kept
+	// changing; refreshWanted: another process changed the state while a
+	// save held saveMu.
+	unsaved, refreshWanted atomic.Bool
+	saved                  atomic.Int64 // unix nanoseconds of the last save
 
 	opened   time.Time
 	nextID   atomic.Int64
@@ -521,10 +527,12 @@ func (sess *Session) remember(msg *jsonrpc.Message) {
 		level, _ := params["level"].(string)
 		sess.mu.Lock()
 		sess.logLevel = mcp.LoggingLevel(level)
+		sess.delta.level = level
 		sess.mu.Unlock()
 	case mcp.MethodSubscribe, mcp.MethodUnsubscribe:
 		uri, _ := params["uri"].(string)
 		sess.mu.Lock()
+		sess.delta.subscribe(uri, msg.Method == mcp.MethodSubscribe)
 		if msg.Method == mcp.MethodUnsubscribe {
 			delete(sess.subscriptions, uri)
 		} else {
@@ -662,6 +670,7 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 	case mcp.MethodInitialized:
 		sess.mu.Lock()
 		sess.initialized = true
+		sess.delta.initialized = true
 		sess.mu.Unlock()
 		sess.save(ctx)
 	case mcp.MethodCancelled:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -160,11 +161,11 @@ const storeTimeout = 5 * time.Second
 // store that no longer keeps the session means it ended elsewhere (its
 // client deleted it through another process): it ends here too.
 //
-// The write is made from the state this copy last read or wrote (base):
-// when another copy changed the state since, the store refuses it
-// (ErrSessionChanged), and this copy's changes since base are made again
-// on the state the store keeps, which this copy then takes up too, a few
-// times at most.
+// The write is the state this copy last read or wrote (base) with what
+// the client changed through it since (delta). When another copy changed
+// the state meanwhile, a store that compares versions refuses it
+// (ErrSessionChanged): the delta is made again on the state the store
+// keeps, a few times at most, and this copy takes that state up.
 func (sess *Session) save(ctx context.Context) {
 	if !sess.durable {
 		return
@@ -176,35 +177,45 @@ func (sess *Session) save(ctx context.Context) {
 		sess.saveMu.Unlock()
 		return
 	}
-	mine := sess.stateLocked()
+	mine, delta := sess.stateLocked(), sess.delta
+	sess.delta = stateDelta{}
 	sess.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	st := merge(sess.base, mine, sess.base)
+	st := delta.onto(sess.base, mine)
 	err := sess.srv.sessionStore.Update(ctx, st)
-	for try := 0; errors.Is(err, ErrSessionChanged) && try < saveTries; try++ {
+	for try := 1; errors.Is(err, ErrSessionChanged) && try <= saveTries; try++ {
+		time.Sleep(rand.N(time.Duration(try) * saveBackoff)) // the copies that raced do not race again in step
 		var theirs SessionState
-		if theirs, err = sess.srv.sessionStore.Load(ctx, sess.id); err != nil {
-			break
-		}
-		st = merge(sess.base, mine, theirs)
-		if err = sess.srv.sessionStore.Update(ctx, st); err == nil {
-			sess.adopt(theirs) // what the other copies changed
+		if theirs, err = sess.srv.sessionStore.Load(ctx, sess.id); err == nil {
+			st = delta.onto(theirs, mine)
+			err = sess.srv.sessionStore.Update(ctx, st)
 		}
 	}
 	cancel()
+	sess.mu.Lock()
 	if err == nil {
 		st.Version++
 		sess.base = st
+		sess.takeLocked(st)
+	} else {
+		sess.delta = delta.then(sess.delta) // for the next save
+	}
+	sess.mu.Unlock()
+	sess.unsaved.Store(errors.Is(err, ErrSessionChanged)) // touch tries again at the next request
+	if err == nil {
 		sess.saved.Store(time.Now().UnixNano())
 	}
 	sess.saveMu.Unlock()
+	if sess.refreshWanted.Load() {
+		sess.refresh() // the relay told of a change while this save held saveMu
+	}
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		sess.srv.log.Debug("session ended elsewhere", "session", sess.id)
 		sess.endedElsewhere.Store(!sess.expiredUnseen())
 		sess.end(true) // everywhere: its state is gone
 	case errors.Is(err, ErrSessionChanged):
-		sess.srv.log.Warn("session state not saved: other copies change it faster", "session", sessionid.Digest(sess.id), "tries", saveTries+1)
+		sess.srv.log.Warn("session state not saved yet: other copies change it faster; the next request tries again", "session", sessionid.Digest(sess.id))
 	case err != nil:
 		sess.srv.log.Warn("session state not saved", "session", sessionid.Digest(sess.id), "err", err)
 	default:
@@ -213,103 +224,158 @@ func (sess *Session) save(ctx context.Context) {
 }
 
 // saveTries is how many times save makes its changes again on a state
-// that other copies changed meanwhile, before it gives up (and logs).
-const saveTries = 4
+// that other copies changed meanwhile, waiting up to saveBackoff more
+// before each, before it leaves them to the next request.
+const (
+	saveTries   = 4
+	saveBackoff = 5 * time.Millisecond
+)
 
-// merge is mine's changes since base made on theirs: subscriptions taken
-// or dropped here, a log level set here, initialized here or there. The
-// rest is theirs, but for what is this copy's own: the requests it waits
-// on (Pending: the last saver's), its numbering (the highest) and the
-// expiry it pushes on (the latest).
-func merge(base, mine, theirs SessionState) SessionState {
-	st := theirs
-	st.Initialized = mine.Initialized || theirs.Initialized
-	if mine.LogLevel != base.LogLevel {
-		st.LogLevel = mine.LogLevel
+// stateDelta is what the client changed in a session through this copy
+// since the copy last saved its state: what save makes again on the state
+// the store keeps when another copy changed that meanwhile. It records
+// the changes themselves, not a difference of states, so that a copy
+// that never saw a subscription can still drop it, or set a log level
+// back, without undoing what another copy did.
+type stateDelta struct {
+	level       string          // the log level set last ("": none)
+	initialized bool            // notifications/initialized came
+	subs        map[string]bool // per URI, the last subscribe (true) or unsubscribe
+	// overflow: subs was full; the copy's own subscriptions are written
+	// whole (the last saver's, as a store without versions keeps them).
+	overflow bool
+}
+
+// maxDeltaURIs bounds the URIs a delta holds while the store refuses
+// saves (overflow past it).
+const maxDeltaURIs = 2 * maxSubscriptions
+
+// subscribe records a subscribe (on) or an unsubscribe of uri.
+func (d *stateDelta) subscribe(uri string, on bool) {
+	if _, ok := d.subs[uri]; !ok && len(d.subs) >= maxDeltaURIs {
+		d.overflow = true
+		return
 	}
-	if base.Revision == "" && mine.Revision != "" { // negotiated here
+	if d.subs == nil {
+		d.subs = map[string]bool{}
+	}
+	d.subs[uri] = on
+}
+
+// then is d followed by the changes of later.
+func (d stateDelta) then(later stateDelta) stateDelta {
+	if later.level != "" {
+		d.level = later.level
+	}
+	d.initialized = d.initialized || later.initialized
+	d.overflow = d.overflow || later.overflow
+	for uri, on := range later.subs {
+		d.subscribe(uri, on)
+	}
+	return d
+}
+
+// onto is the state to write: st with d's changes made on it, and what is
+// this copy's own from mine, its snapshot: the revision it negotiated,
+// the requests it waits on (Pending: the last saver's), its numbering
+// (the highest) and the expiry it pushes on (the latest).
+func (d stateDelta) onto(st, mine SessionState) SessionState {
+	if d.overflow {
+		st.Subscriptions = mine.Subscriptions
+	}
+	d.apply(&st)
+	if st.Revision == "" && mine.Revision != "" { // negotiated here
 		st.Revision, st.ClientCapabilities, st.ClientInfo = mine.Revision, mine.ClientCapabilities, mine.ClientInfo
 	}
-	st.Subscriptions = changeSet(theirs.Subscriptions, base.Subscriptions, mine.Subscriptions)
 	st.Pending = mine.Pending
-	st.NextID = max(mine.NextID, theirs.NextID)
-	if mine.Expires.After(theirs.Expires) {
+	st.NextID = max(mine.NextID, st.NextID)
+	if mine.Expires.After(st.Expires) {
 		st.Expires = mine.Expires
 	}
 	return st
 }
 
-// changeSet is onto (sorted) with what now has and was had not taken,
-// and what was had and now has not dropped, sorted and at most
-// maxSubscriptions.
-func changeSet(onto, was, now []string) []string {
-	out := map[string]struct{}{}
-	for _, s := range onto {
-		out[s] = struct{}{}
+// apply makes d's changes on st.
+func (d stateDelta) apply(st *SessionState) {
+	if d.level != "" {
+		st.LogLevel = d.level
 	}
-	for _, s := range now {
-		if !slices.Contains(was, s) {
-			out[s] = struct{}{}
+	st.Initialized = st.Initialized || d.initialized
+	if len(d.subs) == 0 {
+		return
+	}
+	set := map[string]bool{}
+	for _, uri := range st.Subscriptions {
+		set[uri] = true
+	}
+	for uri, on := range d.subs {
+		if on {
+			set[uri] = true
+		} else {
+			delete(set, uri)
 		}
 	}
-	for _, s := range was {
-		if !slices.Contains(now, s) {
-			delete(out, s)
-		}
-	}
-	set := slices.Sorted(maps.Keys(out))
-	return set[:min(len(set), maxSubscriptions)]
+	subs := slices.Sorted(maps.Keys(set))
+	st.Subscriptions = subs[:min(len(subs), maxSubscriptions)]
 }
 
-// adopt takes what other copies changed in the kept state theirs since
-// this copy's base (initialized, the log level, subscriptions), leaving
-// what changed here since alone; saveMu is held.
-func (sess *Session) adopt(theirs SessionState) {
-	base := sess.base
-	sess.mu.Lock()
-	sess.initialized = sess.initialized || theirs.Initialized
-	if theirs.LogLevel != base.LogLevel {
-		sess.logLevel = mcp.LoggingLevel(theirs.LogLevel)
+// takeLocked makes the copy serve st, with the changes made here and not
+// saved yet on top (initialized, the log level, subscriptions); sess.mu
+// is held.
+func (sess *Session) takeLocked(st SessionState) {
+	sess.delta.apply(&st)
+	sess.initialized = sess.initialized || st.Initialized
+	sess.logLevel = mcp.LoggingLevel(st.LogLevel)
+	subs := make(map[string]struct{}, len(st.Subscriptions))
+	for _, uri := range st.Subscriptions {
+		subs[uri] = struct{}{}
 	}
-	for _, uri := range theirs.Subscriptions {
-		if _, had := sess.subscriptions[uri]; !had && !slices.Contains(base.Subscriptions, uri) && len(sess.subscriptions) < maxSubscriptions {
-			if sess.subscriptions == nil {
-				sess.subscriptions = map[string]struct{}{}
-			}
-			sess.subscriptions[uri] = struct{}{}
-		}
-	}
-	for _, uri := range base.Subscriptions {
-		if !slices.Contains(theirs.Subscriptions, uri) {
-			delete(sess.subscriptions, uri)
-		}
-	}
-	sess.mu.Unlock()
+	sess.subscriptions = subs
 }
 
 // refresh takes the state another process saved for the session: what
 // the client changed there (initialized, the log level, subscriptions),
 // so that this copy serves it alike. The requests this process waits on,
-// and its own numbering, stay as they are, and so do the changes made
-// here that are still being saved.
+// its own numbering, and the changes made here not saved yet stay as
+// they are.
 func (sess *Session) refresh() {
-	ctx, cancel := context.WithTimeout(sess.ctx, storeTimeout)
-	defer cancel()
-	sess.saveMu.Lock() // base and the copy change together
-	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
-	if err == nil {
-		sess.adopt(st)
-		sess.base = st
+	for sess.lockToRefresh() {
+		ctx, cancel := context.WithTimeout(sess.ctx, storeTimeout)
+		st, err := sess.srv.sessionStore.Load(ctx, sess.id)
+		cancel()
+		if err == nil {
+			sess.mu.Lock()
+			sess.base = st
+			sess.takeLocked(st)
+			sess.mu.Unlock()
+		}
+		sess.saveMu.Unlock()
+		switch {
+		case errors.Is(err, ErrSessionNotFound):
+			sess.endedElsewhere.Store(!sess.expiredUnseen())
+			sess.end(true) // it ended elsewhere: everywhere, its state is gone
+			return
+		case err != nil:
+			sess.srv.log.Warn("session state not refreshed", "session", sessionid.Digest(sess.id), "err", err)
+			return
+		}
+		if !sess.refreshWanted.Load() {
+			return // else another change was told of while this one loaded
+		}
 	}
-	sess.saveMu.Unlock()
-	switch {
-	case errors.Is(err, ErrSessionNotFound):
-		sess.endedElsewhere.Store(!sess.expiredUnseen())
-		sess.end(true) // it ended elsewhere: everywhere, its state is gone
-		return
-	case err != nil:
-		sess.srv.log.Warn("session state not refreshed", "session", sessionid.Digest(sess.id), "err", err)
+}
+
+// lockToRefresh takes saveMu for refresh, unless a save or a refresh
+// holds it: then that one refreshes once it is done (refreshWanted), so
+// that the relay's goroutine, which delivers every session's messages,
+// does not wait on one session's saves.
+func (sess *Session) lockToRefresh() bool {
+	sess.refreshWanted.Store(true)
+	if !sess.saveMu.TryLock() {
+		return false // the holder sees refreshWanted after it unlocks
 	}
+	sess.refreshWanted.Store(false)
+	return true
 }
 
 // touch notes that the session is in use; its stored Expires is pushed
@@ -322,7 +388,7 @@ func (sess *Session) touch() {
 	if every <= 0 {
 		every = resaveWithoutIdle // a store may still drop a state unsaved for long
 	}
-	if sess.durable && time.Duration(now-sess.saved.Load()) > every {
+	if sess.durable && (time.Duration(now-sess.saved.Load()) > every || sess.unsaved.Load()) {
 		sess.save(sess.ctx)
 	}
 }

@@ -106,3 +106,32 @@ func TestHeldToTheHandlersLimits(t *testing.T) {
 	}
 	<-done
 }
+
+// A Transport at a path Handler serves already, or twice, is a
+// programming error that would replace a route quietly: Handler panics.
+func TestTakenPathPanics(t *testing.T) {
+	srv := app.NewServer(app.New("ws", "1"))
+	t.Cleanup(srv.Close)
+	for _, opts := range [][]mcphttp.Option{
+		{mcphttp.WithTransport(at("/mcp"))},
+		{mcphttp.WithTransport(websocket.Transport()), mcphttp.WithTransport(websocket.Transport())},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Handler with a Transport at a taken path did not panic")
+				}
+			}()
+			mcphttp.Handler(srv, opts...)
+		}()
+	}
+}
+
+// at is WebSocket at another path.
+type at string
+
+func (p at) Path() string { return string(p) }
+
+func (at) Serve(srv *server.Server, l mcphttp.Limits) (http.Handler, func(context.Context) error) {
+	return websocket.Transport().Serve(srv, l)
+}

@@ -114,6 +114,14 @@ func TestSessions(t *testing.T) {
 	if got, _ := s.Load(ctx, "s1"); got.LogLevel != "error" || got.Version != 2 {
 		t.Errorf("after Update from version 1: %+v", got)
 	}
+	// A state that does not decode is none, to Update as to Load.
+	if err := s.Create(ctx, server.SessionState{ID: "garbled"}); err != nil {
+		t.Fatal(err)
+	}
+	rdb.Set(ctx, keyOf(t, rdb, "garbled"), "{not json", time.Minute)
+	if err := s.Update(ctx, server.SessionState{ID: "garbled"}); !errors.Is(err, server.ErrSessionNotFound) {
+		t.Errorf("Update of a state that does not decode = %v, want ErrSessionNotFound", err)
+	}
 	if err := s.Update(ctx, server.SessionState{ID: "nope"}); !errors.Is(err, server.ErrSessionNotFound) {
 		t.Errorf("Update of an unknown session = %v, want ErrSessionNotFound", err)
 	}

@@ -76,7 +76,9 @@ func roundRobin(t *testing.T, replicas ...*replica) *httptest.Server {
 // Behind a round-robin balancer every request of a session reaches
 // another replica than the one before, and each finds the session.
 func TestReplicasServeEachOthersSessions(t *testing.T) {
-	rdb, a, b, lb := roundRobinPair(t)
+	rdb, prefix := testRedis(t)
+	a, b := newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
+	lb := roundRobin(t, a, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sess := connectThrough(t, ctx, lb.URL)
@@ -719,7 +721,9 @@ func TestBusySessionOutlivesItsIdleTimeout(t *testing.T) {
 // replica's write is refused when the other wrote first, and made again
 // on the state Redis keeps.
 func TestSubscriptionsAtOnceThroughTwoReplicas(t *testing.T) {
-	rdb, _, _, lb := roundRobinPair(t)
+	rdb, prefix := testRedisPrefix(t)
+	a, b := newReplica(t, rdb, redisstore.WithPrefix(prefix)), newReplica(t, rdb, redisstore.WithPrefix(prefix))
+	lb := roundRobin(t, a, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	sess := connectThrough(t, ctx, lb.URL)
@@ -734,7 +738,7 @@ func TestSubscriptionsAtOnceThroughTwoReplicas(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	keys := rdb.Keys(ctx, "mcpstack-test:*session:*").Val()
+	keys := rdb.Keys(ctx, prefix+"session:*").Val()
 	if len(keys) != 1 {
 		t.Fatalf("session keys: %v", keys)
 	}
@@ -756,13 +760,4 @@ func connectThrough(t *testing.T, ctx context.Context, url string) *client.Sessi
 		t.Fatal(err)
 	}
 	return sess
-}
-
-// roundRobinPair starts two replicas on one Redis behind a round-robin
-// balancer.
-func roundRobinPair(t *testing.T) (rdb *redis.Client, a, b *replica, lb *httptest.Server) {
-	t.Helper()
-	rdb, prefix := testRedis(t)
-	a, b = newReplica(t, rdb, prefix), newReplica(t, rdb, prefix)
-	return rdb, a, b, roundRobin(t, a, b)
 }

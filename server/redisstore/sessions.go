@@ -132,13 +132,15 @@ func (s *sessions) Update(ctx context.Context, st server.SessionState) error {
 
 // updateScript sets KEYS[1] to ARGV[1], expiring at ARGV[3] (unix ms),
 // when the state it holds is at version ARGV[2] (no version: 0): 1; 0
-// when it holds none, -1 when it holds another version.
+// when it holds none, or one that does not decode (as Load has it), -1
+// when it holds another version.
 var updateScript = redis.NewScript(`
 local kept = redis.call('GET', KEYS[1])
 if not kept then return 0 end
 local ok, st = pcall(cjson.decode, kept)
+if not ok or type(st) ~= 'table' then return 0 end
 local version = 0
-if ok and type(st) == 'table' and type(st.version) == 'number' then version = st.version end
+if type(st.version) == 'number' then version = st.version end
 if version ~= tonumber(ARGV[2]) then return -1 end
 redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[3])
 return 1
