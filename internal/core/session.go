@@ -74,11 +74,13 @@ type Session struct {
 	base    SessionState // the state as this copy last read or wrote it; saveMu and mu
 	// delta is what the client changed through this copy since base; mu.
 	delta stateDelta
-	// unsaved: the last save gave up on a state other copies kept
-	// changing; refreshWanted: another process changed the state while a
-	// save held saveMu.
-	unsaved, refreshWanted atomic.Bool
-	saved                  atomic.Int64 // unix nanoseconds of the last save
+	// retryAt: the last save failed, and the next request tries again
+	// from then on (unix nanoseconds; 0: none).
+	retryAt atomic.Int64
+	// refreshing: a goroutine loads the state another process announced;
+	// refreshAgain: another announcement came meanwhile.
+	refreshing, refreshAgain atomic.Bool
+	saved                    atomic.Int64 // unix nanoseconds of the last save
 
 	opened   time.Time
 	nextID   atomic.Int64
@@ -527,12 +529,16 @@ func (sess *Session) remember(msg *jsonrpc.Message) {
 		level, _ := params["level"].(string)
 		sess.mu.Lock()
 		sess.logLevel = mcp.LoggingLevel(level)
-		sess.delta.level = level
+		if sess.durable {
+			sess.delta.level = level
+		}
 		sess.mu.Unlock()
 	case mcp.MethodSubscribe, mcp.MethodUnsubscribe:
 		uri, _ := params["uri"].(string)
 		sess.mu.Lock()
-		sess.delta.subscribe(uri, msg.Method == mcp.MethodSubscribe)
+		if sess.durable {
+			sess.delta.subscribe(uri, msg.Method == mcp.MethodSubscribe)
+		}
 		if msg.Method == mcp.MethodUnsubscribe {
 			delete(sess.subscriptions, uri)
 		} else {
@@ -620,7 +626,7 @@ func (sess *Session) initialize(ctx context.Context, msg *jsonrpc.Message) []byt
 	sess.capsJSON, sess.infoJSON = capsJSON, infoJSON
 	sess.mu.Unlock()
 	sess.save(ctx)
-	srv.log.Debug("session initialized", "session", sess.id, "revision", spec.Revision, "requested", requested)
+	srv.log.Debug("session initialized", "session", sessionid.Digest(sess.id), "revision", spec.Revision, "requested", requested)
 	return srv.encodeResult(spec, m, msg.ID, res)
 }
 
@@ -670,7 +676,7 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 	case mcp.MethodInitialized:
 		sess.mu.Lock()
 		sess.initialized = true
-		sess.delta.initialized = true
+		sess.delta.initialized = sess.durable
 		sess.mu.Unlock()
 		sess.save(ctx)
 	case mcp.MethodCancelled:

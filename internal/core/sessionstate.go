@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/sessionid"
@@ -183,6 +184,7 @@ func (sess *Session) save(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	st := delta.onto(sess.base, mine)
 	err := sess.srv.sessionStore.Update(ctx, st)
+	conflicted := errors.Is(err, ErrSessionChanged)
 	for try := 1; errors.Is(err, ErrSessionChanged) && try <= saveTries; try++ {
 		time.Sleep(rand.N(time.Duration(try) * saveBackoff)) // the copies that raced do not race again in step
 		var theirs SessionState
@@ -193,25 +195,28 @@ func (sess *Session) save(ctx context.Context) {
 	}
 	cancel()
 	sess.mu.Lock()
-	if err == nil {
+	switch {
+	case err == nil:
 		st.Version++
 		sess.base = st
-		sess.takeLocked(st)
-	} else {
+		if conflicted { // else the copy serves st already
+			sess.takeLocked(st)
+		}
+	case !errors.Is(err, ErrSessionNotFound):
 		sess.delta = delta.then(sess.delta) // for the next save
 	}
 	sess.mu.Unlock()
-	sess.unsaved.Store(errors.Is(err, ErrSessionChanged)) // touch tries again at the next request
-	if err == nil {
+	switch {
+	case err == nil:
 		sess.saved.Store(time.Now().UnixNano())
+		sess.retryAt.Store(0)
+	case !errors.Is(err, ErrSessionNotFound):
+		sess.retryAt.Store(time.Now().Add(saveRetry).UnixNano()) // touch tries again then
 	}
 	sess.saveMu.Unlock()
-	if sess.refreshWanted.Load() {
-		sess.refresh() // the relay told of a change while this save held saveMu
-	}
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
-		sess.srv.log.Debug("session ended elsewhere", "session", sess.id)
+		sess.srv.log.Debug("session ended elsewhere", "session", sessionid.Digest(sess.id))
 		sess.endedElsewhere.Store(!sess.expiredUnseen())
 		sess.end(true) // everywhere: its state is gone
 	case errors.Is(err, ErrSessionChanged):
@@ -225,10 +230,12 @@ func (sess *Session) save(ctx context.Context) {
 
 // saveTries is how many times save makes its changes again on a state
 // that other copies changed meanwhile, waiting up to saveBackoff more
-// before each, before it leaves them to the next request.
+// before each, before it leaves them to a request saveRetry later (as it
+// does after any other failure).
 const (
 	saveTries   = 4
 	saveBackoff = 5 * time.Millisecond
+	saveRetry   = time.Second
 )
 
 // stateDelta is what the client changed in a session through this copy
@@ -241,20 +248,27 @@ type stateDelta struct {
 	level       string          // the log level set last ("": none)
 	initialized bool            // notifications/initialized came
 	subs        map[string]bool // per URI, the last subscribe (true) or unsubscribe
+	bytes       int             // of the URIs in subs
 	// overflow: subs was full; the copy's own subscriptions are written
 	// whole (the last saver's, as a store without versions keeps them).
 	overflow bool
 }
 
-// maxDeltaURIs bounds the URIs a delta holds while the store refuses
-// saves (overflow past it).
-const maxDeltaURIs = 2 * maxSubscriptions
+// maxDeltaURIs and maxDeltaBytes bound the URIs a delta holds while the
+// store refuses saves (overflow past them).
+const (
+	maxDeltaURIs  = 2 * maxSubscriptions
+	maxDeltaBytes = 1 << 20
+)
 
 // subscribe records a subscribe (on) or an unsubscribe of uri.
 func (d *stateDelta) subscribe(uri string, on bool) {
-	if _, ok := d.subs[uri]; !ok && len(d.subs) >= maxDeltaURIs {
-		d.overflow = true
-		return
+	if _, ok := d.subs[uri]; !ok {
+		if len(d.subs) >= maxDeltaURIs || d.bytes+len(uri) > maxDeltaBytes {
+			d.overflow = true
+			return
+		}
+		d.bytes += len(uri)
 	}
 	if d.subs == nil {
 		d.subs = map[string]bool{}
@@ -326,6 +340,9 @@ func (sess *Session) takeLocked(st SessionState) {
 	sess.delta.apply(&st)
 	sess.initialized = sess.initialized || st.Initialized
 	sess.logLevel = mcp.LoggingLevel(st.LogLevel)
+	if sess.delta.overflow {
+		return // the copy's own subscriptions are the ones to write whole
+	}
 	subs := make(map[string]struct{}, len(st.Subscriptions))
 	for _, uri := range st.Subscriptions {
 		subs[uri] = struct{}{}
@@ -337,45 +354,64 @@ func (sess *Session) takeLocked(st SessionState) {
 // the client changed there (initialized, the log level, subscriptions),
 // so that this copy serves it alike. The requests this process waits on,
 // its own numbering, and the changes made here not saved yet stay as
-// they are.
+// they are. The state is loaded off the caller's goroutine (the relay's
+// one goroutine delivers every session's messages), by one goroutine at
+// a time, which loads again when told of another change meanwhile.
 func (sess *Session) refresh() {
-	for sess.lockToRefresh() {
-		ctx, cancel := context.WithTimeout(sess.ctx, storeTimeout)
-		st, err := sess.srv.sessionStore.Load(ctx, sess.id)
-		cancel()
-		if err == nil {
-			sess.mu.Lock()
-			sess.base = st
-			sess.takeLocked(st)
-			sess.mu.Unlock()
-		}
-		sess.saveMu.Unlock()
-		switch {
-		case errors.Is(err, ErrSessionNotFound):
-			sess.endedElsewhere.Store(!sess.expiredUnseen())
-			sess.end(true) // it ended elsewhere: everywhere, its state is gone
-			return
-		case err != nil:
-			sess.srv.log.Warn("session state not refreshed", "session", sessionid.Digest(sess.id), "err", err)
-			return
-		}
-		if !sess.refreshWanted.Load() {
-			return // else another change was told of while this one loaded
-		}
+	sess.refreshAgain.Store(true) // before the CAS: a goroutine that ends now sees it
+	if !sess.refreshing.CompareAndSwap(false, true) {
+		return
 	}
+	sess.srv.spawn(&sess.refreshing, func() {
+		for {
+			sess.refreshAgain.Store(false)
+			sess.reload()
+			sess.refreshing.Store(false)
+			if !sess.refreshAgain.Load() || !sess.refreshing.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	})
 }
 
-// lockToRefresh takes saveMu for refresh, unless a save or a refresh
-// holds it: then that one refreshes once it is done (refreshWanted), so
-// that the relay's goroutine, which delivers every session's messages,
-// does not wait on one session's saves.
-func (sess *Session) lockToRefresh() bool {
-	sess.refreshWanted.Store(true)
-	if !sess.saveMu.TryLock() {
-		return false // the holder sees refreshWanted after it unlocks
+// spawn runs f on a goroutine that Close waits for, unless the server is
+// closed: then it runs nothing and lets go of claim, the flag its caller
+// set so that one such goroutine runs at a time.
+func (s *Server) spawn(claim *atomic.Bool, f func()) {
+	s.mu.Lock() // Add only before Close's Wait
+	if s.closed {
+		s.mu.Unlock()
+		claim.Store(false)
+		return
 	}
-	sess.refreshWanted.Store(false)
-	return true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// reload is one load of refresh's, after any save under way.
+func (sess *Session) reload() {
+	ctx, cancel := context.WithTimeout(sess.ctx, storeTimeout)
+	defer cancel()
+	sess.saveMu.Lock()
+	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
+	if err == nil {
+		sess.mu.Lock()
+		sess.base = st
+		sess.takeLocked(st)
+		sess.mu.Unlock()
+	}
+	sess.saveMu.Unlock()
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sess.endedElsewhere.Store(!sess.expiredUnseen())
+		sess.end(true) // it ended elsewhere: everywhere, its state is gone
+	case err != nil:
+		sess.srv.log.Warn("session state not refreshed", "session", sessionid.Digest(sess.id), "err", err)
+	}
 }
 
 // touch notes that the session is in use; its stored Expires is pushed
@@ -388,7 +424,7 @@ func (sess *Session) touch() {
 	if every <= 0 {
 		every = resaveWithoutIdle // a store may still drop a state unsaved for long
 	}
-	if sess.durable && (time.Duration(now-sess.saved.Load()) > every || sess.unsaved.Load()) {
+	if retry := sess.retryAt.Load(); sess.durable && (time.Duration(now-sess.saved.Load()) > every || retry != 0 && now >= retry) {
 		sess.save(sess.ctx)
 	}
 }
@@ -406,23 +442,13 @@ func (sess *Session) expiredUnseen() bool {
 // session: the idle sweep must not wait on the store for each busy
 // session in turn (5 s each while it is down). Close waits for it.
 func (sess *Session) touchLater() {
-	s := sess.srv
 	if !sess.touching.CompareAndSwap(false, true) {
 		return
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		sess.touching.Store(false)
-		return
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
+	sess.srv.spawn(&sess.touching, func() {
 		defer sess.touching.Store(false)
 		sess.touch()
-	}()
+	})
 }
 
 // resaveWithoutIdle is how often a session in use is saved without an

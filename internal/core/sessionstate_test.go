@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +108,41 @@ func TestStoreWarningsNameNoSessionID(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), id) || !strings.Contains(logs.String(), sessionid.Digest(id)) {
 		t.Errorf("the warning names the id, or not its digest: %s", logs.String())
+	}
+}
+
+// What a copy writes is the state kept with the client's changes through
+// the copy made on it, in their order, a save that failed first: an
+// unsubscribe of a URI the copy never held drops it, a level set here
+// wins, and past the delta's bound the copy's own subscriptions are
+// written whole.
+func TestStateWritten(t *testing.T) {
+	kept := core.SessionState{ID: "s", LogLevel: "warning", Subscriptions: []string{"a", "b"}, NextID: 7, Version: 3}
+	mine := core.SessionState{ID: "s", Revision: "2025-11-25", Subscriptions: []string{"c"}, NextID: 4, Pending: nil}
+	many := make([]core.DeltaOp, 0, 3000)
+	for i := range 3000 {
+		many = append(many, core.DeltaOp{Drop: fmt.Sprintf("u%d", i)})
+	}
+	tests := []struct {
+		name          string
+		failed, later []core.DeltaOp
+		subs          []string
+		level         string
+	}{
+		{"nothing", nil, nil, []string{"a", "b"}, "warning"},
+		{"subscribe", nil, []core.DeltaOp{{Subscribe: "c"}}, []string{"a", "b", "c"}, "warning"},
+		{"drop one never held", nil, []core.DeltaOp{{Drop: "a"}}, []string{"b"}, "warning"},
+		{"level", []core.DeltaOp{{Level: "debug"}}, nil, []string{"a", "b"}, "debug"},
+		{"later wins", []core.DeltaOp{{Subscribe: "c"}, {Level: "debug"}}, []core.DeltaOp{{Drop: "c"}, {Level: "error"}}, []string{"a", "b"}, "error"},
+		{"past the bound: mine whole", many, []core.DeltaOp{{Subscribe: "c"}}, []string{"c"}, "warning"},
+	}
+	for _, tt := range tests {
+		st := core.StateWritten(kept, mine, tt.failed, tt.later)
+		if !slices.Equal(st.Subscriptions, tt.subs) || st.LogLevel != tt.level {
+			t.Errorf("%s: subscriptions %q, level %q; want %q, %q", tt.name, st.Subscriptions, st.LogLevel, tt.subs, tt.level)
+		}
+		if st.Version != 3 || st.NextID != 7 || st.Revision != "2025-11-25" {
+			t.Errorf("%s: version %d, next id %d, revision %q; want the kept version and id, the revision negotiated here", tt.name, st.Version, st.NextID, st.Revision)
+		}
 	}
 }

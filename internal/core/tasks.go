@@ -194,16 +194,7 @@ func (s *Server) retrySave(t *task) {
 	if t.ttl > 0 {
 		deadline = t.created.Add(t.ttl) // the store drops the record then anyway
 	}
-	s.mu.Lock() // Add only before Close's Wait: a closed server retries nothing
-	if s.closed {
-		s.mu.Unlock()
-		t.retrying.Store(false)
-		return
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
+	s.spawn(&t.retrying, func() { // a closed server retries nothing
 		for wait := retryFirst; time.Now().Before(deadline); wait = min(2*wait, retryMost) {
 			last := false
 			select {
@@ -222,7 +213,7 @@ func (s *Server) retrySave(t *task) {
 		t.retrying.Store(false)
 		t.saveMu.Unlock()
 		s.log.Error("task store: gave up saving the task", "task", t.id)
-	}()
+	})
 }
 
 // saveAgain is one try of retrySave; it reports whether the store took

@@ -127,7 +127,11 @@ func (s *sessions) Update(ctx context.Context, st server.SessionState) error {
 	case set < 0:
 		return server.ErrSessionChanged
 	}
-	return s.count(ctx, st.Client, st.ID, at)
+	// The state is written: an error of the count is not the update's (the
+	// server would make the write again, on a newer state), and the next
+	// save counts the session again.
+	_ = s.count(ctx, st.Client, st.ID, at)
+	return nil
 }
 
 // updateScript sets KEYS[1] to ARGV[1], expiring at ARGV[3] (unix ms),
