@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -319,4 +320,41 @@ func twoCopies(t *testing.T, ctx context.Context) copies {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// downStore is a mapStore whose updates fail while it is down.
+type downStore struct {
+	*mapStore
+	down    atomic.Bool
+	refused atomic.Int64
+}
+
+func (d *downStore) Update(ctx context.Context, s server.SessionState) error {
+	if d.down.Load() {
+		d.refused.Add(1)
+		return errors.New("store down")
+	}
+	return d.mapStore.Update(ctx, s)
+}
+
+// After a failed save, one request in a second tries again, not every
+// request: each would wait on the store, 5 s when it hangs.
+func TestStoreDownIsTriedOnceASecond(t *testing.T) {
+	store := &downStore{mapStore: &mapStore{states: map[string]server.SessionState{}}}
+	r := newReplica(t, store, server.WithLimits(server.Limits{SessionIdle: 200 * time.Millisecond})) // saved every 50ms in use
+	l := newLB(t, r)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess := connect(t, ctx, l.URL)
+	store.down.Store(true)
+	pings := 0
+	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if _, err := sess.Ping(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		pings++
+	}
+	if n := store.refused.Load(); n < 1 || n > 2 {
+		t.Errorf("%d saves tried in 600ms of %d pings with the store down, want 1 (or 2)", n, pings)
+	}
 }

@@ -343,8 +343,11 @@ func (sess *Session) takeLocked(st SessionState) {
 	if sess.delta.overflow {
 		return // the copy's own subscriptions are the ones to write whole
 	}
-	subs := make(map[string]struct{}, len(st.Subscriptions))
-	for _, uri := range st.Subscriptions {
+	// Within the places roomFor holds for subscribes being decided, so that
+	// the copy never holds more than maxSubscriptions.
+	room := max(0, maxSubscriptions-sess.subscribing)
+	subs := make(map[string]struct{}, min(len(st.Subscriptions), room))
+	for _, uri := range st.Subscriptions[:min(len(st.Subscriptions), room)] {
 		subs[uri] = struct{}{}
 	}
 	sess.subscriptions = subs
@@ -394,10 +397,17 @@ func (s *Server) spawn(claim *atomic.Bool, f func()) {
 
 // reload is one load of refresh's, after any save under way.
 func (sess *Session) reload() {
-	ctx, cancel := context.WithTimeout(sess.ctx, storeTimeout)
-	defer cancel()
 	sess.saveMu.Lock()
+	sess.mu.Lock()
+	closed := sess.closed
+	sess.mu.Unlock()
+	if closed { // ended here meanwhile: nothing to take, and no end to report
+		sess.saveMu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithTimeout(sess.ctx, storeTimeout) // from now: not the wait for a save
 	st, err := sess.srv.sessionStore.Load(ctx, sess.id)
+	cancel()
 	if err == nil {
 		sess.mu.Lock()
 		sess.base = st
@@ -410,7 +420,8 @@ func (sess *Session) reload() {
 		sess.endedElsewhere.Store(!sess.expiredUnseen())
 		sess.end(true) // it ended elsewhere: everywhere, its state is gone
 	case err != nil:
-		sess.srv.log.Warn("session state not refreshed", "session", sessionid.Digest(sess.id), "err", err)
+		sess.srv.log.Warn("session state not refreshed; trying again", "session", sessionid.Digest(sess.id), "err", err)
+		time.AfterFunc(saveRetry, sess.refresh) // refresh spawns nothing once the server is closed
 	}
 }
 
@@ -424,9 +435,19 @@ func (sess *Session) touch() {
 	if every <= 0 {
 		every = resaveWithoutIdle // a store may still drop a state unsaved for long
 	}
-	if retry := sess.retryAt.Load(); sess.durable && (time.Duration(now-sess.saved.Load()) > every || retry != 0 && now >= retry) {
-		sess.save(sess.ctx)
+	if !sess.durable {
+		return
 	}
+	if retry := sess.retryAt.Load(); retry != 0 {
+		// After a failed save, one request in a second tries again: not
+		// every request waits on a store that is down.
+		if now < retry || !sess.retryAt.CompareAndSwap(retry, now+int64(saveRetry)) {
+			return
+		}
+	} else if time.Duration(now-sess.saved.Load()) <= every {
+		return
+	}
+	sess.save(sess.ctx)
 }
 
 // expiredUnseen reports whether the state this copy last saved has

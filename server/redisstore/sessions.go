@@ -45,7 +45,11 @@ func (s *sessions) Create(ctx context.Context, st server.SessionState) error {
 	case err != nil:
 		return fmt.Errorf("redisstore: create session: %w", err)
 	}
-	return s.count(ctx, st.Client, st.ID, at)
+	// The state is written: as in Update, the count's error is not the
+	// write's (the server would refuse a session whose state stays, until
+	// it expires); the next save counts the session again.
+	_ = s.count(ctx, st.Client, st.ID, at)
+	return nil
 }
 
 // count keeps session id among client's, until at: a sorted set per
