@@ -358,3 +358,29 @@ func TestStoreDownIsTriedOnceASecond(t *testing.T) {
 		t.Errorf("%d saves tried in 600ms of %d pings with the store down, want 1 (or 2)", n, pings)
 	}
 }
+
+// A change whose save failed is saved once more when the server closes
+// (a rolling deploy), not lost with the process: the replica that takes
+// the session over serves it from the store.
+func TestUnsavedChangeIsSavedAtClose(t *testing.T) {
+	store := &downStore{mapStore: &mapStore{states: map[string]server.SessionState{}}}
+	r := newReplica(t, store)
+	l := newLB(t, r)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess := connect(t, ctx, l.URL)
+	id, _, _ := store.only()
+	store.down.Store(true)
+	const uri = "test://static-text"
+	if _, err := sess.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := store.get(id); len(st.Subscriptions) != 0 {
+		t.Fatalf("the store was down, and kept %q", st.Subscriptions)
+	}
+	store.down.Store(false)
+	r.stop()
+	if st, ok := store.get(id); !ok || !slices.Equal(st.Subscriptions, []string{uri}) {
+		t.Errorf("after Close, the store keeps %v, %q; want the subscription", ok, st.Subscriptions)
+	}
+}

@@ -572,7 +572,14 @@ func (s *Server) Close() {
 		all = append(all, sess)
 	}
 	s.mu.Unlock()
+	flushUntil := time.Now().Add(storeTimeout)
 	for _, sess := range all {
+		// A change whose save failed is saved once more, while the store
+		// answers within the budget: the processes that take the session
+		// over serve it from the store.
+		if sess.retryAt.Load() != 0 && time.Now().Before(flushUntil) {
+			sess.save(context.Background())
+		}
 		sess.end(false) // the states stay in the store, for the processes that share it
 	}
 	if s.stopRelay != nil {

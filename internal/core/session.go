@@ -77,10 +77,10 @@ type Session struct {
 	// retryAt: the last save failed, and the next request tries again
 	// from then on (unix nanoseconds; 0: none).
 	retryAt atomic.Int64
-	// refreshing: a goroutine loads the state another process announced;
-	// refreshAgain: another announcement came meanwhile.
-	refreshing, refreshAgain atomic.Bool
-	saved                    atomic.Int64 // unix nanoseconds of the last save
+	// refreshes load the state another process announced, saves save it
+	// off the relay's goroutine: one goroutine at a time each.
+	refreshes, saves coalesced
+	saved            atomic.Int64 // unix nanoseconds of the last save
 
 	opened   time.Time
 	nextID   atomic.Int64
@@ -709,7 +709,7 @@ func (sess *Session) deliverHere(msg *jsonrpc.Message) bool {
 		sess.srv.log.Debug("response to no request of this process", "id", msg.ID.String())
 		return false
 	}
-	sess.save(sess.ctx)
+	sess.saves.run(sess.srv, func() { sess.save(sess.ctx) }) // not on the relay's goroutine
 	pc.reply <- msg
 	return true
 }

@@ -360,17 +360,24 @@ func (sess *Session) takeLocked(st SessionState) {
 // they are. The state is loaded off the caller's goroutine (the relay's
 // one goroutine delivers every session's messages), by one goroutine at
 // a time, which loads again when told of another change meanwhile.
-func (sess *Session) refresh() {
-	sess.refreshAgain.Store(true) // before the CAS: a goroutine that ends now sees it
-	if !sess.refreshing.CompareAndSwap(false, true) {
+func (sess *Session) refresh() { sess.refreshes.run(sess.srv, sess.reload) }
+
+// coalesced runs a function on a goroutine of its own, one at a time,
+// and once more when asked again while it runs: what each run does
+// (load or save a session's state) covers every ask before it began.
+type coalesced struct{ running, again atomic.Bool }
+
+func (c *coalesced) run(s *Server, f func()) {
+	c.again.Store(true) // before the CAS: a goroutine that ends now sees it
+	if !c.running.CompareAndSwap(false, true) {
 		return
 	}
-	sess.srv.spawn(&sess.refreshing, func() {
+	s.spawn(&c.running, func() {
 		for {
-			sess.refreshAgain.Store(false)
-			sess.reload()
-			sess.refreshing.Store(false)
-			if !sess.refreshAgain.Load() || !sess.refreshing.CompareAndSwap(false, true) {
+			c.again.Store(false)
+			f()
+			c.running.Store(false)
+			if !c.again.Load() || !c.running.CompareAndSwap(false, true) {
 				return
 			}
 		}
