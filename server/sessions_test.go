@@ -341,11 +341,9 @@ func (d *downStore) Update(ctx context.Context, s server.SessionState) error {
 // request: each would wait on the store, 5 s when it hangs.
 func TestStoreDownIsTriedOnceASecond(t *testing.T) {
 	store := &downStore{mapStore: &mapStore{states: map[string]server.SessionState{}}}
-	r := newReplica(t, store, server.WithLimits(server.Limits{SessionIdle: 200 * time.Millisecond})) // saved every 50ms in use
-	l := newLB(t, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sess := connect(t, ctx, l.URL)
+	_, sess := servedBy(t, ctx, store, server.WithLimits(server.Limits{SessionIdle: 200 * time.Millisecond})) // saved every 50ms in use
 	store.down.Store(true)
 	pings := 0
 	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
@@ -364,11 +362,9 @@ func TestStoreDownIsTriedOnceASecond(t *testing.T) {
 // the session over serves it from the store.
 func TestUnsavedChangeIsSavedAtClose(t *testing.T) {
 	store := &downStore{mapStore: &mapStore{states: map[string]server.SessionState{}}}
-	r := newReplica(t, store)
-	l := newLB(t, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sess := connect(t, ctx, l.URL)
+	r, sess := servedBy(t, ctx, store)
 	id, _, _ := store.only()
 	store.down.Store(true)
 	const uri = "test://static-text"
@@ -383,4 +379,11 @@ func TestUnsavedChangeIsSavedAtClose(t *testing.T) {
 	if st, ok := store.get(id); !ok || !slices.Equal(st.Subscriptions, []string{uri}) {
 		t.Errorf("after Close, the store keeps %v, %q; want the subscription", ok, st.Subscriptions)
 	}
+}
+
+// servedBy opens a session at one replica on store, behind a balancer.
+func servedBy(t *testing.T, ctx context.Context, store server.SessionStore, opts ...server.Option) (*replica, *client.Session) {
+	t.Helper()
+	r := newReplica(t, store, opts...)
+	return r, connect(t, ctx, newLB(t, r).URL)
 }
