@@ -337,6 +337,11 @@ func (d stateDelta) apply(st *SessionState) {
 // saved yet on top (initialized, the log level, subscriptions); sess.mu
 // is held.
 func (sess *Session) takeLocked(st SessionState) {
+	if sess.spec == nil { // restored before the process that negotiated saved it
+		if err := sess.negotiatedLocked(st); err != nil {
+			sess.srv.log.Warn("session state: negotiation not taken", "session", sessionid.Digest(sess.id), "err", err)
+		}
+	}
 	sess.delta.apply(&st)
 	sess.initialized = sess.initialized || st.Initialized
 	sess.logLevel = mcp.LoggingLevel(st.LogLevel)
@@ -514,22 +519,8 @@ func (s *Server) restore(st SessionState) (*Session, error) {
 	sess.opened = st.Opened
 	sess.nextID.Store(st.NextID)
 	sess.base = st
-	if st.Revision != "" {
-		if sess.spec = s.sessionSpec(st.Revision); sess.spec == nil {
-			return nil, errors.New("server: session " + st.ID + " negotiated " + st.Revision + ", which this server does not serve")
-		}
-		caps, info := new(mcp.ClientCapabilities), new(mcp.Implementation)
-		if len(st.ClientCapabilities) > 0 {
-			if err := caps.UnmarshalJSON(st.ClientCapabilities); err != nil {
-				return nil, err
-			}
-		}
-		if len(st.ClientInfo) > 0 {
-			if err := info.UnmarshalJSON(st.ClientInfo); err != nil {
-				return nil, err
-			}
-		}
-		sess.clientCaps, sess.clientInfo, sess.capsJSON, sess.infoJSON = caps, info, st.ClientCapabilities, st.ClientInfo
+	if err := sess.negotiatedLocked(st); err != nil {
+		return nil, err
 	}
 	for _, uri := range st.Subscriptions[:min(len(st.Subscriptions), maxSubscriptions)] {
 		if sess.subscriptions == nil {
@@ -538,4 +529,30 @@ func (s *Server) restore(st SessionState) (*Session, error) {
 		sess.subscriptions[uri] = struct{}{}
 	}
 	return sess, nil
+}
+
+// negotiatedLocked takes the revision, capabilities and client info st
+// holds, when it holds them (the session was initialized); sess.mu is
+// held, or the session not yet shared.
+func (sess *Session) negotiatedLocked(st SessionState) error {
+	if st.Revision == "" {
+		return nil
+	}
+	spec := sess.srv.sessionSpec(st.Revision)
+	if spec == nil {
+		return errors.New("server: session " + st.ID + " negotiated " + st.Revision + ", which this server does not serve")
+	}
+	caps, info := new(mcp.ClientCapabilities), new(mcp.Implementation)
+	if len(st.ClientCapabilities) > 0 {
+		if err := caps.UnmarshalJSON(st.ClientCapabilities); err != nil {
+			return err
+		}
+	}
+	if len(st.ClientInfo) > 0 {
+		if err := info.UnmarshalJSON(st.ClientInfo); err != nil {
+			return err
+		}
+	}
+	sess.spec, sess.clientCaps, sess.clientInfo, sess.capsJSON, sess.infoJSON = spec, caps, info, st.ClientCapabilities, st.ClientInfo
+	return nil
 }

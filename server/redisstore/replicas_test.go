@@ -769,3 +769,70 @@ func connectThrough(t *testing.T, ctx context.Context, url string) *client.Sessi
 	}
 	return sess
 }
+
+// sharedStore is what redisstore.NewSessions is: a session store that
+// relays and counts a client's sessions.
+type sharedStore interface {
+	server.SessionStore
+	Publish(ctx context.Context, session string, msg []byte) error
+	Subscribe(deliver func(session string, msg []byte)) (stop func())
+	ClientSessions(ctx context.Context, client string) (int, error)
+}
+
+// failingUpdates is a sharedStore whose updates fail while down.
+type failingUpdates struct {
+	sharedStore
+	down atomic.Bool
+}
+
+func (f *failingUpdates) Update(ctx context.Context, st server.SessionState) error {
+	if f.down.Load() {
+		return errors.New("store down")
+	}
+	return f.sharedStore.Update(ctx, st)
+}
+
+// A replica that restored a session before the replica that negotiated
+// it could save the revision (the store failed then) takes the revision
+// up once it is saved and announced, instead of refusing the session's
+// requests as not initialized until its copy idles out.
+func TestCopyRestoredBeforeTheRevisionTakesItUp(t *testing.T) {
+	rdb, prefix := testRedis(t)
+	store := &failingUpdates{sharedStore: redisstore.NewSessions(rdb, prefix).(sharedStore)}
+	srvA := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithSessionStore(store))
+	hA, shutdownA := mcphttp.Handler(srvA, mcphttp.WithRateLimit(0, 0), mcphttp.WithByteRateLimit(0, 0))
+	t.Cleanup(func() { shutdownA(context.Background()); srvA.Close() })
+	a := httptest.NewServer(hA)
+	t.Cleanup(a.Close)
+	b := httptest.NewServer(newReplica(t, rdb, prefix).h)
+	t.Cleanup(b.Close)
+
+	store.down.Store(true) // the revision's save fails; the session's creation does not
+	id := initialize(t, a.URL)
+	initialized(t, a.URL, id)
+	store.down.Store(false)
+	listed := func() bool { // tools/list at b
+		req, _ := http.NewRequest(http.MethodPost, b.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusOK && bytes.Contains(body, []byte(`"tools"`))
+	}
+	if listed() {
+		t.Fatal("b served a session whose revision no store held")
+	}
+	time.Sleep(1100 * time.Millisecond) // a's failed save is tried again a second later, at a request
+	post(t, a.URL, id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`).Body.Close()
+	for deadline := time.Now().Add(5 * time.Second); !listed(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("b still refuses the session once a saved its revision")
+		}
+	}
+}
