@@ -572,14 +572,20 @@ func (s *Server) Close() {
 		all = append(all, sess)
 	}
 	s.mu.Unlock()
-	flushUntil := time.Now().Add(storeTimeout)
+	// A change not saved yet (its save failed, or has not begun) is saved
+	// once more, all sessions at once, for storeTimeout at most: the
+	// processes that take the sessions over serve them from the store.
+	var flushes sync.WaitGroup
 	for _, sess := range all {
-		// A change whose save failed is saved once more, while the store
-		// answers within the budget: the processes that take the session
-		// over serve it from the store.
-		if sess.retryAt.Load() != 0 && time.Now().Before(flushUntil) {
-			sess.save(context.Background())
-		}
+		flushes.Go(sess.flush)
+	}
+	flushed := make(chan struct{})
+	go func() { flushes.Wait(); close(flushed) }()
+	select {
+	case <-flushed:
+	case <-time.After(storeTimeout): // a store that hangs: each save ends in its own time
+	}
+	for _, sess := range all {
 		sess.end(false) // the states stay in the store, for the processes that share it
 	}
 	if s.stopRelay != nil {

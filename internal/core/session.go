@@ -709,7 +709,9 @@ func (sess *Session) deliverHere(msg *jsonrpc.Message) bool {
 		sess.srv.log.Debug("response to no request of this process", "id", msg.ID.String())
 		return false
 	}
-	sess.saves.run(sess.srv, func() { sess.save(sess.ctx) }) // not on the relay's goroutine
+	if retry := sess.retryAt.Load(); retry == 0 || time.Now().UnixNano() >= retry { // else a request saves it a second after a failure
+		sess.saves.run(sess.srv, func() { sess.save(sess.ctx) }) // not on the relay's goroutine
+	}
 	pc.reply <- msg
 	return true
 }

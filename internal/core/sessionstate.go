@@ -228,6 +228,23 @@ func (sess *Session) save(ctx context.Context) {
 	}
 }
 
+// flush saves the session's state when a change made here is not saved:
+// its save failed, or has not begun. It waits for a save under way first,
+// which may fail and leave its change to this one.
+func (sess *Session) flush() {
+	if !sess.durable {
+		return
+	}
+	sess.saveMu.Lock()
+	sess.mu.Lock()
+	unsaved := !sess.delta.empty() || sess.retryAt.Load() != 0
+	sess.mu.Unlock()
+	sess.saveMu.Unlock()
+	if unsaved {
+		sess.save(context.Background())
+	}
+}
+
 // saveTries is how many times save makes its changes again on a state
 // that other copies changed meanwhile, waiting up to saveBackoff more
 // before each, before it leaves them to a request saveRetry later (as it
@@ -274,6 +291,11 @@ func (d *stateDelta) subscribe(uri string, on bool) {
 		d.subs = map[string]bool{}
 	}
 	d.subs[uri] = on
+}
+
+// empty reports whether d records no change.
+func (d stateDelta) empty() bool {
+	return d.level == "" && !d.initialized && len(d.subs) == 0 && !d.overflow
 }
 
 // then is d followed by the changes of later.
