@@ -65,10 +65,10 @@ func TestPublicAPI(t *testing.T) {
 
 // The bounds of the exported names (interface methods are not counted):
 // package server's, package app's, and those of every library package
-// together. Raised on purpose at stop 40 from 40 and 350: a store
-// that compares versions returns server.ErrSessionChanged, and WebSocket
-// moved out of mcphttp's defaults behind mcphttp.Transport, Limits and
-// WithTransport, with mcphttp/websocket's two names.
+// together. Raised on purpose from 40 and 350: a store that compares
+// versions returns server.ErrSessionChanged, and WebSocket moved out of
+// mcphttp's defaults behind mcphttp.Transport, Limits and WithTransport,
+// with mcphttp/websocket's two names.
 const (
 	maxServerNames  = 41
 	maxAppNames     = 35

@@ -450,7 +450,7 @@ func serveHTTP(ctx context.Context, c serveConfig, srv *server.Server, obs *obse
 			return err
 		}
 	}
-	log.Info("serving MCP over HTTP", "url", "http://"+addr+"/mcp", "sse", "http://"+addr+"/sse", "websocket", "ws://"+addr+"/mcp/ws",
+	log.Info("serving MCP over HTTP", "url", "http://"+addr+"/mcp", "sse", "http://"+addr+"/sse", "websocket", "ws://"+addr+websocket.Path,
 		"profile", c.profile, "response_mode", mode, "strict", c.strict, "auth", az.Mode)
 	select {
 	case err := <-errc:

@@ -42,7 +42,7 @@ func ListenAndServe(ctx context.Context, addr string, srv *server.Server, opts .
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var drained sync.WaitGroup
-	drained.Go(func() { shutdown(sctx) }) // the sockets, while hs waits for its requests
+	drained.Go(func() { shutdown(sctx) }) // the transports' connections, while hs waits for its requests
 	if err := hs.Shutdown(sctx); err != nil {
 		_ = hs.Close()
 	}

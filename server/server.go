@@ -85,5 +85,8 @@ func (s *Server) SessionCount() int { return s.core.SessionCount() }
 func (s *Server) Drain() { s.core.Drain() }
 
 // Close ends every session (their streams close, calls in flight are
-// cancelled) and refuses new ones.
+// cancelled) and refuses new ones. Changes to a stored session's state
+// that are not saved yet (a save failed, or had not begun) are saved
+// first, all at once, waiting on the SessionStore 5 s at most: keep the
+// store's client open until Close returns.
 func (s *Server) Close() { s.core.Close() }

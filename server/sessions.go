@@ -62,7 +62,7 @@ var ErrSessionChanged = errors.New("server: the session's state changed since it
 // session in each. With a store that relays (below), a copy that saves a
 // change tells the others, which load the state again; with one that
 // compares versions (Update), two copies that change the state at once
-// both keep their change. Without either, route a session to one process
+// both keep their change. Without both, route a session to one process
 // while it lives (sticky sessions), and let another take it over when it
 // is gone.
 type SessionStore interface {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -326,12 +327,15 @@ func twoCopies(t *testing.T, ctx context.Context) copies {
 type downStore struct {
 	*mapStore
 	down    atomic.Bool
-	refused atomic.Int64
+	mu      sync.Mutex
+	refused []time.Time // when it refused an update
 }
 
 func (d *downStore) Update(ctx context.Context, s server.SessionState) error {
 	if d.down.Load() {
-		d.refused.Add(1)
+		d.mu.Lock()
+		d.refused = append(d.refused, time.Now())
+		d.mu.Unlock()
 		return errors.New("store down")
 	}
 	return d.mapStore.Update(ctx, s)
@@ -343,17 +347,28 @@ func TestStoreDownIsTriedOnceASecond(t *testing.T) {
 	store := &downStore{mapStore: &mapStore{states: map[string]server.SessionState{}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, sess := servedBy(t, ctx, store, server.WithLimits(server.Limits{SessionIdle: 200 * time.Millisecond})) // saved every 50ms in use
+	_, sess := servedBy(t, ctx, store, server.WithLimits(server.Limits{SessionIdle: 2 * time.Second})) // saved every 500ms in use
 	store.down.Store(true)
+	if _, err := sess.SetLevel(ctx, &mcp.SetLevelRequestParams{Level: mcp.LoggingLevelError}); err != nil { // its save fails
+		t.Fatal(err)
+	}
 	pings := 0
-	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if _, err := sess.Ping(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 		pings++
 	}
-	if n := store.refused.Load(); n < 1 || n > 2 {
-		t.Errorf("%d saves tried in 600ms of %d pings with the store down, want 1 (or 2)", n, pings)
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if len(store.refused) < 2 {
+		t.Fatalf("%d saves tried in 1.5 s with the store down, want the failed one and one a second later", len(store.refused))
+	}
+	for i := 1; i < len(store.refused); i++ {
+		if gap := store.refused[i].Sub(store.refused[i-1]); gap < 900*time.Millisecond {
+			t.Errorf("%d saves tried in 1.5 s of %d pings with the store down, %v apart; want one a second", len(store.refused), pings, gap)
+			break
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/generated"
@@ -28,6 +29,9 @@ import (
 // Server serves one mcp.Handler to any number of sessions.
 type Server struct {
 	handler mcp.Handler
+	// flushBy is when Close stops waiting on the session store (unix
+	// nanoseconds; 0: not closing): the saves it makes end by then.
+	flushBy atomic.Int64
 	// taskRunner says which of the handler's tools run as tasks
 	// (WithTaskRunner; nil: none do).
 	taskRunner TaskSupporter
@@ -575,16 +579,12 @@ func (s *Server) Close() {
 	// A change not saved yet (its save failed, or has not begun) is saved
 	// once more, all sessions at once, for storeTimeout at most: the
 	// processes that take the sessions over serve them from the store.
+	s.flushBy.Store(time.Now().Add(storeTimeout).UnixNano()) // every save from now ends by then
 	var flushes sync.WaitGroup
 	for _, sess := range all {
 		flushes.Go(sess.flush)
 	}
-	flushed := make(chan struct{})
-	go func() { flushes.Wait(); close(flushed) }()
-	select {
-	case <-flushed:
-	case <-time.After(storeTimeout): // a store that hangs: each save ends in its own time
-	}
+	flushes.Wait()
 	for _, sess := range all {
 		sess.end(false) // the states stay in the store, for the processes that share it
 	}
@@ -633,4 +633,14 @@ func newSessionID() string {
 		panic(fmt.Sprintf("crypto/rand: %v", err))
 	}
 	return hex.EncodeToString(b[:])
+}
+
+// storeDeadline is when a save begun now gives up on the session store:
+// after storeTimeout, or once Close stops waiting on it.
+func (s *Server) storeDeadline() time.Time {
+	at := time.Now().Add(storeTimeout)
+	if by := s.flushBy.Load(); by != 0 && by < at.UnixNano() {
+		return time.Unix(0, by)
+	}
+	return at
 }

@@ -709,7 +709,7 @@ func (sess *Session) deliverHere(msg *jsonrpc.Message) bool {
 		sess.srv.log.Debug("response to no request of this process", "id", msg.ID.String())
 		return false
 	}
-	if retry := sess.retryAt.Load(); retry == 0 || time.Now().UnixNano() >= retry { // else a request saves it a second after a failure
+	if due, failed := sess.retryDue(time.Now().UnixNano()); due || !failed {
 		sess.saves.run(sess.srv, func() { sess.save(sess.ctx) }) // not on the relay's goroutine
 	}
 	pc.reply <- msg

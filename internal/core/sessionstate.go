@@ -55,8 +55,8 @@ var ErrSessionChanged = errors.New("server: the session's state changed since it
 
 // SessionStore keeps the state of the sessions a client reaches by id
 // alone (those opened without a stream: Streamable HTTP's). The default
-// keeps it in the process; one shared by several processes (the scale-out
-// work puts Redis behind it) lets any of them serve any session.
+// keeps it in the process; one shared by several processes (Redis:
+// server/redisstore) lets any of them serve any session.
 // Implementations are safe for concurrent use, and may drop a state once
 // its Expires has passed.
 type SessionStore interface {
@@ -181,7 +181,7 @@ func (sess *Session) save(ctx context.Context) {
 	mine, delta := sess.stateLocked(), sess.delta
 	sess.delta = stateDelta{}
 	sess.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), sess.srv.storeDeadline())
 	st := delta.onto(sess.base, mine)
 	err := sess.srv.sessionStore.Update(ctx, st)
 	conflicted := errors.Is(err, ErrSessionChanged)
@@ -453,7 +453,7 @@ func (sess *Session) reload() {
 	case errors.Is(err, ErrSessionNotFound):
 		sess.endedElsewhere.Store(!sess.expiredUnseen())
 		sess.end(true) // it ended elsewhere: everywhere, its state is gone
-	case err != nil:
+	case err != nil && sess.ctx.Err() == nil: // not a load the session's end cut short
 		sess.srv.log.Warn("session state not refreshed; trying again", "session", sessionid.Digest(sess.id), "err", err)
 		time.AfterFunc(saveRetry, sess.refresh) // refresh spawns nothing once the server is closed
 	}
@@ -472,16 +472,21 @@ func (sess *Session) touch() {
 	if !sess.durable {
 		return
 	}
-	if retry := sess.retryAt.Load(); retry != 0 {
-		// After a failed save, one request in a second tries again: not
-		// every request waits on a store that is down.
-		if now < retry || !sess.retryAt.CompareAndSwap(retry, now+int64(saveRetry)) {
-			return
-		}
-	} else if time.Duration(now-sess.saved.Load()) <= every {
+	if due, failed := sess.retryDue(now); failed && !due || !failed && time.Duration(now-sess.saved.Load()) <= every {
 		return
 	}
 	sess.save(sess.ctx)
+}
+
+// retryDue reports whether the last save failed, and if so whether this
+// caller is the one to try again now: after a failed save, one caller a
+// second tries, not every request, each waiting on a store that is down.
+func (sess *Session) retryDue(now int64) (due, failed bool) {
+	retry := sess.retryAt.Load()
+	if retry == 0 {
+		return false, false
+	}
+	return now >= retry && sess.retryAt.CompareAndSwap(retry, now+int64(saveRetry)), true
 }
 
 // expiredUnseen reports whether the state this copy last saved has

@@ -3,7 +3,7 @@
 // batch), subprotocol "mcp". No revision of the specification defines a
 // WebSocket transport; this is mcpstack's extension, which `mcpstack
 // serve` offers at /mcp/ws, and client.WebSocket speaks. The README's
-// "WebSocket" section has the handshake, the close codes and the limits.
+// "Transports" section has the handshake, the close codes and the limits.
 //
 // A package of its own, so that a server that does not serve WebSocket
 // does not link it.

@@ -752,7 +752,12 @@ func TestSubscriptionsAtOnceThroughTwoReplicas(t *testing.T) {
 		if len(st.Subscriptions) == n || time.Now().After(deadline) {
 			break
 		}
-		_, _ = sess.Ping(ctx, nil)
+		pctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := sess.Ping(pctx, nil)
+		cancel()
+		if err != nil {
+			t.Fatalf("ping while the replicas save: %v", err)
+		}
 	}
 	if len(st.Subscriptions) != n {
 		t.Errorf("%d subscriptions kept of %d taken at once: %q", len(st.Subscriptions), n, st.Subscriptions)
@@ -817,7 +822,7 @@ func TestCopyRestoredBeforeTheRevisionTakesItUp(t *testing.T) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Session-Id", id)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
