@@ -3,11 +3,9 @@ package streamable_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,13 +62,28 @@ func callCutAfterOneEvent(t *testing.T, url, sid string) []sseEvent {
 	return readEvents(t, bufio.NewScanner(resp.Body), 1)
 }
 
-// resumeWithGET resumes session sid's stream after last: a 200 response.
+// slowCallCut serves the fixtures with 150 ms between a tool's steps,
+// opens a session at url and cuts its call's stream after one event.
+func slowCallCut(t *testing.T) (h *streamable.Handler, url, sid string, first []sseEvent) {
+	t.Helper()
+	srv := server.New(conformance.New(conformance.WithStepDelay(150*time.Millisecond)), server.WithStrict(true))
+	h = streamable.New(srv)
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Shutdown(); ts.Close(); srv.Close() })
+	sid = (&env{t: t, url: ts.URL, srv: srv}).initialize()
+	return h, ts.URL, sid, callCutAfterOneEvent(t, ts.URL, sid)
+}
+
+// resumeWithGET resumes session sid's stream after last ("": opens the
+// session's GET stream): a 200 response.
 func resumeWithGET(t *testing.T, url, sid, last string) *http.Response {
 	t.Helper()
 	get, _ := http.NewRequest("GET", url, nil)
 	get.Header.Set("Accept", "text/event-stream")
 	get.Header.Set("Mcp-Session-Id", sid)
-	get.Header.Set("Last-Event-ID", last)
+	if last != "" {
+		get.Header.Set("Last-Event-ID", last)
+	}
 	resp, err := http.DefaultClient.Do(get)
 	if err != nil {
 		t.Fatal(err)
@@ -86,19 +99,12 @@ func resumeWithGET(t *testing.T, url, sid, last string) *http.Response {
 // notification and resumes it with Last-Event-ID: every event arrives
 // exactly once, the response included.
 func TestResumeAfterCut(t *testing.T) {
-	srv := server.New(conformance.New(conformance.WithStepDelay(150*time.Millisecond)), server.WithStrict(true))
-	h := streamable.New(srv)
-	ts := httptest.NewServer(h)
-	defer func() { h.Shutdown(); ts.Close(); srv.Close() }()
-	e := &env{t: t, url: ts.URL, srv: srv}
-	sid := e.initialize()
-
-	first := callCutAfterOneEvent(t, ts.URL, sid)
+	_, url, sid, first := slowCallCut(t)
 	if len(first) != 1 || !strings.Contains(first[0].data, `"progress":0`) {
 		t.Fatalf("first event %v", first)
 	}
 
-	resp2 := resumeWithGET(t, ts.URL, sid, first[0].id)
+	resp2 := resumeWithGET(t, url, sid, first[0].id)
 	defer resp2.Body.Close()
 	rest := readEvents(t, bufio.NewScanner(resp2.Body), 10)
 	all := append(first, rest...)
@@ -258,18 +264,11 @@ func TestCloseStreamEarly(t *testing.T) {
 // rather than ending it (a GET refused while closing could not fetch the
 // answer again).
 func TestShutdownLetsAResumedCallFinish(t *testing.T) {
-	srv := server.New(conformance.New(conformance.WithStepDelay(150*time.Millisecond)), server.WithStrict(true))
-	h := streamable.New(srv)
-	ts := httptest.NewServer(h)
-	defer func() { h.Shutdown(); ts.Close(); srv.Close() }()
-	e := &env{t: t, url: ts.URL, srv: srv}
-	sid := e.initialize()
-
-	first := callCutAfterOneEvent(t, ts.URL, sid)
+	h, url, sid, first := slowCallCut(t)
 	if len(first) != 1 {
 		t.Fatalf("first event %v", first)
 	}
-	resp2 := resumeWithGET(t, ts.URL, sid, first[0].id)
+	resp2 := resumeWithGET(t, url, sid, first[0].id)
 	defer resp2.Body.Close()
 	h.Shutdown() // the call still runs
 	rest := readEvents(t, bufio.NewScanner(resp2.Body), 10)
@@ -285,7 +284,7 @@ func TestShutdownLetsAResumedCallFinish(t *testing.T) {
 // client again. It used to end after the replay, and the client resumed
 // it again and again, getting nothing.
 func TestGetStreamMovesToAnotherProcess(t *testing.T) {
-	sessions := &sharedSessions{m: map[string]server.SessionState{}}
+	sessions := sharedSessions{core.MemorySessions()}
 	events := streamable.NewMemoryEventStore(streamable.DefaultEventsPerSession, streamable.DefaultEventAge)
 	process := func() (*server.Server, *httptest.Server) {
 		srv := server.New(conformance.New(conformance.WithStepDelay(0)), server.WithStrict(true), server.WithSessionStore(sessions))
@@ -300,16 +299,7 @@ func TestGetStreamMovesToAnotherProcess(t *testing.T) {
 	sid := e.initialize()
 	e.do(req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid}})
 	open := func(url, last string) (*http.Response, *bufio.Scanner) {
-		hr, _ := http.NewRequest("GET", url, nil)
-		hr.Header.Set("Accept", "text/event-stream")
-		hr.Header.Set("Mcp-Session-Id", sid)
-		if last != "" {
-			hr.Header.Set("Last-Event-ID", last)
-		}
-		resp, err := http.DefaultClient.Do(hr)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %v %v", url, resp, err)
-		}
+		resp := resumeWithGET(t, url, sid, last)
 		return resp, bufio.NewScanner(resp.Body)
 	}
 	firstID := func(sc *bufio.Scanner) string {
@@ -342,46 +332,20 @@ func TestGetStreamMovesToAnotherProcess(t *testing.T) {
 	}
 }
 
-// sharedSessions is a server.SessionStore two servers of a test share, as
-// replicas share Redis.
-type sharedSessions struct {
-	mu sync.Mutex
-	m  map[string]server.SessionState
+// sharedSessions is core.MemorySessions, the store several servers in
+// one process can share, as the server.SessionStore two servers of a test
+// share, as replicas share Redis.
+type sharedSessions struct{ core.SessionStore }
+
+func (s sharedSessions) Create(ctx context.Context, st server.SessionState) error {
+	return s.SessionStore.Create(ctx, core.SessionState(st))
 }
 
-func (s *sharedSessions) Create(_ context.Context, st server.SessionState) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[st.ID]; ok {
-		return errors.New("kept already")
-	}
-	s.m[st.ID] = st
-	return nil
+func (s sharedSessions) Load(ctx context.Context, id string) (server.SessionState, error) {
+	st, err := s.SessionStore.Load(ctx, id)
+	return server.SessionState(st), err
 }
 
-func (s *sharedSessions) Load(_ context.Context, id string) (server.SessionState, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.m[id]
-	if !ok {
-		return st, server.ErrSessionNotFound
-	}
-	return st, nil
-}
-
-func (s *sharedSessions) Update(_ context.Context, st server.SessionState) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[st.ID]; !ok {
-		return server.ErrSessionNotFound
-	}
-	s.m[st.ID] = st
-	return nil
-}
-
-func (s *sharedSessions) Delete(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, id)
-	return nil
+func (s sharedSessions) Update(ctx context.Context, st server.SessionState) error {
+	return s.SessionStore.Update(ctx, core.SessionState(st))
 }
