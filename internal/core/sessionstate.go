@@ -542,19 +542,13 @@ func (s *Server) restore(st SessionState) (*Session, error) {
 	sess.durable = true
 	sess.saved.Store(time.Now().UnixNano())
 	sess.transport, sess.caller = st.Transport, Caller{Owner: st.Owner, Key: st.Client}
-	sess.initialized, sess.logLevel = st.Initialized, mcp.LoggingLevel(st.LogLevel)
 	sess.opened = st.Opened
 	sess.nextID.Store(st.NextID)
 	sess.base = st
 	if err := sess.negotiatedLocked(st); err != nil {
 		return nil, err
 	}
-	for _, uri := range st.Subscriptions[:min(len(st.Subscriptions), maxSubscriptions)] {
-		if sess.subscriptions == nil {
-			sess.subscriptions = map[string]struct{}{}
-		}
-		sess.subscriptions[uri] = struct{}{}
-	}
+	sess.takeLocked(st) // initialized, the log level, subscriptions
 	return sess, nil
 }
 
