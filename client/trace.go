@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/generated"
 	"github.com/mcpstack/mcpstack/internal/protocol"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/wire"
@@ -60,7 +61,7 @@ func (s *Session) instrument(ctx context.Context, spec *protocol.Spec, m protoco
 		attrs = append(attrs, attribute.String("mcp.resource.uri", target))
 	}
 	if c, ok := s.conn.(interface{ sessionID() string }); ok && c.sessionID() != "" { // Streamable HTTP
-		attrs = append(attrs, attribute.String("mcp.session.id", tracemeta.SessionDigest(c.sessionID())))
+		attrs = append(attrs, attribute.String("mcp.session.id", sessionid.Digest(c.sessionID())))
 	}
 	var span trace.Span
 	if s.c.tracer != nil {

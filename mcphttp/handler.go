@@ -81,22 +81,6 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 	mcp.Get("/mcp/stream", mcpH.ServeHTTP) // the docs' path for the GET stream of a session
 	mcp.Handle("/sse", sseH.Stream())
 	mcp.Handle("/messages", sseH.Messages())
-	drains := make([]func(context.Context) error, 0, len(c.transports))
-	taken := map[string]bool{"/mcp": true, "/mcp/stream": true, "/sse": true, "/messages": true, "/healthz": true, "/readyz": true, "/metrics": true}
-	if c.auth != nil {
-		for _, p := range c.auth.MetadataPaths() {
-			taken[p] = true
-		}
-	}
-	for _, t := range c.transports {
-		if taken[t.Path()] { // chi would replace the route that has it, quietly
-			panic(fmt.Sprintf("mcphttp: a Transport at %s, which Handler serves already", t.Path()))
-		}
-		taken[t.Path()] = true
-		h, drain := t.Serve(srv, c.limits())
-		mcp.Handle(t.Path(), h)
-		drains = append(drains, drain)
-	}
 	var draining atomic.Bool
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	if c.metrics != nil {
@@ -115,6 +99,16 @@ func Handler(srv *server.Server, opts ...Option) (h http.Handler, shutdown func(
 		}
 		_, _ = fmt.Fprintf(w, "ready: %d sessions\n", srv.SessionCount())
 	})
+	// The transports last, so that a path any route has is taken.
+	drains := make([]func(context.Context) error, 0, len(c.transports))
+	for _, t := range c.transports {
+		if r.Match(chi.NewRouteContext(), http.MethodGet, t.Path()) { // chi would replace the route, quietly
+			panic(fmt.Sprintf("mcphttp: a Transport at %s, which Handler serves already", t.Path()))
+		}
+		h, drain := t.Serve(srv, c.limits())
+		mcp.Handle(t.Path(), h)
+		drains = append(drains, drain)
+	}
 	return r, func(ctx context.Context) {
 		draining.Store(true)
 		mcpH.Shutdown()

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 )
 
 // digests remembers the digest of each live session's id, so that it is
@@ -34,7 +34,7 @@ const maxDigests = 1 << 16
 
 func (d *digests) of(id string) string {
 	if id == "" {
-		return tracemeta.SessionDigest(id)
+		return sessionid.Digest(id)
 	}
 	slot := d.slot(id)
 	if e := slot.Load(); e != nil && e.id == id {
@@ -54,7 +54,7 @@ func (d *digests) lookup(id string) string {
 	if s, ok := m.Load(id); ok {
 		return s.(string)
 	}
-	s := tracemeta.SessionDigest(id)
+	s := sessionid.Digest(id)
 	if _, loaded := m.LoadOrStore(id, s); !loaded && d.n.Add(1) > maxDigests {
 		d.m.Store(new(sync.Map))
 		d.n.Store(0)

@@ -4,14 +4,14 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 )
 
 // A session's digest is made once and forgotten when it ends; sessions
 // whose end never comes cannot grow the memory past its bound.
 func TestDigests(t *testing.T) {
 	var d digests
-	if got, want := d.of("s1"), tracemeta.SessionDigest("s1"); got != want {
+	if got, want := d.of("s1"), sessionid.Digest("s1"); got != want {
 		t.Fatalf("digest %q, want %q", got, want)
 	}
 	d.of("s1")

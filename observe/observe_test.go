@@ -27,7 +27,7 @@ import (
 	"github.com/mcpstack/mcpstack/client"
 	"github.com/mcpstack/mcpstack/internal/core"
 	"github.com/mcpstack/mcpstack/internal/methods/conformance"
-	"github.com/mcpstack/mcpstack/internal/tracemeta"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcphttp"
 	"github.com/mcpstack/mcpstack/observe"
@@ -467,7 +467,7 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // digest is the digest of a session id that logs and spans carry.
-func digest(id string) string { return tracemeta.SessionDigest(id) }
+func digest(id string) string { return sessionid.Digest(id) }
 
 // WithRegisterer(nil) counts no metrics (Metrics serves 404) and keeps the
 // access log, with nothing on the request path that needs them.

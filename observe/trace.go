@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	clipx "github.com/mcpstack/mcpstack/internal/clip"
+	"github.com/mcpstack/mcpstack/internal/sessionid"
 	"github.com/mcpstack/mcpstack/internal/tracemeta"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/server"
@@ -68,7 +69,7 @@ func (o *Observer) Ask(ctx context.Context, r server.Asked, meta map[string]any)
 	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", r.Method), attribute.String("jsonrpc.protocol.version", "2.0"),
 		attribute.String("jsonrpc.request.id", fmt.Sprint(r.ID.Value())), attribute.String("mcp.protocol.version", r.Revision)}
 	if r.Session != "" {
-		attrs = append(attrs, attribute.String("mcp.session.id", tracemeta.SessionDigest(r.Session)))
+		attrs = append(attrs, attribute.String("mcp.session.id", sessionid.Digest(r.Session)))
 	}
 	ctx, span := o.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	tracemeta.Inject(ctx, meta)

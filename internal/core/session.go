@@ -649,11 +649,13 @@ func (sess *Session) notification(ctx context.Context, msg *jsonrpc.Message) {
 	if spec == nil {
 		// A stateless revision's client sends no initialize (stdio,
 		// WebSocket): its cancellation still reaches its requests.
-		sp := srv.statelessSpec(metaVersionOf(msg))
-		if sp == nil {
-			sp = protocol.NewestStateless(generated.Specs) // a notification's _meta is optional
+		var sp *protocol.Spec
+		if msg.Method == mcp.MethodCancelled {
+			if sp = srv.statelessSpec(metaVersionOf(msg)); sp == nil {
+				sp = protocol.NewestStateless(generated.Specs) // a notification's _meta is optional
+			}
 		}
-		if sp != nil && msg.Method == mcp.MethodCancelled {
+		if sp != nil {
 			if m, ok := sp.Method(msg.Method); ok && sp.ValidateMessage(m.Request, msg) == nil {
 				sess.cancelHere(msg)
 				return

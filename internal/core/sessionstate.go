@@ -561,7 +561,7 @@ func (sess *Session) negotiatedLocked(st SessionState) error {
 	}
 	spec := sess.srv.sessionSpec(st.Revision)
 	if spec == nil {
-		return errors.New("server: session " + st.ID + " negotiated " + st.Revision + ", which this server does not serve")
+		return errors.New("server: the session negotiated " + st.Revision + ", which this server does not serve") // no id: logged at warn
 	}
 	caps, info := new(mcp.ClientCapabilities), new(mcp.Implementation)
 	if len(st.ClientCapabilities) > 0 {

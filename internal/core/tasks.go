@@ -162,10 +162,7 @@ func (s *Server) changed(t *task, tell bool) {
 	t.saveMu.Lock()
 	defer t.saveMu.Unlock()
 	if s.cfg.taskStore != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		r := t.record()
-		err := s.cfg.taskStore.Save(ctx, r)
-		cancel()
+		r, err := s.saveRecord(t)
 		switch {
 		case err != nil:
 			s.log.Error("task store: save; trying again", "task", t.id, "err", err)
@@ -220,10 +217,7 @@ func (s *Server) retrySave(t *task) {
 // the record.
 func (s *Server) saveAgain(t *task) bool {
 	t.saveMu.Lock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	r := t.record()
-	err := s.cfg.taskStore.Save(ctx, r)
-	cancel()
+	r, err := s.saveRecord(t)
 	if err == nil {
 		// Under saveMu: a save that fails from here on starts a
 		// retrier of its own.
@@ -238,6 +232,15 @@ func (s *Server) saveAgain(t *task) bool {
 		s.trimStore(r.Share)
 	}
 	return true
+}
+
+// saveRecord saves t's record as it is now, for 5 s at most; t.saveMu
+// is held.
+func (s *Server) saveRecord(t *task) (TaskRecord, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r := t.record()
+	return r, s.cfg.taskStore.Save(ctx, r)
 }
 
 // How retrySave backs off.
