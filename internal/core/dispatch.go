@@ -48,7 +48,6 @@ func (s *Server) dispatch(ctx context.Context, c *call) (reply []byte, code int)
 		defer place() // after remember (answerCall) has kept the subscription
 	}
 	result, err := s.call(peer.With(ctx, c.peer), c.msg, c.spec)
-	c.peer.ended.Store(true) // what a goroutine it left running sends goes nowhere
 	return s.answerCall(c, result, err)
 }
 
@@ -81,6 +80,7 @@ func (s *Server) serveTasks(ctx context.Context, c *call) (reply []byte, code in
 // it, its error, or its result (what it set for the session kept).
 func (s *Server) answerCall(c *call, result wire.Encoder, err error) ([]byte, int) {
 	p := c.peer
+	p.ended.Store(true) // the handler returned: what a goroutine it left running sends goes nowhere
 	if p.rounds != nil {
 		if needed := p.pending(); len(needed) > 0 {
 			return s.inputRequired(c.spec, c.msg.ID, p, needed), 0

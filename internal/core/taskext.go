@@ -81,7 +81,6 @@ func (s *Server) serverDirected(ctx context.Context, c *call) (reply []byte, cod
 	}()
 	answer := func(o outcome) ([]byte, int, bool) {
 		cancel()
-		p.ended.Store(true) // the handler returned: what it left running sends nothing (dispatch)
 		reply, code := s.answerCall(c, o.result, o.err)
 		return reply, code, true
 	}
